@@ -1,0 +1,266 @@
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestBucketReserve(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	ms := time.Millisecond
+	type step struct {
+		at   time.Duration // offset from t0
+		n    float64
+		want time.Duration
+	}
+	tests := []struct {
+		name  string
+		rate  float64
+		steps []step
+	}{
+		{"starts full, burst = rate", 2, []step{{0, 1, 0}, {0, 1, 0}, {0, 1, 500 * ms}, {0, 1, 1000 * ms}}},
+		{"refills over time", 2, []step{{0, 1, 0}, {0, 1, 0}, {500 * ms, 1, 0}, {500 * ms, 1, 500 * ms}}},
+		{"refill capped at burst", 2, []step{{0, 2, 0}, {10 * time.Second, 1, 0}, {10 * time.Second, 1, 0}, {10 * time.Second, 1, 500 * ms}}},
+		{"debt is paid before refilling", 1, []step{{0, 1, 0}, {0, 1, time.Second}, {0, 1, 2 * time.Second}, {time.Second, 1, 2 * time.Second}}},
+		{"n larger than burst", 10, []step{{0, 15, 500 * ms}}},
+		{"fractional n", 4, []step{{0, 4, 0}, {0, 0.5, 125 * ms}}},
+		{"high rate", 1_000_000, []step{{0, 1_000_000, 0}, {0, 1, time.Microsecond}}},
+		{"rate below one has burst one", 0.5, []step{{0, 1, 0}, {0, 1, 2 * time.Second}}},
+		{"zero rate unlimited", 0, []step{{0, 1000, 0}, {0, 1000, 0}}},
+		{"negative rate unlimited", -3, []step{{0, 1, 0}}},
+		{"clock going back refills nothing", 1, []step{{time.Second, 1, 0}, {0, 1, time.Second}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b := NewBucket(tc.rate, t0)
+			require.Equal(t, tc.rate, b.Rate())
+			for i, s := range tc.steps {
+				require.Equal(t, s.want, b.Reserve(t0.Add(s.at), s.n), "step %d", i)
+			}
+		})
+	}
+}
+
+// fakeClock is a manual clock whose sleep advances time.
+type fakeClock struct {
+	mu     sync.Mutex
+	now    time.Time
+	slept  []time.Duration
+	cancel bool // sleep reports context.Canceled instead of sleeping
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.slept = append(c.slept, d)
+	if c.cancel {
+		return context.Canceled
+	}
+	return nil // the sleeper does not advance time: callers control the clock
+}
+
+func (c *fakeClock) Slept() []time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]time.Duration(nil), c.slept...)
+}
+
+func newFakeLimiter() (*Limiter, *fakeClock) {
+	c := &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	l := NewLimiter(c.Now)
+	l.sleep = c.Sleep
+	return l, c
+}
+
+func TestLimiterWait(t *testing.T) {
+	t.Parallel()
+	ms := time.Millisecond
+	ctx := context.Background()
+
+	t.Run("no limits", func(t *testing.T) {
+		t.Parallel()
+		l, c := newFakeLimiter()
+		for range 100 {
+			require.NoError(t, l.Wait(ctx))
+		}
+		require.NoError(t, l.Wait(ctx, Limit{Key: "w", Rate: 0}, Limit{Key: "x", Rate: -1}))
+		require.Empty(t, c.Slept())
+	})
+
+	t.Run("single scope paces after burst", func(t *testing.T) {
+		t.Parallel()
+		l, c := newFakeLimiter()
+		lim := Limit{Key: "workspace:1", Rate: 4}
+		for range 4 {
+			require.NoError(t, l.Wait(ctx, lim))
+		}
+		require.Empty(t, c.Slept())
+		require.NoError(t, l.Wait(ctx, lim))
+		require.NoError(t, l.Wait(ctx, lim))
+		require.Equal(t, []time.Duration{250 * ms, 500 * ms}, c.Slept())
+	})
+
+	t.Run("AND of scopes takes the longest wait", func(t *testing.T) {
+		t.Parallel()
+		l, c := newFakeLimiter()
+		ws := Limit{Key: "workspace:1", Rate: 10}
+		prov := Limit{Key: "provider:a", Rate: 1}
+		require.NoError(t, l.Wait(ctx, ws, prov))
+		require.NoError(t, l.Wait(ctx, ws, prov))
+		require.Equal(t, []time.Duration{time.Second}, c.Slept())
+		// The workspace bucket was charged too: 8 left of 10.
+		for range 8 {
+			require.NoError(t, l.Wait(ctx, ws))
+		}
+		require.Len(t, c.Slept(), 1)
+		require.NoError(t, l.Wait(ctx, ws))
+		require.Equal(t, 100*ms, c.Slept()[1])
+	})
+
+	t.Run("keys are independent", func(t *testing.T) {
+		t.Parallel()
+		l, c := newFakeLimiter()
+		require.NoError(t, l.Wait(ctx, Limit{Key: "provider:a", Rate: 1}))
+		require.NoError(t, l.Wait(ctx, Limit{Key: "provider:b", Rate: 1}))
+		require.Empty(t, c.Slept())
+	})
+
+	t.Run("duplicate key counts once", func(t *testing.T) {
+		t.Parallel()
+		l, c := newFakeLimiter()
+		lim := Limit{Key: "k", Rate: 1}
+		require.NoError(t, l.Wait(ctx, lim, lim, Limit{Key: "k", Rate: 5}))
+		require.Empty(t, c.Slept())
+		require.NoError(t, l.Wait(ctx, lim))
+		require.Equal(t, []time.Duration{time.Second}, c.Slept())
+	})
+
+	t.Run("refills with the clock", func(t *testing.T) {
+		t.Parallel()
+		l, c := newFakeLimiter()
+		lim := Limit{Key: "k", Rate: 2}
+		require.NoError(t, l.Wait(ctx, lim))
+		require.NoError(t, l.Wait(ctx, lim))
+		c.Advance(500 * ms)
+		require.NoError(t, l.Wait(ctx, lim))
+		require.Empty(t, c.Slept())
+	})
+
+	t.Run("changed rate rebuilds bucket", func(t *testing.T) {
+		t.Parallel()
+		l, c := newFakeLimiter()
+		require.NoError(t, l.Wait(ctx, Limit{Key: "k", Rate: 1}))
+		require.NoError(t, l.Wait(ctx, Limit{Key: "k", Rate: 1}))
+		require.Equal(t, []time.Duration{time.Second}, c.Slept())
+		for range 3 { // new bucket, full at 3
+			require.NoError(t, l.Wait(ctx, Limit{Key: "k", Rate: 3}))
+		}
+		require.Len(t, c.Slept(), 1)
+		require.NoError(t, l.Wait(ctx, Limit{Key: "k", Rate: 3}))
+		require.Len(t, c.Slept(), 2)
+	})
+
+	t.Run("ended context reserves nothing", func(t *testing.T) {
+		t.Parallel()
+		l, c := newFakeLimiter()
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		lim := Limit{Key: "k", Rate: 1}
+		require.ErrorIs(t, l.Wait(cctx, lim), context.Canceled)
+		require.NoError(t, l.Wait(ctx, lim))
+		require.Empty(t, c.Slept())
+	})
+
+	t.Run("canceled wait gives tokens back", func(t *testing.T) {
+		t.Parallel()
+		l, c := newFakeLimiter()
+		lim := Limit{Key: "k", Rate: 1}
+		require.NoError(t, l.Wait(ctx, lim))
+		c.mu.Lock()
+		c.cancel = true
+		c.mu.Unlock()
+		require.ErrorIs(t, l.Wait(ctx, lim), context.Canceled)
+		c.mu.Lock()
+		c.cancel = false
+		c.mu.Unlock()
+		// Had the canceled reservation been kept, this would wait 2 s.
+		require.NoError(t, l.Wait(ctx, lim))
+		require.Equal(t, []time.Duration{time.Second, time.Second}, c.Slept())
+	})
+}
+
+func TestLimiterConcurrent(t *testing.T) {
+	t.Parallel()
+	l, c := newFakeLimiter()
+	const n = 200
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			lim := []Limit{{Key: "ws", Rate: 50}}
+			if i%2 == 0 {
+				lim = append(lim, Limit{Key: "prov", Rate: 100})
+			}
+			assert.NoError(t, l.Wait(context.Background(), lim...)) // require must not stop the test from another goroutine
+		})
+	}
+	wg.Wait()
+	slept := c.Slept()
+	// 50 go at once, the other 150 are spaced 20 ms apart: waits 20 ms .. 3 s.
+	require.Len(t, slept, n-50)
+	var longest time.Duration
+	for _, d := range slept {
+		longest = max(longest, d)
+	}
+	require.Equal(t, 3*time.Second, longest)
+}
+
+func TestLimiterRealClock(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("real-time pacing")
+	}
+	l := NewLimiter(nil)
+	const rate = 100
+	lim := Limit{Key: "k", Rate: rate}
+	start := time.Now()
+	// The first 100 use the full bucket; the next 30 need ~300 ms.
+	for range rate + 30 {
+		require.NoError(t, l.Wait(context.Background(), lim))
+	}
+	elapsed := time.Since(start)
+	require.GreaterOrEqual(t, elapsed, 280*time.Millisecond)
+	require.Less(t, elapsed, 1500*time.Millisecond)
+}
+
+func TestLimiterRealCancel(t *testing.T) {
+	t.Parallel()
+	l := NewLimiter(nil)
+	lim := Limit{Key: "k", Rate: 1}
+	require.NoError(t, l.Wait(context.Background(), lim))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err := l.Wait(ctx, lim)
+	require.True(t, errors.Is(err, context.DeadlineExceeded))
+	require.Less(t, time.Since(start), 500*time.Millisecond)
+}

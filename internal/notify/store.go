@@ -1,0 +1,73 @@
+package notify
+
+import (
+	"context"
+	"time"
+)
+
+// Store is the persistence boundary. Every use case runs in one
+// transaction: Update for writes (serialized on SQLite), View for reads.
+// Both backends (SQLite and PostgreSQL) implement it and pass the same
+// conformance suite.
+type Store interface {
+	Update(ctx context.Context, fn func(Tx) error) error
+	View(ctx context.Context, fn func(Tx) error) error
+	// Ping reports whether the database answers and the schema is current.
+	Ping(ctx context.Context) error
+	Close() error
+}
+
+// Tx is the set of store verbs available inside one transaction. Every
+// verb that reads or writes workspace records takes the workspace id and
+// filters by it; a record of another workspace is ErrNotFound. A verb
+// that fails with ErrConflict (a unique key) ends the transaction: the
+// caller must return its error, as PostgreSQL has aborted the transaction.
+type Tx interface {
+	// Workspaces and users.
+	CreateWorkspace(ctx context.Context, w *Workspace) error
+	FindWorkspace(ctx context.Context, id string) (*Workspace, error)
+	UpdateWorkspaceName(ctx context.Context, id, name string, now time.Time) error
+	CountWorkspaces(ctx context.Context) (int, error)
+	CreateUser(ctx context.Context, u *User) error
+	FindUserByEmail(ctx context.Context, email string) (*User, error)
+	FindUser(ctx context.Context, id string) (*User, error)
+	SetUserPassword(ctx context.Context, userID, hash string) error
+
+	// Memberships.
+	PutMember(ctx context.Context, m *Member) error
+	FindMember(ctx context.Context, workspaceID, userID string) (*Member, error)
+	FindMembers(ctx context.Context, workspaceID string) ([]*Member, error)
+	FindMembershipsOfUser(ctx context.Context, userID string) ([]*Member, error)
+	DeleteMember(ctx context.Context, workspaceID, userID string) error
+	CountOwners(ctx context.Context, workspaceID string) (int, error)
+
+	// Dashboard sessions.
+	CreateSession(ctx context.Context, s *Session) error
+	FindSession(ctx context.Context, tokenHash string, now time.Time) (*Session, error)
+	DeleteSession(ctx context.Context, tokenHash string) error
+	DeleteExpiredSessions(ctx context.Context, now time.Time) (int, error)
+
+	// API keys and replay protection.
+	CreateAPIKey(ctx context.Context, k *APIKey) error
+	FindAPIKey(ctx context.Context, workspaceID, id string) (*APIKey, error)
+	FindAPIKeyByKeyID(ctx context.Context, keyID string) (*APIKey, error)
+	FindAPIKeys(ctx context.Context, workspaceID string) ([]*APIKey, error)
+	UpdateAPIKey(ctx context.Context, k *APIKey) error
+	TouchAPIKey(ctx context.Context, id string, at time.Time) error
+	// UseNonce records a nonce for a key; ErrConflict when it was seen
+	// before and has not expired.
+	UseNonce(ctx context.Context, keyID, nonce string, now, expiresAt time.Time) error
+	DeleteExpiredNonces(ctx context.Context, now time.Time) (int, error)
+
+	// Audit log.
+	CreateAudit(ctx context.Context, e *AuditEntry) error
+	FindAudit(ctx context.Context, workspaceID string, f AuditFilter) ([]*AuditEntry, error)
+
+	// Provider accounts and routes.
+	CreateProviderAccount(ctx context.Context, p *ProviderAccount) error
+	FindProviderAccount(ctx context.Context, workspaceID, id string) (*ProviderAccount, error)
+	FindProviderAccounts(ctx context.Context, workspaceID string) ([]*ProviderAccount, error)
+	UpdateProviderAccount(ctx context.Context, p *ProviderAccount) error
+	ReplaceRoutes(ctx context.Context, workspaceID string, routes []*Route) error
+	FindRoutes(ctx context.Context, workspaceID string) ([]*Route, error)
+}

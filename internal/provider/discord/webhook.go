@@ -1,0 +1,71 @@
+package discord
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/provider"
+)
+
+var _ provider.Provider = (*webhookProvider)(nil)
+
+// webhookProvider executes one webhook; the URL is the credential, so it
+// is used as is (base_url does not apply) and shown redacted in the attempt
+// history (provider.Do).
+type webhookProvider struct {
+	url    string
+	client *http.Client
+}
+
+func newWebhook(cfg provider.Config, deps provider.Deps) (provider.Provider, error) {
+	if err := provider.Require(cfg, keyWebhookURL); err != nil {
+		return nil, err
+	}
+	u, err := url.Parse(cfg[keyWebhookURL])
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, provider.Errorf(notify.FailureInvalidRequest, "%s must be an absolute http(s) URL", keyWebhookURL)
+	}
+	// wait=true makes Discord answer 200 with the message (and its id)
+	// instead of 204; other parameters such as thread_id are kept.
+	q := u.Query()
+	q.Set("wait", "true")
+	u.RawQuery = q.Encode()
+	u.Fragment = ""
+	return &webhookProvider{url: u.String(), client: client(deps)}, nil
+}
+
+// Send makes one call per message: webhooks have no batch API.
+func (p *webhookProvider) Send(ctx context.Context, msgs []provider.Message) []provider.Result {
+	out := make([]provider.Result, len(msgs))
+	for i, m := range msgs {
+		out[i] = p.send(ctx, m)
+	}
+	return out
+}
+
+func (p *webhookProvider) send(ctx context.Context, msg provider.Message) provider.Result {
+	c, perr := content(msg)
+	if perr != nil {
+		return provider.Result{Err: perr}
+	}
+	pl := payload{Content: c}
+	body, perr := encode(pl)
+	if perr != nil {
+		return provider.Result{Err: perr}
+	}
+	res := send(ctx, p.client, provider.Call{
+		Method: http.MethodPost,
+		URL:    p.url,
+		Header: http.Header{"Content-Type": {"application/json"}},
+		Body:   body,
+		Logged: pl,
+	})
+	if res.Err != nil {
+		// Transport errors quote the URL, whose path is the credential.
+		res.Err.Message = strings.ReplaceAll(res.Err.Message, p.url, res.Exchange.URL)
+	}
+	return res
+}

@@ -1,0 +1,215 @@
+// Package resend is the mailx_email adapter: Resend's REST API
+// (PROVIDERS.md "mailx_email -> Resend").
+package resend
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/provider"
+)
+
+// KindID is the providerKind this package implements.
+const KindID = "mailx_email"
+
+// DefaultRoot is Resend's API root; configJson base_url replaces it.
+const DefaultRoot = "https://api.resend.com"
+
+// Config is the decoded configJson of a mailx_email account.
+type Config struct {
+	// APIKey is the Resend API key (re_...), sent as a bearer token.
+	APIKey string `json:"mailx_api_key"`
+	// FromEmail is Resend's one-string from: a bare address or "Name <addr>".
+	FromEmail string `json:"mailx_from_email"`
+	// BaseURL replaces the scheme and host of DefaultRoot.
+	BaseURL string `json:"base_url"`
+}
+
+// Kind describes mailx_email for the registry.
+func Kind() provider.Kind {
+	return provider.Kind{
+		ID:       KindID,
+		Channel:  notify.ChannelEmail,
+		Required: []string{"mailx_api_key", "mailx_from_email"},
+		Batch:    provider.BatchDefaults{CallsPerSecond: 2, Window: 750 * time.Millisecond, MaxSize: 100},
+		New:      New,
+	}
+}
+
+// Provider sends through one Resend account.
+type Provider struct {
+	cfg  Config
+	root string
+	http *http.Client
+}
+
+// Interface guards.
+var (
+	_ provider.Provider                                               = (*Provider)(nil)
+	_ func(provider.Config, provider.Deps) (provider.Provider, error) = New
+)
+
+// New builds a provider; a missing key or a bad base_url is an
+// invalid_request *provider.Error.
+func New(cfg provider.Config, deps provider.Deps) (provider.Provider, error) {
+	if err := provider.Require(cfg, Kind().Required...); err != nil {
+		return nil, err
+	}
+	root, err := provider.APIRoot(cfg, DefaultRoot)
+	if err != nil {
+		return nil, err
+	}
+	client := deps.HTTP
+	if client == nil {
+		client = provider.DefaultHTTPClient()
+	}
+	return &Provider{
+		cfg:  Config{APIKey: cfg["mailx_api_key"], FromEmail: cfg["mailx_from_email"], BaseURL: cfg["base_url"]},
+		root: root,
+		http: client,
+	}, nil
+}
+
+// email is one item of POST /emails and of the /emails/batch array.
+type email struct {
+	From    string            `json:"from"`
+	To      []string          `json:"to"`
+	Subject string            `json:"subject"`
+	Text    string            `json:"text,omitempty"`
+	HTML    string            `json:"html,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
+}
+
+func (p *Provider) email(m provider.Message) email {
+	return email{
+		From:    p.cfg.FromEmail,
+		To:      []string{m.To},
+		Subject: m.Title,
+		Text:    m.Text,
+		HTML:    m.HTML,
+		Headers: m.Headers,
+	}
+}
+
+// Send uses POST /emails for one message and POST /emails/batch for more.
+func (p *Provider) Send(ctx context.Context, msgs []provider.Message) []provider.Result {
+	switch len(msgs) {
+	case 0:
+		return nil
+	case 1:
+		return []provider.Result{p.sendOne(ctx, msgs[0])}
+	}
+	return p.sendBatch(ctx, msgs)
+}
+
+func (p *Provider) sendOne(ctx context.Context, m provider.Message) provider.Result {
+	body, err := marshal(p.email(m))
+	if err != nil {
+		return provider.Result{Err: provider.Errorf(notify.FailureInvalidRequest, "encode request: %v", err)}
+	}
+	ex, raw, perr := provider.Do(ctx, p.http, p.call("/emails", body, nil))
+	if e := classify(ex, raw, perr); e != nil {
+		return provider.Result{Err: e, Exchange: ex}
+	}
+	var out struct {
+		ID string `json:"id"`
+	}
+	if json.Unmarshal(raw, &out) != nil || out.ID == "" {
+		return provider.Result{Err: provider.Errorf(notify.FailureUnknown, "HTTP %d without an email id", ex.Response.HTTPStatus), Exchange: ex}
+	}
+	return provider.Result{MessageID: out.ID, Exchange: ex}
+}
+
+func (p *Provider) sendBatch(ctx context.Context, msgs []provider.Message) []provider.Result {
+	items := make([]email, len(msgs))
+	for i, m := range msgs {
+		items[i] = p.email(m)
+	}
+	body, err := marshal(items)
+	if err != nil {
+		return provider.FailAll(msgs, provider.Errorf(notify.FailureInvalidRequest, "encode request: %v", err), provider.Exchange{})
+	}
+	// Permissive mode sends the valid items and reports the others by
+	// index, so one bad address does not fail the whole batch.
+	h := http.Header{"X-Batch-Validation": {"permissive"}}
+	ex, raw, perr := provider.Do(ctx, p.http, p.call("/emails/batch", body, h))
+	if e := classify(ex, raw, perr); e != nil {
+		return provider.FailAll(msgs, e, ex)
+	}
+	var out struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+		Errors []struct {
+			Index   int    `json:"index"`
+			Message string `json:"message"`
+		} `json:"errors"`
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return provider.FailAll(msgs, provider.Errorf(notify.FailureUnknown, "decode batch response: %v", err), ex)
+	}
+	res := make([]provider.Result, len(msgs))
+	failed := make(map[int]bool, len(out.Errors))
+	for _, e := range out.Errors {
+		if e.Index >= 0 && e.Index < len(msgs) {
+			failed[e.Index] = true
+			res[e.Index] = provider.Result{Err: provider.Errorf(notify.FailureInvalidRequest, "batch item %d: %s", e.Index, e.Message), Exchange: ex}
+		}
+	}
+	// data lists the accepted emails in input order, without the failed
+	// ones; should it ever hold one entry per input, index it directly.
+	direct := len(out.Data) == len(msgs)
+	next := 0
+	for i := range msgs {
+		if failed[i] {
+			continue
+		}
+		j := i
+		if !direct {
+			j = next
+			next++
+		}
+		if j >= len(out.Data) || out.Data[j].ID == "" {
+			res[i] = provider.Result{Err: provider.Errorf(notify.FailureUnknown, "batch item %d: no email id in response", i), Exchange: ex}
+			continue
+		}
+		res[i] = provider.Result{MessageID: out.Data[j].ID, Exchange: ex}
+	}
+	return res
+}
+
+func (p *Provider) call(path string, body []byte, extra http.Header) provider.Call {
+	h := http.Header{
+		"Authorization": {"Bearer " + p.cfg.APIKey},
+		"Content-Type":  {"application/json"},
+		"Accept":        {"application/json"},
+	}
+	for k, v := range extra {
+		h[k] = v
+	}
+	return provider.Call{
+		Method: http.MethodPost,
+		URL:    p.root + path,
+		Header: h,
+		Body:   body,
+		// The body holds no credential (the key travels in a header).
+		Logged: json.RawMessage(body),
+	}
+}
+
+// marshal encodes without HTML escaping so that "Name <addr>" and HTML
+// bodies go out as written.
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, fmt.Errorf("marshal: %w", err)
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
+}

@@ -1,0 +1,91 @@
+// Package slack implements the chata_webhook (Slack incoming webhooks) and
+// chata_bot (Slack Web API chat.postMessage) provider kinds with plain
+// net/http through provider.Do, so that the raw answer reaches the attempt
+// history (PROVIDERS.md, chata_webhook and chata_bot).
+//
+// Message text: msg.Text, preceded by msg.Title in Slack mrkdwn bold
+// ("*Title*") on its own first line when a title is set. Text is sent as
+// is; mrkdwn escaping (&, <, >) is the renderer's business, since "<@U123>"
+// mentions are legitimate content.
+package slack
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/provider"
+)
+
+// Config keys (SPEC "Provider account").
+const (
+	keyWebhookURL = "chata_webhook_url"
+	keyBotToken   = "chata_bot_token"
+	keyBaseURL    = "base_url"
+)
+
+// defaultRoot is the Web API root; base_url replaces its scheme and host.
+const defaultRoot = "https://slack.com"
+
+// chatBatch: chat kinds have no batch API; one call per message, no
+// adapter-level rate cap (0 = unlimited) and no batch wait.
+var chatBatch = provider.BatchDefaults{MaxSize: 1}
+
+// WebhookKind describes chata_webhook.
+func WebhookKind() provider.Kind {
+	return provider.Kind{
+		ID:       "chata_webhook",
+		Channel:  notify.ChannelChatAWebhook,
+		Required: []string{keyWebhookURL},
+		Batch:    chatBatch,
+		New:      newWebhook,
+	}
+}
+
+// BotKind describes chata_bot.
+func BotKind() provider.Kind {
+	return provider.Kind{
+		ID:       "chata_bot",
+		Channel:  notify.ChannelChatABot,
+		Required: []string{keyBotToken},
+		Optional: []string{keyBaseURL},
+		Batch:    chatBatch,
+		New:      newBot,
+	}
+}
+
+// text builds the message text: the title as a bold first line, then the body.
+func text(msg provider.Message) string {
+	title := strings.TrimSpace(msg.Title)
+	switch {
+	case title == "":
+		return msg.Text
+	case msg.Text == "":
+		return "*" + title + "*"
+	}
+	return "*" + title + "*\n" + msg.Text
+}
+
+func client(deps provider.Deps) *http.Client {
+	if deps.HTTP != nil {
+		return deps.HTTP
+	}
+	return provider.DefaultHTTPClient()
+}
+
+// unmapped classifies a vendor answer absent from the tables: a 4xx is the
+// request's fault (SPEC normalizes other 4xx to invalid_request); anything
+// else is unknown, which falls back.
+func unmapped(status int) notify.FailureCode {
+	if status >= 400 && status < 500 {
+		return notify.FailureInvalidRequest
+	}
+	return notify.FailureUnknown
+}
+
+func status(ex provider.Exchange) int {
+	if ex.Response == nil {
+		return 0
+	}
+	return ex.Response.HTTPStatus
+}

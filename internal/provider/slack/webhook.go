@@ -1,0 +1,91 @@
+package slack
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/provider"
+)
+
+var _ provider.Provider = (*webhookProvider)(nil)
+
+// webhookProvider posts to one incoming-webhook URL; the URL is the
+// credential, so it is used as is (base_url does not apply) and the
+// attempt history shows it redacted (provider.Do).
+type webhookProvider struct {
+	url    string
+	client *http.Client
+}
+
+func newWebhook(cfg provider.Config, deps provider.Deps) (provider.Provider, error) {
+	if err := provider.Require(cfg, keyWebhookURL); err != nil {
+		return nil, err
+	}
+	u, err := url.Parse(cfg[keyWebhookURL])
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, provider.Errorf(notify.FailureInvalidRequest, "%s must be an absolute http(s) URL", keyWebhookURL)
+	}
+	return &webhookProvider{url: u.String(), client: client(deps)}, nil
+}
+
+type webhookPayload struct {
+	Text string `json:"text"`
+}
+
+// Send makes one call per message: incoming webhooks have no batch API.
+func (p *webhookProvider) Send(ctx context.Context, msgs []provider.Message) []provider.Result {
+	out := make([]provider.Result, len(msgs))
+	for i, m := range msgs {
+		out[i] = p.send(ctx, m)
+	}
+	return out
+}
+
+func (p *webhookProvider) send(ctx context.Context, msg provider.Message) provider.Result {
+	payload := webhookPayload{Text: text(msg)}
+	if payload.Text == "" {
+		return provider.Result{Err: provider.Errorf(notify.FailureInvalidRequest, "empty message text")}
+	}
+	body, err := json.Marshal(payload)
+	if err != nil {
+		return provider.Result{Err: provider.Errorf(notify.FailureInvalidRequest, "encode payload: %v", err)}
+	}
+	ex, raw, perr := provider.Do(ctx, p.client, provider.Call{
+		Method: http.MethodPost,
+		URL:    p.url,
+		Header: http.Header{"Content-Type": {"application/json"}},
+		Body:   body,
+		Logged: payload,
+	})
+	if perr != nil {
+		// Transport errors quote the URL, whose path is the credential.
+		perr.Message = strings.ReplaceAll(perr.Message, p.url, ex.URL)
+		return provider.Result{Err: perr, Exchange: ex}
+	}
+	return provider.Result{Err: webhookResult(status(ex), string(raw)), Exchange: ex}
+}
+
+// webhookResult classifies an answer that provider.Do left unclassified.
+// Success is exactly HTTP 200 with body "ok"; incoming webhooks return no
+// message id.
+func webhookResult(status int, body string) *provider.Error {
+	b := strings.TrimSpace(body)
+	if status == http.StatusOK && b == "ok" {
+		return nil
+	}
+	if code, ok := webhookErrors[b]; ok {
+		return provider.Errorf(code, "HTTP %d: %s", status, b)
+	}
+	return provider.Errorf(unmapped(status), "HTTP %d: %s", status, truncate(b))
+}
+
+func truncate(s string) string {
+	if len(s) > 300 {
+		return s[:300]
+	}
+	return s
+}

@@ -1,0 +1,97 @@
+// Package migrate applies numbered SQL migration files and records them in
+// schema_migrations. Each dialect embeds its own files; the runner is
+// shared so both record versions the same way.
+package migrate
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Migration is one numbered SQL file.
+type Migration struct {
+	Version int
+	Name    string
+	SQL     string
+}
+
+// Load reads NNN_name.sql files from fsys, ordered by version.
+func Load(fsys fs.FS) ([]Migration, error) {
+	names, err := fs.Glob(fsys, "*.sql")
+	if err != nil {
+		return nil, err
+	}
+	var out []Migration
+	for _, n := range names {
+		num, _, ok := strings.Cut(n, "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("migration %s: name must be NNN_name.sql", n)
+		}
+		b, err := fs.ReadFile(fsys, n)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Migration{Version: v, Name: n, SQL: string(b)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Version < out[j].Version })
+	return out, nil
+}
+
+// LoadDir is Load on the sub-folder dir of fsys (an embed.FS).
+func LoadDir(fsys fs.FS, dir string) ([]Migration, error) {
+	sub, err := fs.Sub(fsys, dir)
+	if err != nil {
+		return nil, err
+	}
+	return Load(sub)
+}
+
+// Latest is the highest version in ms.
+func Latest(ms []Migration) int {
+	if len(ms) == 0 {
+		return 0
+	}
+	return ms[len(ms)-1].Version
+}
+
+// Execer runs one migration inside a transaction and records it.
+type Execer interface {
+	// Applied returns the highest recorded version (0 when none).
+	Applied(ctx context.Context) (int, error)
+	// Apply runs m and records it atomically.
+	Apply(ctx context.Context, m Migration) error
+}
+
+// Up applies every migration newer than the recorded version.
+func Up(ctx context.Context, e Execer, ms []Migration) error {
+	cur, err := e.Applied(ctx)
+	if err != nil {
+		return err
+	}
+	for _, m := range ms {
+		if m.Version <= cur {
+			continue
+		}
+		if err := e.Apply(ctx, m); err != nil {
+			return fmt.Errorf("migration %s: %w", m.Name, err)
+		}
+	}
+	return nil
+}
+
+// Check reports an error when the recorded version is behind ms.
+func Check(ctx context.Context, e Execer, ms []Migration) error {
+	cur, err := e.Applied(ctx)
+	if err != nil {
+		return err
+	}
+	if cur < Latest(ms) {
+		return fmt.Errorf("database schema is at version %d, this build needs %d: run `notifyd migrate`", cur, Latest(ms))
+	}
+	return nil
+}

@@ -1,0 +1,240 @@
+// Package postgres is the many-node backend: a pgx v5 pool and River's
+// riverpgxv5 driver. The SQL lives in store/sqlstore, shared with SQLite;
+// this package rebinds its '?' placeholders to $N and translates errors.
+package postgres
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivermigrate"
+
+	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/store/migrate"
+	"github.com/notifyd/notifyd/internal/store/sqlstore"
+)
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// Backend is the PostgreSQL sqlstore.Backend.
+type Backend struct {
+	pool   *pgxpool.Pool
+	driver *riverpgxv5.Driver
+	river  *river.Client[pgx.Tx]
+	ms     []migrate.Migration
+}
+
+// Open connects to the database at url (postgres://…).
+func Open(ctx context.Context, url string) (*Backend, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("parse database url: %w", err)
+	}
+	if cfg.MaxConns < 16 {
+		cfg.MaxConns = 16
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	ms, err := migrate.LoadDir(migrationFS, "migrations")
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return &Backend{pool: pool, driver: riverpgxv5.New(pool), ms: ms}, nil
+}
+
+// Pool exposes the pool to tests and benchmarks of this backend.
+func (b *Backend) Pool() *pgxpool.Pool { return b.pool }
+
+// StartRiver creates the River client. Call once, after Migrate.
+func (b *Backend) StartRiver(cfg *river.Config) (*river.Client[pgx.Tx], error) {
+	c, err := river.NewClient(b.driver, cfg)
+	if err != nil {
+		return nil, err
+	}
+	b.river = c
+	return c, nil
+}
+
+// Migrate applies River's and our migrations under an advisory lock, so
+// several nodes starting at once migrate once.
+func (b *Backend) Migrate(ctx context.Context) error {
+	conn, err := b.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	const lockID = 0x6e6f7469667964 // "notifyd"
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, lockID); err != nil {
+		return err
+	}
+	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, lockID) //nolint:errcheck
+	m, err := rivermigrate.New(b.driver, nil)
+	if err != nil {
+		return err
+	}
+	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return fmt.Errorf("river migrations: %w", err)
+	}
+	return migrate.Up(ctx, execer{b.pool}, b.ms)
+}
+
+// SchemaCurrent reports whether every migration has been applied.
+func (b *Backend) SchemaCurrent(ctx context.Context) error {
+	return migrate.Check(ctx, execer{b.pool}, b.ms)
+}
+
+// Close closes the pool.
+func (b *Backend) Close() error {
+	b.pool.Close()
+	return nil
+}
+
+// Begin opens a transaction; reads use a read-only one.
+func (b *Backend) Begin(ctx context.Context, write bool) (sqlstore.Conn, error) {
+	opts := pgx.TxOptions{}
+	if !write {
+		opts.AccessMode = pgx.ReadOnly
+	}
+	tx, err := b.pool.BeginTx(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &conn{tx: tx, b: b}, nil
+}
+
+type conn struct {
+	tx pgx.Tx
+	b  *Backend
+}
+
+func (c *conn) Exec(ctx context.Context, q string, args ...any) (int64, error) {
+	tag, err := c.tx.Exec(ctx, rebind(q), args...)
+	if err != nil {
+		return 0, translate(err)
+	}
+	return tag.RowsAffected(), nil
+}
+
+func (c *conn) Query(ctx context.Context, q string, args ...any) (sqlstore.Rows, error) {
+	rows, err := c.tx.Query(ctx, rebind(q), args...)
+	if err != nil {
+		return nil, translate(err)
+	}
+	return pgRows{rows}, nil
+}
+
+func (c *conn) QueryRow(ctx context.Context, q string, args ...any) sqlstore.Row {
+	return pgRow{c.tx.QueryRow(ctx, rebind(q), args...)}
+}
+
+func (c *conn) Commit(ctx context.Context) error   { return translate(c.tx.Commit(ctx)) }
+func (c *conn) Rollback(ctx context.Context) error { return c.tx.Rollback(ctx) }
+
+func (c *conn) InsertJobs(ctx context.Context, params []river.InsertManyParams) ([]int64, error) {
+	if c.b.river == nil {
+		return nil, errors.New("queue client not started")
+	}
+	res, err := c.b.river.InsertManyTx(ctx, c.tx, params)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]int64, len(res))
+	for i, r := range res {
+		ids[i] = r.Job.ID
+	}
+	return ids, nil
+}
+
+// Tx returns the underlying pgx.Tx of a store transaction.
+func Tx(c sqlstore.Conn) pgx.Tx { return c.(*conn).tx }
+
+type pgRows struct{ pgx.Rows }
+
+func (r pgRows) Scan(dest ...any) error { return translate(r.Rows.Scan(dest...)) }
+
+type pgRow struct{ pgx.Row }
+
+func (r pgRow) Scan(dest ...any) error { return translate(r.Row.Scan(dest...)) }
+
+func translate(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return notify.ErrNotFound
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "23505" {
+		return fmt.Errorf("%w: %v", notify.ErrConflict, err)
+	}
+	return err
+}
+
+var rebound sync.Map // query text -> rebound text
+
+// rebind turns '?' placeholders into $1, $2, … The shared SQL never has a
+// '?' inside a string literal.
+func rebind(q string) string {
+	if v, ok := rebound.Load(q); ok {
+		return v.(string)
+	}
+	var b strings.Builder
+	b.Grow(len(q) + 16)
+	n := 0
+	for i := 0; i < len(q); i++ {
+		if q[i] == '?' {
+			n++
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(n))
+			continue
+		}
+		b.WriteByte(q[i])
+	}
+	out := b.String()
+	rebound.Store(q, out)
+	return out
+}
+
+type execer struct{ pool *pgxpool.Pool }
+
+func (e execer) Applied(ctx context.Context) (int, error) {
+	var exists bool
+	if err := e.pool.QueryRow(ctx, `SELECT to_regclass('schema_migrations') IS NOT NULL`).Scan(&exists); err != nil || !exists {
+		return 0, err
+	}
+	var v *int
+	if err := e.pool.QueryRow(ctx, `SELECT MAX(version) FROM schema_migrations`).Scan(&v); err != nil {
+		return 0, err
+	}
+	if v == nil {
+		return 0, nil
+	}
+	return *v, nil
+}
+
+func (e execer) Apply(ctx context.Context, m migrate.Migration) error {
+	return pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, m.SQL); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, (extract(epoch from now())*1000)::bigint)`, m.Version, m.Name)
+		return err
+	})
+}

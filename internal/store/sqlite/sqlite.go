@@ -1,0 +1,242 @@
+// Package sqlite is the embedded backend: modernc.org/sqlite (pure Go) in
+// WAL mode with one write connection, a separate read pool, and River's
+// riversqlite driver on the write connection. The SQL itself lives in
+// store/sqlstore, shared with PostgreSQL.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+	"github.com/riverqueue/river/rivermigrate"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/store/migrate"
+	"github.com/notifyd/notifyd/internal/store/sqlstore"
+)
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// Options tune the backend.
+type Options struct {
+	// Synchronous is SQLite's synchronous pragma: FULL (default, survives
+	// power loss) or NORMAL (faster; may lose the last commits on power loss).
+	Synchronous string
+}
+
+// Backend is the SQLite sqlstore.Backend.
+type Backend struct {
+	write  *sql.DB
+	read   *sql.DB
+	river  *river.Client[*sql.Tx]
+	driver *riversqlite.Driver
+	ms     []migrate.Migration
+}
+
+// Open opens (creating when missing) the database file at path.
+func Open(path string, opts Options) (*Backend, error) {
+	if path != ":memory:" {
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return nil, fmt.Errorf("create database folder: %w", err)
+		}
+	}
+	syncMode := opts.Synchronous
+	if syncMode == "" {
+		syncMode = "FULL"
+	}
+	if syncMode != "FULL" && syncMode != "NORMAL" {
+		return nil, fmt.Errorf("sqlite synchronous must be FULL or NORMAL, got %q", syncMode)
+	}
+	q := url.Values{}
+	for _, p := range []string{"journal_mode(WAL)", "busy_timeout(10000)", "foreign_keys(1)", "synchronous(" + syncMode + ")"} {
+		q.Add("_pragma", p)
+	}
+	q.Set("_txlock", "immediate")
+	write, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, err
+	}
+	// One writer: SQLite allows one at a time, and more connections only
+	// add busy-wait latency (PERFORMANCE.md).
+	write.SetMaxOpenConns(1)
+	write.SetConnMaxLifetime(0)
+	write.SetConnMaxIdleTime(0)
+	rq := url.Values{}
+	for _, p := range []string{"busy_timeout(10000)", "foreign_keys(1)", "query_only(1)"} {
+		rq.Add("_pragma", p)
+	}
+	read, err := sql.Open("sqlite", "file:"+path+"?"+rq.Encode())
+	if err != nil {
+		write.Close()
+		return nil, err
+	}
+	read.SetMaxOpenConns(4)
+	ms, err := migrate.LoadDir(migrationFS, "migrations")
+	if err != nil {
+		return nil, err
+	}
+	return &Backend{write: write, read: read, driver: riversqlite.New(write), ms: ms}, nil
+}
+
+// StartRiver creates the River client on the write connection. Call once,
+// after Migrate.
+func (b *Backend) StartRiver(cfg *river.Config) (*river.Client[*sql.Tx], error) {
+	c, err := river.NewClient(b.driver, cfg)
+	if err != nil {
+		return nil, err
+	}
+	b.river = c
+	return c, nil
+}
+
+// Migrate applies River's and our migrations.
+func (b *Backend) Migrate(ctx context.Context) error {
+	m, err := rivermigrate.New(b.driver, nil)
+	if err != nil {
+		return err
+	}
+	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return fmt.Errorf("river migrations: %w", err)
+	}
+	return migrate.Up(ctx, execer{b.write}, b.ms)
+}
+
+// SchemaCurrent reports whether every migration has been applied.
+func (b *Backend) SchemaCurrent(ctx context.Context) error {
+	return migrate.Check(ctx, execer{b.read}, b.ms)
+}
+
+// Close closes both pools.
+func (b *Backend) Close() error {
+	return errors.Join(b.read.Close(), b.write.Close())
+}
+
+// Begin opens a write transaction on the single writer or a read
+// transaction on the read pool.
+func (b *Backend) Begin(ctx context.Context, write bool) (sqlstore.Conn, error) {
+	db := b.read
+	if write {
+		db = b.write
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &conn{tx: tx, b: b}, nil
+}
+
+type conn struct {
+	tx *sql.Tx
+	b  *Backend
+}
+
+func (c *conn) Exec(ctx context.Context, q string, args ...any) (int64, error) {
+	res, err := c.tx.ExecContext(ctx, q, args...)
+	if err != nil {
+		return 0, translate(err)
+	}
+	return res.RowsAffected()
+}
+
+func (c *conn) Query(ctx context.Context, q string, args ...any) (sqlstore.Rows, error) {
+	rows, err := c.tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, translate(err)
+	}
+	return sqlRows{rows}, nil
+}
+
+func (c *conn) QueryRow(ctx context.Context, q string, args ...any) sqlstore.Row {
+	return sqlRow{c.tx.QueryRowContext(ctx, q, args...)}
+}
+
+func (c *conn) Commit(context.Context) error   { return translate(c.tx.Commit()) }
+func (c *conn) Rollback(context.Context) error { return c.tx.Rollback() }
+
+func (c *conn) InsertJobs(ctx context.Context, params []river.InsertManyParams) ([]int64, error) {
+	if c.b.river == nil {
+		return nil, errors.New("queue client not started")
+	}
+	res, err := c.b.river.InsertManyTx(ctx, c.tx, params)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]int64, len(res))
+	for i, r := range res {
+		ids[i] = r.Job.ID
+	}
+	return ids, nil
+}
+
+// Tx returns the underlying *sql.Tx of a store transaction, for River
+// calls that must share it.
+func Tx(c sqlstore.Conn) *sql.Tx { return c.(*conn).tx }
+
+type sqlRows struct{ *sql.Rows }
+
+func (r sqlRows) Close()                 { _ = r.Rows.Close() }
+func (r sqlRows) Scan(dest ...any) error { return translate(r.Rows.Scan(dest...)) }
+
+type sqlRow struct{ *sql.Row }
+
+func (r sqlRow) Scan(dest ...any) error { return translate(r.Row.Scan(dest...)) }
+
+// translate maps driver errors onto the store's sentinel errors.
+func translate(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return notify.ErrNotFound
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() {
+		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+			return fmt.Errorf("%w: %v", notify.ErrConflict, err)
+		}
+	}
+	return err
+}
+
+type execer struct{ db *sql.DB }
+
+func (e execer) Applied(ctx context.Context) (int, error) {
+	var n int
+	err := e.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'`).Scan(&n)
+	if err != nil || n == 0 {
+		return 0, err
+	}
+	var v sql.NullInt64
+	err = e.db.QueryRowContext(ctx, `SELECT MAX(version) FROM schema_migrations`).Scan(&v)
+	return int(v.Int64), err
+}
+
+func (e execer) Apply(ctx context.Context, m migrate.Migration) error {
+	tx, err := e.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, strftime('%s','now')*1000)`, m.Version, m.Name); err != nil {
+		return err
+	}
+	return tx.Commit()
+}

@@ -1,0 +1,56 @@
+package sqlstore
+
+import (
+	"context"
+	"strings"
+
+	"github.com/notifyd/notifyd/internal/notify"
+)
+
+func (t *Tx) CreateAudit(ctx context.Context, e *notify.AuditEntry) error {
+	payload := e.Payload
+	if payload == nil {
+		payload = map[string]any{}
+	}
+	_, err := t.c.Exec(ctx, `INSERT INTO audit_logs (id, workspace_id, actor_user_id, action, target_type, target_id, payload, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		e.ID, e.WorkspaceID, e.ActorUserID, e.Action, e.TargetType, e.TargetID, toJSON(payload), ms(e.CreatedAt))
+	return err
+}
+
+// FindAudit pages newest first by (created_at, id), a keyset that stays
+// stable while new entries arrive.
+func (t *Tx) FindAudit(ctx context.Context, workspaceID string, f notify.AuditFilter) ([]*notify.AuditEntry, error) {
+	var where strings.Builder
+	args := []any{workspaceID}
+	where.WriteString(`workspace_id = ?`)
+	if f.Action != "" {
+		where.WriteString(` AND action = ?`)
+		args = append(args, f.Action)
+	}
+	if f.TargetType != "" {
+		where.WriteString(` AND target_type = ?`)
+		args = append(args, f.TargetType)
+	}
+	if f.Before != nil {
+		where.WriteString(` AND (created_at < ? OR (created_at = ? AND id < ?))`)
+		args = append(args, ms(f.Before.At), ms(f.Before.At), f.Before.ID)
+	}
+	args = append(args, f.Limit)
+	return queryAll(ctx, t.c, scanAudit, `SELECT id, workspace_id, actor_user_id, action, target_type, target_id, payload, created_at
+		FROM audit_logs WHERE `+where.String()+` ORDER BY created_at DESC, id DESC LIMIT ?`, args...)
+}
+
+func scanAudit(r Row) (*notify.AuditEntry, error) {
+	var e notify.AuditEntry
+	var payload string
+	var c int64
+	if err := r.Scan(&e.ID, &e.WorkspaceID, &e.ActorUserID, &e.Action, &e.TargetType, &e.TargetID, &payload, &c); err != nil {
+		return nil, err
+	}
+	e.CreatedAt = fromMs(c)
+	if err := fromJSON(payload, &e.Payload); err != nil {
+		return nil, err
+	}
+	return &e, nil
+}

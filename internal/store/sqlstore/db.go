@@ -1,0 +1,56 @@
+// Package sqlstore implements notify.Store once, in SQL that SQLite and
+// PostgreSQL both accept. The dialect packages (store/sqlite,
+// store/postgres) supply a Backend: connections, transactions, River job
+// insertion on the same transaction, error translation and migrations.
+// Writing the SQL once keeps the two backends' behaviour identical; the
+// conformance suite in store/storetest proves it on both.
+//
+// Conventions: timestamps are Unix milliseconds (BIGINT), ids are text
+// UUIDs, booleans are BOOLEAN, small lists and maps are JSON text.
+// Placeholders are written as '?' and rebound to $N for PostgreSQL.
+package sqlstore
+
+import (
+	"context"
+
+	"github.com/riverqueue/river"
+)
+
+// Querier runs SQL. Errors come translated: a missing row from Row.Scan is
+// notify.ErrNotFound and a unique violation wraps notify.ErrConflict.
+type Querier interface {
+	Exec(ctx context.Context, query string, args ...any) (int64, error)
+	Query(ctx context.Context, query string, args ...any) (Rows, error)
+	QueryRow(ctx context.Context, query string, args ...any) Row
+}
+
+// Rows is the common subset of *sql.Rows and pgx.Rows.
+type Rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+	Close()
+}
+
+// Row is a single-row result.
+type Row interface {
+	Scan(dest ...any) error
+}
+
+// Conn is one open transaction of a backend.
+type Conn interface {
+	Querier
+	Commit(ctx context.Context) error
+	Rollback(ctx context.Context) error
+	// InsertJobs inserts River jobs on this transaction and returns their ids.
+	InsertJobs(ctx context.Context, params []river.InsertManyParams) ([]int64, error)
+}
+
+// Backend is what a dialect package provides.
+type Backend interface {
+	// Begin opens a transaction; write is false for read-only use.
+	Begin(ctx context.Context, write bool) (Conn, error)
+	// SchemaCurrent reports an error when migrations are missing.
+	SchemaCurrent(ctx context.Context) error
+	Close() error
+}

@@ -1,0 +1,120 @@
+package sqlstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/notifyd/notifyd/internal/notify"
+)
+
+// Store is notify.Store over a Backend.
+type Store struct {
+	b Backend
+}
+
+var _ notify.Store = (*Store)(nil)
+
+// New wraps a backend.
+func New(b Backend) *Store { return &Store{b: b} }
+
+// Update runs fn in a write transaction, committed when fn returns nil.
+func (s *Store) Update(ctx context.Context, fn func(notify.Tx) error) error {
+	return s.run(ctx, true, fn)
+}
+
+// View runs fn in a read transaction.
+func (s *Store) View(ctx context.Context, fn func(notify.Tx) error) error {
+	return s.run(ctx, false, fn)
+}
+
+func (s *Store) run(ctx context.Context, write bool, fn func(notify.Tx) error) (err error) {
+	c, err := s.b.Begin(ctx, write)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			_ = c.Rollback(context.WithoutCancel(ctx))
+		}
+		if p := recover(); p != nil {
+			panic(p)
+		}
+	}()
+	if err := fn(&Tx{c: c}); err != nil {
+		return err
+	}
+	if err := c.Commit(ctx); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	committed = true
+	return nil
+}
+
+// Ping checks the database and the schema version.
+func (s *Store) Ping(ctx context.Context) error { return s.b.SchemaCurrent(ctx) }
+
+// Close closes the backend.
+func (s *Store) Close() error { return s.b.Close() }
+
+// Tx implements notify.Tx on one backend transaction.
+type Tx struct {
+	c Conn
+}
+
+var _ notify.Tx = (*Tx)(nil)
+
+// Conn exposes the transaction to backend packages for dialect fast paths.
+func (t *Tx) Conn() Conn { return t.c }
+
+func ms(t time.Time) int64 { return t.UnixMilli() }
+
+func fromMs(v int64) time.Time { return time.UnixMilli(v).UTC() }
+
+func fromMsPtr(v *int64) *time.Time {
+	if v == nil {
+		return nil
+	}
+	t := fromMs(*v)
+	return &t
+}
+
+func msPtr(t *time.Time) *int64 {
+	if t == nil {
+		return nil
+	}
+	v := ms(*t)
+	return &v
+}
+
+func toJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // only plain maps and slices are stored
+	}
+	return string(b)
+}
+
+func fromJSON(s string, v any) error {
+	if s == "" {
+		return nil
+	}
+	return json.Unmarshal([]byte(s), v)
+}
+
+// expectOne turns "no row changed" into ErrNotFound.
+func expectOne(n int64, err error) error {
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return notify.ErrNotFound
+	}
+	return nil
+}
+
+// IsNotFound reports whether err is a store not-found.
+func IsNotFound(err error) bool { return errors.Is(err, notify.ErrNotFound) }

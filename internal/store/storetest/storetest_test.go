@@ -1,0 +1,9 @@
+package storetest_test
+
+import (
+	"testing"
+
+	"github.com/notifyd/notifyd/internal/store/storetest"
+)
+
+func TestConformance(t *testing.T) { storetest.RunAll(t) }
