@@ -101,3 +101,6 @@ func AsError(err error) (*Error, bool) {
 	ok := errors.As(err, &e)
 	return e, ok
 }
+
+// IsNotFound reports whether err is a store not-found.
+func IsNotFound(err error) bool { return errors.Is(err, ErrNotFound) }

@@ -1,0 +1,116 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/service"
+)
+
+type apiKeyJSON struct {
+	ID                   string   `json:"id"`
+	KeyID                string   `json:"keyId"`
+	Name                 string   `json:"name"`
+	Scopes               []string `json:"scopes"`
+	AllowedTemplateCodes []string `json:"allowedTemplateCodes"`
+	Status               string   `json:"status"`
+	CreatedAt            string   `json:"createdAt"`
+	LastUsedAt           *string  `json:"lastUsedAt"`
+}
+
+func apiKeyBody(k *notify.APIKey) apiKeyJSON {
+	return apiKeyJSON{ID: k.ID, KeyID: k.KeyID, Name: k.Name, Scopes: k.Scopes, AllowedTemplateCodes: k.AllowedTemplateCodes,
+		Status: k.Status, CreatedAt: Timestamp(k.CreatedAt), LastUsedAt: TimestampPtr(k.LastUsedAt)}
+}
+
+type apiKeyIn struct {
+	Name                 Optional[string]   `json:"name"`
+	Scopes               Optional[[]string] `json:"scopes"`
+	AllowedTemplateCodes Optional[[]string] `json:"allowedTemplateCodes"`
+}
+
+func (in apiKeyIn) input() (service.APIKeyInput, error) {
+	var out service.APIKeyInput
+	if in.Name.Set {
+		if in.Name.Null {
+			return out, notify.Invalid("name must be a string")
+		}
+		out.Name = &in.Name.Value
+	}
+	if in.Scopes.Set {
+		if in.Scopes.Null {
+			return out, notify.Invalid("scopes must be an array")
+		}
+		out.Scopes = &in.Scopes.Value
+	}
+	if in.AllowedTemplateCodes.Set {
+		v := in.AllowedTemplateCodes.Value // null: every template allowed
+		if !in.AllowedTemplateCodes.Null && v == nil {
+			v = []string{}
+		}
+		out.AllowedTemplateCodes = &v
+	}
+	return out, nil
+}
+
+func (a *API) handleAPIKeyCreate(c *call) error {
+	var in apiKeyIn
+	if err := c.decode(&in); err != nil {
+		return err
+	}
+	input, err := in.input()
+	if err != nil {
+		return err
+	}
+	k, err := a.svc.CreateAPIKey(c.ctx, c.actor, input)
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusCreated, map[string]any{"apiKey": apiKeyBody(k.Key), "key": k.Token, "hmacSecret": k.HMACSecret})
+}
+
+func (a *API) handleAPIKeyList(c *call) error {
+	ks, err := a.svc.ListAPIKeys(c.ctx, c.actor)
+	if err != nil {
+		return err
+	}
+	out := make([]apiKeyJSON, len(ks))
+	for i, k := range ks {
+		out[i] = apiKeyBody(k)
+	}
+	return c.ok(http.StatusOK, map[string]any{"apiKeys": out})
+}
+
+func (a *API) handleAPIKeyUpdate(c *call) error {
+	var in apiKeyIn
+	if err := c.decode(&in); err != nil {
+		return err
+	}
+	input, err := in.input()
+	if err != nil {
+		return err
+	}
+	k, err := a.svc.UpdateAPIKey(c.ctx, c.actor, c.r.PathValue("id"), input)
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusOK, map[string]any{"apiKey": apiKeyBody(k)})
+}
+
+func (a *API) handleAPIKeyRotate(c *call) error {
+	k, err := a.svc.RotateAPIKey(c.ctx, c.actor, c.r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusOK, map[string]any{"apiKey": apiKeyBody(k.Key), "key": k.Token, "hmacSecret": k.HMACSecret})
+}
+
+func (a *API) handleAPIKeyStatus(action string) func(c *call) error {
+	return func(c *call) error {
+		k, err := a.svc.SetAPIKeyStatus(c.ctx, c.actor, c.r.PathValue("id"), action)
+		if err != nil {
+			return err
+		}
+		return c.ok(http.StatusOK, map[string]any{"apiKey": apiKeyBody(k)})
+	}
+}

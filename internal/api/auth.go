@@ -1,0 +1,221 @@
+package api
+
+import (
+	"net"
+	"net/http"
+
+	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/service"
+)
+
+type userJSON struct {
+	ID    string `json:"id"`
+	Email string `json:"email"`
+}
+
+type loginJSON struct {
+	AccessToken string                 `json:"accessToken"`
+	TokenType   string                 `json:"tokenType"`
+	ExpiresAt   string                 `json:"expiresAt"`
+	User        userJSON               `json:"user"`
+	Workspace   *service.WorkspaceRole `json:"workspace"`
+}
+
+func loginBody(res *service.LoginResult) loginJSON {
+	return loginJSON{AccessToken: res.AccessToken, TokenType: "Bearer", ExpiresAt: Timestamp(res.ExpiresAt),
+		User: userJSON{ID: res.User.ID, Email: res.User.Email}, Workspace: res.Workspace}
+}
+
+func (a *API) handleLogin(c *call) error {
+	var in struct {
+		Email       *string `json:"email"`
+		Password    *string `json:"password"`
+		WorkspaceID string  `json:"workspaceId"`
+	}
+	if err := c.decode(&in); err != nil {
+		return err
+	}
+	if in.Email == nil || in.Password == nil {
+		return notify.Invalid("email and password are required")
+	}
+	if len(*in.Email) > 320 || len(*in.Password) > 256 {
+		return notify.Unauthorized("Invalid email or password")
+	}
+	res, err := a.svc.Login(c.ctx, *in.Email, *in.Password, in.WorkspaceID, clientAddr(c.r))
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusOK, loginBody(res))
+}
+
+func clientAddr(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+func (a *API) handleSelectWorkspace(c *call) error {
+	var in struct {
+		WorkspaceID string `json:"workspaceId"`
+	}
+	if err := c.decode(&in); err != nil {
+		return err
+	}
+	res, err := a.svc.SelectWorkspace(c.ctx, c.actor, in.WorkspaceID)
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusOK, loginBody(res))
+}
+
+func (a *API) handleLogout(c *call) error {
+	if err := a.svc.Logout(c.ctx, c.actor); err != nil {
+		return err
+	}
+	return c.noContent()
+}
+
+func (a *API) handleMe(c *call) error {
+	u, ws, err := a.svc.Me(c.ctx, c.actor)
+	if err != nil {
+		return err
+	}
+	if ws == nil {
+		ws = []service.WorkspaceRole{}
+	}
+	return c.ok(http.StatusOK, map[string]any{"user": userJSON{ID: u.ID, Email: u.Email}, "workspaces": ws})
+}
+
+type workspaceJSON struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	CreatedAt string `json:"createdAt"`
+	UpdatedAt string `json:"updatedAt"`
+}
+
+func workspaceBody(w *notify.Workspace) map[string]any {
+	return map[string]any{"workspace": workspaceJSON{ID: w.ID, Name: w.Name, CreatedAt: Timestamp(w.CreatedAt), UpdatedAt: Timestamp(w.UpdatedAt)}}
+}
+
+func (a *API) handleWorkspaceGet(c *call) error {
+	w, err := a.svc.GetWorkspace(c.ctx, c.actor)
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusOK, workspaceBody(w))
+}
+
+func (a *API) handleWorkspaceUpdate(c *call) error {
+	var in struct {
+		Name *string `json:"name"`
+	}
+	if err := c.decode(&in); err != nil {
+		return err
+	}
+	if in.Name == nil {
+		return notify.Invalid("name is required")
+	}
+	w, err := a.svc.UpdateWorkspace(c.ctx, c.actor, *in.Name)
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusOK, workspaceBody(w))
+}
+
+type memberJSON struct {
+	UserID    string      `json:"userId"`
+	Email     string      `json:"email"`
+	Role      notify.Role `json:"role"`
+	CreatedAt string      `json:"createdAt"`
+}
+
+func memberBody(m *notify.Member) memberJSON {
+	return memberJSON{UserID: m.UserID, Email: m.Email, Role: m.Role, CreatedAt: Timestamp(m.CreatedAt)}
+}
+
+func (a *API) handleMemberList(c *call) error {
+	ms, err := a.svc.ListMembers(c.ctx, c.actor)
+	if err != nil {
+		return err
+	}
+	out := make([]memberJSON, len(ms))
+	for i, m := range ms {
+		out[i] = memberBody(m)
+	}
+	return c.ok(http.StatusOK, map[string]any{"members": out})
+}
+
+func (a *API) handleMemberCreate(c *call) error {
+	var in struct {
+		Email    string `json:"email"`
+		Role     string `json:"role"`
+		Password string `json:"password"`
+	}
+	if err := c.decode(&in); err != nil {
+		return err
+	}
+	res, err := a.svc.AddMember(c.ctx, c.actor, in.Email, notify.Role(in.Role), in.Password)
+	if err != nil {
+		return err
+	}
+	body := map[string]any{"member": memberBody(res.Member)}
+	if res.GeneratedPassword != "" {
+		body["password"] = res.GeneratedPassword
+	}
+	return c.ok(http.StatusCreated, body)
+}
+
+func (a *API) handleMemberUpdate(c *call) error {
+	var in struct {
+		Role string `json:"role"`
+	}
+	if err := c.decode(&in); err != nil {
+		return err
+	}
+	m, err := a.svc.UpdateMemberRole(c.ctx, c.actor, c.r.PathValue("userId"), notify.Role(in.Role))
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusOK, map[string]any{"member": memberBody(m)})
+}
+
+func (a *API) handleMemberDelete(c *call) error {
+	if err := a.svc.RemoveMember(c.ctx, c.actor, c.r.PathValue("userId")); err != nil {
+		return err
+	}
+	return c.noContent()
+}
+
+func (a *API) handleAuditList(c *call) error {
+	q := c.r.URL.Query()
+	f := notify.AuditFilter{Action: q.Get("action"), TargetType: q.Get("targetType")}
+	var err error
+	if f.Limit, err = intParam(q.Get("limit"), "limit"); err != nil {
+		return err
+	}
+	if f.Before, err = decodeCursor(q.Get("cursor")); err != nil {
+		return err
+	}
+	if err := checkLen("action", f.Action, 100); err != nil {
+		return err
+	}
+	if err := checkLen("targetType", f.TargetType, 100); err != nil {
+		return err
+	}
+	page, err := a.svc.ListAudit(c.ctx, c.actor, f)
+	if err != nil {
+		return err
+	}
+	logs := make([]map[string]any, len(page.Logs))
+	for i, e := range page.Logs {
+		payload := e.Payload
+		if payload == nil {
+			payload = map[string]any{}
+		}
+		logs[i] = map[string]any{"id": e.ID, "actorUserId": e.ActorUserID, "action": e.Action, "targetType": e.TargetType,
+			"targetId": e.TargetID, "payload": payload, "createdAt": Timestamp(e.CreatedAt)}
+	}
+	return c.ok(http.StatusOK, map[string]any{"logs": logs, "cursor": encodeCursor(page.Cursor), "hasNext": page.HasNext})
+}

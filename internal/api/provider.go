@@ -1,0 +1,176 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/provider"
+	"github.com/notifyd/notifyd/internal/service"
+)
+
+type providerJSON struct {
+	ID           string          `json:"id"`
+	ProviderKind string          `json:"providerKind"`
+	Channel      notify.Channel  `json:"channel"`
+	DisplayName  string          `json:"displayName"`
+	Enabled      bool            `json:"enabled"`
+	CreatedAt    string          `json:"createdAt"`
+	UpdatedAt    string          `json:"updatedAt"`
+	Quota        *provider.Quota `json:"quota,omitempty"`
+}
+
+func providerBody(v *service.ProviderView) providerJSON {
+	p := v.Account
+	return providerJSON{ID: p.ID, ProviderKind: p.ProviderKind, Channel: p.Channel, DisplayName: p.DisplayName, Enabled: p.Enabled,
+		CreatedAt: Timestamp(p.CreatedAt), UpdatedAt: Timestamp(p.UpdatedAt), Quota: v.Quota}
+}
+
+type providerIn struct {
+	ProviderKind Optional[string]            `json:"providerKind"`
+	DisplayName  Optional[string]            `json:"displayName"`
+	ConfigJSON   Optional[map[string]string] `json:"configJson"`
+	Enabled      Optional[bool]              `json:"enabled"`
+}
+
+func (in providerIn) input() (service.ProviderInput, error) {
+	var out service.ProviderInput
+	out.ProviderKind = in.ProviderKind.Value
+	if in.DisplayName.Set {
+		if in.DisplayName.Null {
+			return out, notify.Invalid("displayName must be a string")
+		}
+		out.DisplayName = &in.DisplayName.Value
+	}
+	if in.Enabled.Set {
+		if in.Enabled.Null {
+			return out, notify.Invalid("enabled must be a boolean")
+		}
+		out.Enabled = &in.Enabled.Value
+	}
+	if in.ConfigJSON.Set {
+		if in.ConfigJSON.Null {
+			return out, notify.Invalid("configJson must be an object")
+		}
+		if len(in.ConfigJSON.Value) > 100 {
+			return out, notify.Invalid("configJson must hold at most 100 keys")
+		}
+		for k, v := range in.ConfigJSON.Value {
+			if len(k) > 100 || len(v) > 64<<10 {
+				return out, notify.Invalid("configJson keys must be at most 100 and values at most 65536 characters")
+			}
+		}
+		out.ConfigJSON, out.SetConfig = in.ConfigJSON.Value, true
+	}
+	return out, nil
+}
+
+func (a *API) handleProviderCreate(c *call) error {
+	var in providerIn
+	if err := c.decode(&in); err != nil {
+		return err
+	}
+	if !in.ProviderKind.Set || in.ProviderKind.Null || in.ProviderKind.Value == "" {
+		return notify.Invalid("providerKind is required")
+	}
+	input, err := in.input()
+	if err != nil {
+		return err
+	}
+	p, err := a.svc.CreateProvider(c.ctx, c.actor, input)
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusCreated, map[string]any{"provider": map[string]any{
+		"id": p.ID, "providerKind": p.ProviderKind, "displayName": p.DisplayName, "enabled": p.Enabled}})
+}
+
+func (a *API) handleProviderList(c *call) error {
+	vs, err := a.svc.ListProviders(c.ctx, c.actor)
+	if err != nil {
+		return err
+	}
+	out := make([]providerJSON, len(vs))
+	for i, v := range vs {
+		out[i] = providerBody(v)
+	}
+	return c.ok(http.StatusOK, map[string]any{"providers": out})
+}
+
+func (a *API) handleProviderGet(c *call) error {
+	v, err := a.svc.GetProvider(c.ctx, c.actor, c.r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusOK, map[string]any{"provider": providerBody(v)})
+}
+
+func (a *API) handleProviderUpdate(c *call) error {
+	var in providerIn
+	if err := c.decode(&in); err != nil {
+		return err
+	}
+	if in.ProviderKind.Set {
+		return notify.Invalid("providerKind cannot be changed")
+	}
+	input, err := in.input()
+	if err != nil {
+		return err
+	}
+	p, err := a.svc.UpdateProvider(c.ctx, c.actor, c.r.PathValue("id"), input)
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusOK, map[string]any{"provider": providerBody(&service.ProviderView{Account: p})})
+}
+
+type routeJSON struct {
+	ID                string         `json:"id"`
+	Channel           notify.Channel `json:"channel"`
+	ProviderAccountID string         `json:"providerAccountId"`
+	Priority          int            `json:"priority"`
+	Enabled           bool           `json:"enabled"`
+	CreatedAt         string         `json:"createdAt"`
+}
+
+func routesBody(rs []*notify.Route) map[string]any {
+	out := make([]routeJSON, len(rs))
+	for i, r := range rs {
+		out[i] = routeJSON{ID: r.ID, Channel: r.Channel, ProviderAccountID: r.ProviderAccountID, Priority: r.Priority,
+			Enabled: r.Enabled, CreatedAt: Timestamp(r.CreatedAt)}
+	}
+	return map[string]any{"routes": out}
+}
+
+func (a *API) handleRouteList(c *call) error {
+	rs, err := a.svc.ListRoutes(c.ctx, c.actor)
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusOK, routesBody(rs))
+}
+
+func (a *API) handleRouteReplace(c *call) error {
+	var in struct {
+		Routes *[]struct {
+			Channel           string `json:"channel"`
+			ProviderAccountID string `json:"providerAccountId"`
+			Priority          int    `json:"priority"`
+			Enabled           *bool  `json:"enabled"`
+		} `json:"routes"`
+	}
+	if err := c.decode(&in); err != nil {
+		return err
+	}
+	if in.Routes == nil {
+		return notify.Invalid("routes is required")
+	}
+	rs := make([]service.RouteInput, len(*in.Routes))
+	for i, r := range *in.Routes {
+		rs[i] = service.RouteInput{Channel: r.Channel, ProviderAccountID: r.ProviderAccountID, Priority: r.Priority, Enabled: r.Enabled}
+	}
+	out, err := a.svc.ReplaceRoutes(c.ctx, c.actor, rs)
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusOK, routesBody(out))
+}

@@ -1,0 +1,42 @@
+package api
+
+import "github.com/notifyd/notifyd/internal/notify"
+
+// routes is the single route table: method, path, authentication, and the
+// roles (dashboard) or scope (Notification API) each route requires.
+func (a *API) routes() []Route {
+	all, op, admin := notify.RolesAll, notify.RolesOperator, notify.RolesAdmin
+	return []Route{
+		// Dashboard authentication (API-DECISIONS section 2).
+		{Method: "POST", Path: "/v1/auth/login", auth: authPublic, h: a.handleLogin},
+		{Method: "POST", Path: "/v1/auth/select-workspace", auth: authSession, h: a.handleSelectWorkspace},
+		{Method: "POST", Path: "/v1/auth/logout", auth: authSession, h: a.handleLogout},
+		{Method: "GET", Path: "/v1/me", auth: authSession, h: a.handleMe},
+		{Method: "GET", Path: "/v1/workspace", auth: authDashboard, Roles: admin, h: a.handleWorkspaceGet},
+		{Method: "PATCH", Path: "/v1/workspace", auth: authDashboard, Roles: admin, h: a.handleWorkspaceUpdate},
+		{Method: "GET", Path: "/v1/workspace/members", auth: authDashboard, Roles: all, h: a.handleMemberList},
+		{Method: "POST", Path: "/v1/workspace/members", auth: authDashboard, Roles: admin, h: a.handleMemberCreate},
+		{Method: "PATCH", Path: "/v1/workspace/members/{userId}", auth: authDashboard, Roles: admin, h: a.handleMemberUpdate},
+		{Method: "DELETE", Path: "/v1/workspace/members/{userId}", auth: authDashboard, Roles: admin, h: a.handleMemberDelete},
+
+		// API keys (API-DECISIONS section 3).
+		{Method: "POST", Path: "/v1/api-keys", auth: authDashboard, Roles: admin, h: a.handleAPIKeyCreate},
+		{Method: "GET", Path: "/v1/api-keys", auth: authDashboard, Roles: all, h: a.handleAPIKeyList},
+		{Method: "PATCH", Path: "/v1/api-keys/{id}", auth: authDashboard, Roles: admin, h: a.handleAPIKeyUpdate},
+		{Method: "POST", Path: "/v1/api-keys/{id}/rotate", auth: authDashboard, Roles: admin, h: a.handleAPIKeyRotate},
+		{Method: "POST", Path: "/v1/api-keys/{id}/revoke", auth: authDashboard, Roles: admin, h: a.handleAPIKeyStatus("revoke")},
+		{Method: "POST", Path: "/v1/api-keys/{id}/suspend", auth: authDashboard, Roles: admin, h: a.handleAPIKeyStatus("suspend")},
+		{Method: "POST", Path: "/v1/api-keys/{id}/resume", auth: authDashboard, Roles: admin, h: a.handleAPIKeyStatus("resume")},
+
+		// Audit log.
+		{Method: "GET", Path: "/v1/audit-logs", auth: authDashboard, Roles: all, h: a.handleAuditList},
+
+		// Providers and routes.
+		{Method: "POST", Path: "/v1/providers", auth: authDashboard, Roles: op, h: a.handleProviderCreate},
+		{Method: "GET", Path: "/v1/providers", auth: authDashboard, Roles: all, h: a.handleProviderList},
+		{Method: "GET", Path: "/v1/providers/{id}", auth: authDashboard, Roles: all, h: a.handleProviderGet},
+		{Method: "PATCH", Path: "/v1/providers/{id}", auth: authDashboard, Roles: op, h: a.handleProviderUpdate},
+		{Method: "GET", Path: "/v1/routes", auth: authDashboard, Roles: all, h: a.handleRouteList},
+		{Method: "PUT", Path: "/v1/routes", auth: authDashboard, Roles: op, h: a.handleRouteReplace},
+	}
+}

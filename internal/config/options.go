@@ -1,0 +1,261 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Option describes one setting for `notifyd serve --help` and the README.
+// It is a read-only view of the table Load works from, so the documentation
+// cannot drift from what is actually read.
+type Option struct {
+	Env     string // environment variable; empty for flag-only options
+	Flag    string // flag name of `notifyd serve`, without the leading dashes
+	Default string // default as shown to users; a description when it is computed
+	Help    string // one line
+	Secret  bool   // never printed: Redacted shows "[set]" or "[unset]"
+	File    bool   // may also be given as Env+"_FILE", the path of a file holding the value
+}
+
+// option binds an Option to the Config field it fills. set parses a value
+// in the environment's form (flags use the same form); get prints the field
+// back in that form, which is how Redacted and the defaults are rendered.
+type option struct {
+	Option
+	isBool bool
+	set    func(c *Config, v string) error
+	get    func(c Config) string
+}
+
+// options is the single source of truth; keep it in the order of the
+// API-DECISIONS table so the help reads the same way.
+var options = []option{
+	{
+		Option: Option{Env: "NOTIFYD_DATABASE_URL", Flag: "database-url", File: true,
+			Help: "sqlite:PATH (embedded, one node) or postgres://USER:PASSWORD@HOST/DB (many nodes)"},
+		set: setString(func(c *Config) *string { return &c.DatabaseURL }),
+		get: func(c Config) string { return redactDatabaseURL(c.DatabaseURL) },
+	},
+	{
+		Option: Option{Env: "NOTIFYD_ADDR", Flag: "addr", Help: "listen address, host:port"},
+		set:    setString(func(c *Config) *string { return &c.Addr }),
+		get:    func(c Config) string { return c.Addr },
+	},
+	{
+		Option: Option{Env: "NOTIFYD_BASE_URL", Flag: "base-url", Default: "http:// + listen address",
+			Help: "public base URL of OTP links, unsubscribe links and problem types; set it behind a proxy"},
+		set: func(c *Config, v string) error { c.BaseURL = strings.TrimRight(v, "/"); return nil },
+		get: func(c Config) string { return c.BaseURL },
+	},
+	{
+		Option: Option{Env: "NOTIFYD_SECRET_KEY", Flag: "secret-key", Secret: true, File: true,
+			Default: "SQLite: generated beside the database file; PostgreSQL: required",
+			Help:    "32 random bytes as hex or base64 (openssl rand -hex 32); encrypts stored provider configs and secrets"},
+		set: setString(func(c *Config) *string { return &c.SecretKey }),
+		get: func(c Config) string { return c.SecretKey },
+	},
+	{
+		Option: Option{Env: "OTP_SIGNING_SECRET", Flag: "otp-signing-secret", Secret: true, File: true,
+			Default: "derived from the secret key", Help: "HMAC key of OTP verification tokens"},
+		set: setString(func(c *Config) *string { return &c.OTPSigningSecret }),
+		get: func(c Config) string { return c.OTPSigningSecret },
+	},
+	{
+		Option: Option{Env: "SVC_QUEUE_JOB_ATTEMPTS", Flag: "queue-job-attempts",
+			Help: fmt.Sprintf("attempts per queued job, %d to %d", minJobAttempts, maxJobAttempts)},
+		set: func(c *Config, v string) error {
+			n, err := parseInt(v)
+			if err != nil {
+				return err
+			}
+			c.QueueJobAttempts = n
+			return nil
+		},
+		get: func(c Config) string { return strconv.Itoa(c.QueueJobAttempts) },
+	},
+	{
+		Option: Option{Env: "SVC_QUEUE_BACKOFF_MS", Flag: "queue-backoff-ms",
+			Help: "initial retry backoff in milliseconds, doubled per retry"},
+		set: setUnits(func(c *Config) *time.Duration { return &c.QueueBackoff }, time.Millisecond),
+		get: getUnits(func(c *Config) *time.Duration { return &c.QueueBackoff }, time.Millisecond),
+	},
+	{
+		Option: Option{Env: "NOTIFYD_ALLOW_PRIVATE_TARGETS", Flag: "allow-private-targets",
+			Help: "allow outbound calls to loopback, private, link-local and metadata addresses (turns the SSRF guard off)"},
+		isBool: true,
+		set:    setBool(func(c *Config) *bool { return &c.AllowPrivateTargets }),
+		get:    func(c Config) string { return strconv.FormatBool(c.AllowPrivateTargets) },
+	},
+	{
+		Option: Option{Env: "NOTIFYD_HMAC_TOLERANCE_SECONDS", Flag: "hmac-tolerance-seconds",
+			Help: "allowed clock skew of X-Timestamp, in seconds"},
+		set: setUnits(func(c *Config) *time.Duration { return &c.HMACTolerance }, time.Second),
+		get: getUnits(func(c *Config) *time.Duration { return &c.HMACTolerance }, time.Second),
+	},
+	{
+		Option: Option{Env: "NOTIFYD_LOG_LEVEL", Flag: "log-level", Help: "debug, info, warn or error"},
+		set:    setLower(func(c *Config) *string { return &c.LogLevel }),
+		get:    func(c Config) string { return c.LogLevel },
+	},
+	{
+		Option: Option{Env: "NOTIFYD_LOG_FORMAT", Flag: "log-format", Help: "text, or json for machines"},
+		set:    setLower(func(c *Config) *string { return &c.LogFormat }),
+		get:    func(c Config) string { return c.LogFormat },
+	},
+	{
+		Option: Option{Env: "NOTIFYD_SQLITE_SYNCHRONOUS", Flag: "sqlite-synchronous",
+			Help: "SQLite only. FULL loses nothing; NORMAL commits faster but may lose the last commits on power loss (never corrupts)"},
+		set: func(c *Config, v string) error { c.SQLiteSynchronous = strings.ToUpper(v); return nil },
+		get: func(c Config) string { return c.SQLiteSynchronous },
+	},
+	{
+		Option: Option{Env: "NOTIFYD_ROLE", Flag: "role",
+			Help: "all (API server and workers), or api or worker alone for scale-out"},
+		set: setLower(func(c *Config) *string { return &c.Role }),
+		get: func(c Config) string { return c.Role },
+	},
+	{
+		Option: Option{Flag: "no-migrate", Help: "do not migrate the schema on start"},
+		isBool: true,
+		set:    setBool(func(c *Config) *bool { return &c.NoMigrate }),
+		get:    func(c Config) string { return strconv.FormatBool(c.NoMigrate) },
+	},
+	{
+		Option: Option{Flag: "demo", Help: "demo mode, for trying notifyd out (not for production)"},
+		isBool: true,
+		set:    setBool(func(c *Config) *bool { return &c.Demo }),
+		get:    func(c Config) string { return strconv.FormatBool(c.Demo) },
+	},
+	{
+		Option: Option{Env: "NOTIFYD_SHUTDOWN_TIMEOUT", Flag: "shutdown-timeout",
+			Help: "how long a graceful stop waits for in-flight work, e.g. 30s or 2m (a bare number is seconds)"},
+		set: func(c *Config, v string) error {
+			d, err := parseDuration(v)
+			if err != nil {
+				return err
+			}
+			c.ShutdownTimeout = d
+			return nil
+		},
+		get: func(c Config) string { return c.ShutdownTimeout.String() },
+	},
+}
+
+// Options lists every setting of `notifyd serve`, in help order. It is a
+// copy: changing it changes nothing that Load does.
+var Options = publicOptions()
+
+func publicOptions() []Option {
+	def := Default()
+	out := make([]Option, len(options))
+	for i, o := range options {
+		out[i] = o.Option
+		if out[i].Default == "" && !o.Secret {
+			out[i].Default = o.get(def)
+		}
+	}
+	return out
+}
+
+// PrintUsage writes the help of `notifyd serve` from the option table, so
+// the command needs no hand-written copy of it. The layout follows the
+// standard flag package: the flag on one line, its help indented below.
+func PrintUsage(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString("Usage: notifyd serve [flags]\n\n")
+	b.WriteString("Each flag may also be set by the environment variable shown; a flag wins over the environment.\n")
+	b.WriteString("A variable listed with _FILE may instead name a file holding the value (for secrets).\n\n")
+	public := publicOptions()
+	for i, o := range options {
+		b.WriteString("  --" + o.Flag)
+		if !o.isBool {
+			b.WriteString(" VALUE")
+		}
+		switch {
+		case o.Env == "":
+			b.WriteString("  (flag only)")
+		case o.File:
+			b.WriteString("  (" + o.Env + " or " + o.Env + "_FILE)")
+		default:
+			b.WriteString("  (" + o.Env + ")")
+		}
+		b.WriteString("\n        " + o.Help)
+		if d := public[i].Default; d != "" && d != "false" {
+			b.WriteString(" (default: " + d + ")")
+		}
+		b.WriteString("\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func setString(f func(*Config) *string) func(*Config, string) error {
+	return func(c *Config, v string) error { *f(c) = v; return nil }
+}
+
+// setLower normalises case so that NOTIFYD_LOG_LEVEL=INFO works; Validate
+// then only has to know the canonical spelling.
+func setLower(f func(*Config) *string) func(*Config, string) error {
+	return func(c *Config, v string) error { *f(c) = strings.ToLower(v); return nil }
+}
+
+func setBool(f func(*Config) *bool) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return errors.New("must be true or false")
+		}
+		*f(c) = b
+		return nil
+	}
+}
+
+// setUnits reads a whole number of unit (the _MS and _SECONDS variables),
+// refusing values that would overflow a time.Duration instead of wrapping
+// around to a negative or tiny duration.
+func setUnits(f func(*Config) *time.Duration, unit time.Duration) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return errors.New("must be a whole number")
+		}
+		if n > math.MaxInt64/int64(unit) || n < math.MinInt64/int64(unit) {
+			return errors.New("is too large")
+		}
+		*f(c) = time.Duration(n) * unit
+		return nil
+	}
+}
+
+func getUnits(f func(*Config) *time.Duration, unit time.Duration) func(Config) string {
+	return func(c Config) string { return strconv.FormatInt(int64(*f(&c)/unit), 10) }
+}
+
+func parseInt(v string) (int, error) {
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, errors.New("must be a whole number")
+	}
+	return n, nil
+}
+
+// parseDuration accepts Go durations ("30s", "2m") and, since the other
+// time settings are plain numbers, a bare number of seconds.
+func parseDuration(v string) (time.Duration, error) {
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if n > math.MaxInt64/int64(time.Second) || n < math.MinInt64/int64(time.Second) {
+			return 0, errors.New("is too large")
+		}
+		return time.Duration(n) * time.Second, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, errors.New("must be a duration such as 30s or 2m, or a number of seconds")
+	}
+	return d, nil
+}

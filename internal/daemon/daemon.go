@@ -1,0 +1,228 @@
+// Package daemon is the composition root: it opens the store named by the
+// configuration, creates the River client (insert-only for --role api),
+// the service, the API and the HTTP server, and closes them in order. The
+// command and the end-to-end tests share it.
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/notifyd/notifyd/api"
+	apipkg "github.com/notifyd/notifyd/internal/api"
+	"github.com/notifyd/notifyd/internal/config"
+	"github.com/notifyd/notifyd/internal/jobs"
+	"github.com/notifyd/notifyd/internal/metrics"
+	"github.com/notifyd/notifyd/internal/provider"
+	"github.com/notifyd/notifyd/internal/provider/kinds"
+	"github.com/notifyd/notifyd/internal/secret"
+	"github.com/notifyd/notifyd/internal/server"
+	"github.com/notifyd/notifyd/internal/service"
+	"github.com/notifyd/notifyd/internal/store"
+	"github.com/notifyd/notifyd/internal/worker"
+)
+
+// Daemon is one running notifyd process.
+type Daemon struct {
+	Config  config.Config
+	Logger  *slog.Logger
+	DB      *store.DB
+	Service *service.Service
+	Metrics *metrics.Metrics
+	// Stdout receives the first-start login notice.
+	Stdout io.Writer
+
+	queue    store.Queue
+	listener net.Listener
+	http     *http.Server
+	done     chan error
+}
+
+// New builds a daemon from cfg without starting anything that listens or
+// works; Open does.
+func New(cfg config.Config, logger *slog.Logger, stdout io.Writer) *Daemon {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if stdout == nil {
+		stdout = io.Discard
+	}
+	return &Daemon{Config: cfg, Logger: logger, Stdout: stdout, Metrics: metrics.New()}
+}
+
+// OpenStore opens the database, migrates it (unless NoMigrate, which
+// instead refuses a stale schema) and loads the secret key.
+func (d *Daemon) OpenStore(ctx context.Context, migrate bool) (*secret.Box, error) {
+	db, err := store.Open(ctx, d.Config.DatabaseURL, store.Options{SQLiteSynchronous: d.Config.SQLiteSynchronous})
+	if err != nil {
+		return nil, err
+	}
+	d.DB = db
+	if migrate {
+		if err := db.Migrate(ctx); err != nil {
+			return nil, fmt.Errorf("migrate: %w", err)
+		}
+	} else if err := db.Ping(ctx); err != nil {
+		return nil, err
+	}
+	key, err := d.secretKey()
+	if err != nil {
+		return nil, err
+	}
+	return secret.NewBox(key)
+}
+
+// secretKey parses NOTIFYD_SECRET_KEY, or with SQLite loads (creating on
+// first start) a key file beside the database file.
+func (d *Daemon) secretKey() ([]byte, error) {
+	if d.Config.SecretKey != "" {
+		return secret.ParseKey(d.Config.SecretKey)
+	}
+	if d.DB.Dialect != "sqlite" {
+		return nil, errors.New("NOTIFYD_SECRET_KEY is required with PostgreSQL")
+	}
+	path := strings.TrimPrefix(strings.TrimPrefix(d.Config.DatabaseURL, "sqlite:"), "//")
+	return secret.LoadOrCreateKeyFile(filepath.Join(filepath.Dir(path), "notifyd.key"))
+}
+
+// Open starts the daemon: store, queue, service and (unless the role is
+// worker) the HTTP server on Config.Addr.
+func (d *Daemon) Open(ctx context.Context) error {
+	box, err := d.OpenStore(ctx, !d.Config.NoMigrate)
+	if err != nil {
+		return err
+	}
+	d.Service = service.New(service.Options{
+		Store: d.DB, Box: box, Logger: d.Logger, HMACTolerance: d.Config.HMACTolerance,
+		Kinds:        kinds.All(),
+		ProviderDeps: provider.Deps{HTTP: provider.NewHTTPClient(provider.HTTPOptions{AllowPrivate: d.Config.AllowPrivateTargets}), Now: time.Now},
+	})
+	if err := d.startQueue(ctx); err != nil {
+		return err
+	}
+	if d.Config.Role == "worker" {
+		return nil
+	}
+	if err := d.firstStart(ctx); err != nil {
+		return err
+	}
+	return d.listen()
+}
+
+func (d *Daemon) startQueue(ctx context.Context) error {
+	cfg := &river.Config{Logger: d.Logger.With("component", "river")}
+	if d.Config.Role != "api" {
+		workers := river.NewWorkers()
+		river.AddWorker(workers, &worker.Cleanup{Service: d.Service, Logger: d.Logger})
+		cfg.Workers = workers
+		cfg.Queues = map[string]river.QueueConfig{
+			jobs.QueueDefault:     {MaxWorkers: 100},
+			jobs.QueueMaintenance: {MaxWorkers: 2},
+		}
+		cfg.PeriodicJobs = []*river.PeriodicJob{
+			river.NewPeriodicJob(river.PeriodicInterval(5*time.Minute),
+				func() (river.JobArgs, *river.InsertOpts) { return jobs.Cleanup{}, nil },
+				&river.PeriodicJobOpts{RunOnStart: true}),
+		}
+		// River's defaults poll every 100 ms for 100 jobs; tighter fetches
+		// lift the work rate (PERFORMANCE.md).
+		cfg.FetchCooldown = 5 * time.Millisecond
+		cfg.FetchPollInterval = 50 * time.Millisecond
+	}
+	q, err := d.DB.NewQueue(cfg)
+	if err != nil {
+		return err
+	}
+	d.queue = q
+	if d.Config.Role != "api" {
+		return q.Start(ctx)
+	}
+	return nil
+}
+
+// firstStart creates a workspace and owner on an empty database and prints
+// the login once.
+func (d *Daemon) firstStart(ctx context.Context) error {
+	has, err := d.Service.HasWorkspaces(ctx)
+	if err != nil || has {
+		return err
+	}
+	res, err := d.Service.Bootstrap(ctx, "Default", "owner@notifyd.local", "")
+	if errors.Is(err, service.ErrEmailTaken) {
+		return nil // another node won the race
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(d.Stdout, "notifyd: first start, created workspace %s and its owner.\n  email:    %s\n  password: %s\n  (shown once; log in with POST /v1/auth/login)\n",
+		res.WorkspaceID, res.Email, res.Password)
+	return nil
+}
+
+func (d *Daemon) listen() error {
+	ln, err := net.Listen("tcp", d.Config.Addr)
+	if err != nil {
+		return err
+	}
+	d.listener = ln
+	// A :0 listener learns its port only now; links must use it.
+	if _, port, _ := net.SplitHostPort(d.Config.Addr); port == "0" {
+		d.Config.BaseURL = "http://" + ln.Addr().String()
+	}
+	a := apipkg.New(apipkg.Options{Service: d.Service, BaseURL: d.Config.BaseURL, Logger: d.Logger})
+	h := server.Handler(server.Options{API: a, Metrics: d.Metrics, Logger: d.Logger, Ready: d.DB.Ping, OpenAPI: api.OpenAPI})
+	d.http = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second,
+		WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second, ErrorLog: slog.NewLogLogger(d.Logger.Handler(), slog.LevelWarn)}
+	d.done = make(chan error, 1)
+	go func() {
+		err := d.http.Serve(ln)
+		if errors.Is(err, http.ErrServerClosed) {
+			err = nil
+		}
+		d.done <- err
+	}()
+	d.Logger.Info("listening", "addr", ln.Addr().String(), "base_url", d.Config.BaseURL, "role", d.Config.Role)
+	return nil
+}
+
+// Addr is the address the server listens on.
+func (d *Daemon) Addr() string {
+	if d.listener == nil {
+		return ""
+	}
+	return d.listener.Addr().String()
+}
+
+// URL is the base URL of the running server.
+func (d *Daemon) URL() string { return "http://" + d.Addr() }
+
+// Done reports the HTTP server's end.
+func (d *Daemon) Done() <-chan error { return d.done }
+
+// Close stops taking requests, lets in-flight requests and jobs finish
+// within ctx, then closes the queue and the store.
+func (d *Daemon) Close(ctx context.Context) error {
+	var errs []error
+	if d.http != nil {
+		errs = append(errs, d.http.Shutdown(ctx))
+	}
+	if d.queue != nil && d.Config.Role != "api" {
+		if err := d.queue.Stop(ctx); err != nil {
+			errs = append(errs, d.queue.StopAndCancel(context.WithoutCancel(ctx)))
+		}
+	}
+	if d.DB != nil {
+		errs = append(errs, d.DB.Close())
+	}
+	return errors.Join(errs...)
+}

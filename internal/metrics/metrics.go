@@ -1,0 +1,36 @@
+// Package metrics is the one place where metric names and collectors are
+// declared. Each daemon has its own registry, so tests can run several.
+package metrics
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// Metrics holds every collector of one process.
+type Metrics struct {
+	Registry        *prometheus.Registry
+	HTTPRequests    *prometheus.CounterVec
+	HTTPDuration    *prometheus.HistogramVec
+	ProviderAttempt *prometheus.CounterVec
+}
+
+// New registers the collectors on a fresh registry.
+func New() *Metrics {
+	m := &Metrics{
+		Registry: prometheus.NewRegistry(),
+		HTTPRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "notifyd_http_requests_total", Help: "HTTP requests by route pattern, method and status.",
+		}, []string{"route", "method", "status"}),
+		HTTPDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "notifyd_http_request_duration_seconds", Help: "HTTP request latency by route pattern.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
+		}, []string{"route", "method"}),
+		ProviderAttempt: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "notifyd_provider_attempts_total", Help: "Provider attempts by kind and result (success or failure code).",
+		}, []string{"kind", "result"}),
+	}
+	m.Registry.MustRegister(m.HTTPRequests, m.HTTPDuration, m.ProviderAttempt,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}

@@ -1,0 +1,75 @@
+package notifytest
+
+import (
+	"context"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/notifyd/notifyd/client"
+	"github.com/notifyd/notifyd/internal/config"
+	"github.com/notifyd/notifyd/internal/daemon"
+	"github.com/notifyd/notifyd/internal/simulator"
+)
+
+// Env is a running daemon with a simulator and a logged-in owner.
+type Env struct {
+	Daemon    *daemon.Daemon
+	Sim       *simulator.Simulator
+	SimURL    string
+	Owner     *client.Client // dashboard client of the workspace owner
+	Workspace string
+	Email     string
+	Password  string
+}
+
+// Option changes the daemon configuration before start.
+type Option func(*config.Config)
+
+// StartDaemon runs the whole daemon on 127.0.0.1:0 against a fresh
+// database of the suite's backend, with the provider simulator on an
+// httptest server and private targets allowed (the simulator is loopback).
+func StartDaemon(t testing.TB, opts ...Option) *Env {
+	t.Helper()
+	sim := simulator.New()
+	simSrv := httptest.NewServer(sim)
+	t.Cleanup(simSrv.Close)
+
+	cfg := config.Default()
+	cfg.DatabaseURL = DatabaseURL(t)
+	cfg.Addr = "127.0.0.1:0"
+	cfg.SecretKey = "0000000000000000000000000000000000000000000000000000000000000001"
+	cfg.SQLiteSynchronous = "NORMAL"
+	cfg.AllowPrivateTargets = true
+	cfg.QueueBackoff = 50 * time.Millisecond
+	for _, o := range opts {
+		o(&cfg)
+	}
+	d := daemon.New(cfg, nil, nil)
+	ctx := context.Background()
+	require.NoError(t, d.Open(ctx))
+	t.Cleanup(func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = d.Close(cctx)
+	})
+	res, err := d.Service.Bootstrap(ctx, "Test", "owner@example.com", "correct horse battery")
+	require.NoError(t, err)
+	c := client.New(d.URL())
+	c.Token = res.AccessToken
+	return &Env{Daemon: d, Sim: sim, SimURL: simSrv.URL, Owner: c, Workspace: res.WorkspaceID,
+		Email: res.Email, Password: res.Password}
+}
+
+// NewWorkspace bootstraps another workspace with its own owner and returns
+// that owner's client.
+func (e *Env) NewWorkspace(t testing.TB, name, email string) (*client.Client, string) {
+	t.Helper()
+	res, err := e.Daemon.Service.Bootstrap(context.Background(), name, email, "correct horse battery")
+	require.NoError(t, err)
+	c := client.New(e.Daemon.URL())
+	c.Token = res.AccessToken
+	return c, res.WorkspaceID
+}

@@ -1,0 +1,312 @@
+package service
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/secret"
+)
+
+// APIKeyInput is the body of create and update.
+type APIKeyInput struct {
+	Name                 *string
+	Scopes               *[]string
+	AllowedTemplateCodes *[]string // nil pointer: unchanged; pointer to nil: every template
+	SetTemplates         bool
+}
+
+// NewAPIKey is a created or rotated key with its secrets, shown once.
+type NewAPIKey struct {
+	Key        *notify.APIKey
+	Token      string // <key_id>.<key_secret>
+	HMACSecret string
+}
+
+func validateKeyInput(in APIKeyInput, create bool) error {
+	if create && in.Name == nil {
+		return notify.Invalid("name is required")
+	}
+	if in.Name != nil && (strings.TrimSpace(*in.Name) == "" || len([]rune(*in.Name)) > 120) {
+		return notify.Invalid("name must be 1 to 120 characters")
+	}
+	if create && in.Scopes == nil {
+		return notify.Invalid("scopes is required")
+	}
+	if in.Scopes != nil {
+		if len(*in.Scopes) == 0 {
+			return notify.Invalid("scopes must hold at least one scope")
+		}
+		for _, sc := range *in.Scopes {
+			ok := false
+			for _, v := range notify.Scopes {
+				ok = ok || v == sc
+			}
+			if !ok {
+				return notify.Invalid("scopes must be among %s", strings.Join(notify.Scopes, ", "))
+			}
+		}
+	}
+	if in.AllowedTemplateCodes != nil && *in.AllowedTemplateCodes != nil {
+		if len(*in.AllowedTemplateCodes) > 1000 {
+			return notify.Invalid("allowedTemplateCodes must hold at most 1000 codes")
+		}
+		for _, c := range *in.AllowedTemplateCodes {
+			if c == "" || len(c) > 120 {
+				return notify.Invalid("allowedTemplateCodes entries must be 1 to 120 characters")
+			}
+		}
+	}
+	return nil
+}
+
+func (s *Service) mintSecrets(k *notify.APIKey) (token, hmacSecret string, err error) {
+	keySecret := secret.RandomToken(32)
+	hmacSecret = secret.RandomHex(32)
+	enc, err := s.box.SealFor("apikey:"+k.ID, []byte(hmacSecret))
+	if err != nil {
+		return "", "", err
+	}
+	k.SecretHash, k.HMACSecretEnc = secret.HashToken(keySecret), enc
+	return k.KeyID + "." + keySecret, hmacSecret, nil
+}
+
+// CreateAPIKey issues a key (audit api_key.create).
+func (s *Service) CreateAPIKey(ctx context.Context, a *Actor, in APIKeyInput) (*NewAPIKey, error) {
+	if err := validateKeyInput(in, true); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	k := &notify.APIKey{ID: newID(), WorkspaceID: a.WorkspaceID, KeyID: "nk_" + secret.RandomHex(12), Name: strings.TrimSpace(*in.Name),
+		Scopes: dedupe(*in.Scopes), Status: notify.APIKeyActive, CreatedAt: now, UpdatedAt: now}
+	if in.AllowedTemplateCodes != nil {
+		k.AllowedTemplateCodes = *in.AllowedTemplateCodes
+	}
+	token, hs, err := s.mintSecrets(k)
+	if err != nil {
+		return nil, err
+	}
+	err = s.store.Update(ctx, func(tx notify.Tx) error {
+		if err := tx.CreateAPIKey(ctx, k); err != nil {
+			return err
+		}
+		return s.audit(ctx, tx, a, a.WorkspaceID, "api_key.create", "api_key", k.ID, map[string]any{"name": k.Name, "scopes": k.Scopes})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &NewAPIKey{Key: k, Token: token, HMACSecret: hs}, nil
+}
+
+func dedupe(in []string) []string {
+	out := make([]string, 0, len(in))
+	seen := map[string]bool{}
+	for _, v := range in {
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// ListAPIKeys lists the workspace's keys (never their secrets).
+func (s *Service) ListAPIKeys(ctx context.Context, a *Actor) ([]*notify.APIKey, error) {
+	var out []*notify.APIKey
+	err := s.store.View(ctx, func(tx notify.Tx) (err error) {
+		out, err = tx.FindAPIKeys(ctx, a.WorkspaceID)
+		return err
+	})
+	return out, err
+}
+
+// UpdateAPIKey changes name, scopes or the template list (api_key.update).
+func (s *Service) UpdateAPIKey(ctx context.Context, a *Actor, id string, in APIKeyInput) (*notify.APIKey, error) {
+	if err := validateKeyInput(in, false); err != nil {
+		return nil, err
+	}
+	return s.changeKey(ctx, a, id, "api_key.update", func(k *notify.APIKey) error {
+		if k.Status == notify.APIKeyRevoked {
+			return notify.Conflict("API key is revoked")
+		}
+		if in.Name != nil {
+			k.Name = strings.TrimSpace(*in.Name)
+		}
+		if in.Scopes != nil {
+			k.Scopes = dedupe(*in.Scopes)
+		}
+		if in.AllowedTemplateCodes != nil {
+			k.AllowedTemplateCodes = *in.AllowedTemplateCodes
+		}
+		return nil
+	})
+}
+
+// SetAPIKeyStatus revokes (final), suspends or resumes a key.
+func (s *Service) SetAPIKeyStatus(ctx context.Context, a *Actor, id, action string) (*notify.APIKey, error) {
+	return s.changeKey(ctx, a, id, "api_key."+action, func(k *notify.APIKey) error {
+		if k.Status == notify.APIKeyRevoked {
+			return notify.Conflict("API key is revoked")
+		}
+		switch action {
+		case "revoke":
+			k.Status = notify.APIKeyRevoked
+		case "suspend":
+			k.Status = notify.APIKeySuspended
+		case "resume":
+			k.Status = notify.APIKeyActive
+		}
+		return nil
+	})
+}
+
+// RotateAPIKey issues a new key secret and HMAC secret; the old ones stop
+// working at once (api_key.rotate).
+func (s *Service) RotateAPIKey(ctx context.Context, a *Actor, id string) (*NewAPIKey, error) {
+	var token, hs string
+	k, err := s.changeKey(ctx, a, id, "api_key.rotate", func(k *notify.APIKey) error {
+		if k.Status == notify.APIKeyRevoked {
+			return notify.Conflict("API key is revoked")
+		}
+		var err error
+		token, hs, err = s.mintSecrets(k)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &NewAPIKey{Key: k, Token: token, HMACSecret: hs}, nil
+}
+
+func (s *Service) changeKey(ctx context.Context, a *Actor, id, action string, change func(*notify.APIKey) error) (*notify.APIKey, error) {
+	var k *notify.APIKey
+	err := s.store.Update(ctx, func(tx notify.Tx) error {
+		var err error
+		if k, err = tx.FindAPIKey(ctx, a.WorkspaceID, id); err != nil {
+			return notFound(err, "API key")
+		}
+		if err := change(k); err != nil {
+			return err
+		}
+		k.UpdatedAt = s.now()
+		if err := tx.UpdateAPIKey(ctx, k); err != nil {
+			return err
+		}
+		return s.audit(ctx, tx, a, a.WorkspaceID, action, "api_key", k.ID, map[string]any{"name": k.Name, "status": k.Status})
+	})
+	return k, err
+}
+
+// SignedRequest is what the signature check needs from an HTTP request.
+type SignedRequest struct {
+	APIKey    string
+	Timestamp string
+	Nonce     string
+	Signature string
+	Method    string
+	Target    string // path plus ?query, as sent
+	Body      []byte
+}
+
+// Authentication failure details of API-DECISIONS section 3.
+const (
+	detailInvalidKey       = "Invalid API key"
+	detailTimestamp        = "Timestamp outside tolerance"
+	detailReplay           = "Replay detected"
+	detailInvalidSignature = "Invalid signature"
+	detailInvalidNonce     = "Invalid nonce"
+)
+
+// StringToSign builds the signed string of API-DECISIONS section 3.
+func StringToSign(method, target, timestamp, nonce string, body []byte) string {
+	sum := sha256.Sum256(body)
+	return strings.ToUpper(method) + "\n" + target + "\n" + timestamp + "\n" + nonce + "\n" + hex.EncodeToString(sum[:])
+}
+
+// VerifySignature authenticates a Notification API request: key, status,
+// timestamp tolerance, signature (constant time), then the nonce, which is
+// recorded only for a correctly signed request so nobody can burn another
+// client's nonces.
+func (s *Service) VerifySignature(ctx context.Context, r SignedRequest) (*notify.APIKey, error) {
+	keyID, keySecret, ok := strings.Cut(r.APIKey, ".")
+	if !ok || keyID == "" || keySecret == "" || len(r.APIKey) > 256 {
+		return nil, notify.Unauthorized(detailInvalidKey)
+	}
+	now := s.now()
+	var k *notify.APIKey
+	err := s.store.View(ctx, func(tx notify.Tx) (err error) {
+		k, err = tx.FindAPIKeyByKeyID(ctx, keyID)
+		return err
+	})
+	if errors.Is(err, notify.ErrNotFound) {
+		return nil, notify.Unauthorized(detailInvalidKey)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !secret.Equal(secret.HashToken(keySecret), k.SecretHash) || k.Status != notify.APIKeyActive {
+		return nil, notify.Unauthorized(detailInvalidKey)
+	}
+	ts, err := strconv.ParseInt(r.Timestamp, 10, 64)
+	if err != nil || now.Sub(time.Unix(ts, 0)).Abs() > s.tol {
+		return nil, notify.Unauthorized(detailTimestamp)
+	}
+	if !validNonce(r.Nonce) {
+		return nil, notify.Unauthorized(detailInvalidNonce)
+	}
+	hs, err := s.box.OpenFor("apikey:"+k.ID, k.HMACSecretEnc)
+	if err != nil {
+		return nil, err
+	}
+	mac := hmac.New(sha256.New, hs)
+	mac.Write([]byte(StringToSign(r.Method, r.Target, r.Timestamp, r.Nonce, r.Body)))
+	want := mac.Sum(nil)
+	got, err := hex.DecodeString(strings.ToLower(r.Signature))
+	if err != nil || !hmac.Equal(want, got) {
+		return nil, notify.Unauthorized(detailInvalidSignature)
+	}
+	err = s.store.Update(ctx, func(tx notify.Tx) error {
+		// Nonces are kept for twice the tolerance window.
+		if err := tx.UseNonce(ctx, k.KeyID, r.Nonce, now, now.Add(2*s.tol)); err != nil {
+			return err
+		}
+		if k.LastUsedAt == nil || now.Sub(*k.LastUsedAt) > time.Minute {
+			return tx.TouchAPIKey(ctx, k.ID, now)
+		}
+		return nil
+	})
+	if errors.Is(err, notify.ErrConflict) {
+		return nil, notify.Unauthorized(detailReplay)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// validNonce: 1 to 128 printable ASCII characters.
+func validNonce(n string) bool {
+	if len(n) < 1 || len(n) > 128 {
+		return false
+	}
+	for i := 0; i < len(n); i++ {
+		if n[i] < 0x21 || n[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// RequireScope answers 403 when k lacks scope.
+func RequireScope(k *notify.APIKey, scope string) error {
+	if !k.HasScope(scope) {
+		return notify.Forbidden("API key missing required scope: %s", scope)
+	}
+	return nil
+}

@@ -1,0 +1,335 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/provider"
+)
+
+// ProviderView is a provider account as the API shows it: never configJson.
+type ProviderView struct {
+	Account *notify.ProviderAccount
+	Quota   *provider.Quota
+}
+
+// ProviderInput is the body of register and update.
+type ProviderInput struct {
+	ProviderKind string
+	DisplayName  *string
+	ConfigJSON   map[string]string
+	SetConfig    bool
+	Enabled      *bool
+}
+
+func (s *Service) kind(id string) (provider.Kind, bool) {
+	k, ok := s.kinds[id]
+	return k, ok
+}
+
+func (s *Service) sealConfig(accountID string, cfg map[string]string) (string, error) {
+	if cfg == nil {
+		cfg = map[string]string{}
+	}
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		return "", err
+	}
+	return s.box.SealFor("provider:"+accountID, b)
+}
+
+// OpenConfig decrypts a provider account's configJson.
+func (s *Service) OpenConfig(p *notify.ProviderAccount) (provider.Config, error) {
+	b, err := s.box.OpenFor("provider:"+p.ID, p.ConfigEnc)
+	if err != nil {
+		return nil, fmt.Errorf("open provider config: %w", err)
+	}
+	var cfg provider.Config
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+func validDisplayName(n string) error {
+	if strings.TrimSpace(n) == "" {
+		return notify.Invalid("displayName must not be empty")
+	}
+	if len([]rune(n)) > 120 {
+		return notify.Invalid("displayName must be at most 120 characters")
+	}
+	return nil
+}
+
+// CreateProvider registers a provider account (audit provider.create).
+// Config keys are not validated here (SPEC): a send with a missing key
+// fails that attempt with invalid_request.
+func (s *Service) CreateProvider(ctx context.Context, a *Actor, in ProviderInput) (*notify.ProviderAccount, error) {
+	k, ok := s.kind(in.ProviderKind)
+	if !ok {
+		return nil, notify.Invalid("providerKind must be one of %s", strings.Join(s.kinds.IDs(), ", "))
+	}
+	if in.DisplayName == nil {
+		return nil, notify.Invalid("displayName is required")
+	}
+	if err := validDisplayName(*in.DisplayName); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	p := &notify.ProviderAccount{ID: newID(), WorkspaceID: a.WorkspaceID, ProviderKind: k.ID, Channel: k.Channel,
+		DisplayName: *in.DisplayName, Enabled: in.Enabled == nil || *in.Enabled, CreatedAt: now, UpdatedAt: now}
+	enc, err := s.sealConfig(p.ID, in.ConfigJSON)
+	if err != nil {
+		return nil, err
+	}
+	p.ConfigEnc = enc
+	err = s.store.Update(ctx, func(tx notify.Tx) error {
+		if err := tx.CreateProviderAccount(ctx, p); err != nil {
+			return err
+		}
+		return s.audit(ctx, tx, a, a.WorkspaceID, "provider.create", "provider", p.ID,
+			map[string]any{"providerKind": p.ProviderKind, "displayName": p.DisplayName, "enabled": p.Enabled, "configKeys": keysOf(in.ConfigJSON)})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// keysOf lists config key names for the audit log, never values.
+func keysOf(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// UpdateProvider changes displayName, enabled or the whole configJson
+// (audit provider.update).
+func (s *Service) UpdateProvider(ctx context.Context, a *Actor, id string, in ProviderInput) (*notify.ProviderAccount, error) {
+	if in.DisplayName != nil {
+		if err := validDisplayName(*in.DisplayName); err != nil {
+			return nil, err
+		}
+	}
+	var p *notify.ProviderAccount
+	err := s.store.Update(ctx, func(tx notify.Tx) error {
+		var err error
+		if p, err = tx.FindProviderAccount(ctx, a.WorkspaceID, id); err != nil {
+			return notFound(err, "Provider")
+		}
+		payload := map[string]any{}
+		if in.DisplayName != nil {
+			p.DisplayName = *in.DisplayName
+			payload["displayName"] = p.DisplayName
+		}
+		if in.Enabled != nil {
+			p.Enabled = *in.Enabled
+			payload["enabled"] = p.Enabled
+		}
+		if in.SetConfig {
+			if p.ConfigEnc, err = s.sealConfig(p.ID, in.ConfigJSON); err != nil {
+				return err
+			}
+			payload["configKeys"] = keysOf(in.ConfigJSON)
+		}
+		p.UpdatedAt = s.now()
+		if err := tx.UpdateProviderAccount(ctx, p); err != nil {
+			return err
+		}
+		return s.audit(ctx, tx, a, a.WorkspaceID, "provider.update", "provider", p.ID, payload)
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.quotas.forget(p.ID)
+	return p, nil
+}
+
+// GetProvider returns one provider account with its quota.
+func (s *Service) GetProvider(ctx context.Context, a *Actor, id string) (*ProviderView, error) {
+	var p *notify.ProviderAccount
+	err := s.store.View(ctx, func(tx notify.Tx) (err error) {
+		p, err = tx.FindProviderAccount(ctx, a.WorkspaceID, id)
+		return notFound(err, "Provider")
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &ProviderView{Account: p, Quota: s.quota(ctx, p)}, nil
+}
+
+// ListProviders lists accounts in creation order with quotas, looked up
+// concurrently (each cached 60 s; a failed lookup omits the quota).
+func (s *Service) ListProviders(ctx context.Context, a *Actor) ([]*ProviderView, error) {
+	var ps []*notify.ProviderAccount
+	err := s.store.View(ctx, func(tx notify.Tx) (err error) {
+		ps, err = tx.FindProviderAccounts(ctx, a.WorkspaceID)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*ProviderView, len(ps))
+	var wg sync.WaitGroup
+	for i, p := range ps {
+		out[i] = &ProviderView{Account: p}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i].Quota = s.quota(ctx, p)
+		}()
+	}
+	wg.Wait()
+	return out, nil
+}
+
+// quota looks up a provider's balance through the adapter, when it has a
+// balance API, with a 60-second cache per account.
+func (s *Service) quota(ctx context.Context, p *notify.ProviderAccount) *provider.Quota {
+	if q, ok := s.quotas.get(p.ID, s.now()); ok {
+		return q
+	}
+	k, ok := s.kind(p.ProviderKind)
+	if !ok {
+		return nil
+	}
+	cfg, err := s.OpenConfig(p)
+	if err != nil {
+		return nil
+	}
+	prov, err := k.New(cfg, s.deps)
+	if err != nil {
+		return nil
+	}
+	qc, ok := prov.(provider.QuotaChecker)
+	if !ok {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	q, err := qc.Quota(ctx)
+	var out *provider.Quota
+	if err == nil {
+		out = &q
+	} else {
+		s.log.WarnContext(ctx, "quota lookup failed", "provider", p.ID, "kind", p.ProviderKind, "err", err)
+	}
+	s.quotas.put(p.ID, out, s.now())
+	return out
+}
+
+const quotaTTL = 60 * time.Second
+
+type quotaCache struct {
+	mu sync.Mutex
+	m  map[string]quotaEntry
+}
+
+type quotaEntry struct {
+	q  *provider.Quota
+	at time.Time
+}
+
+func newQuotaCache() *quotaCache { return &quotaCache{m: map[string]quotaEntry{}} }
+
+func (c *quotaCache) get(id string, now time.Time) (*provider.Quota, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[id]
+	if !ok || now.Sub(e.at) >= quotaTTL {
+		return nil, false
+	}
+	return e.q, true
+}
+
+func (c *quotaCache) put(id string, q *provider.Quota, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.m[id] = quotaEntry{q: q, at: now}
+}
+
+func (c *quotaCache) forget(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, id)
+}
+
+// RouteInput is one route of a replace.
+type RouteInput struct {
+	Channel           string
+	ProviderAccountID string
+	Priority          int
+	Enabled           *bool
+}
+
+// ListRoutes lists by channel then priority.
+func (s *Service) ListRoutes(ctx context.Context, a *Actor) ([]*notify.Route, error) {
+	var out []*notify.Route
+	err := s.store.View(ctx, func(tx notify.Tx) (err error) {
+		out, err = tx.FindRoutes(ctx, a.WorkspaceID)
+		return err
+	})
+	return out, err
+}
+
+// ReplaceRoutes replaces every route atomically (audit route.replace).
+func (s *Service) ReplaceRoutes(ctx context.Context, a *Actor, in []RouteInput) ([]*notify.Route, error) {
+	if len(in) > 200 {
+		return nil, notify.Invalid("routes must hold at most 200 routes")
+	}
+	now := s.now()
+	routes := make([]*notify.Route, len(in))
+	seen := map[string]bool{}
+	for i, r := range in {
+		ch := notify.Channel(r.Channel)
+		if !ch.Valid() {
+			return nil, notify.Invalid("routes[%d].channel must be one of the channel values", i)
+		}
+		if r.ProviderAccountID == "" {
+			return nil, notify.Invalid("routes[%d].providerAccountId is required", i)
+		}
+		if r.Priority < 1 || r.Priority > 9999 {
+			return nil, notify.Invalid("routes[%d].priority must be between 1 and 9999", i)
+		}
+		key := r.Channel + "\x00" + r.ProviderAccountID
+		if seen[key] {
+			return nil, notify.Invalid("routes[%d]: the same provider account is registered twice for channel %s", i, r.Channel)
+		}
+		seen[key] = true
+		routes[i] = &notify.Route{ID: newID(), WorkspaceID: a.WorkspaceID, Channel: ch, ProviderAccountID: r.ProviderAccountID,
+			Priority: r.Priority, Enabled: r.Enabled == nil || *r.Enabled, CreatedAt: now}
+	}
+	var out []*notify.Route
+	err := s.store.Update(ctx, func(tx notify.Tx) error {
+		for i, r := range routes {
+			p, err := tx.FindProviderAccount(ctx, a.WorkspaceID, r.ProviderAccountID)
+			if err != nil {
+				if notify.IsNotFound(err) {
+					return notify.Invalid("routes[%d].providerAccountId does not name a provider of this workspace", i)
+				}
+				return err
+			}
+			if p.Channel != r.Channel {
+				return notify.Invalid("routes[%d]: provider %s sends on channel %s, not %s", i, p.ID, p.Channel, r.Channel)
+			}
+		}
+		if err := tx.ReplaceRoutes(ctx, a.WorkspaceID, routes); err != nil {
+			return err
+		}
+		var err error
+		if out, err = tx.FindRoutes(ctx, a.WorkspaceID); err != nil {
+			return err
+		}
+		return s.audit(ctx, tx, a, a.WorkspaceID, "route.replace", "route", a.WorkspaceID, map[string]any{"count": len(routes)})
+	})
+	return out, err
+}

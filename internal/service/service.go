@@ -1,0 +1,115 @@
+// Package service holds the use cases. Each one authorizes, applies the
+// domain rules and runs one store transaction. It knows nothing of HTTP,
+// SQL or River.
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/provider"
+	"github.com/notifyd/notifyd/internal/provider/kinds"
+	"github.com/notifyd/notifyd/internal/secret"
+)
+
+// Options are the plain values a Service is built with.
+type Options struct {
+	Store         notify.Store
+	Box           *secret.Box
+	Now           func() time.Time
+	Logger        *slog.Logger
+	SessionTTL    time.Duration // default 12h
+	Kinds         kinds.Registry
+	ProviderDeps  provider.Deps
+	HMACTolerance time.Duration // default 300s
+}
+
+// Service is the set of use cases.
+type Service struct {
+	store  notify.Store
+	box    *secret.Box
+	now    func() time.Time
+	log    *slog.Logger
+	ttl    time.Duration
+	tol    time.Duration
+	logins *loginThrottle
+	kinds  kinds.Registry
+	deps   provider.Deps
+	quotas *quotaCache
+}
+
+// New builds a Service.
+func New(o Options) *Service {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.SessionTTL == 0 {
+		o.SessionTTL = 12 * time.Hour
+	}
+	if o.HMACTolerance == 0 {
+		o.HMACTolerance = 300 * time.Second
+	}
+	return &Service{store: o.Store, box: o.Box, now: func() time.Time { return o.Now().UTC() }, log: o.Logger,
+		ttl: o.SessionTTL, tol: o.HMACTolerance, logins: newLoginThrottle(),
+		kinds: o.Kinds, deps: o.ProviderDeps, quotas: newQuotaCache()}
+}
+
+// Now is the service clock, in UTC.
+func (s *Service) Now() time.Time { return s.now() }
+
+// Actor is an authenticated dashboard user acting in a workspace.
+type Actor struct {
+	UserID      string
+	Email       string
+	WorkspaceID string // empty when none is selected
+	Role        notify.Role
+	TokenHash   string
+}
+
+func newID() string { return uuid.Must(uuid.NewV7()).String() }
+
+// audit writes one audit entry in tx.
+func (s *Service) audit(ctx context.Context, tx notify.Tx, a *Actor, workspaceID, action, targetType, targetID string, payload map[string]any) error {
+	var actor *string
+	if a != nil && a.UserID != "" {
+		id := a.UserID
+		actor = &id
+	}
+	return tx.CreateAudit(ctx, &notify.AuditEntry{ID: newID(), WorkspaceID: workspaceID, ActorUserID: actor,
+		Action: action, TargetType: targetType, TargetID: targetID, Payload: payload, CreatedAt: s.now()})
+}
+
+// notFound maps a store not-found onto the API's 404 naming what.
+func notFound(err error, what string) error {
+	if errors.Is(err, notify.ErrNotFound) {
+		return notify.NotFound(what)
+	}
+	return err
+}
+
+// requireWorkspace returns 403 when no workspace is selected.
+func requireWorkspace(a *Actor) error {
+	if a == nil || a.WorkspaceID == "" {
+		return notify.Forbidden("No workspace selected")
+	}
+	return nil
+}
+
+func wrap(err error, format string, args ...any) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := notify.AsError(err); ok {
+		return err
+	}
+	return fmt.Errorf(format+": %w", append(args, err)...)
+}

@@ -1,0 +1,231 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/secret"
+)
+
+// GetWorkspace returns the actor's workspace.
+func (s *Service) GetWorkspace(ctx context.Context, a *Actor) (*notify.Workspace, error) {
+	var w *notify.Workspace
+	err := s.store.View(ctx, func(tx notify.Tx) (err error) {
+		w, err = tx.FindWorkspace(ctx, a.WorkspaceID)
+		return notFound(err, "Workspace")
+	})
+	return w, err
+}
+
+// UpdateWorkspace renames the workspace (audit workspace.updated).
+func (s *Service) UpdateWorkspace(ctx context.Context, a *Actor, name string) (*notify.Workspace, error) {
+	name = strings.TrimSpace(name)
+	if name == "" || len([]rune(name)) > 120 {
+		return nil, notify.Invalid("name must be 1 to 120 characters")
+	}
+	var w *notify.Workspace
+	err := s.store.Update(ctx, func(tx notify.Tx) error {
+		if err := tx.UpdateWorkspaceName(ctx, a.WorkspaceID, name, s.now()); err != nil {
+			return notFound(err, "Workspace")
+		}
+		if err := s.audit(ctx, tx, a, a.WorkspaceID, "workspace.updated", "workspace", a.WorkspaceID, map[string]any{"name": name}); err != nil {
+			return err
+		}
+		var err error
+		w, err = tx.FindWorkspace(ctx, a.WorkspaceID)
+		return err
+	})
+	return w, err
+}
+
+// ListMembers lists the workspace's members.
+func (s *Service) ListMembers(ctx context.Context, a *Actor) ([]*notify.Member, error) {
+	var out []*notify.Member
+	err := s.store.View(ctx, func(tx notify.Tx) (err error) {
+		out, err = tx.FindMembers(ctx, a.WorkspaceID)
+		return err
+	})
+	return out, err
+}
+
+// AddMemberResult carries a generated password, shown once, when the
+// member was a new user created without one.
+type AddMemberResult struct {
+	Member            *notify.Member
+	GeneratedPassword string
+}
+
+// AddMember adds a user (created when the email is new) with a role. Only
+// an owner grants owner.
+func (s *Service) AddMember(ctx context.Context, a *Actor, email string, role notify.Role, password string) (*AddMemberResult, error) {
+	email, err := NormalizeEmail(email)
+	if err != nil {
+		return nil, err
+	}
+	if !role.Valid() {
+		return nil, notify.Invalid("role must be one of owner, admin, operator, viewer")
+	}
+	if role == notify.RoleOwner && a.Role != notify.RoleOwner {
+		return nil, notify.Forbidden("Only an owner can grant the owner role")
+	}
+	res := &AddMemberResult{}
+	var hash string
+	if password != "" {
+		if len(password) < 8 || len(password) > 256 {
+			return nil, notify.Invalid("password must be 8 to 256 characters")
+		}
+		if hash, err = secret.HashPassword(password); err != nil {
+			return nil, err
+		}
+	}
+	now := s.now()
+	err = s.store.Update(ctx, func(tx notify.Tx) error {
+		u, err := tx.FindUserByEmail(ctx, email)
+		if errors.Is(err, notify.ErrNotFound) {
+			if hash == "" {
+				res.GeneratedPassword = secret.GeneratePassword()
+				if hash, err = secret.HashPassword(res.GeneratedPassword); err != nil {
+					return err
+				}
+			}
+			u = &notify.User{ID: newID(), Email: email, PasswordHash: hash, CreatedAt: now}
+			if err := tx.CreateUser(ctx, u); err != nil {
+				return err
+			}
+		} else if err != nil {
+			return err
+		}
+		if _, err := tx.FindMember(ctx, a.WorkspaceID, u.ID); err == nil {
+			return notify.Conflict("This user is already a member of the workspace")
+		}
+		if err := tx.PutMember(ctx, &notify.Member{WorkspaceID: a.WorkspaceID, UserID: u.ID, Role: role, CreatedAt: now}); err != nil {
+			return err
+		}
+		if err := s.audit(ctx, tx, a, a.WorkspaceID, "member.add", "member", u.ID, map[string]any{"email": email, "role": string(role)}); err != nil {
+			return err
+		}
+		res.Member, err = tx.FindMember(ctx, a.WorkspaceID, u.ID)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// UpdateMemberRole changes a member's role, keeping at least one owner.
+func (s *Service) UpdateMemberRole(ctx context.Context, a *Actor, userID string, role notify.Role) (*notify.Member, error) {
+	if !role.Valid() {
+		return nil, notify.Invalid("role must be one of owner, admin, operator, viewer")
+	}
+	var out *notify.Member
+	err := s.store.Update(ctx, func(tx notify.Tx) error {
+		m, err := tx.FindMember(ctx, a.WorkspaceID, userID)
+		if err != nil {
+			return notFound(err, "Member")
+		}
+		if (role == notify.RoleOwner || m.Role == notify.RoleOwner) && a.Role != notify.RoleOwner {
+			return notify.Forbidden("Only an owner can grant or remove the owner role")
+		}
+		if m.Role == notify.RoleOwner && role != notify.RoleOwner {
+			if err := lastOwnerCheck(ctx, tx, a.WorkspaceID); err != nil {
+				return err
+			}
+		}
+		m.Role = role
+		if err := tx.PutMember(ctx, m); err != nil {
+			return err
+		}
+		if err := s.audit(ctx, tx, a, a.WorkspaceID, "member.update", "member", userID, map[string]any{"role": string(role)}); err != nil {
+			return err
+		}
+		out, err = tx.FindMember(ctx, a.WorkspaceID, userID)
+		return err
+	})
+	return out, err
+}
+
+// RemoveMember removes a member; the last owner cannot be removed.
+func (s *Service) RemoveMember(ctx context.Context, a *Actor, userID string) error {
+	return s.store.Update(ctx, func(tx notify.Tx) error {
+		m, err := tx.FindMember(ctx, a.WorkspaceID, userID)
+		if err != nil {
+			return notFound(err, "Member")
+		}
+		if m.Role == notify.RoleOwner {
+			if a.Role != notify.RoleOwner {
+				return notify.Forbidden("Only an owner can grant or remove the owner role")
+			}
+			if err := lastOwnerCheck(ctx, tx, a.WorkspaceID); err != nil {
+				return err
+			}
+		}
+		if err := tx.DeleteMember(ctx, a.WorkspaceID, userID); err != nil {
+			return err
+		}
+		return s.audit(ctx, tx, a, a.WorkspaceID, "member.remove", "member", userID, nil)
+	})
+}
+
+func lastOwnerCheck(ctx context.Context, tx notify.Tx, ws string) error {
+	n, err := tx.CountOwners(ctx, ws)
+	if err != nil {
+		return err
+	}
+	if n <= 1 {
+		return notify.Conflict("The last owner of a workspace cannot be removed")
+	}
+	return nil
+}
+
+// AuditPage is one page of the audit log.
+type AuditPage struct {
+	Logs    []*notify.AuditEntry
+	Cursor  *notify.Cursor
+	HasNext bool
+}
+
+// ListAudit pages the audit log newest first.
+func (s *Service) ListAudit(ctx context.Context, a *Actor, f notify.AuditFilter) (*AuditPage, error) {
+	if f.Limit == 0 {
+		f.Limit = 100
+	}
+	if f.Limit < 1 || f.Limit > 200 {
+		return nil, notify.Invalid("limit must be between 1 and 200")
+	}
+	want := f.Limit
+	f.Limit++ // one more tells whether a next page exists
+	var rows []*notify.AuditEntry
+	err := s.store.View(ctx, func(tx notify.Tx) (err error) {
+		rows, err = tx.FindAudit(ctx, a.WorkspaceID, f)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	p := &AuditPage{Logs: rows}
+	if len(rows) > want {
+		p.Logs, p.HasNext = rows[:want], true
+		last := p.Logs[want-1]
+		p.Cursor = &notify.Cursor{At: last.CreatedAt, ID: last.ID}
+	}
+	if p.Logs == nil {
+		p.Logs = []*notify.AuditEntry{}
+	}
+	return p, nil
+}
+
+// Cleanup deletes expired sessions and nonces (the periodic cleanup job).
+func (s *Service) Cleanup(ctx context.Context) (sessions, nonces int, err error) {
+	now := s.now()
+	err = s.store.Update(ctx, func(tx notify.Tx) error {
+		if sessions, err = tx.DeleteExpiredSessions(ctx, now); err != nil {
+			return err
+		}
+		nonces, err = tx.DeleteExpiredNonces(ctx, now)
+		return err
+	})
+	return sessions, nonces, err
+}

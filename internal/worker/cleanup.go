@@ -1,0 +1,34 @@
+// Package worker holds the River workers: thin adapters from a queued job
+// to a service use case.
+package worker
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/riverqueue/river"
+
+	"github.com/notifyd/notifyd/internal/jobs"
+)
+
+// Cleaner is the use case the cleanup job runs.
+type Cleaner interface {
+	Cleanup(ctx context.Context) (sessions, nonces int, err error)
+}
+
+// Cleanup deletes expired sessions and nonces.
+type Cleanup struct {
+	river.WorkerDefaults[jobs.Cleanup]
+	Service Cleaner
+	Logger  *slog.Logger
+}
+
+// Work implements river.Worker.
+func (w *Cleanup) Work(ctx context.Context, _ *river.Job[jobs.Cleanup]) error {
+	s, n, err := w.Service.Cleanup(ctx)
+	if err != nil {
+		return err
+	}
+	w.Logger.DebugContext(ctx, "cleanup", "sessions", s, "nonces", n)
+	return nil
+}
