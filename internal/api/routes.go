@@ -6,7 +6,14 @@ import "github.com/notifyd/notifyd/internal/notify"
 // roles (dashboard) or scope (Notification API) each route requires.
 func (a *API) routes() []Route {
 	all, op, admin := notify.RolesAll, notify.RolesOperator, notify.RolesAdmin
+	send, read := notify.ScopeNotificationsSend, notify.ScopeNotificationsRead
 	return []Route{
+		// Notification API (HMAC-signed, enveloped).
+		{Method: "POST", Path: "/v1/notifications", auth: authSigned, Scope: send, h: a.handleSend},
+		{Method: "POST", Path: "/v1/notifications/bulk", auth: authSigned, Scope: send, h: a.handleSendBulk},
+		{Method: "GET", Path: "/v1/notifications/{requestId}", auth: authSigned, Scope: read, h: a.handleRequestGet},
+		{Method: "POST", Path: "/v1/notifications/{requestId}/cancel", auth: authSigned, Scope: send, h: a.handleRequestCancel},
+
 		// Dashboard authentication (API-DECISIONS section 2).
 		{Method: "POST", Path: "/v1/auth/login", auth: authPublic, h: a.handleLogin},
 		{Method: "POST", Path: "/v1/auth/select-workspace", auth: authSession, h: a.handleSelectWorkspace},

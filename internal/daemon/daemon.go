@@ -104,6 +104,7 @@ func (d *Daemon) Open(ctx context.Context) error {
 	}
 	d.Service = service.New(service.Options{
 		Store: d.DB, Box: box, Logger: d.Logger, HMACTolerance: d.Config.HMACTolerance,
+		JobAttempts: d.Config.QueueJobAttempts, Backoff: d.Config.QueueBackoff,
 		Kinds:        kinds.All(),
 		ProviderDeps: provider.Deps{HTTP: provider.NewHTTPClient(provider.HTTPOptions{AllowPrivate: d.Config.AllowPrivateTargets}), Now: time.Now},
 	})
@@ -124,6 +125,7 @@ func (d *Daemon) startQueue(ctx context.Context) error {
 	if d.Config.Role != "api" {
 		workers := river.NewWorkers()
 		river.AddWorker(workers, &worker.Cleanup{Service: d.Service, Logger: d.Logger})
+		river.AddWorker(workers, &worker.Dispatch{Service: d.Service, Backoff: d.Config.QueueBackoff})
 		cfg.Workers = workers
 		cfg.Queues = map[string]river.QueueConfig{
 			jobs.QueueDefault:     {MaxWorkers: 100},
@@ -138,6 +140,9 @@ func (d *Daemon) startQueue(ctx context.Context) error {
 		// lift the work rate (PERFORMANCE.md).
 		cfg.FetchCooldown = 5 * time.Millisecond
 		cfg.FetchPollInterval = 50 * time.Millisecond
+		// A job left running by a crashed process is handed back after
+		// this; it must exceed the dispatch job's 2-minute timeout.
+		cfg.RescueStuckJobsAfter = 3 * time.Minute
 	}
 	q, err := d.DB.NewQueue(cfg)
 	if err != nil {

@@ -27,3 +27,19 @@ func (Cleanup) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{Queue: QueueMaintenance, MaxAttempts: 3,
 		UniqueOpts: river.UniqueOpts{ByPeriod: 5 * time.Minute}}
 }
+
+// Dispatch delivers one notification request: route, limit, call the
+// provider, record the attempt.
+type Dispatch struct {
+	RequestID   string `json:"rid"`
+	WorkspaceID string `json:"wid"`
+}
+
+// Kind implements river.JobArgs.
+func (Dispatch) Kind() string { return "dispatch" }
+
+// DispatchMaxAttempts is River's own attempt ceiling for dispatch jobs. The
+// worker ends a request after SVC_QUEUE_JOB_ATTEMPTS itself; River's ceiling
+// stays higher so a job rescued after a crash is never discarded by River
+// before the worker has recorded the request's final state.
+const DispatchMaxAttempts = 25

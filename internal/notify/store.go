@@ -70,4 +70,44 @@ type Tx interface {
 	UpdateProviderAccount(ctx context.Context, p *ProviderAccount) error
 	ReplaceRoutes(ctx context.Context, workspaceID string, routes []*Route) error
 	FindRoutes(ctx context.Context, workspaceID string) ([]*Route, error)
+
+	PipelineTx
+}
+
+// PipelineTx holds the verbs of the send pipeline.
+type PipelineTx interface {
+	// AcceptRequests inserts requests and their queue jobs in this
+	// transaction; an existing idempotency key fills Accept.Existing instead.
+	AcceptRequests(ctx context.Context, accepts []*Accept, now time.Time) error
+	FindRequest(ctx context.Context, workspaceID, id string) (*Request, error)
+	UpdateRequest(ctx context.Context, r *Request) error
+	FindJobByRequest(ctx context.Context, workspaceID, requestID string) (*Job, error)
+	FindJob(ctx context.Context, workspaceID, id string) (*Job, error)
+	UpdateJob(ctx context.Context, j *Job) error
+	// CancelQueueJob removes a queued or scheduled queue job.
+	CancelQueueJob(ctx context.Context, queueJobID int64) error
+	FindOpenJobs(ctx context.Context, workspaceID string, limit int) ([]*OpenJob, error)
+	CreateAttempts(ctx context.Context, as []*Attempt) error
+	FindAttemptsOfRequest(ctx context.Context, workspaceID, requestID string) ([]*Attempt, error)
+	FindAttempts(ctx context.Context, workspaceID string, f AttemptFilter) ([]*Attempt, []*Request, error)
+	CreateEvent(ctx context.Context, e *Event) error
+	// CreateDeadLetter records a dead letter, keeping the newest 10,000 per workspace.
+	CreateDeadLetter(ctx context.Context, d *DeadLetter) error
+	FindDeadLetters(ctx context.Context, workspaceID string, limit int) ([]*DeadLetter, int, error)
+	CountActivity(ctx context.Context, workspaceID string, from, to time.Time) (*Counts, error)
+
+	FindBreakers(ctx context.Context, accountIDs []string) (map[string]*BreakerRecord, error)
+	PutBreaker(ctx context.Context, b *BreakerRecord) error
+
+	IsSuppressed(ctx context.Context, workspaceID, address string) (bool, error)
+	PutSuppression(ctx context.Context, workspaceID, address, reason string, at time.Time) error
+
+	CreateTemplate(ctx context.Context, t *Template) error
+	UpdateTemplate(ctx context.Context, t *Template) error
+	FindTemplate(ctx context.Context, workspaceID, id string) (*Template, error)
+	FindTemplateByCode(ctx context.Context, workspaceID, code string, channel Channel) (*Template, error)
+	FindTemplates(ctx context.Context, workspaceID string) ([]*Template, error)
+	CreateTemplateVersion(ctx context.Context, v *TemplateVersion) error
+	FindTemplateVersions(ctx context.Context, templateID string) ([]*TemplateVersion, error)
+	PublishTemplateVersion(ctx context.Context, templateID string, version int, at time.Time) error
 }

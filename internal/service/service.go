@@ -25,6 +25,8 @@ type Options struct {
 	Now           func() time.Time
 	Logger        *slog.Logger
 	SessionTTL    time.Duration // default 12h
+	JobAttempts   int           // SVC_QUEUE_JOB_ATTEMPTS, default 3
+	Backoff       time.Duration // SVC_QUEUE_BACKOFF_MS, default 3s
 	Kinds         kinds.Registry
 	ProviderDeps  provider.Deps
 	HMACTolerance time.Duration // default 300s
@@ -32,16 +34,19 @@ type Options struct {
 
 // Service is the set of use cases.
 type Service struct {
-	store  notify.Store
-	box    *secret.Box
-	now    func() time.Time
-	log    *slog.Logger
-	ttl    time.Duration
-	tol    time.Duration
-	logins *loginThrottle
-	kinds  kinds.Registry
-	deps   provider.Deps
-	quotas *quotaCache
+	store       notify.Store
+	box         *secret.Box
+	now         func() time.Time
+	log         *slog.Logger
+	ttl         time.Duration
+	tol         time.Duration
+	logins      *loginThrottle
+	kinds       kinds.Registry
+	deps        provider.Deps
+	quotas      *quotaCache
+	jobAttempts int
+	backoff     time.Duration
+	dispatch    *dispatcher
 }
 
 // New builds a Service.
@@ -55,12 +60,21 @@ func New(o Options) *Service {
 	if o.SessionTTL == 0 {
 		o.SessionTTL = 12 * time.Hour
 	}
+	if o.JobAttempts == 0 {
+		o.JobAttempts = 3
+	}
+	if o.Backoff == 0 {
+		o.Backoff = 3 * time.Second
+	}
 	if o.HMACTolerance == 0 {
 		o.HMACTolerance = 300 * time.Second
 	}
-	return &Service{store: o.Store, box: o.Box, now: func() time.Time { return o.Now().UTC() }, log: o.Logger,
+	s := &Service{store: o.Store, box: o.Box, now: func() time.Time { return o.Now().UTC() }, log: o.Logger,
 		ttl: o.SessionTTL, tol: o.HMACTolerance, logins: newLoginThrottle(),
-		kinds: o.Kinds, deps: o.ProviderDeps, quotas: newQuotaCache()}
+		kinds: o.Kinds, deps: o.ProviderDeps, quotas: newQuotaCache(),
+		jobAttempts: o.JobAttempts, backoff: o.Backoff}
+	s.dispatch = newDispatcher(s)
+	return s
 }
 
 // Now is the service clock, in UTC.

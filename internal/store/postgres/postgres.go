@@ -18,6 +18,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivermigrate"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/store/migrate"
@@ -157,6 +158,17 @@ func (c *conn) InsertJobs(ctx context.Context, params []river.InsertManyParams) 
 		ids[i] = r.Job.ID
 	}
 	return ids, nil
+}
+
+func (c *conn) CancelJob(ctx context.Context, id int64) error {
+	if c.b.river == nil {
+		return errors.New("queue client not started")
+	}
+	_, err := c.b.river.JobCancelTx(ctx, c.tx, id)
+	if err != nil && errors.Is(err, rivertype.ErrNotFound) {
+		return nil
+	}
+	return err
 }
 
 // Tx returns the underlying pgx.Tx of a store transaction.

@@ -44,6 +44,8 @@ type Conn interface {
 	Rollback(ctx context.Context) error
 	// InsertJobs inserts River jobs on this transaction and returns their ids.
 	InsertJobs(ctx context.Context, params []river.InsertManyParams) ([]int64, error)
+	// CancelJob cancels a River job on this transaction; a missing job is not an error.
+	CancelJob(ctx context.Context, id int64) error
 }
 
 // Backend is what a dialect package provides.

@@ -1,0 +1,174 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/service"
+)
+
+// sendBody is the strict schema of SPEC "Send a notification".
+type sendBody struct {
+	Channel   string `json:"channel"`
+	Recipient *struct {
+		Address *string `json:"address"`
+		Name    string  `json:"name"`
+	} `json:"recipient"`
+	Content *struct {
+		Text              *string           `json:"text"`
+		Title             *string           `json:"title"`
+		HTML              *string           `json:"html"`
+		TemplateCode      string            `json:"templateCode"`
+		TemplateVariables map[string]string `json:"templateVariables"`
+	} `json:"content"`
+	IdempotencyKey              string            `json:"idempotencyKey"`
+	ScheduledAt                 *string           `json:"scheduledAt"`
+	PreferredProviderAccountIDs []string          `json:"preferredProviderAccountIds"`
+	Metadata                    map[string]string `json:"metadata"`
+}
+
+func (b *sendBody) input() *service.SendInput {
+	in := &service.SendInput{Channel: b.Channel, IdempotencyKey: b.IdempotencyKey, ScheduledAt: b.ScheduledAt,
+		PreferredProviderAccountIDs: b.PreferredProviderAccountIDs, Metadata: b.Metadata}
+	if b.Recipient != nil {
+		in.RecipientAddress, in.RecipientName = b.Recipient.Address, b.Recipient.Name
+	}
+	if b.Content != nil {
+		in.Text, in.Title, in.HTML = b.Content.Text, b.Content.Title, b.Content.HTML
+		in.TemplateCode, in.TemplateVariables = b.Content.TemplateCode, b.Content.TemplateVariables
+	}
+	return in
+}
+
+type sendJSON struct {
+	Status       string  `json:"status"`
+	RequestID    string  `json:"requestId"`
+	QueueJobID   *string `json:"queueJobId"`
+	Deduplicated bool    `json:"deduplicated"`
+	ScheduledAt  *string `json:"scheduledAt"`
+}
+
+func sendResult(r service.SendResult) sendJSON {
+	return sendJSON{Status: r.Status, RequestID: r.RequestID, QueueJobID: r.QueueJobID, Deduplicated: r.Deduplicated,
+		ScheduledAt: TimestampPtr(r.ScheduledAt)}
+}
+
+func (a *API) handleSend(c *call) error {
+	var b sendBody
+	if err := c.decode(&b); err != nil {
+		return err
+	}
+	res, err := a.svc.Send(c.ctx, c.key, b.input())
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusCreated, sendResult(*res))
+}
+
+func (a *API) handleSendBulk(c *call) error {
+	var b struct {
+		Items *[]json.RawMessage `json:"items"`
+	}
+	if err := c.decode(&b); err != nil {
+		return err
+	}
+	if b.Items == nil {
+		return notify.Invalid("items is required")
+	}
+	if len(*b.Items) > 500 {
+		return notify.Invalid("items must hold at most 500 items")
+	}
+	items := make([]*service.SendInput, len(*b.Items))
+	for i, raw := range *b.Items {
+		var sb sendBody
+		if err := decodeJSON(raw, &sb); err != nil {
+			e, _ := notify.AsError(err)
+			return notify.Invalid("items[%d]: %s", i, e.Detail)
+		}
+		items[i] = sb.input()
+	}
+	res, err := a.svc.SendBulk(c.ctx, c.key, items)
+	if err != nil {
+		return err
+	}
+	out := make([]sendJSON, len(res.Items))
+	for i, r := range res.Items {
+		out[i] = sendResult(r)
+	}
+	return c.ok(http.StatusCreated, map[string]any{"status": "queued", "total": res.Total, "queued": res.Queued,
+		"deduplicated": res.Deduplicated, "items": out})
+}
+
+func (a *API) handleRequestGet(c *call) error {
+	d, err := a.svc.GetRequest(c.ctx, c.key.WorkspaceID, c.r.PathValue("requestId"))
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusOK, requestBody(d))
+}
+
+func (a *API) handleRequestCancel(c *call) error {
+	res, err := a.svc.CancelRequest(c.ctx, c.key.WorkspaceID, c.r.PathValue("requestId"), nil)
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusOK, map[string]any{"requestId": res.RequestID, "status": res.Status, "canceled": res.Canceled})
+}
+
+func strOrNil(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func attemptBody(at *notify.Attempt) map[string]any {
+	status := "failure"
+	if at.Success {
+		status = "success"
+	}
+	return map[string]any{
+		"notificationJobId": at.JobID, "providerAccountId": at.ProviderAccountID, "providerKind": at.ProviderKind,
+		"providerDisplayName": at.ProviderDisplayName, "status": status, "failureCode": strOrNil(at.FailureCode),
+		"failureMessage": strOrNil(at.FailureMessage), "providerMessageId": strOrNil(at.ProviderMessageID),
+		"startedAt": Timestamp(at.StartedAt), "finishedAt": Timestamp(at.FinishedAt),
+	}
+}
+
+func jobBody(j *notify.Job) map[string]any {
+	if j == nil {
+		return nil
+	}
+	var lastErr any
+	if j.LastErrorCode != "" {
+		lastErr = map[string]any{"code": j.LastErrorCode, "message": j.LastErrorMessage}
+	}
+	return map[string]any{"id": j.ID, "queueJobId": itoa(j.QueueJobID), "status": j.Status, "attemptsMade": j.AttemptsMade,
+		"maxAttempts": j.MaxAttempts, "queuedAt": Timestamp(j.QueuedAt), "scheduledAt": TimestampPtr(j.ScheduledAt),
+		"startedAt": TimestampPtr(j.StartedAt), "finishedAt": TimestampPtr(j.FinishedAt), "lastError": lastErr}
+}
+
+func requestBody(d *service.RequestDetail) map[string]any {
+	r := d.Request
+	attempts := make([]map[string]any, len(d.Attempts))
+	for i, at := range d.Attempts {
+		attempts[i] = attemptBody(at)
+	}
+	var job any
+	if d.Job != nil {
+		job = jobBody(d.Job)
+	}
+	return map[string]any{
+		"requestId": r.ID, "workspaceId": r.WorkspaceID, "channel": r.Channel, "status": r.Status,
+		"recipientAddress": r.RecipientAddress, "requestedAt": Timestamp(r.RequestedAt), "scheduledAt": TimestampPtr(r.ScheduledAt),
+		"selectedProviderAccountId": strOrNil(r.SelectedProviderID), "selectedProviderMessageId": strOrNil(r.SelectedMessageID),
+		"finalErrorCode": strOrNil(r.FinalErrorCode), "finalErrorMessage": strOrNil(r.FinalErrorMessage),
+		"job": job, "attempts": attempts,
+	}
+}
+
+func itoa(n int64) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}

@@ -1,0 +1,208 @@
+package notify
+
+import "time"
+
+// Request statuses (SPEC "Notification request").
+const (
+	StatusQueued     = "queued"
+	StatusProcessing = "processing"
+	StatusSent       = "sent"
+	StatusFailed     = "failed"
+	StatusCanceled   = "canceled"
+)
+
+// TerminalStatus reports whether a request status is final.
+func TerminalStatus(s string) bool {
+	return s == StatusSent || s == StatusFailed || s == StatusCanceled
+}
+
+// Queue job statuses (SPEC "Queue job states").
+const (
+	JobScheduled  = "scheduled"
+	JobQueued     = "queued"
+	JobProcessing = "processing"
+	JobRetrying   = "retrying"
+	JobDeadLetter = "dead_letter"
+	JobCompleted  = "completed"
+	JobFailed     = "failed"
+	JobCanceled   = "canceled"
+)
+
+// Request sources.
+const (
+	SourceAPI      = "api"
+	SourceTest     = "test"
+	SourceOTP      = "otp"
+	SourceCampaign = "campaign"
+)
+
+// Request is one notification request with its rendered content.
+type Request struct {
+	ID                   string
+	WorkspaceID          string
+	APIKeyID             string
+	Source               string
+	Channel              Channel
+	Status               string
+	RecipientAddress     string
+	RecipientName        string
+	Title, Text, HTML    string
+	TemplateCode         string
+	TemplateVariables    map[string]string
+	VendorTemplateID     string
+	SenderProfileKey     string
+	Headers              map[string]string
+	Metadata             map[string]string
+	PreferredProviderIDs []string
+	IdempotencyKey       string
+	CampaignID           string
+	RequestedAt          time.Time
+	ScheduledAt          *time.Time
+	UpdatedAt            time.Time
+	SelectedProviderID   string
+	SelectedMessageID    string
+	FinalErrorCode       string
+	FinalErrorMessage    string
+}
+
+// Job is the service's record of a request's queue job.
+type Job struct {
+	ID                    string
+	WorkspaceID           string
+	RequestID             string
+	QueueJobID            int64
+	Status                string
+	AttemptsMade          int
+	MaxAttempts           int
+	QueuedAt              time.Time
+	ScheduledAt           *time.Time
+	StartedAt             *time.Time
+	FinishedAt            *time.Time
+	NextRetryAt           *time.Time
+	LastErrorCode         string
+	LastErrorMessage      string
+	LastProviderAccountID string
+}
+
+// Attempt is one provider call.
+type Attempt struct {
+	ID                  string
+	WorkspaceID         string
+	RequestID           string
+	JobID               string
+	ProviderAccountID   string
+	ProviderKind        string
+	ProviderDisplayName string
+	Channel             Channel
+	Success             bool
+	FailureCode         string
+	FailureMessage      string
+	ProviderMessageID   string
+	StartedAt           time.Time
+	FinishedAt          time.Time
+	RequestJSON         string // the rendered request, secrets redacted
+	ResponseJSON        string // the provider's answer as received
+}
+
+// Event types (SPEC "Events").
+const (
+	EventDelivered = "notification.delivered"
+	EventFailed    = "notification.failed"
+	EventCanceled  = "notification.canceled"
+)
+
+// Event is an outbox row written with the state change that caused it.
+type Event struct {
+	ID          string
+	WorkspaceID string
+	Type        string
+	RequestID   string
+	Payload     map[string]any
+	CreatedAt   time.Time
+}
+
+// DeadLetter is a job that spent its attempts.
+type DeadLetter struct {
+	ID           string
+	WorkspaceID  string
+	JobID        string
+	RequestID    string
+	Channel      Channel
+	FailedReason string
+	FailedAt     time.Time
+	AttemptsMade int
+}
+
+// BreakerRecord is the shared state of one provider account's circuit.
+type BreakerRecord struct {
+	ProviderAccountID string
+	State             string
+	Failures          int
+	OpenedUntil       time.Time
+	TrialInFlight     bool
+	UpdatedAt         time.Time
+}
+
+// Template is a reusable message with versions.
+type Template struct {
+	ID                     string
+	WorkspaceID            string
+	Code                   string
+	Channel                Channel
+	Name                   string
+	Status                 string // active | inactive
+	ReviewStatus           string // PENDING | APPROVED | REJECTED for msgr_alimtalk, else ""
+	ProviderAccountID      string
+	VendorTemplateID       string
+	SenderProfileKey       string
+	LatestPublishedVersion int
+	CreatedAt, UpdatedAt   time.Time
+}
+
+// TemplateVersion is one version of a template body.
+type TemplateVersion struct {
+	TemplateID  string
+	Version     int
+	Title       string
+	Text        string
+	HTML        string
+	PublishedAt *time.Time
+	CreatedAt   time.Time
+}
+
+// Accept is one request to accept: the row, and the queue options of its
+// job. After AcceptRequests, Existing is set when the idempotency key
+// matched an earlier request (nothing was inserted), else Job is set.
+type Accept struct {
+	Request     *Request
+	MaxAttempts int
+	Existing    *Request
+	Job         *Job
+}
+
+// AttemptFilter pages attempt history newest first.
+type AttemptFilter struct {
+	RequestID string
+	Limit     int
+	Before    *Cursor
+}
+
+// Counts are the metrics aggregates of a time range.
+type Counts struct {
+	TotalRequests   int
+	ByStatus        map[string]int
+	ByChannel       map[string]int
+	TotalAttempts   int
+	SuccessAttempts int
+	FailedAttempts  int
+}
+
+// OpenJob is a non-terminal job with what the dashboard list shows.
+type OpenJob struct {
+	Job                 *Job
+	Channel             Channel
+	TemplateCode        string
+	Recipient           string
+	ProviderKind        string
+	ProviderDisplayName string
+}

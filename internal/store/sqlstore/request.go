@@ -1,0 +1,219 @@
+package sqlstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/notifyd/notifyd/internal/jobs"
+	"github.com/notifyd/notifyd/internal/notify"
+)
+
+const requestCols = `id, workspace_id, api_key_id, source, channel, status, recipient_address, recipient_name, title, text, html,
+	template_code, template_variables, vendor_template_id, sender_profile_key, headers, metadata, preferred_provider_ids,
+	idempotency_key, campaign_id, requested_at, scheduled_at, updated_at, selected_provider_account_id,
+	selected_provider_message_id, final_error_code, final_error_message`
+
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func str(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+func jsonOrNil(v any, empty bool) *string {
+	if empty {
+		return nil
+	}
+	s := toJSON(v)
+	return &s
+}
+
+func requestArgs(r *notify.Request) []any {
+	return []any{r.ID, r.WorkspaceID, nullable(r.APIKeyID), r.Source, string(r.Channel), r.Status, r.RecipientAddress,
+		nullable(r.RecipientName), nullable(r.Title), nullable(r.Text), nullable(r.HTML), nullable(r.TemplateCode),
+		jsonOrNil(r.TemplateVariables, len(r.TemplateVariables) == 0), nullable(r.VendorTemplateID), nullable(r.SenderProfileKey),
+		jsonOrNil(r.Headers, len(r.Headers) == 0), jsonOrNil(r.Metadata, len(r.Metadata) == 0),
+		jsonOrNil(r.PreferredProviderIDs, len(r.PreferredProviderIDs) == 0), nullable(r.IdempotencyKey), nullable(r.CampaignID),
+		ms(r.RequestedAt), msPtr(r.ScheduledAt), ms(r.UpdatedAt), nullable(r.SelectedProviderID), nullable(r.SelectedMessageID),
+		nullable(r.FinalErrorCode), nullable(r.FinalErrorMessage)}
+}
+
+func scanRequest(row Row) (*notify.Request, error) {
+	var r notify.Request
+	var apiKey, name, title, text, html, tcode, tvars, vtid, spk, headers, meta, pref, idem, camp *string
+	var sel, selMsg, fcode, fmsg *string
+	var ch string
+	var req, upd int64
+	var sched *int64
+	if err := row.Scan(&r.ID, &r.WorkspaceID, &apiKey, &r.Source, &ch, &r.Status, &r.RecipientAddress, &name, &title, &text, &html,
+		&tcode, &tvars, &vtid, &spk, &headers, &meta, &pref, &idem, &camp, &req, &sched, &upd, &sel, &selMsg, &fcode, &fmsg); err != nil {
+		return nil, err
+	}
+	r.APIKeyID, r.Channel, r.RecipientName, r.Title, r.Text, r.HTML = str(apiKey), notify.Channel(ch), str(name), str(title), str(text), str(html)
+	r.TemplateCode, r.VendorTemplateID, r.SenderProfileKey, r.IdempotencyKey, r.CampaignID = str(tcode), str(vtid), str(spk), str(idem), str(camp)
+	r.RequestedAt, r.ScheduledAt, r.UpdatedAt = fromMs(req), fromMsPtr(sched), fromMs(upd)
+	r.SelectedProviderID, r.SelectedMessageID, r.FinalErrorCode, r.FinalErrorMessage = str(sel), str(selMsg), str(fcode), str(fmsg)
+	for _, f := range []struct {
+		src *string
+		dst any
+	}{{tvars, &r.TemplateVariables}, {headers, &r.Headers}, {meta, &r.Metadata}, {pref, &r.PreferredProviderIDs}} {
+		if f.src != nil {
+			if err := fromJSON(*f.src, f.dst); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return &r, nil
+}
+
+// AcceptRequests inserts each request unless its idempotency key exists,
+// then inserts the queue jobs of the new ones in one River call and their
+// job rows, all in the caller's transaction: a request is never stored
+// without its job, nor a job without its request.
+func (t *Tx) AcceptRequests(ctx context.Context, accepts []*notify.Accept, now time.Time) error {
+	var fresh []*notify.Accept
+	for _, a := range accepts {
+		r := a.Request
+		n, err := t.c.Exec(ctx, `INSERT INTO notification_requests (`+requestCols+`)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (workspace_id, idempotency_key) DO NOTHING`, requestArgs(r)...)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			existing, err := scanRequest(t.c.QueryRow(ctx, `SELECT `+requestCols+` FROM notification_requests
+				WHERE workspace_id = ? AND idempotency_key = ?`, r.WorkspaceID, r.IdempotencyKey))
+			if err != nil {
+				return err
+			}
+			a.Existing = existing
+			continue
+		}
+		fresh = append(fresh, a)
+	}
+	if len(fresh) == 0 {
+		return nil
+	}
+	params := make([]river.InsertManyParams, len(fresh))
+	for i, a := range fresh {
+		opts := &river.InsertOpts{MaxAttempts: jobs.DispatchMaxAttempts}
+		if a.Request.ScheduledAt != nil {
+			opts.ScheduledAt = *a.Request.ScheduledAt
+		}
+		params[i] = river.InsertManyParams{Args: jobs.Dispatch{RequestID: a.Request.ID, WorkspaceID: a.Request.WorkspaceID}, InsertOpts: opts}
+	}
+	ids, err := t.c.InsertJobs(ctx, params)
+	if err != nil {
+		return err
+	}
+	for i, a := range fresh {
+		j := &notify.Job{ID: newUUID(), WorkspaceID: a.Request.WorkspaceID, RequestID: a.Request.ID, QueueJobID: ids[i],
+			Status: notify.JobQueued, MaxAttempts: a.MaxAttempts, QueuedAt: now, ScheduledAt: a.Request.ScheduledAt}
+		if j.ScheduledAt != nil {
+			j.Status = notify.JobScheduled
+		}
+		if err := t.insertJob(ctx, j); err != nil {
+			return err
+		}
+		a.Job = j
+	}
+	return nil
+}
+
+const jobCols = `id, workspace_id, request_id, queue_job_id, status, attempts_made, max_attempts, queued_at, scheduled_at,
+	started_at, finished_at, next_retry_at, last_error_code, last_error_message, last_provider_account_id`
+
+func (t *Tx) insertJob(ctx context.Context, j *notify.Job) error {
+	_, err := t.c.Exec(ctx, `INSERT INTO notification_jobs (`+jobCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		j.ID, j.WorkspaceID, j.RequestID, j.QueueJobID, j.Status, j.AttemptsMade, j.MaxAttempts, ms(j.QueuedAt), msPtr(j.ScheduledAt),
+		msPtr(j.StartedAt), msPtr(j.FinishedAt), msPtr(j.NextRetryAt), nullable(j.LastErrorCode), nullable(j.LastErrorMessage),
+		nullable(j.LastProviderAccountID))
+	return err
+}
+
+func scanJob(row Row) (*notify.Job, error) {
+	var j notify.Job
+	var queued int64
+	var sched, started, finished, next *int64
+	var code, msg, prov *string
+	if err := row.Scan(&j.ID, &j.WorkspaceID, &j.RequestID, &j.QueueJobID, &j.Status, &j.AttemptsMade, &j.MaxAttempts, &queued,
+		&sched, &started, &finished, &next, &code, &msg, &prov); err != nil {
+		return nil, err
+	}
+	j.QueuedAt, j.ScheduledAt, j.StartedAt, j.FinishedAt, j.NextRetryAt = fromMs(queued), fromMsPtr(sched), fromMsPtr(started), fromMsPtr(finished), fromMsPtr(next)
+	j.LastErrorCode, j.LastErrorMessage, j.LastProviderAccountID = str(code), str(msg), str(prov)
+	return &j, nil
+}
+
+func (t *Tx) FindRequest(ctx context.Context, workspaceID, id string) (*notify.Request, error) {
+	return scanRequest(t.c.QueryRow(ctx, `SELECT `+requestCols+` FROM notification_requests WHERE workspace_id = ? AND id = ?`, workspaceID, id))
+}
+
+// UpdateRequest saves the mutable state of r.
+func (t *Tx) UpdateRequest(ctx context.Context, r *notify.Request) error {
+	return expectOne(t.c.Exec(ctx, `UPDATE notification_requests SET status = ?, updated_at = ?, selected_provider_account_id = ?,
+		selected_provider_message_id = ?, final_error_code = ?, final_error_message = ? WHERE workspace_id = ? AND id = ?`,
+		r.Status, ms(r.UpdatedAt), nullable(r.SelectedProviderID), nullable(r.SelectedMessageID), nullable(r.FinalErrorCode),
+		nullable(r.FinalErrorMessage), r.WorkspaceID, r.ID))
+}
+
+func (t *Tx) FindJobByRequest(ctx context.Context, workspaceID, requestID string) (*notify.Job, error) {
+	return scanJob(t.c.QueryRow(ctx, `SELECT `+jobCols+` FROM notification_jobs WHERE workspace_id = ? AND request_id = ?`, workspaceID, requestID))
+}
+
+func (t *Tx) FindJob(ctx context.Context, workspaceID, id string) (*notify.Job, error) {
+	return scanJob(t.c.QueryRow(ctx, `SELECT `+jobCols+` FROM notification_jobs WHERE workspace_id = ? AND id = ?`, workspaceID, id))
+}
+
+func (t *Tx) UpdateJob(ctx context.Context, j *notify.Job) error {
+	return expectOne(t.c.Exec(ctx, `UPDATE notification_jobs SET status = ?, attempts_made = ?, started_at = ?, finished_at = ?,
+		next_retry_at = ?, last_error_code = ?, last_error_message = ?, last_provider_account_id = ? WHERE workspace_id = ? AND id = ?`,
+		j.Status, j.AttemptsMade, msPtr(j.StartedAt), msPtr(j.FinishedAt), msPtr(j.NextRetryAt), nullable(j.LastErrorCode),
+		nullable(j.LastErrorMessage), nullable(j.LastProviderAccountID), j.WorkspaceID, j.ID))
+}
+
+func (t *Tx) CancelQueueJob(ctx context.Context, queueJobID int64) error {
+	return t.c.CancelJob(ctx, queueJobID)
+}
+
+// FindOpenJobs lists non-terminal jobs, newest enqueued first.
+func (t *Tx) FindOpenJobs(ctx context.Context, workspaceID string, limit int) ([]*notify.OpenJob, error) {
+	rows, err := t.c.Query(ctx, `SELECT j.id, j.workspace_id, j.request_id, j.queue_job_id, j.status, j.attempts_made, j.max_attempts,
+		j.queued_at, j.scheduled_at, j.started_at, j.finished_at, j.next_retry_at, j.last_error_code, j.last_error_message,
+		j.last_provider_account_id, r.channel, r.template_code, r.recipient_address, p.provider_kind, p.display_name
+		FROM notification_jobs j JOIN notification_requests r ON r.id = j.request_id
+		LEFT JOIN provider_accounts p ON p.id = j.last_provider_account_id
+		WHERE j.workspace_id = ? AND j.status IN ('scheduled', 'queued', 'processing', 'retrying', 'dead_letter')
+		ORDER BY j.queued_at DESC, j.id DESC LIMIT ?`, workspaceID, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*notify.OpenJob
+	for rows.Next() {
+		var j notify.Job
+		var o notify.OpenJob
+		var queued int64
+		var sched, started, finished, next *int64
+		var code, msg, prov, tcode, kind, name *string
+		var ch string
+		if err := rows.Scan(&j.ID, &j.WorkspaceID, &j.RequestID, &j.QueueJobID, &j.Status, &j.AttemptsMade, &j.MaxAttempts, &queued,
+			&sched, &started, &finished, &next, &code, &msg, &prov, &ch, &tcode, &o.Recipient, &kind, &name); err != nil {
+			return nil, err
+		}
+		j.QueuedAt, j.ScheduledAt, j.StartedAt, j.FinishedAt, j.NextRetryAt = fromMs(queued), fromMsPtr(sched), fromMsPtr(started), fromMsPtr(finished), fromMsPtr(next)
+		j.LastErrorCode, j.LastErrorMessage, j.LastProviderAccountID = str(code), str(msg), str(prov)
+		o.Job, o.Channel, o.TemplateCode, o.ProviderKind, o.ProviderDisplayName = &j, notify.Channel(ch), str(tcode), str(kind), str(name)
+		out = append(out, &o)
+	}
+	return out, rows.Err()
+}
