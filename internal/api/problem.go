@@ -86,3 +86,14 @@ type envelope struct {
 type envelopeMeta struct {
 	Timestamp string `json:"timestamp"`
 }
+
+// rawJSON embeds stored JSON text as is; invalid text becomes a string.
+func rawJSON(s string) any {
+	if s == "" {
+		return nil
+	}
+	if json.Valid([]byte(s)) {
+		return json.RawMessage(s)
+	}
+	return s
+}

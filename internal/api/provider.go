@@ -174,3 +174,35 @@ func (a *API) handleRouteReplace(c *call) error {
 	}
 	return c.ok(http.StatusOK, routesBody(out))
 }
+
+func (a *API) handleTestSend(c *call) error {
+	var b struct {
+		Mode      string `json:"mode"`
+		Recipient *struct {
+			Address string `json:"address"`
+			Name    string `json:"name"`
+		} `json:"recipient"`
+		Content *struct {
+			Text              *string           `json:"text"`
+			Title             *string           `json:"title"`
+			TemplateCode      string            `json:"templateCode"`
+			TemplateVariables map[string]string `json:"templateVariables"`
+		} `json:"content"`
+	}
+	if err := c.decode(&b); err != nil {
+		return err
+	}
+	in := service.TestSendInput{Mode: b.Mode}
+	if b.Recipient != nil {
+		in.RecipientAddress, in.RecipientName = b.Recipient.Address, b.Recipient.Name
+	}
+	if b.Content != nil {
+		in.Text, in.Title, in.TemplateCode, in.TemplateVariables = b.Content.Text, b.Content.Title, b.Content.TemplateCode, b.Content.TemplateVariables
+	}
+	r, err := a.svc.TestSend(c.ctx, c.actor, c.r.PathValue("id"), in)
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusOK, map[string]any{"requestId": r.ID, "status": r.Status, "mode": b.Mode, "channel": r.Channel,
+		"providerMessageId": strOrNil(r.SelectedMessageID), "acceptedAt": Timestamp(r.RequestedAt)})
+}

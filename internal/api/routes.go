@@ -45,5 +45,22 @@ func (a *API) routes() []Route {
 		{Method: "PATCH", Path: "/v1/providers/{id}", auth: authDashboard, Roles: op, h: a.handleProviderUpdate},
 		{Method: "GET", Path: "/v1/routes", auth: authDashboard, Roles: all, h: a.handleRouteList},
 		{Method: "PUT", Path: "/v1/routes", auth: authDashboard, Roles: op, h: a.handleRouteReplace},
+		{Method: "POST", Path: "/v1/providers/{id}/test-send", auth: authDashboard, Roles: op, h: a.handleTestSend},
+
+		// Templates (API-DECISIONS section 4).
+		{Method: "POST", Path: "/v1/templates", auth: authDashboard, Roles: op, h: a.handleTemplateCreate},
+		{Method: "GET", Path: "/v1/templates", auth: authDashboard, Roles: all, h: a.handleTemplateList},
+		{Method: "GET", Path: "/v1/templates/{id}", auth: authDashboard, Roles: all, h: a.handleTemplateGet},
+		{Method: "PATCH", Path: "/v1/templates/{id}", auth: authDashboard, Roles: op, h: a.handleTemplateUpdate},
+		{Method: "POST", Path: "/v1/templates/{id}/versions", auth: authDashboard, Roles: op, h: a.handleTemplateVersionCreate},
+		{Method: "POST", Path: "/v1/templates/{id}/versions/{version}/publish", auth: authDashboard, Roles: op, h: a.handleTemplateVersionPublish},
+		{Method: "PUT", Path: "/v1/templates/{id}/review-status", auth: authDashboard, Roles: admin, h: a.handleTemplateReviewStatus},
+
+		// Queue jobs, attempts, dead letters, metrics.
+		{Method: "GET", Path: "/v1/jobs", auth: authDashboard, Roles: all, h: a.handleJobList},
+		{Method: "POST", Path: "/v1/jobs/{id}/cancel", auth: authDashboard, Roles: op, h: a.handleJobCancel},
+		{Method: "GET", Path: "/v1/attempts", auth: authDashboard, Roles: all, h: a.handleAttemptList},
+		{Method: "GET", Path: "/v1/dead-letter", auth: authDashboard, Roles: admin, h: a.handleDeadLetterList},
+		{Method: "GET", Path: "/v1/metrics", auth: authDashboard, Roles: all, h: a.handleMetrics},
 	}
 }

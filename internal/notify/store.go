@@ -79,6 +79,9 @@ type PipelineTx interface {
 	// AcceptRequests inserts requests and their queue jobs in this
 	// transaction; an existing idempotency key fills Accept.Existing instead.
 	AcceptRequests(ctx context.Context, accepts []*Accept, now time.Time) error
+	// CreateDirectRequest stores a synchronously sent request and its job
+	// row, with no queue job.
+	CreateDirectRequest(ctx context.Context, r *Request, j *Job) error
 	FindRequest(ctx context.Context, workspaceID, id string) (*Request, error)
 	UpdateRequest(ctx context.Context, r *Request) error
 	FindJobByRequest(ctx context.Context, workspaceID, requestID string) (*Job, error)

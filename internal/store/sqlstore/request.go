@@ -217,3 +217,13 @@ func (t *Tx) FindOpenJobs(ctx context.Context, workspaceID string, limit int) ([
 	}
 	return out, rows.Err()
 }
+
+// CreateDirectRequest stores a request sent synchronously (test-send,
+// OTP) with its job row and no queue job.
+func (t *Tx) CreateDirectRequest(ctx context.Context, r *notify.Request, j *notify.Job) error {
+	if _, err := t.c.Exec(ctx, `INSERT INTO notification_requests (`+requestCols+`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, requestArgs(r)...); err != nil {
+		return err
+	}
+	return t.insertJob(ctx, j)
+}
