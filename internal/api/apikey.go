@@ -98,6 +98,9 @@ func (a *API) handleAPIKeyUpdate(c *call) error {
 }
 
 func (a *API) handleAPIKeyRotate(c *call) error {
+	if err := decodeNone(c.body); err != nil {
+		return err
+	}
 	k, err := a.svc.RotateAPIKey(c.ctx, c.actor, c.r.PathValue("id"))
 	if err != nil {
 		return err
@@ -107,6 +110,9 @@ func (a *API) handleAPIKeyRotate(c *call) error {
 
 func (a *API) handleAPIKeyStatus(action string) func(c *call) error {
 	return func(c *call) error {
+		if err := decodeNone(c.body); err != nil {
+			return err
+		}
 		k, err := a.svc.SetAPIKeyStatus(c.ctx, c.actor, c.r.PathValue("id"), action)
 		if err != nil {
 			return err

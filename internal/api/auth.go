@@ -71,6 +71,9 @@ func (a *API) handleSelectWorkspace(c *call) error {
 }
 
 func (a *API) handleLogout(c *call) error {
+	if err := decodeNone(c.body); err != nil {
+		return err
+	}
 	if err := a.svc.Logout(c.ctx, c.actor); err != nil {
 		return err
 	}
@@ -198,11 +201,13 @@ func (a *API) handleAuditList(c *call) error {
 	if f.Before, err = decodeCursor(q.Get("cursor")); err != nil {
 		return err
 	}
-	if err := checkLen("action", f.Action, 100); err != nil {
-		return err
-	}
-	if err := checkLen("targetType", f.TargetType, 100); err != nil {
-		return err
+	for _, v := range []struct{ name, value string }{{"action", f.Action}, {"targetType", f.TargetType}} {
+		if err := checkLen(v.name, v.value, 100); err != nil {
+			return err
+		}
+		if err := checkText(v.name, v.value); err != nil {
+			return err
+		}
 	}
 	page, err := a.svc.ListAudit(c.ctx, c.actor, f)
 	if err != nil {

@@ -13,8 +13,14 @@ import (
 // decodeJSON decodes body into v strictly: unknown fields, wrong types,
 // malformed JSON and trailing data are 400 SVC-40000 naming the field.
 func decodeJSON(body []byte, v any) error {
-	if len(bytes.TrimSpace(body)) == 0 {
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 {
 		return notify.Invalid("Request body is required")
+	}
+	// Every body of the API is a JSON object: a bare null would decode
+	// into nothing and pass as an empty update.
+	if string(trimmed) == "null" {
+		return notify.Invalid("Request body must be a JSON object")
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -24,7 +30,44 @@ func decodeJSON(body []byte, v any) error {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return notify.Invalid("Request body must hold a single JSON value")
 	}
+	if hasNUL(trimmed) {
+		// No field of the API takes one, and PostgreSQL cannot store one.
+		return notify.Invalid("Request body must not contain NUL characters")
+	}
 	return nil
+}
+
+// hasNUL reports whether a JSON string of body (already known to be
+// valid JSON) holds a \u0000 escape.
+func hasNUL(body []byte) bool {
+	if !bytes.Contains(body, []byte(`\u0000`)) {
+		return false
+	}
+	in := false
+	for i := 0; i < len(body); i++ {
+		switch c := body[i]; {
+		case !in:
+			in = c == '"'
+		case c == '"':
+			in = false
+		case c == '\\':
+			if i+5 < len(body) && string(body[i+1:i+6]) == "u0000" {
+				return true
+			}
+			i++ // skip the escaped character
+		}
+	}
+	return false
+}
+
+// decodeNone checks the body of an action that takes no fields: empty, or
+// an empty JSON object. Anything else (unknown fields, malformed JSON) is
+// 400 like on every other route.
+func decodeNone(body []byte) error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil
+	}
+	return decodeJSON(body, &struct{}{})
 }
 
 func decodeError(err error) error {
@@ -55,7 +98,9 @@ func jsonType(goKind string) string {
 		return "string"
 	case "bool":
 		return "boolean"
-	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64", "float32", "float64":
+	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
+		return "integer"
+	case "float32", "float64":
 		return "number"
 	case "slice", "array":
 		return "array"
@@ -66,7 +111,7 @@ func jsonType(goKind string) string {
 }
 
 func article(t string) string {
-	if t == "array" || t == "object" {
+	if t == "array" || t == "object" || t == "integer" {
 		return "an " + t
 	}
 	return "a " + t

@@ -59,11 +59,11 @@ func (a *API) handleAttemptList(c *call) error {
 			vars = map[string]string{}
 		}
 		m["request"] = map[string]any{
-			"templateCode": strOrNil(r.TemplateCode),
-			"recipient":    map[string]any{"address": r.RecipientAddress, "name": strOrNil(r.RecipientName)},
-			"variables":    vars,
+			"templateCode":    strOrNil(r.TemplateCode),
+			"recipient":       map[string]any{"address": r.RecipientAddress, "name": strOrNil(r.RecipientName)},
+			"variables":       vars,
 			"renderedContent": map[string]any{"title": strOrNil(r.Title), "text": strOrNil(r.Text), "html": strOrNil(r.HTML)},
-			"providerCall": rawJSON(at.RequestJSON),
+			"providerCall":    rawJSON(at.RequestJSON),
 		}
 		m["response"] = rawJSON(at.ResponseJSON)
 		out[i] = m

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/notifyd/notifyd/internal/notify"
 )
@@ -47,8 +48,18 @@ func decodeCursor(s string) (*notify.Cursor, error) {
 	}
 	at, id, ok := strings.Cut(string(b), ":")
 	ms, err := strconv.ParseInt(at, 10, 64)
-	if !ok || err != nil || id == "" {
+	if !ok || err != nil || id == "" || checkText("cursor", id) != nil {
 		return nil, bad
 	}
 	return &notify.Cursor{At: time.UnixMilli(ms).UTC(), ID: id}, nil
+}
+
+// checkText refuses a query value that is not valid UTF-8 or holds a NUL
+// byte: no stored value can match it, and PostgreSQL rejects such
+// parameters outright.
+func checkText(name, v string) error {
+	if !utf8.ValidString(v) || strings.IndexByte(v, 0) >= 0 {
+		return notify.Invalid("%s must be valid UTF-8 text without NUL characters", name)
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"sort"
 
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/provider"
@@ -26,10 +27,10 @@ func providerBody(v *service.ProviderView) providerJSON {
 }
 
 type providerIn struct {
-	ProviderKind Optional[string]            `json:"providerKind"`
-	DisplayName  Optional[string]            `json:"displayName"`
-	ConfigJSON   Optional[map[string]string] `json:"configJson"`
-	Enabled      Optional[bool]              `json:"enabled"`
+	ProviderKind Optional[string]         `json:"providerKind"`
+	DisplayName  Optional[string]         `json:"displayName"`
+	ConfigJSON   Optional[map[string]any] `json:"configJson"`
+	Enabled      Optional[bool]           `json:"enabled"`
 }
 
 func (in providerIn) input() (service.ProviderInput, error) {
@@ -54,12 +55,25 @@ func (in providerIn) input() (service.ProviderInput, error) {
 		if len(in.ConfigJSON.Value) > 100 {
 			return out, notify.Invalid("configJson must hold at most 100 keys")
 		}
-		for k, v := range in.ConfigJSON.Value {
-			if len(k) > 100 || len(v) > 64<<10 {
+		// SPEC: an object of string to string. Decoding into map[string]string
+		// would take null as "" and name no key on a wrong type.
+		names := make([]string, 0, len(in.ConfigJSON.Value))
+		for k := range in.ConfigJSON.Value {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		cfg := make(map[string]string, len(names))
+		for _, k := range names {
+			v, ok := in.ConfigJSON.Value[k].(string)
+			if len(k) > 100 || (ok && len(v) > 64<<10) {
 				return out, notify.Invalid("configJson keys must be at most 100 and values at most 65536 characters")
 			}
+			if !ok {
+				return out, notify.Invalid("configJson.%s must be a string", k)
+			}
+			cfg[k] = v
 		}
-		out.ConfigJSON, out.SetConfig = in.ConfigJSON.Value, true
+		out.ConfigJSON, out.SetConfig = cfg, true
 	}
 	return out, nil
 }

@@ -1,19 +1,230 @@
 package api
 
-import "github.com/notifyd/notifyd/internal/notify"
+import (
+	"net/http"
+	"strconv"
 
-// Template handlers: placeholders until the templates use cases land.
+	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/service"
+)
 
-func notImplemented() error {
-	return notify.Errorf(notify.CodeInternal, "Not implemented yet")
+// Templates (API-DECISIONS section 4). Empty optional strings answer null.
+
+type templateVersionJSON struct {
+	Version     int     `json:"version"`
+	Title       *string `json:"title"`
+	Text        string  `json:"text"`
+	HTML        *string `json:"html"`
+	PublishedAt *string `json:"publishedAt"`
+	CreatedAt   string  `json:"createdAt"`
 }
 
-func (a *API) handleTemplateCreate(c *call) error        { return notImplemented() }
-func (a *API) handleTemplateList(c *call) error          { return notImplemented() }
-func (a *API) handleTemplateGet(c *call) error           { return notImplemented() }
-func (a *API) handleTemplateUpdate(c *call) error        { return notImplemented() }
-func (a *API) handleTemplateVersionCreate(c *call) error { return notImplemented() }
+type templateJSON struct {
+	ID                     string                 `json:"id"`
+	Code                   string                 `json:"code"`
+	Channel                notify.Channel         `json:"channel"`
+	Name                   string                 `json:"name"`
+	Status                 string                 `json:"status"`
+	ReviewStatus           *string                `json:"reviewStatus"`
+	ProviderAccountID      *string                `json:"providerAccountId"`
+	VendorTemplateID       *string                `json:"vendorTemplateId"`
+	SenderProfileKey       *string                `json:"senderProfileKey"`
+	LatestPublishedVersion *int                   `json:"latestPublishedVersion"`
+	CreatedAt              string                 `json:"createdAt"`
+	UpdatedAt              string                 `json:"updatedAt"`
+	Versions               *[]templateVersionJSON `json:"versions,omitempty"`
+}
+
+func templateBody(t *notify.Template) templateJSON {
+	out := templateJSON{ID: t.ID, Code: t.Code, Channel: t.Channel, Name: t.Name, Status: t.Status,
+		ReviewStatus: strOrNil(t.ReviewStatus), ProviderAccountID: strOrNil(t.ProviderAccountID),
+		VendorTemplateID: strOrNil(t.VendorTemplateID), SenderProfileKey: strOrNil(t.SenderProfileKey),
+		CreatedAt: Timestamp(t.CreatedAt), UpdatedAt: Timestamp(t.UpdatedAt)}
+	if t.LatestPublishedVersion > 0 {
+		v := t.LatestPublishedVersion
+		out.LatestPublishedVersion = &v
+	}
+	return out
+}
+
+func templateVersionBody(v *notify.TemplateVersion) templateVersionJSON {
+	return templateVersionJSON{Version: v.Version, Title: strOrNil(v.Title), Text: v.Text, HTML: strOrNil(v.HTML),
+		PublishedAt: TimestampPtr(v.PublishedAt), CreatedAt: Timestamp(v.CreatedAt)}
+}
+
+type templateIn struct {
+	Code              Optional[string] `json:"code"`
+	Channel           Optional[string] `json:"channel"`
+	Name              Optional[string] `json:"name"`
+	Status            Optional[string] `json:"status"`
+	ProviderAccountID Optional[string] `json:"providerAccountId"`
+	VendorTemplateID  Optional[string] `json:"vendorTemplateId"`
+	SenderProfileKey  Optional[string] `json:"senderProfileKey"`
+}
+
+// required maps a present field onto a pointer; null is a 400.
+func required(field string, o Optional[string]) (*string, error) {
+	if !o.Set {
+		return nil, nil
+	}
+	if o.Null {
+		return nil, notify.Invalid("%s must be a string", field)
+	}
+	return &o.Value, nil
+}
+
+// clearable maps a present field onto a pointer; null clears it ("").
+func clearable(o Optional[string]) *string {
+	if !o.Set {
+		return nil
+	}
+	v := o.Value
+	if o.Null {
+		v = ""
+	}
+	return &v
+}
+
+func (in templateIn) input() (service.TemplateInput, error) {
+	var out service.TemplateInput
+	var err error
+	for _, f := range []struct {
+		name string
+		o    Optional[string]
+		dst  **string
+	}{{"code", in.Code, &out.Code}, {"channel", in.Channel, &out.Channel}, {"name", in.Name, &out.Name}, {"status", in.Status, &out.Status}} {
+		if *f.dst, err = required(f.name, f.o); err != nil {
+			return out, err
+		}
+	}
+	out.ProviderAccountID = clearable(in.ProviderAccountID)
+	out.VendorTemplateID = clearable(in.VendorTemplateID)
+	out.SenderProfileKey = clearable(in.SenderProfileKey)
+	return out, nil
+}
+
+// createTemplateIn is the create body: no status (a template starts active).
+type createTemplateIn struct {
+	Code              Optional[string] `json:"code"`
+	Channel           Optional[string] `json:"channel"`
+	Name              Optional[string] `json:"name"`
+	ProviderAccountID Optional[string] `json:"providerAccountId"`
+	VendorTemplateID  Optional[string] `json:"vendorTemplateId"`
+	SenderProfileKey  Optional[string] `json:"senderProfileKey"`
+}
+
+func (a *API) handleTemplateCreate(c *call) error {
+	var in createTemplateIn
+	if err := c.decode(&in); err != nil {
+		return err
+	}
+	input, err := templateIn{Code: in.Code, Channel: in.Channel, Name: in.Name, ProviderAccountID: in.ProviderAccountID,
+		VendorTemplateID: in.VendorTemplateID, SenderProfileKey: in.SenderProfileKey}.input()
+	if err != nil {
+		return err
+	}
+	t, err := a.svc.CreateTemplate(c.ctx, c.actor, input)
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusCreated, map[string]any{"template": templateBody(t)})
+}
+
+func (a *API) handleTemplateList(c *call) error {
+	ts, err := a.svc.ListTemplates(c.ctx, c.actor)
+	if err != nil {
+		return err
+	}
+	out := make([]templateJSON, len(ts))
+	for i, t := range ts {
+		out[i] = templateBody(t)
+	}
+	return c.ok(http.StatusOK, map[string]any{"templates": out})
+}
+
+func (a *API) handleTemplateGet(c *call) error {
+	v, err := a.svc.GetTemplate(c.ctx, c.actor, c.r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	body := templateBody(v.Template)
+	vs := make([]templateVersionJSON, len(v.Versions))
+	for i, x := range v.Versions {
+		vs[i] = templateVersionBody(x)
+	}
+	body.Versions = &vs
+	return c.ok(http.StatusOK, map[string]any{"template": body})
+}
+
+func (a *API) handleTemplateUpdate(c *call) error {
+	var in struct {
+		Name              Optional[string] `json:"name"`
+		Status            Optional[string] `json:"status"`
+		ProviderAccountID Optional[string] `json:"providerAccountId"`
+		VendorTemplateID  Optional[string] `json:"vendorTemplateId"`
+		SenderProfileKey  Optional[string] `json:"senderProfileKey"`
+	}
+	if err := c.decode(&in); err != nil {
+		return err
+	}
+	input, err := templateIn{Name: in.Name, Status: in.Status, ProviderAccountID: in.ProviderAccountID,
+		VendorTemplateID: in.VendorTemplateID, SenderProfileKey: in.SenderProfileKey}.input()
+	if err != nil {
+		return err
+	}
+	t, err := a.svc.UpdateTemplate(c.ctx, c.actor, c.r.PathValue("id"), input)
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusOK, map[string]any{"template": templateBody(t)})
+}
+
+func (a *API) handleTemplateVersionCreate(c *call) error {
+	var in struct {
+		Title Optional[string] `json:"title"`
+		Text  Optional[string] `json:"text"`
+		HTML  Optional[string] `json:"html"`
+	}
+	if err := c.decode(&in); err != nil {
+		return err
+	}
+	text, err := required("text", in.Text)
+	if err != nil {
+		return err
+	}
+	v, err := a.svc.CreateTemplateVersion(c.ctx, c.actor, c.r.PathValue("id"),
+		service.TemplateVersionInput{Title: clearable(in.Title), Text: text, HTML: clearable(in.HTML)})
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusCreated, map[string]any{"version": templateVersionBody(v)})
+}
+
 func (a *API) handleTemplateVersionPublish(c *call) error {
-	return notImplemented()
+	n, err := strconv.Atoi(c.r.PathValue("version"))
+	if err != nil || n < 1 {
+		return notify.NotFound("Template version")
+	}
+	v, err := a.svc.PublishTemplateVersion(c.ctx, c.actor, c.r.PathValue("id"), n)
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusOK, map[string]any{"version": templateVersionBody(v)})
 }
-func (a *API) handleTemplateReviewStatus(c *call) error { return notImplemented() }
+
+func (a *API) handleTemplateReviewStatus(c *call) error {
+	var in struct {
+		ReviewStatus Optional[string] `json:"reviewStatus"`
+	}
+	if err := c.decode(&in); err != nil {
+		return err
+	}
+	if !in.ReviewStatus.Set || in.ReviewStatus.Null {
+		return notify.Invalid("reviewStatus is required")
+	}
+	t, err := a.svc.SetReviewStatus(c.ctx, c.actor, c.r.PathValue("id"), in.ReviewStatus.Value)
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusOK, map[string]any{"template": templateBody(t)})
+}

@@ -12,6 +12,11 @@ import (
 type Store interface {
 	Update(ctx context.Context, fn func(Tx) error) error
 	View(ctx context.Context, fn func(Tx) error) error
+	// Batch is Update that may share its transaction with concurrent
+	// callers (group commit). Each fn runs in its own savepoint, so an
+	// error undoes only that fn's writes. fn may run after the caller's ctx
+	// is done; it must not assume it is the transaction's only writer.
+	Batch(ctx context.Context, fn func(Tx) error) error
 	// Ping reports whether the database answers and the schema is current.
 	Ping(ctx context.Context) error
 	Close() error

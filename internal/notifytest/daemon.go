@@ -28,6 +28,11 @@ type Env struct {
 // Option changes the daemon configuration before start.
 type Option func(*config.Config)
 
+// WithQueueJobAttempts sets SVC_QUEUE_JOB_ATTEMPTS (attempts per queued job).
+func WithQueueJobAttempts(n int) Option {
+	return func(c *config.Config) { c.QueueJobAttempts = n }
+}
+
 // StartDaemon runs the whole daemon on 127.0.0.1:0 against a fresh
 // database of the suite's backend, with the provider simulator on an
 // httptest server and private targets allowed (the simulator is loopback).

@@ -33,8 +33,8 @@ func validateKeyInput(in APIKeyInput, create bool) error {
 	if create && in.Name == nil {
 		return notify.Invalid("name is required")
 	}
-	if in.Name != nil && (strings.TrimSpace(*in.Name) == "" || len([]rune(*in.Name)) > 120) {
-		return notify.Invalid("name must be 1 to 120 characters")
+	if in.Name != nil && (strings.TrimSpace(*in.Name) == "" || len([]rune(*in.Name)) > 120 || !storable(*in.Name)) {
+		return notify.Invalid("name must be 1 to 120 characters of text")
 	}
 	if create && in.Scopes == nil {
 		return notify.Invalid("scopes is required")
@@ -58,7 +58,7 @@ func validateKeyInput(in APIKeyInput, create bool) error {
 			return notify.Invalid("allowedTemplateCodes must hold at most 1000 codes")
 		}
 		for _, c := range *in.AllowedTemplateCodes {
-			if c == "" || len(c) > 120 {
+			if c == "" || len(c) > 120 || !storable(c) {
 				return notify.Invalid("allowedTemplateCodes entries must be 1 to 120 characters")
 			}
 		}
@@ -185,6 +185,9 @@ func (s *Service) RotateAPIKey(ctx context.Context, a *Actor, id string) (*NewAP
 }
 
 func (s *Service) changeKey(ctx context.Context, a *Actor, id, action string, change func(*notify.APIKey) error) (*notify.APIKey, error) {
+	if !storable(id) {
+		return nil, notify.NotFound("API key")
+	}
 	var k *notify.APIKey
 	err := s.store.Update(ctx, func(tx notify.Tx) error {
 		var err error
@@ -235,7 +238,7 @@ func StringToSign(method, target, timestamp, nonce string, body []byte) string {
 // client's nonces.
 func (s *Service) VerifySignature(ctx context.Context, r SignedRequest) (*notify.APIKey, error) {
 	keyID, keySecret, ok := strings.Cut(r.APIKey, ".")
-	if !ok || keyID == "" || keySecret == "" || len(r.APIKey) > 256 {
+	if !ok || keyID == "" || keySecret == "" || len(r.APIKey) > 256 || !validKeyID(keyID) {
 		return nil, notify.Unauthorized(detailInvalidKey)
 	}
 	now := s.now()
@@ -271,7 +274,7 @@ func (s *Service) VerifySignature(ctx context.Context, r SignedRequest) (*notify
 	if err != nil || !hmac.Equal(want, got) {
 		return nil, notify.Unauthorized(detailInvalidSignature)
 	}
-	err = s.store.Update(ctx, func(tx notify.Tx) error {
+	err = s.store.Batch(ctx, func(tx notify.Tx) error {
 		// Nonces are kept for twice the tolerance window.
 		if err := tx.UseNonce(ctx, k.KeyID, r.Nonce, now, now.Add(2*s.tol)); err != nil {
 			return err
@@ -288,6 +291,22 @@ func (s *Service) VerifySignature(ctx context.Context, r SignedRequest) (*notify
 		return nil, err
 	}
 	return k, nil
+}
+
+// validKeyID: key ids are "nk_" plus hex; anything outside letters, digits,
+// '_' and '-' cannot exist and is refused before the lookup (PostgreSQL
+// refuses invalid UTF-8 parameters, which a header may carry).
+func validKeyID(id string) bool {
+	if len(id) > 64 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // validNonce: 1 to 128 printable ASCII characters.

@@ -42,6 +42,9 @@ var ErrEmailTaken = errors.New("a user with this email already exists")
 // NormalizeEmail trims and lower-cases an email; invalid addresses are 400.
 func NormalizeEmail(email string) (string, error) {
 	e := strings.ToLower(strings.TrimSpace(email))
+	if !storable(e) {
+		return "", notify.Invalid("email is not a valid email address")
+	}
 	if len(e) > 320 {
 		return "", notify.Invalid("email must be at most 320 characters")
 	}
@@ -60,7 +63,7 @@ func (s *Service) Bootstrap(ctx context.Context, workspace, email, password stri
 		return nil, err
 	}
 	workspace = strings.TrimSpace(workspace)
-	if workspace == "" || len([]rune(workspace)) > 120 {
+	if workspace == "" || len([]rune(workspace)) > 120 || !storable(workspace) {
 		return nil, notify.Invalid("workspace name must be 1 to 120 characters")
 	}
 	if password == "" {
@@ -118,10 +121,13 @@ func (s *Service) Login(ctx context.Context, email, password, workspaceID, clien
 		return nil, notify.Errorf(notify.CodeTooManyRequests, "Too many failed login attempts; try again later")
 	}
 	var user *notify.User
-	err := s.store.View(ctx, func(tx notify.Tx) (err error) {
-		user, err = tx.FindUserByEmail(ctx, email)
-		return err
-	})
+	var err error
+	if storable(email) { // anything else names no user (and PostgreSQL refuses it)
+		err = s.store.View(ctx, func(tx notify.Tx) (err error) {
+			user, err = tx.FindUserByEmail(ctx, email)
+			return err
+		})
+	}
 	if err != nil && !errors.Is(err, notify.ErrNotFound) {
 		return nil, err
 	}

@@ -88,7 +88,7 @@ func (s *Service) Dispatch(ctx context.Context, workspaceID, requestID string, a
 	now := s.now()
 	var rn *run
 	var done bool
-	err := s.store.Update(ctx, func(tx notify.Tx) error {
+	err := s.store.Batch(ctx, func(tx notify.Tx) error {
 		r, err := tx.FindRequest(ctx, workspaceID, requestID)
 		if notify.IsNotFound(err) {
 			done = true
@@ -146,7 +146,7 @@ func (s *Service) Dispatch(ctx context.Context, workspaceID, requestID string, a
 	}
 	out := s.tryRoutes(ctx, rn)
 	var retry *RetryError
-	err = s.store.Update(ctx, func(tx notify.Tx) error {
+	err = s.store.Batch(ctx, func(tx notify.Tx) error {
 		if err := tx.CreateAttempts(ctx, rn.attempts); err != nil {
 			return err
 		}

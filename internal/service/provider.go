@@ -64,6 +64,9 @@ func validDisplayName(n string) error {
 	if len([]rune(n)) > 120 {
 		return notify.Invalid("displayName must be at most 120 characters")
 	}
+	if !storable(n) {
+		return notify.Invalid("displayName must be text without NUL characters")
+	}
 	return nil
 }
 
@@ -120,6 +123,9 @@ func (s *Service) UpdateProvider(ctx context.Context, a *Actor, id string, in Pr
 			return nil, err
 		}
 	}
+	if !storable(id) {
+		return nil, notify.NotFound("Provider")
+	}
 	var p *notify.ProviderAccount
 	err := s.store.Update(ctx, func(tx notify.Tx) error {
 		var err error
@@ -156,6 +162,9 @@ func (s *Service) UpdateProvider(ctx context.Context, a *Actor, id string, in Pr
 
 // GetProvider returns one provider account with its quota.
 func (s *Service) GetProvider(ctx context.Context, a *Actor, id string) (*ProviderView, error) {
+	if !storable(id) {
+		return nil, notify.NotFound("Provider")
+	}
 	var p *notify.ProviderAccount
 	err := s.store.View(ctx, func(tx notify.Tx) (err error) {
 		p, err = tx.FindProviderAccount(ctx, a.WorkspaceID, id)
@@ -296,6 +305,9 @@ func (s *Service) ReplaceRoutes(ctx context.Context, a *Actor, in []RouteInput) 
 		}
 		if r.ProviderAccountID == "" {
 			return nil, notify.Invalid("routes[%d].providerAccountId is required", i)
+		}
+		if !storable(r.ProviderAccountID) {
+			return nil, notify.Invalid("routes[%d].providerAccountId does not name a provider of this workspace", i)
 		}
 		if r.Priority < 1 || r.Priority > 9999 {
 			return nil, notify.Invalid("routes[%d].priority must be between 1 and 9999", i)

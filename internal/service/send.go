@@ -209,7 +209,7 @@ func (s *Service) Send(ctx context.Context, key *notify.APIKey, in *SendInput) (
 		return nil, err
 	}
 	var acc *notify.Accept
-	err = s.store.Update(ctx, func(tx notify.Tx) error {
+	err = s.store.Batch(ctx, func(tx notify.Tx) error {
 		r, err := s.buildRequest(ctx, tx, key.WorkspaceID, key, in, sched, now)
 		if err != nil {
 			return err
@@ -252,7 +252,7 @@ func (s *Service) SendBulk(ctx context.Context, key *notify.APIKey, items []*Sen
 		scheds[i] = sched
 	}
 	var accs []*notify.Accept
-	err := s.store.Update(ctx, func(tx notify.Tx) error {
+	err := s.store.Batch(ctx, func(tx notify.Tx) error {
 		accs = accs[:0]
 		for i, in := range items {
 			r, err := s.buildRequest(ctx, tx, key.WorkspaceID, key, in, scheds[i], now)

@@ -4,10 +4,19 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/secret"
 )
+
+// storable reports whether s can be a stored key or text: valid UTF-8
+// without NUL bytes and at most 1,000 bytes. PostgreSQL refuses the others
+// as query parameters, so a lookup by such a value is answered "not found"
+// (or 400 for text input) before it reaches the store.
+func storable(s string) bool {
+	return len(s) <= 1000 && utf8.ValidString(s) && !strings.ContainsRune(s, 0)
+}
 
 // GetWorkspace returns the actor's workspace.
 func (s *Service) GetWorkspace(ctx context.Context, a *Actor) (*notify.Workspace, error) {
@@ -22,8 +31,8 @@ func (s *Service) GetWorkspace(ctx context.Context, a *Actor) (*notify.Workspace
 // UpdateWorkspace renames the workspace (audit workspace.updated).
 func (s *Service) UpdateWorkspace(ctx context.Context, a *Actor, name string) (*notify.Workspace, error) {
 	name = strings.TrimSpace(name)
-	if name == "" || len([]rune(name)) > 120 {
-		return nil, notify.Invalid("name must be 1 to 120 characters")
+	if name == "" || len([]rune(name)) > 120 || !storable(name) {
+		return nil, notify.Invalid("name must be 1 to 120 characters of text")
 	}
 	var w *notify.Workspace
 	err := s.store.Update(ctx, func(tx notify.Tx) error {
@@ -120,6 +129,9 @@ func (s *Service) UpdateMemberRole(ctx context.Context, a *Actor, userID string,
 	if !role.Valid() {
 		return nil, notify.Invalid("role must be one of owner, admin, operator, viewer")
 	}
+	if !storable(userID) {
+		return nil, notify.NotFound("Member")
+	}
 	var out *notify.Member
 	err := s.store.Update(ctx, func(tx notify.Tx) error {
 		m, err := tx.FindMember(ctx, a.WorkspaceID, userID)
@@ -149,6 +161,9 @@ func (s *Service) UpdateMemberRole(ctx context.Context, a *Actor, userID string,
 
 // RemoveMember removes a member; the last owner cannot be removed.
 func (s *Service) RemoveMember(ctx context.Context, a *Actor, userID string) error {
+	if !storable(userID) {
+		return notify.NotFound("Member")
+	}
 	return s.store.Update(ctx, func(tx notify.Tx) error {
 		m, err := tx.FindMember(ctx, a.WorkspaceID, userID)
 		if err != nil {

@@ -13,6 +13,10 @@
 //     UTF-8 length would turn a 30-character Korean SMS into an LMS.
 //   - /send_mass/ takes one title for the whole call: the first non-empty
 //     msg.Title of the batch is used.
+//   - An LMS title is cut to Aligo's 44 bytes (it is decoration; the text
+//     is whole), while a text over 2,000 bytes fails as invalid_request
+//     before any call: Aligo would refuse it, and cutting it would send a
+//     partial notification.
 //   - AlimTalk needs one senderkey and tpl_code per call, so a batch is sent
 //     as one call per (sender profile, template) pair.
 //   - The AlimTalk token is created for 30 seconds (/akv10/token/create/30/s/)
@@ -59,6 +63,13 @@ const maxPerCall = 500
 
 // smsMaxBytes is the SMS size limit; longer texts go as LMS.
 const smsMaxBytes = 90
+
+// Aligo's limits for /send/ and /send_mass/ (PROVIDERS.md), in EUC-KR bytes:
+// msg 1-2,000, title (LMS/MMS) at most 44.
+const (
+	msgMaxBytes   = 2000
+	titleMaxBytes = 44
+)
 
 // batch is SPEC "Adapter batching" for vendorA, both kinds.
 var batch = provider.BatchDefaults{CallsPerSecond: 2, Window: 800 * time.Millisecond, MaxSize: 500}
@@ -234,6 +245,22 @@ func smsBytes(s string) int {
 		}
 	}
 	return n
+}
+
+// fitBytes cuts s to at most limit EUC-KR bytes, on a character boundary.
+func fitBytes(s string, limit int) string {
+	n := 0
+	for i, r := range s {
+		w := 1
+		if r >= 0x80 {
+			w = 2
+		}
+		if n+w > limit {
+			return s[:i]
+		}
+		n += w
+	}
+	return s
 }
 
 // batchID is the message id of the n-th (from 1) message of a call.

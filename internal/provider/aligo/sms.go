@@ -45,7 +45,7 @@ func (p *smsProvider) Send(ctx context.Context, msgs []provider.Message) []provi
 	out := make([]provider.Result, len(msgs))
 	var valid []int
 	for i, m := range msgs {
-		if err := checkRecipient(m); err != nil {
+		if err := checkSMS(m); err != nil {
 			out[i].Err = err
 			continue
 		}
@@ -63,6 +63,17 @@ func (p *smsProvider) Send(ctx context.Context, msgs []provider.Message) []provi
 	return out
 }
 
+// checkSMS adds the SMS API's text limit to checkRecipient.
+func checkSMS(m provider.Message) *provider.Error {
+	if err := checkRecipient(m); err != nil {
+		return err
+	}
+	if n := smsBytes(m.Text); n > msgMaxBytes {
+		return provider.Errorf(notify.FailureInvalidRequest, "message text is %d bytes, Aligo allows %d", n, msgMaxBytes)
+	}
+	return nil
+}
+
 func (p *smsProvider) form() url.Values {
 	return url.Values{"key": {p.apiKey}, "user_id": {p.userID}, "sender": {p.sender}}
 }
@@ -75,8 +86,8 @@ func (p *smsProvider) sendOne(ctx context.Context, m provider.Message) provider.
 	// on how Aligo counts bytes.
 	if smsBytes(m.Text) > smsMaxBytes {
 		form.Set("msg_type", "LMS")
-		if m.Title != "" {
-			form.Set("title", m.Title)
+		if title := fitBytes(m.Title, titleMaxBytes); title != "" {
+			form.Set("title", title)
 		}
 	} else {
 		form.Set("msg_type", "SMS")
@@ -102,7 +113,7 @@ func (p *smsProvider) sendMass(ctx context.Context, msgs []provider.Message, idx
 	// One msg_type per call: a single long text makes the whole call LMS.
 	form.Set("cnt", strconv.Itoa(len(idx)))
 	form.Set("msg_type", msgType)
-	if msgType == "LMS" && title != "" {
+	if title = fitBytes(title, titleMaxBytes); msgType == "LMS" && title != "" {
 		form.Set("title", title)
 	}
 	return p.call(ctx, "/send_mass/", form, len(idx))

@@ -316,3 +316,31 @@ func TestQuotaFailure(t *testing.T) {
 	require.True(t, errors.As(err, &perr))
 	require.Equal(t, notify.FailureUnauthorized, perr.Code)
 }
+
+// Aligo takes an LMS title of at most 44 bytes and a text of at most
+// 2,000 (EUC-KR): the title is cut on a character boundary, an over-long
+// text fails before any call.
+func TestSMSLimits(t *testing.T) {
+	t.Parallel()
+	f := newFake(t, func(captured) (int, string) { return http.StatusOK, okSend })
+	p := newSMSProvider(t, f)
+	long := strings.Repeat("가", 46)
+
+	res := p.Send(context.Background(), []provider.Message{{To: "01011112222", Title: strings.Repeat("제목", 12) + "x", Text: long}})
+	require.Nil(t, res[0].Err)
+	require.Equal(t, strings.Repeat("제목", 11), f.requests("/send/")[0].Form.Get("title"), "44 bytes, no half character")
+
+	res = p.Send(context.Background(), []provider.Message{{To: "01011112222", Title: "a" + strings.Repeat("가", 30), Text: long}})
+	require.Nil(t, res[0].Err)
+	require.Equal(t, "a"+strings.Repeat("가", 21), f.requests("/send/")[1].Form.Get("title"))
+
+	res = p.Send(context.Background(), []provider.Message{
+		{To: "01011112222", Text: strings.Repeat("가", 1001)},
+		{To: "01011113333", Text: strings.Repeat("가", 1000)},
+	})
+	require.NotNil(t, res[0].Err)
+	require.Equal(t, notify.FailureInvalidRequest, res[0].Err.Code)
+	require.Nil(t, res[0].Exchange.Response, "no call was made")
+	require.Nil(t, res[1].Err)
+	require.Len(t, f.requests("/send/"), 3, "the valid message went alone")
+}

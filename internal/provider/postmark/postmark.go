@@ -182,15 +182,26 @@ type result struct {
 	Message     string `json:"Message"`
 }
 
-// Send uses POST /email for one message and POST /email/batch for more.
+// maxBatch is the most messages /email/batch takes in one call.
+const maxBatch = 500
+
+// Send uses POST /email for one message and POST /email/batch for more,
+// at most maxBatch per call: an account may raise its batch size
+// (dispatch_max_batch_size) above what Postmark accepts.
 func (p *Provider) Send(ctx context.Context, msgs []provider.Message) []provider.Result {
-	switch len(msgs) {
-	case 0:
+	if len(msgs) == 0 {
 		return nil
-	case 1:
-		return []provider.Result{p.sendOne(ctx, msgs[0])}
 	}
-	return p.sendBatch(ctx, msgs)
+	out := make([]provider.Result, 0, len(msgs))
+	for start := 0; start < len(msgs); start += maxBatch {
+		chunk := msgs[start:min(start+maxBatch, len(msgs))]
+		if len(chunk) == 1 {
+			out = append(out, p.sendOne(ctx, chunk[0]))
+			continue
+		}
+		out = append(out, p.sendBatch(ctx, chunk)...)
+	}
+	return out
 }
 
 func (p *Provider) sendOne(ctx context.Context, m provider.Message) provider.Result {

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -316,4 +317,50 @@ func TestTimeout(t *testing.T) {
 	require.NotNil(t, res[0].Err)
 	require.Equal(t, notify.FailureTemporaryUnavailable, res[0].Err.Code)
 	require.Nil(t, res[0].Exchange.Response)
+}
+
+// An account may raise its batch size above Postmark's 500 per call: Send
+// splits, and a lone remainder goes to /email.
+func TestSendSplitsOverBatchLimit(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var calls []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/email" {
+			mu.Lock()
+			calls = append(calls, "/email:1")
+			mu.Unlock()
+			_, _ = io.WriteString(w, okResult("x@example.com", "single"))
+			return
+		}
+		var items []json.RawMessage
+		if err := json.Unmarshal(b, &items); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		calls = append(calls, fmt.Sprintf("%s:%d", r.URL.Path, len(items)))
+		mu.Unlock()
+		out := make([]string, len(items))
+		for i := range out {
+			out[i] = okResult("x@example.com", fmt.Sprintf("b%d", i))
+		}
+		_, _ = io.WriteString(w, "["+strings.Join(out, ",")+"]")
+	}))
+	t.Cleanup(srv.Close)
+	p := newProvider(t, nil, srv.URL, 2*time.Second)
+	msgs := make([]provider.Message, 501)
+	for i := range msgs {
+		msgs[i] = msg(fmt.Sprintf("user%d@example.com", i))
+	}
+	res := p.Send(context.Background(), msgs)
+	require.Len(t, res, 501)
+	for i, r := range res {
+		require.Nil(t, r.Err, "message %d", i)
+	}
+	require.Equal(t, "b499", res[499].MessageID)
+	require.Equal(t, "single", res[500].MessageID)
+	require.Equal(t, []string{"/email/batch:500", "/email:1"}, calls)
 }

@@ -281,3 +281,49 @@ func TestTimeout(t *testing.T) {
 		require.Nil(t, r.Exchange.Response)
 	}
 }
+
+// An account may raise its batch size above Resend's 100 per call: Send
+// splits, and a lone remainder goes to /emails.
+func TestSendSplitsOverBatchLimit(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var calls []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/emails" {
+			mu.Lock()
+			calls = append(calls, "/emails:1")
+			mu.Unlock()
+			_, _ = io.WriteString(w, `{"id":"single"}`)
+			return
+		}
+		var items []json.RawMessage
+		if err := json.Unmarshal(b, &items); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		calls = append(calls, r.URL.Path+":"+strconv.Itoa(len(items)))
+		mu.Unlock()
+		data := make([]map[string]string, len(items))
+		for i := range data {
+			data[i] = map[string]string{"id": "b" + strconv.Itoa(i)}
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"data": data})
+	}))
+	t.Cleanup(srv.Close)
+	p := newProvider(t, srv.URL, 2*time.Second)
+	msgs := make([]provider.Message, 101)
+	for i := range msgs {
+		msgs[i] = msg("user" + strconv.Itoa(i) + "@example.com")
+	}
+	res := p.Send(context.Background(), msgs)
+	require.Len(t, res, 101)
+	for i, r := range res {
+		require.Nil(t, r.Err, "message %d", i)
+	}
+	require.Equal(t, "b99", res[99].MessageID)
+	require.Equal(t, "single", res[100].MessageID)
+	require.Equal(t, []string{"/emails/batch:100", "/emails:1"}, calls)
+}

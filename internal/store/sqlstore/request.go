@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -103,29 +104,66 @@ func (t *Tx) AcceptRequests(ctx context.Context, accepts []*notify.Accept, now t
 	if len(fresh) == 0 {
 		return nil
 	}
-	params := make([]river.InsertManyParams, len(fresh))
-	for i, a := range fresh {
+	for _, a := range fresh {
 		opts := &river.InsertOpts{MaxAttempts: jobs.DispatchMaxAttempts}
 		if a.Request.ScheduledAt != nil {
 			opts.ScheduledAt = *a.Request.ScheduledAt
 		}
-		params[i] = river.InsertManyParams{Args: jobs.Dispatch{RequestID: a.Request.ID, WorkspaceID: a.Request.WorkspaceID}, InsertOpts: opts}
+		j := &notify.Job{ID: newUUID(), WorkspaceID: a.Request.WorkspaceID, RequestID: a.Request.ID,
+			Status: notify.JobQueued, MaxAttempts: a.MaxAttempts, QueuedAt: now, ScheduledAt: a.Request.ScheduledAt}
+		if j.ScheduledAt != nil {
+			j.Status = notify.JobScheduled
+		}
+		a.Job = j
+		t.pending = append(t.pending, pendingJob{job: j,
+			params: river.InsertManyParams{Args: jobs.Dispatch{RequestID: a.Request.ID, WorkspaceID: a.Request.WorkspaceID}, InsertOpts: opts}})
+	}
+	return nil
+}
+
+// pendingJob is a dispatch job whose River insert and job row are
+// deferred to the end of the transaction, so a group commit inserts all
+// its jobs with one River call (one statement) instead of one per request.
+type pendingJob struct {
+	job    *notify.Job
+	params river.InsertManyParams
+}
+
+// flush inserts the pending River jobs in one call and their job rows in
+// multi-row statements. It runs right before commit.
+func (t *Tx) flush(ctx context.Context) error {
+	if len(t.pending) == 0 {
+		return nil
+	}
+	params := make([]river.InsertManyParams, len(t.pending))
+	for i, p := range t.pending {
+		params[i] = p.params
 	}
 	ids, err := t.c.InsertJobs(ctx, params)
 	if err != nil {
 		return err
 	}
-	for i, a := range fresh {
-		j := &notify.Job{ID: newUUID(), WorkspaceID: a.Request.WorkspaceID, RequestID: a.Request.ID, QueueJobID: ids[i],
-			Status: notify.JobQueued, MaxAttempts: a.MaxAttempts, QueuedAt: now, ScheduledAt: a.Request.ScheduledAt}
-		if j.ScheduledAt != nil {
-			j.Status = notify.JobScheduled
+	const chunk = 200
+	for start := 0; start < len(t.pending); start += chunk {
+		part := t.pending[start:min(start+chunk, len(t.pending))]
+		var q strings.Builder
+		q.WriteString(`INSERT INTO notification_jobs (` + jobCols + `) VALUES `)
+		args := make([]any, 0, len(part)*15)
+		for i, p := range part {
+			if i > 0 {
+				q.WriteString(", ")
+			}
+			q.WriteString(`(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+			j := p.job
+			j.QueueJobID = ids[start+i]
+			args = append(args, j.ID, j.WorkspaceID, j.RequestID, j.QueueJobID, j.Status, j.AttemptsMade, j.MaxAttempts,
+				ms(j.QueuedAt), msPtr(j.ScheduledAt), nil, nil, nil, nil, nil, nil)
 		}
-		if err := t.insertJob(ctx, j); err != nil {
+		if _, err := t.c.Exec(ctx, q.String(), args...); err != nil {
 			return err
 		}
-		a.Job = j
 	}
+	t.pending = t.pending[:0]
 	return nil
 }
 

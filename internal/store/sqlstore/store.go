@@ -12,13 +12,18 @@ import (
 
 // Store is notify.Store over a Backend.
 type Store struct {
-	b Backend
+	b     Backend
+	batch batcher
 }
 
 var _ notify.Store = (*Store)(nil)
 
 // New wraps a backend.
-func New(b Backend) *Store { return &Store{b: b} }
+func New(b Backend) *Store {
+	s := &Store{b: b}
+	s.batch.s = s
+	return s
+}
 
 // Update runs fn in a write transaction, committed when fn returns nil.
 func (s *Store) Update(ctx context.Context, fn func(notify.Tx) error) error {
@@ -44,7 +49,11 @@ func (s *Store) run(ctx context.Context, write bool, fn func(notify.Tx) error) (
 			panic(p)
 		}
 	}()
-	if err := fn(&Tx{c: c}); err != nil {
+	tx := &Tx{c: c}
+	if err := fn(tx); err != nil {
+		return err
+	}
+	if err := tx.flush(ctx); err != nil {
 		return err
 	}
 	if err := c.Commit(ctx); err != nil {
@@ -62,7 +71,8 @@ func (s *Store) Close() error { return s.b.Close() }
 
 // Tx implements notify.Tx on one backend transaction.
 type Tx struct {
-	c Conn
+	c       Conn
+	pending []pendingJob
 }
 
 var _ notify.Tx = (*Tx)(nil)

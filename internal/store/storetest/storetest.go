@@ -4,6 +4,8 @@ package storetest
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -39,14 +41,15 @@ func RunAll(t *testing.T) {
 }
 
 var tests = map[string]func(t *testing.T, db *store.DB){
-	"Workspace":         testWorkspace,
-	"UserAndMembers":    testUserAndMembers,
-	"Sessions":          testSessions,
-	"APIKeys":           testAPIKeys,
-	"Nonces":            testNonces,
-	"Audit":             testAudit,
-	"ProvidersRoutes":   testProvidersRoutes,
-	"RollbackLeavesNil": testRollback,
+	"Workspace":             testWorkspace,
+	"UserAndMembers":        testUserAndMembers,
+	"Sessions":              testSessions,
+	"APIKeys":               testAPIKeys,
+	"Nonces":                testNonces,
+	"Audit":                 testAudit,
+	"ProvidersRoutes":       testProvidersRoutes,
+	"RollbackLeavesNil":     testRollback,
+	"BatchIsolatesFailures": testBatch,
 }
 
 var t0 = time.Date(2026, 11, 22, 3, 25, 5, 123_000_000, time.UTC)
@@ -349,6 +352,65 @@ func testRollback(t *testing.T, db *store.DB) {
 		w, err := tx.FindWorkspace(ctx, ws)
 		require.NoError(t, err)
 		require.Equal(t, "ws", w.Name)
+		return nil
+	})
+}
+
+// testBatch runs many concurrent Batch calls: every successful call is
+// committed, and a failing one (a unique violation, which aborts the
+// transaction on PostgreSQL, or a plain error) undoes only its own writes.
+func testBatch(t *testing.T, db *store.DB) {
+	ws := Workspace(t, db)
+	ctx := context.Background()
+	const n = 60
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = db.Batch(ctx, func(tx notify.Tx) error {
+				id := fmt.Sprintf("u-%d", i)
+				email := fmt.Sprintf("u%d@example.com", i)
+				if i%10 == 3 {
+					email = "dup@example.com" // all but the first of these conflict
+				}
+				if err := tx.CreateUser(ctx, &notify.User{ID: id, Email: email, PasswordHash: "h", CreatedAt: t0}); err != nil {
+					return err
+				}
+				if i%10 == 7 {
+					return notify.Invalid("planned failure %d", i)
+				}
+				return tx.PutMember(ctx, &notify.Member{WorkspaceID: ws, UserID: id, Role: notify.RoleViewer, CreatedAt: t0})
+			})
+		}()
+	}
+	wg.Wait()
+	conflicts, planned := 0, 0
+	for i, err := range errs {
+		switch {
+		case i%10 == 7:
+			require.Error(t, err)
+			planned++
+		case i%10 == 3 && err != nil:
+			require.ErrorIs(t, err, notify.ErrConflict)
+			conflicts++
+		default:
+			require.NoError(t, err, "call %d", i)
+		}
+	}
+	require.Equal(t, n/10, planned)
+	require.Equal(t, n/10-1, conflicts, "exactly one duplicate email wins")
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		ms, err := tx.FindMembers(ctx, ws)
+		require.NoError(t, err)
+		require.Len(t, ms, n-planned-conflicts)
+		for i := 0; i < n; i++ {
+			_, err := tx.FindUser(ctx, fmt.Sprintf("u-%d", i))
+			if i%10 == 7 {
+				require.ErrorIs(t, err, notify.ErrNotFound, "a failed call leaves nothing")
+			}
+		}
 		return nil
 	})
 }

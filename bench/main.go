@@ -1,0 +1,55 @@
+// Command bench measures notifyd against baselines taken in the same run
+// (PERFORMANCE.md: machines are noisy, so every figure is a ratio).
+//
+//	go run ./bench -scenario signed|accept|deliver -db sqlite|postgres [-duration 5s]
+//
+// With -db postgres the database is NOTIFYD_BENCH_DATABASE_URL (default
+// postgres://postgres@127.0.0.1:5432/test); each run uses a fresh schema.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"runtime/pprof"
+	"time"
+)
+
+func main() {
+	scenario := flag.String("scenario", "accept", "signed | accept | bulk | deliver")
+	dbKind := flag.String("db", "sqlite", "sqlite | postgres")
+	duration := flag.Duration("duration", 5*time.Second, "how long each load phase runs")
+	conns := flag.Int("conns", 64, "concurrent HTTP connections")
+	n := flag.Int("n", 20000, "messages for the deliver scenario")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
+	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err == nil && pprof.StartCPUProfile(f) == nil {
+			defer pprof.StopCPUProfile()
+		}
+	}
+	ctx := context.Background()
+	b := &bench{db: *dbKind, duration: *duration, conns: *conns, n: *n}
+	defer b.cleanup()
+	var err error
+	switch *scenario {
+	case "signed":
+		err = b.signed(ctx)
+	case "accept":
+		err = b.accept(ctx)
+	case "bulk":
+		err = b.bulk(ctx)
+	case "deliver":
+		err = b.deliver(ctx)
+	default:
+		err = fmt.Errorf("unknown scenario %q", *scenario)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		b.cleanup()
+		pprof.StopCPUProfile()
+		os.Exit(1)
+	}
+}

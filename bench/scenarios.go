@@ -1,0 +1,190 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"runtime"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/notifyd/notifyd/client"
+	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/store/sqlstore"
+)
+
+func header(what string, b *bench) {
+	fmt.Printf("# %s on %s, %d connections, %s per phase, GOMAXPROCS %d, %s\n", what, b.db, b.conns, b.duration,
+		runtime.GOMAXPROCS(0), time.Now().UTC().Format(time.RFC3339))
+}
+
+// bareBaseline runs the bare net/http + HMAC handler under the same load.
+func (b *bench) bareBaseline() result {
+	const secret = "0123456789abcdef0123456789abcdef"
+	u, stop := bareServer(secret)
+	defer stop()
+	c := client.New(u)
+	c.HTTP, c.APIKey, c.HMACSecret = httpClient(b.conns), "k.s", secret
+	return run("baseline: bare net/http + HMAC handler", b.conns, b.duration, func(ctx context.Context, w int) error {
+		return post(ctx, c, "POST", "/v1/notifications", sendBody(w), http.StatusCreated)
+	})
+}
+
+// signed: authenticated requests on a trivial route (status lookup of an
+// unknown id: full signature check, nonce write, one read, 404).
+func (b *bench) signed(ctx context.Context) error {
+	header("signed requests on a trivial authenticated route", b)
+	url, err := b.databaseURL()
+	if err != nil {
+		return err
+	}
+	d, err := b.daemon(ctx, url, "api")
+	if err != nil {
+		return err
+	}
+	_, key, err := apiKey(ctx, d, b.conns)
+	if err != nil {
+		return err
+	}
+	key.HTTP = httpClient(b.conns)
+	base := b.bareBaseline()
+	fmt.Println(base)
+	ours := run("notifyd: signed GET /v1/notifications/:id (404)", b.conns, b.duration, func(ctx context.Context, _ int) error {
+		return post(ctx, key, "GET", "/v1/notifications/"+uuid.NewString(), nil, http.StatusNotFound)
+	})
+	fmt.Println(ours)
+	ratio("signed / bare", ours.rate(), base.rate())
+	return nil
+}
+
+// accept: durable acceptance of signed sends (201 after commit), with the
+// api role so no worker competes for the CPU.
+func (b *bench) accept(ctx context.Context) error {
+	header("accepted signed POST /v1/notifications", b)
+	url, err := b.databaseURL()
+	if err != nil {
+		return err
+	}
+	d, err := b.daemon(ctx, url, "api")
+	if err != nil {
+		return err
+	}
+	_, key, err := apiKey(ctx, d, b.conns)
+	if err != nil {
+		return err
+	}
+	key.HTTP = httpClient(b.conns)
+	base := b.bareBaseline()
+	fmt.Println(base)
+	riv, err := b.riverInsertBaseline(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Println(riv)
+	var i int64
+	ours := run("notifyd: signed POST /v1/notifications (201)", b.conns, b.duration, func(ctx context.Context, w int) error {
+		i++
+		return post(ctx, key, "POST", "/v1/notifications", sendBody(int(i)), http.StatusCreated)
+	})
+	fmt.Println(ours)
+	ratio("accepted / bare handler (target >= 0.50)", ours.rate(), base.rate())
+	ratio("accepted / River 1-tx inserts", ours.rate(), riv.rate())
+	return nil
+}
+
+// bulk: bulk sends of 500 items against the batch baseline (rows/s).
+func (b *bench) bulk(ctx context.Context) error {
+	header("bulk send of 500 items", b)
+	url, err := b.databaseURL()
+	if err != nil {
+		return err
+	}
+	d, err := b.daemon(ctx, url, "api")
+	if err != nil {
+		return err
+	}
+	_, key, err := apiKey(ctx, d, 4)
+	if err != nil {
+		return err
+	}
+	base, err := b.riverBatchBaseline(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Println(base)
+	body := bulkBody(500, 0)
+	ours := run("notifyd: POST /v1/notifications/bulk x500, 4 conns", 4, b.duration, func(ctx context.Context, _ int) error {
+		return post(ctx, key, "POST", "/v1/notifications/bulk", body, http.StatusCreated)
+	})
+	ours.ok *= 500
+	fmt.Println(ours, "(counted per item)")
+	ratio("bulk items / batch baseline (target >= 0.60)", ours.rate(), base.rate())
+	return nil
+}
+
+func bulkBody(n, offset int) []byte {
+	items := make([]json.RawMessage, n)
+	for i := range items {
+		items[i] = sendBody(offset + i)
+	}
+	out, _ := json.Marshal(map[string]any{"items": items})
+	return out
+}
+
+// deliver: n requests accepted ahead, then a worker delivers them all
+// through the simulator; against River working n empty jobs.
+func (b *bench) deliver(ctx context.Context) error {
+	header(fmt.Sprintf("end-to-end delivery of %d messages through the simulator", b.n), b)
+	base, err := b.riverWorkBaseline(ctx, b.n)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%-44s %9.0f/s\n", "baseline: River tuned no-op work rate", base)
+	_, simURL := b.sim()
+	url, err := b.databaseURL()
+	if err != nil {
+		return err
+	}
+	api, err := b.daemon(ctx, url, "api")
+	if err != nil {
+		return err
+	}
+	owner, key, err := apiKey(ctx, api, 8)
+	if err != nil {
+		return err
+	}
+	if err := smsRoute(ctx, owner, simURL); err != nil {
+		return err
+	}
+	for sent := 0; sent < b.n; sent += 500 {
+		if err := post(ctx, key, "POST", "/v1/notifications/bulk", bulkBody(min(500, b.n-sent), sent), http.StatusCreated); err != nil {
+			return err
+		}
+	}
+	start := time.Now()
+	if _, err := b.daemon(ctx, url, "worker"); err != nil {
+		return err
+	}
+	for {
+		var sent int
+		err := api.DB.View(ctx, func(tx notify.Tx) error {
+			return tx.(*sqlstore.Tx).Conn().QueryRow(ctx, `SELECT COUNT(*) FROM notification_requests WHERE status = 'sent'`).Scan(&sent)
+		})
+		if err != nil {
+			return err
+		}
+		if sent >= b.n {
+			break
+		}
+		if time.Since(start) > 10*time.Minute {
+			return fmt.Errorf("only %d of %d delivered", sent, b.n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	rate := float64(b.n) / time.Since(start).Seconds()
+	fmt.Printf("%-44s %9.0f/s  (%d in %s)\n", "notifyd: delivered through the simulator", rate, b.n, time.Since(start).Round(time.Millisecond))
+	ratio("delivered / River no-op (target >= 0.40)", rate, base)
+	return nil
+}

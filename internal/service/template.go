@@ -1,0 +1,376 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/notifyd/notifyd/internal/notify"
+)
+
+// Template statuses and messenger review statuses (API-DECISIONS 4).
+const (
+	TemplateActive   = "active"
+	TemplateInactive = "inactive"
+
+	ReviewPending  = "PENDING"
+	ReviewApproved = "APPROVED"
+	ReviewRejected = "REJECTED"
+)
+
+// TemplateInput is the body of create and update. A nil field is absent;
+// for the binding fields (ProviderAccountID, VendorTemplateID,
+// SenderProfileKey) a pointer to "" clears the value.
+type TemplateInput struct {
+	Code              *string // create only
+	Channel           *string // create only
+	Name              *string
+	Status            *string // update only
+	ProviderAccountID *string
+	VendorTemplateID  *string
+	SenderProfileKey  *string
+}
+
+// TemplateView is a template with its versions, newest first.
+type TemplateView struct {
+	Template *notify.Template
+	Versions []*notify.TemplateVersion
+}
+
+// TemplateVersionInput is the body of a version create.
+type TemplateVersionInput struct {
+	Title *string
+	Text  *string
+	HTML  *string
+}
+
+func validTemplateName(n string) error {
+	if strings.TrimSpace(n) == "" {
+		return notify.Invalid("name must not be empty")
+	}
+	return maxLen("name", n, 200)
+}
+
+// validateTemplateInput checks the field rules that need no database.
+func validateTemplateInput(in TemplateInput, create bool) error {
+	if create {
+		if in.Code == nil || strings.TrimSpace(*in.Code) == "" {
+			return notify.Invalid("code is required")
+		}
+		if err := maxLen("code", *in.Code, 120); err != nil {
+			return err
+		}
+		if in.Channel == nil || *in.Channel == "" {
+			return notify.Invalid("channel is required")
+		}
+		if !notify.Channel(*in.Channel).Valid() {
+			return notify.Invalid("channel must be one of the channel values")
+		}
+		if in.Name == nil {
+			return notify.Invalid("name is required")
+		}
+	}
+	if in.Name != nil {
+		if err := validTemplateName(*in.Name); err != nil {
+			return err
+		}
+	}
+	if in.Status != nil && *in.Status != TemplateActive && *in.Status != TemplateInactive {
+		return notify.Invalid("status must be active or inactive")
+	}
+	if in.VendorTemplateID != nil {
+		if err := maxLen("vendorTemplateId", *in.VendorTemplateID, 200); err != nil {
+			return err
+		}
+	}
+	if in.SenderProfileKey != nil {
+		if err := maxLen("senderProfileKey", *in.SenderProfileKey, 200); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkBinding verifies that id names a provider of the workspace sending
+// on channel ch (400 otherwise). An empty id is no binding.
+func checkBinding(ctx context.Context, tx notify.Tx, ws, id string, ch notify.Channel) error {
+	if id == "" {
+		return nil
+	}
+	p, err := tx.FindProviderAccount(ctx, ws, id)
+	if notify.IsNotFound(err) {
+		return notify.Invalid("providerAccountId does not name a provider of this workspace")
+	}
+	if err != nil {
+		return err
+	}
+	if p.Channel != ch {
+		return notify.Invalid("providerAccountId names a provider of channel %s, not %s", p.Channel, ch)
+	}
+	return nil
+}
+
+// conflictOr maps a store unique-key violation onto 409.
+func conflictOr(err error, format string, args ...any) error {
+	if errors.Is(err, notify.ErrConflict) {
+		return notify.Conflict(format, args...)
+	}
+	return err
+}
+
+func templatePayload(t *notify.Template) map[string]any {
+	return map[string]any{"code": t.Code, "channel": t.Channel, "name": t.Name, "status": t.Status,
+		"providerAccountId": t.ProviderAccountID, "vendorTemplateId": t.VendorTemplateID, "senderProfileKey": t.SenderProfileKey}
+}
+
+// CreateTemplate creates an active template (audit template.create). The
+// code is unique per workspace and channel (409). A msgr_alimtalk template
+// starts with review status PENDING.
+func (s *Service) CreateTemplate(ctx context.Context, a *Actor, in TemplateInput) (*notify.Template, error) {
+	if in.Status != nil {
+		return nil, notify.Invalid("status cannot be set at create")
+	}
+	if err := validateTemplateInput(in, true); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	t := &notify.Template{ID: newID(), WorkspaceID: a.WorkspaceID, Code: *in.Code, Channel: notify.Channel(*in.Channel),
+		Name: *in.Name, Status: TemplateActive, CreatedAt: now, UpdatedAt: now}
+	if t.Channel == notify.ChannelAlimTalk {
+		t.ReviewStatus = ReviewPending
+	}
+	if in.ProviderAccountID != nil {
+		t.ProviderAccountID = *in.ProviderAccountID
+	}
+	if in.VendorTemplateID != nil {
+		t.VendorTemplateID = *in.VendorTemplateID
+	}
+	if in.SenderProfileKey != nil {
+		t.SenderProfileKey = *in.SenderProfileKey
+	}
+	err := s.store.Update(ctx, func(tx notify.Tx) error {
+		if err := checkBinding(ctx, tx, a.WorkspaceID, t.ProviderAccountID, t.Channel); err != nil {
+			return err
+		}
+		// Checked before the insert: a unique violation aborts the
+		// transaction on PostgreSQL.
+		_, err := tx.FindTemplateByCode(ctx, a.WorkspaceID, t.Code, t.Channel)
+		if err == nil {
+			return notify.Conflict("A template with code %s already exists for channel %s", t.Code, t.Channel)
+		}
+		if !notify.IsNotFound(err) {
+			return err
+		}
+		if err := tx.CreateTemplate(ctx, t); err != nil {
+			return conflictOr(err, "A template with code %s already exists for channel %s", t.Code, t.Channel)
+		}
+		return s.audit(ctx, tx, a, a.WorkspaceID, "template.create", "template", t.ID, templatePayload(t))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// ListTemplates lists the workspace's templates in creation order.
+func (s *Service) ListTemplates(ctx context.Context, a *Actor) ([]*notify.Template, error) {
+	var out []*notify.Template
+	err := s.store.View(ctx, func(tx notify.Tx) (err error) {
+		out, err = tx.FindTemplates(ctx, a.WorkspaceID)
+		return err
+	})
+	return out, err
+}
+
+// GetTemplate returns one template with its versions, newest first.
+func (s *Service) GetTemplate(ctx context.Context, a *Actor, id string) (*TemplateView, error) {
+	var v TemplateView
+	err := s.store.View(ctx, func(tx notify.Tx) (err error) {
+		if v.Template, err = tx.FindTemplate(ctx, a.WorkspaceID, id); err != nil {
+			return notFound(err, "Template")
+		}
+		v.Versions, err = tx.FindTemplateVersions(ctx, v.Template.ID)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &v, nil
+}
+
+// UpdateTemplate changes name, status and the binding fields (audit
+// template.update). Code and channel never change.
+func (s *Service) UpdateTemplate(ctx context.Context, a *Actor, id string, in TemplateInput) (*notify.Template, error) {
+	if in.Code != nil {
+		return nil, notify.Invalid("code cannot be changed")
+	}
+	if in.Channel != nil {
+		return nil, notify.Invalid("channel cannot be changed")
+	}
+	if err := validateTemplateInput(in, false); err != nil {
+		return nil, err
+	}
+	var t *notify.Template
+	err := s.store.Update(ctx, func(tx notify.Tx) error {
+		var err error
+		if t, err = tx.FindTemplate(ctx, a.WorkspaceID, id); err != nil {
+			return notFound(err, "Template")
+		}
+		payload := map[string]any{}
+		if in.Name != nil {
+			t.Name = *in.Name
+			payload["name"] = t.Name
+		}
+		if in.Status != nil {
+			t.Status = *in.Status
+			payload["status"] = t.Status
+		}
+		if in.ProviderAccountID != nil {
+			if err := checkBinding(ctx, tx, a.WorkspaceID, *in.ProviderAccountID, t.Channel); err != nil {
+				return err
+			}
+			t.ProviderAccountID = *in.ProviderAccountID
+			payload["providerAccountId"] = t.ProviderAccountID
+		}
+		if in.VendorTemplateID != nil {
+			t.VendorTemplateID = *in.VendorTemplateID
+			payload["vendorTemplateId"] = t.VendorTemplateID
+		}
+		if in.SenderProfileKey != nil {
+			t.SenderProfileKey = *in.SenderProfileKey
+			payload["senderProfileKey"] = t.SenderProfileKey
+		}
+		t.UpdatedAt = s.now()
+		if err := tx.UpdateTemplate(ctx, t); err != nil {
+			return notFound(err, "Template")
+		}
+		return s.audit(ctx, tx, a, a.WorkspaceID, "template.update", "template", t.ID, payload)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// CreateTemplateVersion adds a draft version numbered one above the
+// highest so far (audit template.version.create). The template's
+// updatedAt moves first, which also locks its row on PostgreSQL so that
+// concurrent creates number their versions one after the other.
+func (s *Service) CreateTemplateVersion(ctx context.Context, a *Actor, id string, in TemplateVersionInput) (*notify.TemplateVersion, error) {
+	if in.Text == nil || strings.TrimSpace(*in.Text) == "" {
+		return nil, notify.Invalid("text is required")
+	}
+	if err := maxLen("text", *in.Text, 100_000); err != nil {
+		return nil, err
+	}
+	v := &notify.TemplateVersion{Text: *in.Text}
+	if in.Title != nil {
+		if err := maxLen("title", *in.Title, 200); err != nil {
+			return nil, err
+		}
+		v.Title = *in.Title
+	}
+	if in.HTML != nil {
+		if err := maxLen("html", *in.HTML, 500_000); err != nil {
+			return nil, err
+		}
+		v.HTML = *in.HTML
+	}
+	err := s.store.Update(ctx, func(tx notify.Tx) error {
+		t, err := tx.FindTemplate(ctx, a.WorkspaceID, id)
+		if err != nil {
+			return notFound(err, "Template")
+		}
+		now := s.now()
+		t.UpdatedAt = now
+		if err := tx.UpdateTemplate(ctx, t); err != nil {
+			return notFound(err, "Template")
+		}
+		vs, err := tx.FindTemplateVersions(ctx, t.ID)
+		if err != nil {
+			return err
+		}
+		v.TemplateID, v.Version, v.CreatedAt = t.ID, 1, now
+		if len(vs) > 0 {
+			v.Version = vs[0].Version + 1 // newest first
+		}
+		if err := tx.CreateTemplateVersion(ctx, v); err != nil {
+			return conflictOr(err, "Version %d of this template was created concurrently; try again", v.Version)
+		}
+		return s.audit(ctx, tx, a, a.WorkspaceID, "template.version.create", "template", t.ID,
+			map[string]any{"code": t.Code, "channel": t.Channel, "version": v.Version})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// PublishTemplateVersion publishes a version (audit
+// template.version.publish). publishedAt is set by the first publish only;
+// publishing again answers the version unchanged. Sends use the highest
+// published version.
+func (s *Service) PublishTemplateVersion(ctx context.Context, a *Actor, id string, version int) (*notify.TemplateVersion, error) {
+	var out *notify.TemplateVersion
+	err := s.store.Update(ctx, func(tx notify.Tx) error {
+		t, err := tx.FindTemplate(ctx, a.WorkspaceID, id)
+		if err != nil {
+			return notFound(err, "Template")
+		}
+		vs, err := tx.FindTemplateVersions(ctx, t.ID)
+		if err != nil {
+			return err
+		}
+		for _, v := range vs {
+			if v.Version == version {
+				out = v
+			}
+		}
+		if out == nil {
+			return notify.NotFound("Template version")
+		}
+		already := out.PublishedAt != nil
+		if !already {
+			now := s.now()
+			if err := tx.PublishTemplateVersion(ctx, t.ID, version, now); err != nil {
+				return notFound(err, "Template version")
+			}
+			out.PublishedAt = &now
+		}
+		return s.audit(ctx, tx, a, a.WorkspaceID, "template.version.publish", "template", t.ID,
+			map[string]any{"code": t.Code, "channel": t.Channel, "version": version, "alreadyPublished": already})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// SetReviewStatus records the vendor's review result of a msgr_alimtalk
+// template (audit template.review_status); other channels answer 400.
+func (s *Service) SetReviewStatus(ctx context.Context, a *Actor, id, status string) (*notify.Template, error) {
+	if status != ReviewPending && status != ReviewApproved && status != ReviewRejected {
+		return nil, notify.Invalid("reviewStatus must be PENDING, APPROVED or REJECTED")
+	}
+	var t *notify.Template
+	err := s.store.Update(ctx, func(tx notify.Tx) error {
+		var err error
+		if t, err = tx.FindTemplate(ctx, a.WorkspaceID, id); err != nil {
+			return notFound(err, "Template")
+		}
+		if t.Channel != notify.ChannelAlimTalk {
+			return notify.Invalid("reviewStatus applies only to msgr_alimtalk templates")
+		}
+		previous := t.ReviewStatus
+		t.ReviewStatus, t.UpdatedAt = status, s.now()
+		if err := tx.UpdateTemplate(ctx, t); err != nil {
+			return notFound(err, "Template")
+		}
+		return s.audit(ctx, tx, a, a.WorkspaceID, "template.review_status", "template", t.ID,
+			map[string]any{"code": t.Code, "reviewStatus": status, "previous": previous})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
