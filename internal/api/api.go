@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/service"
@@ -153,6 +154,11 @@ func (a *API) wrap(rt Route) http.Handler {
 
 func (a *API) serve(c *call, rt Route, limit int64) error {
 	r := c.r
+	// PostgreSQL refuses NUL and invalid UTF-8 in text parameters; catch
+	// them here once for every route instead of answering 500.
+	if !cleanText(r.URL.Path) || !cleanText(r.URL.RawQuery) || !cleanQuery(r) {
+		return notify.Invalid("Path and query must be valid UTF-8 without NUL characters")
+	}
 	if r.Body != nil {
 		body, err := io.ReadAll(http.MaxBytesReader(c.w, r.Body, limit))
 		if err != nil {
@@ -211,4 +217,22 @@ func requestTarget(r *http.Request) string {
 		return r.RequestURI
 	}
 	return r.URL.RequestURI()
+}
+
+func cleanText(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
+}
+
+func cleanQuery(r *http.Request) bool {
+	for k, vs := range r.URL.Query() {
+		if !cleanText(k) {
+			return false
+		}
+		for _, v := range vs {
+			if !cleanText(v) {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -62,6 +62,7 @@ func (a *API) handleAttemptList(c *call) error {
 			"templateCode":    strOrNil(r.TemplateCode),
 			"recipient":       map[string]any{"address": r.RecipientAddress, "name": strOrNil(r.RecipientName)},
 			"variables":       vars,
+			"metadata":        r.Metadata,
 			"renderedContent": map[string]any{"title": strOrNil(r.Title), "text": strOrNil(r.Text), "html": strOrNil(r.HTML)},
 			"providerCall":    rawJSON(at.RequestJSON),
 		}

@@ -2,7 +2,6 @@ package e2e_test
 
 import (
 	"net/http"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/notifyd/notifyd/client"
-	"github.com/notifyd/notifyd/internal/notifytest"
 )
 
 type routeJSON struct {
@@ -212,9 +210,6 @@ func (e *env) createProviderQuiet(t testing.TB, kind, name string) string {
 // never a mix.
 func TestConcurrentReplace(t *testing.T) {
 	t.Parallel()
-	if os.Getenv(notifytest.EnvPostgres) != "" {
-		t.Skip("known bug on PostgreSQL: under READ COMMITTED two concurrent replaces both delete the old set and both insert, leaving the union; the store needs a per-workspace lock")
-	}
 	e := start(t)
 	var ps []string
 	for range 6 {

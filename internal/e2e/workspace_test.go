@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -12,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/notifyd/notifyd/client"
-	"github.com/notifyd/notifyd/internal/notifytest"
 	"github.com/notifyd/notifyd/internal/service"
 )
 
@@ -213,9 +211,6 @@ func TestBootstrapEmailTaken(t *testing.T) {
 // never leave the workspace without an owner.
 func TestConcurrentOwnerDemotion(t *testing.T) {
 	t.Parallel()
-	if os.Getenv(notifytest.EnvPostgres) != "" {
-		t.Skip("known bug on PostgreSQL: under READ COMMITTED both demotions count two owners and both commit, leaving none; the store needs a per-workspace lock")
-	}
 	e := start(t)
 	ownerID := decode[meBody](t, do(t, e.Owner, "GET", "/v1/me", nil)).User.ID
 	for range 5 {

@@ -177,6 +177,7 @@ type Accept struct {
 	Request     *Request
 	MaxAttempts int
 	Existing    *Request
+	ExistingJob *Job // the existing request's job, when it has one
 	Job         *Job
 }
 

@@ -32,6 +32,10 @@ type Tx interface {
 	CreateWorkspace(ctx context.Context, w *Workspace) error
 	FindWorkspace(ctx context.Context, id string) (*Workspace, error)
 	UpdateWorkspaceName(ctx context.Context, id, name string, now time.Time) error
+	// LockWorkspace serializes read-check-write use cases of one workspace
+	// (route replace, owner changes): it holds the workspace row's write
+	// lock until the transaction ends.
+	LockWorkspace(ctx context.Context, id string) error
 	CountWorkspaces(ctx context.Context) (int, error)
 	CreateUser(ctx context.Context, u *User) error
 	FindUserByEmail(ctx context.Context, email string) (*User, error)

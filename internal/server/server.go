@@ -95,10 +95,7 @@ func middleware(next http.Handler, o Options) http.Handler {
 			}
 			route := o.API.Pattern(r)
 			if route == "" {
-				route = r.URL.Path
-				if len(route) > 64 || rec.status == http.StatusNotFound {
-					route = "unmatched"
-				}
+				route = "unmatched" // raw paths would grow the label set without bound
 			}
 			d := time.Since(start)
 			o.Metrics.HTTPRequests.WithLabelValues(route, r.Method, strconv.Itoa(rec.status)).Inc()

@@ -322,6 +322,9 @@ func (s *Service) ReplaceRoutes(ctx context.Context, a *Actor, in []RouteInput) 
 	}
 	var out []*notify.Route
 	err := s.store.Update(ctx, func(tx notify.Tx) error {
+		if err := tx.LockWorkspace(ctx, a.WorkspaceID); err != nil {
+			return err
+		}
 		for i, r := range routes {
 			p, err := tx.FindProviderAccount(ctx, a.WorkspaceID, r.ProviderAccountID)
 			if err != nil {

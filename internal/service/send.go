@@ -226,7 +226,12 @@ func (s *Service) Send(ctx context.Context, key *notify.APIKey, in *SendInput) (
 
 func acceptResult(a *notify.Accept) SendResult {
 	if a.Existing != nil {
-		return SendResult{RequestID: a.Existing.ID, Status: a.Existing.Status, Deduplicated: true, ScheduledAt: a.Existing.ScheduledAt}
+		res := SendResult{RequestID: a.Existing.ID, Status: a.Existing.Status, Deduplicated: true, ScheduledAt: a.Existing.ScheduledAt}
+		if a.ExistingJob != nil && a.ExistingJob.QueueJobID != 0 {
+			id := itoa(a.ExistingJob.QueueJobID)
+			res.QueueJobID = &id
+		}
+		return res
 	}
 	id := itoa(a.Job.QueueJobID)
 	return SendResult{RequestID: a.Request.ID, Status: a.Request.Status, QueueJobID: &id, ScheduledAt: a.Request.ScheduledAt}

@@ -134,6 +134,9 @@ func (s *Service) UpdateMemberRole(ctx context.Context, a *Actor, userID string,
 	}
 	var out *notify.Member
 	err := s.store.Update(ctx, func(tx notify.Tx) error {
+		if err := tx.LockWorkspace(ctx, a.WorkspaceID); err != nil {
+			return err
+		}
 		m, err := tx.FindMember(ctx, a.WorkspaceID, userID)
 		if err != nil {
 			return notFound(err, "Member")
@@ -165,6 +168,9 @@ func (s *Service) RemoveMember(ctx context.Context, a *Actor, userID string) err
 		return notify.NotFound("Member")
 	}
 	return s.store.Update(ctx, func(tx notify.Tx) error {
+		if err := tx.LockWorkspace(ctx, a.WorkspaceID); err != nil {
+			return err
+		}
 		m, err := tx.FindMember(ctx, a.WorkspaceID, userID)
 		if err != nil {
 			return notFound(err, "Member")

@@ -93,7 +93,7 @@ func TestIdempotency(t *testing.T) {
 	require.True(t, second.Deduplicated)
 	require.Equal(t, first.RequestID, second.RequestID)
 	require.Equal(t, "sent", second.Status)
-	require.Nil(t, second.QueueJobID)
+	require.Equal(t, *first.QueueJobID, *second.QueueJobID, "dedup answers the existing job's id")
 	require.Nil(t, second.ScheduledAt)
 	require.Len(t, b.env.Sim.Messages("vendora_sms", "", 0), 1)
 
@@ -162,18 +162,19 @@ func TestIdempotencyRace(t *testing.T) {
 	wg.Wait()
 	fresh := 0
 	ids := map[string]bool{}
+	jobIDs := map[string]bool{}
 	for _, r := range results {
 		require.NoError(t, r.err)
 		require.Equal(t, http.StatusCreated, r.status, r.body)
 		ids[r.out.RequestID] = true
 		if !r.out.Deduplicated {
 			fresh++
-			require.NotNil(t, r.out.QueueJobID)
-		} else {
-			require.Nil(t, r.out.QueueJobID)
 		}
+		require.NotNil(t, r.out.QueueJobID)
+		jobIDs[*r.out.QueueJobID] = true
 	}
 	require.Len(t, ids, 1, "all responses share one requestId")
+	require.Len(t, jobIDs, 1, "and one queue job")
 	require.Equal(t, 1, fresh, "exactly one deduplicated:false")
 	for id := range ids {
 		require.Equal(t, "sent", b.wait(t, id).Status)
@@ -315,7 +316,7 @@ func TestBulkSend(t *testing.T) {
 	require.Len(t, out.Items, 8)
 	require.True(t, out.Items[5].Deduplicated)
 	require.Equal(t, existing.RequestID, out.Items[5].RequestID)
-	require.Nil(t, out.Items[5].QueueJobID)
+	require.Equal(t, existing.QueueJobID, out.Items[5].QueueJobID)
 	require.False(t, out.Items[6].Deduplicated)
 	require.True(t, out.Items[7].Deduplicated)
 	require.Equal(t, out.Items[6].RequestID, out.Items[7].RequestID)

@@ -108,7 +108,9 @@ func (b *Backend) Close() error {
 func (b *Backend) Begin(ctx context.Context, write bool) (sqlstore.Conn, error) {
 	opts := pgx.TxOptions{}
 	if !write {
-		opts.AccessMode = pgx.ReadOnly
+		// One snapshot for the whole read, so a status lookup never mixes
+		// a request's old state with its new attempts.
+		opts.AccessMode, opts.IsoLevel = pgx.ReadOnly, pgx.RepeatableRead
 	}
 	tx, err := b.pool.BeginTx(ctx, opts)
 	if err != nil {

@@ -29,6 +29,12 @@ func (t *Tx) UpdateWorkspaceName(ctx context.Context, id, name string, now time.
 	return expectOne(t.c.Exec(ctx, `UPDATE workspaces SET name = ?, updated_at = ? WHERE id = ?`, name, ms(now), id))
 }
 
+// LockWorkspace takes the workspace row's lock with a no-op update: a row
+// lock on PostgreSQL, and on SQLite the one writer already serializes.
+func (t *Tx) LockWorkspace(ctx context.Context, id string) error {
+	return expectOne(t.c.Exec(ctx, `UPDATE workspaces SET updated_at = updated_at WHERE id = ?`, id))
+}
+
 func (t *Tx) CountWorkspaces(ctx context.Context) (int, error) {
 	var n int
 	err := t.c.QueryRow(ctx, `SELECT COUNT(*) FROM workspaces`).Scan(&n)

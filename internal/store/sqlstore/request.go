@@ -97,6 +97,18 @@ func (t *Tx) AcceptRequests(ctx context.Context, accepts []*notify.Accept, now t
 				return err
 			}
 			a.Existing = existing
+			for _, p := range t.pending { // accepted earlier in this same transaction
+				if p.job.RequestID == existing.ID {
+					a.ExistingJob = p.job
+				}
+			}
+			if a.ExistingJob == nil {
+				j, err := t.FindJobByRequest(ctx, r.WorkspaceID, existing.ID)
+				if err != nil && !notify.IsNotFound(err) {
+					return err
+				}
+				a.ExistingJob = j
+			}
 			continue
 		}
 		fresh = append(fresh, a)
