@@ -81,7 +81,6 @@ func scanRequest(row Row) (*notify.Request, error) {
 // job rows, all in the caller's transaction: a request is never stored
 // without its job, nor a job without its request.
 func (t *Tx) AcceptRequests(ctx context.Context, accepts []*notify.Accept, now time.Time) error {
-	var fresh []*notify.Accept
 	for _, a := range accepts {
 		r := a.Request
 		n, err := t.c.Exec(ctx, `INSERT INTO notification_requests (`+requestCols+`)
@@ -91,45 +90,49 @@ func (t *Tx) AcceptRequests(ctx context.Context, accepts []*notify.Accept, now t
 			return err
 		}
 		if n == 0 {
-			existing, err := scanRequest(t.c.QueryRow(ctx, `SELECT `+requestCols+` FROM notification_requests
-				WHERE workspace_id = ? AND idempotency_key = ?`, r.WorkspaceID, r.IdempotencyKey))
-			if err != nil {
+			if err := t.findExisting(ctx, a); err != nil {
 				return err
-			}
-			a.Existing = existing
-			for _, p := range t.pending { // accepted earlier in this same transaction
-				if p.job.RequestID == existing.ID {
-					a.ExistingJob = p.job
-				}
-			}
-			if a.ExistingJob == nil {
-				j, err := t.FindJobByRequest(ctx, r.WorkspaceID, existing.ID)
-				if err != nil && !notify.IsNotFound(err) {
-					return err
-				}
-				a.ExistingJob = j
 			}
 			continue
 		}
-		fresh = append(fresh, a)
-	}
-	if len(fresh) == 0 {
-		return nil
-	}
-	for _, a := range fresh {
 		opts := &river.InsertOpts{MaxAttempts: jobs.DispatchMaxAttempts}
-		if a.Request.ScheduledAt != nil {
-			opts.ScheduledAt = *a.Request.ScheduledAt
+		if r.ScheduledAt != nil {
+			opts.ScheduledAt = *r.ScheduledAt
 		}
-		j := &notify.Job{ID: newUUID(), WorkspaceID: a.Request.WorkspaceID, RequestID: a.Request.ID,
-			Status: notify.JobQueued, MaxAttempts: a.MaxAttempts, QueuedAt: now, ScheduledAt: a.Request.ScheduledAt}
+		j := &notify.Job{ID: newUUID(), WorkspaceID: r.WorkspaceID, RequestID: r.ID,
+			Status: notify.JobQueued, MaxAttempts: a.MaxAttempts, QueuedAt: now, ScheduledAt: r.ScheduledAt}
 		if j.ScheduledAt != nil {
 			j.Status = notify.JobScheduled
 		}
 		a.Job = j
 		t.pending = append(t.pending, pendingJob{job: j,
-			params: river.InsertManyParams{Args: jobs.Dispatch{RequestID: a.Request.ID, WorkspaceID: a.Request.WorkspaceID}, InsertOpts: opts}})
+			params: river.InsertManyParams{Args: jobs.Dispatch{RequestID: r.ID, WorkspaceID: r.WorkspaceID}, InsertOpts: opts}})
 	}
+	return nil
+}
+
+// findExisting fills a.Existing (and its job) for a request whose
+// idempotency key is taken, possibly by a request accepted earlier in this
+// same transaction whose job is still pending.
+func (t *Tx) findExisting(ctx context.Context, a *notify.Accept) error {
+	r := a.Request
+	existing, err := scanRequest(t.c.QueryRow(ctx, `SELECT `+requestCols+` FROM notification_requests
+		WHERE workspace_id = ? AND idempotency_key = ?`, r.WorkspaceID, r.IdempotencyKey))
+	if err != nil {
+		return err
+	}
+	a.Existing = existing
+	for _, p := range t.pending {
+		if p.job.RequestID == existing.ID {
+			a.ExistingJob = p.job
+			return nil
+		}
+	}
+	j, err := t.FindJobByRequest(ctx, r.WorkspaceID, existing.ID)
+	if err != nil && !notify.IsNotFound(err) {
+		return err
+	}
+	a.ExistingJob = j
 	return nil
 }
 

@@ -50,6 +50,7 @@ var tests = map[string]func(t *testing.T, db *store.DB){
 	"ProvidersRoutes":       testProvidersRoutes,
 	"RollbackLeavesNil":     testRollback,
 	"BatchIsolatesFailures": testBatch,
+	"AcceptRollback":        testAcceptRollback,
 }
 
 var t0 = time.Date(2026, 11, 22, 3, 25, 5, 123_000_000, time.UTC)
