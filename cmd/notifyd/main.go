@@ -1,5 +1,5 @@
 // Command notifyd is the notification delivery service: serve, migrate,
-// bootstrap, simulate and version.
+// bootstrap, simulate, send and version.
 package main
 
 import (
@@ -36,10 +36,11 @@ func main() {
 const usage = `notifyd: multi-channel notification delivery service
 
 Usage:
-  notifyd serve [--role all|api|worker] [--no-migrate] [flags]   run the API server and workers
+api|api|worker] [--no-migrate] [flags]   run the API server and workers
   notifyd migrate                                                 apply all migrations and exit
   notifyd bootstrap --workspace NAME --email EMAIL [--password PW] create a workspace and its owner
   notifyd simulate [--addr 127.0.0.1:9090]                        run the provider simulator
+  notifyd send --channel CH --to ADDR --text T [--wait] [flags]   send one notification (NOTIFYD_API_KEY, NOTIFYD_HMAC_SECRET)
   notifyd version                                                 print the version
 
 Run "notifyd serve --help" for the configuration flags and variables.
@@ -60,6 +61,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = bootstrap(ctx, args[1:], stdout, stderr)
 	case "simulate":
 		err = simulate(ctx, args[1:], stderr)
+	case "send":
+		err = send(ctx, args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "notifyd", version)
 	case "help", "-h", "--help":

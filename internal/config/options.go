@@ -126,7 +126,7 @@ var options = []option{
 		get:    func(c Config) string { return strconv.FormatBool(c.NoMigrate) },
 	},
 	{
-		Option: Option{Flag: "demo", Help: "demo mode, for trying notifyd out (not for production)"},
+		Option: Option{Flag: "demo", Help: "try it out (not for production): runs the provider simulator in process, sets up a Demo workspace with a simulated provider of every kind, routes and an API key, prints how to send; allows private targets"},
 		isBool: true,
 		set:    setBool(func(c *Config) *bool { return &c.Demo }),
 		get:    func(c Config) string { return strconv.FormatBool(c.Demo) },

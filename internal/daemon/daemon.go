@@ -46,6 +46,7 @@ type Daemon struct {
 	listener net.Listener
 	http     *http.Server
 	done     chan error
+	demo     *demoState // --demo: the in-process simulator (demo.go)
 }
 
 // New builds a daemon from cfg without starting anything that listens or
@@ -106,7 +107,7 @@ func (d *Daemon) Open(ctx context.Context) error {
 		Store: d.DB, Box: box, Logger: d.Logger, HMACTolerance: d.Config.HMACTolerance,
 		JobAttempts: d.Config.QueueJobAttempts, Backoff: d.Config.QueueBackoff,
 		Kinds:        kinds.All(),
-		ProviderDeps: provider.Deps{HTTP: provider.NewHTTPClient(provider.HTTPOptions{AllowPrivate: d.Config.AllowPrivateTargets}), Now: time.Now},
+		ProviderDeps: provider.Deps{HTTP: provider.NewHTTPClient(provider.HTTPOptions{AllowPrivate: d.Config.AllowPrivateTargets || d.Config.Demo}), Now: time.Now},
 	})
 	if err := d.startQueue(ctx); err != nil {
 		return err
@@ -117,7 +118,13 @@ func (d *Daemon) Open(ctx context.Context) error {
 	if err := d.firstStart(ctx); err != nil {
 		return err
 	}
-	return d.listen()
+	if err := d.listen(); err != nil {
+		return err
+	}
+	if d.Config.Demo {
+		return d.startDemo(ctx)
+	}
+	return nil
 }
 
 func (d *Daemon) startQueue(ctx context.Context) error {
@@ -226,6 +233,7 @@ func (d *Daemon) Close(ctx context.Context) error {
 			errs = append(errs, d.queue.StopAndCancel(context.WithoutCancel(ctx)))
 		}
 	}
+	errs = append(errs, d.closeDemo())
 	if d.DB != nil {
 		errs = append(errs, d.DB.Close())
 	}

@@ -57,6 +57,11 @@ func Open(ctx context.Context, url string) (*Backend, error) {
 	return &Backend{pool: pool, driver: riverpgxv5.New(pool), ms: ms}, nil
 }
 
+// Writers lets group commit run several transactions at once: PostgreSQL
+// commits concurrent transactions in parallel, and one serial loop would
+// leave its connections idle.
+func (b *Backend) Writers() int { return 4 }
+
 // Pool exposes the pool to tests and benchmarks of this backend.
 func (b *Backend) Pool() *pgxpool.Pool { return b.pool }
 

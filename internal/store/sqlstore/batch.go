@@ -26,7 +26,7 @@ type batcher struct {
 	s       *Store
 	mu      sync.Mutex
 	pending []*batchCall
-	running bool
+	running int // batch loops running, at most the backend's writers
 }
 
 // Batch runs fn in a write transaction that it may share with concurrent
@@ -38,8 +38,8 @@ func (s *Store) Batch(ctx context.Context, fn func(notify.Tx) error) error {
 	b := &s.batch
 	b.mu.Lock()
 	b.pending = append(b.pending, c)
-	if !b.running {
-		b.running = true
+	if b.running < b.s.writers {
+		b.running++
 		go b.loop()
 	}
 	b.mu.Unlock()
@@ -57,7 +57,7 @@ func (b *batcher) loop() {
 		b.mu.Lock()
 		n := len(b.pending)
 		if n == 0 {
-			b.running = false
+			b.running--
 			b.mu.Unlock()
 			return
 		}

@@ -12,15 +12,21 @@ import (
 
 // Store is notify.Store over a Backend.
 type Store struct {
-	b     Backend
-	batch batcher
+	// writers is how many group-commit transactions may run at once: one
+	// on SQLite (one writer), several on PostgreSQL.
+	writers int
+	b       Backend
+	batch   batcher
 }
 
 var _ notify.Store = (*Store)(nil)
 
 // New wraps a backend.
 func New(b Backend) *Store {
-	s := &Store{b: b}
+	s := &Store{b: b, writers: 1}
+	if w, ok := b.(interface{ Writers() int }); ok {
+		s.writers = w.Writers()
+	}
 	s.batch.s = s
 	return s
 }
