@@ -102,7 +102,10 @@ type Route struct {
 	auth   authKind
 	Roles  []notify.Role
 	Scope  string
-	h      func(c *call) error
+	// ownNonce: the handler records the nonce in its use case's
+	// transaction (one transaction per accepted send).
+	ownNonce bool
+	h        func(c *call) error
 }
 
 // Routes lists method and path of every registered route (the OpenAPI
@@ -118,6 +121,7 @@ type call struct {
 	body   []byte
 	actor  *service.Actor
 	key    *notify.APIKey
+	nonce  *service.Nonce
 	signed bool
 }
 
@@ -186,15 +190,22 @@ func (a *API) serve(c *call, rt Route, limit int64) error {
 			}
 		}
 	case authSigned:
-		key, err := a.svc.VerifySignature(c.ctx, service.SignedRequest{
+		sr := service.SignedRequest{
 			APIKey: r.Header.Get("X-API-Key"), Timestamp: r.Header.Get("X-Timestamp"), Nonce: r.Header.Get("X-Nonce"),
 			Signature: r.Header.Get("X-Signature"), Method: r.Method, Target: requestTarget(r), Body: c.body,
-		})
+		}
+		var key *notify.APIKey
+		var err error
+		if rt.ownNonce {
+			key, c.nonce, err = a.svc.VerifySignatureDeferred(c.ctx, sr)
+		} else {
+			key, err = a.svc.VerifySignature(c.ctx, sr)
+		}
 		if err != nil {
 			return err
 		}
 		if err := service.RequireScope(key, rt.Scope); err != nil {
-			return err
+			return a.svc.RefuseSigned(c.ctx, c.nonce, err)
 		}
 		c.key = key
 	}

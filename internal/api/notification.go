@@ -57,9 +57,9 @@ func sendResult(r service.SendResult) sendJSON {
 func (a *API) handleSend(c *call) error {
 	var b sendBody
 	if err := c.decode(&b); err != nil {
-		return err
+		return a.svc.RefuseSigned(c.ctx, c.nonce, err)
 	}
-	res, err := a.svc.Send(c.ctx, c.key, b.input())
+	res, err := a.svc.Send(c.ctx, c.key, c.nonce, b.input())
 	if err != nil {
 		return err
 	}
@@ -71,24 +71,24 @@ func (a *API) handleSendBulk(c *call) error {
 		Items *[]json.RawMessage `json:"items"`
 	}
 	if err := c.decode(&b); err != nil {
-		return err
+		return a.svc.RefuseSigned(c.ctx, c.nonce, err)
 	}
 	if b.Items == nil {
-		return notify.Invalid("items is required")
+		return a.svc.RefuseSigned(c.ctx, c.nonce, notify.Invalid("items is required"))
 	}
 	if len(*b.Items) > 500 {
-		return notify.Invalid("items must hold at most 500 items")
+		return a.svc.RefuseSigned(c.ctx, c.nonce, notify.Invalid("items must hold at most 500 items"))
 	}
 	items := make([]*service.SendInput, len(*b.Items))
 	for i, raw := range *b.Items {
 		var sb sendBody
 		if err := decodeJSON(raw, &sb); err != nil {
 			e, _ := notify.AsError(err)
-			return notify.Invalid("items[%d]: %s", i, e.Detail)
+			return a.svc.RefuseSigned(c.ctx, c.nonce, notify.Invalid("items[%d]: %s", i, e.Detail))
 		}
 		items[i] = sb.input()
 	}
-	res, err := a.svc.SendBulk(c.ctx, c.key, items)
+	res, err := a.svc.SendBulk(c.ctx, c.key, c.nonce, items)
 	if err != nil {
 		return err
 	}

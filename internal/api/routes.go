@@ -9,8 +9,8 @@ func (a *API) routes() []Route {
 	send, read := notify.ScopeNotificationsSend, notify.ScopeNotificationsRead
 	return []Route{
 		// Notification API (HMAC-signed, enveloped).
-		{Method: "POST", Path: "/v1/notifications", auth: authSigned, Scope: send, h: a.handleSend},
-		{Method: "POST", Path: "/v1/notifications/bulk", auth: authSigned, Scope: send, h: a.handleSendBulk},
+		{Method: "POST", Path: "/v1/notifications", auth: authSigned, Scope: send, ownNonce: true, h: a.handleSend},
+		{Method: "POST", Path: "/v1/notifications/bulk", auth: authSigned, Scope: send, ownNonce: true, h: a.handleSendBulk},
 		{Method: "GET", Path: "/v1/notifications/{requestId}", auth: authSigned, Scope: read, h: a.handleRequestGet},
 		{Method: "POST", Path: "/v1/notifications/{requestId}/cancel", auth: authSigned, Scope: send, h: a.handleRequestCancel},
 

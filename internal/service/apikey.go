@@ -232,14 +232,15 @@ func StringToSign(method, target, timestamp, nonce string, body []byte) string {
 	return strings.ToUpper(method) + "\n" + target + "\n" + timestamp + "\n" + nonce + "\n" + hex.EncodeToString(sum[:])
 }
 
-// VerifySignature authenticates a Notification API request: key, status,
-// timestamp tolerance, signature (constant time), then the nonce, which is
-// recorded only for a correctly signed request so nobody can burn another
+// VerifySignatureDeferred authenticates a Notification API request: key,
+// status, timestamp tolerance, signature (constant time). It returns the
+// nonce for the caller to record in its use case's transaction: a nonce is
+// recorded only for a correctly signed request, so nobody can burn another
 // client's nonces.
-func (s *Service) VerifySignature(ctx context.Context, r SignedRequest) (*notify.APIKey, error) {
+func (s *Service) VerifySignatureDeferred(ctx context.Context, r SignedRequest) (*notify.APIKey, *Nonce, error) {
 	keyID, keySecret, ok := strings.Cut(r.APIKey, ".")
 	if !ok || keyID == "" || keySecret == "" || len(r.APIKey) > 256 || !validKeyID(keyID) {
-		return nil, notify.Unauthorized(detailInvalidKey)
+		return nil, nil, notify.Unauthorized(detailInvalidKey)
 	}
 	now := s.now()
 	var k *notify.APIKey
@@ -248,49 +249,90 @@ func (s *Service) VerifySignature(ctx context.Context, r SignedRequest) (*notify
 		return err
 	})
 	if errors.Is(err, notify.ErrNotFound) {
-		return nil, notify.Unauthorized(detailInvalidKey)
+		return nil, nil, notify.Unauthorized(detailInvalidKey)
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if !secret.Equal(secret.HashToken(keySecret), k.SecretHash) || k.Status != notify.APIKeyActive {
-		return nil, notify.Unauthorized(detailInvalidKey)
+		return nil, nil, notify.Unauthorized(detailInvalidKey)
 	}
 	ts, err := strconv.ParseInt(r.Timestamp, 10, 64)
 	if err != nil || now.Sub(time.Unix(ts, 0)).Abs() > s.tol {
-		return nil, notify.Unauthorized(detailTimestamp)
+		return nil, nil, notify.Unauthorized(detailTimestamp)
 	}
 	if !validNonce(r.Nonce) {
-		return nil, notify.Unauthorized(detailInvalidNonce)
+		return nil, nil, notify.Unauthorized(detailInvalidNonce)
 	}
 	hs, err := s.box.OpenFor("apikey:"+k.ID, k.HMACSecretEnc)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	mac := hmac.New(sha256.New, hs)
 	mac.Write([]byte(StringToSign(r.Method, r.Target, r.Timestamp, r.Nonce, r.Body)))
 	want := mac.Sum(nil)
 	got, err := hex.DecodeString(strings.ToLower(r.Signature))
 	if err != nil || !hmac.Equal(want, got) {
-		return nil, notify.Unauthorized(detailInvalidSignature)
+		return nil, nil, notify.Unauthorized(detailInvalidSignature)
 	}
-	err = s.store.Batch(ctx, func(tx notify.Tx) error {
-		// Nonces are kept for twice the tolerance window.
-		if err := tx.UseNonce(ctx, k.KeyID, r.Nonce, now, now.Add(2*s.tol)); err != nil {
-			return err
-		}
-		if k.LastUsedAt == nil || now.Sub(*k.LastUsedAt) > time.Minute {
-			return tx.TouchAPIKey(ctx, k.ID, now)
-		}
-		return nil
-	})
-	if errors.Is(err, notify.ErrConflict) {
-		return nil, notify.Unauthorized(detailReplay)
-	}
+	return k, &Nonce{key: k, value: r.Nonce, at: now, expires: now.Add(2 * s.tol)}, nil
+}
+
+// Nonce is a verified request's nonce, recorded in the transaction of the
+// use case it authorizes so an accepted send costs one transaction.
+type Nonce struct {
+	key         *notify.APIKey
+	value       string
+	at, expires time.Time
+}
+
+// VerifySignature authenticates a request and records its nonce.
+func (s *Service) VerifySignature(ctx context.Context, r SignedRequest) (*notify.APIKey, error) {
+	k, n, err := s.VerifySignatureDeferred(ctx, r)
 	if err != nil {
 		return nil, err
 	}
+	if err := s.store.Batch(ctx, func(tx notify.Tx) error { return s.recordNonce(ctx, tx, n) }); err != nil {
+		return nil, err
+	}
 	return k, nil
+}
+
+// recordNonce stores n (kept twice the tolerance window); a nonce seen
+// before is a replay.
+func (s *Service) recordNonce(ctx context.Context, tx notify.Tx, n *Nonce) error {
+	if n == nil {
+		return nil
+	}
+	err := tx.UseNonce(ctx, n.key.KeyID, n.value, n.at, n.expires)
+	if errors.Is(err, notify.ErrConflict) {
+		return notify.Unauthorized(detailReplay)
+	}
+	if err != nil {
+		return err
+	}
+	if n.key.LastUsedAt == nil || n.at.Sub(*n.key.LastUsedAt) > time.Minute {
+		return tx.TouchAPIKey(ctx, n.key.ID, n.at)
+	}
+	return nil
+}
+
+// RefuseSigned answers err for a signed request refused before its use
+// case ran, recording its deferred nonce first so a replay answers 401.
+func (s *Service) RefuseSigned(ctx context.Context, n *Nonce, err error) error {
+	return s.refuseWithNonce(ctx, n, err)
+}
+
+// refuseWithNonce records n for a request refused before its transaction,
+// so a replay of it still answers 401, then returns err.
+func (s *Service) refuseWithNonce(ctx context.Context, n *Nonce, err error) error {
+	if n == nil {
+		return err
+	}
+	if nerr := s.store.Batch(ctx, func(tx notify.Tx) error { return s.recordNonce(ctx, tx, n) }); nerr != nil {
+		return nerr
+	}
+	return err
 }
 
 // validKeyID: key ids are "nk_" plus hex; anything outside letters, digits,

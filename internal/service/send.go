@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"time"
 
@@ -202,21 +203,29 @@ func (s *Service) resolveTemplate(ctx context.Context, tx notify.Tx, ws string, 
 
 // Send accepts one notification: request row and queue job in one
 // transaction, deduplicated by idempotency key within the workspace.
-func (s *Service) Send(ctx context.Context, key *notify.APIKey, in *SendInput) (*SendResult, error) {
+// nonce, when not nil, is recorded in the same transaction.
+func (s *Service) Send(ctx context.Context, key *notify.APIKey, nonce *Nonce, in *SendInput) (*SendResult, error) {
 	now := s.now()
 	sched, err := s.validateSend(in, "", now)
 	if err != nil {
-		return nil, err
+		return nil, s.refuseWithNonce(ctx, nonce, err)
 	}
 	var acc *notify.Accept
 	err = s.store.Batch(ctx, func(tx notify.Tx) error {
+		if err := s.recordNonce(ctx, tx, nonce); err != nil {
+			return err
+		}
 		r, err := s.buildRequest(ctx, tx, key.WorkspaceID, key, in, sched, now)
 		if err != nil {
-			return err
+			return s.refuseInTx(ctx, tx, nonce, err)
 		}
 		acc = &notify.Accept{Request: r, MaxAttempts: s.jobAttempts}
 		return tx.AcceptRequests(ctx, []*notify.Accept{acc}, now)
 	})
+	var rf *refusal
+	if errors.As(err, &rf) {
+		return nil, s.refuseWithNonce(ctx, rf.nonce, rf.err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -240,24 +249,27 @@ func acceptResult(a *notify.Accept) SendResult {
 // SendBulk validates every item (one bad item rejects the call), then
 // accepts the valid items in one transaction; items failing acceptance
 // (template resolution) are left out.
-func (s *Service) SendBulk(ctx context.Context, key *notify.APIKey, items []*SendInput) (*BulkResult, error) {
+func (s *Service) SendBulk(ctx context.Context, key *notify.APIKey, nonce *Nonce, items []*SendInput) (*BulkResult, error) {
 	if len(items) == 0 {
-		return nil, notify.Invalid("items must hold at least one item")
+		return nil, s.refuseWithNonce(ctx, nonce, notify.Invalid("items must hold at least one item"))
 	}
 	if len(items) > 500 {
-		return nil, notify.Invalid("items must hold at most 500 items")
+		return nil, s.refuseWithNonce(ctx, nonce, notify.Invalid("items must hold at most 500 items"))
 	}
 	now := s.now()
 	scheds := make([]*time.Time, len(items))
 	for i, in := range items {
 		sched, err := s.validateSend(in, "items["+itoa(int64(i))+"].", now)
 		if err != nil {
-			return nil, err
+			return nil, s.refuseWithNonce(ctx, nonce, err)
 		}
 		scheds[i] = sched
 	}
 	var accs []*notify.Accept
 	err := s.store.Batch(ctx, func(tx notify.Tx) error {
+		if err := s.recordNonce(ctx, tx, nonce); err != nil {
+			return err
+		}
 		accs = accs[:0]
 		for i, in := range items {
 			r, err := s.buildRequest(ctx, tx, key.WorkspaceID, key, in, scheds[i], now)
@@ -414,3 +426,22 @@ func itoa(n int64) string {
 	}
 	return string(b[i:])
 }
+
+// refuseInTx answers a domain error found inside the send transaction. The
+// savepoint rollback would undo the nonce too, so it is recorded again
+// after the transaction: a replay of a refused request still answers 401.
+func (s *Service) refuseInTx(ctx context.Context, tx notify.Tx, nonce *Nonce, err error) error {
+	if _, ok := notify.AsError(err); !ok || nonce == nil {
+		return err
+	}
+	return &refusal{err: err, nonce: nonce}
+}
+
+// refusal carries a refused request's error and nonce out of its transaction.
+type refusal struct {
+	err   error
+	nonce *Nonce
+}
+
+func (r *refusal) Error() string { return r.err.Error() }
+func (r *refusal) Unwrap() error { return r.err }

@@ -34,6 +34,9 @@ type batcher struct {
 // rolls back only that fn's writes and is returned to its caller alone.
 // fn must not rely on being the only writer of its transaction.
 func (s *Store) Batch(ctx context.Context, fn func(notify.Tx) error) error {
+	if s.writers == 0 {
+		return s.Update(ctx, fn)
+	}
 	c := &batchCall{ctx: ctx, fn: fn, done: make(chan error, 1)}
 	b := &s.batch
 	b.mu.Lock()
