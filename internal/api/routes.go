@@ -5,6 +5,11 @@ import "github.com/notifyd/notifyd/internal/notify"
 // routes is the single route table: method, path, authentication, and the
 // roles (dashboard) or scope (Notification API) each route requires.
 func (a *API) routes() []Route {
+	return append(append(a.coreRoutes(), a.otpRoutes()...), a.limitRoutes()...)
+}
+
+// coreRoutes are the foundation, provider and send-pipeline routes.
+func (a *API) coreRoutes() []Route {
 	all, op, admin := notify.RolesAll, notify.RolesOperator, notify.RolesAdmin
 	send, read := notify.ScopeNotificationsSend, notify.ScopeNotificationsRead
 	return []Route{

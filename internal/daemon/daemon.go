@@ -192,7 +192,8 @@ func (d *Daemon) listen() error {
 		d.Config.BaseURL = "http://" + ln.Addr().String()
 	}
 	a := apipkg.New(apipkg.Options{Service: d.Service, BaseURL: d.Config.BaseURL, Logger: d.Logger})
-	h := server.Handler(server.Options{API: a, Metrics: d.Metrics, Logger: d.Logger, Ready: d.DB.Ping, OpenAPI: api.OpenAPI})
+	h := server.Handler(server.Options{API: a, Metrics: d.Metrics, Logger: d.Logger, Ready: d.DB.Ping, OpenAPI: api.OpenAPI,
+		Extra: a.PublicHandlers()})
 	d.http = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second,
 		WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second, ErrorLog: slog.NewLogLogger(d.Logger.Handler(), slog.LevelWarn)}
 	d.done = make(chan error, 1)

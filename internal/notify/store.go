@@ -81,6 +81,8 @@ type Tx interface {
 	FindRoutes(ctx context.Context, workspaceID string) ([]*Route, error)
 
 	PipelineTx
+	OTPTx
+	LimitTx
 }
 
 // PipelineTx holds the verbs of the send pipeline.

@@ -1,0 +1,9 @@
+package api
+
+import "net/http"
+
+// PublicHandlers are the public HTML pages (OTP link, unsubscribe), mounted
+// on the root mux by pattern: their paths overlap API patterns that one
+// ServeMux cannot hold together (POST /v1/otp/link/{t} and
+// POST /v1/otp/{id}/verify both match /v1/otp/link/verify).
+func (a *API) PublicHandlers() map[string]http.Handler { return map[string]http.Handler{} }
