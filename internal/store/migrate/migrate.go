@@ -61,20 +61,21 @@ func Latest(ms []Migration) int {
 
 // Execer runs one migration inside a transaction and records it.
 type Execer interface {
-	// Applied returns the highest recorded version (0 when none).
-	Applied(ctx context.Context) (int, error)
+	// Applied returns the recorded versions.
+	Applied(ctx context.Context) (map[int]bool, error)
 	// Apply runs m and records it atomically.
 	Apply(ctx context.Context, m Migration) error
 }
 
-// Up applies every migration newer than the recorded version.
+// Up applies every migration not yet recorded, in version order, so a
+// migration merged after a higher-numbered one still runs.
 func Up(ctx context.Context, e Execer, ms []Migration) error {
-	cur, err := e.Applied(ctx)
+	done, err := e.Applied(ctx)
 	if err != nil {
 		return err
 	}
 	for _, m := range ms {
-		if m.Version <= cur {
+		if done[m.Version] {
 			continue
 		}
 		if err := e.Apply(ctx, m); err != nil {
@@ -84,14 +85,16 @@ func Up(ctx context.Context, e Execer, ms []Migration) error {
 	return nil
 }
 
-// Check reports an error when the recorded version is behind ms.
+// Check reports an error when a migration of ms is not recorded.
 func Check(ctx context.Context, e Execer, ms []Migration) error {
-	cur, err := e.Applied(ctx)
+	done, err := e.Applied(ctx)
 	if err != nil {
 		return err
 	}
-	if cur < Latest(ms) {
-		return fmt.Errorf("database schema is at version %d, this build needs %d: run `notifyd migrate`", cur, Latest(ms))
+	for _, m := range ms {
+		if !done[m.Version] {
+			return fmt.Errorf("database schema lacks migration %s: run `notifyd migrate`", m.Name)
+		}
 	}
 	return nil
 }

@@ -230,19 +230,25 @@ func rebind(q string) string {
 
 type execer struct{ pool *pgxpool.Pool }
 
-func (e execer) Applied(ctx context.Context) (int, error) {
+func (e execer) Applied(ctx context.Context) (map[int]bool, error) {
+	done := map[int]bool{}
 	var exists bool
 	if err := e.pool.QueryRow(ctx, `SELECT to_regclass('schema_migrations') IS NOT NULL`).Scan(&exists); err != nil || !exists {
-		return 0, err
+		return done, err
 	}
-	var v *int
-	if err := e.pool.QueryRow(ctx, `SELECT MAX(version) FROM schema_migrations`).Scan(&v); err != nil {
-		return 0, err
+	rows, err := e.pool.Query(ctx, `SELECT version FROM schema_migrations`)
+	if err != nil {
+		return nil, err
 	}
-	if v == nil {
-		return 0, nil
+	defer rows.Close()
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		done[v] = true
 	}
-	return *v, nil
+	return done, rows.Err()
 }
 
 func (e execer) Apply(ctx context.Context, m migrate.Migration) error {

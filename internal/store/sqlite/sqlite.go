@@ -293,15 +293,26 @@ func translate(err error) error {
 
 type execer struct{ db *sql.DB }
 
-func (e execer) Applied(ctx context.Context) (int, error) {
+func (e execer) Applied(ctx context.Context) (map[int]bool, error) {
+	done := map[int]bool{}
 	var n int
 	err := e.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'`).Scan(&n)
 	if err != nil || n == 0 {
-		return 0, err
+		return done, err
 	}
-	var v sql.NullInt64
-	err = e.db.QueryRowContext(ctx, `SELECT MAX(version) FROM schema_migrations`).Scan(&v)
-	return int(v.Int64), err
+	rows, err := e.db.QueryContext(ctx, `SELECT version FROM schema_migrations`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		done[v] = true
+	}
+	return done, rows.Err()
 }
 
 func (e execer) Apply(ctx context.Context, m migrate.Migration) error {
