@@ -119,8 +119,21 @@ func apiKey(ctx context.Context, d *daemon.Daemon, conns int) (*client.Client, *
 	owner := client.New(d.URL())
 	owner.HTTP = httpClient(conns)
 	owner.Token = res.AccessToken
-	key, _, err := owner.CreateAPIKey(ctx, "bench", "notifications:send", "notifications:read")
-	return owner, key, err
+	key, keyID, err := owner.CreateAPIKey(ctx, "bench", "notifications:send", "notifications:read")
+	if err != nil {
+		return nil, nil, err
+	}
+	// Lift the request limits (2,000 and 600 a minute by default) so the
+	// benchmark measures throughput, not the limiter's refusals; the limit
+	// check itself still runs on every request.
+	policy := map[string]any{"windowSeconds": 3600, "maxRequests": 1000000}
+	for _, path := range []string{"/v1/limits/rate/workspace", "/v1/limits/rate/api-keys/" + keyID} {
+		r, err := owner.Dashboard(ctx, "PUT", path, policy)
+		if err != nil || r.Status != 200 {
+			return nil, nil, fmt.Errorf("rate policy %s: %v %s", path, err, r.Body)
+		}
+	}
+	return owner, key, nil
 }
 
 // smsRoute registers a simulated SMS provider with a route.

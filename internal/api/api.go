@@ -105,7 +105,10 @@ type Route struct {
 	// ownNonce: the handler records the nonce in its use case's
 	// transaction (one transaction per accepted send).
 	ownNonce bool
-	h        func(c *call) error
+	// rateLimited: the request counts toward the workspace and API key
+	// request limits (SPEC "Request rate limits").
+	rateLimited bool
+	h           func(c *call) error
 }
 
 // Routes lists method and path of every registered route (the OpenAPI
@@ -206,6 +209,11 @@ func (a *API) serve(c *call, rt Route, limit int64) error {
 		}
 		if err := service.RequireScope(key, rt.Scope); err != nil {
 			return a.svc.RefuseSigned(c.ctx, c.nonce, err)
+		}
+		if rt.rateLimited {
+			if err := a.svc.CheckRequestLimit(c.ctx, key); err != nil {
+				return a.svc.RefuseSigned(c.ctx, c.nonce, err)
+			}
 		}
 		c.key = key
 	}

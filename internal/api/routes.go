@@ -14,10 +14,10 @@ func (a *API) coreRoutes() []Route {
 	send, read := notify.ScopeNotificationsSend, notify.ScopeNotificationsRead
 	return []Route{
 		// Notification API (HMAC-signed, enveloped).
-		{Method: "POST", Path: "/v1/notifications", auth: authSigned, Scope: send, ownNonce: true, h: a.handleSend},
-		{Method: "POST", Path: "/v1/notifications/bulk", auth: authSigned, Scope: send, ownNonce: true, h: a.handleSendBulk},
-		{Method: "GET", Path: "/v1/notifications/{requestId}", auth: authSigned, Scope: read, h: a.handleRequestGet},
-		{Method: "POST", Path: "/v1/notifications/{requestId}/cancel", auth: authSigned, Scope: send, h: a.handleRequestCancel},
+		{Method: "POST", Path: "/v1/notifications", auth: authSigned, Scope: send, ownNonce: true, rateLimited: true, h: a.handleSend},
+		{Method: "POST", Path: "/v1/notifications/bulk", auth: authSigned, Scope: send, ownNonce: true, rateLimited: true, h: a.handleSendBulk},
+		{Method: "GET", Path: "/v1/notifications/{requestId}", auth: authSigned, Scope: read, rateLimited: true, h: a.handleRequestGet},
+		{Method: "POST", Path: "/v1/notifications/{requestId}/cancel", auth: authSigned, Scope: send, rateLimited: true, h: a.handleRequestCancel},
 
 		// Dashboard authentication (API-DECISIONS section 2).
 		{Method: "POST", Path: "/v1/auth/login", auth: authPublic, h: a.handleLogin},

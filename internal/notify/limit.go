@@ -1,4 +1,71 @@
 package notify
 
-// LimitTx holds the store verbs of rate and dispatch limits (issue 5).
-type LimitTx interface{}
+import (
+	"context"
+	"time"
+)
+
+// Request rate-limit defaults (SPEC "Request rate limits").
+const (
+	DefaultRateWindowSeconds    = 60
+	DefaultAPIKeyMaxRequests    = 600
+	DefaultWorkspaceMaxRequests = 2000
+)
+
+// Dispatch limit scopes (SPEC "Dispatch limit").
+const (
+	DispatchScopeWorkspace = "workspace"
+	DispatchScopeProvider  = "provider"
+	DispatchScopeAPIKey    = "apiKey"
+)
+
+// RateLimitPolicy overrides the default request rate limit of a workspace
+// (APIKeyID empty) or of one API key credential.
+type RateLimitPolicy struct {
+	ID            string
+	WorkspaceID   string
+	APIKeyID      string // "" for the workspace policy
+	WindowSeconds int
+	MaxRequests   int
+	Enabled       bool
+	UpdatedAt     time.Time
+}
+
+// DispatchLimit is a token-bucket limit on sends toward providers.
+type DispatchLimit struct {
+	ID            string
+	WorkspaceID   string
+	Scope         string
+	TargetID      string // "" for the workspace scope
+	RatePerSecond int
+	Enabled       bool
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+}
+
+// LimitTx holds the store verbs of rate and dispatch limits.
+type LimitTx interface {
+	// PutRateLimitPolicy inserts or updates the policy of (WorkspaceID,
+	// APIKeyID) and fills p with the stored row (an existing row keeps its id).
+	PutRateLimitPolicy(ctx context.Context, p *RateLimitPolicy) error
+	// FindRateLimitPolicy returns the policy of (workspaceID, apiKeyID);
+	// apiKeyID "" is the workspace policy.
+	FindRateLimitPolicy(ctx context.Context, workspaceID, apiKeyID string) (*RateLimitPolicy, error)
+	// FindRateLimitPolicies lists the workspace's policies, the workspace
+	// policy first, then key policies by key id.
+	FindRateLimitPolicies(ctx context.Context, workspaceID string) ([]*RateLimitPolicy, error)
+
+	// RateCount is the counter of scopeKey in the window starting at
+	// windowStart (0 when none).
+	RateCount(ctx context.Context, scopeKey string, windowStart time.Time) (int, error)
+	// IncrementRate adds one to the counter of scopeKey in the window.
+	IncrementRate(ctx context.Context, scopeKey string, windowStart time.Time) error
+	// DeleteRateCounters deletes counters of windows that started before.
+	DeleteRateCounters(ctx context.Context, before time.Time) (int, error)
+
+	// PutDispatchLimit upserts by (WorkspaceID, Scope, TargetID) and fills
+	// l with the stored row (an existing row keeps its id and createdAt).
+	PutDispatchLimit(ctx context.Context, l *DispatchLimit) error
+	FindDispatchLimits(ctx context.Context, workspaceID string) ([]*DispatchLimit, error)
+	DeleteDispatchLimit(ctx context.Context, workspaceID, id string) error
+}

@@ -51,6 +51,7 @@ var tests = map[string]func(t *testing.T, db *store.DB){
 	"RollbackLeavesNil":     testRollback,
 	"BatchIsolatesFailures": testBatch,
 	"AcceptRollback":        testAcceptRollback,
+	"Limits":                testLimits,
 }
 
 var t0 = time.Date(2026, 11, 22, 3, 25, 5, 123_000_000, time.UTC)

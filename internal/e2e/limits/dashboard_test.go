@@ -1,0 +1,168 @@
+package limits_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+type policy struct {
+	ID                 string `json:"id"`
+	APIKeyCredentialID string `json:"apiKeyCredentialId"`
+	WindowSeconds      int    `json:"windowSeconds"`
+	MaxRequests        int    `json:"maxRequests"`
+	Enabled            bool   `json:"enabled"`
+	UpdatedAt          string `json:"updatedAt"`
+}
+
+func TestRatePolicies(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	r := b.dash(t, "GET", "/v1/limits/rate", nil)
+	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+	require.JSONEq(t, `{"workspacePolicy":null,"apiKeyPolicies":[]}`, string(r.Body))
+
+	ws := b.putWorkspacePolicy(t, map[string]any{"windowSeconds": 60, "maxRequests": 100})
+	require.Equal(t, true, ws["enabled"])
+	require.NotEmpty(t, ws["id"])
+	require.NotEmpty(t, ws["updatedAt"])
+	require.NotContains(t, ws, "apiKeyCredentialId")
+	ws2 := b.putWorkspacePolicy(t, map[string]any{"windowSeconds": 30, "maxRequests": 50, "enabled": false})
+	require.Equal(t, ws["id"], ws2["id"], "a PUT updates the one policy")
+	b.putKeyPolicy(t, b.keyID, map[string]any{"windowSeconds": 10, "maxRequests": 5})
+
+	var out struct {
+		WorkspacePolicy *policy  `json:"workspacePolicy"`
+		APIKeyPolicies  []policy `json:"apiKeyPolicies"`
+	}
+	r = b.dash(t, "GET", "/v1/limits/rate", nil)
+	require.NoError(t, r.Decode(&out))
+	require.NotNil(t, out.WorkspacePolicy)
+	require.Equal(t, 30, out.WorkspacePolicy.WindowSeconds)
+	require.Equal(t, 50, out.WorkspacePolicy.MaxRequests)
+	require.False(t, out.WorkspacePolicy.Enabled)
+	require.Len(t, out.APIKeyPolicies, 1)
+	require.Equal(t, b.keyID, out.APIKeyPolicies[0].APIKeyCredentialID)
+	require.Equal(t, 10, out.APIKeyPolicies[0].WindowSeconds)
+
+	// Audit.
+	r = b.dash(t, "GET", "/v1/audit-logs?targetType=workspace", nil)
+	require.Contains(t, string(r.Body), "rate_limit.workspace.upsert")
+	r = b.dash(t, "GET", "/v1/audit-logs?action=rate_limit.api_key.upsert", nil)
+	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+	require.Contains(t, string(r.Body), b.keyID)
+
+	// Validation.
+	for _, body := range []string{
+		`{}`, `{"windowSeconds":60}`, `{"maxRequests":10}`, `{"windowSeconds":0,"maxRequests":10}`,
+		`{"windowSeconds":3601,"maxRequests":10}`, `{"windowSeconds":60,"maxRequests":0}`,
+		`{"windowSeconds":60,"maxRequests":1000001}`, `{"windowSeconds":"60","maxRequests":10}`,
+		`{"windowSeconds":1.5,"maxRequests":10}`, `{"windowSeconds":60,"maxRequests":10,"enabled":null}`,
+		`{"windowSeconds":60,"maxRequests":10,"extra":1}`, `{"windowSeconds":null,"maxRequests":10}`,
+	} {
+		for _, path := range []string{"/v1/limits/rate/workspace", "/v1/limits/rate/api-keys/" + b.keyID} {
+			problem(t, b.dash(t, "PUT", path, []byte(body)), http.StatusBadRequest, "SVC-40000")
+		}
+	}
+	b.putWorkspacePolicy(t, map[string]any{"windowSeconds": 3600, "maxRequests": 1000000})
+	b.putWorkspacePolicy(t, map[string]any{"windowSeconds": 1, "maxRequests": 1})
+
+	// A key of another workspace, or unknown, is 404.
+	other, _ := b.env.NewWorkspace(t, "Other", "other@example.com")
+	_, otherKey, err := other.CreateAPIKey(ctx, "k", "notifications:send")
+	require.NoError(t, err)
+	problem(t, b.dash(t, "PUT", "/v1/limits/rate/api-keys/"+otherKey, map[string]any{"windowSeconds": 60, "maxRequests": 1}), http.StatusNotFound, "SVC-40400")
+	problem(t, b.dash(t, "PUT", "/v1/limits/rate/api-keys/nope", map[string]any{"windowSeconds": 60, "maxRequests": 1}), http.StatusNotFound, "SVC-40400")
+	r, err = other.Dashboard(ctx, "GET", "/v1/limits/rate", nil)
+	require.NoError(t, err)
+	require.JSONEq(t, `{"workspacePolicy":null,"apiKeyPolicies":[]}`, string(r.Body))
+}
+
+type dispatchLimit struct {
+	ID            string  `json:"id"`
+	Scope         string  `json:"scope"`
+	TargetID      *string `json:"targetId"`
+	RatePerSecond int     `json:"ratePerSecond"`
+	Enabled       bool    `json:"enabled"`
+	CreatedAt     string  `json:"createdAt"`
+	UpdatedAt     string  `json:"updatedAt"`
+}
+
+func (b *bundle) putDispatch(t *testing.T, body map[string]any) dispatchLimit {
+	t.Helper()
+	r := b.dash(t, "PUT", "/v1/limits/dispatch", body)
+	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+	var out struct {
+		Limit dispatchLimit `json:"limit"`
+	}
+	require.NoError(t, r.Decode(&out))
+	return out.Limit
+}
+
+func (b *bundle) listDispatch(t *testing.T) []dispatchLimit {
+	t.Helper()
+	r := b.dash(t, "GET", "/v1/limits/dispatch", nil)
+	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+	var out struct {
+		Limits []dispatchLimit `json:"limits"`
+	}
+	require.NoError(t, r.Decode(&out))
+	require.NotNil(t, out.Limits)
+	return out.Limits
+}
+
+func TestDispatchLimits(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	require.Empty(t, b.listDispatch(t))
+
+	w := b.putDispatch(t, map[string]any{"scope": "workspace", "ratePerSecond": 10})
+	require.Equal(t, "workspace", w.Scope)
+	require.Nil(t, w.TargetID)
+	require.True(t, w.Enabled)
+	require.NotEmpty(t, w.ID)
+	require.NotEmpty(t, w.CreatedAt)
+	p := b.putDispatch(t, map[string]any{"scope": "provider", "targetId": "prov-1", "ratePerSecond": 5, "enabled": false})
+	require.Equal(t, "prov-1", *p.TargetID)
+	require.False(t, p.Enabled)
+	k := b.putDispatch(t, map[string]any{"scope": "apiKey", "targetId": b.keyID, "ratePerSecond": 1000000})
+
+	// Upsert by (scope, targetId) keeps the id and createdAt.
+	w2 := b.putDispatch(t, map[string]any{"scope": "workspace", "ratePerSecond": 20, "enabled": false})
+	require.Equal(t, w.ID, w2.ID)
+	require.Equal(t, w.CreatedAt, w2.CreatedAt)
+	require.Equal(t, 20, w2.RatePerSecond)
+	ls := b.listDispatch(t)
+	require.Len(t, ls, 3)
+	require.Equal(t, []string{w.ID, p.ID, k.ID}, []string{ls[0].ID, ls[1].ID, ls[2].ID})
+	require.Equal(t, w2, ls[0])
+
+	// Validation.
+	for _, body := range []string{
+		`{}`, `{"scope":"workspace"}`, `{"ratePerSecond":1}`, `{"scope":"global","ratePerSecond":1}`,
+		`{"scope":"workspace","targetId":"x","ratePerSecond":1}`, `{"scope":"provider","ratePerSecond":1}`,
+		`{"scope":"provider","targetId":"","ratePerSecond":1}`, `{"scope":"apiKey","targetId":null,"ratePerSecond":1}`,
+		`{"scope":"provider","targetId":"` + strings.Repeat("x", 65) + `","ratePerSecond":1}`,
+		`{"scope":"workspace","ratePerSecond":0}`, `{"scope":"workspace","ratePerSecond":1000001}`,
+		`{"scope":"workspace","ratePerSecond":"1"}`, `{"scope":"workspace","ratePerSecond":1,"enabled":null}`,
+		`{"scope":"workspace","ratePerSecond":1,"x":1}`,
+	} {
+		problem(t, b.dash(t, "PUT", "/v1/limits/dispatch", []byte(body)), http.StatusBadRequest, "SVC-40000")
+	}
+	b.putDispatch(t, map[string]any{"scope": "provider", "targetId": strings.Repeat("x", 64), "ratePerSecond": 1})
+
+	// Delete: 204, then 404; another workspace's limit is 404.
+	other, _ := b.env.NewWorkspace(t, "Other", "other@example.com")
+	r, err := other.Dashboard(ctx, "DELETE", "/v1/limits/dispatch/"+p.ID, nil)
+	require.NoError(t, err)
+	problem(t, r, http.StatusNotFound, "SVC-40400")
+	r = b.dash(t, "DELETE", "/v1/limits/dispatch/"+p.ID, nil)
+	require.Equal(t, http.StatusNoContent, r.Status, string(r.Body))
+	problem(t, b.dash(t, "DELETE", "/v1/limits/dispatch/"+p.ID, nil), http.StatusNotFound, "SVC-40400")
+	require.Len(t, b.listDispatch(t), 3)
+	r, err = other.Dashboard(ctx, "GET", "/v1/limits/dispatch", nil)
+	require.NoError(t, err)
+	require.JSONEq(t, `{"limits":[]}`, string(r.Body))
+}

@@ -1,0 +1,242 @@
+package service
+
+import (
+	"context"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/notifyd/notifyd/internal/notify"
+)
+
+// RateLimitInput is the body of the rate-limit PUTs; the API checks the
+// fields are present.
+type RateLimitInput struct {
+	WindowSeconds int
+	MaxRequests   int
+	Enabled       *bool
+}
+
+func (in RateLimitInput) validate() error {
+	if in.WindowSeconds < 1 || in.WindowSeconds > 3600 {
+		return notify.Invalid("windowSeconds must be between 1 and 3600")
+	}
+	if in.MaxRequests < 1 || in.MaxRequests > 1_000_000 {
+		return notify.Invalid("maxRequests must be between 1 and 1000000")
+	}
+	return nil
+}
+
+// DispatchLimitInput is the body of the dispatch-limit PUT.
+type DispatchLimitInput struct {
+	Scope         string
+	TargetID      string
+	RatePerSecond int
+	Enabled       *bool
+}
+
+// RateLimitPolicies returns the workspace policy (nil when none) and the
+// API key policies.
+func (s *Service) RateLimitPolicies(ctx context.Context, a *Actor) (*notify.RateLimitPolicy, []*notify.RateLimitPolicy, error) {
+	var ws *notify.RateLimitPolicy
+	keys := []*notify.RateLimitPolicy{}
+	err := s.store.View(ctx, func(tx notify.Tx) error {
+		ps, err := tx.FindRateLimitPolicies(ctx, a.WorkspaceID)
+		if err != nil {
+			return err
+		}
+		for _, p := range ps {
+			if p.APIKeyID == "" {
+				ws = p
+			} else {
+				keys = append(keys, p)
+			}
+		}
+		return nil
+	})
+	return ws, keys, err
+}
+
+// PutWorkspaceRateLimit stores the workspace policy (audit
+// rate_limit.workspace.upsert).
+func (s *Service) PutWorkspaceRateLimit(ctx context.Context, a *Actor, in RateLimitInput) (*notify.RateLimitPolicy, error) {
+	return s.putRateLimit(ctx, a, "", in)
+}
+
+// PutAPIKeyRateLimit stores one API key's policy (audit
+// rate_limit.api_key.upsert); a key of another workspace is 404.
+func (s *Service) PutAPIKeyRateLimit(ctx context.Context, a *Actor, keyID string, in RateLimitInput) (*notify.RateLimitPolicy, error) {
+	if !storable(keyID) || keyID == "" {
+		return nil, notify.NotFound("API key")
+	}
+	return s.putRateLimit(ctx, a, keyID, in)
+}
+
+func (s *Service) putRateLimit(ctx context.Context, a *Actor, keyID string, in RateLimitInput) (*notify.RateLimitPolicy, error) {
+	if err := in.validate(); err != nil {
+		return nil, err
+	}
+	p := &notify.RateLimitPolicy{ID: newID(), WorkspaceID: a.WorkspaceID, APIKeyID: keyID, WindowSeconds: in.WindowSeconds,
+		MaxRequests: in.MaxRequests, Enabled: in.Enabled == nil || *in.Enabled, UpdatedAt: s.now()}
+	err := s.store.Update(ctx, func(tx notify.Tx) error {
+		action, targetType, targetID := "rate_limit.workspace.upsert", "workspace", a.WorkspaceID
+		if keyID != "" {
+			if _, err := tx.FindAPIKey(ctx, a.WorkspaceID, keyID); err != nil {
+				return notFound(err, "API key")
+			}
+			action, targetType, targetID = "rate_limit.api_key.upsert", "api_key", keyID
+		}
+		if err := tx.PutRateLimitPolicy(ctx, p); err != nil {
+			return err
+		}
+		return s.audit(ctx, tx, a, a.WorkspaceID, action, targetType, targetID, map[string]any{
+			"policyId": p.ID, "windowSeconds": p.WindowSeconds, "maxRequests": p.MaxRequests, "enabled": p.Enabled})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// lastCounterSweep is when old rate counters were last deleted (unix ms).
+var lastCounterSweep atomic.Int64
+
+// counterRetention keeps counters of windows that may still be current
+// (the longest window is an hour).
+const counterRetention = 2 * time.Hour
+
+// CheckRequestLimit applies SPEC "Request rate limits" to one
+// authenticated Notification API request of key: the workspace limit
+// first (SVC-4290), then the key limit (SVC-4291); both counters grow
+// only when both pass. Check and increments share one write transaction
+// that holds the workspace lock, so concurrent requests are counted
+// exactly across processes.
+func (s *Service) CheckRequestLimit(ctx context.Context, key *notify.APIKey) error {
+	now := s.now()
+	err := s.store.Batch(ctx, func(tx notify.Tx) error {
+		if err := tx.LockWorkspace(ctx, key.WorkspaceID); err != nil {
+			return err
+		}
+		wsWin, wsMax, err := ratePolicy(ctx, tx, key.WorkspaceID, "", notify.DefaultWorkspaceMaxRequests)
+		if err != nil {
+			return err
+		}
+		keyWin, keyMax, err := ratePolicy(ctx, tx, key.WorkspaceID, key.ID, notify.DefaultAPIKeyMaxRequests)
+		if err != nil {
+			return err
+		}
+		wsScope, wsStart := rateWindow("w:"+key.WorkspaceID, wsWin, now)
+		keyScope, keyStart := rateWindow("k:"+key.ID, keyWin, now)
+		n, err := tx.RateCount(ctx, wsScope, wsStart)
+		if err != nil {
+			return err
+		}
+		if n >= wsMax {
+			return notify.Errorf(notify.CodeWorkspaceLimit, "Workspace request limit exceeded")
+		}
+		if n, err = tx.RateCount(ctx, keyScope, keyStart); err != nil {
+			return err
+		}
+		if n >= keyMax {
+			return notify.Errorf(notify.CodeAPIKeyLimit, "API key request limit exceeded")
+		}
+		if err := tx.IncrementRate(ctx, wsScope, wsStart); err != nil {
+			return err
+		}
+		return tx.IncrementRate(ctx, keyScope, keyStart)
+	})
+	if err != nil {
+		return err
+	}
+	s.sweepRateCounters(ctx, now)
+	return nil
+}
+
+// ratePolicy returns the window and maximum of an enabled policy, or the
+// defaults.
+func ratePolicy(ctx context.Context, tx notify.Tx, workspaceID, keyID string, defMax int) (int, int, error) {
+	p, err := tx.FindRateLimitPolicy(ctx, workspaceID, keyID)
+	switch {
+	case notify.IsNotFound(err):
+		return notify.DefaultRateWindowSeconds, defMax, nil
+	case err != nil:
+		return 0, 0, err
+	case !p.Enabled:
+		return notify.DefaultRateWindowSeconds, defMax, nil
+	}
+	return p.WindowSeconds, p.MaxRequests, nil
+}
+
+// rateWindow is the counter key and start of the fixed window holding now.
+// The window length is part of the key, so changing it starts afresh.
+func rateWindow(scope string, windowSeconds int, now time.Time) (string, time.Time) {
+	w := int64(windowSeconds)
+	start := time.Unix(now.Unix()/w*w, 0)
+	return scope + ":" + strconv.Itoa(windowSeconds), start
+}
+
+// sweepRateCounters deletes old counter windows at most once a minute,
+// best effort.
+func (s *Service) sweepRateCounters(ctx context.Context, now time.Time) {
+	last := lastCounterSweep.Load()
+	if now.UnixMilli()-last < time.Minute.Milliseconds() || !lastCounterSweep.CompareAndSwap(last, now.UnixMilli()) {
+		return
+	}
+	_ = s.store.Update(ctx, func(tx notify.Tx) error {
+		_, err := tx.DeleteRateCounters(ctx, now.Add(-counterRetention))
+		return err
+	})
+}
+
+// ListDispatchLimits lists the workspace's dispatch limits.
+func (s *Service) ListDispatchLimits(ctx context.Context, a *Actor) ([]*notify.DispatchLimit, error) {
+	var out []*notify.DispatchLimit
+	err := s.store.View(ctx, func(tx notify.Tx) (err error) {
+		out, err = tx.FindDispatchLimits(ctx, a.WorkspaceID)
+		return err
+	})
+	return out, err
+}
+
+// PutDispatchLimit creates or updates the limit of (scope, targetId).
+func (s *Service) PutDispatchLimit(ctx context.Context, a *Actor, in DispatchLimitInput) (*notify.DispatchLimit, error) {
+	switch in.Scope {
+	case notify.DispatchScopeWorkspace:
+		if in.TargetID != "" {
+			return nil, notify.Invalid("targetId must be omitted for scope workspace")
+		}
+	case notify.DispatchScopeProvider, notify.DispatchScopeAPIKey:
+		if in.TargetID == "" {
+			return nil, notify.Invalid("targetId is required for scope %s", in.Scope)
+		}
+		if len([]rune(in.TargetID)) > 64 {
+			return nil, notify.Invalid("targetId must be at most 64 characters")
+		}
+		if !storable(in.TargetID) {
+			return nil, notify.Invalid("targetId must be text without NUL characters")
+		}
+	default:
+		return nil, notify.Invalid("scope must be one of workspace, provider, apiKey")
+	}
+	if in.RatePerSecond < 1 || in.RatePerSecond > 1_000_000 {
+		return nil, notify.Invalid("ratePerSecond must be between 1 and 1000000")
+	}
+	now := s.now()
+	l := &notify.DispatchLimit{ID: newID(), WorkspaceID: a.WorkspaceID, Scope: in.Scope, TargetID: in.TargetID,
+		RatePerSecond: in.RatePerSecond, Enabled: in.Enabled == nil || *in.Enabled, CreatedAt: now, UpdatedAt: now}
+	err := s.store.Update(ctx, func(tx notify.Tx) error { return tx.PutDispatchLimit(ctx, l) })
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// DeleteDispatchLimit deletes a limit; unknown or of another workspace is 404.
+func (s *Service) DeleteDispatchLimit(ctx context.Context, a *Actor, id string) error {
+	if !storable(id) {
+		return notify.NotFound("Dispatch limit")
+	}
+	return s.store.Update(ctx, func(tx notify.Tx) error {
+		return notFound(tx.DeleteDispatchLimit(ctx, a.WorkspaceID, id), "Dispatch limit")
+	})
+}

@@ -1,0 +1,109 @@
+package sqlstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/notifyd/notifyd/internal/notify"
+)
+
+const ratePolicyCols = `id, workspace_id, api_key_id, window_seconds, max_requests, enabled, updated_at`
+
+func scanRatePolicy(r Row) (*notify.RateLimitPolicy, error) {
+	var p notify.RateLimitPolicy
+	var u int64
+	if err := r.Scan(&p.ID, &p.WorkspaceID, &p.APIKeyID, &p.WindowSeconds, &p.MaxRequests, &p.Enabled, &u); err != nil {
+		return nil, err
+	}
+	p.UpdatedAt = fromMs(u)
+	return &p, nil
+}
+
+// PutRateLimitPolicy upserts by (workspace_id, api_key_id) and reads the
+// stored row back into p.
+func (t *Tx) PutRateLimitPolicy(ctx context.Context, p *notify.RateLimitPolicy) error {
+	if _, err := t.c.Exec(ctx, `INSERT INTO rate_limit_policies (`+ratePolicyCols+`) VALUES (?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (workspace_id, api_key_id) DO UPDATE SET window_seconds = excluded.window_seconds,
+		max_requests = excluded.max_requests, enabled = excluded.enabled, updated_at = excluded.updated_at`,
+		p.ID, p.WorkspaceID, p.APIKeyID, p.WindowSeconds, p.MaxRequests, p.Enabled, ms(p.UpdatedAt)); err != nil {
+		return err
+	}
+	stored, err := t.FindRateLimitPolicy(ctx, p.WorkspaceID, p.APIKeyID)
+	if err != nil {
+		return err
+	}
+	*p = *stored
+	return nil
+}
+
+func (t *Tx) FindRateLimitPolicy(ctx context.Context, workspaceID, apiKeyID string) (*notify.RateLimitPolicy, error) {
+	return scanRatePolicy(t.c.QueryRow(ctx, `SELECT `+ratePolicyCols+` FROM rate_limit_policies
+		WHERE workspace_id = ? AND api_key_id = ?`, workspaceID, apiKeyID))
+}
+
+func (t *Tx) FindRateLimitPolicies(ctx context.Context, workspaceID string) ([]*notify.RateLimitPolicy, error) {
+	return queryAll(ctx, t.c, scanRatePolicy, `SELECT `+ratePolicyCols+` FROM rate_limit_policies
+		WHERE workspace_id = ? ORDER BY api_key_id, id`, workspaceID)
+}
+
+func (t *Tx) RateCount(ctx context.Context, scopeKey string, windowStart time.Time) (int, error) {
+	var n int
+	err := t.c.QueryRow(ctx, `SELECT count FROM rate_limit_counters WHERE scope_key = ? AND window_start = ?`,
+		scopeKey, ms(windowStart)).Scan(&n)
+	if IsNotFound(err) {
+		return 0, nil
+	}
+	return n, err
+}
+
+func (t *Tx) IncrementRate(ctx context.Context, scopeKey string, windowStart time.Time) error {
+	_, err := t.c.Exec(ctx, `INSERT INTO rate_limit_counters (scope_key, window_start, count) VALUES (?, ?, 1)
+		ON CONFLICT (scope_key, window_start) DO UPDATE SET count = rate_limit_counters.count + 1`,
+		scopeKey, ms(windowStart))
+	return err
+}
+
+func (t *Tx) DeleteRateCounters(ctx context.Context, before time.Time) (int, error) {
+	n, err := t.c.Exec(ctx, `DELETE FROM rate_limit_counters WHERE window_start < ?`, ms(before))
+	return int(n), err
+}
+
+const dispatchCols = `id, workspace_id, scope, target_id, rate_per_second, enabled, created_at, updated_at`
+
+func scanDispatchLimit(r Row) (*notify.DispatchLimit, error) {
+	var l notify.DispatchLimit
+	var c, u int64
+	if err := r.Scan(&l.ID, &l.WorkspaceID, &l.Scope, &l.TargetID, &l.RatePerSecond, &l.Enabled, &c, &u); err != nil {
+		return nil, err
+	}
+	l.CreatedAt, l.UpdatedAt = fromMs(c), fromMs(u)
+	return &l, nil
+}
+
+// PutDispatchLimit upserts by (workspace_id, scope, target_id) and reads
+// the stored row back into l.
+func (t *Tx) PutDispatchLimit(ctx context.Context, l *notify.DispatchLimit) error {
+	if _, err := t.c.Exec(ctx, `INSERT INTO dispatch_limits (`+dispatchCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (workspace_id, scope, target_id) DO UPDATE SET rate_per_second = excluded.rate_per_second,
+		enabled = excluded.enabled, updated_at = excluded.updated_at`,
+		l.ID, l.WorkspaceID, l.Scope, l.TargetID, l.RatePerSecond, l.Enabled, ms(l.CreatedAt), ms(l.UpdatedAt)); err != nil {
+		return err
+	}
+	stored, err := scanDispatchLimit(t.c.QueryRow(ctx, `SELECT `+dispatchCols+` FROM dispatch_limits
+		WHERE workspace_id = ? AND scope = ? AND target_id = ?`, l.WorkspaceID, l.Scope, l.TargetID))
+	if err != nil {
+		return err
+	}
+	*l = *stored
+	return nil
+}
+
+// FindDispatchLimits lists in creation order.
+func (t *Tx) FindDispatchLimits(ctx context.Context, workspaceID string) ([]*notify.DispatchLimit, error) {
+	return queryAll(ctx, t.c, scanDispatchLimit, `SELECT `+dispatchCols+` FROM dispatch_limits
+		WHERE workspace_id = ? ORDER BY created_at, id`, workspaceID)
+}
+
+func (t *Tx) DeleteDispatchLimit(ctx context.Context, workspaceID, id string) error {
+	return expectOne(t.c.Exec(ctx, `DELETE FROM dispatch_limits WHERE workspace_id = ? AND id = ?`, workspaceID, id))
+}

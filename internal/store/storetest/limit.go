@@ -1,0 +1,121 @@
+package storetest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/store"
+)
+
+func testLimits(t *testing.T, db *store.DB) {
+	ws1, ws2 := Workspace(t, db), Workspace(t, db)
+	keyID := id()
+
+	// Rate-limit policies: upsert by (workspace, key), "" is the workspace.
+	wp := &notify.RateLimitPolicy{ID: id(), WorkspaceID: ws1, WindowSeconds: 60, MaxRequests: 10, Enabled: true, UpdatedAt: t0}
+	kp := &notify.RateLimitPolicy{ID: id(), WorkspaceID: ws1, APIKeyID: keyID, WindowSeconds: 1, MaxRequests: 3, Enabled: true, UpdatedAt: t0}
+	firstID := wp.ID
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		require.NoError(t, tx.PutRateLimitPolicy(ctx, wp))
+		return tx.PutRateLimitPolicy(ctx, kp)
+	})
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		_, err := tx.FindRateLimitPolicy(ctx, ws2, "")
+		require.ErrorIs(t, err, notify.ErrNotFound)
+		_, err = tx.FindRateLimitPolicy(ctx, ws2, keyID)
+		require.ErrorIs(t, err, notify.ErrNotFound)
+		ps, err := tx.FindRateLimitPolicies(ctx, ws2)
+		require.NoError(t, err)
+		require.Empty(t, ps)
+		return nil
+	})
+	up := &notify.RateLimitPolicy{ID: id(), WorkspaceID: ws1, WindowSeconds: 120, MaxRequests: 5, Enabled: false, UpdatedAt: t0.Add(time.Second)}
+	update(t, db, func(ctx context.Context, tx notify.Tx) error { return tx.PutRateLimitPolicy(ctx, up) })
+	require.Equal(t, &notify.RateLimitPolicy{ID: firstID, WorkspaceID: ws1, WindowSeconds: 120, MaxRequests: 5, Enabled: false,
+		UpdatedAt: t0.Add(time.Second)}, up, "an upsert keeps the id and reads back the stored row")
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		p, err := tx.FindRateLimitPolicy(ctx, ws1, keyID)
+		require.NoError(t, err)
+		require.Equal(t, kp, p)
+		ps, err := tx.FindRateLimitPolicies(ctx, ws1)
+		require.NoError(t, err)
+		require.Equal(t, []*notify.RateLimitPolicy{up, kp}, ps)
+		return nil
+	})
+
+	// Counters: fixed windows per scope key.
+	w0, w1 := t0.Truncate(time.Minute), t0.Truncate(time.Minute).Add(time.Minute)
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		n, err := tx.RateCount(ctx, "w:a", w0)
+		require.NoError(t, err)
+		require.Zero(t, n)
+		for range 3 {
+			require.NoError(t, tx.IncrementRate(ctx, "w:a", w0))
+		}
+		require.NoError(t, tx.IncrementRate(ctx, "w:a", w1))
+		require.NoError(t, tx.IncrementRate(ctx, "w:b", w0))
+		return nil
+	})
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		for _, c := range []struct {
+			key  string
+			at   time.Time
+			want int
+		}{{"w:a", w0, 3}, {"w:a", w1, 1}, {"w:b", w0, 1}, {"w:b", w1, 0}} {
+			n, err := tx.RateCount(ctx, c.key, c.at)
+			require.NoError(t, err)
+			require.Equal(t, c.want, n, "%s %s", c.key, c.at)
+		}
+		return nil
+	})
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		n, err := tx.DeleteRateCounters(ctx, w1)
+		require.NoError(t, err)
+		require.Equal(t, 2, n)
+		c, err := tx.RateCount(ctx, "w:a", w1)
+		require.NoError(t, err)
+		require.Equal(t, 1, c)
+		return nil
+	})
+
+	// Dispatch limits: upsert by (workspace, scope, target).
+	l1 := &notify.DispatchLimit{ID: id(), WorkspaceID: ws1, Scope: notify.DispatchScopeWorkspace, RatePerSecond: 10, Enabled: true, CreatedAt: t0, UpdatedAt: t0}
+	l2 := &notify.DispatchLimit{ID: id(), WorkspaceID: ws1, Scope: notify.DispatchScopeProvider, TargetID: "p1", RatePerSecond: 5, Enabled: true,
+		CreatedAt: t0.Add(time.Second), UpdatedAt: t0.Add(time.Second)}
+	l3 := &notify.DispatchLimit{ID: id(), WorkspaceID: ws2, Scope: notify.DispatchScopeWorkspace, RatePerSecond: 7, Enabled: true, CreatedAt: t0, UpdatedAt: t0}
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		require.NoError(t, tx.PutDispatchLimit(ctx, l1))
+		require.NoError(t, tx.PutDispatchLimit(ctx, l2))
+		return tx.PutDispatchLimit(ctx, l3)
+	})
+	again := &notify.DispatchLimit{ID: id(), WorkspaceID: ws1, Scope: notify.DispatchScopeWorkspace, RatePerSecond: 20, Enabled: false,
+		CreatedAt: t0.Add(time.Hour), UpdatedAt: t0.Add(time.Hour)}
+	update(t, db, func(ctx context.Context, tx notify.Tx) error { return tx.PutDispatchLimit(ctx, again) })
+	require.Equal(t, &notify.DispatchLimit{ID: l1.ID, WorkspaceID: ws1, Scope: notify.DispatchScopeWorkspace, RatePerSecond: 20, Enabled: false,
+		CreatedAt: t0, UpdatedAt: t0.Add(time.Hour)}, again, "an upsert keeps id and createdAt")
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		ls, err := tx.FindDispatchLimits(ctx, ws1)
+		require.NoError(t, err)
+		require.Equal(t, []*notify.DispatchLimit{again, l2}, ls)
+		return nil
+	})
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		require.ErrorIs(t, tx.DeleteDispatchLimit(ctx, ws2, l2.ID), notify.ErrNotFound, "another workspace's limit")
+		require.NoError(t, tx.DeleteDispatchLimit(ctx, ws1, l2.ID))
+		require.ErrorIs(t, tx.DeleteDispatchLimit(ctx, ws1, l2.ID), notify.ErrNotFound)
+		return nil
+	})
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		ls, err := tx.FindDispatchLimits(ctx, ws1)
+		require.NoError(t, err)
+		require.Equal(t, []*notify.DispatchLimit{again}, ls)
+		ls, err = tx.FindDispatchLimits(ctx, ws2)
+		require.NoError(t, err)
+		require.Equal(t, []*notify.DispatchLimit{l3}, ls)
+		return nil
+	})
+}
