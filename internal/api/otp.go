@@ -1,4 +1,91 @@
 package api
 
+import (
+	"net/http"
+
+	"github.com/notifyd/notifyd/internal/service"
+)
+
 // otpRoutes lists the OTP routes (issue 6).
-func (a *API) otpRoutes() []Route { return nil }
+func (a *API) otpRoutes() []Route {
+	const send, verify = "otp:send", "otp:verify"
+	return []Route{
+		{Method: "POST", Path: "/v1/otp", auth: authSigned, Scope: send, h: a.handleOTPSend},
+		{Method: "POST", Path: "/v1/otp/{verificationId}/verify", auth: authSigned, Scope: verify, h: a.handleOTPVerify},
+		{Method: "POST", Path: "/v1/otp/{verificationId}/resend", auth: authSigned, Scope: send, h: a.handleOTPResend},
+		{Method: "GET", Path: "/v1/otp/{verificationId}", auth: authSigned, Scope: verify, h: a.handleOTPGet},
+	}
+}
+
+type otpSendBody struct {
+	Channel                     string            `json:"channel"`
+	To                          *string           `json:"to"`
+	Mode                        string            `json:"mode"`
+	Purpose                     string            `json:"purpose"`
+	BrandName                   string            `json:"brandName"`
+	RecipientName               string            `json:"recipientName"`
+	TemplateCode                string            `json:"templateCode"`
+	TemplateVariables           map[string]string `json:"templateVariables"`
+	PreferredProviderAccountIDs []string          `json:"preferredProviderAccountIds"`
+}
+
+func otpSendJSON(r *service.OTPSendResult) map[string]any {
+	return map[string]any{"verificationId": r.VerificationID, "status": r.Status, "mode": r.Mode, "channel": r.Channel,
+		"expiresAt": Timestamp(r.ExpiresAt), "resendAvailableAt": Timestamp(r.ResendAvailableAt)}
+}
+
+func (a *API) handleOTPSend(c *call) error {
+	var b otpSendBody
+	if err := c.decode(&b); err != nil {
+		return err
+	}
+	res, err := a.svc.OTPSend(c.ctx, c.key, &service.OTPSendInput{Channel: b.Channel, To: b.To, Mode: b.Mode, Purpose: b.Purpose,
+		BrandName: b.BrandName, RecipientName: b.RecipientName, TemplateCode: b.TemplateCode, TemplateVariables: b.TemplateVariables,
+		PreferredProviderAccountIDs: b.PreferredProviderAccountIDs, LinkBase: a.baseURL})
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusCreated, otpSendJSON(res))
+}
+
+func (a *API) handleOTPVerify(c *call) error {
+	var b struct {
+		Code string `json:"code"`
+	}
+	if err := c.decode(&b); err != nil {
+		return err
+	}
+	res, err := a.svc.OTPVerify(c.ctx, c.key.WorkspaceID, c.r.PathValue("verificationId"), b.Code)
+	if err != nil {
+		return err
+	}
+	if res.Status == "verified" {
+		return c.ok(http.StatusOK, map[string]any{"status": res.Status, "verificationToken": res.VerificationToken,
+			"verifiedAt": TimestampPtr(res.VerifiedAt)})
+	}
+	return c.ok(http.StatusOK, map[string]any{"status": res.Status, "reason": res.Reason, "attemptsRemaining": res.AttemptsRemaining})
+}
+
+func (a *API) handleOTPResend(c *call) error {
+	res, err := a.svc.OTPResend(c.ctx, c.key, c.r.PathValue("verificationId"), a.baseURL)
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusOK, otpSendJSON(res))
+}
+
+func (a *API) handleOTPGet(c *call) error {
+	v, err := a.svc.OTPGet(c.ctx, c.key.WorkspaceID, c.r.PathValue("verificationId"))
+	if err != nil {
+		return err
+	}
+	s := v.Session
+	out := map[string]any{"verificationId": s.ID, "status": s.Status, "channel": s.Channel, "mode": s.Mode, "purpose": s.Purpose,
+		"recipientMasked": s.RecipientMasked, "attempts": s.Attempts, "resendCount": s.ResendCount,
+		"expiresAt": Timestamp(s.ExpiresAt), "verifiedAt": TimestampPtr(s.VerifiedAt),
+		"resendAvailableAt": Timestamp(s.ResendAvailableAt)}
+	if v.VerificationToken != "" {
+		out["verificationToken"] = v.VerificationToken
+	}
+	return c.ok(http.StatusOK, out)
+}

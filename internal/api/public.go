@@ -6,4 +6,10 @@ import "net/http"
 // on the root mux by pattern: their paths overlap API patterns that one
 // ServeMux cannot hold together (POST /v1/otp/link/{t} and
 // POST /v1/otp/{id}/verify both match /v1/otp/link/verify).
-func (a *API) PublicHandlers() map[string]http.Handler { return map[string]http.Handler{} }
+func (a *API) PublicHandlers() map[string]http.Handler {
+	link := a.otpLinkHandler()
+	return map[string]http.Handler{
+		"GET /v1/otp/link/{linkToken}":  link,
+		"POST /v1/otp/link/{linkToken}": link,
+	}
+}

@@ -42,6 +42,7 @@ type Config struct {
 	NoMigrate       bool          // --no-migrate (flag only)
 	Demo            bool          // --demo (flag only)
 	ShutdownTimeout time.Duration // NOTIFYD_SHUTDOWN_TIMEOUT: graceful stop budget
+	JobRescueAfter  time.Duration // NOTIFYD_JOB_RESCUE_AFTER: when a job left running by a dead worker is run again
 }
 
 // Accepted values, kept here so Validate and its messages share them.
@@ -75,6 +76,7 @@ func Default() Config {
 		SQLiteSynchronous: "FULL",
 		Role:              "all",
 		ShutdownTimeout:   30 * time.Second,
+		JobRescueAfter:    3 * time.Minute,
 	}
 }
 
@@ -256,6 +258,9 @@ func (c Config) Validate() error {
 	oneOf("NOTIFYD_ROLE", c.Role, roles)
 	if c.ShutdownTimeout <= 0 {
 		add("NOTIFYD_SHUTDOWN_TIMEOUT must be greater than 0 (got %s)", c.ShutdownTimeout)
+	}
+	if c.JobRescueAfter <= 0 {
+		add("NOTIFYD_JOB_RESCUE_AFTER must be greater than 0 (got %s)", c.JobRescueAfter)
 	}
 	return errors.Join(errs...)
 }

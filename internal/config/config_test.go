@@ -55,6 +55,7 @@ func TestDefault(t *testing.T) {
 	require.Equal(t, "FULL", def.SQLiteSynchronous)
 	require.Equal(t, "all", def.Role)
 	require.Equal(t, 30*time.Second, def.ShutdownTimeout)
+	require.Equal(t, 3*time.Minute, def.JobRescueAfter)
 	require.False(t, def.IsPostgres())
 
 	c, rest, err := load(t, nil, nil, nil)
@@ -81,6 +82,7 @@ func TestLoadEnv(t *testing.T) {
 		"NOTIFYD_SQLITE_SYNCHRONOUS":     "normal",
 		"NOTIFYD_ROLE":                   "worker",
 		"NOTIFYD_SHUTDOWN_TIMEOUT":       "2m",
+		"NOTIFYD_JOB_RESCUE_AFTER":       "90s",
 	}, nil)
 	require.NoError(t, err)
 	require.Equal(t, Config{
@@ -98,6 +100,7 @@ func TestLoadEnv(t *testing.T) {
 		SQLiteSynchronous:   "NORMAL",
 		Role:                "worker",
 		ShutdownTimeout:     2 * time.Minute,
+		JobRescueAfter:      90 * time.Second,
 	}, c)
 	require.True(t, c.IsPostgres())
 }
@@ -116,6 +119,23 @@ func TestShutdownTimeoutBareSeconds(t *testing.T) {
 	c, _, err := load(t, nil, map[string]string{"NOTIFYD_SHUTDOWN_TIMEOUT": "45"}, nil)
 	require.NoError(t, err)
 	require.Equal(t, 45*time.Second, c.ShutdownTimeout)
+}
+
+func TestJobRescueAfter(t *testing.T) {
+	t.Parallel()
+
+	c, _, err := load(t, nil, map[string]string{"NOTIFYD_JOB_RESCUE_AFTER": "5"}, nil)
+	require.NoError(t, err)
+	require.Equal(t, 5*time.Second, c.JobRescueAfter)
+
+	c, _, err = load(t, []string{"--job-rescue-after=10m"}, map[string]string{"NOTIFYD_JOB_RESCUE_AFTER": "5s"}, nil)
+	require.NoError(t, err)
+	require.Equal(t, 10*time.Minute, c.JobRescueAfter)
+
+	_, _, err = load(t, nil, map[string]string{"NOTIFYD_JOB_RESCUE_AFTER": "soon"}, nil)
+	require.ErrorContains(t, err, "NOTIFYD_JOB_RESCUE_AFTER")
+	_, _, err = load(t, nil, map[string]string{"NOTIFYD_JOB_RESCUE_AFTER": "0"}, nil)
+	require.ErrorContains(t, err, "NOTIFYD_JOB_RESCUE_AFTER must be greater than 0 (got 0s)")
 }
 
 func TestFlagsOverrideEnv(t *testing.T) {
@@ -287,6 +307,7 @@ func TestValidate(t *testing.T) {
 		{"synchronous", func(c *Config) { c.SQLiteSynchronous = "OFF" }, `NOTIFYD_SQLITE_SYNCHRONOUS must be one of FULL, NORMAL (got "OFF")`},
 		{"role", func(c *Config) { c.Role = "both" }, `NOTIFYD_ROLE must be one of all, api, worker (got "both")`},
 		{"shutdown", func(c *Config) { c.ShutdownTimeout = 0 }, "NOTIFYD_SHUTDOWN_TIMEOUT must be greater than 0 (got 0s)"},
+		{"rescue", func(c *Config) { c.JobRescueAfter = -time.Second }, "NOTIFYD_JOB_RESCUE_AFTER must be greater than 0 (got -1s)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -375,6 +396,7 @@ func TestRedacted(t *testing.T) {
 	require.Equal(t, "3000", r["SVC_QUEUE_BACKOFF_MS"])
 	require.Equal(t, "300", r["NOTIFYD_HMAC_TOLERANCE_SECONDS"])
 	require.Equal(t, "30s", r["NOTIFYD_SHUTDOWN_TIMEOUT"])
+	require.Equal(t, "3m0s", r["NOTIFYD_JOB_RESCUE_AFTER"])
 	require.Equal(t, "true", r["--no-migrate"])
 	require.Equal(t, "false", r["--demo"])
 	for k, v := range r {
@@ -460,6 +482,7 @@ func TestEnvAndFlagAgree(t *testing.T) {
 		"no-migrate":             "true",
 		"demo":                   "true",
 		"shutdown-timeout":       "5s",
+		"job-rescue-after":       "7s",
 	}
 	require.Len(t, samples, len(Options), "add a sample for every new option")
 	for _, o := range Options {

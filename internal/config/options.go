@@ -144,6 +144,19 @@ var options = []option{
 		},
 		get: func(c Config) string { return c.ShutdownTimeout.String() },
 	},
+	{
+		Option: Option{Env: "NOTIFYD_JOB_RESCUE_AFTER", Flag: "job-rescue-after",
+			Help: "how long a job left running by a crashed worker waits before it runs again, e.g. 3m (a bare number is seconds)"},
+		set: func(c *Config, v string) error {
+			d, err := parseDuration(v)
+			if err != nil {
+				return err
+			}
+			c.JobRescueAfter = d
+			return nil
+		},
+		get: func(c Config) string { return c.JobRescueAfter.String() },
+	},
 }
 
 // Options lists every setting of `notifyd serve`, in help order. It is a

@@ -5,6 +5,7 @@
 package daemon
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -103,8 +104,17 @@ func (d *Daemon) Open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	master, err := d.secretKey()
+	if err != nil {
+		return err
+	}
+	otpSecret := []byte(d.Config.OTPSigningSecret)
+	if len(otpSecret) == 0 {
+		otpSecret = secret.Derive(master, service.OTPSigningLabel)
+	}
 	d.Service = service.New(service.Options{
 		Store: d.DB, Box: box, Logger: d.Logger, HMACTolerance: d.Config.HMACTolerance,
+		OTPSecret: otpSecret, OTPCodeKey: secret.Derive(master, service.OTPCodeLabel),
 		JobAttempts: d.Config.QueueJobAttempts, Backoff: d.Config.QueueBackoff,
 		Kinds:        kinds.All(),
 		ProviderDeps: provider.Deps{HTTP: provider.NewHTTPClient(provider.HTTPOptions{AllowPrivate: d.Config.AllowPrivateTargets || d.Config.Demo}), Now: time.Now},
@@ -132,7 +142,12 @@ func (d *Daemon) startQueue(ctx context.Context) error {
 	if d.Config.Role != "api" {
 		workers := river.NewWorkers()
 		river.AddWorker(workers, &worker.Cleanup{Service: d.Service, Logger: d.Logger})
-		river.AddWorker(workers, &worker.Dispatch{Service: d.Service, Backoff: d.Config.QueueBackoff})
+		// A job left running by a crashed process is handed back after
+		// NOTIFYD_JOB_RESCUE_AFTER; River requires the job timeout below it,
+		// so runs are bounded by two thirds of it, at most 2 minutes.
+		rescueAfter := cmp.Or(d.Config.JobRescueAfter, 3*time.Minute)
+		jobTimeout := min(worker.DefaultTimeout, rescueAfter*2/3)
+		river.AddWorker(workers, &worker.Dispatch{Service: d.Service, Backoff: d.Config.QueueBackoff, JobTimeout: jobTimeout})
 		cfg.Workers = workers
 		cfg.Queues = map[string]river.QueueConfig{
 			jobs.QueueDefault:     {MaxWorkers: 100},
@@ -147,9 +162,8 @@ func (d *Daemon) startQueue(ctx context.Context) error {
 		// lift the work rate (PERFORMANCE.md).
 		cfg.FetchCooldown = 5 * time.Millisecond
 		cfg.FetchPollInterval = 50 * time.Millisecond
-		// A job left running by a crashed process is handed back after
-		// this; it must exceed the dispatch job's 2-minute timeout.
-		cfg.RescueStuckJobsAfter = 3 * time.Minute
+		cfg.RescueStuckJobsAfter = rescueAfter
+		cfg.JobTimeout = min(river.JobTimeoutDefault, jobTimeout) // the cleanup job's bound
 	}
 	q, err := d.DB.NewQueue(cfg)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/otp"
 	"github.com/notifyd/notifyd/internal/provider"
 	"github.com/notifyd/notifyd/internal/provider/kinds"
 	"github.com/notifyd/notifyd/internal/secret"
@@ -30,6 +31,10 @@ type Options struct {
 	Kinds         kinds.Registry
 	ProviderDeps  provider.Deps
 	HMACTolerance time.Duration // default 300s
+	// OTPSecret signs verification tokens (OTP_SIGNING_SECRET); OTPCodeKey
+	// keys the code hashes. Both default to random per-process keys.
+	OTPSecret  []byte
+	OTPCodeKey []byte
 }
 
 // Service is the set of use cases.
@@ -47,6 +52,9 @@ type Service struct {
 	jobAttempts int
 	backoff     time.Duration
 	dispatch    *dispatcher
+	otpPolicy   otp.Policy
+	otpSecret   []byte
+	otpCodeKey  []byte
 }
 
 // New builds a Service.
@@ -74,6 +82,13 @@ func New(o Options) *Service {
 		kinds: o.Kinds, deps: o.ProviderDeps, quotas: newQuotaCache(),
 		jobAttempts: o.JobAttempts, backoff: o.Backoff}
 	s.dispatch = newDispatcher(s)
+	s.otpPolicy, s.otpSecret, s.otpCodeKey = otp.DefaultPolicy(), o.OTPSecret, o.OTPCodeKey
+	if len(s.otpSecret) == 0 {
+		s.otpSecret = randomKey()
+	}
+	if len(s.otpCodeKey) == 0 {
+		s.otpCodeKey = randomKey()
+	}
 	return s
 }
 

@@ -21,7 +21,13 @@ type Dispatch struct {
 	river.WorkerDefaults[jobs.Dispatch]
 	Service Dispatcher
 	Backoff time.Duration
+	// JobTimeout bounds one run; zero means DefaultTimeout. It must stay
+	// below River's RescueStuckJobsAfter.
+	JobTimeout time.Duration
 }
+
+// DefaultTimeout is the run bound of a dispatch job when none is set.
+const DefaultTimeout = 2 * time.Minute
 
 // Work implements river.Worker.
 func (w *Dispatch) Work(ctx context.Context, job *river.Job[jobs.Dispatch]) error {
@@ -35,4 +41,9 @@ func (w *Dispatch) NextRetry(job *river.Job[jobs.Dispatch]) time.Time {
 }
 
 // Timeout bounds one run: every route of a request is tried within it.
-func (w *Dispatch) Timeout(*river.Job[jobs.Dispatch]) time.Duration { return 2 * time.Minute }
+func (w *Dispatch) Timeout(*river.Job[jobs.Dispatch]) time.Duration {
+	if w.JobTimeout > 0 {
+		return w.JobTimeout
+	}
+	return DefaultTimeout
+}

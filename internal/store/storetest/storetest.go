@@ -52,6 +52,7 @@ var tests = map[string]func(t *testing.T, db *store.DB){
 	"BatchIsolatesFailures": testBatch,
 	"AcceptRollback":        testAcceptRollback,
 	"Limits":                testLimits,
+	"OTP":                   testOTP,
 }
 
 var t0 = time.Date(2026, 11, 22, 3, 25, 5, 123_000_000, time.UTC)

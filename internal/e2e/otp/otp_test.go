@@ -1,0 +1,355 @@
+package otp_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/notifyd/notifyd/client"
+	"github.com/notifyd/notifyd/internal/notifytest"
+	"github.com/notifyd/notifyd/internal/otp"
+	"github.com/notifyd/notifyd/internal/secret"
+	"github.com/notifyd/notifyd/internal/service"
+)
+
+var ctx = context.Background()
+
+type bundle struct {
+	env *notifytest.Env
+	key *client.Client
+}
+
+func setup(t *testing.T) *bundle {
+	t.Helper()
+	env := notifytest.StartDaemon(t)
+	key, _, err := env.Owner.CreateAPIKey(ctx, "otp", "otp:send", "otp:verify")
+	require.NoError(t, err)
+	b := &bundle{env: env, key: key}
+	r, err := env.Owner.Dashboard(ctx, "POST", "/v1/providers", map[string]any{"providerKind": "vendorb_sms", "displayName": "sms",
+		"configJson": map[string]string{"vendorb_api_key": "k", "vendorb_api_secret": "s", "vendorb_sender": "0212345678", "base_url": env.SimURL}})
+	require.NoError(t, err)
+	require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
+	var p struct {
+		Provider struct {
+			ID string `json:"id"`
+		} `json:"provider"`
+	}
+	require.NoError(t, r.Decode(&p))
+	r, err = env.Owner.Dashboard(ctx, "PUT", "/v1/routes", map[string]any{"routes": []map[string]any{
+		{"channel": "sms", "providerAccountId": p.Provider.ID, "priority": 1}}})
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+	return b
+}
+
+func (b *bundle) signed(t *testing.T, method, path string, body any) *client.Response {
+	t.Helper()
+	r, err := b.key.Signed(ctx, method, path, body)
+	require.NoError(t, err)
+	return r
+}
+
+type sendOut struct {
+	VerificationID    string `json:"verificationId"`
+	Status            string `json:"status"`
+	Mode              string `json:"mode"`
+	Channel           string `json:"channel"`
+	ExpiresAt         string `json:"expiresAt"`
+	ResendAvailableAt string `json:"resendAvailableAt"`
+}
+
+func (b *bundle) send(t *testing.T, body map[string]any) sendOut {
+	t.Helper()
+	r := b.signed(t, "POST", "/v1/otp", body)
+	require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
+	var out sendOut
+	require.NoError(t, r.Data(&out))
+	return out
+}
+
+type verifyOut struct {
+	Status            string  `json:"status"`
+	VerificationToken string  `json:"verificationToken"`
+	VerifiedAt        *string `json:"verifiedAt"`
+	Reason            string  `json:"reason"`
+	AttemptsRemaining int     `json:"attemptsRemaining"`
+}
+
+func (b *bundle) verify(t *testing.T, id, code string) verifyOut {
+	t.Helper()
+	r := b.signed(t, "POST", "/v1/otp/"+id+"/verify", map[string]any{"code": code})
+	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+	var out verifyOut
+	require.NoError(t, r.Data(&out))
+	return out
+}
+
+type getOut struct {
+	VerificationID    string  `json:"verificationId"`
+	Status            string  `json:"status"`
+	Mode              string  `json:"mode"`
+	RecipientMasked   string  `json:"recipientMasked"`
+	Attempts          int     `json:"attempts"`
+	ResendCount       int     `json:"resendCount"`
+	VerifiedAt        *string `json:"verifiedAt"`
+	VerificationToken string  `json:"verificationToken"`
+}
+
+func (b *bundle) get(t *testing.T, id string) getOut {
+	t.Helper()
+	r := b.signed(t, "GET", "/v1/otp/"+id, nil)
+	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+	var out getOut
+	require.NoError(t, r.Data(&out))
+	return out
+}
+
+func problem(t *testing.T, r *client.Response, status int, code, detail string) {
+	t.Helper()
+	require.Equal(t, status, r.Status, string(r.Body))
+	p := r.Problem()
+	require.Equal(t, code, p.Code, string(r.Body))
+	require.Equal(t, detail, p.Detail, string(r.Body))
+}
+
+var codeRE = regexp.MustCompile(`code is (\d{6})`)
+var linkRE = regexp.MustCompile(`/v1/otp/link/([A-Za-z0-9_-]+)`)
+
+// lastText is the text of the newest simulator message to a number.
+func (b *bundle) lastText(t *testing.T, to string) string {
+	t.Helper()
+	ms := b.env.Sim.Messages("vendorb_sms", to, 0)
+	require.NotEmpty(t, ms)
+	newest := ms[0]
+	for _, m := range ms {
+		if m.ReceivedAt.After(newest.ReceivedAt) {
+			newest = m
+		}
+	}
+	return newest.Text
+}
+
+func (b *bundle) code(t *testing.T, to string) string {
+	t.Helper()
+	m := codeRE.FindStringSubmatch(b.lastText(t, to))
+	require.NotNil(t, m, b.lastText(t, to))
+	return m[1]
+}
+
+func otpSecret(t *testing.T) []byte {
+	k, err := secret.ParseKey("0000000000000000000000000000000000000000000000000000000000000001")
+	require.NoError(t, err)
+	return secret.Derive(k, service.OTPSigningLabel)
+}
+
+func wrong(code string) string {
+	if code == "000000" {
+		return "000001"
+	}
+	return "000000"
+}
+
+func TestCodeFlow(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	s := b.send(t, map[string]any{"channel": "sms", "to": "010-1234-5678", "purpose": "login", "brandName": "Acme"})
+	require.Equal(t, "pending", s.Status)
+	require.Equal(t, "code", s.Mode)
+	require.Equal(t, "sms", s.Channel)
+	exp, err := time.Parse(time.RFC3339, s.ExpiresAt)
+	require.NoError(t, err)
+	ra, err := time.Parse(time.RFC3339, s.ResendAvailableAt)
+	require.NoError(t, err)
+	require.InDelta(t, 150, exp.Sub(ra).Seconds(), 1)
+	require.Contains(t, b.lastText(t, "01012345678"), "[Acme]")
+	code := b.code(t, "01012345678")
+
+	v := b.verify(t, s.VerificationID, wrong(code))
+	require.Equal(t, verifyOut{Status: "failed", Reason: "invalid_code", AttemptsRemaining: 4}, v)
+	v = b.verify(t, s.VerificationID, code)
+	require.Equal(t, "verified", v.Status)
+	require.NotNil(t, v.VerifiedAt)
+	c, err := otp.VerifyToken(otpSecret(t), v.VerificationToken, time.Now())
+	require.NoError(t, err)
+	require.Equal(t, s.VerificationID, c.VID)
+	require.Equal(t, b.env.Workspace, c.WSID)
+	require.Equal(t, "login", c.Purpose)
+	require.Equal(t, "sms", c.Channel)
+	require.Equal(t, "*******5678", c.Sub)
+	require.Equal(t, int64(300), c.EXP-c.IAT)
+
+	// Verified again: idempotent with a newly signed token.
+	v2 := b.verify(t, s.VerificationID, "whatever")
+	require.Equal(t, "verified", v2.Status)
+	_, err = otp.VerifyToken(otpSecret(t), v2.VerificationToken, time.Now())
+	require.NoError(t, err)
+
+	g := b.get(t, s.VerificationID)
+	require.Equal(t, "verified", g.Status)
+	require.Equal(t, "*******5678", g.RecipientMasked)
+	require.Equal(t, 2, g.Attempts)
+	require.NotEmpty(t, g.VerificationToken)
+
+	// Resend on a verified session.
+	problem(t, b.signed(t, "POST", "/v1/otp/"+s.VerificationID+"/resend", nil), 400, "SVC-40000", "OTP is already verified")
+}
+
+func TestTooManyAttempts(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	s := b.send(t, map[string]any{"channel": "sms", "to": "01022223333"})
+	code := b.code(t, "01022223333")
+	for i := 1; i <= 4; i++ {
+		require.Equal(t, verifyOut{Status: "failed", Reason: "invalid_code", AttemptsRemaining: 5 - i}, b.verify(t, s.VerificationID, wrong(code)))
+	}
+	require.Equal(t, verifyOut{Status: "failed", Reason: "too_many_attempts"}, b.verify(t, s.VerificationID, wrong(code)))
+	for range 2 {
+		require.Equal(t, verifyOut{Status: "failed", Reason: "too_many_attempts"}, b.verify(t, s.VerificationID, code))
+	}
+	require.Equal(t, "failed", b.get(t, s.VerificationID).Status)
+}
+
+func TestConcurrentAttempts(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	s := b.send(t, map[string]any{"channel": "sms", "to": "01044445555"})
+	code := b.code(t, "01044445555")
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	invalid := 0
+	for range 10 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := b.key.Signed(ctx, "POST", "/v1/otp/"+s.VerificationID+"/verify", map[string]any{"code": wrong(code)})
+			if err != nil || r.Status != http.StatusOK {
+				return
+			}
+			var out verifyOut
+			if r.Data(&out) == nil && out.Reason == "invalid_code" {
+				mu.Lock()
+				invalid++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	require.LessOrEqual(t, invalid, 4)
+	require.Equal(t, verifyOut{Status: "failed", Reason: "too_many_attempts"}, b.verify(t, s.VerificationID, code))
+}
+
+func TestResendAndLimits(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	s := b.send(t, map[string]any{"channel": "sms", "to": "010-7777-8888"})
+	problem(t, b.signed(t, "POST", "/v1/otp/"+s.VerificationID+"/resend", nil), 429, "SVC-42900", "Resend cooldown active")
+	problem(t, b.signed(t, "POST", "/v1/otp/00000000-0000-7000-8000-000000000000/resend", nil), 404, "SVC-40400",
+		"OTP verification not found or expired")
+	// Four more sends to the same recipient (written differently) fill the hour.
+	for range 4 {
+		b.send(t, map[string]any{"channel": "sms", "to": "01077778888"})
+	}
+	problem(t, b.signed(t, "POST", "/v1/otp", map[string]any{"channel": "sms", "to": "(010) 7777.8888"}), 429, "SVC-42900",
+		"OTP send rate limit exceeded")
+	// Another recipient is not limited.
+	b.send(t, map[string]any{"channel": "sms", "to": "01077778889"})
+}
+
+func TestValidation(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	problem(t, b.signed(t, "POST", "/v1/otp", map[string]any{"channel": "msgr_alimtalk", "to": "01012345678"}), 400, "SVC-40000",
+		"templateCode is required for msgr_alimtalk channel")
+	r := b.signed(t, "POST", "/v1/otp", map[string]any{"channel": "msgr_alimtalk", "to": "01012345678", "templateCode": "missing"})
+	require.Equal(t, 400, r.Status, string(r.Body))
+	r = b.signed(t, "POST", "/v1/otp", map[string]any{"channel": "fax", "to": "01012345678"})
+	require.Equal(t, 400, r.Status, string(r.Body))
+	r = b.signed(t, "POST", "/v1/otp", map[string]any{"channel": "sms", "to": "01012345678", "purpose": strings.Repeat("p", 61)})
+	require.Equal(t, 400, r.Status, string(r.Body))
+	r = b.signed(t, "POST", "/v1/otp", map[string]any{"channel": "sms", "to": "01012345678", "bogus": 1})
+	require.Equal(t, 400, r.Status, string(r.Body))
+	// No email route: synchronous delivery failure, 502; the session is failed.
+	r = b.signed(t, "POST", "/v1/otp", map[string]any{"channel": "email", "to": " AbcDef@Example.com "})
+	require.Equal(t, 502, r.Status, string(r.Body))
+	require.Equal(t, "SVC-50200", r.Problem().Code)
+}
+
+func TestLinkMode(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	s := b.send(t, map[string]any{"channel": "sms", "to": "01055556666", "mode": "link"})
+	require.Equal(t, "link", s.Mode)
+	m := linkRE.FindStringSubmatch(b.lastText(t, "01055556666"))
+	require.NotNil(t, m, b.lastText(t, "01055556666"))
+	url := b.env.Daemon.URL() + "/v1/otp/link/" + m[1]
+
+	page := func(method, url string) (int, http.Header, string) {
+		req, err := http.NewRequest(method, url, nil)
+		require.NoError(t, err)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, resp.Header, string(body)
+	}
+	st, h, body := page("GET", url)
+	require.Equal(t, 200, st)
+	require.Equal(t, "text/html; charset=utf-8", h.Get("Content-Type"))
+	require.Equal(t, "no-store", h.Get("Cache-Control"))
+	require.Equal(t, "no-referrer", h.Get("Referrer-Policy"))
+	require.Contains(t, h.Get("Content-Security-Policy"), "default-src 'none'")
+	require.Contains(t, body, `method="post"`)
+	require.NotContains(t, body, "<script")
+	page("GET", url)
+	require.Equal(t, "pending", b.get(t, s.VerificationID).Status, "GET never verifies")
+
+	require.Equal(t, verifyOut{Status: "failed", Reason: "not_code_mode"}, b.verify(t, s.VerificationID, "123456"))
+
+	st, _, body = page("POST", url)
+	require.Equal(t, 200, st)
+	require.Contains(t, body, "Verified")
+	require.NotContains(t, strings.ToLower(body), "token", "the token is never shown to the browser")
+	g := b.get(t, s.VerificationID)
+	require.Equal(t, "verified", g.Status)
+	c, err := otp.VerifyToken(otpSecret(t), g.VerificationToken, time.Now())
+	require.NoError(t, err)
+	require.Equal(t, s.VerificationID, c.VID)
+	// POST again is idempotent.
+	st, _, _ = page("POST", url)
+	require.Equal(t, 200, st)
+	// Unknown token: failure page.
+	st, _, body = page("GET", b.env.Daemon.URL()+"/v1/otp/link/nope")
+	require.Equal(t, 404, st)
+	require.Contains(t, body, "invalid or has expired")
+	st, _, _ = page("POST", b.env.Daemon.URL()+"/v1/otp/link/nope")
+	require.Equal(t, 404, st)
+}
+
+func TestIsolation(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	s := b.send(t, map[string]any{"channel": "sms", "to": "01099990000"})
+	other, _ := b.env.NewWorkspace(t, "Other", "other@example.com")
+	key2, _, err := other.CreateAPIKey(ctx, "k", "otp:send", "otp:verify")
+	require.NoError(t, err)
+	b2 := &bundle{env: b.env, key: key2}
+	problem(t, b2.signed(t, "GET", "/v1/otp/"+s.VerificationID, nil), 404, "SVC-40400", "OTP verification not found")
+	problem(t, b2.signed(t, "POST", "/v1/otp/"+s.VerificationID+"/resend", nil), 404, "SVC-40400", "OTP verification not found or expired")
+	require.Equal(t, verifyOut{Status: "failed", Reason: "expired"}, b2.verify(t, s.VerificationID, "123456"))
+	problem(t, b.signed(t, "GET", "/v1/otp/not-a-uuid", nil), 404, "SVC-40400", "OTP verification not found")
+	require.Equal(t, 0, b.get(t, s.VerificationID).Attempts)
+}
+
+func TestMasking(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, "*******5678", otp.Mask("sms", otp.Normalize("sms", "010-1234-5678")))
+	require.Equal(t, "ab****@example.com", otp.Mask("email", otp.Normalize("email", " AbcDef@Example.com ")))
+}

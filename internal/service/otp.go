@@ -1,0 +1,678 @@
+package service
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"html"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/otp"
+	"github.com/notifyd/notifyd/internal/render"
+)
+
+// Labels of the keys derived from the master key for OTP (secret.Derive).
+const (
+	OTPSigningLabel = "notifyd otp signing secret v1"
+	OTPCodeLabel    = "notifyd otp code hash v1"
+)
+
+// randomKey is the fallback key of a Service built without OTP keys (one
+// process only; the daemon always passes derived keys).
+func randomKey() []byte {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return b
+}
+
+// OTPSendInput is the body of an OTP send.
+type OTPSendInput struct {
+	Channel                     string
+	To                          *string
+	Mode                        string
+	Purpose                     string
+	BrandName                   string
+	RecipientName               string
+	TemplateCode                string
+	TemplateVariables           map[string]string
+	PreferredProviderAccountIDs []string
+	// LinkBase is the public base URL link-mode links start with.
+	LinkBase string
+}
+
+// OTPSendResult is the answer of send and resend.
+type OTPSendResult struct {
+	VerificationID    string
+	Status            string
+	Mode              string
+	Channel           string
+	ExpiresAt         time.Time
+	ResendAvailableAt time.Time
+}
+
+// OTPVerifyResult is the answer of verify (always HTTP 200).
+type OTPVerifyResult struct {
+	Status            string // verified | failed
+	VerificationToken string
+	VerifiedAt        *time.Time
+	Reason            string
+	AttemptsRemaining int
+}
+
+// OTPView is the status lookup of a session.
+type OTPView struct {
+	Session           *notify.OTPSession
+	VerificationToken string
+}
+
+// otpSend is what a send or resend needs for delivery, kept between
+// the transactions.
+type otpSend struct {
+	rn     *run
+	secret []string // plaintext code or link token, redacted before storage
+	sup    bool
+}
+
+func otpRateLimited() error {
+	return notify.Errorf(notify.CodeTooManyRequests, "OTP send rate limit exceeded")
+}
+
+// countOTPSend increments the hourly and daily counters of a recipient in
+// tx and refuses (rolling the increments back with the transaction) when
+// either is over its limit.
+func (s *Service) countOTPSend(ctx context.Context, tx notify.Tx, ws, recipient string, now time.Time) error {
+	hs, _ := otp.HourWindow(now)
+	ds, _ := otp.DayWindow(now)
+	n, err := tx.IncrementOTPSendCount(ctx, ws, recipient, notify.OTPWindowHour, hs)
+	if err != nil {
+		return err
+	}
+	if n > s.otpPolicy.SendsPerHour {
+		return otpRateLimited()
+	}
+	if n, err = tx.IncrementOTPSendCount(ctx, ws, recipient, notify.OTPWindowDay, ds); err != nil {
+		return err
+	}
+	if n > s.otpPolicy.SendsPerDay {
+		return otpRateLimited()
+	}
+	return nil
+}
+
+func (s *Service) validateOTPSend(in *OTPSendInput) (notify.Channel, string, error) {
+	switch in.Channel {
+	case "":
+		return "", "", notify.Invalid("channel is required")
+	case string(notify.ChannelSMS), string(notify.ChannelAlimTalk), string(notify.ChannelEmail):
+	default:
+		return "", "", notify.Invalid("channel must be one of sms, msgr_alimtalk, email")
+	}
+	ch := notify.Channel(in.Channel)
+	if in.To == nil || strings.TrimSpace(*in.To) == "" {
+		return "", "", notify.Invalid("to is required")
+	}
+	for _, c := range []struct {
+		f, v string
+		n    int
+	}{{"to", *in.To, 320}, {"purpose", in.Purpose, 60}, {"brandName", in.BrandName, 20}, {"recipientName", in.RecipientName, 120},
+		{"templateCode", in.TemplateCode, 120}} {
+		if err := maxLen(c.f, c.v, c.n); err != nil {
+			return "", "", err
+		}
+	}
+	switch in.Mode {
+	case "":
+		in.Mode = notify.OTPModeCode
+	case notify.OTPModeCode, notify.OTPModeLink:
+	default:
+		return "", "", notify.Invalid("mode must be one of code, link")
+	}
+	if ch == notify.ChannelAlimTalk && in.TemplateCode == "" {
+		return "", "", notify.Invalid("templateCode is required for msgr_alimtalk channel")
+	}
+	if len(in.PreferredProviderAccountIDs) > 10 {
+		return "", "", notify.Invalid("preferredProviderAccountIds must hold at most 10 ids")
+	}
+	for _, id := range in.PreferredProviderAccountIDs {
+		if _, err := uuid.Parse(id); err != nil || len(id) != 36 {
+			return "", "", notify.Invalid("preferredProviderAccountIds must hold UUIDs")
+		}
+	}
+	rcpt := otp.Normalize(ch, *in.To)
+	if rcpt == "" {
+		return "", "", notify.Invalid("to is required")
+	}
+	if ch == notify.ChannelEmail && !strings.Contains(rcpt, "@") {
+		return "", "", notify.Invalid("to must be an email address for channel email")
+	}
+	if ch != notify.ChannelEmail && strings.Contains(rcpt, "@") {
+		return "", "", notify.Invalid("to must be a phone number for channel %s", ch)
+	}
+	return ch, rcpt, nil
+}
+
+// OTPSend starts a verification session and delivers its code or link
+// synchronously through routing and failover.
+func (s *Service) OTPSend(ctx context.Context, key *notify.APIKey, in *OTPSendInput) (*OTPSendResult, error) {
+	ch, rcpt, err := s.validateOTPSend(in)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	sess := &notify.OTPSession{ID: newID(), WorkspaceID: key.WorkspaceID, Channel: ch, Mode: in.Mode, Purpose: in.Purpose,
+		Recipient: rcpt, RecipientMasked: otp.Mask(ch, rcpt), Status: notify.OTPPending, CreatedAt: now}
+	var snd *otpSend
+	err = s.store.Update(ctx, func(tx notify.Tx) error {
+		if err := s.countOTPSend(ctx, tx, key.WorkspaceID, rcpt, now); err != nil {
+			return err
+		}
+		var err error
+		if snd, err = s.prepareOTP(ctx, tx, key, sess, in, now); err != nil {
+			return err
+		}
+		return tx.CreateOTPSession(ctx, sess)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := s.deliverOTP(ctx, sess, snd); err != nil {
+		return nil, err
+	}
+	return otpResult(sess), nil
+}
+
+func otpResult(sess *notify.OTPSession) *OTPSendResult {
+	return &OTPSendResult{VerificationID: sess.ID, Status: sess.Status, Mode: sess.Mode, Channel: string(sess.Channel),
+		ExpiresAt: sess.ExpiresAt, ResendAvailableAt: sess.ResendAvailableAt}
+}
+
+// prepareOTP rotates the session's secret (code or link), sets its times
+// and stores the request and job of its delivery in tx. The stored request
+// holds the message with the secret redacted.
+func (s *Service) prepareOTP(ctx context.Context, tx notify.Tx, key *notify.APIKey, sess *notify.OTPSession, in *OTPSendInput, now time.Time) (*otpSend, error) {
+	p := s.otpPolicy
+	sess.Attempts, sess.UpdatedAt = 0, now
+	sess.ExpiresAt, sess.ResendAvailableAt = now.Add(p.CodeTTL), now.Add(p.ResendCooldown)
+	minutes := strconv.Itoa(int((p.CodeTTL + time.Minute - 1) / time.Minute))
+	vars := map[string]string{}
+	for k, v := range in.TemplateVariables {
+		vars[k] = v
+	}
+	vars["brand"], vars["minutes"] = in.BrandName, minutes
+	var plain string
+	if sess.Mode == notify.OTPModeLink {
+		tok, hash := otp.NewLinkToken()
+		sess.LinkHash, sess.CodeHash = hash, ""
+		plain = tok
+		vars["link"] = strings.TrimRight(in.LinkBase, "/") + "/v1/otp/link/" + tok
+	} else {
+		code, err := otp.GenerateCode(p.CodeLength)
+		if err != nil {
+			return nil, err
+		}
+		sess.CodeHash, sess.LinkHash = otp.HashCode(s.otpCodeKey, sess.ID, code), ""
+		plain = code
+		vars["code"] = code
+	}
+	req := &notify.Request{ID: newID(), WorkspaceID: sess.WorkspaceID, APIKeyID: key.ID, Source: notify.SourceOTP, Channel: sess.Channel,
+		Status: notify.StatusProcessing, RecipientAddress: sess.Recipient, RecipientName: in.RecipientName, TemplateCode: in.TemplateCode,
+		TemplateVariables: vars, PreferredProviderIDs: in.PreferredProviderAccountIDs, RequestedAt: now, UpdatedAt: now,
+		Metadata: map[string]string{"otpVerificationId": sess.ID}}
+	if in.TemplateCode != "" {
+		t, v, err := s.resolveTemplate(ctx, tx, sess.WorkspaceID, key, in.TemplateCode, sess.Channel)
+		if err != nil {
+			return nil, err
+		}
+		req.Title = render.Substitute(v.Title, vars)
+		req.Text = render.Substitute(v.Text, vars)
+		req.HTML = render.Substitute(v.HTML, render.HTMLEscapeVars(vars))
+		req.VendorTemplateID, req.SenderProfileKey = t.VendorTemplateID, t.SenderProfileKey
+	} else {
+		req.Title, req.Text, req.HTML = defaultOTPMessage(sess, vars)
+	}
+	for _, id := range in.PreferredProviderAccountIDs {
+		if _, err := tx.FindProviderAccount(ctx, sess.WorkspaceID, id); err != nil {
+			if notify.IsNotFound(err) {
+				return nil, notify.Invalid("preferredProviderAccountIds: provider account %s does not belong to this workspace", id)
+			}
+			return nil, err
+		}
+	}
+	sess.RequestID = req.ID
+	job := &notify.Job{ID: newID(), WorkspaceID: sess.WorkspaceID, RequestID: req.ID, Status: notify.JobProcessing,
+		AttemptsMade: 1, MaxAttempts: 1, QueuedAt: now, StartedAt: &now}
+	stored := *req
+	stored.Title, stored.Text, stored.HTML = redact(req.Title, plain), redact(req.Text, plain), redact(req.HTML, plain)
+	stored.TemplateVariables = map[string]string{}
+	for k, v := range vars {
+		stored.TemplateVariables[k] = redact(v, plain)
+	}
+	if err := tx.CreateDirectRequest(ctx, &stored, job); err != nil {
+		return nil, err
+	}
+	snd := &otpSend{rn: &run{req: req, job: job, touched: map[string]bool{}}, secret: []string{plain}}
+	if req.Channel == notify.ChannelEmail {
+		var err error
+		if snd.sup, err = tx.IsSuppressed(ctx, sess.WorkspaceID, req.RecipientAddress); err != nil {
+			return nil, err
+		}
+	}
+	var err error
+	if snd.rn.cands, err = s.candidates(ctx, tx, req); err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(snd.rn.cands))
+	for i, c := range snd.rn.cands {
+		ids[i] = c.account.ID
+	}
+	snd.rn.breakers, err = tx.FindBreakers(ctx, ids)
+	return snd, err
+}
+
+func redact(s, secret string) string {
+	if secret == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, secret, "[redacted]")
+}
+
+// defaultOTPMessage is the built-in text: brand, code or link, minutes.
+func defaultOTPMessage(sess *notify.OTPSession, vars map[string]string) (title, text, htmlBody string) {
+	brand := ""
+	if vars["brand"] != "" {
+		brand = "[" + vars["brand"] + "] "
+	}
+	if sess.Mode == notify.OTPModeLink {
+		text = fmt.Sprintf("%sOpen this link to verify: %s (valid for %s minutes)", brand, vars["link"], vars["minutes"])
+	} else {
+		text = fmt.Sprintf("%sYour verification code is %s (valid for %s minutes)", brand, vars["code"], vars["minutes"])
+	}
+	if sess.Channel == notify.ChannelEmail {
+		title = brand + "Verification"
+		if sess.Mode == notify.OTPModeLink {
+			l := html.EscapeString(vars["link"])
+			htmlBody = fmt.Sprintf(`<p>%sOpen this link to verify:</p><p><a href="%s">%s</a></p><p>The link is valid for %s minutes.</p>`,
+				html.EscapeString(brand), l, l, html.EscapeString(vars["minutes"]))
+		} else {
+			htmlBody = fmt.Sprintf(`<p>%sYour verification code is</p><p><strong>%s</strong></p><p>The code is valid for %s minutes.</p>`,
+				html.EscapeString(brand), html.EscapeString(vars["code"]), html.EscapeString(vars["minutes"]))
+		}
+	}
+	return title, text, htmlBody
+}
+
+// deliverOTP sends through the routes, records the attempts and the
+// request's final state, and on failure marks the session failed and
+// answers 502.
+func (s *Service) deliverOTP(ctx context.Context, sess *notify.OTPSession, snd *otpSend) error {
+	rn := snd.rn
+	var out outcome
+	switch {
+	case snd.sup:
+		out = outcome{code: notify.FailureInvalidRequest, msg: "recipient address is on the suppression list", final: true}
+	case len(rn.cands) == 0:
+		out = outcome{code: notify.FailureUnsupportedChannel, msg: "no usable route for channel " + string(rn.req.Channel), final: true}
+	default:
+		out = s.tryRoutes(ctx, rn)
+		out.final = true // no job retry: the caller waits for this answer
+	}
+	for _, a := range rn.attempts {
+		for _, p := range snd.secret {
+			a.RequestJSON, a.ResponseJSON, a.FailureMessage = redact(a.RequestJSON, p), redact(a.ResponseJSON, p), redact(a.FailureMessage, p)
+		}
+	}
+	for _, p := range snd.secret {
+		out.msg = redact(out.msg, p)
+	}
+	err := s.store.Update(ctx, func(tx notify.Tx) error {
+		if err := tx.CreateAttempts(ctx, rn.attempts); err != nil {
+			return err
+		}
+		for id := range rn.touched {
+			if err := tx.PutBreaker(ctx, rn.breakers[id]); err != nil {
+				return err
+			}
+		}
+		if err := s.finish(ctx, tx, rn, out, s.now()); err != nil {
+			return err
+		}
+		if out.success {
+			return nil
+		}
+		prev := sess.Status
+		failed := *sess
+		failed.Status, failed.CodeHash, failed.LinkHash, failed.UpdatedAt = notify.OTPFailed, "", "", s.now()
+		if _, err := tx.UpdateOTPSession(ctx, &failed, prev, sess.ResendCount); err != nil {
+			return err
+		}
+		*sess = failed
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if !out.success {
+		return notify.Errorf(notify.CodeProviderFailed, "OTP delivery failed: %s: %s", out.code, out.msg)
+	}
+	return nil
+}
+
+// OTPResend rotates the session's code or link and delivers it again.
+func (s *Service) OTPResend(ctx context.Context, key *notify.APIKey, id, linkBase string) (*OTPSendResult, error) {
+	notFoundErr := notify.Errorf(notify.CodeNotFound, "OTP verification not found or expired")
+	if !isUUID(id) {
+		return nil, notFoundErr
+	}
+	now := s.now()
+	var sess *notify.OTPSession
+	var snd *otpSend
+	var lazyExpire bool
+	err := s.store.Update(ctx, func(tx notify.Tx) error {
+		var err error
+		if sess, err = tx.FindOTPSession(ctx, key.WorkspaceID, id); err != nil {
+			if notify.IsNotFound(err) {
+				return notFoundErr
+			}
+			return err
+		}
+		switch {
+		case sess.Status == notify.OTPVerified:
+			return notify.Invalid("OTP is already verified")
+		case sess.Status == notify.OTPExpired || (sess.Status == notify.OTPPending && !now.Before(sess.ExpiresAt)):
+			lazyExpire = sess.Status == notify.OTPPending
+			return notify.Invalid("OTP has expired")
+		case sess.Status != notify.OTPPending:
+			return notFoundErr
+		case sess.ResendCount >= s.otpPolicy.MaxResends:
+			return notify.Errorf(notify.CodeTooManyRequests, "Maximum resend count exceeded")
+		case now.Before(sess.ResendAvailableAt):
+			return notify.Errorf(notify.CodeTooManyRequests, "Resend cooldown active")
+		}
+		if err := s.countOTPSend(ctx, tx, key.WorkspaceID, sess.Recipient, now); err != nil {
+			return err
+		}
+		in, err := s.resendInput(ctx, tx, sess)
+		if err != nil {
+			return err
+		}
+		in.LinkBase = linkBase
+		prevResends := sess.ResendCount
+		sess.ResendCount++
+		if snd, err = s.prepareOTP(ctx, tx, key, sess, in, now); err != nil {
+			return err
+		}
+		ok, err := tx.UpdateOTPSession(ctx, sess, notify.OTPPending, prevResends)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return notify.Errorf(notify.CodeTooManyRequests, "Resend cooldown active")
+		}
+		return nil
+	})
+	if lazyExpire {
+		s.expireOTP(ctx, sess)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := s.deliverOTP(ctx, sess, snd); err != nil {
+		return nil, err
+	}
+	return otpResult(sess), nil
+}
+
+// resendInput rebuilds the send input of a session from its last request.
+func (s *Service) resendInput(ctx context.Context, tx notify.Tx, sess *notify.OTPSession) (*OTPSendInput, error) {
+	in := &OTPSendInput{Channel: string(sess.Channel), Mode: sess.Mode, Purpose: sess.Purpose}
+	if sess.RequestID == "" {
+		return in, nil
+	}
+	r, err := tx.FindRequest(ctx, sess.WorkspaceID, sess.RequestID)
+	if notify.IsNotFound(err) {
+		return in, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	in.RecipientName, in.TemplateCode, in.PreferredProviderAccountIDs = r.RecipientName, r.TemplateCode, r.PreferredProviderIDs
+	in.BrandName = r.TemplateVariables["brand"]
+	in.TemplateVariables = map[string]string{}
+	for k, v := range r.TemplateVariables {
+		if k != "code" && k != "link" && k != "brand" && k != "minutes" {
+			in.TemplateVariables[k] = v
+		}
+	}
+	return in, nil
+}
+
+// expireOTP records the lazy expiry of a pending session (best effort).
+func (s *Service) expireOTP(ctx context.Context, sess *notify.OTPSession) {
+	if sess == nil || sess.Status != notify.OTPPending {
+		return
+	}
+	exp := *sess
+	exp.Status, exp.CodeHash, exp.UpdatedAt = notify.OTPExpired, "", s.now()
+	err := s.store.Update(ctx, func(tx notify.Tx) error {
+		_, err := tx.UpdateOTPSession(ctx, &exp, notify.OTPPending, sess.ResendCount)
+		return err
+	})
+	if err != nil {
+		s.log.WarnContext(ctx, "otp expiry not recorded", "verificationId", sess.ID, "err", err)
+		return
+	}
+	*sess = exp
+}
+
+// signOTP issues a verification token for a verified session.
+func (s *Service) signOTP(sess *notify.OTPSession, now time.Time) string {
+	return otp.SignToken(s.otpSecret, otp.Claims{VID: sess.ID, WSID: sess.WorkspaceID, Purpose: sess.Purpose, Channel: string(sess.Channel),
+		Sub: sess.RecipientMasked, IAT: now.Unix(), EXP: now.Add(s.otpPolicy.TokenTTL).Unix()})
+}
+
+func otpFail(reason string, remaining int) *OTPVerifyResult {
+	return &OTPVerifyResult{Status: "failed", Reason: reason, AttemptsRemaining: remaining}
+}
+
+// OTPVerify checks a code. Failures are results, not errors. The attempt
+// is taken with one conditional UPDATE, so concurrent verifies never use
+// more than the maximum.
+func (s *Service) OTPVerify(ctx context.Context, ws, id, code string) (*OTPVerifyResult, error) {
+	if !isUUID(id) {
+		return otpFail("expired", 0), nil
+	}
+	now := s.now()
+	max := s.otpPolicy.MaxAttempts
+	var res *OTPVerifyResult
+	var expire *notify.OTPSession
+	err := s.store.Update(ctx, func(tx notify.Tx) error {
+		took, err := tx.UseOTPAttempt(ctx, ws, id, max, now)
+		if err != nil {
+			return err
+		}
+		sess, err := tx.FindOTPSession(ctx, ws, id)
+		if notify.IsNotFound(err) {
+			res = otpFail("expired", 0)
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if !took {
+			switch {
+			case sess.Mode != notify.OTPModeCode:
+				res = otpFail("not_code_mode", 0)
+			case sess.Status == notify.OTPVerified:
+				res = &OTPVerifyResult{Status: notify.OTPVerified, VerificationToken: s.signOTP(sess, now), VerifiedAt: sess.VerifiedAt}
+			case sess.Status == notify.OTPFailed && sess.Attempts >= max:
+				res = otpFail("too_many_attempts", 0)
+			case sess.Status == notify.OTPPending && !now.Before(sess.ExpiresAt):
+				expire = sess
+				res = otpFail("expired", 0)
+			case sess.Status == notify.OTPPending && sess.Attempts >= max:
+				f := *sess
+				f.Status, f.CodeHash, f.UpdatedAt = notify.OTPFailed, "", now
+				if _, err := tx.UpdateOTPSession(ctx, &f, notify.OTPPending, sess.ResendCount); err != nil {
+					return err
+				}
+				res = otpFail("too_many_attempts", 0)
+			default:
+				res = otpFail("expired", 0)
+			}
+			return nil
+		}
+		if otp.CheckCode(s.otpCodeKey, sess.ID, code, sess.CodeHash) {
+			v := *sess
+			v.Status, v.CodeHash, v.VerifiedAt, v.UpdatedAt = notify.OTPVerified, "", &now, now
+			ok, err := tx.UpdateOTPSession(ctx, &v, notify.OTPPending, sess.ResendCount)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return errors.New("otp: session changed during verify")
+			}
+			res = &OTPVerifyResult{Status: notify.OTPVerified, VerificationToken: s.signOTP(&v, now), VerifiedAt: &now}
+			return nil
+		}
+		if sess.Attempts >= max {
+			f := *sess
+			f.Status, f.CodeHash, f.UpdatedAt = notify.OTPFailed, "", now
+			if _, err := tx.UpdateOTPSession(ctx, &f, notify.OTPPending, sess.ResendCount); err != nil {
+				return err
+			}
+			res = otpFail("too_many_attempts", 0)
+			return nil
+		}
+		res = otpFail("invalid_code", max-sess.Attempts)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if expire != nil {
+		s.expireOTP(ctx, expire)
+	}
+	return res, nil
+}
+
+// OTPGet is the status lookup, with lazy expiry.
+func (s *Service) OTPGet(ctx context.Context, ws, id string) (*OTPView, error) {
+	notFoundErr := notify.Errorf(notify.CodeNotFound, "OTP verification not found")
+	if !isUUID(id) {
+		return nil, notFoundErr
+	}
+	var sess *notify.OTPSession
+	err := s.store.View(ctx, func(tx notify.Tx) error {
+		var err error
+		sess, err = tx.FindOTPSession(ctx, ws, id)
+		return err
+	})
+	if notify.IsNotFound(err) {
+		return nil, notFoundErr
+	}
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	if sess.Status == notify.OTPPending && !now.Before(sess.ExpiresAt) {
+		s.expireOTP(ctx, sess)
+		sess.Status = notify.OTPExpired
+	}
+	v := &OTPView{Session: sess}
+	if sess.Status == notify.OTPVerified {
+		v.VerificationToken = s.signOTP(sess, now)
+	}
+	return v, nil
+}
+
+// OTPLinkState is what a link page shows.
+type OTPLinkState int
+
+// Link page states.
+const (
+	OTPLinkInvalid  OTPLinkState = iota // unknown, expired, failed or rotated
+	OTPLinkPending                      // can be completed
+	OTPLinkVerified                     // already verified
+)
+
+// OTPLinkLanding reports the state of a link token without changing
+// anything (GET must never verify).
+func (s *Service) OTPLinkLanding(ctx context.Context, token string) (OTPLinkState, error) {
+	sess, err := s.findLink(ctx, token)
+	if err != nil || sess == nil {
+		return OTPLinkInvalid, err
+	}
+	return s.linkState(sess), nil
+}
+
+func (s *Service) linkState(sess *notify.OTPSession) OTPLinkState {
+	switch {
+	case sess.Status == notify.OTPVerified:
+		return OTPLinkVerified
+	case sess.Status == notify.OTPPending && s.now().Before(sess.ExpiresAt):
+		return OTPLinkPending
+	}
+	return OTPLinkInvalid
+}
+
+func (s *Service) findLink(ctx context.Context, token string) (*notify.OTPSession, error) {
+	if token == "" || len(token) > 128 {
+		return nil, nil
+	}
+	var sess *notify.OTPSession
+	err := s.store.View(ctx, func(tx notify.Tx) error {
+		var err error
+		sess, err = tx.FindOTPSessionByLink(ctx, otp.HashLinkToken(token))
+		return err
+	})
+	if notify.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil || sess.Mode != notify.OTPModeLink {
+		return nil, err
+	}
+	return sess, nil
+}
+
+// OTPLinkComplete completes a link verification (idempotent for a
+// verified session). The verification token is not returned: the
+// customer's backend fetches it through the status lookup.
+func (s *Service) OTPLinkComplete(ctx context.Context, token string) (OTPLinkState, error) {
+	if token == "" || len(token) > 128 {
+		return OTPLinkInvalid, nil
+	}
+	now := s.now()
+	state := OTPLinkInvalid
+	err := s.store.Update(ctx, func(tx notify.Tx) error {
+		sess, err := tx.FindOTPSessionByLink(ctx, otp.HashLinkToken(token))
+		if notify.IsNotFound(err) {
+			return nil
+		}
+		if err != nil || sess.Mode != notify.OTPModeLink {
+			return err
+		}
+		state = s.linkState(sess)
+		if state != OTPLinkPending {
+			return nil
+		}
+		v := *sess
+		v.Status, v.VerifiedAt, v.UpdatedAt = notify.OTPVerified, &now, now
+		ok, err := tx.UpdateOTPSession(ctx, &v, notify.OTPPending, sess.ResendCount)
+		if err != nil {
+			return err
+		}
+		if ok {
+			state = OTPLinkVerified
+		} else {
+			state = OTPLinkInvalid
+		}
+		return nil
+	})
+	return state, err
+}

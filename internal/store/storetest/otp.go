@@ -1,0 +1,120 @@
+package storetest
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/store"
+)
+
+func testOTP(t *testing.T, db *store.DB) {
+	ws1, ws2 := Workspace(t, db), Workspace(t, db)
+	s := &notify.OTPSession{ID: id(), WorkspaceID: ws1, Channel: notify.ChannelSMS, Mode: notify.OTPModeCode, Purpose: "login",
+		Recipient: "01012345678", RecipientMasked: "*******5678", Status: notify.OTPPending, CodeHash: "abc",
+		ExpiresAt: t0.Add(180 * time.Second), ResendAvailableAt: t0.Add(30 * time.Second), CreatedAt: t0, UpdatedAt: t0}
+	l := &notify.OTPSession{ID: id(), WorkspaceID: ws1, Channel: notify.ChannelEmail, Mode: notify.OTPModeLink,
+		Recipient: "a@b.c", RecipientMasked: "a@b.c", Status: notify.OTPPending, LinkHash: "linkhash-" + id(),
+		ExpiresAt: t0.Add(180 * time.Second), ResendAvailableAt: t0.Add(30 * time.Second), CreatedAt: t0, UpdatedAt: t0}
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		require.NoError(t, tx.CreateOTPSession(ctx, s))
+		return tx.CreateOTPSession(ctx, l)
+	})
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		got, err := tx.FindOTPSession(ctx, ws1, s.ID)
+		require.NoError(t, err)
+		require.Equal(t, s, got)
+		_, err = tx.FindOTPSession(ctx, ws2, s.ID)
+		require.ErrorIs(t, err, notify.ErrNotFound)
+		got, err = tx.FindOTPSessionByLink(ctx, l.LinkHash)
+		require.NoError(t, err)
+		require.Equal(t, l, got)
+		_, err = tx.FindOTPSessionByLink(ctx, "nope")
+		require.ErrorIs(t, err, notify.ErrNotFound)
+		return nil
+	})
+
+	// Attempts: bounded by max, refused on link mode, other workspace and expiry.
+	ctx := context.Background()
+	use := func(ws, sid string, now time.Time) bool {
+		var ok bool
+		require.NoError(t, db.Update(ctx, func(tx notify.Tx) error {
+			var err error
+			ok, err = tx.UseOTPAttempt(ctx, ws, sid, 5, now)
+			return err
+		}))
+		return ok
+	}
+	require.False(t, use(ws2, s.ID, t0))
+	require.False(t, use(ws1, l.ID, t0))
+	require.False(t, use(ws1, s.ID, t0.Add(180*time.Second)))
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	taken := 0
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if use(ws1, s.ID, t0) {
+				mu.Lock()
+				taken++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	require.Equal(t, 5, taken, "concurrent attempts never exceed the maximum")
+
+	// Optimistic update.
+	v := t0.Add(time.Minute)
+	s2 := *s
+	s2.Status, s2.CodeHash, s2.VerifiedAt, s2.Attempts, s2.UpdatedAt = notify.OTPVerified, "", &v, 5, v
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		ok, err := tx.UpdateOTPSession(ctx, &s2, notify.OTPPending, 1)
+		require.NoError(t, err)
+		require.False(t, ok, "resend count mismatch")
+		ok, err = tx.UpdateOTPSession(ctx, &s2, notify.OTPPending, 0)
+		require.NoError(t, err)
+		require.True(t, ok)
+		ok, err = tx.UpdateOTPSession(ctx, &s2, notify.OTPPending, 0)
+		require.NoError(t, err)
+		require.False(t, ok, "status changed")
+		return nil
+	})
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		got, err := tx.FindOTPSession(ctx, ws1, s.ID)
+		require.NoError(t, err)
+		require.Equal(t, &s2, got)
+		return nil
+	})
+
+	// Send counters: per workspace, recipient, window kind and start.
+	h := t0.Truncate(time.Hour)
+	inc := func(ws, rcpt, kind string, start time.Time) int {
+		var n int
+		update(t, db, func(ctx context.Context, tx notify.Tx) error {
+			var err error
+			n, err = tx.IncrementOTPSendCount(ctx, ws, rcpt, kind, start)
+			return err
+		})
+		return n
+	}
+	require.Equal(t, 1, inc(ws1, "010", notify.OTPWindowHour, h))
+	require.Equal(t, 2, inc(ws1, "010", notify.OTPWindowHour, h))
+	require.Equal(t, 1, inc(ws1, "010", notify.OTPWindowDay, h))
+	require.Equal(t, 1, inc(ws2, "010", notify.OTPWindowHour, h))
+	require.Equal(t, 1, inc(ws1, "011", notify.OTPWindowHour, h))
+	require.Equal(t, 1, inc(ws1, "010", notify.OTPWindowHour, h.Add(time.Hour)))
+	require.Equal(t, 3, inc(ws1, "010", notify.OTPWindowHour, h))
+	// A rolled-back increment leaves no trace.
+	require.Error(t, db.Update(ctx, func(tx notify.Tx) error {
+		_, err := tx.IncrementOTPSendCount(ctx, ws1, "010", notify.OTPWindowHour, h)
+		require.NoError(t, err)
+		return notify.Invalid("rollback")
+	}))
+	require.Equal(t, 4, inc(ws1, "010", notify.OTPWindowHour, h))
+}
