@@ -5,7 +5,6 @@ package postgres
 
 import (
 	"context"
-	"embed"
 	"errors"
 	"fmt"
 	"strconv"
@@ -24,9 +23,6 @@ import (
 	"github.com/notifyd/notifyd/internal/store/migrate"
 	"github.com/notifyd/notifyd/internal/store/sqlstore"
 )
-
-//go:embed migrations/*.sql
-var migrationFS embed.FS
 
 // Backend is the PostgreSQL sqlstore.Backend.
 type Backend struct {
@@ -49,7 +45,7 @@ func Open(ctx context.Context, url string) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	ms, err := migrate.LoadDir(migrationFS, "migrations")
+	ms, err := sqlstore.Migrations()
 	if err != nil {
 		pool.Close()
 		return nil, err

@@ -7,7 +7,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"embed"
 	"errors"
 	"fmt"
 	"net/url"
@@ -27,9 +26,6 @@ import (
 	"github.com/notifyd/notifyd/internal/store/migrate"
 	"github.com/notifyd/notifyd/internal/store/sqlstore"
 )
-
-//go:embed migrations/*.sql
-var migrationFS embed.FS
 
 // Options tune the backend.
 type Options struct {
@@ -89,7 +85,7 @@ func Open(path string, opts Options) (*Backend, error) {
 		return nil, err
 	}
 	read.SetMaxOpenConns(4)
-	ms, err := migrate.LoadDir(migrationFS, "migrations")
+	ms, err := sqlstore.Migrations()
 	if err != nil {
 		return nil, err
 	}
