@@ -60,6 +60,10 @@ type LimitTx interface {
 	RateCount(ctx context.Context, scopeKey string, windowStart time.Time) (int, error)
 	// IncrementRate adds one to the counter of scopeKey in the window.
 	IncrementRate(ctx context.Context, scopeKey string, windowStart time.Time) error
+	// IncrementRateBelow adds one to the counter only while it is below
+	// max, and reports whether it did: one statement that checks and
+	// counts, holding the counter row's lock until the transaction ends.
+	IncrementRateBelow(ctx context.Context, scopeKey string, windowStart time.Time, max int) (bool, error)
 	// DeleteRateCounters deletes counters of windows that started before.
 	DeleteRateCounters(ctx context.Context, before time.Time) (int, error)
 

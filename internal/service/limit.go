@@ -108,15 +108,14 @@ const counterRetention = 2 * time.Hour
 // CheckRequestLimit applies SPEC "Request rate limits" to one
 // authenticated Notification API request of key: the workspace limit
 // first (SVC-4290), then the key limit (SVC-4291); both counters grow
-// only when both pass. Check and increments share one write transaction
-// that holds the workspace lock, so concurrent requests are counted
-// exactly across processes.
+// only when both pass. Each counter is checked and grown by one
+// conditional upsert that holds the counter row until commit (workspace
+// counter first, so concurrent transactions lock in the same order); a
+// refused key check fails the transaction, which undoes the workspace
+// increment. Counts are exact across processes without a workspace lock.
 func (s *Service) CheckRequestLimit(ctx context.Context, key *notify.APIKey) error {
 	now := s.now()
 	err := s.store.Batch(ctx, func(tx notify.Tx) error {
-		if err := tx.LockWorkspace(ctx, key.WorkspaceID); err != nil {
-			return err
-		}
 		wsWin, wsMax, err := ratePolicy(ctx, tx, key.WorkspaceID, "", notify.DefaultWorkspaceMaxRequests)
 		if err != nil {
 			return err
@@ -127,23 +126,21 @@ func (s *Service) CheckRequestLimit(ctx context.Context, key *notify.APIKey) err
 		}
 		wsScope, wsStart := rateWindow("w:"+key.WorkspaceID, wsWin, now)
 		keyScope, keyStart := rateWindow("k:"+key.ID, keyWin, now)
-		n, err := tx.RateCount(ctx, wsScope, wsStart)
+		ok, err := tx.IncrementRateBelow(ctx, wsScope, wsStart, wsMax)
 		if err != nil {
 			return err
 		}
-		if n >= wsMax {
+		if !ok {
 			return notify.Errorf(notify.CodeWorkspaceLimit, "Workspace request limit exceeded")
 		}
-		if n, err = tx.RateCount(ctx, keyScope, keyStart); err != nil {
+		if ok, err = tx.IncrementRateBelow(ctx, keyScope, keyStart, keyMax); err != nil {
 			return err
 		}
-		if n >= keyMax {
+		if !ok {
+			// Returning the error rolls the workspace increment back.
 			return notify.Errorf(notify.CodeAPIKeyLimit, "API key request limit exceeded")
 		}
-		if err := tx.IncrementRate(ctx, wsScope, wsStart); err != nil {
-			return err
-		}
-		return tx.IncrementRate(ctx, keyScope, keyStart)
+		return nil
 	})
 	if err != nil {
 		return err

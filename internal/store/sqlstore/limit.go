@@ -63,6 +63,13 @@ func (t *Tx) IncrementRate(ctx context.Context, scopeKey string, windowStart tim
 	return err
 }
 
+func (t *Tx) IncrementRateBelow(ctx context.Context, scopeKey string, windowStart time.Time, max int) (bool, error) {
+	n, err := t.c.Exec(ctx, `INSERT INTO rate_limit_counters (scope_key, window_start, count) VALUES (?, ?, 1)
+		ON CONFLICT (scope_key, window_start) DO UPDATE SET count = rate_limit_counters.count + 1
+		WHERE rate_limit_counters.count < ?`, scopeKey, ms(windowStart), max)
+	return n > 0, err
+}
+
 func (t *Tx) DeleteRateCounters(ctx context.Context, before time.Time) (int, error) {
 	n, err := t.c.Exec(ctx, `DELETE FROM rate_limit_counters WHERE window_start < ?`, ms(before))
 	return int(n), err

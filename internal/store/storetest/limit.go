@@ -119,3 +119,33 @@ func testLimits(t *testing.T, db *store.DB) {
 		return nil
 	})
 }
+
+// testIncrementRateBelow: the conditional upsert counts up to max and no
+// further, and a rolled-back increment leaves no trace.
+func testIncrementRateBelow(t *testing.T, db *store.DB) {
+	ctx := context.Background()
+	for i := 0; i < 3; i++ {
+		update(t, db, func(ctx context.Context, tx notify.Tx) error {
+			ok, err := tx.IncrementRateBelow(ctx, "w:x:60", t0, 2)
+			require.NoError(t, err)
+			require.Equal(t, i < 2, ok, "call %d", i)
+			return nil
+		})
+	}
+	err := db.Update(ctx, func(tx notify.Tx) error {
+		ok, err := tx.IncrementRateBelow(ctx, "k:y:60", t0, 5)
+		require.NoError(t, err)
+		require.True(t, ok)
+		return notify.Invalid("refused")
+	})
+	require.Error(t, err)
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		n, err := tx.RateCount(ctx, "w:x:60", t0)
+		require.NoError(t, err)
+		require.Equal(t, 2, n)
+		n, err = tx.RateCount(ctx, "k:y:60", t0)
+		require.NoError(t, err)
+		require.Equal(t, 0, n, "rolled back")
+		return nil
+	})
+}
