@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"runtime"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -18,6 +19,25 @@ import (
 func header(what string, b *bench) {
 	fmt.Printf("# %s on %s, %d connections, %s per phase, GOMAXPROCS %d, %s\n", what, b.db, b.conns, b.duration,
 		runtime.GOMAXPROCS(0), time.Now().UTC().Format(time.RFC3339))
+}
+
+// apiKeyOnFreshDaemon starts an api-role daemon on a fresh database and
+// returns a signing client for it with conns connections.
+func (b *bench) apiKeyOnFreshDaemon(ctx context.Context, conns int) (*client.Client, error) {
+	url, err := b.databaseURL()
+	if err != nil {
+		return nil, err
+	}
+	d, err := b.daemon(ctx, url, "api")
+	if err != nil {
+		return nil, err
+	}
+	_, key, err := apiKey(ctx, d, conns)
+	if err != nil {
+		return nil, err
+	}
+	key.HTTP = httpClient(conns)
+	return key, nil
 }
 
 // bareBaseline runs the bare net/http + HMAC handler under the same load.
@@ -36,19 +56,10 @@ func (b *bench) bareBaseline() result {
 // unknown id: full signature check, nonce write, one read, 404).
 func (b *bench) signed(ctx context.Context) error {
 	header("signed requests on a trivial authenticated route", b)
-	url, err := b.databaseURL()
+	key, err := b.apiKeyOnFreshDaemon(ctx, b.conns)
 	if err != nil {
 		return err
 	}
-	d, err := b.daemon(ctx, url, "api")
-	if err != nil {
-		return err
-	}
-	_, key, err := apiKey(ctx, d, b.conns)
-	if err != nil {
-		return err
-	}
-	key.HTTP = httpClient(b.conns)
 	base := b.bareBaseline()
 	fmt.Println(base)
 	ours := run("notifyd: signed GET /v1/notifications/:id (404)", b.conns, b.duration, func(ctx context.Context, _ int) error {
@@ -63,19 +74,10 @@ func (b *bench) signed(ctx context.Context) error {
 // api role so no worker competes for the CPU.
 func (b *bench) accept(ctx context.Context) error {
 	header("accepted signed POST /v1/notifications", b)
-	url, err := b.databaseURL()
+	key, err := b.apiKeyOnFreshDaemon(ctx, b.conns)
 	if err != nil {
 		return err
 	}
-	d, err := b.daemon(ctx, url, "api")
-	if err != nil {
-		return err
-	}
-	_, key, err := apiKey(ctx, d, b.conns)
-	if err != nil {
-		return err
-	}
-	key.HTTP = httpClient(b.conns)
 	base := b.bareBaseline()
 	fmt.Println(base)
 	riv, err := b.riverInsertBaseline(ctx)
@@ -83,10 +85,9 @@ func (b *bench) accept(ctx context.Context) error {
 		return err
 	}
 	fmt.Println(riv)
-	var i int64
-	ours := run("notifyd: signed POST /v1/notifications (201)", b.conns, b.duration, func(ctx context.Context, w int) error {
-		i++
-		return post(ctx, key, "POST", "/v1/notifications", sendBody(int(i)), http.StatusCreated)
+	var seq atomic.Int64
+	ours := run("notifyd: signed POST /v1/notifications (201)", b.conns, b.duration, func(ctx context.Context, _ int) error {
+		return post(ctx, key, "POST", "/v1/notifications", sendBody(int(seq.Add(1))), http.StatusCreated)
 	})
 	fmt.Println(ours)
 	ratio("accepted / bare handler (target >= 0.50)", ours.rate(), base.rate())
@@ -97,15 +98,7 @@ func (b *bench) accept(ctx context.Context) error {
 // bulk: bulk sends of 500 items against the batch baseline (rows/s).
 func (b *bench) bulk(ctx context.Context) error {
 	header("bulk send of 500 items", b)
-	url, err := b.databaseURL()
-	if err != nil {
-		return err
-	}
-	d, err := b.daemon(ctx, url, "api")
-	if err != nil {
-		return err
-	}
-	_, key, err := apiKey(ctx, d, 4)
+	key, err := b.apiKeyOnFreshDaemon(ctx, 4)
 	if err != nil {
 		return err
 	}
