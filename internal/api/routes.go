@@ -5,7 +5,12 @@ import "github.com/notifyd/notifyd/internal/notify"
 // routes is the single route table: method, path, authentication, and the
 // roles (dashboard) or scope (Notification API) each route requires.
 func (a *API) routes() []Route {
-	return append(append(a.coreRoutes(), a.otpRoutes()...), a.limitRoutes()...)
+	var all []Route
+	for _, group := range [][]Route{a.coreRoutes(), a.otpRoutes(), a.limitRoutes(),
+		a.subscriberRoutes(), a.campaignRoutes(), a.webhookRoutes(), a.suppressionRoutes()} {
+		all = append(all, group...)
+	}
+	return all
 }
 
 // coreRoutes are the foundation, provider and send-pipeline routes.

@@ -83,6 +83,10 @@ type Tx interface {
 	PipelineTx
 	OTPTx
 	LimitTx
+	SubscriberTx
+	CampaignTx
+	WebhookTx
+	SuppressionTx
 }
 
 // PipelineTx holds the verbs of the send pipeline.

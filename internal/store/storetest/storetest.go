@@ -40,6 +40,8 @@ func RunAll(t *testing.T) {
 	}
 }
 
+// tests lists the conformance tests; files of later features add theirs
+// from an init function.
 var tests = map[string]func(t *testing.T, db *store.DB){
 	"Workspace":             testWorkspace,
 	"UserAndMembers":        testUserAndMembers,

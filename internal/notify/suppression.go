@@ -1,0 +1,5 @@
+package notify
+
+// SuppressionTx holds the store verbs of the email suppression list and bounce/complaint intake.
+type SuppressionTx interface {
+}
