@@ -7,21 +7,43 @@ import (
 	"github.com/notifyd/notifyd/internal/service"
 )
 
-// otpPage is the one HTML template of the link pages: no script, no
-// external resources, a same-origin form.
-var otpPage = template.Must(template.New("otp").Parse(`<!doctype html>
+// publicPage is the one HTML template of the public pages (OTP link,
+// unsubscribe): no script, no external resources, at most one same-origin
+// form with one button.
+var publicPage = template.Must(template.New("page").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex, nofollow"><title>{{.Title}}</title>
 <style>body{font-family:system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem;text-align:center}button{font-size:1.1rem;padding:.6rem 1.4rem}</style>
-</head><body><h1>{{.Title}}</h1><p>{{.Message}}</p>
-{{if .Form}}<form method="post" action="{{.Action}}"><button type="submit">Complete verification</button></form>{{end}}
-</body></html>
+</head><body><main><h1>{{.Title}}</h1><p id="message">{{.Message}}</p>
+{{if .Form}}<form method="post" action="{{.Action}}" aria-describedby="message">{{if .Field}}<input type="hidden" name="{{.Field}}" value="{{.Value}}">{{end}}<button type="submit">{{.Button}}</button></form>{{end}}
+</main></body></html>
 `))
 
-type otpPageData struct {
+// pageData fills publicPage. With Form, the page holds one POST form to
+// Action with the button Button and, when Field is set, one hidden field.
+type pageData struct {
 	Title, Message string
 	Form           bool
-	Action         string
+	Action, Button string
+	Field, Value   string
+}
+
+// writePage answers an HTML page with the headers every public page
+// carries: never cached, no referrer leaking the token in its URL, and a
+// Content-Security-Policy that allows only inline style and a same-origin
+// form.
+func writePage(w http.ResponseWriter, r *http.Request, status int, d pageData) {
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	w.WriteHeader(status)
+	if r.Method != http.MethodHead {
+		_ = publicPage.Execute(w, d)
+	}
 }
 
 func (a *API) otpLinkHandler() http.Handler {
@@ -39,14 +61,7 @@ func (a *API) otpLinkHandler() http.Handler {
 			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 			return
 		}
-		h := w.Header()
-		h.Set("Content-Type", "text/html; charset=utf-8")
-		h.Set("Cache-Control", "no-store")
-		h.Set("Referrer-Policy", "no-referrer")
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("X-Frame-Options", "DENY")
-		h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
-		d := otpPageData{}
+		d := pageData{}
 		status := http.StatusOK
 		switch {
 		case err != nil:
@@ -57,13 +72,11 @@ func (a *API) otpLinkHandler() http.Handler {
 			d.Title, d.Message = "Verified", "Your verification is complete. You can close this page and return to the app."
 		case state == service.OTPLinkPending && r.Method != http.MethodPost:
 			d.Title, d.Message, d.Form, d.Action = "Confirm verification", "Press the button to complete your verification.", true, r.URL.Path
+			d.Button = "Complete verification"
 		default:
 			status = http.StatusNotFound
 			d.Title, d.Message = "Link invalid or expired", "This verification link is invalid or has expired. Please request a new one."
 		}
-		w.WriteHeader(status)
-		if r.Method != http.MethodHead {
-			_ = otpPage.Execute(w, d)
-		}
+		writePage(w, r, status, d)
 	})
 }

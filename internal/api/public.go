@@ -9,7 +9,10 @@ import "net/http"
 func (a *API) PublicHandlers() map[string]http.Handler {
 	link := a.otpLinkHandler()
 	return map[string]http.Handler{
-		"GET /v1/otp/link/{linkToken}":  link,
-		"POST /v1/otp/link/{linkToken}": link,
+		"GET /v1/otp/link/{linkToken}":           link,
+		"POST /v1/otp/link/{linkToken}":          link,
+		"GET " + unsubscribePath:                 http.HandlerFunc(a.handleUnsubscribePage),
+		"POST " + unsubscribePath:                http.HandlerFunc(a.handleUnsubscribeForm),
+		"POST " + unsubscribePath + "/one-click": http.HandlerFunc(a.handleUnsubscribeOneClick),
 	}
 }

@@ -43,6 +43,8 @@ type Config struct {
 	Demo            bool          // --demo (flag only)
 	ShutdownTimeout time.Duration // NOTIFYD_SHUTDOWN_TIMEOUT: graceful stop budget
 	JobRescueAfter  time.Duration // NOTIFYD_JOB_RESCUE_AFTER: when a job left running by a dead worker is run again
+	DNSServer       string        // NOTIFYD_DNS_SERVER: host:port of the resolver of subscriber MX checks; empty is the system resolver
+	MXCheck         bool          // NOTIFYD_MX_CHECK: check subscriber address domains by DNS on create
 }
 
 // Accepted values, kept here so Validate and its messages share them.
@@ -77,6 +79,7 @@ func Default() Config {
 		Role:              "all",
 		ShutdownTimeout:   30 * time.Second,
 		JobRescueAfter:    3 * time.Minute,
+		MXCheck:           true,
 	}
 }
 
@@ -261,6 +264,13 @@ func (c Config) Validate() error {
 	}
 	if c.JobRescueAfter <= 0 {
 		add("NOTIFYD_JOB_RESCUE_AFTER must be greater than 0 (got %s)", c.JobRescueAfter)
+	}
+	if c.DNSServer != "" {
+		if _, port, err := net.SplitHostPort(c.DNSServer); err != nil {
+			add("NOTIFYD_DNS_SERVER must be host:port, e.g. 127.0.0.1:53 (got %q)", c.DNSServer)
+		} else if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+			add("NOTIFYD_DNS_SERVER port must be a number from 0 to 65535 (got %q)", c.DNSServer)
+		}
 	}
 	return errors.Join(errs...)
 }

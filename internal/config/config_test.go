@@ -56,6 +56,8 @@ func TestDefault(t *testing.T) {
 	require.Equal(t, "all", def.Role)
 	require.Equal(t, 30*time.Second, def.ShutdownTimeout)
 	require.Equal(t, 3*time.Minute, def.JobRescueAfter)
+	require.True(t, def.MXCheck, "MX check on by default")
+	require.Empty(t, def.DNSServer, "system resolver by default")
 	require.False(t, def.IsPostgres())
 
 	c, rest, err := load(t, nil, nil, nil)
@@ -83,6 +85,8 @@ func TestLoadEnv(t *testing.T) {
 		"NOTIFYD_ROLE":                   "worker",
 		"NOTIFYD_SHUTDOWN_TIMEOUT":       "2m",
 		"NOTIFYD_JOB_RESCUE_AFTER":       "90s",
+		"NOTIFYD_DNS_SERVER":             "10.0.0.53:53",
+		"NOTIFYD_MX_CHECK":               "false",
 	}, nil)
 	require.NoError(t, err)
 	require.Equal(t, Config{
@@ -101,6 +105,8 @@ func TestLoadEnv(t *testing.T) {
 		Role:                "worker",
 		ShutdownTimeout:     2 * time.Minute,
 		JobRescueAfter:      90 * time.Second,
+		DNSServer:           "10.0.0.53:53",
+		MXCheck:             false,
 	}, c)
 	require.True(t, c.IsPostgres())
 }
@@ -308,6 +314,9 @@ func TestValidate(t *testing.T) {
 		{"role", func(c *Config) { c.Role = "both" }, `NOTIFYD_ROLE must be one of all, api, worker (got "both")`},
 		{"shutdown", func(c *Config) { c.ShutdownTimeout = 0 }, "NOTIFYD_SHUTDOWN_TIMEOUT must be greater than 0 (got 0s)"},
 		{"rescue", func(c *Config) { c.JobRescueAfter = -time.Second }, "NOTIFYD_JOB_RESCUE_AFTER must be greater than 0 (got -1s)"},
+		{"dns server no port", func(c *Config) { c.DNSServer = "10.0.0.53" }, `NOTIFYD_DNS_SERVER must be host:port, e.g. 127.0.0.1:53 (got "10.0.0.53")`},
+		{"dns server bad port", func(c *Config) { c.DNSServer = "10.0.0.53:dns" }, "NOTIFYD_DNS_SERVER port must be a number"},
+		{"dns server ok", func(c *Config) { c.DNSServer = "[::1]:5353" }, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -483,6 +492,8 @@ func TestEnvAndFlagAgree(t *testing.T) {
 		"demo":                   "true",
 		"shutdown-timeout":       "5s",
 		"job-rescue-after":       "7s",
+		"dns-server":             "127.0.0.1:5353",
+		"mx-check":               "false",
 	}
 	require.Len(t, samples, len(Options), "add a sample for every new option")
 	for _, o := range Options {

@@ -157,6 +157,19 @@ var options = []option{
 		},
 		get: func(c Config) string { return c.JobRescueAfter.String() },
 	},
+	{
+		Option: Option{Env: "NOTIFYD_DNS_SERVER", Flag: "dns-server", Default: "the system resolver",
+			Help: "DNS server (host:port) of the MX check of new newsletter subscribers"},
+		set: setString(func(c *Config) *string { return &c.DNSServer }),
+		get: func(c Config) string { return c.DNSServer },
+	},
+	{
+		Option: Option{Env: "NOTIFYD_MX_CHECK", Flag: "mx-check",
+			Help: "check by DNS (MX, else A/AAAA) that a new subscriber's domain can receive mail; unanswered lookups accept the address"},
+		isBool: true,
+		set:    setBool(func(c *Config) *bool { return &c.MXCheck }),
+		get:    func(c Config) string { return strconv.FormatBool(c.MXCheck) },
+	},
 }
 
 // Options lists every setting of `notifyd serve`, in help order. It is a

@@ -23,6 +23,7 @@ import (
 	apipkg "github.com/notifyd/notifyd/internal/api"
 	"github.com/notifyd/notifyd/internal/config"
 	"github.com/notifyd/notifyd/internal/jobs"
+	"github.com/notifyd/notifyd/internal/mailcheck"
 	"github.com/notifyd/notifyd/internal/metrics"
 	"github.com/notifyd/notifyd/internal/provider"
 	"github.com/notifyd/notifyd/internal/provider/kinds"
@@ -97,6 +98,15 @@ func (d *Daemon) secretKey() ([]byte, error) {
 	return secret.LoadOrCreateKeyFile(filepath.Join(filepath.Dir(path), "notifyd.key"))
 }
 
+// mailChecker is the DNS check of new subscribers' domains (NOTIFYD_MX_CHECK,
+// NOTIFYD_DNS_SERVER); nil when turned off.
+func (d *Daemon) mailChecker() *mailcheck.Checker {
+	if !d.Config.MXCheck {
+		return nil
+	}
+	return mailcheck.New(d.Config.DNSServer, 5*time.Second)
+}
+
 // Open starts the daemon: store, queue, service and (unless the role is
 // worker) the HTTP server on Config.Addr.
 func (d *Daemon) Open(ctx context.Context) error {
@@ -118,6 +128,7 @@ func (d *Daemon) Open(ctx context.Context) error {
 		JobAttempts: d.Config.QueueJobAttempts, Backoff: d.Config.QueueBackoff,
 		Kinds:        kinds.All(),
 		ProviderDeps: provider.Deps{HTTP: provider.NewHTTPClient(provider.HTTPOptions{AllowPrivate: d.Config.AllowPrivateTargets || d.Config.Demo}), Now: time.Now},
+		MailCheck:    d.mailChecker(),
 	})
 	if err := d.startQueue(ctx); err != nil {
 		return err

@@ -33,6 +33,13 @@ func WithQueueJobAttempts(n int) Option {
 	return func(c *config.Config) { c.QueueJobAttempts = n }
 }
 
+// WithDNSServer turns the subscriber MX check on against the DNS server at
+// addr (host:port), e.g. a mailcheck/dnstest server. Without it the test
+// daemon skips the check, so tests never depend on outside DNS.
+func WithDNSServer(addr string) Option {
+	return func(c *config.Config) { c.MXCheck, c.DNSServer = true, addr }
+}
+
 // StartDaemon runs the whole daemon on 127.0.0.1:0 against a fresh
 // database of the suite's backend, with the provider simulator on an
 // httptest server and private targets allowed (the simulator is loopback).
@@ -49,6 +56,7 @@ func StartDaemon(t testing.TB, opts ...Option) *Env {
 	cfg.SQLiteSynchronous = "NORMAL"
 	cfg.AllowPrivateTargets = true
 	cfg.QueueBackoff = 50 * time.Millisecond
+	cfg.MXCheck = false
 	for _, o := range opts {
 		o(&cfg)
 	}

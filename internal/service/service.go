@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/notifyd/notifyd/internal/mailcheck"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/otp"
 	"github.com/notifyd/notifyd/internal/provider"
@@ -35,6 +36,8 @@ type Options struct {
 	// keys the code hashes. Both default to random per-process keys.
 	OTPSecret  []byte
 	OTPCodeKey []byte
+	// MailCheck checks subscriber domains by DNS; nil skips the check.
+	MailCheck *mailcheck.Checker
 }
 
 // Service is the set of use cases.
@@ -55,6 +58,7 @@ type Service struct {
 	otpPolicy   otp.Policy
 	otpSecret   []byte
 	otpCodeKey  []byte
+	mailCheck   *mailcheck.Checker
 }
 
 // New builds a Service.
@@ -82,6 +86,7 @@ func New(o Options) *Service {
 		kinds: o.Kinds, deps: o.ProviderDeps, quotas: newQuotaCache(),
 		jobAttempts: o.JobAttempts, backoff: o.Backoff}
 	s.dispatch = newDispatcher(s)
+	s.mailCheck = o.MailCheck
 	s.otpPolicy, s.otpSecret, s.otpCodeKey = otp.DefaultPolicy(), o.OTPSecret, o.OTPCodeKey
 	if len(s.otpSecret) == 0 {
 		s.otpSecret = randomKey()

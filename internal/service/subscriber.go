@@ -1,0 +1,427 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/notifyd/notifyd/internal/mailcheck"
+	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/secret"
+)
+
+// Subscriber limits (SPEC "Subscriber (newsletter)", "Other constants").
+const (
+	MaxSubscriberName    = 120
+	MaxConsentSource     = 60
+	MaxSubscriberSearch  = 320
+	MaxSubscriberImport  = 5000
+	MaxAttributes        = 200
+	MaxAttributeKey      = 200
+	MaxAttributeValue    = 2000
+	subscriberTokenBytes = 32 // 43 base64url characters
+)
+
+// SubscriberInput is the body of create and update; nil is absent.
+// Channel and Address are create-only.
+type SubscriberInput struct {
+	Channel       *string
+	Address       *string
+	Name          *string
+	ConsentStatus *string
+	ConsentSource *string
+	Attributes    map[string]string // nil is absent
+}
+
+// ImportItem is one subscriber of an import; Invalid marks an item the API
+// could not decode, counted as skipped.
+type ImportItem struct {
+	Channel    *string
+	Address    *string
+	Name       *string
+	Attributes map[string]string
+	Invalid    bool
+}
+
+// ImportInput is the body of an import.
+type ImportInput struct {
+	Items         []ImportItem
+	ConsentStatus *string // default subscribed, for the whole list
+	ConsentSource *string
+}
+
+// ImportResult counts an import; Created+Updated+Skipped = Total.
+type ImportResult struct {
+	Total, Created, Updated, Skipped int
+}
+
+func newUnsubscribeToken() string { return secret.RandomToken(subscriberTokenBytes) }
+
+// setConsent applies SPEC "Subscriber consent": becoming subscribed sets
+// consentedAt and clears unsubscribedAt; becoming unsubscribed sets
+// unsubscribedAt. Keeping the same status changes no timestamp.
+func setConsent(s *notify.Subscriber, status string, now time.Time) {
+	if s.ConsentStatus == status && !s.CreatedAt.IsZero() {
+		return
+	}
+	s.ConsentStatus = status
+	switch status {
+	case notify.ConsentSubscribed:
+		t := now
+		s.ConsentedAt, s.UnsubscribedAt = &t, nil
+	case notify.ConsentUnsubscribed:
+		t := now
+		s.UnsubscribedAt = &t
+	}
+}
+
+func validConsentStatus(v string) error {
+	if !notify.ValidConsent(v) {
+		return notify.Invalid("consentStatus must be one of subscribed, unsubscribed, pending")
+	}
+	return nil
+}
+
+func validAttributes(m map[string]string) error {
+	if len(m) > MaxAttributes {
+		return notify.Invalid("attributes must have at most %d keys", MaxAttributes)
+	}
+	for k, v := range m {
+		if k == "" {
+			return notify.Invalid("attributes keys must not be empty")
+		}
+		if err := maxLen("attributes key", k, MaxAttributeKey); err != nil {
+			return err
+		}
+		if err := maxLen("attributes."+k, v, MaxAttributeValue); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validSubscriberChannel accepts only email (SPEC: channel only email).
+func validSubscriberChannel(ch *string) error {
+	if ch == nil || *ch == "" {
+		return notify.Invalid("channel is required")
+	}
+	if notify.Channel(*ch) != notify.ChannelEmail {
+		return notify.Invalid("channel must be email")
+	}
+	return nil
+}
+
+// normalizeAddress trims, lower-cases and checks the syntax of addr and
+// returns it with its domain.
+func normalizeAddress(addr *string) (string, string, error) {
+	if addr == nil || *addr == "" {
+		return "", "", notify.Invalid("address is required")
+	}
+	a := mailcheck.Normalize(*addr)
+	if err := maxLen("address", a, mailcheck.MaxAddress); err != nil {
+		return "", "", err
+	}
+	d, err := mailcheck.Domain(a)
+	if err != nil {
+		return "", "", notify.Invalid("address must be a valid email address")
+	}
+	return a, d, nil
+}
+
+func validSubscriberFields(name, source *string, attrs map[string]string) error {
+	if name != nil {
+		if err := maxLen("name", *name, MaxSubscriberName); err != nil {
+			return err
+		}
+	}
+	if source != nil {
+		if err := maxLen("consentSource", *source, MaxConsentSource); err != nil {
+			return err
+		}
+	}
+	return validAttributes(attrs)
+}
+
+// checkMailDomain refuses a domain DNS says cannot receive mail. When DNS
+// gives no answer (timeout, SERVFAIL, no resolver) it logs and accepts:
+// machines without DNS must still take subscribers.
+func (s *Service) checkMailDomain(ctx context.Context, domain string) error {
+	if s.mailCheck == nil {
+		return nil
+	}
+	err := s.mailCheck.Check(ctx, domain)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, mailcheck.ErrNoMail):
+		return notify.Invalid("address domain %s cannot receive mail", domain)
+	}
+	s.log.WarnContext(ctx, "mx check failed; subscriber accepted unchecked", "domain", domain, "err", err)
+	return nil
+}
+
+func subscriberPayload(x *notify.Subscriber) map[string]any {
+	return map[string]any{"channel": x.Channel, "address": x.Address, "consentStatus": x.ConsentStatus, "consentSource": x.ConsentSource}
+}
+
+// CreateSubscriber validates, checks the address domain by DNS and creates
+// a subscriber with a fresh unsubscribe token (audit subscriber.create);
+// 409 when the workspace has the channel and address already.
+func (s *Service) CreateSubscriber(ctx context.Context, a *Actor, in SubscriberInput) (*notify.Subscriber, error) {
+	if err := validSubscriberChannel(in.Channel); err != nil {
+		return nil, err
+	}
+	addr, domain, err := normalizeAddress(in.Address)
+	if err != nil {
+		return nil, err
+	}
+	if err := validSubscriberFields(in.Name, in.ConsentSource, in.Attributes); err != nil {
+		return nil, err
+	}
+	status := notify.ConsentSubscribed
+	if in.ConsentStatus != nil {
+		if err := validConsentStatus(*in.ConsentStatus); err != nil {
+			return nil, err
+		}
+		status = *in.ConsentStatus
+	}
+	if err := s.checkMailDomain(ctx, domain); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	x := &notify.Subscriber{ID: newID(), WorkspaceID: a.WorkspaceID, Channel: notify.ChannelEmail, Address: addr,
+		Attributes: map[string]string{}, UnsubscribeToken: newUnsubscribeToken()}
+	if in.Name != nil {
+		x.Name = *in.Name
+	}
+	if in.ConsentSource != nil {
+		x.ConsentSource = *in.ConsentSource
+	}
+	if in.Attributes != nil {
+		x.Attributes = in.Attributes
+	}
+	setConsent(x, status, now)
+	x.CreatedAt, x.UpdatedAt = now, now
+	err = s.store.Update(ctx, func(tx notify.Tx) error {
+		if err := tx.CreateSubscriber(ctx, x); err != nil {
+			return conflictOr(err, "A subscriber with channel %s and address %s already exists", x.Channel, x.Address)
+		}
+		return s.audit(ctx, tx, a, a.WorkspaceID, "subscriber.create", "subscriber", x.ID, subscriberPayload(x))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// ListSubscribers returns a page (limit 1 to 200, default 50) and the total.
+func (s *Service) ListSubscribers(ctx context.Context, a *Actor, f notify.SubscriberFilter) ([]*notify.Subscriber, int, notify.SubscriberFilter, error) {
+	if f.Limit == 0 {
+		f.Limit = 50
+	}
+	if f.Limit < 1 || f.Limit > 200 {
+		return nil, 0, f, notify.Invalid("limit must be between 1 and 200")
+	}
+	if f.Offset < 0 {
+		return nil, 0, f, notify.Invalid("offset must be 0 or greater")
+	}
+	if f.Channel != "" && f.Channel != notify.ChannelEmail {
+		return nil, 0, f, notify.Invalid("channel must be email")
+	}
+	if f.ConsentStatus != "" {
+		if err := validConsentStatus(f.ConsentStatus); err != nil {
+			return nil, 0, f, err
+		}
+	}
+	if err := maxLen("search", f.Search, MaxSubscriberSearch); err != nil {
+		return nil, 0, f, err
+	}
+	var out []*notify.Subscriber
+	var total int
+	err := s.store.View(ctx, func(tx notify.Tx) (err error) {
+		out, total, err = tx.FindSubscribers(ctx, a.WorkspaceID, f)
+		return err
+	})
+	return out, total, f, err
+}
+
+// GetSubscriber returns one subscriber of the workspace (404 otherwise).
+func (s *Service) GetSubscriber(ctx context.Context, a *Actor, id string) (*notify.Subscriber, error) {
+	var x *notify.Subscriber
+	err := s.store.View(ctx, func(tx notify.Tx) (err error) {
+		x, err = tx.FindSubscriber(ctx, a.WorkspaceID, id)
+		return notFound(err, "Subscriber")
+	})
+	return x, err
+}
+
+// UpdateSubscriber changes name, consent status and source, attributes
+// (audit subscriber.update). Channel and address never change (400).
+func (s *Service) UpdateSubscriber(ctx context.Context, a *Actor, id string, in SubscriberInput) (*notify.Subscriber, error) {
+	if in.Channel != nil || in.Address != nil {
+		return nil, notify.Invalid("channel and address cannot be changed")
+	}
+	if err := validSubscriberFields(in.Name, in.ConsentSource, in.Attributes); err != nil {
+		return nil, err
+	}
+	if in.ConsentStatus != nil {
+		if err := validConsentStatus(*in.ConsentStatus); err != nil {
+			return nil, err
+		}
+	}
+	var x *notify.Subscriber
+	err := s.store.Update(ctx, func(tx notify.Tx) (err error) {
+		if x, err = tx.FindSubscriber(ctx, a.WorkspaceID, id); err != nil {
+			return notFound(err, "Subscriber")
+		}
+		now := s.now()
+		if in.Name != nil {
+			x.Name = *in.Name
+		}
+		if in.ConsentSource != nil {
+			x.ConsentSource = *in.ConsentSource
+		}
+		if in.Attributes != nil {
+			x.Attributes = in.Attributes
+		}
+		if in.ConsentStatus != nil {
+			setConsent(x, *in.ConsentStatus, now)
+		}
+		x.UpdatedAt = now
+		if err := tx.UpdateSubscriber(ctx, x); err != nil {
+			return notFound(err, "Subscriber")
+		}
+		return s.audit(ctx, tx, a, a.WorkspaceID, "subscriber.update", "subscriber", x.ID, subscriberPayload(x))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// DeleteSubscriber removes a subscriber (audit subscriber.delete).
+func (s *Service) DeleteSubscriber(ctx context.Context, a *Actor, id string) error {
+	return s.store.Update(ctx, func(tx notify.Tx) error {
+		x, err := tx.FindSubscriber(ctx, a.WorkspaceID, id)
+		if err != nil {
+			return notFound(err, "Subscriber")
+		}
+		if err := tx.DeleteSubscriber(ctx, a.WorkspaceID, id); err != nil {
+			return notFound(err, "Subscriber")
+		}
+		return s.audit(ctx, tx, a, a.WorkspaceID, "subscriber.delete", "subscriber", id, subscriberPayload(x))
+	})
+}
+
+// importEntry is one valid import item after normalization; later items of
+// the same address fold into the first.
+type importEntry struct {
+	address    string
+	name       *string
+	attributes map[string]string
+	repeats    int // further items of the same address
+}
+
+// ImportSubscribers upserts 1 to 5,000 subscribers by channel and address
+// in one transaction (audit subscriber.import). An item that fails
+// validation is skipped; no MX check. The list's consentStatus and
+// consentSource apply to every item; an item's absent name or attributes
+// keep the stored ones. A repeated address counts as an update of the
+// first.
+func (s *Service) ImportSubscribers(ctx context.Context, a *Actor, in ImportInput) (*ImportResult, error) {
+	if len(in.Items) == 0 || len(in.Items) > MaxSubscriberImport {
+		return nil, notify.Invalid("subscribers must hold 1 to %d items", MaxSubscriberImport)
+	}
+	status := notify.ConsentSubscribed
+	if in.ConsentStatus != nil {
+		if err := validConsentStatus(*in.ConsentStatus); err != nil {
+			return nil, err
+		}
+		status = *in.ConsentStatus
+	}
+	if in.ConsentSource != nil {
+		if err := maxLen("consentSource", *in.ConsentSource, MaxConsentSource); err != nil {
+			return nil, err
+		}
+	}
+	res := &ImportResult{Total: len(in.Items)}
+	byAddr := map[string]*importEntry{}
+	var order []*importEntry
+	for _, it := range in.Items {
+		if it.Invalid || validSubscriberChannel(it.Channel) != nil || validSubscriberFields(it.Name, nil, it.Attributes) != nil {
+			res.Skipped++
+			continue
+		}
+		addr, _, err := normalizeAddress(it.Address)
+		if err != nil {
+			res.Skipped++
+			continue
+		}
+		e := byAddr[addr]
+		if e == nil {
+			e = &importEntry{address: addr}
+			byAddr[addr] = e
+			order = append(order, e)
+		} else {
+			e.repeats++
+		}
+		if it.Name != nil {
+			e.name = it.Name
+		}
+		if it.Attributes != nil {
+			e.attributes = it.Attributes
+		}
+	}
+	if len(order) == 0 {
+		return res, nil
+	}
+	addrs := make([]string, len(order))
+	for i, e := range order {
+		addrs[i] = e.address
+	}
+	err := s.store.Update(ctx, func(tx notify.Tx) error {
+		created, updated := 0, 0
+		existing, err := tx.FindSubscribersByAddress(ctx, a.WorkspaceID, notify.ChannelEmail, addrs)
+		if err != nil {
+			return err
+		}
+		now := s.now()
+		subs := make([]*notify.Subscriber, len(order))
+		for i, e := range order {
+			x := existing[e.address]
+			if x == nil {
+				created++
+				x = &notify.Subscriber{ID: newID(), WorkspaceID: a.WorkspaceID, Channel: notify.ChannelEmail, Address: e.address,
+					Attributes: map[string]string{}, UnsubscribeToken: newUnsubscribeToken()}
+			} else {
+				updated++
+			}
+			updated += e.repeats
+			if e.name != nil {
+				x.Name = *e.name
+			}
+			if e.attributes != nil {
+				x.Attributes = e.attributes
+			}
+			if in.ConsentSource != nil {
+				x.ConsentSource = *in.ConsentSource
+			}
+			setConsent(x, status, now)
+			if x.CreatedAt.IsZero() {
+				x.CreatedAt = now
+			}
+			x.UpdatedAt = now
+			subs[i] = x
+		}
+		if err := tx.UpsertSubscribers(ctx, subs); err != nil {
+			return err
+		}
+		res.Created, res.Updated = created, updated
+		return s.audit(ctx, tx, a, a.WorkspaceID, "subscriber.import", "subscriber", "", map[string]any{
+			"total": res.Total, "created": created, "updated": updated, "skipped": res.Skipped, "consentStatus": status})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
