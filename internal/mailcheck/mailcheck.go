@@ -30,8 +30,10 @@ func Domain(addr string) (string, error) {
 	if at <= 0 || at == len(addr)-1 {
 		return "", bad
 	}
-	local, domain := addr[:at], addr[at+1:]
-	if len(local) > 64 || !validHost(domain) {
+	// The local part is not held to RFC 5321's 64 octets: SPEC's limit is
+	// the whole address (320).
+	domain := addr[at+1:]
+	if !validHost(domain) {
 		return "", bad
 	}
 	// net/mail knows RFC 5322 local parts; requiring it to give the input

@@ -30,12 +30,14 @@ func TestDomain(t *testing.T) {
 	for _, addr := range []string{
 		"", "plain", "@example.com", "a@", "a@b", "a@@example.com", "a b@example.com", "a@exa mple.com",
 		"a@-x.com", "a@x-.com", "a@x..com", "a@[127.0.0.1]", "a@1.2.3.4", "Name <a@example.com>", "a@example.com.",
-		"a@ex_ample.com", "a(comment)@example.com", string(long[:65]) + "@example.com",
+		"a@ex_ample.com", "a(comment)@example.com",
 		string(long) + "@example.com", // over 320
 	} {
 		_, err := mailcheck.Domain(addr)
 		require.Error(t, err, "%q", addr)
 	}
+	_, err := mailcheck.Domain(string(long[:308]) + "@example.com") // 320 characters
+	require.NoError(t, err)
 	require.Equal(t, "a@example.com", mailcheck.Normalize("  A@Example.COM \t"))
 }
 

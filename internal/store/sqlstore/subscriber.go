@@ -10,6 +10,15 @@ import (
 const subscriberCols = `id, workspace_id, channel, address, name, consent_status, consent_source, attributes,
 	unsubscribe_token, consented_at, unsubscribed_at, created_at, updated_at`
 
+// subscriberColsOf is subscriberCols qualified by a table alias.
+func subscriberColsOf(alias string) string {
+	cols := strings.Split(subscriberCols, ",")
+	for i, c := range cols {
+		cols[i] = alias + "." + strings.TrimSpace(c)
+	}
+	return strings.Join(cols, ", ")
+}
+
 // subscriberChunk bounds the rows of one multi-row statement: 13
 // parameters a row stays far below the parameter limits of SQLite (32766)
 // and PostgreSQL (65535).
@@ -78,8 +87,13 @@ func (t *Tx) FindSubscribersByAddress(ctx context.Context, workspaceID string, c
 		for _, a := range chunk {
 			args = append(args, a)
 		}
-		subs, err := queryAll(ctx, t.c, scanSubscriber, `SELECT `+subscriberCols+` FROM subscribers
-			WHERE workspace_id = ? AND channel = ? AND address IN (?`+strings.Repeat(", ?", len(chunk)-1)+`)`, args...)
+		// A join with a VALUES list, not IN (...): PostgreSQL plans a long
+		// IN list of parameters as a scan comparing every row to every
+		// item. CROSS JOIN makes SQLite loop over the list and probe the
+		// unique index; PostgreSQL treats it as an inner join it may reorder.
+		subs, err := queryAll(ctx, t.c, scanSubscriber, `SELECT `+subscriberColsOf("s")+`
+			FROM (VALUES (?)`+strings.Repeat(", (?)", len(chunk)-1)+`) AS v CROSS JOIN subscribers s
+			WHERE s.workspace_id = ? AND s.channel = ? AND s.address = v.column1`, append(args[2:], args[0], args[1])...)
 		if err != nil {
 			return nil, err
 		}

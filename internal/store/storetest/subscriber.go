@@ -1,0 +1,157 @@
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/store"
+)
+
+func init() {
+	tests["Subscribers"] = testSubscribers
+	tests["SubscriberUpsert"] = testSubscriberUpsert
+}
+
+func newSubscriber(ws, addr string, at time.Time) *notify.Subscriber {
+	return &notify.Subscriber{ID: id(), WorkspaceID: ws, Channel: notify.ChannelEmail, Address: addr, Name: "",
+		ConsentStatus: notify.ConsentPending, Attributes: map[string]string{}, UnsubscribeToken: "tok-" + id(),
+		CreatedAt: at, UpdatedAt: at}
+}
+
+func testSubscribers(t *testing.T, db *store.DB) {
+	ws1, ws2 := Workspace(t, db), Workspace(t, db)
+	cons := t0.Add(time.Second)
+	a := newSubscriber(ws1, "ann@example.com", t0)
+	a.Name, a.ConsentStatus, a.ConsentSource, a.ConsentedAt = "Ann Lee", notify.ConsentSubscribed, "form", &cons
+	a.Attributes = map[string]string{"plan": "pro", "이름": "값"}
+	b := newSubscriber(ws1, "bob_x@example.com", t0.Add(time.Millisecond))
+	b.Name = "Bob 100%"
+	other := newSubscriber(ws2, "ann@example.com", t0) // same address, other workspace
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		require.NoError(t, tx.CreateSubscriber(ctx, a))
+		require.NoError(t, tx.CreateSubscriber(ctx, b))
+		return tx.CreateSubscriber(ctx, other)
+	})
+	// A duplicate answers ErrConflict and leaves the transaction usable.
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		require.ErrorIs(t, tx.CreateSubscriber(ctx, newSubscriber(ws1, "ann@example.com", t0)), notify.ErrConflict)
+		_, err := tx.FindSubscriber(ctx, ws1, a.ID)
+		return err
+	})
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		got, err := tx.FindSubscriber(ctx, ws1, a.ID)
+		require.NoError(t, err)
+		require.Equal(t, a, got)
+		_, err = tx.FindSubscriber(ctx, ws2, a.ID)
+		require.ErrorIs(t, err, notify.ErrNotFound, "other workspace")
+		got, err = tx.FindSubscriberByToken(ctx, other.UnsubscribeToken)
+		require.NoError(t, err)
+		require.Equal(t, ws2, got.WorkspaceID)
+		_, err = tx.FindSubscriberByToken(ctx, "nope")
+		require.ErrorIs(t, err, notify.ErrNotFound)
+
+		m, err := tx.FindSubscribersByAddress(ctx, ws1, notify.ChannelEmail, []string{"ann@example.com", "zed@example.com"})
+		require.NoError(t, err)
+		require.Len(t, m, 1)
+		require.Equal(t, a.ID, m["ann@example.com"].ID)
+
+		page := func(f notify.SubscriberFilter) ([]string, int) {
+			if f.Limit == 0 {
+				f.Limit = 50
+			}
+			subs, total, err := tx.FindSubscribers(ctx, ws1, f)
+			require.NoError(t, err)
+			var addrs []string
+			for _, s := range subs {
+				addrs = append(addrs, s.Address)
+			}
+			return addrs, total
+		}
+		addrs, total := page(notify.SubscriberFilter{})
+		require.Equal(t, []string{"bob_x@example.com", "ann@example.com"}, addrs, "newest first")
+		require.Equal(t, 2, total)
+		addrs, total = page(notify.SubscriberFilter{Limit: 1, Offset: 1})
+		require.Equal(t, []string{"ann@example.com"}, addrs)
+		require.Equal(t, 2, total)
+		addrs, _ = page(notify.SubscriberFilter{ConsentStatus: notify.ConsentPending})
+		require.Equal(t, []string{"bob_x@example.com"}, addrs)
+		addrs, _ = page(notify.SubscriberFilter{Channel: notify.ChannelEmail, Search: "ANN LEE"})
+		require.Equal(t, []string{"ann@example.com"}, addrs, "search matches the name, case-insensitively")
+		addrs, _ = page(notify.SubscriberFilter{Search: "b_x@"})
+		require.Equal(t, []string{"bob_x@example.com"}, addrs, "search matches part of the address")
+		addrs, total = page(notify.SubscriberFilter{Search: "_"})
+		require.Equal(t, []string{"bob_x@example.com"}, addrs, "LIKE wildcards are literal")
+		require.Equal(t, 1, total)
+		addrs, _ = page(notify.SubscriberFilter{Search: "100%"})
+		require.Equal(t, []string{"bob_x@example.com"}, addrs)
+		addrs, total = page(notify.SubscriberFilter{Search: "%"})
+		require.Equal(t, []string{"bob_x@example.com"}, addrs)
+		require.Equal(t, 1, total)
+		return nil
+	})
+
+	unsub := t0.Add(time.Hour)
+	a.ConsentStatus, a.UnsubscribedAt, a.Name, a.Attributes, a.UpdatedAt = notify.ConsentUnsubscribed, &unsub, "Ann", map[string]string{}, unsub
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		require.NoError(t, tx.UpdateSubscriber(ctx, a))
+		wrong := *a
+		wrong.WorkspaceID = ws2
+		require.ErrorIs(t, tx.UpdateSubscriber(ctx, &wrong), notify.ErrNotFound)
+		require.ErrorIs(t, tx.DeleteSubscriber(ctx, ws2, b.ID), notify.ErrNotFound)
+		return tx.DeleteSubscriber(ctx, ws1, b.ID)
+	})
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		got, err := tx.FindSubscriber(ctx, ws1, a.ID)
+		require.NoError(t, err)
+		require.Equal(t, a, got)
+		_, err = tx.FindSubscriber(ctx, ws1, b.ID)
+		require.ErrorIs(t, err, notify.ErrNotFound)
+		got, err = tx.FindSubscriber(ctx, ws2, other.ID)
+		require.NoError(t, err)
+		require.Equal(t, other, got, "the other workspace is untouched")
+		return nil
+	})
+}
+
+func testSubscriberUpsert(t *testing.T, db *store.DB) {
+	ws := Workspace(t, db)
+	first := newSubscriber(ws, "keep@example.com", t0)
+	update(t, db, func(ctx context.Context, tx notify.Tx) error { return tx.CreateSubscriber(ctx, first) })
+
+	// 1,200 rows cross the statement chunk size; one of them exists.
+	at := t0.Add(time.Minute)
+	var subs []*notify.Subscriber
+	for i := range 1200 {
+		subs = append(subs, newSubscriber(ws, fmt.Sprintf("u%04d@example.com", i), at))
+	}
+	changed := newSubscriber(ws, "keep@example.com", at) // fresh id and token: both must be ignored
+	changed.Name, changed.ConsentStatus, changed.ConsentSource = "Kept", notify.ConsentSubscribed, "import"
+	changed.Attributes, changed.ConsentedAt = map[string]string{"k": "v"}, &at
+	subs = append(subs, changed)
+	update(t, db, func(ctx context.Context, tx notify.Tx) error { return tx.UpsertSubscribers(ctx, subs) })
+
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		_, total, err := tx.FindSubscribers(ctx, ws, notify.SubscriberFilter{Limit: 1})
+		require.NoError(t, err)
+		require.Equal(t, 1201, total)
+		got, err := tx.FindSubscriber(ctx, ws, first.ID)
+		require.NoError(t, err)
+		want := *first
+		want.Name, want.ConsentStatus, want.ConsentSource, want.Attributes = "Kept", notify.ConsentSubscribed, "import", map[string]string{"k": "v"}
+		want.ConsentedAt, want.UpdatedAt = &at, at
+		require.Equal(t, &want, got, "id, token and createdAt stay")
+		addrs := make([]string, 0, 1200)
+		for i := range 1200 {
+			addrs = append(addrs, fmt.Sprintf("u%04d@example.com", i))
+		}
+		m, err := tx.FindSubscribersByAddress(ctx, ws, notify.ChannelEmail, addrs)
+		require.NoError(t, err)
+		require.Len(t, m, 1200)
+		return nil
+	})
+}
