@@ -60,6 +60,16 @@ func attributesIn(o Optional[map[string]string]) map[string]string {
 	return o.Value
 }
 
+// decodeSubscriber decodes strictly, naming a non-string attribute value
+// as such (the decoder reports the map's element type).
+func decodeSubscriber(body []byte, v any) error {
+	err := decodeJSON(body, v)
+	if e, ok := notify.AsError(err); ok && e.Detail == "attributes must be a string" {
+		return notify.Invalid("attributes values must be strings")
+	}
+	return err
+}
+
 func (a *API) handleSubscriberCreate(c *call) error {
 	var in struct {
 		Channel       Optional[string]            `json:"channel"`
@@ -69,7 +79,7 @@ func (a *API) handleSubscriberCreate(c *call) error {
 		ConsentSource Optional[string]            `json:"consentSource"`
 		Attributes    Optional[map[string]string] `json:"attributes"`
 	}
-	if err := c.decode(&in); err != nil {
+	if err := decodeSubscriber(c.body, &in); err != nil {
 		return err
 	}
 	var input service.SubscriberInput
@@ -131,7 +141,7 @@ func (a *API) handleSubscriberUpdate(c *call) error {
 		ConsentSource Optional[string]            `json:"consentSource"`
 		Attributes    Optional[map[string]string] `json:"attributes"`
 	}
-	if err := c.decode(&in); err != nil {
+	if err := decodeSubscriber(c.body, &in); err != nil {
 		return err
 	}
 	if in.Channel != nil || in.Address != nil {

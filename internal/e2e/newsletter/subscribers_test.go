@@ -274,6 +274,9 @@ func TestSubscriberErrors(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p := subDo(t, c, "POST", "/v1/newsletter/subscribers", body, http.StatusBadRequest).Problem()
 			require.Equal(t, "SVC-40000", p.Code)
+			if name == "attributes number" {
+				require.Equal(t, "attributes values must be strings", p.Detail)
+			}
 		})
 	}
 	require.Zero(t, subListOf(t, c, "").Total, "no failed create stored anything")
@@ -535,8 +538,11 @@ func TestSubscriberImportLarge(t *testing.T) {
 	second := time.Since(start)
 	require.Equal(t, subImportResult{Total: 5000, Updated: 5000}, res)
 	t.Logf("import of 5,000: create %s, update %s", first, second)
-	require.Less(t, first, 20*time.Second)
-	require.Less(t, second, 20*time.Second)
+	// About 0.3 s each on either backend (logged above); the bound is loose
+	// enough for -race on a loaded machine and catches only pathological
+	// plans such as the quadratic IN-list scan PostgreSQL chose at first.
+	require.Less(t, first, 60*time.Second)
+	require.Less(t, second, 60*time.Second)
 	l := subListOf(t, env.Owner, "?consentStatus=pending&limit=1")
 	require.Equal(t, 5000, l.Total)
 	require.Equal(t, "bulk", l.Subscribers[0].ConsentSource)
