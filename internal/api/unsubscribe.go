@@ -118,6 +118,10 @@ func oneClickToken(w http.ResponseWriter, r *http.Request) (string, error) {
 			return "", notify.Invalid("List-Unsubscribe must be One-Click")
 		}
 		token = r.URL.Query().Get("token")
+		if token == "" {
+			// Some senders put the token in the form instead of the URL.
+			token = r.PostForm.Get("token")
+		}
 	default:
 		body, err := io.ReadAll(r.Body)
 		if err != nil {

@@ -260,6 +260,13 @@ func TestUnsubscribeRFC8058(t *testing.T) {
 	require.Equal(t, "unsubscribed", subGet(t, env.Owner, s.ID).ConsentStatus)
 	require.Equal(t, "unsubscribe", unsubSuppression(t, env, env.Workspace, "mailbox@example.com"))
 
+	// A token in the form body instead of the URL is accepted too.
+	s3 := subCreate(t, env.Owner, map[string]any{"channel": "email", "address": "inbody@example.com"})
+	st, ok = post("", form, "List-Unsubscribe=One-Click&token="+unsubToken(t, env, env.Workspace, s3.ID))
+	require.Equal(t, http.StatusOK, st)
+	require.True(t, ok)
+	require.Equal(t, "unsubscribed", subGet(t, env.Owner, s3.ID).ConsentStatus)
+
 	// multipart/form-data, which RFC 8058 prefers, is accepted too.
 	s2 := subCreate(t, env.Owner, map[string]any{"channel": "email", "address": "multi@example.com"})
 	var buf bytes.Buffer
