@@ -556,6 +556,7 @@ func TestSubscriberMXCheck(t *testing.T) {
 		"v6only.test. 300 IN AAAA 2001:db8::1",
 		"nullmx.test. 300 IN MX 0 .",
 		"nullmx.test. 300 IN A 192.0.2.2",
+		"txtonly.test. 300 IN TXT \"no mail here\"",
 	)
 	dns.Fail("servfail.test")
 	env := notifytest.StartDaemon(t, notifytest.WithDNSServer(dns.Addr))
@@ -569,6 +570,7 @@ func TestSubscriberMXCheck(t *testing.T) {
 	create("a@v6only.test", http.StatusCreated)
 	create("a@nullmx.test", http.StatusBadRequest)
 	create("a@nxdomain.test", http.StatusBadRequest)
+	create("a@txtonly.test", http.StatusBadRequest) // exists, but no MX and no A/AAAA
 	create("a@servfail.test", http.StatusCreated) // no answer: fail open
 	require.Equal(t, 4, subListOf(t, c, "").Total)
 
