@@ -571,7 +571,7 @@ func TestSubscriberMXCheck(t *testing.T) {
 	create("a@nullmx.test", http.StatusBadRequest)
 	create("a@nxdomain.test", http.StatusBadRequest)
 	create("a@txtonly.test", http.StatusBadRequest) // exists, but no MX and no A/AAAA
-	create("a@servfail.test", http.StatusCreated) // no answer: fail open
+	create("a@servfail.test", http.StatusCreated)   // no answer: fail open
 	require.Equal(t, 4, subListOf(t, c, "").Total)
 
 	// No resolver reachable: accepted.
