@@ -106,6 +106,11 @@ func (c *Checker) Check(ctx context.Context, domain string) error {
 	defer cancel()
 	// Fully qualified, so the resolver's search domains are never appended.
 	fqdn := strings.TrimSuffix(domain, ".") + "."
+	tld := fqdn[strings.LastIndexByte(fqdn[:len(fqdn)-1], '.')+1:]
+	// RFC 6761: these names never exist, whatever a resolver says.
+	if tld == "invalid." || tld == "localhost." {
+		return fmt.Errorf("%w: %s is a reserved name", ErrNoMail, domain)
+	}
 	mxs, err := c.resolver.LookupMX(ctx, fqdn)
 	switch {
 	case err == nil && len(mxs) > 0:
@@ -125,6 +130,13 @@ func (c *Checker) Check(ctx context.Context, domain string) error {
 		return nil
 	case err != nil && !notFound(err):
 		return fmt.Errorf("address lookup of %s: %w", domain, err)
+	}
+	// A resolver that does not know the top-level domain either has no view
+	// of the public DNS (an offline or filtering resolver answering NXDOMAIN
+	// for everything): its "not found" says nothing about the domain, so the
+	// answer is unknown and callers fail open.
+	if _, err := c.resolver.LookupNS(ctx, tld); err != nil {
+		return fmt.Errorf("resolver does not know the top-level domain of %s: %w", domain, err)
 	}
 	return fmt.Errorf("%w: %s has no MX and no address record", ErrNoMail, domain)
 }

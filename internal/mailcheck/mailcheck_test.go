@@ -44,6 +44,7 @@ func TestDomain(t *testing.T) {
 func TestCheck(t *testing.T) {
 	t.Parallel()
 	srv := dnstest.Start(t,
+		"test. 300 IN NS ns.test.",
 		"mx.test. 300 IN MX 10 mail.mx.test.",
 		"mail.mx.test. 300 IN A 192.0.2.10",
 		"aonly.test. 300 IN A 192.0.2.1",
@@ -59,12 +60,18 @@ func TestCheck(t *testing.T) {
 	for _, d := range []string{"mx.test", "aonly.test", "aaaaonly.test", "MX.Test"} {
 		require.NoError(t, c.Check(ctx, d), d)
 	}
-	for _, d := range []string{"nullmx.test", "nxdomain.test", "txtonly.test"} {
+	for _, d := range []string{"nullmx.test", "nxdomain.test", "txtonly.test", "mx.invalid", "a.localhost"} {
 		err := c.Check(ctx, d)
 		require.ErrorIs(t, err, mailcheck.ErrNoMail, d)
 	}
+	// A resolver that does not know the top-level domain (offline, or
+	// answering NXDOMAIN for everything) cannot judge: not ErrNoMail.
+	err := c.Check(ctx, "nxdomain.example")
+	require.Error(t, err)
+	require.False(t, errors.Is(err, mailcheck.ErrNoMail), "%v", err)
+
 	// SERVFAIL is no answer: not ErrNoMail, so callers fail open.
-	err := c.Check(ctx, "servfail.test")
+	err = c.Check(ctx, "servfail.test")
 	require.Error(t, err)
 	require.False(t, errors.Is(err, mailcheck.ErrNoMail), "%v", err)
 

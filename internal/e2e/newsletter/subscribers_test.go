@@ -551,6 +551,7 @@ func TestSubscriberImportLarge(t *testing.T) {
 func TestSubscriberMXCheck(t *testing.T) {
 	t.Parallel()
 	dns := dnstest.Start(t,
+		"test. 300 IN NS ns.test.",
 		"mx.test. 300 IN MX 10 mail.mx.test.",
 		"aonly.test. 300 IN A 192.0.2.1",
 		"v6only.test. 300 IN AAAA 2001:db8::1",
@@ -572,7 +573,8 @@ func TestSubscriberMXCheck(t *testing.T) {
 	create("a@nxdomain.test", http.StatusBadRequest)
 	create("a@txtonly.test", http.StatusBadRequest) // exists, but no MX and no A/AAAA
 	create("a@servfail.test", http.StatusCreated)   // no answer: fail open
-	require.Equal(t, 4, subListOf(t, c, "").Total)
+	create("a@unknown-tld.example", http.StatusCreated) // resolver cannot see the TLD: fail open
+	require.Equal(t, 5, subListOf(t, c, "").Total)
 
 	// No resolver reachable: accepted.
 	down := notifytest.StartDaemon(t, notifytest.WithDNSServer(dnstest.ClosedAddr(t)))
