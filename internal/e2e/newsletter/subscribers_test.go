@@ -571,8 +571,8 @@ func TestSubscriberMXCheck(t *testing.T) {
 	create("a@v6only.test", http.StatusCreated)
 	create("a@nullmx.test", http.StatusBadRequest)
 	create("a@nxdomain.test", http.StatusBadRequest)
-	create("a@txtonly.test", http.StatusBadRequest) // exists, but no MX and no A/AAAA
-	create("a@servfail.test", http.StatusCreated)   // no answer: fail open
+	create("a@txtonly.test", http.StatusBadRequest)     // exists, but no MX and no A/AAAA
+	create("a@servfail.test", http.StatusCreated)       // no answer: fail open
 	create("a@unknown-tld.example", http.StatusCreated) // resolver cannot see the TLD: fail open
 	require.Equal(t, 5, subListOf(t, c, "").Total)
 
