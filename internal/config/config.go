@@ -43,6 +43,12 @@ type Config struct {
 	Demo            bool          // --demo (flag only)
 	ShutdownTimeout time.Duration // NOTIFYD_SHUTDOWN_TIMEOUT: graceful stop budget
 	JobRescueAfter  time.Duration // NOTIFYD_JOB_RESCUE_AFTER: when a job left running by a dead worker is run again
+
+	// Webhook delivery; zero values (nil schedule) mean the service's
+	// defaults: 10s, the Standard Webhooks schedule, 24h.
+	WebhookTimeout       time.Duration   // NOTIFYD_WEBHOOK_TIMEOUT: bound of one webhook try
+	WebhookRetrySchedule []time.Duration // NOTIFYD_WEBHOOK_RETRY_SCHEDULE: waits before each retry; empty (not nil): none
+	WebhookSecretOverlap time.Duration   // NOTIFYD_WEBHOOK_SECRET_OVERLAP: how long a rotated-out secret still signs
 }
 
 // Accepted values, kept here so Validate and its messages share them.
@@ -55,8 +61,9 @@ var (
 )
 
 const (
-	minJobAttempts = 1
-	maxJobAttempts = 25
+	maxWebhookRetries = 50
+	minJobAttempts    = 1
+	maxJobAttempts    = 25
 )
 
 // Default returns the configuration used when nothing is set: an embedded
@@ -261,6 +268,21 @@ func (c Config) Validate() error {
 	}
 	if c.JobRescueAfter <= 0 {
 		add("NOTIFYD_JOB_RESCUE_AFTER must be greater than 0 (got %s)", c.JobRescueAfter)
+	}
+	if c.WebhookTimeout < 0 {
+		add("NOTIFYD_WEBHOOK_TIMEOUT must be greater than 0 (got %s)", c.WebhookTimeout)
+	}
+	if len(c.WebhookRetrySchedule) > maxWebhookRetries {
+		add("NOTIFYD_WEBHOOK_RETRY_SCHEDULE must hold at most %d waits (got %d)", maxWebhookRetries, len(c.WebhookRetrySchedule))
+	}
+	for _, d := range c.WebhookRetrySchedule {
+		if d <= 0 {
+			add("NOTIFYD_WEBHOOK_RETRY_SCHEDULE waits must be greater than 0 (got %s)", d)
+			break
+		}
+	}
+	if c.WebhookSecretOverlap < 0 {
+		add("NOTIFYD_WEBHOOK_SECRET_OVERLAP must be greater than 0 (got %s)", c.WebhookSecretOverlap)
 	}
 	return errors.Join(errs...)
 }

@@ -483,6 +483,9 @@ func TestEnvAndFlagAgree(t *testing.T) {
 		"demo":                   "true",
 		"shutdown-timeout":       "5s",
 		"job-rescue-after":       "7s",
+		"webhook-timeout":        "3s",
+		"webhook-retry-schedule": "1s,2m",
+		"webhook-secret-overlap": "1h",
 	}
 	require.Len(t, samples, len(Options), "add a sample for every new option")
 	for _, o := range Options {

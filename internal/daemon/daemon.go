@@ -118,6 +118,8 @@ func (d *Daemon) Open(ctx context.Context) error {
 		JobAttempts: d.Config.QueueJobAttempts, Backoff: d.Config.QueueBackoff,
 		Kinds:        kinds.All(),
 		ProviderDeps: provider.Deps{HTTP: provider.NewHTTPClient(provider.HTTPOptions{AllowPrivate: d.Config.AllowPrivateTargets || d.Config.Demo}), Now: time.Now},
+		Webhooks: service.WebhookOptions{AllowPrivate: d.Config.AllowPrivateTargets || d.Config.Demo, Timeout: d.Config.WebhookTimeout,
+			Schedule: d.Config.WebhookRetrySchedule, SecretOverlap: d.Config.WebhookSecretOverlap},
 	})
 	if err := d.startQueue(ctx); err != nil {
 		return err
@@ -148,15 +150,20 @@ func (d *Daemon) startQueue(ctx context.Context) error {
 		rescueAfter := cmp.Or(d.Config.JobRescueAfter, 3*time.Minute)
 		jobTimeout := min(worker.DefaultTimeout, rescueAfter*2/3)
 		river.AddWorker(workers, &worker.Dispatch{Service: d.Service, Backoff: d.Config.QueueBackoff, JobTimeout: jobTimeout})
+		river.AddWorker(workers, &worker.WebhookRelay{Service: d.Service})
+		river.AddWorker(workers, &worker.WebhookDelivery{Service: d.Service, TryTimeout: cmp.Or(d.Config.WebhookTimeout, 10*time.Second), MaxTimeout: jobTimeout})
 		cfg.Workers = workers
 		cfg.Queues = map[string]river.QueueConfig{
 			jobs.QueueDefault:     {MaxWorkers: 100},
 			jobs.QueueMaintenance: {MaxWorkers: 2},
+			jobs.QueueWebhooks:    {MaxWorkers: 20},
 		}
 		cfg.PeriodicJobs = []*river.PeriodicJob{
 			river.NewPeriodicJob(river.PeriodicInterval(5*time.Minute),
 				func() (river.JobArgs, *river.InsertOpts) { return jobs.Cleanup{}, nil },
 				&river.PeriodicJobOpts{RunOnStart: true}),
+			river.NewPeriodicJob(river.PeriodicInterval(time.Second),
+				func() (river.JobArgs, *river.InsertOpts) { return jobs.WebhookRelay{}, nil }, nil),
 		}
 		// River's defaults poll every 100 ms for 100 jobs; tighter fetches
 		// lift the work rate (PERFORMANCE.md).

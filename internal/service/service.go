@@ -35,6 +35,8 @@ type Options struct {
 	// keys the code hashes. Both default to random per-process keys.
 	OTPSecret  []byte
 	OTPCodeKey []byte
+	// Webhooks configure event delivery (webhook.go).
+	Webhooks WebhookOptions
 }
 
 // Service is the set of use cases.
@@ -55,6 +57,7 @@ type Service struct {
 	otpPolicy   otp.Policy
 	otpSecret   []byte
 	otpCodeKey  []byte
+	wh          WebhookOptions
 }
 
 // New builds a Service.
@@ -82,6 +85,7 @@ func New(o Options) *Service {
 		kinds: o.Kinds, deps: o.ProviderDeps, quotas: newQuotaCache(),
 		jobAttempts: o.JobAttempts, backoff: o.Backoff}
 	s.dispatch = newDispatcher(s)
+	s.wh = o.Webhooks.withDefaults()
 	s.otpPolicy, s.otpSecret, s.otpCodeKey = otp.DefaultPolicy(), o.OTPSecret, o.OTPCodeKey
 	if len(s.otpSecret) == 0 {
 		s.otpSecret = randomKey()

@@ -1,0 +1,39 @@
+package jobs
+
+import (
+	"time"
+
+	"github.com/riverqueue/river"
+)
+
+// QueueWebhooks holds webhook deliveries apart from sends, so slow
+// receivers (each try may wait for its timeout) never hold up notifications.
+const QueueWebhooks = "webhooks"
+
+// WebhookRelay moves undispatched outbox events into webhook deliveries.
+// It runs periodically on the leader.
+type WebhookRelay struct{}
+
+// Kind implements river.JobArgs.
+func (WebhookRelay) Kind() string { return "webhook_relay" }
+
+// InsertOpts keeps the relay on the maintenance queue, one per period.
+func (WebhookRelay) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueMaintenance, MaxAttempts: 1,
+		UniqueOpts: river.UniqueOpts{ByPeriod: time.Second}}
+}
+
+// WebhookDelivery makes the tries of one delivery. Its retry schedule is
+// the service's (the worker snoozes, which River does not count as an
+// attempt); River's own attempts only cover unexpected errors.
+type WebhookDelivery struct {
+	DeliveryID  string `json:"did"`
+	WorkspaceID string `json:"wid"`
+}
+
+// Kind implements river.JobArgs.
+func (WebhookDelivery) Kind() string { return "webhook_delivery" }
+
+// WebhookDeliveryMaxAttempts bounds River's retries of unexpected errors
+// (a database outage), not the delivery schedule.
+const WebhookDeliveryMaxAttempts = 10
