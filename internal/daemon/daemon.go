@@ -48,6 +48,8 @@ type Daemon struct {
 	http     *http.Server
 	done     chan error
 	demo     *demoState // --demo: the in-process simulator (demo.go)
+	// stopRelay ends the webhook outbox relay (worker roles).
+	stopRelay func()
 }
 
 // New builds a daemon from cfg without starting anything that listens or
@@ -150,7 +152,6 @@ func (d *Daemon) startQueue(ctx context.Context) error {
 		rescueAfter := cmp.Or(d.Config.JobRescueAfter, 3*time.Minute)
 		jobTimeout := min(worker.DefaultTimeout, rescueAfter*2/3)
 		river.AddWorker(workers, &worker.Dispatch{Service: d.Service, Backoff: d.Config.QueueBackoff, JobTimeout: jobTimeout})
-		river.AddWorker(workers, &worker.WebhookRelay{Service: d.Service})
 		river.AddWorker(workers, &worker.WebhookDelivery{Service: d.Service, TryTimeout: cmp.Or(d.Config.WebhookTimeout, 10*time.Second), MaxTimeout: jobTimeout})
 		cfg.Workers = workers
 		cfg.Queues = map[string]river.QueueConfig{
@@ -162,8 +163,6 @@ func (d *Daemon) startQueue(ctx context.Context) error {
 			river.NewPeriodicJob(river.PeriodicInterval(5*time.Minute),
 				func() (river.JobArgs, *river.InsertOpts) { return jobs.Cleanup{}, nil },
 				&river.PeriodicJobOpts{RunOnStart: true}),
-			river.NewPeriodicJob(river.PeriodicInterval(time.Second),
-				func() (river.JobArgs, *river.InsertOpts) { return jobs.WebhookRelay{}, nil }, nil),
 		}
 		// River's defaults poll every 100 ms for 100 jobs; tighter fetches
 		// lift the work rate (PERFORMANCE.md).
@@ -178,7 +177,10 @@ func (d *Daemon) startQueue(ctx context.Context) error {
 	}
 	d.queue = q
 	if d.Config.Role != "api" {
-		return q.Start(ctx)
+		if err := q.Start(ctx); err != nil {
+			return err
+		}
+		d.stopRelay = worker.StartWebhookRelay(d.Service, d.Logger, 0)
 	}
 	return nil
 }
@@ -249,6 +251,9 @@ func (d *Daemon) Close(ctx context.Context) error {
 	var errs []error
 	if d.http != nil {
 		errs = append(errs, d.http.Shutdown(ctx))
+	}
+	if d.stopRelay != nil {
+		d.stopRelay()
 	}
 	if d.queue != nil && d.Config.Role != "api" {
 		if err := d.queue.Stop(ctx); err != nil {

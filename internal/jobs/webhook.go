@@ -1,27 +1,8 @@
 package jobs
 
-import (
-	"time"
-
-	"github.com/riverqueue/river"
-)
-
 // QueueWebhooks holds webhook deliveries apart from sends, so slow
 // receivers (each try may wait for its timeout) never hold up notifications.
 const QueueWebhooks = "webhooks"
-
-// WebhookRelay moves undispatched outbox events into webhook deliveries.
-// It runs periodically on the leader.
-type WebhookRelay struct{}
-
-// Kind implements river.JobArgs.
-func (WebhookRelay) Kind() string { return "webhook_relay" }
-
-// InsertOpts keeps the relay on the maintenance queue, one per period.
-func (WebhookRelay) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: QueueMaintenance, MaxAttempts: 1,
-		UniqueOpts: river.UniqueOpts{ByPeriod: time.Second}}
-}
 
 // WebhookDelivery makes the tries of one delivery. Its retry schedule is
 // the service's (the worker snoozes, which River does not count as an

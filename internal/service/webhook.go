@@ -386,6 +386,15 @@ func (s *Service) RelayWebhookEvents(ctx context.Context) (int, error) {
 }
 
 func (s *Service) relayOnce(ctx context.Context) (created, events int, err error) {
+	// Most passes find nothing: look with a read before taking the writer.
+	err = s.store.View(ctx, func(tx notify.Tx) error {
+		evs, err := tx.PendingEvents(ctx, 1)
+		events = len(evs)
+		return err
+	})
+	if err != nil || events == 0 {
+		return 0, 0, err
+	}
 	err = s.store.Update(ctx, func(tx notify.Tx) error {
 		created = 0
 		evs, err := tx.PendingEvents(ctx, relayBatch)

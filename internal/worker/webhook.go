@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"log/slog"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -15,16 +16,37 @@ type WebhookService interface {
 	DeliverWebhook(ctx context.Context, workspaceID, deliveryID string, jobID int64) (time.Duration, error)
 }
 
-// WebhookRelay turns outbox events into deliveries.
-type WebhookRelay struct {
-	river.WorkerDefaults[jobs.WebhookRelay]
-	Service WebhookService
-}
+// WebhookRelayInterval is how often the relay looks for new events when
+// none is given.
+const WebhookRelayInterval = 200 * time.Millisecond
 
-// Work implements river.Worker.
-func (w *WebhookRelay) Work(ctx context.Context, _ *river.Job[jobs.WebhookRelay]) error {
-	_, err := w.Service.RelayWebhookEvents(ctx)
-	return err
+// StartWebhookRelay polls the event outbox every interval and turns new
+// events into deliveries, until the returned stop function is called
+// (which waits for a pass in progress). A pass that finds nothing is one
+// indexed read. Every worker node runs one: deliveries are unique per
+// (endpoint, event), so concurrent passes create each delivery once.
+func StartWebhookRelay(svc WebhookService, logger *slog.Logger, interval time.Duration) (stop func()) {
+	if interval <= 0 {
+		interval = WebhookRelayInterval
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			if _, err := svc.RelayWebhookEvents(ctx); err != nil && ctx.Err() == nil {
+				logger.Warn("webhook relay", "err", err)
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
 }
 
 // WebhookDelivery makes the tries of one delivery. The service keeps the
