@@ -59,6 +59,12 @@ func (o WebhookOptions) withDefaults() WebhookOptions {
 	if o.HTTP == nil {
 		o.HTTP = provider.NewHTTPClient(provider.HTTPOptions{AllowPrivate: o.AllowPrivate, Timeout: o.Timeout})
 	}
+	// A redirect is not followed: the client would turn the POST into a
+	// GET without the body, and a 2xx from that must not count as
+	// delivered. The 3xx is logged and retried like any non-2xx.
+	c := *o.HTTP
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	o.HTTP = &c
 	return o
 }
 
@@ -368,7 +374,7 @@ func (s *Service) RedeliverWebhook(ctx context.Context, a *Actor, webhookID, del
 }
 
 // relayBatch is how many outbox events one relay transaction takes.
-const relayBatch = 200
+const relayBatch = 500
 
 // RelayWebhookEvents turns undispatched outbox events into deliveries: one
 // per enabled endpoint of the event's workspace that subscribes to its
@@ -528,28 +534,33 @@ func (s *Service) DeliverWebhook(ctx context.Context, workspaceID, deliveryID st
 			return err
 		}
 		now := s.now()
-		if w.Enabled {
-			// A try made is logged even when a redelivery overtook it.
-			try.Attempt = cur.Attempts + 1
-			if err := tx.CreateWebhookTry(ctx, workspaceID, try); err != nil {
-				return err
+		current := cur.Status == notify.DeliveryPending && cur.QueueJobID == jobID
+		if !w.Enabled {
+			// No try: the endpoint was disabled while the delivery waited.
+			// It ends failed; a redelivery after re-enabling sends it.
+			if !current {
+				return nil
 			}
-			cur.Attempts++
+			cur.Status, cur.LastError, cur.NextAttemptAt, cur.FinishedAt, cur.UpdatedAt = notify.DeliveryFailed, try.Error, nil, &now, now
+			return tx.UpdateWebhookDelivery(ctx, cur, false)
 		}
-		if cur.Status != notify.DeliveryPending || cur.QueueJobID != jobID {
-			if w.Enabled {
-				cur.UpdatedAt = now
-				return tx.UpdateWebhookDelivery(ctx, cur, false)
-			}
-			return nil
+		// A try made is logged even when a redelivery overtook it.
+		try.Attempt = cur.Attempts + 1
+		if err := tx.CreateWebhookTry(ctx, workspaceID, try); err != nil {
+			return err
+		}
+		cur.Attempts++
+		cur.UpdatedAt = now
+		if !current {
+			return tx.UpdateWebhookDelivery(ctx, cur, false)
 		}
 		cur.RunAttempts++
-		cur.LastHTTPStatus, cur.LastError, cur.UpdatedAt, cur.NextAttemptAt = try.HTTPStatus, try.Error, now, nil
+		cur.LastHTTPStatus, cur.LastError, cur.NextAttemptAt = try.HTTPStatus, try.Error, nil
 		ok := try.HTTPStatus != nil && *try.HTTPStatus >= 200 && *try.HTTPStatus < 300
 		switch {
 		case ok:
 			cur.Status, cur.FinishedAt = notify.DeliveryDelivered, &now
-		case !w.Enabled || cur.RunAttempts > len(s.wh.Schedule):
+		case cur.RunAttempts > len(s.wh.Schedule):
 			cur.Status, cur.FinishedAt = notify.DeliveryFailed, &now
 		default:
 			wait = jitter(s.wh.Schedule[cur.RunAttempts-1])

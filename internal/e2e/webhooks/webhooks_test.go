@@ -3,6 +3,7 @@ package webhooks_test
 import (
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
@@ -510,4 +511,31 @@ func TestDeliveriesPaging(t *testing.T) {
 	slices.Sort(sorted)
 	slices.Reverse(sorted)
 	require.Equal(t, sorted, seen, "newest first (ids are time-ordered)")
+}
+
+// A redirect is not followed (it would turn the POST into a GET) but
+// logged and retried; disabling an endpoint ends its pending deliveries.
+func TestRedirectAndDisable(t *testing.T) {
+	t.Parallel()
+	b := setup(t, fast(time.Second, 50*time.Millisecond, 400*time.Millisecond))
+	b.smsRoute(t)
+	target := newReceiver(t, always(http.StatusOK))
+	redirecting := httptest.NewServer(http.RedirectHandler(target.srv.URL, http.StatusFound))
+	t.Cleanup(redirecting.Close)
+	h, _ := b.createWebhook(t, redirecting.URL, "notification.delivered")
+	b.send(t, "ok", nil)
+	ds := b.waitDeliveries(t, h.ID, "two tries", func(ds []deliveryOut) bool { return len(ds) == 1 && ds[0].Attempt == 2 })
+	require.Equal(t, "pending", ds[0].Status, "the second retry waits 400 ms")
+	require.NotNil(t, ds[0].NextRetryAt)
+	require.Equal(t, 302, *ds[0].HTTPStatus)
+	require.Equal(t, "HTTP 302", *ds[0].Error)
+	require.Empty(t, target.requests())
+
+	r := b.dash(t, "PATCH", "/v1/webhooks/"+h.ID, map[string]any{"enabled": false})
+	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+	ds = b.waitDeliveries(t, h.ID, "ended", finished(1))
+	require.Equal(t, "failed", ds[0].Status)
+	require.Equal(t, "webhook is disabled", *ds[0].Error)
+	require.Len(t, ds[0].Tries, 2, "no try once disabled")
+	require.Nil(t, ds[0].NextRetryAt)
 }
