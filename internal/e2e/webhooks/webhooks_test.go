@@ -234,12 +234,16 @@ const zeroID = "00000000-0000-7000-8000-000000000000"
 // after it only the new one does.
 func TestRotationOverlap(t *testing.T) {
 	t.Parallel()
-	const overlap = 1500 * time.Millisecond
+	// Long enough for a slow (race-enabled, shared) machine to deliver
+	// within it.
+	const overlap = 4 * time.Second
 	b := setup(t, func(c *config.Config) { c.WebhookSecretOverlap = overlap })
 	b.smsRoute(t)
 	rc := newReceiver(t, always(http.StatusOK))
 	h, oldSecret := b.createWebhook(t, rc.srv.URL, "notification.delivered")
 
+	// The server rotates between these two instants.
+	before := time.Now()
 	r := b.dash(t, "POST", "/v1/webhooks/"+h.ID+"/rotate-secret", nil)
 	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
 	rotated := time.Now()
@@ -254,7 +258,7 @@ func TestRotationOverlap(t *testing.T) {
 	b.send(t, "during", nil)
 	require.Eventually(t, func() bool { return len(rc.requests()) == 1 }, 20*time.Second, 10*time.Millisecond)
 	during := rc.requests()[0]
-	require.Less(t, time.Since(rotated), overlap, "the test machine was too slow to observe the overlap")
+	require.Less(t, during.At.Sub(before), overlap, "the test machine was too slow to observe the overlap")
 	require.Len(t, strings.Fields(during.Header.Get("webhook-signature")), 2)
 	verify(t, newSecret, during)
 	verify(t, oldSecret, during)
@@ -517,7 +521,7 @@ func TestDeliveriesPaging(t *testing.T) {
 // logged and retried; disabling an endpoint ends its pending deliveries.
 func TestRedirectAndDisable(t *testing.T) {
 	t.Parallel()
-	b := setup(t, fast(time.Second, 50*time.Millisecond, 400*time.Millisecond))
+	b := setup(t, fast(time.Second, 50*time.Millisecond, 2*time.Second))
 	b.smsRoute(t)
 	target := newReceiver(t, always(http.StatusOK))
 	redirecting := httptest.NewServer(http.RedirectHandler(target.srv.URL, http.StatusFound))
@@ -525,7 +529,7 @@ func TestRedirectAndDisable(t *testing.T) {
 	h, _ := b.createWebhook(t, redirecting.URL, "notification.delivered")
 	b.send(t, "ok", nil)
 	ds := b.waitDeliveries(t, h.ID, "two tries", func(ds []deliveryOut) bool { return len(ds) == 1 && ds[0].Attempt == 2 })
-	require.Equal(t, "pending", ds[0].Status, "the second retry waits 400 ms")
+	require.Equal(t, "pending", ds[0].Status, "the second retry waits 2 s")
 	require.NotNil(t, ds[0].NextRetryAt)
 	require.Equal(t, 302, *ds[0].HTTPStatus)
 	require.Equal(t, "HTTP 302", *ds[0].Error)
