@@ -95,9 +95,17 @@ type WebhookTx interface {
 	// reports whether it inserted.
 	CreateWebhookDelivery(ctx context.Context, d *WebhookDelivery) (bool, error)
 	FindWebhookDelivery(ctx context.Context, workspaceID, id string) (*WebhookDelivery, error)
+	// LockWebhookDelivery holds the delivery row's write lock until the
+	// transaction ends, so a try's result and a redelivery never overwrite
+	// each other (ErrNotFound when it is gone).
+	LockWebhookDelivery(ctx context.Context, workspaceID, id string) error
 	FindWebhookDeliveries(ctx context.Context, workspaceID, webhookID string, f DeliveryFilter) ([]*WebhookDelivery, error)
 	// UpdateWebhookDelivery stores the delivery's state; with requeue it
 	// first cancels its queue job and inserts a new one (QueueJobID changes).
 	UpdateWebhookDelivery(ctx context.Context, d *WebhookDelivery, requeue bool) error
 	CreateWebhookTry(ctx context.Context, workspaceID string, t *WebhookTry) error
+	// PruneWebhookHistory deletes up to limit outbox events dispatched
+	// before eventsBefore and up to limit deliveries (with their tries)
+	// finished before deliveriesBefore; it reports how many of each.
+	PruneWebhookHistory(ctx context.Context, eventsBefore, deliveriesBefore time.Time, limit int) (events, deliveries int, err error)
 }

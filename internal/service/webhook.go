@@ -351,6 +351,9 @@ func (s *Service) RedeliverWebhook(ctx context.Context, a *Actor, webhookID, del
 		if !isUUID(deliveryID) {
 			return notify.NotFound("Webhook delivery")
 		}
+		if err := tx.LockWebhookDelivery(ctx, a.WorkspaceID, deliveryID); err != nil {
+			return notFound(err, "Webhook delivery")
+		}
 		if d, err = tx.FindWebhookDelivery(ctx, a.WorkspaceID, deliveryID); err != nil {
 			return notFound(err, "Webhook delivery")
 		}
@@ -446,6 +449,33 @@ func (s *Service) relayOnce(ctx context.Context) (created, events int, err error
 	return created, events, err
 }
 
+// Retention of webhook history: outbox events are kept for a week after
+// the relay took them (for investigation), finished deliveries with their
+// tries for 30 days.
+const (
+	EventRetention    = 7 * 24 * time.Hour
+	DeliveryRetention = 30 * 24 * time.Hour
+	pruneBatch        = 1000
+)
+
+// PruneWebhookHistory deletes dispatched events and finished deliveries
+// past their retention, in bounded batches so no transaction holds the
+// writer for long.
+func (s *Service) PruneWebhookHistory(ctx context.Context) (events, deliveries int, err error) {
+	now := s.now()
+	for {
+		var ev, dv int
+		err = s.store.Update(ctx, func(tx notify.Tx) (err error) {
+			ev, dv, err = tx.PruneWebhookHistory(ctx, now.Add(-EventRetention), now.Add(-DeliveryRetention), pruneBatch)
+			return err
+		})
+		events, deliveries = events+ev, deliveries+dv
+		if err != nil || (ev < pruneBatch && dv < pruneBatch) {
+			return events, deliveries, err
+		}
+	}
+}
+
 // webhookData is the `data` of an event body, in a fixed field order.
 type webhookData struct {
 	RequestID                 string            `json:"requestId"`
@@ -526,10 +556,14 @@ func (s *Service) DeliverWebhook(ctx context.Context, workspaceID, deliveryID st
 	}
 	var wait time.Duration
 	err = s.store.Update(ctx, func(tx notify.Tx) error {
-		cur, err := tx.FindWebhookDelivery(ctx, workspaceID, deliveryID)
+		err := tx.LockWebhookDelivery(ctx, workspaceID, deliveryID)
 		if notify.IsNotFound(err) {
 			return nil
 		}
+		if err != nil {
+			return err
+		}
+		cur, err := tx.FindWebhookDelivery(ctx, workspaceID, deliveryID)
 		if err != nil {
 			return err
 		}

@@ -13,6 +13,7 @@ import (
 // WebhookService is the use cases of the webhook jobs.
 type WebhookService interface {
 	RelayWebhookEvents(ctx context.Context) (int, error)
+	PruneWebhookHistory(ctx context.Context) (events, deliveries int, err error)
 	DeliverWebhook(ctx context.Context, workspaceID, deliveryID string, jobID int64) (time.Duration, error)
 }
 
@@ -20,10 +21,13 @@ type WebhookService interface {
 // none is given.
 const WebhookRelayInterval = 200 * time.Millisecond
 
+// webhookPruneInterval is how often old webhook history is deleted.
+const webhookPruneInterval = 10 * time.Minute
+
 // StartWebhookRelay polls the event outbox every interval and turns new
 // events into deliveries, until the returned stop function is called
 // (which waits for a pass in progress). A pass that finds nothing is one
-// indexed read. Every worker node runs one: deliveries are unique per
+// indexed read. Every 10 minutes it also prunes old webhook history. Every worker node runs one: deliveries are unique per
 // (endpoint, event), so concurrent passes create each delivery once.
 func StartWebhookRelay(svc WebhookService, logger *slog.Logger, interval time.Duration) (stop func()) {
 	if interval <= 0 {
@@ -35,6 +39,7 @@ func StartWebhookRelay(svc WebhookService, logger *slog.Logger, interval time.Du
 		defer close(done)
 		t := time.NewTicker(interval)
 		defer t.Stop()
+		pruned := time.Now() // the first prune waits an interval: start-up stays light
 		for {
 			select {
 			case <-ctx.Done():
@@ -43,6 +48,12 @@ func StartWebhookRelay(svc WebhookService, logger *slog.Logger, interval time.Du
 			}
 			if _, err := svc.RelayWebhookEvents(ctx); err != nil && ctx.Err() == nil {
 				logger.Warn("webhook relay", "err", err)
+			}
+			if time.Since(pruned) >= webhookPruneInterval {
+				pruned = time.Now()
+				if _, _, err := svc.PruneWebhookHistory(ctx); err != nil && ctx.Err() == nil {
+					logger.Warn("webhook history prune", "err", err)
+				}
 			}
 		}
 	}()

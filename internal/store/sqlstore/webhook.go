@@ -218,3 +218,22 @@ func (t *Tx) CreateWebhookTry(ctx context.Context, workspaceID string, tr *notif
 		tr.HTTPStatus, nullable(tr.Error), tr.DurationMS, nullable(tr.Response), ms(tr.CreatedAt))
 	return err
 }
+
+func (t *Tx) LockWebhookDelivery(ctx context.Context, workspaceID, id string) error {
+	return expectOne(t.c.Exec(ctx, `UPDATE webhook_deliveries SET updated_at = updated_at WHERE workspace_id = ? AND id = ?`, workspaceID, id))
+}
+
+func (t *Tx) PruneWebhookHistory(ctx context.Context, eventsBefore, deliveriesBefore time.Time, limit int) (int, int, error) {
+	ev, err := t.c.Exec(ctx, `DELETE FROM events WHERE id IN (SELECT id FROM events
+		WHERE dispatched_at IS NOT NULL AND dispatched_at < ? LIMIT ?)`, ms(eventsBefore), limit)
+	if err != nil {
+		return 0, 0, err
+	}
+	// Tries go with their deliveries (ON DELETE CASCADE).
+	dv, err := t.c.Exec(ctx, `DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM webhook_deliveries
+		WHERE finished_at IS NOT NULL AND finished_at < ? LIMIT ?)`, ms(deliveriesBefore), limit)
+	if err != nil {
+		return 0, 0, err
+	}
+	return int(ev), int(dv), nil
+}

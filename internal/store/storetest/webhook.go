@@ -179,6 +179,44 @@ func testWebhookOutbox(t *testing.T, db *store.DB) {
 		return nil
 	})
 
+	// Lock: only the workspace's own delivery.
+	update(t, db, func(ctx context.Context, tx notify.Tx) error { return tx.LockWebhookDelivery(ctx, ws1, d.ID) })
+	err := db.Update(context.Background(), func(tx notify.Tx) error { return tx.LockWebhookDelivery(context.Background(), ws2, d.ID) })
+	require.ErrorIs(t, err, notify.ErrNotFound)
+
+	// Pruning: dispatched events and finished deliveries past the cutoffs.
+	e3 := &notify.Event{ID: id(), WorkspaceID: ws1, Type: notify.EventCanceled, RequestID: id(), CreatedAt: t0.Add(time.Hour), Payload: map[string]any{}}
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		require.NoError(t, tx.CreateEvent(ctx, e3)) // not dispatched: kept
+		d2.Status, d2.FinishedAt, d2.UpdatedAt = notify.DeliveryFailed, &t0, t0
+		return tx.UpdateWebhookDelivery(ctx, d2, false)
+	})
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		ev, dv, err := tx.PruneWebhookHistory(ctx, t0, t0, 10)
+		require.NoError(t, err)
+		require.Zero(t, ev, "dispatched at t0+1s: not before t0")
+		require.Zero(t, dv)
+		ev, dv, err = tx.PruneWebhookHistory(ctx, t0.Add(time.Hour), t0.Add(time.Second), 1)
+		require.NoError(t, err)
+		require.Equal(t, 1, ev, "bounded by limit")
+		require.Equal(t, 1, dv, "the finished one; the pending one stays")
+		ev, _, err = tx.PruneWebhookHistory(ctx, t0.Add(time.Hour), t0.Add(time.Second), 10)
+		require.NoError(t, err)
+		require.Equal(t, 1, ev)
+		return nil
+	})
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		evs, err := tx.PendingEvents(ctx, 10)
+		require.NoError(t, err)
+		require.Len(t, evs, 1)
+		require.Equal(t, e3.ID, evs[0].ID)
+		_, err = tx.FindWebhookDelivery(ctx, ws1, d2.ID)
+		require.ErrorIs(t, err, notify.ErrNotFound)
+		_, err = tx.FindWebhookDelivery(ctx, ws1, d.ID)
+		require.NoError(t, err)
+		return nil
+	})
+
 	// Deleting the endpoint removes its deliveries and tries.
 	update(t, db, func(ctx context.Context, tx notify.Tx) error { return tx.DeleteWebhook(ctx, ws1, w.ID) })
 	view(t, db, func(ctx context.Context, tx notify.Tx) error {

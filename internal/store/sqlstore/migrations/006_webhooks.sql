@@ -37,6 +37,8 @@ CREATE TABLE webhook_deliveries (
     UNIQUE (webhook_id, event_id)
 );
 CREATE INDEX webhook_deliveries_list ON webhook_deliveries (webhook_id, created_at DESC, id DESC);
+-- Pruning of old finished deliveries.
+CREATE INDEX webhook_deliveries_finished ON webhook_deliveries (finished_at) WHERE finished_at IS NOT NULL;
 CREATE TABLE webhook_tries (
     id TEXT PRIMARY KEY,
     workspace_id TEXT NOT NULL,
