@@ -89,7 +89,9 @@ func (e *hookEnv) requests() []*http.Request {
 	return append([]*http.Request(nil), e.got...)
 }
 
-func newUUID() string { return strings.ToLower(secret.RandomHex(4) + "-0000-7000-8000-" + secret.RandomHex(6)) }
+func newUUID() string {
+	return strings.ToLower(secret.RandomHex(4) + "-0000-7000-8000-" + secret.RandomHex(6))
+}
 
 func verifies(t *testing.T, secretStr string, r *http.Request, body []byte) bool {
 	t.Helper()
