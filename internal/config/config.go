@@ -45,6 +45,12 @@ type Config struct {
 	JobRescueAfter  time.Duration // NOTIFYD_JOB_RESCUE_AFTER: when a job left running by a dead worker is run again
 	DNSServer       string        // NOTIFYD_DNS_SERVER: host:port of the resolver of subscriber MX checks; empty is the system resolver
 	MXCheck         bool          // NOTIFYD_MX_CHECK: check subscriber address domains by DNS on create
+
+	// Webhook delivery; zero values (nil schedule) mean the service's
+	// defaults: 10s, the Standard Webhooks schedule, 24h.
+	WebhookTimeout       time.Duration   // NOTIFYD_WEBHOOK_TIMEOUT: bound of one webhook try
+	WebhookRetrySchedule []time.Duration // NOTIFYD_WEBHOOK_RETRY_SCHEDULE: waits before each retry; empty (not nil): none
+	WebhookSecretOverlap time.Duration   // NOTIFYD_WEBHOOK_SECRET_OVERLAP: how long a rotated-out secret still signs
 }
 
 // Accepted values, kept here so Validate and its messages share them.
@@ -57,8 +63,9 @@ var (
 )
 
 const (
-	minJobAttempts = 1
-	maxJobAttempts = 25
+	maxWebhookRetries = 50
+	minJobAttempts    = 1
+	maxJobAttempts    = 25
 )
 
 // Default returns the configuration used when nothing is set: an embedded
@@ -271,6 +278,21 @@ func (c Config) Validate() error {
 		} else if _, err := strconv.ParseUint(port, 10, 16); err != nil {
 			add("NOTIFYD_DNS_SERVER port must be a number from 0 to 65535 (got %q)", c.DNSServer)
 		}
+	}
+	if c.WebhookTimeout < 0 {
+		add("NOTIFYD_WEBHOOK_TIMEOUT must be greater than 0 (got %s)", c.WebhookTimeout)
+	}
+	if len(c.WebhookRetrySchedule) > maxWebhookRetries {
+		add("NOTIFYD_WEBHOOK_RETRY_SCHEDULE must hold at most %d waits (got %d)", maxWebhookRetries, len(c.WebhookRetrySchedule))
+	}
+	for _, d := range c.WebhookRetrySchedule {
+		if d <= 0 {
+			add("NOTIFYD_WEBHOOK_RETRY_SCHEDULE waits must be greater than 0 (got %s)", d)
+			break
+		}
+	}
+	if c.WebhookSecretOverlap < 0 {
+		add("NOTIFYD_WEBHOOK_SECRET_OVERLAP must be greater than 0 (got %s)", c.WebhookSecretOverlap)
 	}
 	return errors.Join(errs...)
 }

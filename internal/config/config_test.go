@@ -494,6 +494,9 @@ func TestEnvAndFlagAgree(t *testing.T) {
 		"job-rescue-after":       "7s",
 		"dns-server":             "127.0.0.1:5353",
 		"mx-check":               "false",
+		"webhook-timeout":        "3s",
+		"webhook-retry-schedule": "1s,2m",
+		"webhook-secret-overlap": "1h",
 	}
 	require.Len(t, samples, len(Options), "add a sample for every new option")
 	for _, o := range Options {

@@ -170,6 +170,61 @@ var options = []option{
 		set:    setBool(func(c *Config) *bool { return &c.MXCheck }),
 		get:    func(c Config) string { return strconv.FormatBool(c.MXCheck) },
 	},
+	{
+		Option: Option{Env: "NOTIFYD_WEBHOOK_TIMEOUT", Flag: "webhook-timeout", Default: "10s",
+			Help: "how long one webhook delivery try may take, e.g. 10s (a bare number is seconds)"},
+		set: func(c *Config, v string) error {
+			d, err := parseDuration(v)
+			if err != nil {
+				return err
+			}
+			c.WebhookTimeout = d
+			return nil
+		},
+		get: func(c Config) string { return c.WebhookTimeout.String() },
+	},
+	{
+		Option: Option{Env: "NOTIFYD_WEBHOOK_RETRY_SCHEDULE", Flag: "webhook-retry-schedule", Default: "5s,5m,30m,2h,5h,10h,10h",
+			Help: "comma-separated waits before each webhook retry; after the last the delivery fails"},
+		set: func(c *Config, v string) error {
+			var out []time.Duration
+			for _, part := range strings.Split(v, ",") {
+				if part = strings.TrimSpace(part); part == "" {
+					continue
+				}
+				d, err := parseDuration(part)
+				if err != nil {
+					return err
+				}
+				out = append(out, d)
+			}
+			if out == nil {
+				out = []time.Duration{} // no retries
+			}
+			c.WebhookRetrySchedule = out
+			return nil
+		},
+		get: func(c Config) string {
+			parts := make([]string, len(c.WebhookRetrySchedule))
+			for i, d := range c.WebhookRetrySchedule {
+				parts[i] = d.String()
+			}
+			return strings.Join(parts, ",")
+		},
+	},
+	{
+		Option: Option{Env: "NOTIFYD_WEBHOOK_SECRET_OVERLAP", Flag: "webhook-secret-overlap", Default: "24h",
+			Help: "how long a rotated-out webhook secret keeps signing beside the new one, e.g. 24h"},
+		set: func(c *Config, v string) error {
+			d, err := parseDuration(v)
+			if err != nil {
+				return err
+			}
+			c.WebhookSecretOverlap = d
+			return nil
+		},
+		get: func(c Config) string { return c.WebhookSecretOverlap.String() },
+	},
 }
 
 // Options lists every setting of `notifyd serve`, in help order. It is a

@@ -49,6 +49,8 @@ type Daemon struct {
 	http     *http.Server
 	done     chan error
 	demo     *demoState // --demo: the in-process simulator (demo.go)
+	// stopRelay ends the webhook outbox relay (worker roles).
+	stopRelay func()
 }
 
 // New builds a daemon from cfg without starting anything that listens or
@@ -129,6 +131,8 @@ func (d *Daemon) Open(ctx context.Context) error {
 		Kinds:        kinds.All(),
 		ProviderDeps: provider.Deps{HTTP: provider.NewHTTPClient(provider.HTTPOptions{AllowPrivate: d.Config.AllowPrivateTargets || d.Config.Demo}), Now: time.Now},
 		MailCheck:    d.mailChecker(),
+		Webhooks: service.WebhookOptions{AllowPrivate: d.Config.AllowPrivateTargets || d.Config.Demo, Timeout: d.Config.WebhookTimeout,
+			Schedule: d.Config.WebhookRetrySchedule, SecretOverlap: d.Config.WebhookSecretOverlap},
 	})
 	if err := d.startQueue(ctx); err != nil {
 		return err
@@ -159,10 +163,12 @@ func (d *Daemon) startQueue(ctx context.Context) error {
 		rescueAfter := cmp.Or(d.Config.JobRescueAfter, 3*time.Minute)
 		jobTimeout := min(worker.DefaultTimeout, rescueAfter*2/3)
 		river.AddWorker(workers, &worker.Dispatch{Service: d.Service, Backoff: d.Config.QueueBackoff, JobTimeout: jobTimeout})
+		river.AddWorker(workers, &worker.WebhookDelivery{Service: d.Service, TryTimeout: cmp.Or(d.Config.WebhookTimeout, 10*time.Second), MaxTimeout: jobTimeout})
 		cfg.Workers = workers
 		cfg.Queues = map[string]river.QueueConfig{
 			jobs.QueueDefault:     {MaxWorkers: 100},
 			jobs.QueueMaintenance: {MaxWorkers: 2},
+			jobs.QueueWebhooks:    {MaxWorkers: 20},
 		}
 		cfg.PeriodicJobs = []*river.PeriodicJob{
 			river.NewPeriodicJob(river.PeriodicInterval(5*time.Minute),
@@ -182,7 +188,10 @@ func (d *Daemon) startQueue(ctx context.Context) error {
 	}
 	d.queue = q
 	if d.Config.Role != "api" {
-		return q.Start(ctx)
+		if err := q.Start(ctx); err != nil {
+			return err
+		}
+		d.stopRelay = worker.StartWebhookRelay(d.Service, d.Logger, 0)
 	}
 	return nil
 }
@@ -253,6 +262,9 @@ func (d *Daemon) Close(ctx context.Context) error {
 	var errs []error
 	if d.http != nil {
 		errs = append(errs, d.http.Shutdown(ctx))
+	}
+	if d.stopRelay != nil {
+		d.stopRelay()
 	}
 	if d.queue != nil && d.Config.Role != "api" {
 		if err := d.queue.Stop(ctx); err != nil {

@@ -38,6 +38,8 @@ type Options struct {
 	OTPCodeKey []byte
 	// MailCheck checks subscriber domains by DNS; nil skips the check.
 	MailCheck *mailcheck.Checker
+	// Webhooks configure event delivery (webhook.go).
+	Webhooks WebhookOptions
 }
 
 // Service is the set of use cases.
@@ -59,6 +61,7 @@ type Service struct {
 	otpSecret   []byte
 	otpCodeKey  []byte
 	mailCheck   *mailcheck.Checker
+	wh          WebhookOptions
 }
 
 // New builds a Service.
@@ -87,6 +90,7 @@ func New(o Options) *Service {
 		jobAttempts: o.JobAttempts, backoff: o.Backoff}
 	s.dispatch = newDispatcher(s)
 	s.mailCheck = o.MailCheck
+	s.wh = o.Webhooks.withDefaults()
 	s.otpPolicy, s.otpSecret, s.otpCodeKey = otp.DefaultPolicy(), o.OTPSecret, o.OTPCodeKey
 	if len(s.otpSecret) == 0 {
 		s.otpSecret = randomKey()
