@@ -43,6 +43,7 @@ type Config struct {
 	Demo            bool          // --demo (flag only)
 	ShutdownTimeout time.Duration // NOTIFYD_SHUTDOWN_TIMEOUT: graceful stop budget
 	JobRescueAfter  time.Duration // NOTIFYD_JOB_RESCUE_AFTER: when a job left running by a dead worker is run again
+	SNSCertHosts    []string      // NOTIFYD_SNS_CERT_HOSTS: trusted SNS certificate hosts beside sns.<region>.amazonaws.com
 }
 
 // Accepted values, kept here so Validate and its messages share them.

@@ -483,6 +483,7 @@ func TestEnvAndFlagAgree(t *testing.T) {
 		"demo":                   "true",
 		"shutdown-timeout":       "5s",
 		"job-rescue-after":       "7s",
+		"sns-cert-hosts":         "127.0.0.1:9090",
 	}
 	require.Len(t, samples, len(Options), "add a sample for every new option")
 	for _, o := range Options {

@@ -118,6 +118,7 @@ func (d *Daemon) Open(ctx context.Context) error {
 		JobAttempts: d.Config.QueueJobAttempts, Backoff: d.Config.QueueBackoff,
 		Kinds:        kinds.All(),
 		ProviderDeps: provider.Deps{HTTP: provider.NewHTTPClient(provider.HTTPOptions{AllowPrivate: d.Config.AllowPrivateTargets || d.Config.Demo}), Now: time.Now},
+		SNSCertHosts: d.Config.SNSCertHosts, SNSAllowHTTP: d.Config.AllowPrivateTargets || d.Config.Demo,
 	})
 	if err := d.startQueue(ctx); err != nil {
 		return err

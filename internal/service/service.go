@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/notifyd/notifyd/internal/bounce"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/otp"
 	"github.com/notifyd/notifyd/internal/provider"
@@ -35,6 +36,11 @@ type Options struct {
 	// keys the code hashes. Both default to random per-process keys.
 	OTPSecret  []byte
 	OTPCodeKey []byte
+	// SNSCertHosts are trusted hosts of SNS signing certificates beside
+	// sns.<region>.amazonaws.com; SNSAllowHTTP lets them use plain http
+	// (private targets allowed: tests, demo).
+	SNSCertHosts []string
+	SNSAllowHTTP bool
 }
 
 // Service is the set of use cases.
@@ -55,6 +61,7 @@ type Service struct {
 	otpPolicy   otp.Policy
 	otpSecret   []byte
 	otpCodeKey  []byte
+	sns         *bounce.SNSVerifier
 }
 
 // New builds a Service.
@@ -82,6 +89,7 @@ func New(o Options) *Service {
 		kinds: o.Kinds, deps: o.ProviderDeps, quotas: newQuotaCache(),
 		jobAttempts: o.JobAttempts, backoff: o.Backoff}
 	s.dispatch = newDispatcher(s)
+	s.sns = newSNSVerifier(o)
 	s.otpPolicy, s.otpSecret, s.otpCodeKey = otp.DefaultPolicy(), o.OTPSecret, o.OTPCodeKey
 	if len(s.otpSecret) == 0 {
 		s.otpSecret = randomKey()
