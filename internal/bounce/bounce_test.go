@@ -155,7 +155,9 @@ func TestSNSRejectsTamperedAndUntrusted(t *testing.T) {
 	require.NoError(t, e.verifier().Verify(ctx, good))
 
 	cases := map[string]func(m map[string]string){
-		"message":         func(m map[string]string) { m["Message"] = strings.Replace(m["Message"], "a@example.com", "b@example.com", 1) },
+		"message": func(m map[string]string) {
+			m["Message"] = strings.Replace(m["Message"], "a@example.com", "b@example.com", 1)
+		},
 		"topic":           func(m map[string]string) { m["TopicArn"] += "x" },
 		"subject added":   func(m map[string]string) { m["Subject"] = "" },
 		"version":         func(m map[string]string) { m["SignatureVersion"] = "1" },
