@@ -38,6 +38,9 @@ func (a *API) handleSuppressionList(c *call) error {
 	if f.Limit, err = intParam(q.Get("limit"), "limit"); err != nil {
 		return err
 	}
+	if q.Get("limit") != "" && f.Limit == 0 {
+		return notify.Invalid("limit must be between 1 and 200")
+	}
 	if f.Before, err = decodeCursor(q.Get("cursor")); err != nil {
 		return err
 	}
