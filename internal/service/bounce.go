@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"strings"
 	"time"
@@ -176,14 +177,21 @@ var errCallbackAuth = notify.Unauthorized("Invalid callback credentials")
 // complaint puts the address on the workspace's suppression list, and
 // each is attached to the attempt whose provider message id it names.
 func (s *Service) ReceiveCallback(ctx context.Context, in CallbackInput) (*CallbackResult, error) {
-	if !isUUID(in.ProviderAccountID) || in.Token == "" || len(in.Token) > 200 {
-		return nil, errCallbackAuth
+	// Every vendor posts JSON: anything else is refused before the lookups.
+	if !json.Valid(in.Body) {
+		return nil, notify.Invalid("Callback body must be JSON")
+	}
+	if !isUUID(in.ProviderAccountID) {
+		return nil, notify.NotFound("Provider")
 	}
 	var p *notify.ProviderAccount
 	err := s.store.View(ctx, func(tx notify.Tx) error {
 		var err error
 		if p, err = tx.FindProviderAccountAnyWorkspace(ctx, in.ProviderAccountID); err != nil {
-			return err
+			return notFound(err, "Provider")
+		}
+		if in.Token == "" || len(in.Token) > 200 {
+			return errCallbackAuth
 		}
 		cs, err := tx.FindCallbackSecret(ctx, p.ID)
 		if err != nil {

@@ -188,14 +188,21 @@ func TestCallbackAuthentication(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, st, "no svix headers")
 	require.Equal(t, "", b.reasonOf(t, "r@example.com"))
 
-	// The callback secret: wrong, missing, another account's, unknown account.
+	// The callback secret: wrong, missing, another account's; an unknown
+	// account is 404; a body that is not JSON is 400.
 	pmBody := []byte(`{"RecordType":"Bounce","Type":"HardBounce","ID":1,"MessageID":"m","Email":"p@example.com"}`)
-	for _, u := range []string{b.callbackURL(pm, "wrong"), b.env.Daemon.URL() + "/v1/callbacks/" + pm, b.callbackURL(pm, sesSec.Secret),
-		b.callbackURL("01890000-0000-7000-8000-000000000000", pmSec.Secret), b.callbackURL("nope", pmSec.Secret)} {
+	for _, u := range []string{b.callbackURL(pm, "wrong"), b.env.Daemon.URL() + "/v1/callbacks/" + pm, b.callbackURL(pm, sesSec.Secret)} {
 		st, detail := post(u, pmBody, nil)
 		require.Equal(t, http.StatusUnauthorized, st, u)
 		require.Equal(t, "Invalid callback credentials", detail)
 	}
+	for _, u := range []string{b.callbackURL("01890000-0000-7000-8000-000000000000", pmSec.Secret), b.callbackURL("nope", pmSec.Secret)} {
+		st, detail := post(u, pmBody, nil)
+		require.Equal(t, http.StatusNotFound, st, u)
+		require.Equal(t, "Provider not found", detail)
+	}
+	st, _ = post(b.callbackURL(pm, pmSec.Secret), []byte(`RecordType=Bounce`), nil)
+	require.Equal(t, http.StatusBadRequest, st)
 	// Basic auth carries the secret too (Postmark's webhook HTTP auth).
 	h := http.Header{}
 	req := &http.Request{Header: h}
