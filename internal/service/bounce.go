@@ -24,6 +24,10 @@ const (
 // the webhook's signing secret (whsec_…), which Resend generates.
 const ResendWebhookSecretKey = "mailx_webhook_secret"
 
+// SESTopicARNKey is the optional configJson key of an SES account naming
+// the SNS topic its callbacks must come from.
+const SESTopicARNKey = "maily_sns_topic_arn"
+
 func callbackKind(kind string) bool {
 	return kind == kindResend || kind == kindSES || kind == kindPostmark
 }
@@ -222,6 +226,15 @@ func (s *Service) ReceiveCallback(ctx context.Context, in CallbackInput) (*Callb
 		}
 		if err := s.sns.Verify(ctx, m); err != nil {
 			return nil, callbackError(err)
+		}
+		// AWS advises refusing unexpected topics; the account may name its
+		// topic, else any topic signed by SNS is taken.
+		cfg, err := s.OpenConfig(p)
+		if err != nil {
+			return nil, err
+		}
+		if want := cfg[SESTopicARNKey]; want != "" && subtle.ConstantTimeCompare([]byte(want), []byte(m.TopicArn)) != 1 {
+			return nil, notify.Unauthorized("Invalid signature: TopicArn is not the provider's %s", SESTopicARNKey)
 		}
 		switch m.Type {
 		case bounce.SNSSubscriptionConfirmation:

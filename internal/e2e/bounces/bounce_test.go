@@ -179,6 +179,22 @@ func TestCallbackAuthentication(t *testing.T) {
 	require.Equal(t, "", b.reasonOf(t, "u@example.com"))
 	st, _ = post(b.callbackURL(ses, sesSec.Secret), []byte(`{"Type":"Notification"}`), nil)
 	require.Equal(t, http.StatusBadRequest, st)
+	// With maily_sns_topic_arn set, another topic is refused.
+	cfg := emailConfig("maily_email")
+	cfg["base_url"], cfg["maily_sns_topic_arn"] = b.env.SimURL, "arn:aws:sns:us-east-1:123456789012:other-topic"
+	r := b.owner(t, "PATCH", "/v1/providers/"+ses, map[string]any{"configJson": cfg})
+	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+	res = b.post(t, simulator.CallbackRequest{Kind: "maily_email", URL: b.callbackURL(ses, sesSec.Secret), Type: "complaint",
+		To: "v@example.com", MessageID: "0100-unknown"})
+	require.Equal(t, http.StatusUnauthorized, res.Status, res.Body)
+	require.Contains(t, res.Body, "TopicArn")
+	cfg["maily_sns_topic_arn"] = "arn:aws:sns:us-east-1:123456789012:ses-feedback"
+	r = b.owner(t, "PATCH", "/v1/providers/"+ses, map[string]any{"configJson": cfg})
+	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+	res = b.post(t, simulator.CallbackRequest{Kind: "maily_email", URL: b.callbackURL(ses, sesSec.Secret), Type: "complaint",
+		To: "v@example.com", MessageID: "0100-unknown"})
+	require.Equal(t, http.StatusOK, res.Status, res.Body)
+	require.Equal(t, "complaint", b.reasonOf(t, "v@example.com"))
 
 	// Resend: another whsec_ secret does not verify.
 	res = b.post(t, simulator.CallbackRequest{Kind: "mailx_email", URL: b.callbackURL(resend, resendSec.Secret), Type: "bounce",
@@ -212,7 +228,7 @@ func TestCallbackAuthentication(t *testing.T) {
 	require.Equal(t, "hard_bounce", b.reasonOf(t, "p@example.com"))
 
 	// A Resend account without mailx_webhook_secret refuses callbacks.
-	r := b.owner(t, "PATCH", "/v1/providers/"+resend, map[string]any{"configJson": map[string]string{"mailx_api_key": "k", "mailx_from_email": "f@example.com"}})
+	r = b.owner(t, "PATCH", "/v1/providers/"+resend, map[string]any{"configJson": map[string]string{"mailx_api_key": "k", "mailx_from_email": "f@example.com"}})
 	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
 	res = b.post(t, simulator.CallbackRequest{Kind: "mailx_email", URL: b.callbackURL(resend, resendSec.Secret), Type: "complaint",
 		To: "r@example.com", MessageID: "m"})
