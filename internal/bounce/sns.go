@@ -162,7 +162,7 @@ func (v *SNSVerifier) Verify(ctx context.Context, m *SNSMessage) error {
 	default:
 		return fmt.Errorf("%w: SignatureVersion must be 1 or 2", ErrSignature)
 	}
-	u, err := v.Policy.CheckURL(m.SigningCertURL)
+	u, err := v.policy().CheckURL(m.SigningCertURL)
 	if err != nil {
 		return err
 	}
@@ -189,6 +189,20 @@ func (v *SNSVerifier) Verify(ctx context.Context, m *SNSMessage) error {
 		return fmt.Errorf("%w: SNS signature does not match", ErrSignature)
 	}
 	return nil
+}
+
+// TrustHost adds a trusted host[:port] at run time (the demo's in-process
+// simulator, whose address is known only after start).
+func (v *SNSVerifier) TrustHost(host string) {
+	v.mu.Lock()
+	v.Policy.ExtraHosts = append(append([]string(nil), v.Policy.ExtraHosts...), host)
+	v.mu.Unlock()
+}
+
+func (v *SNSVerifier) policy() SNSPolicy {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.Policy
 }
 
 func (v *SNSVerifier) cert(ctx context.Context, u string) (*rsa.PublicKey, error) {
@@ -268,7 +282,7 @@ func (v *SNSVerifier) get(ctx context.Context, u string, limit int64) ([]byte, e
 // Confirm visits a verified SubscriptionConfirmation's SubscribeURL, which
 // is how an HTTP endpoint confirms an SNS subscription.
 func (v *SNSVerifier) Confirm(ctx context.Context, m *SNSMessage) error {
-	u, err := v.Policy.CheckURL(m.SubscribeURL)
+	u, err := v.policy().CheckURL(m.SubscribeURL)
 	if err != nil {
 		return err
 	}

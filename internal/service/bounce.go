@@ -37,6 +37,11 @@ func newSNSVerifier(o Options) *bounce.SNSVerifier {
 		Policy: bounce.SNSPolicy{ExtraHosts: o.SNSCertHosts, AllowHTTP: o.SNSAllowHTTP}}
 }
 
+// TrustSNSHost trusts host[:port] for SNS certificates and subscribe URLs
+// from now on, like an entry of NOTIFYD_SNS_CERT_HOSTS (for the demo's
+// in-process simulator).
+func (s *Service) TrustSNSHost(host string) { s.sns.TrustHost(host) }
+
 // CallbackSecretView is a provider account's callback-secret state.
 type CallbackSecretView struct {
 	ProviderAccountID string

@@ -190,6 +190,14 @@ func (s *Simulator) serveCallbackControl(w http.ResponseWriter, r *http.Request)
 
 var callbackKinds = map[string]bool{kindMailX: true, kindMailY: true, kindMailZ: true}
 
+// reset forgets subscriptions and automatic callbacks; the signing key
+// stays, as certificates already fetched must keep verifying.
+func (cs *callbackState) reset() {
+	cs.mu.Lock()
+	cs.subscriptions, cs.auto = nil, nil
+	cs.mu.Unlock()
+}
+
 // Subscriptions lists the SNS subscriptions confirmed so far.
 func (s *Simulator) Subscriptions() []Subscription {
 	s.callbacks.mu.Lock()

@@ -208,6 +208,10 @@
 // reported 300 ms later as a permanent bounce or a complaint, as SES's
 // mailbox simulator does.
 //
+// POST /_sim/reset also forgets confirmed subscriptions and automatic
+// targets; the signing key stays, so certificates already fetched keep
+// verifying.
+//
 // The codes marked UNCONFIRMED in PROVIDERS.md are used as written there.
 // -99 (Aligo malformed request) is the simulator's own.
 package simulator

@@ -102,6 +102,7 @@ func (s *Simulator) Reset() {
 	s.store.reset()
 	s.faults.clear("")
 	s.balances.reset()
+	s.callbacks.reset()
 }
 
 // Messages returns the recorded messages of kind addressed to to (an empty
