@@ -70,9 +70,16 @@ func (t *Tx) PutCallbackSecret(ctx context.Context, s *notify.CallbackSecret) er
 	return err
 }
 
+// FindAttemptByMessageID checks the workspace after the lookup: with
+// workspace_id in the WHERE clause SQLite's planner prefers the workspace
+// time index and scans the workspace's whole history.
 func (t *Tx) FindAttemptByMessageID(ctx context.Context, workspaceID, providerAccountID, messageID string) (*notify.Attempt, error) {
-	return scanAttempt(t.c.QueryRow(ctx, `SELECT `+attemptCols+` FROM attempts WHERE provider_account_id = ? AND provider_message_id = ?
-		AND workspace_id = ? ORDER BY started_at DESC, id DESC LIMIT 1`, providerAccountID, messageID, workspaceID))
+	a, err := scanAttempt(t.c.QueryRow(ctx, `SELECT `+attemptCols+` FROM attempts WHERE provider_account_id = ? AND provider_message_id = ?
+		ORDER BY started_at DESC, id DESC LIMIT 1`, providerAccountID, messageID))
+	if err == nil && a.WorkspaceID != workspaceID {
+		return nil, notify.ErrNotFound
+	}
+	return a, err
 }
 
 const feedbackCols = `id, workspace_id, provider_account_id, provider_message_id, request_id, attempt_id, recipient_address, type,
