@@ -105,6 +105,9 @@ type CallbackResult struct {
 	Body      string `json:"body"`
 	MessageID string `json:"messageId"`
 	Payload   string `json:"payload"` // the body that was posted
+	// Headers are the headers posted with it, so that a test can replay the
+	// delivery exactly as a vendor retry would.
+	Headers map[string]string `json:"headers"`
 }
 
 func (cs *callbackState) signer() (*rsa.PrivateKey, []byte, error) {
@@ -352,7 +355,11 @@ func (s *Simulator) postCallback(ctx context.Context, req CallbackRequest) (*Cal
 	}
 	defer resp.Body.Close()
 	rb, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	return &CallbackResult{Status: resp.StatusCode, Body: string(rb), MessageID: req.MessageID, Payload: string(body)}, 0, nil
+	sent := map[string]string{}
+	for k := range header {
+		sent[k] = header.Get(k)
+	}
+	return &CallbackResult{Status: resp.StatusCode, Body: string(rb), MessageID: req.MessageID, Payload: string(body), Headers: sent}, 0, nil
 }
 
 func (s *Simulator) callbackClient() *http.Client {

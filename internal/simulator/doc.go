@@ -180,7 +180,7 @@
 // URL of the service, in each vendor's format:
 //
 //	POST   /_sim/callbacks       {kind, url, type, to?, messageId?, bounceType?, secret?, signatureVersion?, certBase?}
-//	                             -> 200 {status, body, messageId, payload}: what the service answered and what was posted
+//	                             -> 200 {status, body, messageId, payload, headers}: what the service answered and what was posted
 //	PUT    /_sim/callbacks/auto  {kind, url, secret?, signatureVersion?}: automatic callbacks (below); DELETE clears them
 //	GET    /_sim/sns/SimpleNotificationService-simulator.pem   the SNS signing certificate (self-signed RSA 2048)
 //	GET    /_sim/sns/confirm?Action=ConfirmSubscription&TopicArn=&Token=   an SNS SubscribeURL; records the confirmation

@@ -88,21 +88,30 @@ func TestBounceAndComplaintPerVendor(t *testing.T) {
 				require.Len(t, hist.Attempts, 1)
 				require.Len(t, hist.Attempts[0].DeliveryFeedback, 1)
 
-				// The vendor retrying the same delivery changes nothing.
+				// The vendor retrying the same delivery changes nothing,
+				// even after the address was taken off the list.
+				if c.reason != "" {
+					r := b.owner(t, "DELETE", "/v1/suppressions/"+c.to, nil)
+					require.Equal(t, http.StatusNoContent, r.Status)
+				}
 				req, err := http.NewRequest("POST", cbURL, bytes.NewReader([]byte(res.Payload)))
 				require.NoError(t, err)
-				if kind == "mailx_email" {
-					// A Svix retry carries the same svix-* headers; a new
-					// post signs a new svix-id, so replay via the simulator.
-					req = nil
+				for k, v := range res.Headers {
+					req.Header.Set(k, v)
 				}
-				if req != nil {
-					req.Header.Set("Content-Type", "application/json")
-					resp, err := http.DefaultClient.Do(req)
-					require.NoError(t, err)
-					resp.Body.Close()
-					require.Equal(t, http.StatusOK, resp.StatusCode)
-					require.Len(t, b.get(t, first.RequestID).Attempts[0].DeliveryFeedback, 1, "retried event stored once")
+				resp, err := http.DefaultClient.Do(req)
+				require.NoError(t, err)
+				var retry callbackOut
+				require.NoError(t, json.NewDecoder(resp.Body).Decode(&retry))
+				resp.Body.Close()
+				require.Equal(t, http.StatusOK, resp.StatusCode)
+				require.Equal(t, 1, retry.Events)
+				require.Zero(t, retry.Suppressed)
+				require.Len(t, b.get(t, first.RequestID).Attempts[0].DeliveryFeedback, 1, "retried event stored once")
+				require.Equal(t, "", b.reasonOf(t, c.to))
+				if c.reason != "" {
+					r := b.owner(t, "POST", "/v1/suppressions", map[string]any{"address": c.to, "reason": c.reason})
+					require.Equal(t, http.StatusCreated, r.Status)
 				}
 
 				second := b.wait(t, b.send(t, strings.ToUpper(c.to)))
