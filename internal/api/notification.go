@@ -128,12 +128,16 @@ func attemptBody(at *notify.Attempt) map[string]any {
 	if at.Success {
 		status = "success"
 	}
-	return map[string]any{
+	m := map[string]any{
 		"notificationJobId": at.JobID, "providerAccountId": at.ProviderAccountID, "providerKind": at.ProviderKind,
 		"providerDisplayName": at.ProviderDisplayName, "status": status, "failureCode": strOrNil(at.FailureCode),
 		"failureMessage": strOrNil(at.FailureMessage), "providerMessageId": strOrNil(at.ProviderMessageID),
 		"startedAt": Timestamp(at.StartedAt), "finishedAt": Timestamp(at.FinishedAt),
 	}
+	if len(at.Feedback) > 0 {
+		m["deliveryFeedback"] = feedbackBody(at.Feedback) // bounces and complaints reported later
+	}
+	return m
 }
 
 func jobBody(j *notify.Job) map[string]any {

@@ -51,6 +51,7 @@ type Config struct {
 	WebhookTimeout       time.Duration   // NOTIFYD_WEBHOOK_TIMEOUT: bound of one webhook try
 	WebhookRetrySchedule []time.Duration // NOTIFYD_WEBHOOK_RETRY_SCHEDULE: waits before each retry; empty (not nil): none
 	WebhookSecretOverlap time.Duration   // NOTIFYD_WEBHOOK_SECRET_OVERLAP: how long a rotated-out secret still signs
+	SNSCertHosts         []string        // NOTIFYD_SNS_CERT_HOSTS: trusted SNS certificate hosts beside sns.<region>.amazonaws.com
 }
 
 // Accepted values, kept here so Validate and its messages share them.

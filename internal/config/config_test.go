@@ -497,6 +497,7 @@ func TestEnvAndFlagAgree(t *testing.T) {
 		"webhook-timeout":        "3s",
 		"webhook-retry-schedule": "1s,2m",
 		"webhook-secret-overlap": "1h",
+		"sns-cert-hosts":         "127.0.0.1:9090",
 	}
 	require.Len(t, samples, len(Options), "add a sample for every new option")
 	for _, o := range Options {

@@ -225,6 +225,20 @@ var options = []option{
 		},
 		get: func(c Config) string { return c.WebhookSecretOverlap.String() },
 	},
+	{
+		Option: Option{Env: "NOTIFYD_SNS_CERT_HOSTS", Flag: "sns-cert-hosts",
+			Help: "comma-separated host[:port] list trusted for SNS signing certificates and subscribe URLs beside sns.<region>.amazonaws.com (plain http only with private targets allowed)"},
+		set: func(c *Config, v string) error {
+			c.SNSCertHosts = nil
+			for _, h := range strings.Split(v, ",") {
+				if h = strings.TrimSpace(h); h != "" {
+					c.SNSCertHosts = append(c.SNSCertHosts, strings.ToLower(h))
+				}
+			}
+			return nil
+		},
+		get: func(c Config) string { return strings.Join(c.SNSCertHosts, ",") },
+	},
 }
 
 // Options lists every setting of `notifyd serve`, in help order. It is a

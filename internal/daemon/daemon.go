@@ -133,6 +133,7 @@ func (d *Daemon) Open(ctx context.Context) error {
 		MailCheck:    d.mailChecker(),
 		Webhooks: service.WebhookOptions{AllowPrivate: d.Config.AllowPrivateTargets || d.Config.Demo, Timeout: d.Config.WebhookTimeout,
 			Schedule: d.Config.WebhookRetrySchedule, SecretOverlap: d.Config.WebhookSecretOverlap},
+		SNSCertHosts: d.Config.SNSCertHosts, SNSAllowHTTP: d.Config.AllowPrivateTargets || d.Config.Demo,
 	})
 	if err := d.startQueue(ctx); err != nil {
 		return err

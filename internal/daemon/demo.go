@@ -79,6 +79,7 @@ func (d *Daemon) startDemo(ctx context.Context) error {
 	sim := simulator.New()
 	srv := &http.Server{Handler: sim, ReadHeaderTimeout: 10 * time.Second}
 	d.demo = &demoState{sim: sim, srv: srv, simURL: "http://" + ln.Addr().String()}
+	d.Service.TrustSNSHost(ln.Addr().String()) // the simulator signs SES bounce callbacks
 	go func() { _ = srv.Serve(ln) }()
 	d.Logger.Info("demo: provider simulator listening", "url", d.demo.simURL)
 

@@ -102,6 +102,9 @@ type Attempt struct {
 	FinishedAt          time.Time
 	RequestJSON         string // the rendered request, secrets redacted
 	ResponseJSON        string // the provider's answer as received
+	// Feedback lists the bounces and complaints reported for this
+	// attempt's message (filled by the attempt history reads).
+	Feedback []*DeliveryFeedback
 }
 
 // Event types (SPEC "Events").

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/notifyd/notifyd/internal/bounce"
 	"github.com/notifyd/notifyd/internal/mailcheck"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/otp"
@@ -40,6 +41,11 @@ type Options struct {
 	MailCheck *mailcheck.Checker
 	// Webhooks configure event delivery (webhook.go).
 	Webhooks WebhookOptions
+	// SNSCertHosts are trusted hosts of SNS signing certificates beside
+	// sns.<region>.amazonaws.com; SNSAllowHTTP lets them use plain http
+	// (private targets allowed: tests, demo).
+	SNSCertHosts []string
+	SNSAllowHTTP bool
 }
 
 // Service is the set of use cases.
@@ -62,6 +68,7 @@ type Service struct {
 	otpCodeKey  []byte
 	mailCheck   *mailcheck.Checker
 	wh          WebhookOptions
+	sns         *bounce.SNSVerifier
 }
 
 // New builds a Service.
@@ -91,6 +98,7 @@ func New(o Options) *Service {
 	s.dispatch = newDispatcher(s)
 	s.mailCheck = o.MailCheck
 	s.wh = o.Webhooks.withDefaults()
+	s.sns = newSNSVerifier(o)
 	s.otpPolicy, s.otpSecret, s.otpCodeKey = otp.DefaultPolicy(), o.OTPSecret, o.OTPCodeKey
 	if len(s.otpSecret) == 0 {
 		s.otpSecret = randomKey()

@@ -191,6 +191,9 @@ func controlError(w http.ResponseWriter, status int, msg string) {
 }
 
 func (s *Simulator) serveControl(w http.ResponseWriter, r *http.Request) {
+	if s.serveCallbackControl(w, r) {
+		return
+	}
 	route := r.Method + " " + strings.TrimSuffix(r.URL.Path, "/")
 	switch route {
 	case "GET /_sim/messages":

@@ -174,6 +174,44 @@
 //	               {"code","message"}; status 429 -> {"message","retry_after":1.0,"global":false};
 //	               status only: 401 -> 50027 (webhook) / 0 (bot), 403 -> 50013, 404 -> 10015 / 10003, 5xx.
 //
+// # Callbacks (bounces and complaints)
+//
+// The simulator posts the e-mail vendors' delivery-feedback callbacks to a
+// URL of the service, in each vendor's format:
+//
+//	POST   /_sim/callbacks       {kind, url, type, to?, messageId?, bounceType?, secret?, signatureVersion?, certBase?}
+//	                             -> 200 {status, body, messageId, payload, headers}: what the service answered and what was posted
+//	PUT    /_sim/callbacks/auto  {kind, url, secret?, signatureVersion?}: automatic callbacks (below); DELETE clears them
+//	GET    /_sim/sns/SimpleNotificationService-simulator.pem   the SNS signing certificate (self-signed RSA 2048)
+//	GET    /_sim/sns/confirm?Action=ConfirmSubscription&TopicArn=&Token=   an SNS SubscribeURL; records the confirmation
+//	GET    /_sim/sns/subscriptions                             {"subscriptions":[{topicArn, token, confirmedAt}]}
+//
+// type is bounce, complaint or (maily_email only) subscription; bounceType
+// permanent (default) or transient. messageId defaults to the id of the
+// newest recorded message of kind to to.
+//
+//	maily_email  an Amazon SNS HTTP delivery (Content-Type text/plain, x-amz-sns-* headers) signed
+//	             SignatureVersion 1 (SHA1withRSA, default) or 2 (SHA256withRSA) over AWS's canonical
+//	             string; SigningCertURL and SubscribeURL point at this simulator (certBase overrides the
+//	             scheme://host). Notification Message: SES notification JSON, notificationType Bounce
+//	             (Permanent/General 5.1.1 or Transient/MailboxFull 4.2.2) or Complaint (abuse).
+//	mailx_email  Resend webhook email.bounced (data.bounce.type Permanent or Transient) or
+//	             email.complained, Svix-signed with secret (whsec_..., required): svix-id,
+//	             svix-timestamp, svix-signature "v1,<base64 HMAC-SHA256(id.timestamp.body)>".
+//	mailz_email  Postmark webhook: RecordType Bounce with Type HardBounce (TypeCode 1) or SoftBounce
+//	             (4096), or RecordType SpamComplaint (512); secret, when given, is sent as the
+//	             basic-auth password (user "postmark").
+//
+// Automatic callbacks: once a kind has a target (PUT /_sim/callbacks/auto),
+// a message of that kind accepted for SES's mailbox-simulator addresses
+// bounce@simulator.amazonses.com or complaint@simulator.amazonses.com is
+// reported 300 ms later as a permanent bounce or a complaint, as SES's
+// mailbox simulator does.
+//
+// POST /_sim/reset also forgets confirmed subscriptions and automatic
+// targets; the signing key stays, so certificates already fetched keep
+// verifying.
+//
 // The codes marked UNCONFIRMED in PROVIDERS.md are used as written there.
 // -99 (Aligo malformed request) is the simulator's own.
 package simulator

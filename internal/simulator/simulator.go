@@ -64,6 +64,8 @@ type Simulator struct {
 	faults   faultQueue
 	balances balances
 	sigs     sigCache
+	// callbacks: bounce/complaint callbacks to the service (callbacks.go).
+	callbacks callbackState
 
 	// secret signs the stateless tokens (AlimTalk token, OAuth access token),
 	// so that checking one needs no shared map on the send path.
@@ -100,6 +102,7 @@ func (s *Simulator) Reset() {
 	s.store.reset()
 	s.faults.clear("")
 	s.balances.reset()
+	s.callbacks.reset()
 }
 
 // Messages returns the recorded messages of kind addressed to to (an empty
@@ -259,4 +262,5 @@ func (s *Simulator) record(kind string, ms []Message) {
 		ms[i].ReceivedAt = now
 	}
 	s.store.add(ms)
+	s.autoCallbacks(kind, ms)
 }

@@ -47,8 +47,12 @@ func scanAttempt(row Row) (*notify.Attempt, error) {
 
 // FindAttemptsOfRequest lists a request's attempts by startedAt ascending.
 func (t *Tx) FindAttemptsOfRequest(ctx context.Context, workspaceID, requestID string) ([]*notify.Attempt, error) {
-	return queryAll(ctx, t.c, scanAttempt, `SELECT `+attemptCols+` FROM attempts WHERE workspace_id = ? AND request_id = ?
+	as, err := queryAll(ctx, t.c, scanAttempt, `SELECT `+attemptCols+` FROM attempts WHERE workspace_id = ? AND request_id = ?
 		ORDER BY started_at, id`, workspaceID, requestID)
+	if err != nil {
+		return nil, err
+	}
+	return as, t.attachFeedback(ctx, workspaceID, as)
 }
 
 // FindAttempts pages attempt history newest first, with each attempt's
@@ -68,6 +72,9 @@ func (t *Tx) FindAttempts(ctx context.Context, workspaceID string, f notify.Atte
 	args = append(args, f.Limit)
 	as, err := queryAll(ctx, t.c, scanAttempt, `SELECT `+attemptCols+` FROM attempts WHERE `+where.String()+`
 		ORDER BY started_at DESC, id DESC LIMIT ?`, args...)
+	if err == nil {
+		err = t.attachFeedback(ctx, workspaceID, as)
+	}
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,0 +1,340 @@
+package service
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/notifyd/notifyd/internal/bounce"
+	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/secret"
+)
+
+// Email provider kinds whose vendors report bounces and complaints.
+const (
+	kindResend   = "mailx_email" // Resend: Svix-signed webhooks
+	kindSES      = "maily_email" // Amazon SES: events through an SNS topic
+	kindPostmark = "mailz_email" // Postmark: bounce and spam-complaint webhooks
+)
+
+// ResendWebhookSecretKey is the configJson key of a Resend account holding
+// the webhook's signing secret (whsec_…), which Resend generates.
+const ResendWebhookSecretKey = "mailx_webhook_secret"
+
+// SESTopicARNKey is the optional configJson key of an SES account naming
+// the SNS topic its callbacks must come from.
+const SESTopicARNKey = "maily_sns_topic_arn"
+
+func callbackKind(kind string) bool {
+	return kind == kindResend || kind == kindSES || kind == kindPostmark
+}
+
+func newSNSVerifier(o Options) *bounce.SNSVerifier {
+	return &bounce.SNSVerifier{Client: o.ProviderDeps.HTTP,
+		Policy: bounce.SNSPolicy{ExtraHosts: o.SNSCertHosts, AllowHTTP: o.SNSAllowHTTP}}
+}
+
+// TrustSNSHost trusts host[:port] for SNS certificates and subscribe URLs
+// from now on, like an entry of NOTIFYD_SNS_CERT_HOSTS (for the demo's
+// in-process simulator).
+func (s *Service) TrustSNSHost(host string) { s.sns.TrustHost(host) }
+
+// CallbackSecretView is a provider account's callback-secret state.
+type CallbackSecretView struct {
+	ProviderAccountID string
+	Configured        bool
+	RotationPending   bool // a previous secret is still accepted
+	RotatedAt         *time.Time
+}
+
+// RotatedCallbackSecret is the answer of a rotation; Secret is shown once.
+type RotatedCallbackSecret struct {
+	CallbackSecretView
+	Secret string
+}
+
+func (s *Service) callbackAccount(ctx context.Context, tx notify.Tx, a *Actor, id string) (*notify.ProviderAccount, error) {
+	if !storable(id) {
+		return nil, notify.NotFound("Provider")
+	}
+	p, err := tx.FindProviderAccount(ctx, a.WorkspaceID, id)
+	if err != nil {
+		return nil, notFound(err, "Provider")
+	}
+	if !callbackKind(p.ProviderKind) {
+		return nil, notify.Invalid("Callback secrets apply to email providers (mailx_email, maily_email, mailz_email); this provider is %s", p.ProviderKind)
+	}
+	return p, nil
+}
+
+func secretView(id string, cs *notify.CallbackSecret) CallbackSecretView {
+	v := CallbackSecretView{ProviderAccountID: id}
+	if cs != nil {
+		at := cs.RotatedAt
+		v.Configured, v.RotationPending, v.RotatedAt = true, cs.PreviousHash != "", &at
+	}
+	return v
+}
+
+// GetCallbackSecret reports whether a provider has a callback secret and
+// whether a rotation is pending; never the secret.
+func (s *Service) GetCallbackSecret(ctx context.Context, a *Actor, id string) (*CallbackSecretView, error) {
+	var v CallbackSecretView
+	err := s.store.View(ctx, func(tx notify.Tx) error {
+		p, err := s.callbackAccount(ctx, tx, a, id)
+		if err != nil {
+			return err
+		}
+		cs, err := tx.FindCallbackSecret(ctx, p.ID)
+		if err != nil && !errors.Is(err, notify.ErrNotFound) {
+			return err
+		}
+		v = secretView(p.ID, cs)
+		return nil
+	})
+	return &v, err
+}
+
+// RotateCallbackSecret issues a new callback secret (audit
+// maily.callback_secret.rotate). The secret it replaces stays valid until
+// FinalizeCallbackSecret, so the vendor side can be switched without
+// losing callbacks; a rotation during a pending one drops the oldest.
+func (s *Service) RotateCallbackSecret(ctx context.Context, a *Actor, id string) (*RotatedCallbackSecret, error) {
+	plain := "cbs_" + secret.RandomToken(32)
+	var out RotatedCallbackSecret
+	err := s.store.Update(ctx, func(tx notify.Tx) error {
+		p, err := s.callbackAccount(ctx, tx, a, id)
+		if err != nil {
+			return err
+		}
+		old, err := tx.FindCallbackSecret(ctx, p.ID)
+		if err != nil && !errors.Is(err, notify.ErrNotFound) {
+			return err
+		}
+		cs := &notify.CallbackSecret{ProviderAccountID: p.ID, WorkspaceID: p.WorkspaceID,
+			CurrentHash: secret.HashToken(plain), RotatedAt: s.now()}
+		if old != nil {
+			cs.PreviousHash = old.CurrentHash
+		}
+		if err := tx.PutCallbackSecret(ctx, cs); err != nil {
+			return err
+		}
+		out = RotatedCallbackSecret{CallbackSecretView: secretView(p.ID, cs), Secret: plain}
+		return s.audit(ctx, tx, a, a.WorkspaceID, "maily.callback_secret.rotate", "provider", p.ID,
+			map[string]any{"providerKind": p.ProviderKind, "previousAccepted": cs.PreviousHash != ""})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// FinalizeCallbackSecret ends a rotation: only the newest secret is
+// accepted from now on (audit maily.callback_secret.finalize). 409 when no
+// rotation is pending.
+func (s *Service) FinalizeCallbackSecret(ctx context.Context, a *Actor, id string) (*CallbackSecretView, error) {
+	var v CallbackSecretView
+	err := s.store.Update(ctx, func(tx notify.Tx) error {
+		p, err := s.callbackAccount(ctx, tx, a, id)
+		if err != nil {
+			return err
+		}
+		cs, err := tx.FindCallbackSecret(ctx, p.ID)
+		if err != nil && !errors.Is(err, notify.ErrNotFound) {
+			return err
+		}
+		if cs == nil || cs.PreviousHash == "" {
+			return notify.Conflict("No callback secret rotation is pending for this provider")
+		}
+		cs.PreviousHash, cs.RotatedAt = "", s.now()
+		if err := tx.PutCallbackSecret(ctx, cs); err != nil {
+			return err
+		}
+		v = secretView(p.ID, cs)
+		return s.audit(ctx, tx, a, a.WorkspaceID, "maily.callback_secret.finalize", "provider", p.ID,
+			map[string]any{"providerKind": p.ProviderKind})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &v, nil
+}
+
+// CallbackInput is one vendor callback as the public endpoint received it.
+type CallbackInput struct {
+	ProviderAccountID string
+	Token             string // ?token= or the basic-auth password
+	Body              []byte
+	Svix              bounce.SvixHeaders
+}
+
+// CallbackResult says what a callback did.
+type CallbackResult struct {
+	Events     int  // bounces and complaints read (duplicates included)
+	Suppressed int  // addresses newly put on the list by this callback
+	Confirmed  bool // an SNS subscription was confirmed
+}
+
+var errCallbackAuth = notify.Unauthorized("Invalid callback credentials")
+
+// ReceiveCallback authenticates a vendor callback by the provider
+// account's callback secret, verifies the vendor's own signature (SNS,
+// Svix), and records every bounce and complaint: a permanent bounce or a
+// complaint puts the address on the workspace's suppression list, and
+// each is attached to the attempt whose provider message id it names.
+func (s *Service) ReceiveCallback(ctx context.Context, in CallbackInput) (*CallbackResult, error) {
+	// Every vendor posts JSON: anything else is refused before the lookups.
+	if !json.Valid(in.Body) {
+		return nil, notify.Invalid("Callback body must be JSON")
+	}
+	if !isUUID(in.ProviderAccountID) {
+		return nil, notify.NotFound("Provider")
+	}
+	var p *notify.ProviderAccount
+	err := s.store.View(ctx, func(tx notify.Tx) error {
+		var err error
+		if p, err = tx.FindProviderAccountAnyWorkspace(ctx, in.ProviderAccountID); err != nil {
+			return notFound(err, "Provider")
+		}
+		if in.Token == "" || len(in.Token) > 200 {
+			return errCallbackAuth
+		}
+		cs, err := tx.FindCallbackSecret(ctx, p.ID)
+		if err != nil {
+			return err
+		}
+		h := secret.HashToken(in.Token)
+		cur := subtle.ConstantTimeCompare([]byte(h), []byte(cs.CurrentHash))
+		prev := subtle.ConstantTimeCompare([]byte(h), []byte(cs.PreviousHash))
+		if cur|prev != 1 || !callbackKind(p.ProviderKind) {
+			return errCallbackAuth
+		}
+		return nil
+	})
+	if errors.Is(err, notify.ErrNotFound) {
+		return nil, errCallbackAuth
+	}
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	res := &CallbackResult{}
+	var events []bounce.Event
+	switch p.ProviderKind {
+	case kindSES:
+		m, err := bounce.ParseSNS(in.Body)
+		if err != nil {
+			return nil, callbackError(err)
+		}
+		if err := s.sns.Verify(ctx, m); err != nil {
+			return nil, callbackError(err)
+		}
+		// AWS advises refusing unexpected topics; the account may name its
+		// topic, else any topic signed by SNS is taken.
+		cfg, err := s.OpenConfig(p)
+		if err != nil {
+			return nil, err
+		}
+		if want := cfg[SESTopicARNKey]; want != "" && subtle.ConstantTimeCompare([]byte(want), []byte(m.TopicArn)) != 1 {
+			return nil, notify.Unauthorized("Invalid signature: TopicArn is not the provider's %s", SESTopicARNKey)
+		}
+		switch m.Type {
+		case bounce.SNSSubscriptionConfirmation:
+			if err := s.sns.Confirm(ctx, m); err != nil {
+				return nil, callbackError(err)
+			}
+			s.log.Info("SNS subscription confirmed", "providerAccountId", p.ID, "topicArn", m.TopicArn)
+			res.Confirmed = true
+			return res, nil
+		case bounce.SNSUnsubscribeConfirmation:
+			return res, nil
+		}
+		if events, err = bounce.ParseSES(m.Message, m.MessageID, now); err != nil {
+			return nil, callbackError(err)
+		}
+	case kindResend:
+		cfg, err := s.OpenConfig(p)
+		if err != nil {
+			return nil, err
+		}
+		whsec := cfg[ResendWebhookSecretKey]
+		if whsec == "" {
+			return nil, notify.Unauthorized("Invalid signature: the provider has no %s configured", ResendWebhookSecretKey)
+		}
+		if err := bounce.VerifySvix(whsec, in.Svix, in.Body, now); err != nil {
+			return nil, callbackError(err)
+		}
+		if events, err = bounce.ParseResend(in.Body, in.Svix.ID, now); err != nil {
+			return nil, callbackError(err)
+		}
+	case kindPostmark:
+		if events, err = bounce.ParsePostmark(in.Body, now); err != nil {
+			return nil, callbackError(err)
+		}
+	}
+	res.Events = len(events)
+	if len(events) == 0 {
+		return res, nil
+	}
+	err = s.store.Update(ctx, func(tx notify.Tx) error {
+		res.Suppressed = 0
+		for _, ev := range events {
+			n, err := s.recordFeedback(ctx, tx, p, ev, now)
+			if err != nil {
+				return err
+			}
+			res.Suppressed += n
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// recordFeedback stores one event and suppresses its address when it calls
+// for it; a vendor retry of an event already stored changes nothing.
+func (s *Service) recordFeedback(ctx context.Context, tx notify.Tx, p *notify.ProviderAccount, ev bounce.Event, now time.Time) (int, error) {
+	reason, suppress := ev.Suppresses()
+	f := &notify.DeliveryFeedback{ID: newID(), WorkspaceID: p.WorkspaceID, ProviderAccountID: p.ID, ProviderMessageID: ev.MessageID,
+		RecipientAddress: ev.Recipient, Type: ev.Type, BounceType: ev.BounceType, Detail: ev.Detail, Suppressed: suppress,
+		VendorEventID: ev.EventID, OccurredAt: ev.OccurredAt, ReceivedAt: now}
+	if ev.MessageID != "" {
+		at, err := tx.FindAttemptByMessageID(ctx, p.WorkspaceID, p.ID, ev.MessageID)
+		switch {
+		case err == nil:
+			f.RequestID, f.AttemptID = at.RequestID, at.ID
+		case !errors.Is(err, notify.ErrNotFound):
+			return 0, err
+		}
+	}
+	inserted, err := tx.CreateDeliveryFeedback(ctx, f)
+	if err != nil || !inserted || !suppress {
+		return 0, err
+	}
+	if err := tx.PutSuppression(ctx, p.WorkspaceID, ev.Recipient, reason, now); err != nil {
+		return 0, err
+	}
+	return 1, nil
+}
+
+// callbackError maps the bounce package's errors onto API errors.
+func callbackError(err error) error {
+	msg := err.Error()
+	if i := strings.LastIndex(msg, "\n"); i >= 0 {
+		msg = msg[i+1:]
+	}
+	switch {
+	case errors.Is(err, bounce.ErrMalformed):
+		return notify.Invalid("%s", msg)
+	case errors.Is(err, bounce.ErrFetch):
+		return notify.Errorf(notify.CodeProviderFailed, "%s", msg)
+	case errors.Is(err, bounce.ErrSignature):
+		return notify.Unauthorized("Invalid signature: %s", strings.TrimPrefix(msg, bounce.ErrSignature.Error()+": "))
+	}
+	return err
+}
