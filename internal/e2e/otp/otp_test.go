@@ -22,8 +22,9 @@ import (
 var ctx = context.Background()
 
 type bundle struct {
-	env *notifytest.Env
-	key *client.Client
+	env         *notifytest.Env
+	key         *client.Client
+	smsProvider string
 }
 
 func setup(t *testing.T) *bundle {
@@ -42,6 +43,7 @@ func setup(t *testing.T) *bundle {
 		} `json:"provider"`
 	}
 	require.NoError(t, r.Decode(&p))
+	b.smsProvider = p.Provider.ID
 	r, err = env.Owner.Dashboard(ctx, "PUT", "/v1/routes", map[string]any{"routes": []map[string]any{
 		{"channel": "sms", "providerAccountId": p.Provider.ID, "priority": 1}}})
 	require.NoError(t, err)
