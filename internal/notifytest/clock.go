@@ -31,6 +31,15 @@ func (c *Clock) Advance(d time.Duration) {
 	c.off += d
 }
 
+// AdvanceTo moves the clock forward so that Now is about at (never back).
+func (c *Clock) AdvanceTo(at time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if d := time.Until(at) - c.off; d > 0 {
+		c.off += d
+	}
+}
+
 // StartPeer opens a second daemon (its own HTTP server, queue client and
 // service) on the same database and configuration as e, like a second
 // process of a multi-instance deployment. now is its clock (nil:

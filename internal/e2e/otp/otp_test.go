@@ -29,9 +29,21 @@ type bundle struct {
 
 func setup(t *testing.T) *bundle {
 	t.Helper()
-	env := notifytest.StartDaemon(t)
+	return setupAt(t, nil)
+}
+
+// setupAt starts a daemon on clock (nil: real time) whose API key client
+// signs with the same clock.
+func setupAt(t *testing.T, clock *notifytest.Clock) *bundle {
+	t.Helper()
+	var now func() time.Time
+	if clock != nil {
+		now = clock.Now
+	}
+	env := notifytest.StartDaemonAt(t, now)
 	key, _, err := env.Owner.CreateAPIKey(ctx, "otp", "otp:send", "otp:verify")
 	require.NoError(t, err)
+	key.Now = now
 	b := &bundle{env: env, key: key}
 	r, err := env.Owner.Dashboard(ctx, "POST", "/v1/providers", map[string]any{"providerKind": "vendorb_sms", "displayName": "sms",
 		"configJson": map[string]string{"vendorb_api_key": "k", "vendorb_api_secret": "s", "vendorb_sender": "0212345678", "base_url": env.SimURL}})
