@@ -190,3 +190,32 @@ func TestSendLimitWindows(t *testing.T) {
 	clock.AdvanceTo(day.Add(24*time.Hour + time.Minute)) // next UTC day
 	b.send(t, map[string]any{"channel": "sms", "to": to})
 }
+
+// TestCleanup: the periodic cleanup deletes sessions 24 h after their
+// expiry, and counters of ended windows, so the limits start afresh.
+func TestCleanup(t *testing.T) {
+	t.Parallel()
+	clock := &notifytest.Clock{}
+	b := setupAt(t, clock)
+	day := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, 2)
+	clock.AdvanceTo(day.Add(10 * time.Hour))
+	old := b.send(t, map[string]any{"channel": "sms", "to": "01081818181"})
+	v := b.verify(t, old.VerificationID, b.code(t, "01081818181"))
+	require.Equal(t, "verified", v.Status)
+	for range 4 {
+		b.send(t, map[string]any{"channel": "sms", "to": "01081818181"})
+	}
+	clock.Advance(24*time.Hour + 3*time.Minute - time.Second)
+	recent := b.send(t, map[string]any{"channel": "sms", "to": "01082828282"})
+
+	sessions, counters, err := b.env.Daemon.Service.CleanupOTP(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 0, sessions, "kept until 24 h after expiry")
+	require.Equal(t, 1, counters, "yesterday's hourly counter; its daily one is kept a day longer")
+	clock.Advance(2 * time.Second)
+	sessions, _, err = b.env.Daemon.Service.CleanupOTP(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 5, sessions)
+	problem(t, b.signed(t, "GET", "/v1/otp/"+old.VerificationID, nil), 404, "SVC-40400", "OTP verification not found")
+	require.Equal(t, "pending", b.get(t, recent.VerificationID).Status)
+}

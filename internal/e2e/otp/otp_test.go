@@ -34,13 +34,13 @@ func setup(t *testing.T) *bundle {
 
 // setupAt starts a daemon on clock (nil: real time) whose API key client
 // signs with the same clock.
-func setupAt(t *testing.T, clock *notifytest.Clock) *bundle {
+func setupAt(t *testing.T, clock *notifytest.Clock, opts ...notifytest.Option) *bundle {
 	t.Helper()
 	var now func() time.Time
 	if clock != nil {
 		now = clock.Now
 	}
-	env := notifytest.StartDaemonAt(t, now)
+	env := notifytest.StartDaemonAt(t, now, opts...)
 	key, _, err := env.Owner.CreateAPIKey(ctx, "otp", "otp:send", "otp:verify")
 	require.NoError(t, err)
 	key.Now = now
