@@ -367,3 +367,114 @@ func TestMasking(t *testing.T) {
 	require.Equal(t, "*******5678", otp.Mask("sms", otp.Normalize("sms", "010-1234-5678")))
 	require.Equal(t, "ab****@example.com", otp.Mask("email", otp.Normalize("email", " AbcDef@Example.com ")))
 }
+
+// TestDefaultTexts pins the built-in messages: brand, code or link and the
+// minutes left; email has a subject, a text and an HTML part.
+func TestDefaultTexts(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.emailRoute(t)
+
+	b.send(t, map[string]any{"channel": "sms", "to": "01012120000", "brandName": "Acme"})
+	code := b.code(t, "01012120000")
+	require.Equal(t, "[Acme] Your verification code is "+code+" (valid for 3 minutes)", b.lastText(t, "01012120000"))
+	b.send(t, map[string]any{"channel": "sms", "to": "01012120001"})
+	require.Equal(t, "Your verification code is "+b.code(t, "01012120001")+" (valid for 3 minutes)", b.lastText(t, "01012120001"),
+		"no brand: no brackets")
+
+	b.send(t, map[string]any{"channel": "email", "to": "mail.code@example.com", "brandName": "Acme <&>"})
+	m := b.simMail(t, "mail.code@example.com")
+	require.Equal(t, "[Acme <&>] Verification", m.Subject)
+	mc := codeRE.FindStringSubmatch(m.Text)
+	require.NotNil(t, mc, m.Text)
+	require.Equal(t, "[Acme <&>] Your verification code is "+mc[1]+" (valid for 3 minutes)", m.Text)
+	require.Contains(t, m.HTML, "<strong>"+mc[1]+"</strong>")
+	require.Contains(t, m.HTML, "[Acme &lt;&amp;&gt;]", "the brand is escaped in HTML")
+	require.Contains(t, m.HTML, "valid for 3 minutes")
+
+	b.send(t, map[string]any{"channel": "email", "to": "mail.link@example.com", "mode": "link"})
+	m = b.simMail(t, "mail.link@example.com")
+	require.Equal(t, "Verification", m.Subject)
+	require.Regexp(t, `^Open this link to verify: http://\S+/v1/otp/link/[A-Za-z0-9_-]{43} \(valid for 3 minutes\)$`, m.Text)
+	require.Contains(t, m.HTML, `<a href="http://`)
+	require.Contains(t, m.HTML, "valid for 3 minutes")
+}
+
+// TestAlimtalkVariables: a messenger OTP goes through the approved
+// template; code, brand and minutes (and link in link mode) are filled by
+// the server over the caller's values.
+func TestAlimtalkVariables(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	own := b.env.Owner
+	r, err := own.Dashboard(ctx, "POST", "/v1/providers", map[string]any{"providerKind": "vendorb_msgr", "displayName": "msgr",
+		"configJson": map[string]string{"vendorb_api_key": "k", "vendorb_api_secret": "s", "vendorb_sender": "0212345678", "base_url": b.env.SimURL}})
+	require.NoError(t, err)
+	require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
+	var p struct {
+		Provider struct {
+			ID string `json:"id"`
+		} `json:"provider"`
+	}
+	require.NoError(t, r.Decode(&p))
+	r, err = own.Dashboard(ctx, "PUT", "/v1/routes", map[string]any{"routes": []map[string]any{
+		{"channel": "msgr_alimtalk", "providerAccountId": p.Provider.ID, "priority": 1}}})
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+	var tp struct {
+		Template struct {
+			ID string `json:"id"`
+		} `json:"template"`
+	}
+	for _, c := range []struct{ code, text string }{
+		{"otp", "[{{brand}}] 인증번호 {{code}} ({{minutes}}분) {{extra}}"},
+		{"otplink", "[{{brand}}] {{link}} ({{minutes}}분)"},
+	} {
+		r, err = own.Dashboard(ctx, "POST", "/v1/templates", map[string]any{"code": c.code, "channel": "msgr_alimtalk", "name": c.code,
+			"providerAccountId": p.Provider.ID, "vendorTemplateId": "TP-" + c.code, "senderProfileKey": "PF-1"})
+		require.NoError(t, err)
+		require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
+		require.NoError(t, r.Decode(&tp))
+		id := tp.Template.ID
+		for _, step := range []struct {
+			method, path string
+			body         any
+		}{
+			{"POST", "/v1/templates/" + id + "/versions", map[string]any{"text": c.text}},
+			{"POST", "/v1/templates/" + id + "/versions/1/publish", nil},
+		} {
+			r, err = own.Dashboard(ctx, step.method, step.path, step.body)
+			require.NoError(t, err)
+			require.Less(t, r.Status, 300, string(r.Body))
+		}
+		// Not yet approved: 400, nothing sent.
+		problemStatus := b.signed(t, "POST", "/v1/otp", map[string]any{"channel": "msgr_alimtalk", "to": "01013130000", "templateCode": c.code})
+		require.Equal(t, http.StatusBadRequest, problemStatus.Status, string(problemStatus.Body))
+		r, err = own.Dashboard(ctx, "PUT", "/v1/templates/"+id+"/review-status", map[string]any{"reviewStatus": "APPROVED"})
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+	}
+	require.Empty(t, b.env.Sim.Messages("vendorb_msgr", "", 0))
+
+	b.send(t, map[string]any{"channel": "msgr_alimtalk", "to": "010-1313-0000", "templateCode": "otp", "brandName": "Acme",
+		"templateVariables": map[string]string{"code": "999999", "brand": "Evil", "minutes": "60", "extra": "x"}})
+	ms := b.env.Sim.Messages("vendorb_msgr", "01013130000", 0)
+	require.Len(t, ms, 1)
+	m := ms[0]
+	code := m.Headers["variables.#{code}"]
+	require.Regexp(t, `^\d{6}$`, code)
+	require.NotEqual(t, "999999", code)
+	require.Equal(t, "Acme", m.Headers["variables.#{brand}"])
+	require.Equal(t, "3", m.Headers["variables.#{minutes}"])
+	require.Equal(t, "x", m.Headers["variables.#{extra}"])
+	require.Equal(t, "TP-otp", m.Headers["templateId"])
+	require.Equal(t, "[Acme] 인증번호 "+code+" (3분) x", m.Text)
+
+	s := b.send(t, map[string]any{"channel": "msgr_alimtalk", "to": "01013130001", "templateCode": "otplink", "mode": "link",
+		"templateVariables": map[string]string{"link": "https://evil.example/"}})
+	ms = b.env.Sim.Messages("vendorb_msgr", "01013130001", 0)
+	require.Len(t, ms, 1)
+	link := ms[0].Headers["variables.#{link}"]
+	require.Regexp(t, `^http://\S+/v1/otp/link/[A-Za-z0-9_-]{43}$`, link)
+	require.Equal(t, "link", s.Mode)
+}
