@@ -45,6 +45,13 @@ func StartChromium(t testing.TB) *Browser {
 	if path == "" {
 		t.Fatalf("headless Chromium not found on PATH (nor %s): install it, e.g. `apt-get install -y chromium` (.ci/run does this)", EnvChromium)
 	}
+	// Our own profile directory rather than t.TempDir or chromedp's: the
+	// browser's helper processes may still write to it for a moment after
+	// the browser exits, and the removal below retries instead of failing.
+	profile, err := os.MkdirTemp("", "notifyd-chromium-")
+	if err != nil {
+		t.Fatalf("chromium profile dir: %v", err)
+	}
 	var out lockedBuffer
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(path),
@@ -53,7 +60,7 @@ func StartChromium(t testing.TB) *Browser {
 		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("no-proxy-server", true), // the daemon is on loopback
-		chromedp.UserDataDir(t.TempDir()),
+		chromedp.UserDataDir(profile),
 		chromedp.WSURLReadTimeout(20*time.Second),
 		chromedp.CombinedOutput(&out),
 	)
@@ -66,13 +73,24 @@ func StartChromium(t testing.TB) *Browser {
 	if err := chromedp.Run(ctx); err != nil {
 		cancel()
 		cancelAlloc()
+		removeProfile(profile)
 		t.Fatalf("start headless Chromium %s: %v\n%s", path, err, out.String())
 	}
 	t.Cleanup(func() {
-		cancel() // closes the tab and the browser
-		cancelAlloc()
+		cancel()      // closes the tab and the browser
+		cancelAlloc() // waits for the browser process
+		removeProfile(profile)
 	})
 	return &Browser{ctx: ctx, timeout: 15 * time.Second}
+}
+
+func removeProfile(dir string) {
+	for range 20 {
+		if os.RemoveAll(dir) == nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // Run runs actions in the browser's tab within the browser's timeout and
