@@ -219,3 +219,35 @@ func TestCleanup(t *testing.T) {
 	problem(t, b.signed(t, "GET", "/v1/otp/"+old.VerificationID, nil), 404, "SVC-40400", "OTP verification not found")
 	require.Equal(t, "pending", b.get(t, recent.VerificationID).Status)
 }
+
+// TestLinkResend: a resend in link mode sends a new link; the old one
+// fails at once, the new one completes.
+func TestLinkResend(t *testing.T) {
+	t.Parallel()
+	clock := &notifytest.Clock{}
+	b := setupAt(t, clock)
+	const to = "01071717171"
+	s := b.send(t, map[string]any{"channel": "sms", "to": to, "mode": "link"})
+	old := linkRE.FindStringSubmatch(b.lastText(t, to))[1]
+	clock.Advance(30 * time.Second)
+	r := b.resend(t, s.VerificationID)
+	require.Equal(t, "link", r.Mode)
+	fresh := linkRE.FindStringSubmatch(b.lastText(t, to))[1]
+	require.NotEqual(t, old, fresh)
+	status := func(method, tok string) int {
+		req, err := http.NewRequest(method, b.env.Daemon.URL()+"/v1/otp/link/"+tok, nil)
+		require.NoError(t, err)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	require.Equal(t, http.StatusNotFound, status("GET", old))
+	require.Equal(t, http.StatusNotFound, status("POST", old))
+	require.Equal(t, "pending", b.get(t, s.VerificationID).Status)
+	require.Equal(t, http.StatusOK, status("GET", fresh))
+	require.Equal(t, http.StatusOK, status("POST", fresh))
+	require.Equal(t, "verified", b.get(t, s.VerificationID).Status)
+	require.Equal(t, http.StatusOK, status("POST", fresh), "idempotent")
+	require.Equal(t, http.StatusNotFound, status("POST", old))
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/notifyd/notifyd/client"
+	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/notifytest"
 	"github.com/notifyd/notifyd/internal/otp"
 	"github.com/notifyd/notifyd/internal/secret"
@@ -477,4 +478,123 @@ func TestAlimtalkVariables(t *testing.T) {
 	link := ms[0].Headers["variables.#{link}"]
 	require.Regexp(t, `^http://\S+/v1/otp/link/[A-Za-z0-9_-]{43}$`, link)
 	require.Equal(t, "link", s.Mode)
+}
+
+// session reads a session straight from the store, to see what is kept.
+func (b *bundle) session(t *testing.T, id string) *notify.OTPSession {
+	t.Helper()
+	var s *notify.OTPSession
+	require.NoError(t, b.env.Daemon.DB.View(ctx, func(tx notify.Tx) error {
+		var err error
+		s, err = tx.FindOTPSession(ctx, b.env.Workspace, id)
+		return err
+	}))
+	return s
+}
+
+func (b *bundle) request(t *testing.T, id string) *notify.Request {
+	t.Helper()
+	var r *notify.Request
+	require.NoError(t, b.env.Daemon.DB.View(ctx, func(tx notify.Tx) error {
+		var err error
+		r, err = tx.FindRequest(ctx, b.env.Workspace, id)
+		return err
+	}))
+	return r
+}
+
+// TestStoredSecrets: the code is kept only as a session-bound HMAC (gone
+// after success), the link token only as its SHA-256; the recorded request
+// holds neither.
+func TestStoredSecrets(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	s := b.send(t, map[string]any{"channel": "sms", "to": "01020202020", "brandName": "Acme"})
+	code := b.code(t, "01020202020")
+	sess := b.session(t, s.VerificationID)
+	require.Len(t, sess.CodeHash, 64)
+	require.NotContains(t, sess.CodeHash, code)
+	require.Empty(t, sess.LinkHash)
+	req := b.request(t, sess.RequestID)
+	require.Equal(t, s.VerificationID, req.Metadata["otpVerificationId"])
+	require.Equal(t, "[Acme] Your verification code is [redacted] (valid for 3 minutes)", req.Text)
+	require.Equal(t, "[redacted]", req.TemplateVariables["code"])
+	require.Equal(t, "verified", b.verify(t, s.VerificationID, code).Status)
+	require.Empty(t, b.session(t, s.VerificationID).CodeHash, "code hash removed on success")
+
+	l := b.send(t, map[string]any{"channel": "sms", "to": "01020202021", "mode": "link"})
+	tok := linkRE.FindStringSubmatch(b.lastText(t, "01020202021"))[1]
+	sess = b.session(t, l.VerificationID)
+	require.Equal(t, otp.HashLinkToken(tok), sess.LinkHash)
+	require.Empty(t, sess.CodeHash)
+	req = b.request(t, sess.RequestID)
+	require.NotContains(t, req.Text, tok)
+	require.NotContains(t, req.TemplateVariables["link"], tok)
+}
+
+// TestSyncDeliveryFailure: when every route fails the send answers 502
+// with the reason, and the session is failed with no secret kept.
+func TestSyncDeliveryFailure(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	resp, err := http.Post(b.env.SimURL+"/_sim/faults", "application/json", strings.NewReader(`{"kind":"vendorb_sms","status":400}`))
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusCreated, resp.StatusCode)
+	r := b.signed(t, "POST", "/v1/otp", map[string]any{"channel": "sms", "to": "01030303030"})
+	require.Equal(t, http.StatusBadGateway, r.Status, string(r.Body))
+	require.Equal(t, "SVC-50200", r.Problem().Code)
+	require.NotEmpty(t, r.Problem().Detail)
+
+	a, err := b.env.Owner.Dashboard(ctx, "GET", "/v1/attempts", nil)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, a.Status, string(a.Body))
+	var attempts struct {
+		Attempts []struct {
+			NotificationRequestID string `json:"notificationRequestId"`
+			Status                string `json:"status"`
+		} `json:"attempts"`
+	}
+	require.NoError(t, a.Decode(&attempts))
+	require.Len(t, attempts.Attempts, 1)
+	require.Equal(t, "failure", attempts.Attempts[0].Status)
+	req := b.request(t, attempts.Attempts[0].NotificationRequestID)
+	require.Equal(t, "failed", string(req.Status))
+	sess := b.session(t, req.Metadata["otpVerificationId"])
+	require.Equal(t, "failed", sess.Status)
+	require.Empty(t, sess.CodeHash)
+	// A failed session cannot be verified or resent: a new send is required.
+	require.Equal(t, verifyOut{Status: "failed", Reason: "expired"}, b.verify(t, sess.ID, "123456"))
+	problem(t, b.signed(t, "POST", "/v1/otp/"+sess.ID+"/resend", nil), 404, "SVC-40400", "OTP verification not found or expired")
+	require.Equal(t, "failed", b.get(t, sess.ID).Status)
+	b.send(t, map[string]any{"channel": "sms", "to": "01030303030"})
+}
+
+// TestScopes: send and resend need otp:send; verify and lookup otp:verify.
+func TestScopes(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	s := b.send(t, map[string]any{"channel": "sms", "to": "01014141414"})
+	sendOnly, _, err := b.env.Owner.CreateAPIKey(ctx, "send", "otp:send")
+	require.NoError(t, err)
+	verifyOnly, _, err := b.env.Owner.CreateAPIKey(ctx, "verify", "otp:verify")
+	require.NoError(t, err)
+	for _, c := range []struct {
+		key          *client.Client
+		method, path string
+		body         any
+	}{
+		{sendOnly, "POST", "/v1/otp/" + s.VerificationID + "/verify", map[string]any{"code": "123456"}},
+		{sendOnly, "GET", "/v1/otp/" + s.VerificationID, nil},
+		{verifyOnly, "POST", "/v1/otp", map[string]any{"channel": "sms", "to": "01014141415"}},
+		{verifyOnly, "POST", "/v1/otp/" + s.VerificationID + "/resend", nil},
+	} {
+		r, err := c.key.Signed(ctx, c.method, c.path, c.body)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusForbidden, r.Status, c.path)
+	}
+	require.Equal(t, 0, b.get(t, s.VerificationID).Attempts, "a refused verify uses no attempt")
+	r, err := verifyOnly.Signed(ctx, "GET", "/v1/otp/"+s.VerificationID, nil)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, r.Status)
 }
