@@ -39,7 +39,7 @@ func TestResendCooldownAndMaximum(t *testing.T) {
 	code := b.code(t, to)
 	resendPath := "/v1/otp/" + s.VerificationID + "/resend"
 
-	clock.Advance(29 * time.Second)
+	clock.AdvanceTo(parseTime(t, s.ResendAvailableAt).Add(-10 * time.Second)) // margin for slow runs (-race)
 	problem(t, b.signed(t, "POST", resendPath, nil), 429, "SVC-42900", "Resend cooldown active")
 	require.Equal(t, verifyOut{Status: "failed", Reason: "invalid_code", AttemptsRemaining: 4}, b.verify(t, s.VerificationID, wrong(code)))
 
@@ -51,8 +51,9 @@ func TestResendCooldownAndMaximum(t *testing.T) {
 		require.Equal(t, "pending", r.Status)
 		require.Equal(t, "code", r.Mode)
 		require.Equal(t, "sms", r.Channel)
-		require.InDelta(t, 180, parseTime(t, r.ExpiresAt).Sub(before).Seconds(), 2, "TTL restarts")
-		require.InDelta(t, 30, parseTime(t, r.ResendAvailableAt).Sub(before).Seconds(), 2, "cooldown restarts")
+		exp, ra := parseTime(t, r.ExpiresAt), parseTime(t, r.ResendAvailableAt)
+		require.WithinRange(t, exp, before.Add(179*time.Second), before.Add(190*time.Second), "TTL restarts")
+		require.Equal(t, 150*time.Second, exp.Sub(ra), "cooldown restarts")
 		g := b.get(t, s.VerificationID)
 		require.Equal(t, i, g.ResendCount)
 		require.Equal(t, 0, g.Attempts, "attempts reset to 0")
@@ -91,9 +92,9 @@ func TestExpiry(t *testing.T) {
 
 	// Status lookup first.
 	a := b.send(t, map[string]any{"channel": "sms", "to": "01041414141"})
-	clock.Advance(179 * time.Second)
+	clock.AdvanceTo(parseTime(t, a.ExpiresAt).Add(-10 * time.Second)) // margin for slow runs (-race)
 	require.Equal(t, "pending", b.get(t, a.VerificationID).Status)
-	clock.Advance(time.Second)
+	clock.AdvanceTo(parseTime(t, a.ExpiresAt).Add(time.Millisecond)) // JSON times are truncated to ms
 	require.Equal(t, "expired", b.get(t, a.VerificationID).Status, "expired at expiresAt, evaluated at lookup")
 	require.Equal(t, verifyOut{Status: "failed", Reason: "expired"}, b.verify(t, a.VerificationID, b.code(t, "01041414141")))
 	problem(t, b.signed(t, "POST", "/v1/otp/"+a.VerificationID+"/resend", nil), 400, "SVC-40000", "OTP has expired")
@@ -141,9 +142,12 @@ func TestVerifiedTokenExpiry(t *testing.T) {
 	s := b.send(t, map[string]any{"channel": "sms", "to": "01051515151"})
 	v := b.verify(t, s.VerificationID, b.code(t, "01051515151"))
 	require.Equal(t, "verified", v.Status)
-	_, err := otp.VerifyToken(otpSecret(t), v.VerificationToken, clock.Now().Add(299*time.Second))
+	c0, err := otp.VerifyToken(otpSecret(t), v.VerificationToken, clock.Now())
 	require.NoError(t, err)
-	_, err = otp.VerifyToken(otpSecret(t), v.VerificationToken, clock.Now().Add(301*time.Second))
+	require.Equal(t, int64(300), c0.EXP-c0.IAT)
+	_, err = otp.VerifyToken(otpSecret(t), v.VerificationToken, time.Unix(c0.EXP-1, 0))
+	require.NoError(t, err)
+	_, err = otp.VerifyToken(otpSecret(t), v.VerificationToken, time.Unix(c0.EXP, 0))
 	require.ErrorIs(t, err, otp.ErrExpired)
 	// A verified session never expires; its lookup re-signs.
 	clock.Advance(400 * time.Second)
@@ -202,17 +206,20 @@ func TestCleanup(t *testing.T) {
 	old := b.send(t, map[string]any{"channel": "sms", "to": "01081818181"})
 	v := b.verify(t, old.VerificationID, b.code(t, "01081818181"))
 	require.Equal(t, "verified", v.Status)
+	var last sendOut
 	for range 4 {
-		b.send(t, map[string]any{"channel": "sms", "to": "01081818181"})
+		last = b.send(t, map[string]any{"channel": "sms", "to": "01081818181"})
 	}
-	clock.Advance(24*time.Hour + 3*time.Minute - time.Second)
+	// Margins of tens of seconds: under -race on a busy machine the calls
+	// take a while of real time, which the clock includes.
+	clock.AdvanceTo(parseTime(t, old.ExpiresAt).Add(24*time.Hour - 30*time.Second))
 	recent := b.send(t, map[string]any{"channel": "sms", "to": "01082828282"})
 
 	sessions, counters, err := b.env.Daemon.Service.CleanupOTP(ctx)
 	require.NoError(t, err)
 	require.Equal(t, 0, sessions, "kept until 24 h after expiry")
 	require.Equal(t, 1, counters, "yesterday's hourly counter; its daily one is kept a day longer")
-	clock.Advance(2 * time.Second)
+	clock.AdvanceTo(parseTime(t, last.ExpiresAt).Add(24*time.Hour + time.Second))
 	sessions, _, err = b.env.Daemon.Service.CleanupOTP(ctx)
 	require.NoError(t, err)
 	require.Equal(t, 5, sessions)
