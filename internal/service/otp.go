@@ -211,6 +211,9 @@ func (s *Service) prepareOTP(ctx context.Context, tx notify.Tx, key *notify.APIK
 		sess.LinkHash, sess.CodeHash = hash, ""
 		plain = tok
 		vars["link"] = strings.TrimRight(in.LinkBase, "/") + "/v1/otp/link/" + tok
+		// code is a server key (SPEC): a caller's value must not pass for a
+		// code in a link message.
+		vars["code"] = ""
 	} else {
 		code, err := otp.GenerateCode(p.CodeLength)
 		if err != nil {

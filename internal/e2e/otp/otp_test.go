@@ -472,12 +472,13 @@ func TestAlimtalkVariables(t *testing.T) {
 	require.Equal(t, "[Acme] 인증번호 "+code+" (3분) x", m.Text)
 
 	s := b.send(t, map[string]any{"channel": "msgr_alimtalk", "to": "01013130001", "templateCode": "otplink", "mode": "link",
-		"templateVariables": map[string]string{"link": "https://evil.example/"}})
+		"templateVariables": map[string]string{"link": "https://evil.example/", "code": "999999"}})
 	ms = b.env.Sim.Messages("vendorb_msgr", "01013130001", 0)
 	require.Len(t, ms, 1)
 	link := ms[0].Headers["variables.#{link}"]
 	require.Regexp(t, `^http://\S+/v1/otp/link/[A-Za-z0-9_-]{43}$`, link)
 	require.Equal(t, "link", s.Mode)
+	require.Equal(t, "", ms[0].Headers["variables.#{code}"], "no caller code in a link message")
 }
 
 // session reads a session straight from the store, to see what is kept.
