@@ -43,6 +43,9 @@ type Daemon struct {
 	Metrics *metrics.Metrics
 	// Stdout receives the first-start login notice.
 	Stdout io.Writer
+	// Now, when set before Open, is the service clock (tests move it to
+	// reach expiry and cooldown ends without sleeping); nil means time.Now.
+	Now func() time.Time
 
 	queue    store.Queue
 	listener net.Listener
@@ -125,7 +128,7 @@ func (d *Daemon) Open(ctx context.Context) error {
 		otpSecret = secret.Derive(master, service.OTPSigningLabel)
 	}
 	d.Service = service.New(service.Options{
-		Store: d.DB, Box: box, Logger: d.Logger, HMACTolerance: d.Config.HMACTolerance,
+		Store: d.DB, Box: box, Now: d.Now, Logger: d.Logger, HMACTolerance: d.Config.HMACTolerance,
 		OTPSecret: otpSecret, OTPCodeKey: secret.Derive(master, service.OTPCodeLabel),
 		JobAttempts: d.Config.QueueJobAttempts, Backoff: d.Config.QueueBackoff,
 		Kinds:        kinds.All(),

@@ -66,4 +66,11 @@ type OTPTx interface {
 	// IncrementOTPSendCount adds one to a recipient's send counter of one
 	// window and returns the new count.
 	IncrementOTPSendCount(ctx context.Context, workspaceID, recipient, windowKind string, windowStart time.Time) (int, error)
+	// DeleteOTPSessionsExpiredBefore deletes sessions (of every workspace
+	// and status) whose expiry is before t, and returns how many.
+	DeleteOTPSessionsExpiredBefore(ctx context.Context, t time.Time) (int, error)
+	// DeleteOTPSendCountersBefore deletes hourly counters whose window
+	// starts before hourStart and daily counters whose window starts before
+	// dayStart, and returns how many.
+	DeleteOTPSendCountersBefore(ctx context.Context, hourStart, dayStart time.Time) (int, error)
 }

@@ -45,6 +45,13 @@ func WithDNSServer(addr string) Option {
 // httptest server and private targets allowed (the simulator is loopback).
 func StartDaemon(t testing.TB, opts ...Option) *Env {
 	t.Helper()
+	return StartDaemonAt(t, nil, opts...)
+}
+
+// StartDaemonAt is StartDaemon with the service clock now (nil: time.Now),
+// for tests that must pass expiry or cooldown times (see Clock).
+func StartDaemonAt(t testing.TB, now func() time.Time, opts ...Option) *Env {
+	t.Helper()
 	sim := simulator.New()
 	simSrv := httptest.NewServer(sim)
 	t.Cleanup(simSrv.Close)
@@ -60,14 +67,8 @@ func StartDaemon(t testing.TB, opts ...Option) *Env {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	d := daemon.New(cfg, nil, nil)
+	d := openDaemon(t, cfg, now)
 	ctx := context.Background()
-	require.NoError(t, d.Open(ctx))
-	t.Cleanup(func() {
-		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = d.Close(cctx)
-	})
 	res, err := d.Service.Bootstrap(ctx, "Test", "owner@example.com", "correct horse battery")
 	require.NoError(t, err)
 	c := client.New(d.URL())
@@ -85,4 +86,18 @@ func (e *Env) NewWorkspace(t testing.TB, name, email string) (*client.Client, st
 	c := client.New(e.Daemon.URL())
 	c.Token = res.AccessToken
 	return c, res.WorkspaceID
+}
+
+// openDaemon opens a daemon of cfg with clock now, closed after the test.
+func openDaemon(t testing.TB, cfg config.Config, now func() time.Time) *daemon.Daemon {
+	t.Helper()
+	d := daemon.New(cfg, nil, nil)
+	d.Now = now
+	require.NoError(t, d.Open(context.Background()))
+	t.Cleanup(func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = d.Close(cctx)
+	})
+	return d
 }

@@ -211,6 +211,9 @@ func (s *Service) prepareOTP(ctx context.Context, tx notify.Tx, key *notify.APIK
 		sess.LinkHash, sess.CodeHash = hash, ""
 		plain = tok
 		vars["link"] = strings.TrimRight(in.LinkBase, "/") + "/v1/otp/link/" + tok
+		// code is a server key (SPEC): a caller's value must not pass for a
+		// code in a link message.
+		vars["code"] = ""
 	} else {
 		code, err := otp.GenerateCode(p.CodeLength)
 		if err != nil {
@@ -675,4 +678,28 @@ func (s *Service) OTPLinkComplete(ctx context.Context, token string) (OTPLinkSta
 		return nil
 	})
 	return state, err
+}
+
+// OTPRetention is how long a session is kept after its expiry: long enough
+// for the customer backend's status lookup (pattern B) after the last
+// moment anyone could verify, short enough that recipients' addresses do
+// not pile up.
+const OTPRetention = 24 * time.Hour
+
+// CleanupOTP deletes sessions expired more than OTPRetention ago and the
+// send counters of ended windows (the hour and the UTC day before the
+// current ones are kept: they are the only ones a send can still touch,
+// give or take clock skew between processes).
+func (s *Service) CleanupOTP(ctx context.Context) (sessions, counters int, err error) {
+	now := s.now()
+	hs, _ := otp.HourWindow(now.Add(-time.Hour))
+	ds, _ := otp.DayWindow(now.Add(-24 * time.Hour))
+	err = s.store.Update(ctx, func(tx notify.Tx) error {
+		if sessions, err = tx.DeleteOTPSessionsExpiredBefore(ctx, now.Add(-OTPRetention)); err != nil {
+			return err
+		}
+		counters, err = tx.DeleteOTPSendCountersBefore(ctx, hs, ds)
+		return err
+	})
+	return sessions, counters, err
 }

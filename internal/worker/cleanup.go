@@ -14,9 +14,12 @@ import (
 // Cleaner is the use case the cleanup job runs.
 type Cleaner interface {
 	Cleanup(ctx context.Context) (sessions, nonces int, err error)
+	// CleanupOTP deletes old OTP sessions and ended send counters.
+	CleanupOTP(ctx context.Context) (sessions, counters int, err error)
 }
 
-// Cleanup deletes expired sessions and nonces.
+// Cleanup deletes expired sessions and nonces, old OTP sessions and ended
+// OTP send counters.
 type Cleanup struct {
 	river.WorkerDefaults[jobs.Cleanup]
 	Service Cleaner
@@ -29,6 +32,10 @@ func (w *Cleanup) Work(ctx context.Context, _ *river.Job[jobs.Cleanup]) error {
 	if err != nil {
 		return err
 	}
-	w.Logger.DebugContext(ctx, "cleanup", "sessions", s, "nonces", n)
+	otpSessions, otpCounters, err := w.Service.CleanupOTP(ctx)
+	if err != nil {
+		return err
+	}
+	w.Logger.DebugContext(ctx, "cleanup", "sessions", s, "nonces", n, "otpSessions", otpSessions, "otpCounters", otpCounters)
 	return nil
 }

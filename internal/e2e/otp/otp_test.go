@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/notifyd/notifyd/client"
+	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/notifytest"
 	"github.com/notifyd/notifyd/internal/otp"
 	"github.com/notifyd/notifyd/internal/secret"
@@ -22,15 +23,28 @@ import (
 var ctx = context.Background()
 
 type bundle struct {
-	env *notifytest.Env
-	key *client.Client
+	env         *notifytest.Env
+	key         *client.Client
+	smsProvider string
 }
 
 func setup(t *testing.T) *bundle {
 	t.Helper()
-	env := notifytest.StartDaemon(t)
+	return setupAt(t, nil)
+}
+
+// setupAt starts a daemon on clock (nil: real time) whose API key client
+// signs with the same clock.
+func setupAt(t *testing.T, clock *notifytest.Clock, opts ...notifytest.Option) *bundle {
+	t.Helper()
+	var now func() time.Time
+	if clock != nil {
+		now = clock.Now
+	}
+	env := notifytest.StartDaemonAt(t, now, opts...)
 	key, _, err := env.Owner.CreateAPIKey(ctx, "otp", "otp:send", "otp:verify")
 	require.NoError(t, err)
+	key.Now = now
 	b := &bundle{env: env, key: key}
 	r, err := env.Owner.Dashboard(ctx, "POST", "/v1/providers", map[string]any{"providerKind": "vendorb_sms", "displayName": "sms",
 		"configJson": map[string]string{"vendorb_api_key": "k", "vendorb_api_secret": "s", "vendorb_sender": "0212345678", "base_url": env.SimURL}})
@@ -42,6 +56,7 @@ func setup(t *testing.T) *bundle {
 		} `json:"provider"`
 	}
 	require.NoError(t, r.Decode(&p))
+	b.smsProvider = p.Provider.ID
 	r, err = env.Owner.Dashboard(ctx, "PUT", "/v1/routes", map[string]any{"routes": []map[string]any{
 		{"channel": "sms", "providerAccountId": p.Provider.ID, "priority": 1}}})
 	require.NoError(t, err)
@@ -352,4 +367,235 @@ func TestMasking(t *testing.T) {
 	t.Parallel()
 	require.Equal(t, "*******5678", otp.Mask("sms", otp.Normalize("sms", "010-1234-5678")))
 	require.Equal(t, "ab****@example.com", otp.Mask("email", otp.Normalize("email", " AbcDef@Example.com ")))
+}
+
+// TestDefaultTexts pins the built-in messages: brand, code or link and the
+// minutes left; email has a subject, a text and an HTML part.
+func TestDefaultTexts(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.emailRoute(t)
+
+	b.send(t, map[string]any{"channel": "sms", "to": "01012120000", "brandName": "Acme"})
+	code := b.code(t, "01012120000")
+	require.Equal(t, "[Acme] Your verification code is "+code+" (valid for 3 minutes)", b.lastText(t, "01012120000"))
+	b.send(t, map[string]any{"channel": "sms", "to": "01012120001"})
+	require.Equal(t, "Your verification code is "+b.code(t, "01012120001")+" (valid for 3 minutes)", b.lastText(t, "01012120001"),
+		"no brand: no brackets")
+
+	b.send(t, map[string]any{"channel": "email", "to": "mail.code@example.com", "brandName": "Acme <&>"})
+	m := b.simMail(t, "mail.code@example.com")
+	require.Equal(t, "[Acme <&>] Verification", m.Subject)
+	mc := codeRE.FindStringSubmatch(m.Text)
+	require.NotNil(t, mc, m.Text)
+	require.Equal(t, "[Acme <&>] Your verification code is "+mc[1]+" (valid for 3 minutes)", m.Text)
+	require.Contains(t, m.HTML, "<strong>"+mc[1]+"</strong>")
+	require.Contains(t, m.HTML, "[Acme &lt;&amp;&gt;]", "the brand is escaped in HTML")
+	require.Contains(t, m.HTML, "valid for 3 minutes")
+
+	b.send(t, map[string]any{"channel": "email", "to": "mail.link@example.com", "mode": "link"})
+	m = b.simMail(t, "mail.link@example.com")
+	require.Equal(t, "Verification", m.Subject)
+	require.Regexp(t, `^Open this link to verify: http://\S+/v1/otp/link/[A-Za-z0-9_-]{43} \(valid for 3 minutes\)$`, m.Text)
+	require.Contains(t, m.HTML, `<a href="http://`)
+	require.Contains(t, m.HTML, "valid for 3 minutes")
+}
+
+// TestAlimtalkVariables: a messenger OTP goes through the approved
+// template; code, brand and minutes (and link in link mode) are filled by
+// the server over the caller's values.
+func TestAlimtalkVariables(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	own := b.env.Owner
+	r, err := own.Dashboard(ctx, "POST", "/v1/providers", map[string]any{"providerKind": "vendorb_msgr", "displayName": "msgr",
+		"configJson": map[string]string{"vendorb_api_key": "k", "vendorb_api_secret": "s", "vendorb_sender": "0212345678", "base_url": b.env.SimURL}})
+	require.NoError(t, err)
+	require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
+	var p struct {
+		Provider struct {
+			ID string `json:"id"`
+		} `json:"provider"`
+	}
+	require.NoError(t, r.Decode(&p))
+	r, err = own.Dashboard(ctx, "PUT", "/v1/routes", map[string]any{"routes": []map[string]any{
+		{"channel": "msgr_alimtalk", "providerAccountId": p.Provider.ID, "priority": 1}}})
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+	var tp struct {
+		Template struct {
+			ID string `json:"id"`
+		} `json:"template"`
+	}
+	for _, c := range []struct{ code, text string }{
+		{"otp", "[{{brand}}] 인증번호 {{code}} ({{minutes}}분) {{extra}}"},
+		{"otplink", "[{{brand}}] {{link}} ({{minutes}}분)"},
+	} {
+		r, err = own.Dashboard(ctx, "POST", "/v1/templates", map[string]any{"code": c.code, "channel": "msgr_alimtalk", "name": c.code,
+			"providerAccountId": p.Provider.ID, "vendorTemplateId": "TP-" + c.code, "senderProfileKey": "PF-1"})
+		require.NoError(t, err)
+		require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
+		require.NoError(t, r.Decode(&tp))
+		id := tp.Template.ID
+		for _, step := range []struct {
+			method, path string
+			body         any
+		}{
+			{"POST", "/v1/templates/" + id + "/versions", map[string]any{"text": c.text}},
+			{"POST", "/v1/templates/" + id + "/versions/1/publish", nil},
+		} {
+			r, err = own.Dashboard(ctx, step.method, step.path, step.body)
+			require.NoError(t, err)
+			require.Less(t, r.Status, 300, string(r.Body))
+		}
+		// Not yet approved: 400, nothing sent.
+		problemStatus := b.signed(t, "POST", "/v1/otp", map[string]any{"channel": "msgr_alimtalk", "to": "01013130000", "templateCode": c.code})
+		require.Equal(t, http.StatusBadRequest, problemStatus.Status, string(problemStatus.Body))
+		r, err = own.Dashboard(ctx, "PUT", "/v1/templates/"+id+"/review-status", map[string]any{"reviewStatus": "APPROVED"})
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+	}
+	require.Empty(t, b.env.Sim.Messages("vendorb_msgr", "", 0))
+
+	b.send(t, map[string]any{"channel": "msgr_alimtalk", "to": "010-1313-0000", "templateCode": "otp", "brandName": "Acme",
+		"templateVariables": map[string]string{"code": "999999", "brand": "Evil", "minutes": "60", "extra": "x"}})
+	ms := b.env.Sim.Messages("vendorb_msgr", "01013130000", 0)
+	require.Len(t, ms, 1)
+	m := ms[0]
+	code := m.Headers["variables.#{code}"]
+	require.Regexp(t, `^\d{6}$`, code)
+	require.NotEqual(t, "999999", code)
+	require.Equal(t, "Acme", m.Headers["variables.#{brand}"])
+	require.Equal(t, "3", m.Headers["variables.#{minutes}"])
+	require.Equal(t, "x", m.Headers["variables.#{extra}"])
+	require.Equal(t, "TP-otp", m.Headers["templateId"])
+	require.Equal(t, "[Acme] 인증번호 "+code+" (3분) x", m.Text)
+
+	s := b.send(t, map[string]any{"channel": "msgr_alimtalk", "to": "01013130001", "templateCode": "otplink", "mode": "link",
+		"templateVariables": map[string]string{"link": "https://evil.example/", "code": "999999"}})
+	ms = b.env.Sim.Messages("vendorb_msgr", "01013130001", 0)
+	require.Len(t, ms, 1)
+	link := ms[0].Headers["variables.#{link}"]
+	require.Regexp(t, `^http://\S+/v1/otp/link/[A-Za-z0-9_-]{43}$`, link)
+	require.Equal(t, "link", s.Mode)
+	require.Equal(t, "", ms[0].Headers["variables.#{code}"], "no caller code in a link message")
+}
+
+// session reads a session straight from the store, to see what is kept.
+func (b *bundle) session(t *testing.T, id string) *notify.OTPSession {
+	t.Helper()
+	var s *notify.OTPSession
+	require.NoError(t, b.env.Daemon.DB.View(ctx, func(tx notify.Tx) error {
+		var err error
+		s, err = tx.FindOTPSession(ctx, b.env.Workspace, id)
+		return err
+	}))
+	return s
+}
+
+func (b *bundle) request(t *testing.T, id string) *notify.Request {
+	t.Helper()
+	var r *notify.Request
+	require.NoError(t, b.env.Daemon.DB.View(ctx, func(tx notify.Tx) error {
+		var err error
+		r, err = tx.FindRequest(ctx, b.env.Workspace, id)
+		return err
+	}))
+	return r
+}
+
+// TestStoredSecrets: the code is kept only as a session-bound HMAC (gone
+// after success), the link token only as its SHA-256; the recorded request
+// holds neither.
+func TestStoredSecrets(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	s := b.send(t, map[string]any{"channel": "sms", "to": "01020202020", "brandName": "Acme"})
+	code := b.code(t, "01020202020")
+	sess := b.session(t, s.VerificationID)
+	require.Len(t, sess.CodeHash, 64)
+	require.NotContains(t, sess.CodeHash, code)
+	require.Empty(t, sess.LinkHash)
+	req := b.request(t, sess.RequestID)
+	require.Equal(t, s.VerificationID, req.Metadata["otpVerificationId"])
+	require.Equal(t, "[Acme] Your verification code is [redacted] (valid for 3 minutes)", req.Text)
+	require.Equal(t, "[redacted]", req.TemplateVariables["code"])
+	require.Equal(t, "verified", b.verify(t, s.VerificationID, code).Status)
+	require.Empty(t, b.session(t, s.VerificationID).CodeHash, "code hash removed on success")
+
+	l := b.send(t, map[string]any{"channel": "sms", "to": "01020202021", "mode": "link"})
+	tok := linkRE.FindStringSubmatch(b.lastText(t, "01020202021"))[1]
+	sess = b.session(t, l.VerificationID)
+	require.Equal(t, otp.HashLinkToken(tok), sess.LinkHash)
+	require.Empty(t, sess.CodeHash)
+	req = b.request(t, sess.RequestID)
+	require.NotContains(t, req.Text, tok)
+	require.NotContains(t, req.TemplateVariables["link"], tok)
+}
+
+// TestSyncDeliveryFailure: when every route fails the send answers 502
+// with the reason, and the session is failed with no secret kept.
+func TestSyncDeliveryFailure(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	resp, err := http.Post(b.env.SimURL+"/_sim/faults", "application/json", strings.NewReader(`{"kind":"vendorb_sms","status":400}`))
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusCreated, resp.StatusCode)
+	r := b.signed(t, "POST", "/v1/otp", map[string]any{"channel": "sms", "to": "01030303030"})
+	require.Equal(t, http.StatusBadGateway, r.Status, string(r.Body))
+	require.Equal(t, "SVC-50200", r.Problem().Code)
+	require.NotEmpty(t, r.Problem().Detail)
+
+	a, err := b.env.Owner.Dashboard(ctx, "GET", "/v1/attempts", nil)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, a.Status, string(a.Body))
+	var attempts struct {
+		Attempts []struct {
+			NotificationRequestID string `json:"notificationRequestId"`
+			Status                string `json:"status"`
+		} `json:"attempts"`
+	}
+	require.NoError(t, a.Decode(&attempts))
+	require.Len(t, attempts.Attempts, 1)
+	require.Equal(t, "failure", attempts.Attempts[0].Status)
+	req := b.request(t, attempts.Attempts[0].NotificationRequestID)
+	require.Equal(t, "failed", string(req.Status))
+	sess := b.session(t, req.Metadata["otpVerificationId"])
+	require.Equal(t, "failed", sess.Status)
+	require.Empty(t, sess.CodeHash)
+	// A failed session cannot be verified or resent: a new send is required.
+	require.Equal(t, verifyOut{Status: "failed", Reason: "expired"}, b.verify(t, sess.ID, "123456"))
+	problem(t, b.signed(t, "POST", "/v1/otp/"+sess.ID+"/resend", nil), 404, "SVC-40400", "OTP verification not found or expired")
+	require.Equal(t, "failed", b.get(t, sess.ID).Status)
+	b.send(t, map[string]any{"channel": "sms", "to": "01030303030"})
+}
+
+// TestScopes: send and resend need otp:send; verify and lookup otp:verify.
+func TestScopes(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	s := b.send(t, map[string]any{"channel": "sms", "to": "01014141414"})
+	sendOnly, _, err := b.env.Owner.CreateAPIKey(ctx, "send", "otp:send")
+	require.NoError(t, err)
+	verifyOnly, _, err := b.env.Owner.CreateAPIKey(ctx, "verify", "otp:verify")
+	require.NoError(t, err)
+	for _, c := range []struct {
+		key          *client.Client
+		method, path string
+		body         any
+	}{
+		{sendOnly, "POST", "/v1/otp/" + s.VerificationID + "/verify", map[string]any{"code": "123456"}},
+		{sendOnly, "GET", "/v1/otp/" + s.VerificationID, nil},
+		{verifyOnly, "POST", "/v1/otp", map[string]any{"channel": "sms", "to": "01014141415"}},
+		{verifyOnly, "POST", "/v1/otp/" + s.VerificationID + "/resend", nil},
+	} {
+		r, err := c.key.Signed(ctx, c.method, c.path, c.body)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusForbidden, r.Status, c.path)
+	}
+	require.Equal(t, 0, b.get(t, s.VerificationID).Attempts, "a refused verify uses no attempt")
+	r, err := verifyOnly.Signed(ctx, "GET", "/v1/otp/"+s.VerificationID, nil)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, r.Status)
 }

@@ -65,3 +65,15 @@ func (t *Tx) IncrementOTPSendCount(ctx context.Context, workspaceID, recipient, 
 		RETURNING count`, workspaceID, recipient, windowKind, ms(windowStart)).Scan(&n)
 	return n, err
 }
+
+func (t *Tx) DeleteOTPSessionsExpiredBefore(ctx context.Context, before time.Time) (int, error) {
+	n, err := t.c.Exec(ctx, `DELETE FROM otp_sessions WHERE expires_at < ?`, ms(before))
+	return int(n), err
+}
+
+func (t *Tx) DeleteOTPSendCountersBefore(ctx context.Context, hourStart, dayStart time.Time) (int, error) {
+	n, err := t.c.Exec(ctx, `DELETE FROM otp_send_counters
+		WHERE (window_kind = ? AND window_start < ?) OR (window_kind = ? AND window_start < ?)`,
+		notify.OTPWindowHour, ms(hourStart), notify.OTPWindowDay, ms(dayStart))
+	return int(n), err
+}

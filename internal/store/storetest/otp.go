@@ -118,3 +118,73 @@ func testOTP(t *testing.T, db *store.DB) {
 	}))
 	require.Equal(t, 4, inc(ws1, "010", notify.OTPWindowHour, h))
 }
+
+func init() { tests["OTPCleanup"] = testOTPCleanup }
+
+func testOTPCleanup(t *testing.T, db *store.DB) {
+	ws1, ws2 := Workspace(t, db), Workspace(t, db)
+	mk := func(ws string, exp time.Time, status string) *notify.OTPSession {
+		return &notify.OTPSession{ID: id(), WorkspaceID: ws, Channel: notify.ChannelSMS, Mode: notify.OTPModeCode,
+			Recipient: "010", RecipientMasked: "010", Status: status, ExpiresAt: exp, ResendAvailableAt: exp, CreatedAt: t0, UpdatedAt: t0}
+	}
+	cut := t0.Add(-24 * time.Hour)
+	old1, old2 := mk(ws1, cut.Add(-time.Millisecond), notify.OTPVerified), mk(ws2, cut.Add(-time.Hour), notify.OTPPending)
+	edge, fresh := mk(ws1, cut, notify.OTPExpired), mk(ws2, t0, notify.OTPPending)
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		for _, s := range []*notify.OTPSession{old1, old2, edge, fresh} {
+			require.NoError(t, tx.CreateOTPSession(ctx, s))
+		}
+		n, err := tx.DeleteOTPSessionsExpiredBefore(ctx, cut)
+		require.NoError(t, err)
+		require.Equal(t, 2, n, "every workspace and status, strictly before")
+		return nil
+	})
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		for _, s := range []*notify.OTPSession{old1, old2} {
+			_, err := tx.FindOTPSession(ctx, s.WorkspaceID, s.ID)
+			require.ErrorIs(t, err, notify.ErrNotFound)
+		}
+		for _, s := range []*notify.OTPSession{edge, fresh} {
+			_, err := tx.FindOTPSession(ctx, s.WorkspaceID, s.ID)
+			require.NoError(t, err)
+		}
+		return nil
+	})
+
+	h := t0.Truncate(time.Hour)
+	d := t0.Truncate(24 * time.Hour)
+	count := func(ws, kind string, start time.Time) int { // increments, so the result minus one is the stored count
+		var n int
+		update(t, db, func(ctx context.Context, tx notify.Tx) error {
+			var err error
+			n, err = tx.IncrementOTPSendCount(ctx, ws, "010", kind, start)
+			return err
+		})
+		return n - 1
+	}
+	for _, c := range []struct {
+		ws, kind string
+		start    time.Time
+	}{
+		{ws1, notify.OTPWindowHour, h.Add(-2 * time.Hour)}, // deleted
+		{ws2, notify.OTPWindowHour, h.Add(-time.Hour)},     // kept: hour cut
+		{ws1, notify.OTPWindowHour, h},                     // kept
+		{ws1, notify.OTPWindowDay, d.AddDate(0, 0, -2)},    // deleted
+		{ws2, notify.OTPWindowDay, d.AddDate(0, 0, -1)},    // kept: day cut
+		{ws1, notify.OTPWindowDay, h.Add(-2 * time.Hour)},  // kept: a daily counter is judged by the day cut
+	} {
+		require.Equal(t, 0, count(c.ws, c.kind, c.start))
+	}
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		n, err := tx.DeleteOTPSendCountersBefore(ctx, h.Add(-time.Hour), d.AddDate(0, 0, -1))
+		require.NoError(t, err)
+		require.Equal(t, 2, n)
+		return nil
+	})
+	require.Equal(t, 0, count(ws1, notify.OTPWindowHour, h.Add(-2*time.Hour)), "deleted: starts again")
+	require.Equal(t, 0, count(ws1, notify.OTPWindowDay, d.AddDate(0, 0, -2)), "deleted: starts again")
+	require.Equal(t, 1, count(ws2, notify.OTPWindowHour, h.Add(-time.Hour)))
+	require.Equal(t, 1, count(ws1, notify.OTPWindowHour, h))
+	require.Equal(t, 1, count(ws2, notify.OTPWindowDay, d.AddDate(0, 0, -1)))
+	require.Equal(t, 1, count(ws1, notify.OTPWindowDay, h.Add(-2*time.Hour)))
+}
