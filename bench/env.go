@@ -139,7 +139,10 @@ func apiKey(ctx context.Context, d *daemon.Daemon, conns int) (*client.Client, *
 // smsRoute registers a simulated SMS provider with a route.
 func smsRoute(ctx context.Context, owner *client.Client, simURL string) error {
 	r, err := owner.Dashboard(ctx, "POST", "/v1/providers", map[string]any{"providerKind": "vendorb_sms", "displayName": "sim",
-		"configJson": map[string]string{"vendorb_api_key": "k", "vendorb_api_secret": "s", "vendorb_sender": "0212345678", "base_url": simURL}})
+		"configJson": map[string]string{"vendorb_api_key": "k", "vendorb_api_secret": "s", "vendorb_sender": "0212345678", "base_url": simURL,
+			// Per-message calls with no window and no call cap, as before
+			// adapter batching: deliver measures the pipeline, not batching.
+			"dispatch_batch_window_ms": "0", "dispatch_max_batch_size": "1", "dispatch_max_requests_per_second": "0"}})
 	if err != nil || r.Status != 201 {
 		return fmt.Errorf("register provider: %v %s", err, r.Body)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/notifyd/notifyd/internal/metrics"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/service"
 )
@@ -29,6 +30,8 @@ type Options struct {
 	Service *service.Service
 	BaseURL string
 	Logger  *slog.Logger
+	// Limits counts 429 answers by code; nil counts nothing.
+	Limits *metrics.Limits
 }
 
 // API serves the /v1 routes.
@@ -38,6 +41,7 @@ type API struct {
 	log     *slog.Logger
 	now     func() time.Time
 	mux     *http.ServeMux
+	limits  *metrics.Limits
 }
 
 // New builds the API and registers every route.
@@ -45,7 +49,8 @@ func New(o Options) *API {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	a := &API{svc: o.Service, baseURL: strings.TrimRight(o.BaseURL, "/"), log: o.Logger, now: o.Service.Now, mux: http.NewServeMux()}
+	a := &API{svc: o.Service, baseURL: strings.TrimRight(o.BaseURL, "/"), log: o.Logger, now: o.Service.Now, mux: http.NewServeMux(),
+		limits: o.Limits}
 	for _, rt := range a.routes() {
 		a.mux.Handle(rt.Method+" "+rt.Path, a.wrap(rt))
 	}

@@ -48,6 +48,9 @@ func (a *API) WriteProblem(w http.ResponseWriter, r *http.Request, e *notify.Err
 		Instance:  r.URL.Path,
 		Timestamp: Timestamp(a.now()),
 	}
+	if p.Status == http.StatusTooManyRequests {
+		a.limits.Reject(e.Code)
+	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(p.Status)

@@ -54,6 +54,8 @@ type Daemon struct {
 	demo     *demoState // --demo: the in-process simulator (demo.go)
 	// stopRelay ends the webhook outbox relay (worker roles).
 	stopRelay func()
+	// stopHeartbeat ends the dispatch-limit heartbeat (worker roles).
+	stopHeartbeat func()
 }
 
 // New builds a daemon from cfg without starting anything that listens or
@@ -137,6 +139,8 @@ func (d *Daemon) Open(ctx context.Context) error {
 		Webhooks: service.WebhookOptions{AllowPrivate: d.Config.AllowPrivateTargets || d.Config.Demo, Timeout: d.Config.WebhookTimeout,
 			Schedule: d.Config.WebhookRetrySchedule, SecretOverlap: d.Config.WebhookSecretOverlap},
 		SNSCertHosts: d.Config.SNSCertHosts, SNSAllowHTTP: d.Config.AllowPrivateTargets || d.Config.Demo,
+		Metrics: d.Metrics.Limits, DispatchMaxWaiters: dispatchMaxWorkers / 2,
+		BatchObserver: d.Metrics.Batch,
 	})
 	if err := d.startQueue(ctx); err != nil {
 		return err
@@ -168,11 +172,13 @@ func (d *Daemon) startQueue(ctx context.Context) error {
 		jobTimeout := min(worker.DefaultTimeout, rescueAfter*2/3)
 		river.AddWorker(workers, &worker.Dispatch{Service: d.Service, Backoff: d.Config.QueueBackoff, JobTimeout: jobTimeout})
 		river.AddWorker(workers, &worker.WebhookDelivery{Service: d.Service, TryTimeout: cmp.Or(d.Config.WebhookTimeout, 10*time.Second), MaxTimeout: jobTimeout})
+		river.AddWorker(workers, &worker.Fanout{Service: d.Service, Backoff: d.Config.QueueBackoff, JobTimeout: jobTimeout})
 		cfg.Workers = workers
 		cfg.Queues = map[string]river.QueueConfig{
-			jobs.QueueDefault:     {MaxWorkers: 100},
+			jobs.QueueDefault:     {MaxWorkers: dispatchMaxWorkers},
 			jobs.QueueMaintenance: {MaxWorkers: 2},
 			jobs.QueueWebhooks:    {MaxWorkers: 20},
+			jobs.QueueCampaign:    {MaxWorkers: 2},
 		}
 		cfg.PeriodicJobs = []*river.PeriodicJob{
 			river.NewPeriodicJob(river.PeriodicInterval(5*time.Minute),
@@ -196,9 +202,19 @@ func (d *Daemon) startQueue(ctx context.Context) error {
 			return err
 		}
 		d.stopRelay = worker.StartWebhookRelay(d.Service, d.Logger, 0)
+		d.stopHeartbeat = worker.StartHeartbeat(d.Service, d.Logger, service.HeartbeatInterval)
 	}
 	return nil
 }
+
+// dispatchMaxWorkers is the default queue's River MaxWorkers. Sends that
+// wait on a dispatch limit hold a slot for at most 10 s (longer waits
+// snooze the job) and half the slots at most (DispatchMaxWaiters), so
+// limited workspaces cannot starve the others; an idle slot costs a
+// goroutine and a fetched job row, about 10 KB (docs/notes/feat-dispatchlimits.md).
+// A dispatch job also holds its slot while its message waits in an adapter
+// batch, so the slots must exceed the largest default batch (500).
+const dispatchMaxWorkers = 1000
 
 // firstStart creates a workspace and owner on an empty database and prints
 // the login once.
@@ -229,7 +245,7 @@ func (d *Daemon) listen() error {
 	if _, port, _ := net.SplitHostPort(d.Config.Addr); port == "0" {
 		d.Config.BaseURL = "http://" + ln.Addr().String()
 	}
-	a := apipkg.New(apipkg.Options{Service: d.Service, BaseURL: d.Config.BaseURL, Logger: d.Logger})
+	a := apipkg.New(apipkg.Options{Service: d.Service, BaseURL: d.Config.BaseURL, Logger: d.Logger, Limits: d.Metrics.Limits})
 	h := server.Handler(server.Options{API: a, Metrics: d.Metrics, Logger: d.Logger, Ready: d.DB.Ping, OpenAPI: api.OpenAPI,
 		Extra: a.PublicHandlers()})
 	d.http = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second,
@@ -269,6 +285,9 @@ func (d *Daemon) Close(ctx context.Context) error {
 	}
 	if d.stopRelay != nil {
 		d.stopRelay()
+	}
+	if d.stopHeartbeat != nil {
+		d.stopHeartbeat()
 	}
 	if d.queue != nil && d.Config.Role != "api" {
 		if err := d.queue.Stop(ctx); err != nil {

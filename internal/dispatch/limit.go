@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 	"math"
+	"strings"
 	"sync"
 	"time"
 )
@@ -18,6 +19,10 @@ type Bucket struct {
 	burst  float64
 	tokens float64
 	last   time.Time
+	issued float64 // tokens ever reserved: a reservation's place in line
+	conf   float64 // the configured rate the cluster share was taken of
+	// horizon is the turn after the last snoozed send's (SnoozeSlot).
+	horizon time.Time
 }
 
 // NewBucket returns a full bucket for rate tokens per second at now. A rate
@@ -42,10 +47,34 @@ func (b *Bucket) Reserve(now time.Time, n float64) time.Duration {
 	}
 	b.refill(now)
 	b.tokens -= n
-	if b.tokens >= 0 {
+	b.issued += n
+	return b.waitFor(0)
+}
+
+// waitFor is the wait, at the current rate, until the tokens reserved up
+// to `later` tokens before the newest one are covered.
+func (b *Bucket) waitFor(later float64) time.Duration {
+	need := -(b.tokens + later)
+	if need <= 0 || b.rate <= 0 {
 		return 0
 	}
-	return time.Duration(math.Ceil(-b.tokens / b.rate * float64(time.Second)))
+	return time.Duration(math.Ceil(need / b.rate * float64(time.Second)))
+}
+
+// SetRate changes the refill rate in place at now: tokens accrued so far
+// at the old rate stay (capped at the new burst) and any debt is kept, so
+// a worker whose cluster share moves a little gets no fresh burst.
+func (b *Bucket) SetRate(now time.Time, rate float64) {
+	if rate == b.rate {
+		return
+	}
+	if b.rate > 0 {
+		b.refill(now)
+	} else if now.After(b.last) {
+		b.last = now
+	}
+	b.rate, b.burst = rate, max(rate, 1)
+	b.tokens = min(b.tokens, b.burst)
 }
 
 // unreserve gives back n tokens, up to the burst, for a canceled wait.
@@ -63,23 +92,38 @@ func (b *Bucket) refill(now time.Time) {
 
 // Limit names one bucket that applies to a send: Key identifies the scope
 // and target (for example "workspace:<id>", "provider:<id>",
-// "apiKey:<id>"), Rate is its ratePerSecond. A Rate of zero or less means
-// no limit and is ignored.
+// "apiKey:<id>"; the part before the first colon is the scope label of
+// the metrics), Rate is its configured ratePerSecond. A Rate of zero or
+// less means no limit and is ignored.
 type Limit struct {
 	Key  string
 	Rate float64
 }
 
+// Sharer turns a configured rate into this process's part of it (the
+// cluster share, cluster.go); count says the call is a reservation and
+// counts as demand for key. nil means the process applies the whole rate,
+// as SPEC describes.
+type Sharer interface {
+	Share(key string, rate float64, count bool) float64
+}
+
 // Limiter is a goroutine-safe set of token buckets keyed by string, living
-// in the memory of one worker process as SPEC describes (each worker
-// applies the limit on its own).
+// in the memory of one worker process. With a Sharer each bucket refills
+// at the process's share of the configured rate, so the rate holds for a
+// cluster of workers.
 type Limiter struct {
 	now   func() time.Time
 	sleep func(ctx context.Context, d time.Duration) error // replaced in tests
+	share Sharer
 
 	mu      sync.Mutex
 	buckets map[string]*Bucket
+	used    map[string]time.Time // last reservation per key, for Prune
 }
+
+// SetSharer installs the cluster share; call it before first use.
+func (l *Limiter) SetSharer(s Sharer) { l.share = s }
 
 // NewLimiter returns an empty Limiter reading the time from now (time.Now
 // when nil); injecting the clock keeps the pacing testable.
@@ -87,15 +131,16 @@ func NewLimiter(now func() time.Time) *Limiter {
 	if now == nil {
 		now = time.Now
 	}
-	return &Limiter{now: now, sleep: sleepCtx, buckets: make(map[string]*Bucket)}
+	return &Limiter{now: now, sleep: sleepCtx, buckets: make(map[string]*Bucket), used: make(map[string]time.Time)}
 }
 
 // Wait blocks until one send may go out under every limit given (all
 // applicable scopes apply together, AND). It reserves one token from each
 // bucket at once and sleeps for the longest of the waits, so a send never
 // holds a lock while sleeping. A bucket is created full the first time its
-// key is seen and rebuilt (full) when the Rate for its key changes. A key
-// given twice in one call counts once (its first Rate is used).
+// key is seen; when the Rate for its key changes the bucket keeps its
+// tokens and debt and refills at the new rate. A key given twice in one
+// call counts once (its first Rate is used).
 //
 // When ctx ends first, Wait returns ctx.Err() and gives the reserved tokens
 // back; it also returns ctx.Err() at once, reserving nothing, for an
@@ -104,43 +149,198 @@ func (l *Limiter) Wait(ctx context.Context, limits ...Limit) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	type held struct {
-		key string
-		b   *Bucket
+	r := l.Reserve(limits...)
+	if r.Wait <= 0 {
+		return nil
 	}
-	var taken []held
-	var wait time.Duration
+	if err := l.sleep(ctx, r.Wait); err != nil {
+		r.Cancel()
+		return err
+	}
+	return nil
+}
 
+// Reservation is one token taken from each bucket of a send.
+type Reservation struct {
+	// Wait is how long the send must wait: the longest wait of its buckets.
+	Wait time.Duration
+	// Waits holds each applied limit's own wait, by Key.
+	Waits map[string]time.Duration
+	// Binding is the Key whose bucket needs the longest wait ("" when none).
+	Binding string
+
+	l     *Limiter
+	taken []held
+}
+
+type held struct {
+	key    string
+	b      *Bucket
+	ticket float64 // b.issued right after this reservation
+}
+
+// Reserve takes one token from each bucket of limits without waiting and
+// says how long the caller must wait before sending. A caller that will
+// not send (it snoozes, or its context ended) calls Cancel.
+func (l *Limiter) Reserve(limits ...Limit) *Reservation {
+	r := &Reservation{l: l}
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	now := l.now()
 	for i, lim := range limits {
 		if lim.Rate <= 0 || seenBefore(limits[:i], lim.Key) {
 			continue
 		}
+		rate := lim.Rate
+		if l.share != nil {
+			rate = l.share.Share(lim.Key, rate, true)
+		}
 		b := l.buckets[lim.Key]
-		if b == nil || b.rate != lim.Rate {
-			b = NewBucket(lim.Rate, now)
+		if b == nil {
+			b = NewBucket(rate, now)
 			l.buckets[lim.Key] = b
+		} else {
+			b.SetRate(now, rate)
 		}
-		wait = max(wait, b.Reserve(now, 1))
-		taken = append(taken, held{lim.Key, b})
+		b.conf = lim.Rate
+		l.used[lim.Key] = now
+		w := b.Reserve(now, 1)
+		if r.Waits == nil {
+			r.Waits = make(map[string]time.Duration, len(limits))
+		}
+		r.Waits[lim.Key] = w
+		if w > r.Wait || r.Binding == "" {
+			r.Wait, r.Binding = max(w, r.Wait), lim.Key
+		}
+		r.taken = append(r.taken, held{lim.Key, b, b.issued})
 	}
-	l.mu.Unlock()
+	return r
+}
 
-	if wait <= 0 {
-		return nil
+// Remaining is how long the reservation must still wait, measured now at
+// each bucket's current rate: when the cluster share of a rate grows (a
+// peer went idle) or a limit is raised, waiting sends go sooner. Callers
+// sleep in slices and ask again.
+func (l *Limiter) Remaining(r *Reservation) time.Duration {
+	if r == nil || r.l == nil {
+		return 0
 	}
-	if err := l.sleep(ctx, wait); err != nil {
-		l.mu.Lock()
-		for _, h := range taken {
-			if l.buckets[h.key] == h.b { // not rebuilt meanwhile
-				h.b.unreserve(1)
-			}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.now()
+	var wait time.Duration
+	for _, h := range r.taken {
+		b := h.b
+		if l.share != nil && b.conf > 0 {
+			b.SetRate(now, l.share.Share(h.key, b.conf, false))
 		}
-		l.mu.Unlock()
-		return err
+		b.refill(now)
+		wait = max(wait, b.waitFor(b.issued-h.ticket))
 	}
-	return nil
+	return wait
+}
+
+// SnoozeSlot gives a send that will not wait on key's bucket now a time
+// to come back. Sends snoozed on one key get turns spaced at the key's
+// configured rate after the sends already waiting, and come back lead before their
+// turn: they neither return in a herd (and snooze again) nor leave the
+// bucket idle. Without a bucket for key it returns 0.
+func (l *Limiter) SnoozeSlot(key string, lead time.Duration) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.buckets[key]
+	if b == nil || b.rate <= 0 {
+		return 0
+	}
+	now := l.now()
+	b.refill(now)
+	turn := now.Add(b.waitFor(0))
+	if b.horizon.After(turn) {
+		turn = b.horizon
+	}
+	// Turns are spaced at the configured (cluster) rate: snoozed jobs come
+	// back to any worker, and one worker's share would starve the rest.
+	b.horizon = turn.Add(time.Duration(float64(time.Second) / max(b.conf, b.rate)))
+	return max(turn.Sub(now)-lead, 0)
+}
+
+// Drain empties the buckets of keys (tokens held, not debts): a worker
+// idle on a key that its peers use keeps no burst of its own.
+func (l *Limiter) Drain(keys []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.now()
+	for _, k := range keys {
+		if b := l.buckets[k]; b != nil && b.rate > 0 {
+			b.refill(now)
+			b.tokens = min(b.tokens, 0)
+		}
+	}
+}
+
+// Debts reports, per key, the tokens owed by sends waiting now: the
+// backlog a worker publishes as demand with its heartbeat.
+func (l *Limiter) Debts() map[string]float64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.now()
+	out := map[string]float64{}
+	for k, b := range l.buckets {
+		if b.rate <= 0 {
+			continue
+		}
+		b.refill(now)
+		if b.tokens < 0 {
+			out[k] = -b.tokens
+		}
+	}
+	return out
+}
+
+// Cancel gives the reserved tokens back (once).
+func (r *Reservation) Cancel() {
+	if r == nil || r.l == nil {
+		return
+	}
+	l := r.l
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, h := range r.taken {
+		if l.buckets[h.key] != h.b { // pruned meanwhile
+			continue
+		}
+		h.b.unreserve(1)
+		if h.ticket == h.b.issued {
+			// The newest reservation: undone exactly, so the sends
+			// waiting before it keep their place. (Given back from the
+			// middle of the line, it moves the earlier ones up too; rare,
+			// as snoozes give back at once.)
+			h.b.issued--
+		}
+	}
+	r.l, r.taken = nil, nil
+}
+
+// Prune forgets buckets unused since before idle ago whose debt is paid,
+// so limits that were deleted or disabled do not accumulate.
+func (l *Limiter) Prune(idle time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.now()
+	for k, at := range l.used {
+		if now.Sub(at) >= idle && l.buckets[k].Reserve(now, 0) == 0 {
+			delete(l.buckets, k)
+			delete(l.used, k)
+		}
+	}
+}
+
+// Scope is the scope label of a limit key: the part before the first colon.
+func Scope(key string) string {
+	if i := strings.IndexByte(key, ':'); i >= 0 {
+		return key[:i]
+	}
+	return key
 }
 
 func seenBefore(limits []Limit, key string) bool {
@@ -163,3 +363,13 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 		return ctx.Err()
 	}
 }
+
+// SnoozeError asks the queue to run a job again after After without
+// counting a failed attempt: a dispatch limit would make the send wait too
+// long to hold a worker slot meanwhile.
+type SnoozeError struct {
+	After  time.Duration
+	Reason string
+}
+
+func (e *SnoozeError) Error() string { return "snooze " + e.After.String() + ": " + e.Reason }

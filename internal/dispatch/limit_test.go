@@ -166,18 +166,64 @@ func TestLimiterWait(t *testing.T) {
 		require.Empty(t, c.Slept())
 	})
 
-	t.Run("changed rate rebuilds bucket", func(t *testing.T) {
+	t.Run("changed rate keeps the debt and refills at the new rate", func(t *testing.T) {
 		t.Parallel()
 		l, c := newFakeLimiter()
 		require.NoError(t, l.Wait(ctx, Limit{Key: "k", Rate: 1}))
 		require.NoError(t, l.Wait(ctx, Limit{Key: "k", Rate: 1}))
 		require.Equal(t, []time.Duration{time.Second}, c.Slept())
-		for range 3 { // new bucket, full at 3
-			require.NoError(t, l.Wait(ctx, Limit{Key: "k", Rate: 3}))
+		// No fresh burst: the debt of one token is kept, paid at 4/s.
+		require.NoError(t, l.Wait(ctx, Limit{Key: "k", Rate: 4}))
+		require.Equal(t, 500*ms, c.Slept()[1])
+		c.Advance(10 * time.Second) // refills to the new burst of 4
+		for range 4 {
+			require.NoError(t, l.Wait(ctx, Limit{Key: "k", Rate: 4}))
 		}
-		require.Len(t, c.Slept(), 1)
-		require.NoError(t, l.Wait(ctx, Limit{Key: "k", Rate: 3}))
 		require.Len(t, c.Slept(), 2)
+		// Lowering the rate caps the tokens at the new burst.
+		c.Advance(10 * time.Second)
+		require.NoError(t, l.Wait(ctx, Limit{Key: "k", Rate: 1}))
+		require.NoError(t, l.Wait(ctx, Limit{Key: "k", Rate: 1}))
+		require.Equal(t, time.Second, c.Slept()[2])
+	})
+
+	t.Run("reserve and cancel", func(t *testing.T) {
+		t.Parallel()
+		l, _ := newFakeLimiter()
+		ws, prov := Limit{Key: "workspace:w", Rate: 2}, Limit{Key: "provider:w:p", Rate: 1}
+		r := l.Reserve(ws, prov)
+		require.Zero(t, r.Wait)
+		r = l.Reserve(ws, prov)
+		require.Equal(t, time.Second, r.Wait)
+		require.Equal(t, "provider:w:p", r.Binding)
+		require.Equal(t, map[string]time.Duration{"workspace:w": 0, "provider:w:p": time.Second}, r.Waits)
+		r.Cancel()
+		r.Cancel() // once only
+		require.Equal(t, time.Second, l.Reserve(ws, prov).Wait)
+		require.Equal(t, "provider", Scope(r.Binding))
+	})
+
+	t.Run("prune forgets idle paid buckets", func(t *testing.T) {
+		t.Parallel()
+		l, c := newFakeLimiter()
+		lim := Limit{Key: "k", Rate: 1}
+		l.Reserve(lim)
+		l.Reserve(lim) // debt of one token
+		l.Prune(0)
+		require.Equal(t, 2*time.Second, l.Reserve(lim).Wait, "a bucket in debt is kept")
+		c.Advance(time.Minute)
+		l.Prune(30 * time.Second)
+		require.Empty(t, l.buckets)
+	})
+
+	t.Run("sharer scales the rate", func(t *testing.T) {
+		t.Parallel()
+		l, _ := newFakeLimiter()
+		l.SetSharer(halfSharer{})
+		lim := Limit{Key: "k", Rate: 4}
+		l.Reserve(lim)
+		l.Reserve(lim)
+		require.Equal(t, 500*ms, l.Reserve(lim).Wait, "burst and rate are 2 of 4")
 	})
 
 	t.Run("ended context reserves nothing", func(t *testing.T) {
@@ -263,4 +309,80 @@ func TestLimiterRealCancel(t *testing.T) {
 	err := l.Wait(ctx, lim)
 	require.True(t, errors.Is(err, context.DeadlineExceeded))
 	require.Less(t, time.Since(start), 500*time.Millisecond)
+}
+
+type halfSharer struct{}
+
+func (halfSharer) Share(_ string, rate float64, _ bool) float64 { return rate / 2 }
+
+func TestLimiterRemaining(t *testing.T) {
+	t.Parallel()
+	l, c := newFakeLimiter()
+	sh := &setSharer{part: 0.5}
+	l.SetSharer(sh)
+	lim := Limit{Key: "k", Rate: 4} // 2/s here, burst 2
+	l.Reserve(lim)
+	l.Reserve(lim)
+	r3 := l.Reserve(lim)
+	r4 := l.Reserve(lim)
+	require.Equal(t, 500*time.Millisecond, r3.Wait)
+	require.Equal(t, time.Second, r4.Wait)
+	require.Equal(t, map[string]float64{"k": 2}, l.Debts())
+	c.Advance(250 * time.Millisecond)
+	require.Equal(t, 250*time.Millisecond, l.Remaining(r3))
+	require.Equal(t, 750*time.Millisecond, l.Remaining(r4))
+	// The share doubles: the waits left are paid twice as fast.
+	sh.set(1)
+	require.Equal(t, 125*time.Millisecond, l.Remaining(r3))
+	require.Equal(t, 375*time.Millisecond, l.Remaining(r4))
+	// An earlier reservation given back moves the later ones up.
+	r3.Cancel()
+	require.Equal(t, 125*time.Millisecond, l.Remaining(r4))
+	c.Advance(time.Second)
+	require.Zero(t, l.Remaining(r4))
+	require.Empty(t, l.Debts())
+}
+
+type setSharer struct {
+	mu   sync.Mutex
+	part float64
+}
+
+func (s *setSharer) set(p float64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.part = p
+}
+
+func (s *setSharer) Share(_ string, rate float64, _ bool) float64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return rate * s.part
+}
+
+func TestLimiterSnoozeSlot(t *testing.T) {
+	t.Parallel()
+	l, c := newFakeLimiter()
+	require.Zero(t, l.SnoozeSlot("none", time.Second))
+	lim := Limit{Key: "k", Rate: 2}
+	for range 22 { // burst 2, then 20 waiting: the last waits 10 s
+		l.Reserve(lim)
+	}
+	// Snoozed sends get turns 10, 10.5, 11 s ahead, back 5 s before each.
+	require.Equal(t, 5*time.Second, l.SnoozeSlot("k", 5*time.Second))
+	require.Equal(t, 5500*time.Millisecond, l.SnoozeSlot("k", 5*time.Second))
+	require.Equal(t, 6*time.Second, l.SnoozeSlot("k", 5*time.Second))
+	c.Advance(time.Minute) // all paid: the horizon is in the past
+	require.Zero(t, l.SnoozeSlot("k", 5*time.Second))
+}
+
+func TestLimiterDrain(t *testing.T) {
+	t.Parallel()
+	l, _ := newFakeLimiter()
+	lim := Limit{Key: "k", Rate: 2}
+	l.Reserve(lim)
+	l.Drain([]string{"k", "unknown"})
+	require.Equal(t, 500*time.Millisecond, l.Reserve(lim).Wait, "no burst left")
+	l.Drain([]string{"k"}) // a debt stays a debt
+	require.Equal(t, time.Second, l.Reserve(lim).Wait)
 }

@@ -35,6 +35,12 @@ var bodyRoutes = []struct {
 	{"POST", "/v1/providers", `{"providerKind":"mailx_email","displayName":"x","enabled":1}`},
 	{"PATCH", "/v1/providers/{id}", `{"displayName":{}}`},
 	{"PUT", "/v1/routes", `{"routes":[{"channel":"sms","providerAccountId":"x","priority":"high"}]}`},
+	{"PUT", "/v1/limits/dispatch", `{"scope":"workspace","ratePerSecond":"fast"}`},
+	{"PUT", "/v1/limits/rate/workspace", `{"windowSeconds":60,"maxRequests":"many"}`},
+	{"POST", "/v1/newsletter/campaigns", `{"name":1,"channel":"email"}`},
+	{"PATCH", "/v1/newsletter/campaigns/{id}", `{"name":["x"]}`},
+	{"POST", "/v1/newsletter/campaigns/{id}/send", `{"scheduledAt":1}`},
+	{"POST", "/v1/newsletter/campaigns/{id}/cancel", `[]`},
 }
 
 func fill(path, id string) string {
@@ -54,7 +60,16 @@ func TestBadInput(t *testing.T) {
 	key := createKey(t, e.Owner, map[string]any{"name": "k", "scopes": []string{"otp:send"}})
 	prov := e.createProvider(t, e.Owner, "mailx_email", "p")
 	memberID, _ := e.member(t, "viewer")
-	ids := map[string]string{"/v1/api-keys/": key.APIKey.ID, "/v1/providers/": prov, "/v1/workspace/members/": memberID}
+	r := do(t, e.Owner, "POST", "/v1/newsletter/campaigns", map[string]any{"name": "c", "channel": "email", "subject": "s", "contentText": "t"})
+	requireStatus(t, r, http.StatusCreated)
+	var camp struct {
+		Campaign struct {
+			ID string `json:"id"`
+		} `json:"campaign"`
+	}
+	require.NoError(t, r.Decode(&camp))
+	ids := map[string]string{"/v1/api-keys/": key.APIKey.ID, "/v1/providers/": prov, "/v1/workspace/members/": memberID,
+		"/v1/newsletter/campaigns/": camp.Campaign.ID}
 
 	known := map[string]bool{}
 	for _, rt := range bodyRoutes {
@@ -96,6 +111,12 @@ func TestBadInput(t *testing.T) {
 	require.Equal(t, 1, auditCount(t, e.Owner, "api_key.create"))
 	require.Zero(t, auditCount(t, e.Owner, "api_key.rotate"))
 	require.Zero(t, auditCount(t, e.Owner, "provider.update"))
+	require.Zero(t, auditCount(t, e.Owner, "campaign.update"))
+	require.Zero(t, auditCount(t, e.Owner, "campaign.send"))
+	require.Zero(t, auditCount(t, e.Owner, "rate_limit.workspace.upsert"))
+	r = do(t, e.Owner, "GET", "/v1/limits/dispatch", nil)
+	requireStatus(t, r, http.StatusOK)
+	require.NotContains(t, string(r.Body), "workspace", "no dispatch limit was stored")
 
 	// Body-less actions still work with no body or an empty object.
 	requireStatus(t, do(t, e.Owner, "POST", "/v1/api-keys/"+key.APIKey.ID+"/suspend", nil), http.StatusOK)

@@ -13,6 +13,9 @@ type Metrics struct {
 	HTTPRequests    *prometheus.CounterVec
 	HTTPDuration    *prometheus.HistogramVec
 	ProviderAttempt *prometheus.CounterVec
+	// Dispatch limits and request limits (limits.go).
+	Limits *Limits
+	Batch  *Batch // adapter batching (batch.go)
 }
 
 // New registers the collectors on a fresh registry.
@@ -30,7 +33,9 @@ func New() *Metrics {
 			Name: "notifyd_provider_attempts_total", Help: "Provider attempts by kind and result (success or failure code).",
 		}, []string{"kind", "result"}),
 	}
+	m.Limits = newLimits(m.Registry)
 	m.Registry.MustRegister(m.HTTPRequests, m.HTTPDuration, m.ProviderAttempt,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.Batch = newBatch(m.Registry)
 	return m
 }

@@ -1,5 +1,124 @@
 package notify
 
+import (
+	"context"
+	"time"
+)
+
+// Campaign statuses (SPEC "Campaign").
+const (
+	CampaignDraft     = "draft"
+	CampaignScheduled = "scheduled"
+	CampaignSending   = "sending"
+	CampaignSent      = "sent"
+	CampaignCanceled  = "canceled"
+	CampaignFailed    = "failed"
+)
+
+// ValidCampaignStatus reports whether s is a campaign status.
+func ValidCampaignStatus(s string) bool {
+	switch s {
+	case CampaignDraft, CampaignScheduled, CampaignSending, CampaignSent, CampaignCanceled, CampaignFailed:
+		return true
+	}
+	return false
+}
+
+// Campaign is a newsletter campaign. AudienceFilter is the filter object
+// as given (JSON text), empty when absent.
+type Campaign struct {
+	ID                 string
+	WorkspaceID        string
+	Name               string
+	Channel            Channel
+	Status             string
+	Subject            string
+	ContentText        string
+	ContentHTML        string
+	IsAdvertisement    bool
+	IncludeUnsubscribe bool
+	AudienceFilter     string
+	ScheduledAt        *time.Time
+	TotalRecipients    int
+	QueuedCount        int
+	FailedCount        int
+	// FanoutJobID is the queue job of the current fan-out (0 before send).
+	FanoutJobID int64
+	// LinkBase is the public base URL of the unsubscribe links, fixed at send.
+	LinkBase     string
+	StartedAt    *time.Time
+	FanoutDoneAt *time.Time
+	FinishedAt   *time.Time
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+}
+
+// Audience is a parsed audience filter: a subscriber matches when every
+// condition is among its attributes. Never marks a condition no value can
+// meet (a null, array or object value), which matches nobody.
+type Audience struct {
+	Conds map[string]string
+	Never bool
+}
+
+// Match reports whether a subscriber's attributes meet every condition.
+func (a *Audience) Match(attrs map[string]string) bool {
+	if a == nil {
+		return true
+	}
+	if a.Never {
+		return false
+	}
+	for k, v := range a.Conds {
+		if got, ok := attrs[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
+}
+
+// CampaignRecipient is one subscriber handled by a fan-out; RequestID is
+// empty when no request could be made for it.
+type CampaignRecipient struct {
+	SubscriberID string
+	RequestID    string
+}
+
 // CampaignTx holds the store verbs of newsletter campaigns and their fan-out.
 type CampaignTx interface {
+	CreateCampaign(ctx context.Context, c *Campaign) error
+	FindCampaign(ctx context.Context, workspaceID, id string) (*Campaign, error)
+	// FindCampaigns returns one page, newest first, and the total; an empty
+	// status does not filter.
+	FindCampaigns(ctx context.Context, workspaceID, status string, limit, offset int) ([]*Campaign, int, error)
+	// UpdateCampaign writes every field except the fan-out counters.
+	UpdateCampaign(ctx context.Context, c *Campaign) error
+	// MoveCampaign changes the status from one of from to to, taking the
+	// campaign row's write lock; false when the status was none of from.
+	MoveCampaign(ctx context.Context, workspaceID, id string, from []string, to string, now time.Time) (bool, error)
+	DeleteCampaign(ctx context.Context, workspaceID, id string) error
+	// EnqueueFanout inserts the campaign's fan-out queue job, delayed to at
+	// when given, and returns its queue job id.
+	EnqueueFanout(ctx context.Context, workspaceID, campaignID string, at *time.Time) (int64, error)
+
+	// CountAudience counts the sendable subscribers of channel (subscribed,
+	// not suppressed) that aud matches (nil: all); with exceptCampaign,
+	// those not yet handled by that campaign's fan-out.
+	CountAudience(ctx context.Context, workspaceID string, channel Channel, aud *Audience, exceptCampaign string) (int, error)
+	// FindFanoutPage returns up to limit sendable subscribers of channel not
+	// yet handled by the campaign, with ids above after, by id.
+	FindFanoutPage(ctx context.Context, workspaceID, campaignID string, channel Channel, after string, limit int) ([]*Subscriber, error)
+	// AddCampaignRecipients records handled subscribers; a subscriber
+	// already recorded for the campaign is ErrConflict.
+	AddCampaignRecipients(ctx context.Context, campaignID string, rs []CampaignRecipient) error
+	CountCampaignRecipients(ctx context.Context, campaignID string) (int, error)
+	// SetCampaignProgress sets totalRecipients and adds to the queued and
+	// failed counters.
+	SetCampaignProgress(ctx context.Context, workspaceID, id string, total, queued, failed int, now time.Time) error
+	// CampaignRequestCounts counts the campaign's requests per status.
+	CampaignRequestCounts(ctx context.Context, workspaceID, id string) (map[string]int, error)
+	// CancelCampaignRequests cancels the campaign's queued and processing
+	// requests and their jobs (finalErrorCode code) and returns the
+	// canceled requests (for their notification.canceled events).
+	CancelCampaignRequests(ctx context.Context, workspaceID, id, code, message string, now time.Time) ([]*Request, error)
 }

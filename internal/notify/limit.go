@@ -43,6 +43,15 @@ type DispatchLimit struct {
 	UpdatedAt     time.Time
 }
 
+// DispatchWorker is the heartbeat row of one live worker process: its
+// demand per dispatch-limit key in sends per second (dispatch.Cluster).
+// The table is global, not of a workspace: the keys name workspaces.
+type DispatchWorker struct {
+	ID          string
+	Demand      map[string]float64
+	HeartbeatAt time.Time
+}
+
 // LimitTx holds the store verbs of rate and dispatch limits.
 type LimitTx interface {
 	// PutRateLimitPolicy inserts or updates the policy of (WorkspaceID,
@@ -72,4 +81,16 @@ type LimitTx interface {
 	PutDispatchLimit(ctx context.Context, l *DispatchLimit) error
 	FindDispatchLimits(ctx context.Context, workspaceID string) ([]*DispatchLimit, error)
 	DeleteDispatchLimit(ctx context.Context, workspaceID, id string) error
+
+	// PutDispatchWorker upserts a worker's heartbeat row by ID.
+	PutDispatchWorker(ctx context.Context, w *DispatchWorker) error
+	// DeleteDispatchWorker deletes one worker's row (clean shutdown); an
+	// unknown id is not an error.
+	DeleteDispatchWorker(ctx context.Context, id string) error
+	// DeleteStaleDispatchWorkers deletes rows whose last heartbeat is
+	// before the given time.
+	DeleteStaleDispatchWorkers(ctx context.Context, before time.Time) (int, error)
+	// FindDispatchWorkers lists the rows with a heartbeat at or after
+	// since, by id.
+	FindDispatchWorkers(ctx context.Context, since time.Time) ([]*DispatchWorker, error)
 }

@@ -98,6 +98,9 @@ type PipelineTx interface {
 	// row, with no queue job.
 	CreateDirectRequest(ctx context.Context, r *Request, j *Job) error
 	FindRequest(ctx context.Context, workspaceID, id string) (*Request, error)
+	// LockRequest is FindRequest holding the row's write lock until the
+	// transaction ends, for read-then-write status moves.
+	LockRequest(ctx context.Context, workspaceID, id string) (*Request, error)
 	UpdateRequest(ctx context.Context, r *Request) error
 	FindJobByRequest(ctx context.Context, workspaceID, requestID string) (*Job, error)
 	FindJob(ctx context.Context, workspaceID, id string) (*Job, error)

@@ -44,9 +44,13 @@ func (c *Clock) AdvanceTo(at time.Time) {
 // service) on the same database and configuration as e, like a second
 // process of a multi-instance deployment. now is its clock (nil:
 // time.Now). The database is already bootstrapped, so no owner is made.
-func (e *Env) StartPeer(t testing.TB, now func() time.Time) *daemon.Daemon {
+// opts change the peer's configuration (for example WithRole).
+func (e *Env) StartPeer(t testing.TB, now func() time.Time, opts ...Option) *daemon.Daemon {
 	t.Helper()
 	cfg := e.Daemon.Config
 	cfg.Addr = "127.0.0.1:0"
+	for _, o := range opts {
+		o(&cfg)
+	}
 	return openDaemon(t, cfg, now)
 }

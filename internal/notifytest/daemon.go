@@ -33,11 +33,23 @@ func WithQueueJobAttempts(n int) Option {
 	return func(c *config.Config) { c.QueueJobAttempts = n }
 }
 
+// WithJobRescueAfter sets NOTIFYD_JOB_RESCUE_AFTER; a job's run is bounded
+// by two thirds of it.
+func WithJobRescueAfter(d time.Duration) Option {
+	return func(c *config.Config) { c.JobRescueAfter = d }
+}
+
 // WithDNSServer turns the subscriber MX check on against the DNS server at
 // addr (host:port), e.g. a mailcheck/dnstest server. Without it the test
 // daemon skips the check, so tests never depend on outside DNS.
 func WithDNSServer(addr string) Option {
 	return func(c *config.Config) { c.MXCheck, c.DNSServer = true, addr }
+}
+
+// WithRole sets --role: all (default), api or worker. A worker serves no
+// HTTP; use it for peers (Env.StartPeer).
+func WithRole(role string) Option {
+	return func(c *config.Config) { c.Role = role }
 }
 
 // StartDaemon runs the whole daemon on 127.0.0.1:0 against a fresh

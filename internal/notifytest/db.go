@@ -63,6 +63,12 @@ func PostgresURL(t testing.TB) string {
 	require.NoError(t, err)
 	q := u.Query()
 	q.Set("search_path", schema)
+	// Tests run several daemons at once against one server whose
+	// max_connections is 100; a smaller pool per daemon keeps the suite
+	// below it (a refused connection is a 500 in the test).
+	if !q.Has("pool_max_conns") {
+		q.Set("pool_max_conns", "8")
+	}
 	u.RawQuery = q.Encode()
 	return u.String()
 }

@@ -66,6 +66,14 @@ type Result struct {
 	// Exchange is the call that carried the message; messages of one batch
 	// share it.
 	Exchange Exchange
+	// Batch is the message's place in the batch call that carried it, set
+	// by the dispatcher's batcher (nil when the adapter was called directly).
+	Batch *BatchPlace
+}
+
+// BatchPlace is a message's position in a batch of Size messages.
+type BatchPlace struct {
+	Size, Index int
 }
 
 // Error is a classified failure of one message.

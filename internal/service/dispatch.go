@@ -28,10 +28,13 @@ type dispatcher struct {
 	mu      sync.Mutex
 	clients map[string]provider.Provider
 	breaker dispatch.BreakerPolicy
+	// batches groups queued sends per account (batch.go).
+	batches   *dispatch.Batcher
+	batchCfgs batchConfigs
 }
 
 func newDispatcher(s *Service) *dispatcher {
-	return &dispatcher{s: s, clients: map[string]provider.Provider{}, breaker: dispatch.DefaultBreakerPolicy()}
+	return &dispatcher{s: s, clients: map[string]provider.Provider{}, breaker: dispatch.DefaultBreakerPolicy(), batches: dispatch.NewBatcher(nil)}
 }
 
 // client returns the provider for an account, built once per config version.
@@ -85,11 +88,12 @@ type run struct {
 // run"). It returns nil when the request reached a final state or needs no
 // work, or *RetryError when the job must run again.
 func (s *Service) Dispatch(ctx context.Context, workspaceID, requestID string, attempt int) error {
+	ctx = withBatching(ctx) // a queued send may wait for its batch
 	now := s.now()
 	var rn *run
 	var done bool
 	err := s.store.Batch(ctx, func(tx notify.Tx) error {
-		r, err := tx.FindRequest(ctx, workspaceID, requestID)
+		r, err := tx.LockRequest(ctx, workspaceID, requestID)
 		if notify.IsNotFound(err) {
 			done = true
 			return nil
@@ -145,6 +149,17 @@ func (s *Service) Dispatch(ctx context.Context, workspaceID, requestID string, a
 		return err
 	}
 	out := s.tryRoutes(ctx, rn)
+	if out.halt != nil && len(rn.attempts) == 0 {
+		return s.haltRun(ctx, rn, out.halt) // dispatchlimit.go
+	}
+	if out.success && ctx.Err() != nil {
+		// The vendor accepted the message after the job's context ended (a
+		// batch call outlives its jobs' contexts): record it anyway, or the
+		// retry would send it a second time.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+	}
 	var retry *RetryError
 	err = s.store.Batch(ctx, func(tx notify.Tx) error {
 		if err := tx.CreateAttempts(ctx, rn.attempts); err != nil {
@@ -157,7 +172,7 @@ func (s *Service) Dispatch(ctx context.Context, workspaceID, requestID string, a
 		}
 		// A cancel may have landed while the attempt was in flight: the
 		// request stays canceled (SPEC: the message may still arrive).
-		cur, err := tx.FindRequest(ctx, workspaceID, requestID)
+		cur, err := tx.LockRequest(ctx, workspaceID, requestID)
 		if err != nil {
 			return err
 		}
@@ -194,7 +209,8 @@ type outcome struct {
 	messageID string
 	code      notify.FailureCode
 	msg       string
-	final     bool // no fallback and no job retry
+	final     bool  // no fallback and no job retry
+	halt      error // the dispatch-limit wait stopped the run (dispatchlimit.go)
 }
 
 // finish records a final state: sent, or failed (dead letter when the job
@@ -285,7 +301,11 @@ func (s *Service) tryOne(ctx context.Context, rn *run, c candidate) (outcome, bo
 		rn.attempts = append(rn.attempts, s.attempt(rn, c, start, start, provider.Result{Err: provider.Errorf(notify.FailureCircuitOpen, "%s", msg)}))
 		return outcome{code: notify.FailureCircuitOpen, msg: msg}, false
 	}
-	if next.State != toBreaker(b).State || next.TrialInFlight != b.TrialInFlight {
+	if err := s.waitDispatchLimits(ctx, rn, c.account); err != nil {
+		return outcome{code: notify.FailureTemporaryUnavailable, msg: "dispatch limit wait: " + err.Error(), halt: err}, true
+	}
+	claimed := next.State != toBreaker(b).State || next.TrialInFlight != b.TrialInFlight
+	if claimed {
 		// Claim the half-open trial in the shared state before calling, so
 		// other workers keep skipping the provider meanwhile.
 		fromBreaker(b, next, start)
@@ -293,13 +313,20 @@ func (s *Service) tryOne(ctx context.Context, rn *run, c candidate) (outcome, bo
 			s.log.WarnContext(ctx, "breaker claim failed", "provider", id, "err", err)
 		}
 	}
-	res := s.send(ctx, rn.req, c.account)
+	res, left := s.send(ctx, rn.req, c.account)
+	if left != nil && !claimed {
+		// The message waited in its batch for half the job's time and left
+		// unsent: the job snoozes (no attempt spent) instead of running
+		// into its timeout.
+		return outcome{code: notify.FailureTemporaryUnavailable, msg: left.Error(), halt: left}, true
+	}
 	end := s.now()
 	rn.attempts = append(rn.attempts, s.attempt(rn, c, start, end, res))
 	success := res.Err == nil
-	// Failures caused by the request itself say nothing of the provider's
+	// Failures caused by the request itself, or by the job's own end (a
+	// message that left its batch unsent), say nothing of the provider's
 	// health and do not count toward opening the circuit.
-	if success || res.Err.Code != notify.FailureInvalidRequest {
+	if success || (res.Err.Code != notify.FailureInvalidRequest && ctx.Err() == nil) {
 		fromBreaker(b, s.dispatch.breaker.Record(toBreaker(b), success, end), end)
 		rn.touched[id] = true
 	}
@@ -310,17 +337,15 @@ func (s *Service) tryOne(ctx context.Context, rn *run, c candidate) (outcome, bo
 	return out, out.final
 }
 
-// send calls one provider with the request's rendered message.
-func (s *Service) send(ctx context.Context, r *notify.Request, a *notify.ProviderAccount) provider.Result {
+// send calls one provider with the request's rendered message. A
+// *dispatch.SnoozeError instead of a result says the message left its
+// batch unsent while the job still had time (it should snooze).
+func (s *Service) send(ctx context.Context, r *notify.Request, a *notify.ProviderAccount) (provider.Result, *dispatch.SnoozeError) {
 	p, perr := s.dispatch.client(a)
 	if perr != nil {
-		return provider.Result{Err: perr}
+		return provider.Result{Err: perr}, nil
 	}
-	res := p.Send(ctx, []provider.Message{message(r)})
-	if len(res) != 1 {
-		return provider.Result{Err: provider.Errorf(notify.FailureUnknown, "provider returned %d results for 1 message", len(res))}
-	}
-	return res[0]
+	return s.dispatch.deliver(ctx, a, p, message(r))
 }
 
 func message(r *notify.Request) provider.Message {
@@ -337,7 +362,7 @@ func (s *Service) attempt(rn *run, c candidate, start, end time.Time, res provid
 	if res.Err != nil {
 		a.FailureCode, a.FailureMessage = string(res.Err.Code), res.Err.Message
 	}
-	reqJSON, _ := json.Marshal(map[string]any{"method": res.Exchange.Method, "url": res.Exchange.URL, "body": res.Exchange.Request})
+	reqJSON, _ := json.Marshal(batchCall(map[string]any{"method": res.Exchange.Method, "url": res.Exchange.URL, "body": res.Exchange.Request}, res))
 	respJSON, _ := json.Marshal(res.Exchange.Response)
 	a.RequestJSON, a.ResponseJSON = string(reqJSON), string(respJSON)
 	rn.job.LastProviderAccountID = c.account.ID

@@ -71,7 +71,8 @@ func validDisplayName(n string) error {
 }
 
 // CreateProvider registers a provider account (audit provider.create).
-// Config keys are not validated here (SPEC): a send with a missing key
+// Config keys are not validated here (SPEC), except the dispatch_* batching
+// overrides (batch.go): a send with a missing key
 // fails that attempt with invalid_request.
 func (s *Service) CreateProvider(ctx context.Context, a *Actor, in ProviderInput) (*notify.ProviderAccount, error) {
 	k, ok := s.kind(in.ProviderKind)
@@ -82,6 +83,9 @@ func (s *Service) CreateProvider(ctx context.Context, a *Actor, in ProviderInput
 		return nil, notify.Invalid("displayName is required")
 	}
 	if err := validDisplayName(*in.DisplayName); err != nil {
+		return nil, err
+	}
+	if err := validBatchConfig(k, in.ConfigJSON); err != nil {
 		return nil, err
 	}
 	now := s.now()
@@ -142,6 +146,11 @@ func (s *Service) UpdateProvider(ctx context.Context, a *Actor, id string, in Pr
 			payload["enabled"] = p.Enabled
 		}
 		if in.SetConfig {
+			if k, ok := s.kind(p.ProviderKind); ok {
+				if err := validBatchConfig(k, in.ConfigJSON); err != nil {
+					return err
+				}
+			}
 			if p.ConfigEnc, err = s.sealConfig(p.ID, in.ConfigJSON); err != nil {
 				return err
 			}

@@ -344,7 +344,7 @@ func (s *Service) CancelRequest(ctx context.Context, ws, id string, actor *strin
 	}
 	var res CancelResult
 	err := s.store.Update(ctx, func(tx notify.Tx) error {
-		r, err := tx.FindRequest(ctx, ws, id)
+		r, err := tx.LockRequest(ctx, ws, id)
 		if err != nil {
 			return notFound(err, "Notification request")
 		}

@@ -8,12 +8,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/notifyd/notifyd/internal/bounce"
+	"github.com/notifyd/notifyd/internal/dispatch"
 	"github.com/notifyd/notifyd/internal/mailcheck"
+	"github.com/notifyd/notifyd/internal/metrics"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/otp"
 	"github.com/notifyd/notifyd/internal/provider"
@@ -46,6 +49,13 @@ type Options struct {
 	// (private targets allowed: tests, demo).
 	SNSCertHosts []string
 	SNSAllowHTTP bool
+	// Metrics of dispatch limits; nil records nothing. DispatchMaxWaiters
+	// bounds the sends sleeping on dispatch limits at once (default
+	// DefaultDispatchMaxWaiters).
+	Metrics            *metrics.Limits
+	DispatchMaxWaiters int
+	// BatchObserver is told about every adapter batch (metrics); nil: nobody.
+	BatchObserver dispatch.BatchObserver
 }
 
 // Service is the set of use cases.
@@ -69,6 +79,9 @@ type Service struct {
 	mailCheck   *mailcheck.Checker
 	wh          WebhookOptions
 	sns         *bounce.SNSVerifier
+	fanoutMu    sync.Mutex
+	fanoutFault FanoutFault // tests: SetFanoutFault
+	lim         *limits     // dispatch limits (dispatchlimit.go)
 }
 
 // New builds a Service.
@@ -96,6 +109,9 @@ func New(o Options) *Service {
 		kinds: o.Kinds, deps: o.ProviderDeps, quotas: newQuotaCache(),
 		jobAttempts: o.JobAttempts, backoff: o.Backoff}
 	s.dispatch = newDispatcher(s)
+	s.lim = newLimits(s.now, o.Metrics, o.DispatchMaxWaiters)
+	s.dispatch.batches = dispatch.NewBatcher(o.BatchObserver)
+	s.dispatch.batches.SetSharer(s.lim.cluster) // cluster-wide call budgets
 	s.mailCheck = o.MailCheck
 	s.wh = o.Webhooks.withDefaults()
 	s.sns = newSNSVerifier(o)

@@ -79,8 +79,9 @@ func (s *Service) TestSend(ctx context.Context, a *Actor, providerID string, in 
 		out = outcome{code: notify.FailureInvalidRequest, msg: "recipient address is on the suppression list", final: true}
 	} else {
 		c := candidate{account: p}
+		_ = s.waitDispatchLimits(ctx, rn, p) // synchronous: takes tokens, never waits
 		start := s.now()
-		res := s.send(ctx, rn.req, p)
+		res, _ := s.send(ctx, rn.req, p) // synchronous: never waits in a batch
 		rn.attempts = append(rn.attempts, s.attempt(rn, c, start, s.now(), res))
 		if res.Err == nil {
 			out = outcome{success: true, accountID: p.ID, messageID: res.MessageID}

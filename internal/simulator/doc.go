@@ -89,6 +89,8 @@
 //
 // # Recorded messages
 //
+// Message.Call numbers the accepted vendor call that carried the message
+// (shared by the messages of one batch call), so tests can count calls.
 // Message.ID is the id the vendor answered for the message: Aligo msg_id
 // and AlimTalk mid (shared by the recipients of one request), Solapi
 // messageId, FCM name (projects/{p}/messages/{id}), Resend id, SES

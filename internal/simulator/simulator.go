@@ -55,6 +55,9 @@ type Message struct {
 	HTML       string            `json:"html"`
 	Headers    map[string]string `json:"headers"`
 	ReceivedAt time.Time         `json:"receivedAt"`
+	// Call numbers the accepted vendor call that carried the message (1,
+	// 2, ...); the messages of one batch call share it.
+	Call uint64 `json:"call"`
 }
 
 // Simulator is an in-memory stand-in for every vendor API of PROVIDERS.md,
@@ -73,6 +76,8 @@ type Simulator struct {
 	// instance makes ids differ between simulators started in one process.
 	instance uint64
 	seq      atomic.Uint64
+	// calls numbers the accepted vendor calls (Message.Call).
+	calls atomic.Uint64
 	// snowflake is the last Discord id handed out (monotonic).
 	snowflake atomic.Uint64
 
@@ -257,9 +262,11 @@ func (s *Simulator) record(kind string, ms []Message) {
 		return
 	}
 	now := s.now().UTC()
+	call := s.calls.Add(1)
 	for i := range ms {
 		ms[i].Kind = kind
 		ms[i].ReceivedAt = now
+		ms[i].Call = call
 	}
 	s.store.add(ms)
 	s.autoCallbacks(kind, ms)

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -32,7 +33,14 @@ const DefaultTimeout = 2 * time.Minute
 // Work implements river.Worker.
 func (w *Dispatch) Work(ctx context.Context, job *river.Job[jobs.Dispatch]) error {
 	// A *service.RetryError, like any error, makes River retry at NextRetry.
-	return w.Service.Dispatch(ctx, job.Args.WorkspaceID, job.Args.RequestID, job.Attempt)
+	err := w.Service.Dispatch(ctx, job.Args.WorkspaceID, job.Args.RequestID, job.Attempt)
+	// A dispatch limit that would hold the slot too long puts the job
+	// back without spending an attempt.
+	var snooze *dispatch.SnoozeError
+	if errors.As(err, &snooze) {
+		return river.JobSnooze(snooze.After)
+	}
+	return err
 }
 
 // NextRetry is SPEC's exponential backoff from SVC_QUEUE_BACKOFF_MS.

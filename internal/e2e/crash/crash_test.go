@@ -33,8 +33,9 @@ const (
 	smsKind   = "vendorb_sms"
 	latencyMs = 1000 // simulator latency while the first process runs
 	// maxDuplicates is the loose at-least-once bound: at most one extra
-	// send per message in flight at the kill, and the dispatch queue runs
-	// at most 100 jobs at once.
+	// send per message in flight at the kill (vendorB batches hold up to
+	// 100 messages per call, and the first process may have a batch in
+	// flight).
 	maxDuplicates = 100
 )
 
@@ -164,15 +165,14 @@ func dashboard(t *testing.T, c *client.Client, method, path string, body any, wa
 	return r
 }
 
-func TestCrashLosesNothing(t *testing.T) {
-	bin := buildBinary(t)
-
-	sim := simulator.New()
-	simSrv := httptest.NewServer(sim)
-	t.Cleanup(simSrv.Close)
-
-	dir := t.TempDir()
-	dbURL := "sqlite:" + filepath.Join(dir, "notifyd.db")
+// bootstrap prepares a notifyd run of the binary bin on a fresh database
+// of the suite's backend (a SQLite file, or a PostgreSQL schema) and a free
+// address, with extra environment settings; it creates the workspace and
+// owner with `notifyd bootstrap` and returns the environment, the base URL
+// and the owner's dashboard client.
+func bootstrap(t *testing.T, bin string, extra ...string) ([]string, string, *client.Client) {
+	t.Helper()
+	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "notifyd.db")
 	if os.Getenv(notifytest.EnvPostgres) != "" {
 		dbURL = notifytest.DatabaseURL(t)
 	}
@@ -183,13 +183,10 @@ func TestCrashLosesNothing(t *testing.T) {
 		"NOTIFYD_ADDR="+addr,
 		"NOTIFYD_SECRET_KEY="+strings.Repeat("0", 63)+"7",
 		"NOTIFYD_ALLOW_PRIVATE_TARGETS=true",
-		"NOTIFYD_JOB_RESCUE_AFTER=5s",
 		"SVC_QUEUE_BACKOFF_MS=100",
-		"NOTIFYD_SQLITE_SYNCHRONOUS=FULL",
 		"NOTIFYD_LOG_LEVEL=warn",
 	)
-
-	// Workspace and owner, before the first start.
+	env = append(env, extra...)
 	boot := exec.Command(bin, "bootstrap", "--workspace", "Crash", "--email", "owner@example.com", "--password", "correct horse battery")
 	boot.Env = env
 	var bootErr bytes.Buffer
@@ -201,10 +198,20 @@ func TestCrashLosesNothing(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(out, &res), string(out))
 	require.NotEmpty(t, res.AccessToken)
-
-	first := serve(t, bin, env, baseURL, "first notifyd")
 	owner := client.New(baseURL)
 	owner.Token = res.AccessToken
+	return env, baseURL, owner
+}
+
+func TestCrashLosesNothing(t *testing.T) {
+	bin := buildBinary(t)
+
+	sim := simulator.New()
+	simSrv := httptest.NewServer(sim)
+	t.Cleanup(simSrv.Close)
+
+	env, baseURL, owner := bootstrap(t, bin, "NOTIFYD_JOB_RESCUE_AFTER=5s", "NOTIFYD_SQLITE_SYNCHRONOUS=FULL")
+	first := serve(t, bin, env, baseURL, "first notifyd")
 
 	r := dashboard(t, owner, "POST", "/v1/providers", map[string]any{"providerKind": smsKind, "displayName": "sim",
 		"configJson": map[string]string{"base_url": simSrv.URL, "vendorb_api_key": "k", "vendorb_api_secret": "s", "vendorb_sender": "0212345678"}}, http.StatusCreated)

@@ -28,6 +28,9 @@ func TestKeyLimit(t *testing.T) {
 	// Other keys keep their own counter.
 	other, _ := b.newKey(t, "other")
 	problem(t, lookup(t, other), http.StatusNotFound, "SVC-40400")
+	// The 429s are counted by code.
+	require.Equal(t, 4.0, scrape(t, b.env.Daemon.URL(), `notifyd_requests_rejected_total{code="SVC-4291"}`))
+	require.Zero(t, scrape(t, b.env.Daemon.URL(), `notifyd_requests_rejected_total{code="SVC-4290"}`))
 }
 
 func TestWorkspaceLimitFirstAndRejectedDoNotCount(t *testing.T) {
@@ -86,11 +89,13 @@ func TestRejectedSendRecordsNonce(t *testing.T) {
 func TestWindowRollover(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.putKeyPolicy(t, b.keyID, map[string]any{"windowSeconds": 1, "maxRequests": 3})
+	// 3 s windows: the four calls fit in one even on a loaded machine.
+	const window = 3 * time.Second
+	b.putKeyPolicy(t, b.keyID, map[string]any{"windowSeconds": 3, "maxRequests": 3})
 	for range 2 {
 		// Start just after a window boundary so the burst fits in one window.
 		now := time.Now()
-		time.Sleep(now.Truncate(time.Second).Add(time.Second + 20*time.Millisecond).Sub(now))
+		time.Sleep(now.Truncate(window).Add(window + 20*time.Millisecond).Sub(now))
 		for range 3 {
 			requireNotLimited(t, lookup(t, b.key))
 		}

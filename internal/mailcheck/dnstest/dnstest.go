@@ -31,16 +31,7 @@ func Start(t testing.TB, records ...string) *Server {
 	for _, r := range records {
 		s.Add(t, r)
 	}
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// TCP on the same port, for truncated answers.
-	ln, err := net.Listen("tcp", pc.LocalAddr().String())
-	if err != nil {
-		_ = pc.Close()
-		t.Fatal(err)
-	}
+	pc, ln := listenPair(t)
 	s.Addr = pc.LocalAddr().String()
 	udp := &dns.Server{PacketConn: pc, Handler: s}
 	tcp := &dns.Server{Listener: ln, Handler: s}
@@ -115,4 +106,27 @@ func ClosedAddr(t testing.TB) string {
 	addr := pc.LocalAddr().String()
 	_ = pc.Close()
 	return addr
+}
+
+// listenPair opens UDP and TCP listeners on one loopback port. A free UDP
+// port may be taken for TCP (an ephemeral port of another connection), so
+// it tries a few ports before giving up.
+func listenPair(t testing.TB) (net.PacketConn, net.Listener) {
+	t.Helper()
+	var lastErr error
+	for range 20 {
+		pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// TCP on the same port, for truncated answers.
+		ln, err := net.Listen("tcp", pc.LocalAddr().String())
+		if err == nil {
+			return pc, ln
+		}
+		_ = pc.Close()
+		lastErr = err
+	}
+	t.Fatal(lastErr)
+	return nil, nil
 }

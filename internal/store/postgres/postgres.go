@@ -38,7 +38,9 @@ func Open(ctx context.Context, url string) (*Backend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parse database url: %w", err)
 	}
-	if cfg.MaxConns < 16 {
+	// pgxpool's default (4 on 2 cores) starves River and the API; 16 unless
+	// the URL sets pool_max_conns itself.
+	if !strings.Contains(url, "pool_max_conns") && cfg.MaxConns < 16 {
 		cfg.MaxConns = 16
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
@@ -143,6 +145,12 @@ func (c *conn) Query(ctx context.Context, q string, args ...any) (sqlstore.Rows,
 
 func (c *conn) QueryRow(ctx context.Context, q string, args ...any) sqlstore.Row {
 	return pgRow{c.tx.QueryRow(ctx, rebind(q), args...)}
+}
+
+// CopyFrom is the COPY fast path of bulk inserts (sqlstore.Copier).
+func (c *conn) CopyFrom(ctx context.Context, table string, cols []string, rows [][]any) (int64, error) {
+	n, err := c.tx.CopyFrom(ctx, pgx.Identifier{table}, cols, pgx.CopyFromRows(rows))
+	return n, translate(err)
 }
 
 func (c *conn) Commit(ctx context.Context) error   { return translate(c.tx.Commit(ctx)) }

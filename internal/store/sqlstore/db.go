@@ -56,3 +56,9 @@ type Backend interface {
 	SchemaCurrent(ctx context.Context) error
 	Close() error
 }
+
+// Copier is an optional fast path of a Conn for bulk inserts (PostgreSQL
+// COPY). Values are those the INSERT statements take.
+type Copier interface {
+	CopyFrom(ctx context.Context, table string, cols []string, rows [][]any) (int64, error)
+}

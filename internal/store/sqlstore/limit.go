@@ -114,3 +114,37 @@ func (t *Tx) FindDispatchLimits(ctx context.Context, workspaceID string) ([]*not
 func (t *Tx) DeleteDispatchLimit(ctx context.Context, workspaceID, id string) error {
 	return expectOne(t.c.Exec(ctx, `DELETE FROM dispatch_limits WHERE workspace_id = ? AND id = ?`, workspaceID, id))
 }
+
+func (t *Tx) PutDispatchWorker(ctx context.Context, w *notify.DispatchWorker) error {
+	d := w.Demand
+	if d == nil {
+		d = map[string]float64{}
+	}
+	_, err := t.c.Exec(ctx, `INSERT INTO dispatch_workers (worker_id, demand, heartbeat_at) VALUES (?, ?, ?)
+		ON CONFLICT (worker_id) DO UPDATE SET demand = excluded.demand, heartbeat_at = excluded.heartbeat_at`,
+		w.ID, toJSON(d), ms(w.HeartbeatAt))
+	return err
+}
+
+func (t *Tx) DeleteDispatchWorker(ctx context.Context, id string) error {
+	_, err := t.c.Exec(ctx, `DELETE FROM dispatch_workers WHERE worker_id = ?`, id)
+	return err
+}
+
+func (t *Tx) DeleteStaleDispatchWorkers(ctx context.Context, before time.Time) (int, error) {
+	n, err := t.c.Exec(ctx, `DELETE FROM dispatch_workers WHERE heartbeat_at < ?`, ms(before))
+	return int(n), err
+}
+
+func (t *Tx) FindDispatchWorkers(ctx context.Context, since time.Time) ([]*notify.DispatchWorker, error) {
+	return queryAll(ctx, t.c, func(r Row) (*notify.DispatchWorker, error) {
+		var w notify.DispatchWorker
+		var d string
+		var at int64
+		if err := r.Scan(&w.ID, &d, &at); err != nil {
+			return nil, err
+		}
+		w.HeartbeatAt = fromMs(at)
+		return &w, fromJSON(d, &w.Demand)
+	}, `SELECT worker_id, demand, heartbeat_at FROM dispatch_workers WHERE heartbeat_at >= ? ORDER BY worker_id`, ms(since))
+}

@@ -2,7 +2,6 @@ package sqlstore
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -79,12 +78,18 @@ func scanRequest(row Row) (*notify.Request, error) {
 // AcceptRequests inserts each request unless its idempotency key exists,
 // then inserts the queue jobs of the new ones in one River call and their
 // job rows, all in the caller's transaction: a request is never stored
-// without its job, nor a job without its request.
+// without its job, nor a job without its request. Requests without an
+// idempotency key (bulk sends, campaign fan-out) are inserted in bulk
+// (COPY on PostgreSQL, multi-row statements on SQLite).
 func (t *Tx) AcceptRequests(ctx context.Context, accepts []*notify.Accept, now time.Time) error {
+	var plain []*notify.Accept
 	for _, a := range accepts {
 		r := a.Request
-		n, err := t.c.Exec(ctx, `INSERT INTO notification_requests (`+requestCols+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		if r.IdempotencyKey == "" {
+			plain = append(plain, a)
+			continue
+		}
+		n, err := t.c.Exec(ctx, `INSERT INTO notification_requests (`+requestCols+`) VALUES `+requestValues+`
 			ON CONFLICT (workspace_id, idempotency_key) DO NOTHING`, requestArgs(r)...)
 		if err != nil {
 			return err
@@ -95,20 +100,45 @@ func (t *Tx) AcceptRequests(ctx context.Context, accepts []*notify.Accept, now t
 			}
 			continue
 		}
-		opts := &river.InsertOpts{MaxAttempts: jobs.DispatchMaxAttempts}
-		if r.ScheduledAt != nil {
-			opts.ScheduledAt = *r.ScheduledAt
-		}
-		j := &notify.Job{ID: newUUID(), WorkspaceID: r.WorkspaceID, RequestID: r.ID,
-			Status: notify.JobQueued, MaxAttempts: a.MaxAttempts, QueuedAt: now, ScheduledAt: r.ScheduledAt}
-		if j.ScheduledAt != nil {
-			j.Status = notify.JobScheduled
-		}
-		a.Job = j
-		t.pending = append(t.pending, pendingJob{job: j,
-			params: river.InsertManyParams{Args: jobs.Dispatch{RequestID: r.ID, WorkspaceID: r.WorkspaceID}, InsertOpts: opts}})
+		t.queueDispatch(a, now)
+	}
+	rows := make([][]any, len(plain))
+	for i, a := range plain {
+		rows[i] = requestArgs(a.Request)
+	}
+	if err := t.insertRows(ctx, "notification_requests", requestColList, rows, requestChunk); err != nil {
+		return err
+	}
+	for _, a := range plain {
+		t.queueDispatch(a, now)
 	}
 	return nil
+}
+
+var requestColList = splitCols(requestCols)
+
+// requestValues is one row of requestCols; requestChunk rows of 27
+// parameters stay below SQLite's (32766) and PostgreSQL's (65535) limits.
+const (
+	requestValues = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	requestChunk  = 500
+)
+
+// queueDispatch defers the dispatch job of a newly inserted request to flush.
+func (t *Tx) queueDispatch(a *notify.Accept, now time.Time) {
+	r := a.Request
+	opts := &river.InsertOpts{MaxAttempts: jobs.DispatchMaxAttempts}
+	if r.ScheduledAt != nil {
+		opts.ScheduledAt = *r.ScheduledAt
+	}
+	j := &notify.Job{ID: newUUID(), WorkspaceID: r.WorkspaceID, RequestID: r.ID,
+		Status: notify.JobQueued, MaxAttempts: a.MaxAttempts, QueuedAt: now, ScheduledAt: r.ScheduledAt}
+	if j.ScheduledAt != nil {
+		j.Status = notify.JobScheduled
+	}
+	a.Job = j
+	t.pending = append(t.pending, pendingJob{job: j,
+		params: river.InsertManyParams{Args: jobs.Dispatch{RequestID: r.ID, WorkspaceID: r.WorkspaceID}, InsertOpts: opts}})
 }
 
 // findExisting fills a.Existing (and its job) for a request whose
@@ -145,7 +175,7 @@ type pendingJob struct {
 }
 
 // flush inserts the pending River jobs in one call and their job rows in
-// multi-row statements. It runs right before commit.
+// bulk. It runs right before commit.
 func (t *Tx) flush(ctx context.Context) error {
 	if len(t.pending) == 0 {
 		return nil
@@ -158,29 +188,21 @@ func (t *Tx) flush(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	const chunk = 200
-	for start := 0; start < len(t.pending); start += chunk {
-		part := t.pending[start:min(start+chunk, len(t.pending))]
-		var q strings.Builder
-		q.WriteString(`INSERT INTO notification_jobs (` + jobCols + `) VALUES `)
-		args := make([]any, 0, len(part)*15)
-		for i, p := range part {
-			if i > 0 {
-				q.WriteString(", ")
-			}
-			q.WriteString(`(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-			j := p.job
-			j.QueueJobID = ids[start+i]
-			args = append(args, j.ID, j.WorkspaceID, j.RequestID, j.QueueJobID, j.Status, j.AttemptsMade, j.MaxAttempts,
-				ms(j.QueuedAt), msPtr(j.ScheduledAt), nil, nil, nil, nil, nil, nil)
-		}
-		if _, err := t.c.Exec(ctx, q.String(), args...); err != nil {
-			return err
-		}
+	rows := make([][]any, len(t.pending))
+	for i, p := range t.pending {
+		j := p.job
+		j.QueueJobID = ids[i]
+		rows[i] = []any{j.ID, j.WorkspaceID, j.RequestID, j.QueueJobID, j.Status, j.AttemptsMade, j.MaxAttempts,
+			ms(j.QueuedAt), msPtr(j.ScheduledAt), nil, nil, nil, nil, nil, nil}
+	}
+	if err := t.insertRows(ctx, "notification_jobs", jobColList, rows, 1000); err != nil {
+		return err
 	}
 	t.pending = t.pending[:0]
 	return nil
 }
+
+var jobColList = splitCols(jobCols)
 
 const jobCols = `id, workspace_id, request_id, queue_job_id, status, attempts_made, max_attempts, queued_at, scheduled_at,
 	started_at, finished_at, next_retry_at, last_error_code, last_error_message, last_provider_account_id`
@@ -209,6 +231,15 @@ func scanJob(row Row) (*notify.Job, error) {
 
 func (t *Tx) FindRequest(ctx context.Context, workspaceID, id string) (*notify.Request, error) {
 	return scanRequest(t.c.QueryRow(ctx, `SELECT `+requestCols+` FROM notification_requests WHERE workspace_id = ? AND id = ?`, workspaceID, id))
+}
+
+// LockRequest reads a request through a no-op update, which takes the
+// row's write lock until the transaction ends (PostgreSQL) and returns
+// the latest committed state: status moves (dispatch, cancel) read and
+// write under it, so a concurrent cancel is never overwritten.
+func (t *Tx) LockRequest(ctx context.Context, workspaceID, id string) (*notify.Request, error) {
+	return scanRequest(t.c.QueryRow(ctx, `UPDATE notification_requests SET status = status WHERE workspace_id = ? AND id = ?
+		RETURNING `+requestCols, workspaceID, id))
 }
 
 // UpdateRequest saves the mutable state of r.
@@ -274,8 +305,7 @@ func (t *Tx) FindOpenJobs(ctx context.Context, workspaceID string, limit int) ([
 // CreateDirectRequest stores a request sent synchronously (test-send,
 // OTP) with its job row and no queue job.
 func (t *Tx) CreateDirectRequest(ctx context.Context, r *notify.Request, j *notify.Job) error {
-	if _, err := t.c.Exec(ctx, `INSERT INTO notification_requests (`+requestCols+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, requestArgs(r)...); err != nil {
+	if _, err := t.c.Exec(ctx, `INSERT INTO notification_requests (`+requestCols+`) VALUES `+requestValues, requestArgs(r)...); err != nil {
 		return err
 	}
 	return t.insertJob(ctx, j)

@@ -1,0 +1,404 @@
+// Package batching_test checks adapter batching (SPEC "Adapter batching")
+// through the real daemon and the provider simulator.
+package batching_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/notifyd/notifyd/client"
+	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/notifytest"
+	"github.com/notifyd/notifyd/internal/simulator"
+	"github.com/notifyd/notifyd/internal/store/sqlstore"
+)
+
+var ctx = context.Background()
+
+type bundle struct {
+	env *notifytest.Env
+	key *client.Client
+}
+
+func setup(t *testing.T) *bundle {
+	t.Helper()
+	env := notifytest.StartDaemon(t)
+	key, _, err := env.Owner.CreateAPIKey(ctx, "test", "notifications:send", "notifications:read", "otp:send", "otp:verify")
+	require.NoError(t, err)
+	return &bundle{env: env, key: key}
+}
+
+func (b *bundle) dash(t *testing.T, method, path string, body any) *client.Response {
+	t.Helper()
+	r, err := b.env.Owner.Dashboard(ctx, method, path, body)
+	require.NoError(t, err)
+	return r
+}
+
+// provider registers a provider of kind against the simulator and routes
+// its channel to it.
+func (b *bundle) provider(t *testing.T, kind, channel string, cfg map[string]string) string {
+	t.Helper()
+	cfg["base_url"] = b.env.SimURL
+	r := b.dash(t, "POST", "/v1/providers", map[string]any{"providerKind": kind, "displayName": kind, "configJson": cfg})
+	require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
+	var out struct {
+		Provider struct {
+			ID string `json:"id"`
+		} `json:"provider"`
+	}
+	require.NoError(t, r.Decode(&out))
+	r = b.dash(t, "PUT", "/v1/routes", map[string]any{"routes": []map[string]any{
+		{"channel": channel, "providerAccountId": out.Provider.ID, "priority": 1}}})
+	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+	return out.Provider.ID
+}
+
+func solapi() map[string]string {
+	return map[string]string{"vendorb_api_key": "k", "vendorb_api_secret": "s", "vendorb_sender": "0212345678"}
+}
+
+func aligo() map[string]string {
+	return map[string]string{"vendora_user_id": "u", "vendora_api_key": "k", "vendora_sender": "0212345678"}
+}
+
+func sms(to, text string) map[string]any {
+	return map[string]any{"channel": "sms", "recipient": map[string]any{"address": to}, "content": map[string]any{"text": text}}
+}
+
+// bulk queues items in one call and returns the request ids in order.
+func (b *bundle) bulk(t *testing.T, items []any) []string {
+	t.Helper()
+	r, err := b.key.Signed(ctx, "POST", "/v1/notifications/bulk", map[string]any{"items": items})
+	require.NoError(t, err)
+	require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
+	var out struct {
+		Items []struct {
+			RequestID string `json:"requestId"`
+		} `json:"items"`
+	}
+	require.NoError(t, r.Data(&out))
+	ids := make([]string, len(out.Items))
+	for i, it := range out.Items {
+		ids[i] = it.RequestID
+	}
+	return ids
+}
+
+type attempt struct {
+	Status            string  `json:"status"`
+	FailureCode       *string `json:"failureCode"`
+	ProviderMessageID *string `json:"providerMessageId"`
+}
+
+type request struct {
+	Status   string    `json:"status"`
+	Attempts []attempt `json:"attempts"`
+}
+
+// wait polls the status lookup until the request is terminal.
+func (b *bundle) wait(t *testing.T, id string) request {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		r, err := b.key.Signed(ctx, "GET", "/v1/notifications/"+id, nil)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+		var out request
+		require.NoError(t, r.Data(&out))
+		if out.Status == "sent" || out.Status == "failed" {
+			return out
+		}
+		require.True(t, time.Now().Before(deadline), "request %s still %s", id, out.Status)
+		time.Sleep(25 * time.Millisecond)
+	}
+}
+
+// call is the providerCall of one dashboard attempt record.
+type call struct {
+	BatchSize  int             `json:"batchSize"`
+	BatchIndex int             `json:"batchIndex"`
+	URL        string          `json:"url"`
+	Body       json.RawMessage `json:"body"`
+}
+
+// providerCall returns the providerCall of the request's only attempt.
+func (b *bundle) providerCall(t *testing.T, requestID string) call {
+	t.Helper()
+	r := b.dash(t, "GET", "/v1/attempts?requestId="+requestID, nil)
+	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+	var out struct {
+		Attempts []struct {
+			Request struct {
+				ProviderCall call `json:"providerCall"`
+			} `json:"request"`
+		} `json:"attempts"`
+	}
+	require.NoError(t, r.Decode(&out))
+	require.Len(t, out.Attempts, 1)
+	return out.Attempts[0].Request.ProviderCall
+}
+
+// calls groups the simulator's messages of kind by vendor call.
+func calls(sim *simulator.Simulator, kind string) map[uint64][]simulator.Message {
+	out := map[uint64][]simulator.Message{}
+	for _, m := range sim.Messages(kind, "", 0) {
+		out[m.Call] = append(out[m.Call], m)
+	}
+	return out
+}
+
+// metric returns the value of the sample of /metrics that starts with prefix.
+func (b *bundle) metric(t *testing.T, prefix string) string {
+	t.Helper()
+	resp, err := http.Get(b.env.Daemon.URL() + "/metrics")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	for _, line := range strings.Split(string(body), "\n") {
+		if strings.HasPrefix(line, prefix+" ") {
+			return strings.TrimPrefix(line, prefix+" ")
+		}
+	}
+	return ""
+}
+
+// N queued sends to one account arrive in fewer vendor calls, and every
+// message's attempt carries its own result and its place in its call.
+func TestQueuedSendsShareVendorCalls(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.provider(t, "vendorb_sms", "sms", solapi())
+	const n = 30
+	items := make([]any, n)
+	for i := range items {
+		items[i] = sms(fmt.Sprintf("0109999%04d", i), fmt.Sprintf("batched %d", i))
+	}
+	ids := b.bulk(t, items)
+	byTo := map[string]string{}
+	for _, m := range b.waitSim(t, "vendorb_sms", n) {
+		byTo[m.To] = m.ID
+	}
+	groups := calls(b.env.Sim, "vendorb_sms")
+	require.Less(t, len(groups), n/3, "30 queued sends within one window need only a few calls")
+	sizes := 0
+	for i, id := range ids {
+		o := b.wait(t, id)
+		require.Equal(t, "sent", o.Status)
+		require.Len(t, o.Attempts, 1)
+		require.Equal(t, "success", o.Attempts[0].Status)
+		to := fmt.Sprintf("0109999%04d", i)
+		require.Equal(t, byTo[to], *o.Attempts[0].ProviderMessageID, "each message gets its own vendor id")
+		c := b.providerCall(t, id)
+		require.GreaterOrEqual(t, c.BatchSize, 1)
+		require.Less(t, c.BatchIndex, c.BatchSize)
+		require.Contains(t, string(c.Body), to, "the call that carried the message")
+		other := fmt.Sprintf("0109999%04d", (i+1)%n)
+		require.NotContains(t, string(c.Body), other, "only this message's part of the shared call")
+		sizes = max(sizes, c.BatchSize)
+	}
+	require.Greater(t, sizes, 1)
+	flushes := b.metric(t, `notifyd_batch_flushes_total{kind="vendorb_sms",reason="window"}`)
+	require.NotEmpty(t, flushes)
+	require.Equal(t, fmt.Sprint(len(groups)), b.metric(t, `notifyd_provider_api_calls_total{kind="vendorb_sms"}`))
+	require.Equal(t, fmt.Sprint(n), b.metric(t, `notifyd_batch_size_sum{kind="vendorb_sms"}`))
+}
+
+// waitSim waits until the simulator holds n messages of kind.
+func (b *bundle) waitSim(t *testing.T, kind string, n int) []simulator.Message {
+	t.Helper()
+	var ms []simulator.Message
+	require.Eventually(t, func() bool {
+		ms = b.env.Sim.Messages(kind, "", 0)
+		return len(ms) >= n
+	}, 30*time.Second, 20*time.Millisecond)
+	return ms
+}
+
+// A refused message of a batch fails on its own (invalid_request ends its
+// run); its batch partners are sent.
+func TestPartialBatchFailure(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	cfg := solapi()
+	cfg["dispatch_batch_window_ms"] = "2000" // all three join, even on a loaded machine
+	b.provider(t, "vendorb_sms", "sms", cfg)
+	ids := b.bulk(t, []any{sms("01055550001", "one"), sms("0105", "bad number"), sms("01055550003", "three")})
+	bad := b.wait(t, ids[1])
+	require.Equal(t, "failed", bad.Status)
+	require.Len(t, bad.Attempts, 1)
+	require.Equal(t, "invalid_request", *bad.Attempts[0].FailureCode)
+	for _, id := range []string{ids[0], ids[2]} {
+		require.Equal(t, "sent", b.wait(t, id).Status)
+	}
+	groups := calls(b.env.Sim, "vendorb_sms")
+	require.Len(t, groups, 1, "one call carried all three")
+	require.Equal(t, 3, b.providerCall(t, ids[1]).BatchSize)
+}
+
+// configJson overrides: a max batch size of 4 and a long window make full
+// flushes of 4; the rest leaves at the window.
+func TestConfigOverrides(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	cfg := aligo()
+	cfg["dispatch_max_batch_size"] = "4"
+	cfg["dispatch_batch_window_ms"] = "1500"
+	cfg["dispatch_max_requests_per_second"] = "0"
+	b.provider(t, "vendora_sms", "sms", cfg)
+	items := make([]any, 10)
+	for i := range items {
+		items[i] = sms(fmt.Sprintf("0108888%04d", i), fmt.Sprintf("override %d", i))
+	}
+	ids := b.bulk(t, items)
+	for _, id := range ids {
+		require.Equal(t, "sent", b.wait(t, id).Status)
+	}
+	sizes := map[int]int{}
+	for _, g := range calls(b.env.Sim, "vendora_sms") {
+		sizes[len(g)]++
+	}
+	require.Equal(t, map[int]int{4: 2, 2: 1}, sizes)
+	require.Equal(t, "2", b.metric(t, `notifyd_batch_flushes_total{kind="vendora_sms",reason="full"}`))
+	require.Equal(t, "1", b.metric(t, `notifyd_batch_flushes_total{kind="vendora_sms",reason="window"}`))
+}
+
+// Bad overrides are refused at registration and update with 400.
+func TestConfigOverrideValidation(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for key, val := range map[string]string{
+		"dispatch_max_requests_per_second": "-1",
+		"dispatch_batch_window_ms":         "soon",
+		"dispatch_max_batch_size":          "0",
+	} {
+		cfg := aligo()
+		cfg[key] = val
+		r := b.dash(t, "POST", "/v1/providers", map[string]any{"providerKind": "vendora_sms", "displayName": "bad", "configJson": cfg})
+		require.Equal(t, http.StatusBadRequest, r.Status, string(r.Body))
+		require.Contains(t, r.Header.Get("Content-Type"), "application/problem+json")
+		p := r.Problem()
+		require.Equal(t, "SVC-40000", p.Code)
+		require.Contains(t, p.Detail, "configJson."+key)
+	}
+	r := b.dash(t, "POST", "/v1/providers", map[string]any{"providerKind": "maily_email", "displayName": "ses",
+		"configJson": map[string]string{"dispatch_max_batch_size": "50"}})
+	require.Equal(t, http.StatusBadRequest, r.Status, string(r.Body))
+	require.Equal(t, "configJson.dispatch_max_batch_size must be 1 for maily_email: it sends per message and has no batch API", r.Problem().Detail)
+
+	id := b.provider(t, "vendora_sms", "sms", aligo())
+	cfg := aligo()
+	cfg["dispatch_batch_window_ms"] = "60001"
+	r = b.dash(t, "PATCH", "/v1/providers/"+id, map[string]any{"configJson": cfg})
+	require.Equal(t, http.StatusBadRequest, r.Status, string(r.Body))
+	require.Equal(t, "configJson.dispatch_batch_window_ms must be an integer from 0 to 60000", r.Problem().Detail)
+	cfg["dispatch_batch_window_ms"] = "0"
+	r = b.dash(t, "PATCH", "/v1/providers/"+id, map[string]any{"configJson": cfg})
+	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+}
+
+// OTP and test-sends are synchronous: they leave at once, not after the
+// batch window (5 s here), even while a queued send waits in a batch of
+// the account.
+func TestSynchronousSendsSkipWindow(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	cfg := aligo()
+	cfg["dispatch_batch_window_ms"] = "5000"
+	id := b.provider(t, "vendora_sms", "sms", cfg)
+	queued := b.bulk(t, []any{sms("01077770001", "queued")})
+
+	start := time.Now()
+	r, err := b.key.Signed(ctx, "POST", "/v1/otp", map[string]any{"channel": "sms", "to": "01077770002"})
+	require.NoError(t, err)
+	require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
+	require.Less(t, time.Since(start), 1500*time.Millisecond, "OTP waits for no batch window")
+	require.Len(t, b.env.Sim.Messages("vendora_sms", "01077770002", 0), 1)
+
+	start = time.Now()
+	r = b.dash(t, "POST", "/v1/providers/"+id+"/test-send", map[string]any{"mode": "test",
+		"recipient": map[string]any{"address": "01077770003"}, "content": map[string]any{"text": "test"}})
+	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+	require.Less(t, time.Since(start), 1500*time.Millisecond, "a test-send waits for no batch window")
+	require.Len(t, b.env.Sim.Messages("vendora_sms", "01077770003", 0), 1)
+
+	require.Empty(t, b.env.Sim.Messages("vendora_sms", "01077770001", 0), "the queued send still waits for its window")
+	require.Equal(t, "sent", b.wait(t, queued[0]).Status)
+	require.Equal(t, "2", b.metric(t, `notifyd_batch_flushes_total{kind="vendora_sms",reason="sync"}`))
+}
+
+// The dispatch_max_requests_per_second override caps the account's calls:
+// batches of 2 at 4 calls per second are at least 250 ms apart.
+func TestRequestsPerSecondOverride(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	cfg := solapi()
+	cfg["dispatch_max_batch_size"] = "2"
+	cfg["dispatch_batch_window_ms"] = "0"
+	cfg["dispatch_max_requests_per_second"] = "4"
+	b.provider(t, "vendorb_sms", "sms", cfg)
+	items := make([]any, 10)
+	for i := range items {
+		items[i] = sms(fmt.Sprintf("0106666%04d", i), fmt.Sprintf("capped %d", i))
+	}
+	for _, id := range b.bulk(t, items) {
+		require.Equal(t, "sent", b.wait(t, id).Status)
+	}
+	var at []time.Time
+	for _, g := range calls(b.env.Sim, "vendorb_sms") {
+		require.LessOrEqual(t, len(g), 2)
+		at = append(at, g[0].ReceivedAt)
+	}
+	require.GreaterOrEqual(t, len(at), 5)
+	sort.Slice(at, func(i, j int) bool { return at[i].Before(at[j]) })
+	for i := 1; i < len(at); i++ {
+		require.GreaterOrEqual(t, at[i].Sub(at[i-1]), 150*time.Millisecond, "calls %d and %d", i-1, i)
+	}
+	require.GreaterOrEqual(t, at[len(at)-1].Sub(at[0]), 900*time.Millisecond, "5 calls or more at 4 a second")
+}
+
+// TestBacklogBeyondBudgetSnoozes: when the call budget cannot serve a
+// backlog within the jobs' time, a waiting message leaves its batch with
+// half its job's time left and the job snoozes: no run times out (a run
+// timing out records nothing and costs one of River's 25 attempts, and a
+// job out of them would strand its request). Twelve sends at 2 calls a
+// second take 6 s against runs bounded to 2 s; all go out once, each with
+// one attempt record, and no River job holds an error.
+func TestBacklogBeyondBudgetSnoozes(t *testing.T) {
+	t.Parallel()
+	env := notifytest.StartDaemon(t, notifytest.WithQueueJobAttempts(1), notifytest.WithJobRescueAfter(3*time.Second))
+	key, _, err := env.Owner.CreateAPIKey(ctx, "test", "notifications:send", "notifications:read")
+	require.NoError(t, err)
+	b := &bundle{env: env, key: key}
+	cfg := solapi()
+	cfg["dispatch_max_batch_size"] = "1"
+	cfg["dispatch_batch_window_ms"] = "0"
+	cfg["dispatch_max_requests_per_second"] = "2"
+	b.provider(t, "vendorb_sms", "sms", cfg)
+	items := make([]any, 12)
+	for i := range items {
+		items[i] = sms(fmt.Sprintf("0107777%04d", i), fmt.Sprintf("backlog %d", i))
+	}
+	for _, id := range b.bulk(t, items) {
+		r := b.wait(t, id)
+		require.Equal(t, "sent", r.Status)
+		require.Len(t, r.Attempts, 1, "a snooze leaves no attempt record")
+	}
+	require.Len(t, b.env.Sim.Messages("vendorb_sms", "", 0), 12, "each message sent once")
+	var failedRuns int
+	require.NoError(t, env.Daemon.DB.View(ctx, func(tx notify.Tx) error {
+		c := tx.(interface{ Conn() sqlstore.Conn }).Conn()
+		return c.QueryRow(ctx, `SELECT COUNT(*) FROM river_job WHERE kind = 'dispatch' AND errors IS NOT NULL`).Scan(&failedRuns)
+	}))
+	require.Zero(t, failedRuns, "no dispatch run ended in an error")
+}

@@ -1,0 +1,361 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"html"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/notifyd/notifyd/internal/mailcheck"
+	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/render"
+)
+
+// Fan-out sizes (SPEC "Other constants").
+const (
+	FanoutBatch       = 500
+	FanoutConcurrency = 20
+)
+
+// AdPrefix is the advertisement subject prefix (API-DECISIONS section 6).
+const AdPrefix = "(광고)"
+
+// AdSubject prefixes an advertisement's subject, not twice.
+func AdSubject(subject string, ad bool) string {
+	if !ad || strings.HasPrefix(subject, AdPrefix) {
+		return subject
+	}
+	return AdPrefix + " " + subject
+}
+
+// FanoutFault, when set, runs when a fan-out run starts (n = 0) and
+// after every committed batch but the last (n counts the run's batches
+// from 1); an error ends the run as a failure. Tests use it to kill a
+// fan-out halfway.
+type FanoutFault func(campaignID string, n int) error
+
+// SetFanoutFault installs a fan-out fault hook (tests only).
+func (s *Service) SetFanoutFault(f FanoutFault) {
+	s.fanoutMu.Lock()
+	s.fanoutFault = f
+	s.fanoutMu.Unlock()
+}
+
+func (s *Service) fault(campaignID string, n int) error {
+	s.fanoutMu.Lock()
+	f := s.fanoutFault
+	s.fanoutMu.Unlock()
+	if f == nil {
+		return nil
+	}
+	return f(campaignID, n)
+}
+
+// errNotCurrent rolls back the start of a run of a replaced fan-out job.
+var errNotCurrent = errors.New("not the campaign's current fan-out job")
+
+// RunFanout runs one run of a campaign's fan-out job. It turns targeted
+// subscribers into requests in batches of 500, each batch one transaction
+// holding the requests, their queue jobs, the campaign_recipients rows
+// and the counters, so a run killed anywhere resumes where the last
+// committed batch ended and mails nobody twice. A run of a job that is not
+// the campaign's current fan-out, or of a campaign no longer scheduled or
+// sending, does nothing. After budget it stops and reports more, to be run
+// again (the worker snoozes).
+func (s *Service) RunFanout(ctx context.Context, ws, campaignID string, jobID int64, budget time.Duration) (more bool, err error) {
+	start := time.Now()
+	var c *notify.Campaign
+	var aud *notify.Audience
+	err = s.store.Update(ctx, func(tx notify.Tx) error {
+		now := s.now()
+		// Lock the campaign row first (a conditional move: scheduled to
+		// sending, or sending kept), so a concurrent cancel or re-send is
+		// either seen here or waits for this transaction.
+		ok, err := tx.MoveCampaign(ctx, ws, campaignID, []string{notify.CampaignScheduled}, notify.CampaignSending, now)
+		if err == nil && !ok {
+			ok, err = tx.MoveCampaign(ctx, ws, campaignID, []string{notify.CampaignSending}, notify.CampaignSending, now)
+		}
+		if err != nil || !ok {
+			return err // not scheduled or sending (or gone): nothing to do
+		}
+		if c, err = tx.FindCampaign(ctx, ws, campaignID); err != nil {
+			return err
+		}
+		if c.FanoutJobID != jobID {
+			c = nil
+			return errNotCurrent // a replaced job: undo the move
+		}
+		if aud, err = ParseAudience(c.AudienceFilter); err != nil {
+			return err
+		}
+		if c.StartedAt == nil {
+			c.StartedAt, c.UpdatedAt = &now, now
+			return tx.UpdateCampaign(ctx, c)
+		}
+		return nil
+	})
+	if errors.Is(err, errNotCurrent) {
+		return false, nil
+	}
+	if err != nil || c == nil {
+		return false, err
+	}
+	// totalRecipients: handled before plus the remaining audience, counted
+	// outside the write transaction (on SQLite it holds the only writer);
+	// each batch writes it, the last one sets the exact handled count.
+	err = s.store.View(ctx, func(tx notify.Tx) error {
+		done, err := tx.CountCampaignRecipients(ctx, c.ID)
+		if err != nil {
+			return err
+		}
+		left, err := tx.CountAudience(ctx, ws, c.Channel, aud, c.ID)
+		c.TotalRecipients = done + left
+		return err
+	})
+	if err != nil {
+		return false, err
+	}
+	if err := s.fault(c.ID, 0); err != nil {
+		return false, err
+	}
+	// Batch n+1 is read and rendered (in a read transaction) while batch n
+	// is written: the pages after the cursor are disjoint from the batch
+	// being written, and the recipients' unique key still guards every
+	// write.
+	next := make(chan *fanoutPrep, 1)
+	prepare := func(after string) { go func() { next <- s.prepareBatch(ctx, c, aud, after) }() }
+	prepare("")
+	for n := 1; ; n++ {
+		b := <-next
+		if b.err != nil {
+			return false, b.err
+		}
+		if !b.last {
+			prepare(b.after)
+		}
+		var stop bool
+		err := s.store.Update(ctx, func(tx notify.Tx) (err error) {
+			stop, err = s.writeBatch(ctx, tx, c, b)
+			return err
+		})
+		if err != nil {
+			return false, err
+		}
+		if stop || b.last {
+			return false, nil
+		}
+		if err := s.fault(c.ID, n); err != nil {
+			return false, err
+		}
+		if budget > 0 && time.Since(start) > budget {
+			return true, nil
+		}
+	}
+}
+
+// fanoutPrep is one batch read and rendered, ready to be written.
+type fanoutPrep struct {
+	after   string // the cursor past this batch
+	last    bool   // no subscriber after it
+	now     time.Time
+	accepts []*notify.Accept
+	recips  []notify.CampaignRecipient
+	failed  int
+	err     error
+}
+
+// prepareBatch reads the next up to 500 targeted subscribers with ids
+// above after, not yet handled, and renders their requests.
+func (s *Service) prepareBatch(ctx context.Context, c *notify.Campaign, aud *notify.Audience, after string) *fanoutPrep {
+	b := &fanoutPrep{after: after, now: s.now()}
+	var subs []*notify.Subscriber
+	b.err = s.store.View(ctx, func(tx notify.Tx) error {
+		for {
+			page, err := tx.FindFanoutPage(ctx, c.WorkspaceID, c.ID, c.Channel, b.after, FanoutBatch)
+			if err != nil {
+				return err
+			}
+			for _, x := range page {
+				if len(subs) == FanoutBatch {
+					return nil // the rest of the page goes to the next batch
+				}
+				b.after = x.ID
+				if aud.Match(x.Attributes) {
+					subs = append(subs, x)
+				}
+			}
+			if len(page) < FanoutBatch {
+				b.last = true
+				return nil
+			}
+			if len(subs) == FanoutBatch {
+				return nil
+			}
+		}
+	})
+	if b.err == nil {
+		b.accepts, b.recips, b.failed = s.renderBatch(c, subs, b.now)
+	}
+	return b
+}
+
+// writeBatch writes a prepared batch in one transaction: requests and
+// their queue jobs through the send pipeline's AcceptRequests, the
+// recipients rows, the counters, and on the last batch the end of the
+// fan-out. stop is true when the campaign is no longer sending (canceled
+// meanwhile); then nothing is written.
+func (s *Service) writeBatch(ctx context.Context, tx notify.Tx, c *notify.Campaign, b *fanoutPrep) (stop bool, err error) {
+	now := b.now
+	// Taking the campaign row's lock first orders this batch with a cancel.
+	ok, err := tx.MoveCampaign(ctx, c.WorkspaceID, c.ID, []string{notify.CampaignSending}, notify.CampaignSending, s.now())
+	if err != nil || !ok {
+		return true, err
+	}
+	if len(b.accepts) > 0 {
+		if err := tx.AcceptRequests(ctx, b.accepts, now); err != nil {
+			return false, err
+		}
+	}
+	if len(b.recips) > 0 {
+		if err := tx.AddCampaignRecipients(ctx, c.ID, b.recips); err != nil {
+			return false, err
+		}
+	}
+	total := c.TotalRecipients
+	if b.last {
+		if total, err = tx.CountCampaignRecipients(ctx, c.ID); err != nil {
+			return false, err
+		}
+	}
+	if err := tx.SetCampaignProgress(ctx, c.WorkspaceID, c.ID, total, len(b.accepts), b.failed, s.now()); err != nil {
+		return false, err
+	}
+	if !b.last {
+		return false, nil
+	}
+	cur, err := tx.FindCampaign(ctx, c.WorkspaceID, c.ID)
+	if err != nil {
+		return false, err
+	}
+	done := s.now()
+	cur.FanoutDoneAt, cur.UpdatedAt = &done, done
+	return false, tx.UpdateCampaign(ctx, cur)
+}
+
+// renderBatch builds the requests of one batch, 20 subscribers at a time.
+// A subscriber whose address cannot take mail gets no request (failed).
+func (s *Service) renderBatch(c *notify.Campaign, subs []*notify.Subscriber, now time.Time) ([]*notify.Accept, []notify.CampaignRecipient, int) {
+	reqs := make([]*notify.Request, len(subs))
+	var wg sync.WaitGroup
+	for w := 0; w < min(FanoutConcurrency, len(subs)); w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := w; i < len(subs); i += FanoutConcurrency {
+				reqs[i] = campaignRequest(c, subs[i], now)
+			}
+		}(w)
+	}
+	wg.Wait()
+	accepts := make([]*notify.Accept, 0, len(subs))
+	recips := make([]notify.CampaignRecipient, len(subs))
+	failed := 0
+	for i, r := range reqs {
+		recips[i].SubscriberID = subs[i].ID
+		if r == nil {
+			failed++
+			continue
+		}
+		recips[i].RequestID = r.ID
+		accepts = append(accepts, &notify.Accept{Request: r, MaxAttempts: s.jobAttempts})
+	}
+	return accepts, recips, failed
+}
+
+// campaignRequest renders one subscriber's mail (SPEC "Campaign", API-
+// DECISIONS section 6): {{variable}} from the subscriber's attributes
+// (any Unicode name; missing is empty; HTML-escaped in the HTML part), the
+// advertisement prefix, the unsubscribe footer with the subscriber's own
+// link, and the List-Unsubscribe headers (one-click, RFC 8058). nil when
+// the address cannot take mail.
+func campaignRequest(c *notify.Campaign, x *notify.Subscriber, now time.Time) *notify.Request {
+	if _, err := mailcheck.Domain(x.Address); err != nil {
+		return nil
+	}
+	token := url.QueryEscape(x.UnsubscribeToken)
+	page := c.LinkBase + "/v1/newsletter/unsubscribe?token=" + token
+	oneClick := c.LinkBase + "/v1/newsletter/unsubscribe/one-click?token=" + token
+	r := &notify.Request{ID: newID(), WorkspaceID: c.WorkspaceID, Source: notify.SourceCampaign, Channel: c.Channel,
+		Status: notify.StatusQueued, RecipientAddress: x.Address, RecipientName: x.Name, CampaignID: c.ID,
+		RequestedAt: now, UpdatedAt: now,
+		Title: AdSubject(render.SubstituteUnicode(c.Subject, x.Attributes), c.IsAdvertisement),
+		Text:  render.SubstituteUnicode(c.ContentText, x.Attributes),
+		Headers: map[string]string{"List-Unsubscribe": "<" + oneClick + ">",
+			"List-Unsubscribe-Post": "List-Unsubscribe=One-Click"},
+		Metadata: map[string]string{"campaignId": c.ID, "subscriberId": x.ID}}
+	if c.ContentHTML != "" {
+		r.HTML = render.SubstituteUnicode(c.ContentHTML, render.HTMLEscapeVars(x.Attributes))
+	}
+	if c.IsAdvertisement || c.IncludeUnsubscribe {
+		r.Text += TextFooter(page)
+		if r.HTML != "" {
+			r.HTML = withHTMLFooter(r.HTML, page)
+		}
+	}
+	return r
+}
+
+// TextFooter is the unsubscribe footer of the text part.
+func TextFooter(link string) string {
+	return "\n\n--\n수신을 원하지 않으시면 수신거부를 눌러 주세요. / To stop receiving these emails, unsubscribe here:\n" + link + "\n"
+}
+
+// withHTMLFooter adds the unsubscribe footer before </body>, or at the end.
+func withHTMLFooter(body, link string) string {
+	footer := `<hr><p style="font-size:12px;color:#666">수신을 원하지 않으시면 <a href="` + html.EscapeString(link) +
+		`">수신거부 (Unsubscribe)</a>를 눌러 주세요.</p>`
+	if i := lastBodyClose(body); i >= 0 {
+		return body[:i] + footer + body[i:]
+	}
+	return body + footer
+}
+
+// lastBodyClose finds the last "</body>" in any letter case without
+// copying the body (it runs once per recipient).
+func lastBodyClose(s string) int {
+	for i := strings.LastIndex(s, "</"); i >= 0; i = strings.LastIndex(s[:i], "</") {
+		if len(s)-i >= 7 && strings.EqualFold(s[i:i+7], "</body>") {
+			return i
+		}
+	}
+	return -1
+}
+
+// FailFanout marks the campaign failed after its fan-out job spent its
+// attempts (SPEC "Campaign": sending, fan-out failure, failed). A run of a
+// replaced job changes nothing.
+func (s *Service) FailFanout(ctx context.Context, ws, campaignID string, jobID int64, cause error) error {
+	return s.store.Update(ctx, func(tx notify.Tx) error {
+		c, err := tx.FindCampaign(ctx, ws, campaignID)
+		if notify.IsNotFound(err) {
+			return nil
+		}
+		if err != nil || c.FanoutJobID != jobID {
+			return err
+		}
+		now := s.now()
+		ok, err := tx.MoveCampaign(ctx, ws, campaignID, []string{notify.CampaignScheduled, notify.CampaignSending}, notify.CampaignFailed, now)
+		if err != nil || !ok {
+			return err
+		}
+		msg := ""
+		if cause != nil {
+			msg = cause.Error()
+		}
+		s.log.WarnContext(ctx, "campaign fan-out failed", "campaign", campaignID, "err", msg)
+		return s.audit(ctx, tx, nil, ws, "campaign.fail", "campaign", campaignID, map[string]any{"reason": msg})
+	})
+}

@@ -1,0 +1,43 @@
+package sqlstore
+
+import (
+	"context"
+	"strings"
+)
+
+// splitCols turns a column list ("a, b,\n\tc") into names.
+func splitCols(cols string) []string {
+	out := strings.Split(cols, ",")
+	for i, c := range out {
+		out[i] = strings.TrimSpace(c)
+	}
+	return out
+}
+
+// insertRows inserts rows into table in bulk: with COPY when the backend
+// offers it (PostgreSQL), else in multi-row INSERT statements of chunk
+// rows (chunk times the columns must stay below the parameter limits:
+// 32766 on SQLite, 65535 on PostgreSQL). A unique violation is
+// ErrConflict and ends the transaction.
+func (t *Tx) insertRows(ctx context.Context, table string, cols []string, rows [][]any, chunk int) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	if cp, ok := t.c.(Copier); ok && len(rows) > 1 {
+		_, err := cp.CopyFrom(ctx, table, cols, rows)
+		return err
+	}
+	one := "(?" + strings.Repeat(", ?", len(cols)-1) + ")"
+	head := `INSERT INTO ` + table + ` (` + strings.Join(cols, ", ") + `) VALUES ` + one
+	for start := 0; start < len(rows); start += chunk {
+		part := rows[start:min(start+chunk, len(rows))]
+		args := make([]any, 0, len(part)*len(cols))
+		for _, r := range part {
+			args = append(args, r...)
+		}
+		if _, err := t.c.Exec(ctx, head+strings.Repeat(", "+one, len(part)-1), args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}

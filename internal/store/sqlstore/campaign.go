@@ -1,0 +1,215 @@
+package sqlstore
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/notifyd/notifyd/internal/jobs"
+	"github.com/notifyd/notifyd/internal/notify"
+)
+
+const campaignCols = `id, workspace_id, name, channel, status, subject, content_text, content_html, is_advertisement,
+	include_unsubscribe, audience_filter, scheduled_at, total_recipients, queued_count, failed_count, fanout_job_id,
+	link_base, started_at, fanout_done_at, finished_at, created_at, updated_at`
+
+func scanCampaign(row Row) (*notify.Campaign, error) {
+	var c notify.Campaign
+	var ch string
+	var filter *string
+	var sched, started, done, finished *int64
+	var job *int64
+	var created, updated int64
+	if err := row.Scan(&c.ID, &c.WorkspaceID, &c.Name, &ch, &c.Status, &c.Subject, &c.ContentText, &c.ContentHTML,
+		&c.IsAdvertisement, &c.IncludeUnsubscribe, &filter, &sched, &c.TotalRecipients, &c.QueuedCount, &c.FailedCount,
+		&job, &c.LinkBase, &started, &done, &finished, &created, &updated); err != nil {
+		return nil, err
+	}
+	c.Channel, c.AudienceFilter = notify.Channel(ch), str(filter)
+	if job != nil {
+		c.FanoutJobID = *job
+	}
+	c.ScheduledAt, c.StartedAt, c.FanoutDoneAt, c.FinishedAt = fromMsPtr(sched), fromMsPtr(started), fromMsPtr(done), fromMsPtr(finished)
+	c.CreatedAt, c.UpdatedAt = fromMs(created), fromMs(updated)
+	return &c, nil
+}
+
+func int64OrNil(v int64) *int64 {
+	if v == 0 {
+		return nil
+	}
+	return &v
+}
+
+func (t *Tx) CreateCampaign(ctx context.Context, c *notify.Campaign) error {
+	_, err := t.c.Exec(ctx, `INSERT INTO campaigns (`+campaignCols+`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		c.ID, c.WorkspaceID, c.Name, string(c.Channel), c.Status, c.Subject, c.ContentText, c.ContentHTML, c.IsAdvertisement,
+		c.IncludeUnsubscribe, nullable(c.AudienceFilter), msPtr(c.ScheduledAt), c.TotalRecipients, c.QueuedCount, c.FailedCount,
+		int64OrNil(c.FanoutJobID), c.LinkBase, msPtr(c.StartedAt), msPtr(c.FanoutDoneAt), msPtr(c.FinishedAt), ms(c.CreatedAt),
+		ms(c.UpdatedAt))
+	return err
+}
+
+func (t *Tx) FindCampaign(ctx context.Context, workspaceID, id string) (*notify.Campaign, error) {
+	return scanCampaign(t.c.QueryRow(ctx, `SELECT `+campaignCols+` FROM campaigns WHERE workspace_id = ? AND id = ?`, workspaceID, id))
+}
+
+func (t *Tx) FindCampaigns(ctx context.Context, workspaceID, status string, limit, offset int) ([]*notify.Campaign, int, error) {
+	where := ` WHERE workspace_id = ?`
+	args := []any{workspaceID}
+	if status != "" {
+		where += ` AND status = ?`
+		args = append(args, status)
+	}
+	var total int
+	if err := t.c.QueryRow(ctx, `SELECT COUNT(*) FROM campaigns`+where, args...).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	cs, err := queryAll(ctx, t.c, scanCampaign, `SELECT `+campaignCols+` FROM campaigns`+where+
+		` ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, append(args, limit, offset)...)
+	return cs, total, err
+}
+
+func (t *Tx) UpdateCampaign(ctx context.Context, c *notify.Campaign) error {
+	return expectOne(t.c.Exec(ctx, `UPDATE campaigns SET name = ?, status = ?, subject = ?, content_text = ?, content_html = ?,
+		is_advertisement = ?, include_unsubscribe = ?, audience_filter = ?, scheduled_at = ?, fanout_job_id = ?, link_base = ?,
+		started_at = ?, fanout_done_at = ?, finished_at = ?, updated_at = ? WHERE workspace_id = ? AND id = ?`,
+		c.Name, c.Status, c.Subject, c.ContentText, c.ContentHTML, c.IsAdvertisement, c.IncludeUnsubscribe,
+		nullable(c.AudienceFilter), msPtr(c.ScheduledAt), int64OrNil(c.FanoutJobID), c.LinkBase, msPtr(c.StartedAt),
+		msPtr(c.FanoutDoneAt), msPtr(c.FinishedAt), ms(c.UpdatedAt), c.WorkspaceID, c.ID))
+}
+
+func (t *Tx) MoveCampaign(ctx context.Context, workspaceID, id string, from []string, to string, now time.Time) (bool, error) {
+	args := []any{to, ms(now), workspaceID, id}
+	for _, f := range from {
+		args = append(args, f)
+	}
+	n, err := t.c.Exec(ctx, `UPDATE campaigns SET status = ?, updated_at = ? WHERE workspace_id = ? AND id = ?
+		AND status IN (?`+strings.Repeat(", ?", len(from)-1)+`)`, args...)
+	return n == 1, err
+}
+
+func (t *Tx) DeleteCampaign(ctx context.Context, workspaceID, id string) error {
+	return expectOne(t.c.Exec(ctx, `DELETE FROM campaigns WHERE workspace_id = ? AND id = ?`, workspaceID, id))
+}
+
+func (t *Tx) EnqueueFanout(ctx context.Context, workspaceID, campaignID string, at *time.Time) (int64, error) {
+	opts := &river.InsertOpts{Queue: jobs.QueueCampaign, MaxAttempts: jobs.FanoutMaxAttempts}
+	if at != nil {
+		opts.ScheduledAt = *at
+	}
+	ids, err := t.c.InsertJobs(ctx, []river.InsertManyParams{{Args: jobs.Fanout{CampaignID: campaignID, WorkspaceID: workspaceID}, InsertOpts: opts}})
+	if err != nil {
+		return 0, err
+	}
+	return ids[0], nil
+}
+
+// sendable is the audience rule's SQL part: the workspace's subscribed
+// subscribers of a channel whose address is not suppressed. The attribute
+// conditions are applied by the caller (notify.Audience).
+const sendable = ` FROM subscribers s WHERE s.workspace_id = ? AND s.channel = ? AND s.consent_status = 'subscribed'
+	AND NOT EXISTS (SELECT 1 FROM suppressions x WHERE x.workspace_id = s.workspace_id AND x.address = s.address)`
+
+const notRecipient = ` AND NOT EXISTS (SELECT 1 FROM campaign_recipients cr WHERE cr.campaign_id = ? AND cr.subscriber_id = s.id)`
+
+func (t *Tx) CountAudience(ctx context.Context, workspaceID string, channel notify.Channel, aud *notify.Audience, exceptCampaign string) (int, error) {
+	q, args := sendable, []any{workspaceID, string(channel)}
+	if exceptCampaign != "" {
+		q += notRecipient
+		args = append(args, exceptCampaign)
+	}
+	if aud == nil {
+		var n int
+		err := t.c.QueryRow(ctx, `SELECT COUNT(*)`+q, args...).Scan(&n)
+		return n, err
+	}
+	if aud.Never {
+		return 0, nil
+	}
+	// Attributes are JSON text, matched here rather than with the two
+	// dialects' different JSON operators.
+	rows, err := t.c.Query(ctx, `SELECT s.attributes`+q, args...)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var raw string
+		if err := rows.Scan(&raw); err != nil {
+			return 0, err
+		}
+		var attrs map[string]string
+		if err := fromJSON(raw, &attrs); err != nil {
+			return 0, err
+		}
+		if aud.Match(attrs) {
+			n++
+		}
+	}
+	return n, rows.Err()
+}
+
+func (t *Tx) FindFanoutPage(ctx context.Context, workspaceID, campaignID string, channel notify.Channel, after string, limit int) ([]*notify.Subscriber, error) {
+	return queryAll(ctx, t.c, scanSubscriber, `SELECT `+subscriberColsOf("s")+sendable+notRecipient+` AND s.id > ?
+		ORDER BY s.id LIMIT ?`, workspaceID, string(channel), campaignID, after, limit)
+}
+
+var recipientCols = []string{"campaign_id", "subscriber_id", "request_id"}
+
+func (t *Tx) AddCampaignRecipients(ctx context.Context, campaignID string, rs []notify.CampaignRecipient) error {
+	rows := make([][]any, len(rs))
+	for i, r := range rs {
+		rows[i] = []any{campaignID, r.SubscriberID, nullable(r.RequestID)}
+	}
+	return t.insertRows(ctx, "campaign_recipients", recipientCols, rows, 1000)
+}
+
+func (t *Tx) CountCampaignRecipients(ctx context.Context, campaignID string) (int, error) {
+	var n int
+	err := t.c.QueryRow(ctx, `SELECT COUNT(*) FROM campaign_recipients WHERE campaign_id = ?`, campaignID).Scan(&n)
+	return n, err
+}
+
+func (t *Tx) SetCampaignProgress(ctx context.Context, workspaceID, id string, total, queued, failed int, now time.Time) error {
+	return expectOne(t.c.Exec(ctx, `UPDATE campaigns SET total_recipients = ?, queued_count = queued_count + ?,
+		failed_count = failed_count + ?, updated_at = ? WHERE workspace_id = ? AND id = ?`,
+		total, queued, failed, ms(now), workspaceID, id))
+}
+
+func (t *Tx) CampaignRequestCounts(ctx context.Context, workspaceID, id string) (map[string]int, error) {
+	rows, err := t.c.Query(ctx, `SELECT status, COUNT(*) FROM notification_requests WHERE campaign_id = ? AND workspace_id = ?
+		GROUP BY status`, id, workspaceID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var s string
+		var n int
+		if err := rows.Scan(&s, &n); err != nil {
+			return nil, err
+		}
+		out[s] = n
+	}
+	return out, rows.Err()
+}
+
+func (t *Tx) CancelCampaignRequests(ctx context.Context, workspaceID, id, code, message string, now time.Time) ([]*notify.Request, error) {
+	// Jobs first: they are found through their requests' status. The
+	// queue jobs stay; a dispatch run of a canceled request does nothing.
+	if _, err := t.c.Exec(ctx, `UPDATE notification_jobs SET status = 'canceled', finished_at = ?
+		WHERE workspace_id = ? AND status NOT IN ('completed', 'failed', 'canceled', 'dead_letter')
+		AND request_id IN (SELECT id FROM notification_requests WHERE campaign_id = ? AND workspace_id = ?
+			AND status IN ('queued', 'processing'))`, ms(now), workspaceID, id, workspaceID); err != nil {
+		return nil, err
+	}
+	return queryAll(ctx, t.c, scanRequest, `UPDATE notification_requests SET status = 'canceled', final_error_code = ?,
+		final_error_message = ?, updated_at = ? WHERE campaign_id = ? AND workspace_id = ? AND status IN ('queued', 'processing')
+		RETURNING `+requestCols, code, message, ms(now), id, workspaceID)
+}
