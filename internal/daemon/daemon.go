@@ -139,7 +139,7 @@ func (d *Daemon) Open(ctx context.Context) error {
 		Webhooks: service.WebhookOptions{AllowPrivate: d.Config.AllowPrivateTargets || d.Config.Demo, Timeout: d.Config.WebhookTimeout,
 			Schedule: d.Config.WebhookRetrySchedule, SecretOverlap: d.Config.WebhookSecretOverlap},
 		SNSCertHosts: d.Config.SNSCertHosts, SNSAllowHTTP: d.Config.AllowPrivateTargets || d.Config.Demo,
-		Metrics: d.Metrics.Limits, DispatchMaxWaiters: dispatchMaxWorkers / 2,
+		Metrics: d.Metrics.Limits, DispatchMaxWaiters: dispatchMaxWorkers / 2, DispatchRunBound: d.dispatchJobTimeout(),
 		BatchObserver: d.Metrics.Batch,
 	})
 	if err := d.startQueue(ctx); err != nil {
@@ -160,6 +160,12 @@ func (d *Daemon) Open(ctx context.Context) error {
 	return nil
 }
 
+// dispatchJobTimeout bounds a job run: two thirds of the rescue time, at
+// most 2 minutes.
+func (d *Daemon) dispatchJobTimeout() time.Duration {
+	return min(worker.DefaultTimeout, cmp.Or(d.Config.JobRescueAfter, 3*time.Minute)*2/3)
+}
+
 func (d *Daemon) startQueue(ctx context.Context) error {
 	cfg := &river.Config{Logger: d.Logger.With("component", "river")}
 	if d.Config.Role != "api" {
@@ -169,7 +175,7 @@ func (d *Daemon) startQueue(ctx context.Context) error {
 		// NOTIFYD_JOB_RESCUE_AFTER; River requires the job timeout below it,
 		// so runs are bounded by two thirds of it, at most 2 minutes.
 		rescueAfter := cmp.Or(d.Config.JobRescueAfter, 3*time.Minute)
-		jobTimeout := min(worker.DefaultTimeout, rescueAfter*2/3)
+		jobTimeout := d.dispatchJobTimeout()
 		river.AddWorker(workers, &worker.Dispatch{Service: d.Service, Backoff: d.Config.QueueBackoff, JobTimeout: jobTimeout})
 		river.AddWorker(workers, &worker.WebhookDelivery{Service: d.Service, TryTimeout: cmp.Or(d.Config.WebhookTimeout, 10*time.Second), MaxTimeout: jobTimeout})
 		river.AddWorker(workers, &worker.Fanout{Service: d.Service, Backoff: d.Config.QueueBackoff, JobTimeout: jobTimeout})

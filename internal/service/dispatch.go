@@ -92,6 +92,7 @@ func (s *Service) Dispatch(ctx context.Context, workspaceID, requestID string, a
 	now := s.now()
 	var rn *run
 	var done bool
+	var busy *dispatch.SnoozeError
 	err := s.store.Batch(ctx, func(tx notify.Tx) error {
 		r, err := tx.LockRequest(ctx, workspaceID, requestID)
 		if notify.IsNotFound(err) {
@@ -107,6 +108,9 @@ func (s *Service) Dispatch(ctx context.Context, workspaceID, requestID string, a
 		}
 		if notify.TerminalStatus(r.Status) || j.Status == notify.JobCanceled {
 			done = true
+			return nil
+		}
+		if busy = s.liveRun(r, j, now); busy != nil {
 			return nil
 		}
 		r.Status, r.UpdatedAt = notify.StatusProcessing, now
@@ -148,6 +152,9 @@ func (s *Service) Dispatch(ctx context.Context, workspaceID, requestID string, a
 	if err != nil || done {
 		return err
 	}
+	if busy != nil {
+		return busy
+	}
 	out := s.tryRoutes(ctx, rn)
 	if out.halt != nil && len(rn.attempts) == 0 {
 		return s.haltRun(ctx, rn, out.halt) // dispatchlimit.go
@@ -157,7 +164,7 @@ func (s *Service) Dispatch(ctx context.Context, workspaceID, requestID string, a
 		// batch call outlives its jobs' contexts): record it anyway, or the
 		// retry would send it a second time.
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), recordGrace)
 		defer cancel()
 	}
 	var retry *RetryError
@@ -200,6 +207,30 @@ func (s *Service) Dispatch(ctx context.Context, workspaceID, requestID string, a
 		return retry
 	}
 	return nil
+}
+
+// recordGrace bounds the recording of a result the vendor accepted after
+// the job's context ended.
+const recordGrace = 30 * time.Second
+
+// liveRun says whether an earlier run of the request may still be live:
+// River hands a job back after its rescue time whether or not the run is
+// still going (a run slowed by a loaded database, or waiting for its
+// batch, can outlive it), and two live runs would send the message twice.
+// Every run marks the request processing with its start time and leaves
+// that state when it ends, so a request still processing whose run
+// started within the run bound plus the record grace belongs to a run
+// that may still send: this one snoozes until that run must have ended. A
+// run of a crashed process is taken over once its bound has passed.
+func (s *Service) liveRun(r *notify.Request, j *notify.Job, now time.Time) *dispatch.SnoozeError {
+	if r.Status != notify.StatusProcessing || j.StartedAt == nil {
+		return nil
+	}
+	until := j.StartedAt.Add(s.runLease)
+	if !now.Before(until) {
+		return nil
+	}
+	return &dispatch.SnoozeError{After: until.Sub(now) + time.Second, Reason: "an earlier run of this request may still be live"}
 }
 
 // outcome is how a run ended.

@@ -4,6 +4,7 @@
 package service
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -56,6 +57,12 @@ type Options struct {
 	DispatchMaxWaiters int
 	// BatchObserver is told about every adapter batch (metrics); nil: nobody.
 	BatchObserver dispatch.BatchObserver
+	// DispatchRunBound is the longest a dispatch job run may last (the
+	// worker's job timeout); default 2 minutes. A run that finds an
+	// earlier run of its request started less than this (plus the time a
+	// vendor-accepted result may take to be recorded) ago snoozes instead
+	// of sending: the queue re-runs jobs it thinks stuck (dispatch.go).
+	DispatchRunBound time.Duration
 }
 
 // Service is the set of use cases.
@@ -82,6 +89,7 @@ type Service struct {
 	fanoutMu    sync.Mutex
 	fanoutFault FanoutFault // tests: SetFanoutFault
 	lim         *limits     // dispatch limits (dispatchlimit.go)
+	runLease    time.Duration
 }
 
 // New builds a Service.
@@ -109,6 +117,7 @@ func New(o Options) *Service {
 		kinds: o.Kinds, deps: o.ProviderDeps, quotas: newQuotaCache(),
 		jobAttempts: o.JobAttempts, backoff: o.Backoff}
 	s.dispatch = newDispatcher(s)
+	s.runLease = cmp.Or(o.DispatchRunBound, 2*time.Minute) + recordGrace
 	s.lim = newLimits(s.now, o.Metrics, o.DispatchMaxWaiters)
 	s.dispatch.batches = dispatch.NewBatcher(o.BatchObserver)
 	s.dispatch.batches.SetSharer(s.lim.cluster) // cluster-wide call budgets

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -512,6 +513,10 @@ func TestCampaignCancelWhileSending(t *testing.T) {
 	campImport(t, env, 1200, nil)
 	// The fan-out stops after its first batch until released; the vendor is slow.
 	release := make(chan struct{})
+	var releaseOnce sync.Once
+	// Cleanups run last-in first-out: the fan-out is released before the
+	// daemon stops, even when the test fails early.
+	t.Cleanup(func() { releaseOnce.Do(func() { close(release) }) })
 	env.Daemon.Service.SetFanoutFault(func(_ string, n int) error {
 		if n == 1 {
 			<-release
@@ -526,7 +531,7 @@ func TestCampaignCancelWhileSending(t *testing.T) {
 	campSendIt(t, env.Owner, c.ID, nil)
 	campWait(t, env.Owner, c.ID, 20*time.Second, func(x campJSON) bool { return x.QueuedCount == 500 })
 	r := subDo(t, env.Owner, "POST", "/v1/newsletter/campaigns/"+c.ID+"/cancel", nil, http.StatusOK)
-	close(release)
+	releaseOnce.Do(func() { close(release) })
 	var cr struct {
 		CanceledRequests int `json:"canceledRequests"`
 	}

@@ -1,0 +1,38 @@
+package pipeline_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/notifyd/notifyd/internal/dispatch"
+)
+
+// TestRescuedRunDoesNotSendTwice plays River's rescue of a job whose run
+// is still live (a slow vendor call): the second run of the request must
+// snooze instead of calling the vendor again, and the message goes once.
+func TestRescuedRunDoesNotSendTwice(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	p := b.provider(t, "vendorb_sms", "solapi", solapiConfig())
+	b.routes(t, route{Channel: "sms", ProviderAccountID: p, Priority: 1})
+	fault(t, b, map[string]any{"kind": "vendorb_sms", "latencyMs": 3000, "count": 1})
+	res := b.send(t, sms("01012345678", "once"))
+	b.waitFor(t, res.RequestID, "processing", func(o requestOut) bool { return o.Status == "processing" })
+
+	err := b.env.Daemon.Service.Dispatch(ctx, b.env.Workspace, res.RequestID, 7)
+	var snooze *dispatch.SnoozeError
+	require.True(t, errors.As(err, &snooze), "the second run snoozes: %v", err)
+	require.Greater(t, snooze.After, time.Second)
+	require.LessOrEqual(t, snooze.After, 3*time.Minute, "the run bound plus the record grace, at most")
+
+	out := b.wait(t, res.RequestID)
+	require.Equal(t, "sent", out.Status)
+	require.Len(t, out.Attempts, 1)
+	require.Len(t, b.env.Sim.Messages("vendorb_sms", "", 0), 1)
+	// Once the request is final, a late run changes nothing.
+	require.NoError(t, b.env.Daemon.Service.Dispatch(ctx, b.env.Workspace, res.RequestID, 8))
+	require.Len(t, b.env.Sim.Messages("vendorb_sms", "", 0), 1)
+}
