@@ -221,19 +221,51 @@ func (s *Service) PutDispatchLimit(ctx context.Context, a *Actor, in DispatchLim
 	now := s.now()
 	l := &notify.DispatchLimit{ID: newID(), WorkspaceID: a.WorkspaceID, Scope: in.Scope, TargetID: in.TargetID,
 		RatePerSecond: in.RatePerSecond, Enabled: in.Enabled == nil || *in.Enabled, CreatedAt: now, UpdatedAt: now}
-	err := s.store.Update(ctx, func(tx notify.Tx) error { return tx.PutDispatchLimit(ctx, l) })
+	err := s.store.Update(ctx, func(tx notify.Tx) error {
+		if err := tx.PutDispatchLimit(ctx, l); err != nil {
+			return err
+		}
+		return s.audit(ctx, tx, a, a.WorkspaceID, "dispatch_limit.upsert", "dispatch_limit", l.ID, map[string]any{
+			"scope": l.Scope, "targetId": limitTarget(l), "ratePerSecond": l.RatePerSecond, "enabled": l.Enabled})
+	})
 	if err != nil {
 		return nil, err
 	}
 	return l, nil
 }
 
-// DeleteDispatchLimit deletes a limit; unknown or of another workspace is 404.
+// limitTarget is a limit's targetId as shown: null for the workspace scope.
+func limitTarget(l *notify.DispatchLimit) any {
+	if l.TargetID == "" {
+		return nil
+	}
+	return l.TargetID
+}
+
+// DeleteDispatchLimit deletes a limit (audit dispatch_limit.delete);
+// unknown or of another workspace is 404.
 func (s *Service) DeleteDispatchLimit(ctx context.Context, a *Actor, id string) error {
 	if !storable(id) {
 		return notify.NotFound("Dispatch limit")
 	}
 	return s.store.Update(ctx, func(tx notify.Tx) error {
-		return notFound(tx.DeleteDispatchLimit(ctx, a.WorkspaceID, id), "Dispatch limit")
+		ls, err := tx.FindDispatchLimits(ctx, a.WorkspaceID)
+		if err != nil {
+			return err
+		}
+		var l *notify.DispatchLimit
+		for _, c := range ls {
+			if c.ID == id {
+				l = c
+			}
+		}
+		if l == nil {
+			return notify.NotFound("Dispatch limit")
+		}
+		if err := tx.DeleteDispatchLimit(ctx, a.WorkspaceID, id); err != nil {
+			return notFound(err, "Dispatch limit")
+		}
+		return s.audit(ctx, tx, a, a.WorkspaceID, "dispatch_limit.delete", "dispatch_limit", id, map[string]any{
+			"scope": l.Scope, "targetId": limitTarget(l)})
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 )
 
@@ -165,4 +166,56 @@ func TestDispatchLimits(t *testing.T) {
 	r, err = other.Dashboard(ctx, "GET", "/v1/limits/dispatch", nil)
 	require.NoError(t, err)
 	require.JSONEq(t, `{"limits":[]}`, string(r.Body))
+}
+
+type auditLog struct {
+	ActorUserID *string        `json:"actorUserId"`
+	Action      string         `json:"action"`
+	TargetType  string         `json:"targetType"`
+	TargetID    string         `json:"targetId"`
+	Payload     map[string]any `json:"payload"`
+}
+
+func (b *bundle) auditLogs(t *testing.T, action string) []auditLog {
+	t.Helper()
+	r := b.dash(t, "GET", "/v1/audit-logs?limit=200&action="+action, nil)
+	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+	var out struct {
+		Logs []auditLog `json:"logs"`
+	}
+	require.NoError(t, r.Decode(&out))
+	return out.Logs
+}
+
+// Dispatch-limit changes are audited like rate-limit policy changes
+// (docs/DECISIONS.md): dispatch_limit.upsert and dispatch_limit.delete,
+// target the limit; refused changes leave no entry.
+func TestDispatchLimitAudit(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	w := b.putDispatch(t, map[string]any{"scope": "workspace", "ratePerSecond": 10})
+	k := b.putDispatch(t, map[string]any{"scope": "apiKey", "targetId": b.keyID, "ratePerSecond": 5, "enabled": false})
+	b.putDispatch(t, map[string]any{"scope": "workspace", "ratePerSecond": 20})
+	problem(t, b.dash(t, "PUT", "/v1/limits/dispatch", map[string]any{"scope": "workspace", "ratePerSecond": 0}), http.StatusBadRequest, "SVC-40000")
+
+	logs := b.auditLogs(t, "dispatch_limit.upsert")
+	require.Len(t, logs, 3, "one entry per stored change")
+	for _, l := range logs {
+		require.NotNil(t, l.ActorUserID)
+		require.Equal(t, "dispatch_limit", l.TargetType)
+	}
+	require.Equal(t, w.ID, logs[0].TargetID, "newest first: the update of the workspace limit")
+	require.Equal(t, map[string]any{"scope": "workspace", "targetId": nil, "ratePerSecond": 20.0, "enabled": true}, logs[0].Payload)
+	require.Equal(t, k.ID, logs[1].TargetID)
+	require.Equal(t, map[string]any{"scope": "apiKey", "targetId": b.keyID, "ratePerSecond": 5.0, "enabled": false}, logs[1].Payload)
+
+	problem(t, b.dash(t, "DELETE", "/v1/limits/dispatch/"+uuid.NewString(), nil), http.StatusNotFound, "SVC-40400")
+	require.Empty(t, b.auditLogs(t, "dispatch_limit.delete"))
+	r := b.dash(t, "DELETE", "/v1/limits/dispatch/"+k.ID, nil)
+	require.Equal(t, http.StatusNoContent, r.Status, string(r.Body))
+	logs = b.auditLogs(t, "dispatch_limit.delete")
+	require.Len(t, logs, 1)
+	require.Equal(t, "dispatch_limit", logs[0].TargetType)
+	require.Equal(t, k.ID, logs[0].TargetID)
+	require.Equal(t, map[string]any{"scope": "apiKey", "targetId": b.keyID}, logs[0].Payload)
 }
