@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
+
+	"github.com/notifyd/notifyd/client"
 )
 
 type policy struct {
@@ -218,4 +220,61 @@ func TestDispatchLimitAudit(t *testing.T) {
 	require.Equal(t, "dispatch_limit", logs[0].TargetType)
 	require.Equal(t, k.ID, logs[0].TargetID)
 	require.Equal(t, map[string]any{"scope": "apiKey", "targetId": b.keyID}, logs[0].Payload)
+}
+
+// member adds a member with role to the owner's workspace and returns a
+// logged-in client.
+func (b *bundle) member(t *testing.T, role string) *client.Client {
+	t.Helper()
+	email := role + "-" + uuid.NewString()[:8] + "@example.com"
+	r := b.dash(t, "POST", "/v1/workspace/members", map[string]string{"email": email, "role": role, "password": "member password 1"})
+	require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
+	c := client.New(b.env.Daemon.URL())
+	require.NoError(t, c.Login(ctx, email, "member password 1"))
+	return c
+}
+
+// Roles (SPEC "Dispatch limits", "Request rate-limit policies"): every
+// role reads; only owner and admin write. Refused writes change nothing.
+func TestLimitRoles(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	l := b.putDispatch(t, map[string]any{"scope": "workspace", "ratePerSecond": 10})
+	dispatchBody := map[string]any{"scope": "workspace", "ratePerSecond": 20}
+	rateBody := map[string]any{"windowSeconds": 60, "maxRequests": 5}
+	for _, role := range []string{"viewer", "operator", "admin"} {
+		c := b.member(t, role)
+		call := func(method, path string, body any) *client.Response {
+			r, err := c.Dashboard(ctx, method, path, body)
+			require.NoError(t, err)
+			return r
+		}
+		for _, path := range []string{"/v1/limits/dispatch", "/v1/limits/rate"} {
+			require.Equal(t, http.StatusOK, call("GET", path, nil).Status, "%s GET %s", role, path)
+		}
+		writes := []struct {
+			method, path string
+			body         any
+			ok           int
+		}{
+			{"PUT", "/v1/limits/dispatch", dispatchBody, http.StatusOK},
+			{"PUT", "/v1/limits/rate/workspace", rateBody, http.StatusOK},
+			{"PUT", "/v1/limits/rate/api-keys/" + b.keyID, rateBody, http.StatusOK},
+			{"DELETE", "/v1/limits/dispatch/" + l.ID, nil, http.StatusNoContent},
+		}
+		for _, w := range writes {
+			r := call(w.method, w.path, w.body)
+			if role == "admin" {
+				require.Equal(t, w.ok, r.Status, "%s %s %s: %s", role, w.method, w.path, r.Body)
+				continue
+			}
+			problem(t, r, http.StatusForbidden, "SVC-40300")
+		}
+		if role != "admin" {
+			require.Equal(t, []dispatchLimit{l}, b.listDispatch(t), "a refused write changes nothing")
+			r := b.dash(t, "GET", "/v1/limits/rate", nil)
+			require.JSONEq(t, `{"workspacePolicy":null,"apiKeyPolicies":[]}`, string(r.Body))
+		}
+	}
+	require.Empty(t, b.listDispatch(t), "the admin deleted the limit")
 }
