@@ -103,6 +103,15 @@ func (s *Service) workspaceLimits(ctx context.Context, ws string) ([]*notify.Dis
 	return list, nil
 }
 
+// forgetLimits drops the cached limits of workspace ws, so that a change
+// made through this process applies to its next send (other processes
+// read it within limitCacheTTL).
+func (s *Service) forgetLimits(ws string) {
+	s.lim.mu.Lock()
+	delete(s.lim.cache, ws)
+	s.lim.mu.Unlock()
+}
+
 // applicableLimits are the enabled limits of a send of r through account,
 // as limiter keys: the workspace, the provider account, and the API key
 // that accepted the request.

@@ -231,6 +231,7 @@ func (s *Service) PutDispatchLimit(ctx context.Context, a *Actor, in DispatchLim
 	if err != nil {
 		return nil, err
 	}
+	s.forgetLimits(a.WorkspaceID)
 	return l, nil
 }
 
@@ -248,6 +249,7 @@ func (s *Service) DeleteDispatchLimit(ctx context.Context, a *Actor, id string) 
 	if !storable(id) {
 		return notify.NotFound("Dispatch limit")
 	}
+	defer s.forgetLimits(a.WorkspaceID)
 	return s.store.Update(ctx, func(tx notify.Tx) error {
 		ls, err := tx.FindDispatchLimits(ctx, a.WorkspaceID)
 		if err != nil {

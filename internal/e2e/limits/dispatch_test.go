@@ -182,6 +182,40 @@ func TestDispatchLimitChangeAfterCache(t *testing.T) {
 	b.paced(t, "slow", 4, 1)
 }
 
+// A limit changed through the API applies at once to the sends of the
+// process that served the change (the cache of other processes expires
+// within 2 s): the sends just before the change loaded the cache.
+func TestDispatchLimitChangeAppliesAtOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.smsProvider(t)
+	b.setLimit(t, "workspace", "", 1000, true)
+	sendN(t, b.key, 5, "fast")
+	b.unpaced(t, "fast", 5, 4*time.Second)
+
+	b.setLimit(t, "workspace", "", 1, true)
+	sendN(t, b.key, 4, "slow")
+	b.paced(t, "slow", 4, 1)
+}
+
+// Deleting a limit lifts it at once in the same way: the send just before
+// the delete loaded the 1/s limit into the cache, and with it the next
+// five sends would reserve tokens 1 to 5 s ahead.
+func TestDispatchLimitDeleteAppliesAtOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.smsProvider(t)
+	b.setLimit(t, "workspace", "", 1, true)
+	sendN(t, b.key, 1, "warm")
+	b.delivered(t, "warm", 1, 10*time.Second)
+	ls := b.listDispatch(t)
+	require.Len(t, ls, 1)
+	r := b.dash(t, "DELETE", "/v1/limits/dispatch/"+ls[0].ID, nil)
+	require.Equal(t, http.StatusNoContent, r.Status, string(r.Body))
+	sendN(t, b.key, 5, "free")
+	b.unpaced(t, "free", 5, 4*time.Second)
+}
+
 // Synchronous sends (provider test-send here, OTP alike) take tokens but
 // never wait; the queued sends after them pay for it.
 func TestDispatchSynchronousSendsNeverWait(t *testing.T) {
