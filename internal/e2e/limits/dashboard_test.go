@@ -69,7 +69,8 @@ func TestRatePolicies(t *testing.T) {
 			problem(t, b.dash(t, "PUT", path, []byte(body)), http.StatusBadRequest, "SVC-40000")
 		}
 	}
-	b.putWorkspacePolicy(t, map[string]any{"windowSeconds": 3600, "maxRequests": 1000000})
+	// The policy is disabled; a PUT without enabled enables it again.
+	require.Equal(t, true, b.putWorkspacePolicy(t, map[string]any{"windowSeconds": 3600, "maxRequests": 1000000})["enabled"])
 	b.putWorkspacePolicy(t, map[string]any{"windowSeconds": 1, "maxRequests": 1})
 
 	// A key of another workspace, or unknown, is 404.
@@ -141,6 +142,10 @@ func TestDispatchLimits(t *testing.T) {
 	require.Len(t, ls, 3)
 	require.Equal(t, []string{w.ID, p.ID, k.ID}, []string{ls[0].ID, ls[1].ID, ls[2].ID})
 	require.Equal(t, w2, ls[0])
+	// A PUT without enabled enables a disabled limit again.
+	w3 := b.putDispatch(t, map[string]any{"scope": "workspace", "ratePerSecond": 20})
+	require.Equal(t, w.ID, w3.ID)
+	require.True(t, w3.Enabled)
 
 	// Validation.
 	for _, body := range []string{
