@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -20,7 +21,8 @@ const (
 
 // Bounds of the overrides. A window beyond a minute would hold worker
 // slots for nothing; batches beyond MaxBatchSizeLimit are split by the
-// adapters into several vendor calls anyway.
+// adapters into several vendor calls anyway. A larger value is taken as
+// the bound.
 const (
 	MaxRequestsPerSecond = 10000
 	MaxBatchWindowMs     = 60000
@@ -28,42 +30,52 @@ const (
 )
 
 // BatchConfigFor returns the batching of an account of kind k with config
-// cfg: k's defaults, overridden by the account's dispatch_* keys. A key
-// with a bad value is an error naming it; ValidateBatchConfig refuses such
-// configs at registration, so at send time an error only comes from
-// accounts stored before the check existed, and the caller falls back to
-// the defaults.
-func BatchConfigFor(k provider.Kind, cfg map[string]string) (BatchConfig, error) {
-	c := BatchConfig{CallsPerSecond: k.Batch.CallsPerSecond, Window: k.Batch.Window, MaxSize: max(k.Batch.MaxSize, 1)}
+// cfg: k's defaults, overridden by the account's dispatch_* keys. SPEC
+// says configJson keys are not validated at registration, so a bad value
+// is never refused: a value that is not a number of the right kind is
+// ignored (the default stays), one beyond its bound is taken as the
+// bound, and a batch size on a kind without a batch API is ignored. Each
+// such case is reported in notes, for the log.
+func BatchConfigFor(k provider.Kind, cfg map[string]string) (c BatchConfig, notes []string) {
+	c = BatchConfig{CallsPerSecond: k.Batch.CallsPerSecond, Window: k.Batch.Window, MaxSize: max(k.Batch.MaxSize, 1)}
 	if v, ok := cfg[KeyRequestsPerSecond]; ok {
 		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-		if err != nil || math.IsNaN(f) || f < 0 || f > MaxRequestsPerSecond {
-			return c, fmt.Errorf("configJson.%s must be a number from 0 to %d (0 means unlimited)", KeyRequestsPerSecond, MaxRequestsPerSecond)
+		switch {
+		case err != nil && !errors.Is(err, strconv.ErrRange), math.IsNaN(f), f < 0:
+			notes = append(notes, fmt.Sprintf("configJson.%s ignored: not a number from 0 to %d (0 means unlimited)", KeyRequestsPerSecond, MaxRequestsPerSecond))
+		case f > MaxRequestsPerSecond:
+			notes = append(notes, fmt.Sprintf("configJson.%s above %d, taken as %d", KeyRequestsPerSecond, MaxRequestsPerSecond, MaxRequestsPerSecond))
+			c.CallsPerSecond = MaxRequestsPerSecond
+		default:
+			c.CallsPerSecond = f
 		}
-		c.CallsPerSecond = f
 	}
 	if v, ok := cfg[KeyBatchWindowMs]; ok {
-		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil || n < 0 || n > MaxBatchWindowMs {
-			return c, fmt.Errorf("configJson.%s must be an integer from 0 to %d", KeyBatchWindowMs, MaxBatchWindowMs)
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		switch {
+		case errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(strings.TrimSpace(v), "-"), err == nil && n > MaxBatchWindowMs:
+			notes = append(notes, fmt.Sprintf("configJson.%s above %d, taken as %d", KeyBatchWindowMs, MaxBatchWindowMs, MaxBatchWindowMs))
+			c.Window = MaxBatchWindowMs * time.Millisecond
+		case err != nil, n < 0:
+			notes = append(notes, fmt.Sprintf("configJson.%s ignored: not an integer from 0 to %d", KeyBatchWindowMs, MaxBatchWindowMs))
+		default:
+			c.Window = time.Duration(n) * time.Millisecond
 		}
-		c.Window = time.Duration(n) * time.Millisecond
 	}
 	if v, ok := cfg[KeyMaxBatchSize]; ok {
-		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil || n < 1 || n > MaxBatchSizeLimit {
-			return c, fmt.Errorf("configJson.%s must be an integer from 1 to %d", KeyMaxBatchSize, MaxBatchSizeLimit)
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		over := (errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(strings.TrimSpace(v), "-")) || (err == nil && n > MaxBatchSizeLimit)
+		switch {
+		case k.Batch.MaxSize <= 1 && (over || (err == nil && n != 1)):
+			notes = append(notes, fmt.Sprintf("configJson.%s ignored: %s sends per message and has no batch API", KeyMaxBatchSize, k.ID))
+		case over:
+			notes = append(notes, fmt.Sprintf("configJson.%s above %d, taken as %d", KeyMaxBatchSize, MaxBatchSizeLimit, MaxBatchSizeLimit))
+			c.MaxSize = MaxBatchSizeLimit
+		case err != nil, n < 1:
+			notes = append(notes, fmt.Sprintf("configJson.%s ignored: not an integer from 1 to %d", KeyMaxBatchSize, MaxBatchSizeLimit))
+		default:
+			c.MaxSize = int(n)
 		}
-		if k.Batch.MaxSize <= 1 && n != 1 {
-			return c, fmt.Errorf("configJson.%s must be 1 for %s: it sends per message and has no batch API", KeyMaxBatchSize, k.ID)
-		}
-		c.MaxSize = n
 	}
-	return c, nil
-}
-
-// ValidateBatchConfig checks the dispatch_* keys of cfg for kind k.
-func ValidateBatchConfig(k provider.Kind, cfg map[string]string) error {
-	_, err := BatchConfigFor(k, cfg)
-	return err
+	return c, notes
 }

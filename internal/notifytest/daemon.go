@@ -103,7 +103,7 @@ func (e *Env) NewWorkspace(t testing.TB, name, email string) (*client.Client, st
 // openDaemon opens a daemon of cfg with clock now, closed after the test.
 func openDaemon(t testing.TB, cfg config.Config, now func() time.Time) *daemon.Daemon {
 	t.Helper()
-	d := daemon.New(cfg, nil, nil)
+	d := daemon.New(cfg, newTestLogger(t), nil)
 	d.Now = now
 	require.NoError(t, d.Open(context.Background()))
 	t.Cleanup(func() {

@@ -50,9 +50,10 @@ func (d *dispatcher) batchConfig(a *notify.ProviderAccount) dispatch.BatchConfig
 	if err != nil {
 		cfg = nil
 	}
-	c, err = dispatch.BatchConfigFor(k, cfg)
-	if err != nil {
-		c, _ = dispatch.BatchConfigFor(k, nil)
+	c, notes := dispatch.BatchConfigFor(k, cfg)
+	for _, n := range notes {
+		// Once per account config version (cached below).
+		d.s.log.Warn("provider batching override", "provider", a.ID, "note", n)
 	}
 	d.batchCfgs.mu.Lock()
 	if d.batchCfgs.m == nil {
@@ -119,13 +120,4 @@ func batchCall(call map[string]any, res provider.Result) map[string]any {
 		call["batchSize"], call["batchIndex"] = res.Batch.Size, res.Batch.Index
 	}
 	return call
-}
-
-// validBatchConfig refuses bad dispatch_* overrides at registration and
-// update (400 SVC-40000); the other config keys stay unchecked (SPEC).
-func validBatchConfig(k provider.Kind, cfg map[string]string) error {
-	if err := dispatch.ValidateBatchConfig(k, cfg); err != nil {
-		return notify.Invalid("%s", err.Error())
-	}
-	return nil
 }
