@@ -36,4 +36,3 @@ func (l *testLog) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
-
