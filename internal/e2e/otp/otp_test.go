@@ -643,3 +643,19 @@ func TestTemplateCodeRequired(t *testing.T) {
 		problem(t, b.signed(t, "POST", "/v1/otp", body), 400, "SVC-40000", detail)
 	}
 }
+
+// TestVerifyNeedsCode: a verify body without a code (absent, null or
+// empty) is a body validation failure, 400 SVC-40000, and spends no
+// attempt; a wrong code is still a 200 result.
+func TestVerifyNeedsCode(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	s := b.send(t, map[string]any{"channel": "sms", "to": "01015151515"})
+	for _, body := range []any{map[string]any{}, map[string]any{"code": nil}, map[string]any{"code": ""}} {
+		problem(t, b.signed(t, "POST", "/v1/otp/"+s.VerificationID+"/verify", body), 400, "SVC-40000", "code is required")
+	}
+	require.Equal(t, 0, b.get(t, s.VerificationID).Attempts, "no attempt spent")
+	code := b.code(t, "01015151515")
+	require.Equal(t, verifyOut{Status: "failed", Reason: "invalid_code", AttemptsRemaining: 4}, b.verify(t, s.VerificationID, wrong(code)))
+	require.Equal(t, "verified", b.verify(t, s.VerificationID, code).Status)
+}
