@@ -213,6 +213,20 @@ func findWebhook(ctx context.Context, tx notify.Tx, workspaceID, id string) (*no
 	return w, notFound(err, "Webhook")
 }
 
+// GetWebhook reads one endpoint of the actor's workspace (never its
+// secret); another workspace's is 404.
+func (s *Service) GetWebhook(ctx context.Context, a *Actor, id string) (*notify.Webhook, error) {
+	if err := requireWorkspace(a); err != nil {
+		return nil, err
+	}
+	var w *notify.Webhook
+	err := s.store.View(ctx, func(tx notify.Tx) (err error) {
+		w, err = findWebhook(ctx, tx, a.WorkspaceID, id)
+		return err
+	})
+	return w, err
+}
+
 // UpdateWebhook changes url, events or enabled (audit webhook.update).
 func (s *Service) UpdateWebhook(ctx context.Context, a *Actor, id string, in WebhookInput) (*notify.Webhook, error) {
 	if err := requireWorkspace(a); err != nil {

@@ -543,3 +543,25 @@ func TestRedirectAndDisable(t *testing.T) {
 	require.Len(t, ds[0].Tries, 2, "no try once disabled")
 	require.Nil(t, ds[0].NextRetryAt)
 }
+
+// GET /v1/webhooks/{id} answers {webhook} (never the secret) to every role;
+// a missing, malformed or other workspace's id is 404, not 405.
+func TestGetOne(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	h, _ := b.createWebhook(t, "https://hooks.example.com/one", "notification.failed")
+	for _, c := range []*client.Client{b.env.Owner, b.member(t, "viewer")} {
+		r := dashAs(t, c, "GET", "/v1/webhooks/"+h.ID, nil)
+		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+		require.NotContains(t, string(r.Body), "whsec_")
+		var out struct {
+			Webhook webhookOut `json:"webhook"`
+		}
+		require.NoError(t, r.Decode(&out))
+		require.Equal(t, h, out.Webhook)
+	}
+	other, _ := b.env.NewWorkspace(t, "Other", "other@example.com")
+	problem(t, dashAs(t, other, "GET", "/v1/webhooks/"+h.ID, nil), 404, "SVC-40400")
+	problem(t, b.dash(t, "GET", "/v1/webhooks/"+zeroID, nil), 404, "SVC-40400")
+	problem(t, b.dash(t, "GET", "/v1/webhooks/not-a-uuid", nil), 404, "SVC-40400")
+}
