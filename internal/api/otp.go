@@ -3,6 +3,7 @@ package api
 import (
 	"net/http"
 
+	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/service"
 )
 
@@ -50,12 +51,17 @@ func (a *API) handleOTPSend(c *call) error {
 
 func (a *API) handleOTPVerify(c *call) error {
 	var b struct {
-		Code string `json:"code"`
+		Code *string `json:"code"`
 	}
 	if err := c.decode(&b); err != nil {
 		return err
 	}
-	res, err := a.svc.OTPVerify(c.ctx, c.key.WorkspaceID, c.r.PathValue("verificationId"), b.Code)
+	// A body without a code is a validation failure (400), not a wrong
+	// code: it must not spend one of the session's attempts.
+	if b.Code == nil || *b.Code == "" {
+		return notify.Invalid("code is required")
+	}
+	res, err := a.svc.OTPVerify(c.ctx, c.key.WorkspaceID, c.r.PathValue("verificationId"), *b.Code)
 	if err != nil {
 		return err
 	}

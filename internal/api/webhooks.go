@@ -13,6 +13,7 @@ func (a *API) webhookRoutes() []Route {
 	return []Route{
 		{Method: "POST", Path: "/v1/webhooks", auth: authDashboard, Roles: admin, h: a.handleWebhookCreate},
 		{Method: "GET", Path: "/v1/webhooks", auth: authDashboard, Roles: all, h: a.handleWebhookList},
+		{Method: "GET", Path: "/v1/webhooks/{id}", auth: authDashboard, Roles: all, h: a.handleWebhookGet},
 		{Method: "PATCH", Path: "/v1/webhooks/{id}", auth: authDashboard, Roles: admin, h: a.handleWebhookUpdate},
 		{Method: "DELETE", Path: "/v1/webhooks/{id}", auth: authDashboard, Roles: admin, h: a.handleWebhookDelete},
 		{Method: "POST", Path: "/v1/webhooks/{id}/rotate-secret", auth: authDashboard, Roles: admin, h: a.handleWebhookRotate},
@@ -94,6 +95,14 @@ func (a *API) handleWebhookList(c *call) error {
 		out[i] = webhookBody(w)
 	}
 	return c.ok(http.StatusOK, map[string]any{"webhooks": out})
+}
+
+func (a *API) handleWebhookGet(c *call) error {
+	w, err := a.svc.GetWebhook(c.ctx, c.actor, c.r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusOK, map[string]any{"webhook": webhookBody(w)})
 }
 
 func (a *API) handleWebhookUpdate(c *call) error {

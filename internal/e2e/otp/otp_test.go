@@ -599,3 +599,63 @@ func TestScopes(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, r.Status)
 }
+
+// TestRecipientFormat: `to` is a phone number for sms and msgr_alimtalk and
+// an email address for email (SPEC "Send" body: "phone or email"); anything
+// else is a 400 before any provider is called, not a 502 from the vendor.
+func TestRecipientFormat(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.emailRoute(t)
+	for _, c := range []struct{ channel, to, detail string }{
+		{"sms", "hello", "to must be a phone number for channel sms"},
+		{"sms", "010-1234-567x", "to must be a phone number for channel sms"},
+		{"sms", "user@example.com", "to must be a phone number for channel sms"},
+		{"sms", "+", "to must be a phone number for channel sms"},
+		{"email", "a@", "to must be an email address for channel email"},
+		{"email", "@example.com", "to must be an email address for channel email"},
+		{"email", "user@localhost", "to must be an email address for channel email"},
+		{"email", "Bob <bob@example.com>", "to must be an email address for channel email"},
+		{"email", "01012345678", "to must be an email address for channel email"},
+	} {
+		problem(t, b.signed(t, "POST", "/v1/otp", map[string]any{"channel": c.channel, "to": c.to}), 400, "SVC-40000", c.detail)
+	}
+	require.Empty(t, b.env.Sim.Messages("vendorb_sms", "", 0), "nothing reached the vendor")
+	// Written with separators or a country code, a number is accepted.
+	b.send(t, map[string]any{"channel": "sms", "to": "+82 (10) 1234.5678"})
+	b.send(t, map[string]any{"channel": "email", "to": " First.Last+otp@Example.co.kr "})
+}
+
+// TestTemplateCodeRequired: a msgr_alimtalk send without a templateCode
+// (absent, empty or blank) answers SPEC's detail, also when other fields
+// are missing too.
+func TestTemplateCodeRequired(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	const detail = "templateCode is required for msgr_alimtalk channel"
+	for _, body := range []map[string]any{
+		{"channel": "msgr_alimtalk", "to": "01012345678"},
+		{"channel": "msgr_alimtalk", "to": "01012345678", "templateCode": ""},
+		{"channel": "msgr_alimtalk", "to": "01012345678", "templateCode": "   "},
+		{"channel": "msgr_alimtalk", "to": "01012345678", "mode": "link"},
+		{"channel": "msgr_alimtalk"},
+	} {
+		problem(t, b.signed(t, "POST", "/v1/otp", body), 400, "SVC-40000", detail)
+	}
+}
+
+// TestVerifyNeedsCode: a verify body without a code (absent, null or
+// empty) is a body validation failure, 400 SVC-40000, and spends no
+// attempt; a wrong code is still a 200 result.
+func TestVerifyNeedsCode(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	s := b.send(t, map[string]any{"channel": "sms", "to": "01015151515"})
+	for _, body := range []any{map[string]any{}, map[string]any{"code": nil}, map[string]any{"code": ""}} {
+		problem(t, b.signed(t, "POST", "/v1/otp/"+s.VerificationID+"/verify", body), 400, "SVC-40000", "code is required")
+	}
+	require.Equal(t, 0, b.get(t, s.VerificationID).Attempts, "no attempt spent")
+	code := b.code(t, "01015151515")
+	require.Equal(t, verifyOut{Status: "failed", Reason: "invalid_code", AttemptsRemaining: 4}, b.verify(t, s.VerificationID, wrong(code)))
+	require.Equal(t, "verified", b.verify(t, s.VerificationID, code).Status)
+}

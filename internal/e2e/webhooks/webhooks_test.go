@@ -466,20 +466,26 @@ func TestWorkspaceIsolation(t *testing.T) {
 	require.Empty(t, rc2.requests())
 }
 
-// Without NOTIFYD_ALLOW_PRIVATE_TARGETS only https URLs are accepted, and
-// a private address fails its try through the SSRF guard.
+// Without NOTIFYD_ALLOW_PRIVATE_TARGETS http and https URLs are both
+// registered (API-DECISIONS asks no scheme), and a private address fails
+// its try through the SSRF guard, whatever its scheme.
 func TestPrivateTargetsRefused(t *testing.T) {
 	t.Parallel()
 	b := setup(t, func(c *config.Config) { c.AllowPrivateTargets = false }, fast(time.Second))
-	p := problem(t, b.dash(t, "POST", "/v1/webhooks", map[string]any{"url": "http://hooks.example.com/x", "events": []string{"notification.failed"}}), 400, "SVC-40000")
-	require.Equal(t, "url must be an absolute https URL", p.Detail)
+	p := problem(t, b.dash(t, "POST", "/v1/webhooks", map[string]any{"url": "ftp://hooks.example.com/x", "events": []string{"notification.failed"}}), 400, "SVC-40000")
+	require.Equal(t, "url must be an absolute http or https URL", p.Detail)
+	public, _ := b.createWebhook(t, "http://hooks.example.com/x", "notification.delivered")
+	require.Equal(t, "http://hooks.example.com/x", public.URL)
 	h, _ := b.createWebhook(t, "https://127.0.0.1:1/hook", "notification.failed")
+	plain, _ := b.createWebhook(t, "http://localhost:1/hook", "notification.failed")
 	// No route: the request fails, which is an event.
 	b.send(t, "nowhere", nil)
-	ds := b.waitDeliveries(t, h.ID, "failed delivery", finished(1))
-	require.Equal(t, "failed", ds[0].Status)
-	require.Equal(t, 1, ds[0].Attempt, "an empty schedule makes one try")
-	require.Contains(t, *ds[0].Error, "not allowed")
+	for _, id := range []string{h.ID, plain.ID} {
+		ds := b.waitDeliveries(t, id, "failed delivery", finished(1))
+		require.Equal(t, "failed", ds[0].Status)
+		require.Equal(t, 1, ds[0].Attempt, "an empty schedule makes one try")
+		require.Contains(t, *ds[0].Error, "not allowed")
+	}
 }
 
 // Deliveries page newest first.
@@ -542,4 +548,26 @@ func TestRedirectAndDisable(t *testing.T) {
 	require.Equal(t, "webhook is disabled", *ds[0].Error)
 	require.Len(t, ds[0].Tries, 2, "no try once disabled")
 	require.Nil(t, ds[0].NextRetryAt)
+}
+
+// GET /v1/webhooks/{id} answers {webhook} (never the secret) to every role;
+// a missing, malformed or other workspace's id is 404, not 405.
+func TestGetOne(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	h, _ := b.createWebhook(t, "https://hooks.example.com/one", "notification.failed")
+	for _, c := range []*client.Client{b.env.Owner, b.member(t, "viewer")} {
+		r := dashAs(t, c, "GET", "/v1/webhooks/"+h.ID, nil)
+		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+		require.NotContains(t, string(r.Body), "whsec_")
+		var out struct {
+			Webhook webhookOut `json:"webhook"`
+		}
+		require.NoError(t, r.Decode(&out))
+		require.Equal(t, h, out.Webhook)
+	}
+	other, _ := b.env.NewWorkspace(t, "Other", "other@example.com")
+	problem(t, dashAs(t, other, "GET", "/v1/webhooks/"+h.ID, nil), 404, "SVC-40400")
+	problem(t, b.dash(t, "GET", "/v1/webhooks/"+zeroID, nil), 404, "SVC-40400")
+	problem(t, b.dash(t, "GET", "/v1/webhooks/not-a-uuid", nil), 404, "SVC-40400")
 }
