@@ -29,8 +29,7 @@ type WebhookOptions struct {
 	// HTTP makes the deliveries; it should be the SSRF-guarded client of
 	// the provider package. Nil: one is built from AllowPrivate and Timeout.
 	HTTP *http.Client
-	// AllowPrivate (NOTIFYD_ALLOW_PRIVATE_TARGETS) lets deliveries reach
-	// loopback, private, link-local and metadata addresses.
+	// AllowPrivate (NOTIFYD_ALLOW_PRIVATE_TARGETS) also admits http:// URLs.
 	AllowPrivate bool
 	// Timeout bounds one try; default 10s.
 	Timeout time.Duration
@@ -116,13 +115,15 @@ func (s *Service) validateWebhookInput(in WebhookInput, create bool) error {
 	return nil
 }
 
-// checkWebhookURL admits absolute http and https URLs without credentials.
-// API-DECISIONS asks no scheme of a webhook URL, and the SSRF guard
-// (NOTIFYD_ALLOW_PRIVATE_TARGETS) works on the address actually dialled
-// at delivery, so DNS changes cannot route around it; a registration is
-// not refused for its scheme.
+// checkWebhookURL admits absolute https URLs, and http ones too when
+// private targets are allowed (a receiver on the local network rarely has
+// a certificate). The address itself is checked at delivery, by the
+// guarded dialer, so DNS changes cannot route around it.
 func (s *Service) checkWebhookURL(raw string) error {
-	const want = "url must be an absolute http or https URL"
+	want := "url must be an absolute https URL"
+	if s.wh.AllowPrivate {
+		want = "url must be an absolute http or https URL"
+	}
 	if raw == "" || len(raw) > maxWebhookURL || !storable(raw) {
 		return notify.Invalid("url must be 1 to %d characters", maxWebhookURL)
 	}
@@ -133,7 +134,13 @@ func (s *Service) checkWebhookURL(raw string) error {
 	if u.User != nil {
 		return notify.Invalid("url must not hold credentials")
 	}
-	if u.Scheme != "https" && u.Scheme != "http" {
+	switch u.Scheme {
+	case "https":
+	case "http":
+		if !s.wh.AllowPrivate {
+			return notify.Invalid("%s", want)
+		}
+	default:
 		return notify.Invalid("%s", want)
 	}
 	return nil
