@@ -137,7 +137,7 @@ func (d *Daemon) Open(ctx context.Context) error {
 		ProviderDeps: provider.Deps{HTTP: provider.NewHTTPClient(provider.HTTPOptions{AllowPrivate: d.Config.AllowPrivateTargets || d.Config.Demo}), Now: time.Now},
 		MailCheck:    d.mailChecker(),
 		Webhooks: service.WebhookOptions{AllowPrivate: d.Config.AllowPrivateTargets || d.Config.Demo, Timeout: d.Config.WebhookTimeout,
-			Schedule: d.Config.WebhookRetrySchedule, SecretOverlap: d.Config.WebhookSecretOverlap},
+			Schedule: d.Config.WebhookRetrySchedule, SecretOverlap: d.Config.WebhookSecretOverlap, Metrics: d.Metrics.Webhooks},
 		SNSCertHosts: d.Config.SNSCertHosts, SNSAllowHTTP: d.Config.AllowPrivateTargets || d.Config.Demo,
 		Metrics: d.Metrics.Limits, DispatchMaxWaiters: dispatchMaxWorkers / 2, DispatchRunBound: d.dispatchJobTimeout(),
 		BatchObserver: d.Metrics.Batch,

@@ -14,8 +14,9 @@ type Metrics struct {
 	HTTPDuration    *prometheus.HistogramVec
 	ProviderAttempt *prometheus.CounterVec
 	// Dispatch limits and request limits (limits.go).
-	Limits *Limits
-	Batch  *Batch // adapter batching (batch.go)
+	Limits   *Limits
+	Batch    *Batch    // adapter batching (batch.go)
+	Webhooks *Webhooks // event webhooks (webhooks.go)
 }
 
 // New registers the collectors on a fresh registry.
@@ -37,5 +38,6 @@ func New() *Metrics {
 	m.Registry.MustRegister(m.HTTPRequests, m.HTTPDuration, m.ProviderAttempt,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.Batch = newBatch(m.Registry)
+	m.Webhooks = newWebhooks(m.Registry)
 	return m
 }

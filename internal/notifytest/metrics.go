@@ -50,3 +50,24 @@ func series(t testing.TB, reg *prometheus.Registry, name string) []*dto.Metric {
 	}
 	return nil
 }
+
+// Counter is the value of the counter name's series whose labels include
+// every pair of labels (0 when there is none).
+func Counter(t testing.TB, reg *prometheus.Registry, name string, labels map[string]string) float64 {
+	t.Helper()
+	var n float64
+next:
+	for _, m := range series(t, reg, name) {
+		have := map[string]string{}
+		for _, l := range m.GetLabel() {
+			have[l.GetName()] = l.GetValue()
+		}
+		for k, v := range labels {
+			if have[k] != v {
+				continue next
+			}
+		}
+		n += m.GetCounter().GetValue()
+	}
+	return n
+}

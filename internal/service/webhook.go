@@ -20,6 +20,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/notifyd/notifyd/internal/metrics"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/provider"
 )
@@ -39,6 +40,8 @@ type WebhookOptions struct {
 	// SecretOverlap is how long the previous secret keeps signing after a
 	// rotation; default 24h.
 	SecretOverlap time.Duration
+	// Metrics of tries and finished deliveries; nil records nothing.
+	Metrics *metrics.Webhooks
 }
 
 // DefaultWebhookSchedule is the Standard Webhooks (Svix) retry schedule:
@@ -567,8 +570,15 @@ func (s *Service) DeliverWebhook(ctx context.Context, workspaceID, deliveryID st
 		try.Error = "webhook is disabled"
 	} else if err := s.postWebhook(ctx, w, d, try); err != nil {
 		return 0, err
+	} else {
+		status := 0
+		if try.HTTPStatus != nil {
+			status = *try.HTTPStatus
+		}
+		s.wh.Metrics.Try(status, float64(try.DurationMS)/1000)
 	}
 	var wait time.Duration
+	var finished string // the outcome, once the delivery ends
 	err = s.store.Update(ctx, func(tx notify.Tx) error {
 		err := tx.LockWebhookDelivery(ctx, workspaceID, deliveryID)
 		if notify.IsNotFound(err) {
@@ -590,6 +600,7 @@ func (s *Service) DeliverWebhook(ctx context.Context, workspaceID, deliveryID st
 				return nil
 			}
 			cur.Status, cur.LastError, cur.NextAttemptAt, cur.FinishedAt, cur.UpdatedAt = notify.DeliveryFailed, try.Error, nil, &now, now
+			finished = "failed"
 			return tx.UpdateWebhookDelivery(ctx, cur, false)
 		}
 		// A try made is logged even when a redelivery overtook it.
@@ -608,8 +619,10 @@ func (s *Service) DeliverWebhook(ctx context.Context, workspaceID, deliveryID st
 		switch {
 		case ok:
 			cur.Status, cur.FinishedAt = notify.DeliveryDelivered, &now
+			finished = "delivered"
 		case cur.RunAttempts > len(s.wh.Schedule):
 			cur.Status, cur.FinishedAt = notify.DeliveryFailed, &now
+			finished = "failed"
 		default:
 			wait = jitter(s.wh.Schedule[cur.RunAttempts-1])
 			next := now.Add(wait)
@@ -619,6 +632,9 @@ func (s *Service) DeliverWebhook(ctx context.Context, workspaceID, deliveryID st
 	})
 	if err != nil {
 		return 0, err
+	}
+	if finished != "" {
+		s.wh.Metrics.Finish(finished)
 	}
 	return wait, nil
 }

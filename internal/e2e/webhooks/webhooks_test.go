@@ -15,6 +15,7 @@ import (
 
 	"github.com/notifyd/notifyd/client"
 	"github.com/notifyd/notifyd/internal/config"
+	"github.com/notifyd/notifyd/internal/notifytest"
 )
 
 type eventBody struct {
@@ -176,6 +177,14 @@ func TestRetriesOn500AndTimeout(t *testing.T) {
 	// The waits follow the schedule (50 ms, then 100 ms after the timeout).
 	require.GreaterOrEqual(t, reqs[1].At.Sub(reqs[0].At), 40*time.Millisecond)
 	require.GreaterOrEqual(t, reqs[2].At.Sub(reqs[1].At), 300*time.Millisecond+80*time.Millisecond)
+	// Metrics: one try per result, two answered, one delivery delivered.
+	reg := b.env.Daemon.Metrics.Registry
+	require.Equal(t, 1.0, notifytest.Counter(t, reg, "notifyd_webhook_tries_total", map[string]string{"result": "5xx"}))
+	require.Equal(t, 1.0, notifytest.Counter(t, reg, "notifyd_webhook_tries_total", map[string]string{"result": "error"}))
+	require.Equal(t, 1.0, notifytest.Counter(t, reg, "notifyd_webhook_tries_total", map[string]string{"result": "2xx"}))
+	require.Equal(t, uint64(2), notifytest.HistogramCount(t, b.env.Daemon.Metrics.Registry, "notifyd_webhook_try_duration_seconds"))
+	require.Equal(t, 1.0, notifytest.Counter(t, reg, "notifyd_webhook_deliveries_finished_total", map[string]string{"outcome": "delivered"}))
+	require.Equal(t, 0.0, notifytest.Counter(t, reg, "notifyd_webhook_deliveries_finished_total", map[string]string{"outcome": "failed"}))
 }
 
 // After the schedule is spent the delivery fails; a redelivery sends the
@@ -197,6 +206,8 @@ func TestGiveUpAndRedeliver(t *testing.T) {
 	require.Equal(t, 503, *d.HTTPStatus)
 	time.Sleep(150 * time.Millisecond)
 	require.Len(t, rc.requests(), 3, "no try after giving up")
+	require.Equal(t, 1.0, notifytest.Counter(t, b.env.Daemon.Metrics.Registry, "notifyd_webhook_deliveries_finished_total", map[string]string{"outcome": "failed"}))
+	require.Equal(t, 3.0, notifytest.Counter(t, b.env.Daemon.Metrics.Registry, "notifyd_webhook_tries_total", map[string]string{"result": "5xx"}))
 
 	rc.setAnswer(always(http.StatusOK))
 	r := b.dash(t, "POST", "/v1/webhooks/"+h.ID+"/deliveries/"+d.ID+"/redeliver", nil)
