@@ -69,10 +69,12 @@ type LimitTx interface {
 	RateCount(ctx context.Context, scopeKey string, windowStart time.Time) (int, error)
 	// IncrementRate adds one to the counter of scopeKey in the window.
 	IncrementRate(ctx context.Context, scopeKey string, windowStart time.Time) error
-	// IncrementRateBelow adds one to the counter only while it is below
-	// max, and reports whether it did: one statement that checks and
-	// counts, holding the counter row's lock until the transaction ends.
-	IncrementRateBelow(ctx context.Context, scopeKey string, windowStart time.Time, max int) (bool, error)
+	// LockRateCount returns the counter of scopeKey in the window, creating
+	// it at 0 when missing, and holds its row lock (PostgreSQL) until the
+	// transaction ends: concurrent checkers of other processes wait.
+	LockRateCount(ctx context.Context, scopeKey string, windowStart time.Time) (int, error)
+	// SetRateCount sets a counter read by LockRateCount in this transaction.
+	SetRateCount(ctx context.Context, scopeKey string, windowStart time.Time, n int) error
 	// DeleteRateCounters deletes counters of windows that started before.
 	DeleteRateCounters(ctx context.Context, before time.Time) (int, error)
 

@@ -108,41 +108,14 @@ const counterRetention = 2 * time.Hour
 // CheckRequestLimit applies SPEC "Request rate limits" to one
 // authenticated Notification API request of key: the workspace limit
 // first (SVC-4290), then the key limit (SVC-4291); both counters grow
-// only when both pass. Each counter is checked and grown by one
-// conditional upsert that holds the counter row until commit (workspace
-// counter first, so concurrent transactions lock in the same order); a
-// refused key check fails the transaction, which undoes the workspace
-// increment. Counts are exact across processes without a workspace lock.
+// only when both pass. Concurrent checks go together (ratebatch.go): one
+// transaction locks the counters they touch, admits them in arrival order
+// and writes the new counts, so counts are exact across processes while a
+// busy workspace's counter row is locked once per batch, not once per
+// request.
 func (s *Service) CheckRequestLimit(ctx context.Context, key *notify.APIKey) error {
 	now := s.now()
-	err := s.store.Batch(ctx, func(tx notify.Tx) error {
-		wsWin, wsMax, err := ratePolicy(ctx, tx, key.WorkspaceID, "", notify.DefaultWorkspaceMaxRequests)
-		if err != nil {
-			return err
-		}
-		keyWin, keyMax, err := ratePolicy(ctx, tx, key.WorkspaceID, key.ID, notify.DefaultAPIKeyMaxRequests)
-		if err != nil {
-			return err
-		}
-		wsScope, wsStart := rateWindow("w:"+key.WorkspaceID, wsWin, now)
-		keyScope, keyStart := rateWindow("k:"+key.ID, keyWin, now)
-		ok, err := tx.IncrementRateBelow(ctx, wsScope, wsStart, wsMax)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return notify.Errorf(notify.CodeWorkspaceLimit, "Workspace request limit exceeded")
-		}
-		if ok, err = tx.IncrementRateBelow(ctx, keyScope, keyStart, keyMax); err != nil {
-			return err
-		}
-		if !ok {
-			// Returning the error rolls the workspace increment back.
-			return notify.Errorf(notify.CodeAPIKeyLimit, "API key request limit exceeded")
-		}
-		return nil
-	})
-	if err != nil {
+	if err := s.rates.check(ctx, key, now); err != nil {
 		return err
 	}
 	s.sweepRateCounters(ctx, now)

@@ -89,6 +89,7 @@ type Service struct {
 	fanoutMu    sync.Mutex
 	fanoutFault FanoutFault // tests: SetFanoutFault
 	lim         *limits     // dispatch limits (dispatchlimit.go)
+	rates       *rateChecks // request-limit checks (ratebatch.go)
 	runLease    time.Duration
 }
 
@@ -119,6 +120,7 @@ func New(o Options) *Service {
 	s.dispatch = newDispatcher(s)
 	s.runLease = cmp.Or(o.DispatchRunBound, 2*time.Minute) + recordGrace
 	s.lim = newLimits(s.now, o.Metrics, o.DispatchMaxWaiters)
+	s.rates = &rateChecks{s: s}
 	s.dispatch.batches = dispatch.NewBatcher(o.BatchObserver)
 	s.dispatch.batches.SetSharer(s.lim.cluster) // cluster-wide call budgets
 	s.mailCheck = o.MailCheck

@@ -170,3 +170,60 @@ func TestConcurrentRequestsCountedExactly(t *testing.T) {
 	}
 	require.Equal(t, map[int]int{http.StatusNotFound: 10, http.StatusTooManyRequests: 20}, got)
 }
+
+// Concurrent checks are counted together (group commit): a request the key
+// limit refuses must not use up the workspace's allowance, even when it
+// shares a transaction with requests of another key.
+func TestConcurrentKeyRefusalsDoNotCount(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.putWorkspacePolicy(t, map[string]any{"windowSeconds": 3600, "maxRequests": 10})
+	b.putKeyPolicy(t, b.keyID, map[string]any{"windowSeconds": 3600, "maxRequests": 3})
+	other, _ := b.newKey(t, "other")
+	type answer struct {
+		limitedKey bool
+		status     int
+		code       string
+	}
+	const n = 20
+	answers := make(chan answer, 2*n)
+	var wg sync.WaitGroup
+	for i := range 2 * n {
+		k, limitedKey := other, false
+		if i%2 == 0 {
+			k, limitedKey = b.key, true
+		}
+		wg.Go(func() {
+			r, err := k.Signed(ctx, "GET", "/v1/notifications/"+uuid.NewString(), nil)
+			if err != nil {
+				answers <- answer{limitedKey, 0, err.Error()}
+				return
+			}
+			a := answer{limitedKey: limitedKey, status: r.Status}
+			if r.Status == http.StatusTooManyRequests {
+				a.code = r.Problem().Code
+			}
+			answers <- a
+		})
+	}
+	wg.Wait()
+	close(answers)
+	admitted, admittedKey := 0, 0
+	for a := range answers {
+		switch a.status {
+		case http.StatusNotFound:
+			admitted++
+			if a.limitedKey {
+				admittedKey++
+			}
+		case http.StatusTooManyRequests:
+			if !a.limitedKey {
+				require.Equal(t, "SVC-4290", a.code, "the unlimited key is refused only by the workspace")
+			}
+		default:
+			t.Fatalf("unexpected answer %+v", a)
+		}
+	}
+	require.Equal(t, 10, admitted, "the workspace allowance, no less: refusals by the key limit did not count")
+	require.LessOrEqual(t, admittedKey, 3)
+}

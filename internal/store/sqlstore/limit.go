@@ -63,11 +63,20 @@ func (t *Tx) IncrementRate(ctx context.Context, scopeKey string, windowStart tim
 	return err
 }
 
-func (t *Tx) IncrementRateBelow(ctx context.Context, scopeKey string, windowStart time.Time, max int) (bool, error) {
-	n, err := t.c.Exec(ctx, `INSERT INTO rate_limit_counters (scope_key, window_start, count) VALUES (?, ?, 1)
-		ON CONFLICT (scope_key, window_start) DO UPDATE SET count = rate_limit_counters.count + 1
-		WHERE rate_limit_counters.count < ?`, scopeKey, ms(windowStart), max)
-	return n > 0, err
+func (t *Tx) LockRateCount(ctx context.Context, scopeKey string, windowStart time.Time) (int, error) {
+	// The no-op update of an existing row takes its lock (SQLite's write
+	// transaction is exclusive anyway).
+	var n int
+	err := t.c.QueryRow(ctx, `INSERT INTO rate_limit_counters (scope_key, window_start, count) VALUES (?, ?, 0)
+		ON CONFLICT (scope_key, window_start) DO UPDATE SET count = rate_limit_counters.count
+		RETURNING count`, scopeKey, ms(windowStart)).Scan(&n)
+	return n, err
+}
+
+func (t *Tx) SetRateCount(ctx context.Context, scopeKey string, windowStart time.Time, n int) error {
+	_, err := t.c.Exec(ctx, `UPDATE rate_limit_counters SET count = ? WHERE scope_key = ? AND window_start = ?`,
+		n, scopeKey, ms(windowStart))
+	return err
 }
 
 func (t *Tx) DeleteRateCounters(ctx context.Context, before time.Time) (int, error) {

@@ -120,32 +120,34 @@ func testLimits(t *testing.T, db *store.DB) {
 	})
 }
 
-// testIncrementRateBelow: the conditional upsert counts up to max and no
-// further, and a rolled-back increment leaves no trace.
-func testIncrementRateBelow(t *testing.T, db *store.DB) {
+// testLockRateCount: a missing counter reads 0 and exists afterwards, a
+// set count is read back, and a rolled-back set leaves no trace.
+func testLockRateCount(t *testing.T, db *store.DB) {
 	ctx := context.Background()
-	for i := 0; i < 3; i++ {
-		update(t, db, func(ctx context.Context, tx notify.Tx) error {
-			ok, err := tx.IncrementRateBelow(ctx, "w:x:60", t0, 2)
-			require.NoError(t, err)
-			require.Equal(t, i < 2, ok, "call %d", i)
-			return nil
-		})
-	}
-	err := db.Update(ctx, func(tx notify.Tx) error {
-		ok, err := tx.IncrementRateBelow(ctx, "k:y:60", t0, 5)
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		n, err := tx.LockRateCount(ctx, "w:x:60", t0)
 		require.NoError(t, err)
-		require.True(t, ok)
+		require.Equal(t, 0, n)
+		require.NoError(t, tx.SetRateCount(ctx, "w:x:60", t0, 2))
+		n, err = tx.LockRateCount(ctx, "w:x:60", t0)
+		require.NoError(t, err)
+		require.Equal(t, 2, n)
+		return nil
+	})
+	err := db.Update(ctx, func(tx notify.Tx) error {
+		n, err := tx.LockRateCount(ctx, "w:x:60", t0)
+		require.NoError(t, err)
+		require.NoError(t, tx.SetRateCount(ctx, "w:x:60", t0, n+5))
 		return notify.Invalid("refused")
 	})
 	require.Error(t, err)
 	view(t, db, func(ctx context.Context, tx notify.Tx) error {
 		n, err := tx.RateCount(ctx, "w:x:60", t0)
 		require.NoError(t, err)
-		require.Equal(t, 2, n)
-		n, err = tx.RateCount(ctx, "k:y:60", t0)
+		require.Equal(t, 2, n, "rolled back")
+		n, err = tx.RateCount(ctx, "w:x:60", t0.Add(time.Minute))
 		require.NoError(t, err)
-		require.Equal(t, 0, n, "rolled back")
+		require.Equal(t, 0, n, "another window")
 		return nil
 	})
 }

@@ -54,7 +54,7 @@ var tests = map[string]func(t *testing.T, db *store.DB){
 	"BatchIsolatesFailures": testBatch,
 	"AcceptRollback":        testAcceptRollback,
 	"Limits":                testLimits,
-	"IncrementRateBelow":    testIncrementRateBelow,
+	"LockRateCount":         testLockRateCount,
 	"OTP":                   testOTP,
 }
 
