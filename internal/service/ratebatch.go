@@ -91,7 +91,8 @@ func (b *rateChecks) run(batch []*rateCheck) {
 	}
 	errs := make([]error, len(live))
 	ctx := context.Background()
-	err := b.s.store.Update(ctx, func(tx notify.Tx) error {
+	// Batch: on SQLite the checks also share the sends' group commit.
+	err := b.s.store.Batch(ctx, func(tx notify.Tx) error {
 		clear(errs)
 		counters := map[string]*rateCounter{}
 		// counter returns the window of scope with its maximum.
