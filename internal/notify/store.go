@@ -12,6 +12,10 @@ import (
 type Store interface {
 	Update(ctx context.Context, fn func(Tx) error) error
 	View(ctx context.Context, fn func(Tx) error) error
+	// Lookup is View for fn that reads one statement and needs no
+	// snapshot: where the backend allows, it runs without a transaction
+	// (on PostgreSQL that saves two round trips on every signed request).
+	Lookup(ctx context.Context, fn func(Tx) error) error
 	// Batch is Update that may share its transaction with concurrent
 	// callers (group commit). Each fn runs in its own savepoint, so an
 	// error undoes only that fn's writes. fn may run after the caller's ctx

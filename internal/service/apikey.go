@@ -244,7 +244,7 @@ func (s *Service) VerifySignatureDeferred(ctx context.Context, r SignedRequest) 
 	}
 	now := s.now()
 	var k *notify.APIKey
-	err := s.store.View(ctx, func(tx notify.Tx) (err error) {
+	err := s.store.Lookup(ctx, func(tx notify.Tx) (err error) {
 		k, err = tx.FindAPIKeyByKeyID(ctx, keyID)
 		return err
 	})

@@ -123,9 +123,22 @@ func (b *Backend) Begin(ctx context.Context, write bool) (sqlstore.Conn, error) 
 }
 
 type conn struct {
-	tx pgx.Tx
+	tx querier
 	b  *Backend
 }
+
+// querier is what a conn runs statements on: a transaction, or the pool
+// for Direct.
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	CopyFrom(ctx context.Context, table pgx.Identifier, cols []string, src pgx.CopyFromSource) (int64, error)
+}
+
+// Direct is a connection without a transaction, for one-statement reads
+// (sqlstore.Store.Lookup): each statement commits on its own.
+func (b *Backend) Direct() sqlstore.Conn { return &conn{tx: b.pool, b: b} }
 
 func (c *conn) Exec(ctx context.Context, q string, args ...any) (int64, error) {
 	tag, err := c.tx.Exec(ctx, rebind(q), args...)
@@ -153,14 +166,32 @@ func (c *conn) CopyFrom(ctx context.Context, table string, cols []string, rows [
 	return n, translate(err)
 }
 
-func (c *conn) Commit(ctx context.Context) error   { return translate(c.tx.Commit(ctx)) }
-func (c *conn) Rollback(ctx context.Context) error { return c.tx.Rollback(ctx) }
+// errDirect refuses transaction verbs on a Direct connection.
+var errDirect = errors.New("not in a transaction")
+
+func (c *conn) Commit(ctx context.Context) error {
+	if tx, ok := c.tx.(pgx.Tx); ok {
+		return translate(tx.Commit(ctx))
+	}
+	return nil
+}
+
+func (c *conn) Rollback(ctx context.Context) error {
+	if tx, ok := c.tx.(pgx.Tx); ok {
+		return tx.Rollback(ctx)
+	}
+	return nil
+}
 
 func (c *conn) InsertJobs(ctx context.Context, params []river.InsertManyParams) ([]int64, error) {
 	if c.b.river == nil {
 		return nil, errors.New("queue client not started")
 	}
-	res, err := c.b.river.InsertManyTx(ctx, c.tx, params)
+	tx, ok := c.tx.(pgx.Tx)
+	if !ok {
+		return nil, errDirect
+	}
+	res, err := c.b.river.InsertManyTx(ctx, tx, params)
 	if err != nil {
 		return nil, err
 	}
@@ -175,7 +206,11 @@ func (c *conn) CancelJob(ctx context.Context, id int64) error {
 	if c.b.river == nil {
 		return errors.New("queue client not started")
 	}
-	_, err := c.b.river.JobCancelTx(ctx, c.tx, id)
+	tx, ok := c.tx.(pgx.Tx)
+	if !ok {
+		return errDirect
+	}
+	_, err := c.b.river.JobCancelTx(ctx, tx, id)
 	if err != nil && errors.Is(err, rivertype.ErrNotFound) {
 		return nil
 	}
@@ -183,7 +218,7 @@ func (c *conn) CancelJob(ctx context.Context, id int64) error {
 }
 
 // Tx returns the underlying pgx.Tx of a store transaction.
-func Tx(c sqlstore.Conn) pgx.Tx { return c.(*conn).tx }
+func Tx(c sqlstore.Conn) pgx.Tx { return c.(*conn).tx.(pgx.Tx) }
 
 type pgRows struct{ pgx.Rows }
 

@@ -36,6 +36,16 @@ func (s *Store) Update(ctx context.Context, fn func(notify.Tx) error) error {
 	return s.run(ctx, true, fn)
 }
 
+// Lookup runs a one-statement read without a transaction when the backend
+// offers a direct connection (Direct), in a read transaction otherwise.
+func (s *Store) Lookup(ctx context.Context, fn func(notify.Tx) error) error {
+	d, ok := s.b.(interface{ Direct() Conn })
+	if !ok {
+		return s.View(ctx, fn)
+	}
+	return fn(&Tx{c: d.Direct()})
+}
+
 // View runs fn in a read transaction.
 func (s *Store) View(ctx context.Context, fn func(notify.Tx) error) error {
 	return s.run(ctx, false, fn)

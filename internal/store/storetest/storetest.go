@@ -236,6 +236,18 @@ func testAPIKeys(t *testing.T, db *store.DB) {
 		require.Equal(t, t0.Add(2*time.Minute), *got.LastUsedAt)
 		return nil
 	})
+	// Lookup (no transaction on PostgreSQL) sees the committed change.
+	var got *notify.APIKey
+	require.NoError(t, db.Lookup(context.Background(), func(tx notify.Tx) (err error) {
+		got, err = tx.FindAPIKeyByKeyID(context.Background(), "nk_1")
+		return err
+	}))
+	require.Equal(t, notify.APIKeySuspended, got.Status)
+	err := db.Lookup(context.Background(), func(tx notify.Tx) error {
+		_, err := tx.FindAPIKeyByKeyID(context.Background(), "nk_missing")
+		return err
+	})
+	require.ErrorIs(t, err, notify.ErrNotFound)
 }
 
 func testNonces(t *testing.T, db *store.DB) {
