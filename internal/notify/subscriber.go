@@ -72,4 +72,8 @@ type SubscriberTx interface {
 	// fields, attributes and updatedAt overwritten (id, token and createdAt
 	// stay). subs must not repeat a channel and address.
 	UpsertSubscribers(ctx context.Context, subs []*Subscriber) error
+	// LiftUnsubscribeSuppressions removes the workspace's suppressions of
+	// addresses whose reason is unsubscribe (a renewed consent); other
+	// reasons stay.
+	LiftUnsubscribeSuppressions(ctx context.Context, workspaceID string, addresses []string) error
 }

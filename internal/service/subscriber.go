@@ -206,6 +206,11 @@ func (s *Service) CreateSubscriber(ctx context.Context, a *Actor, in SubscriberI
 		if err := tx.CreateSubscriber(ctx, x); err != nil {
 			return conflictOr(err, "A subscriber with channel %s and address %s already exists", x.Channel, x.Address)
 		}
+		if x.ConsentStatus == notify.ConsentSubscribed {
+			if err := tx.LiftUnsubscribeSuppressions(ctx, a.WorkspaceID, []string{x.Address}); err != nil {
+				return err
+			}
+		}
 		return s.audit(ctx, tx, a, a.WorkspaceID, "subscriber.create", "subscriber", x.ID, subscriberPayload(x))
 	})
 	if err != nil {
@@ -257,6 +262,7 @@ func (s *Service) GetSubscriber(ctx context.Context, a *Actor, id string) (*noti
 
 // UpdateSubscriber changes name, consent status and source, attributes
 // (audit subscriber.update). Channel and address never change (400).
+// Becoming subscribed again lifts the address's unsubscribe suppression.
 func (s *Service) UpdateSubscriber(ctx context.Context, a *Actor, id string, in SubscriberInput) (*notify.Subscriber, error) {
 	if in.Channel != nil || in.Address != nil {
 		return nil, notify.Invalid("channel and address cannot be changed")
@@ -284,12 +290,19 @@ func (s *Service) UpdateSubscriber(ctx context.Context, a *Actor, id string, in 
 		if in.Attributes != nil {
 			x.Attributes = in.Attributes
 		}
+		resubscribed := false
 		if in.ConsentStatus != nil {
+			resubscribed = x.ConsentStatus != notify.ConsentSubscribed && *in.ConsentStatus == notify.ConsentSubscribed
 			setConsent(x, *in.ConsentStatus, now)
 		}
 		x.UpdatedAt = now
 		if err := tx.UpdateSubscriber(ctx, x); err != nil {
 			return notFound(err, "Subscriber")
+		}
+		if resubscribed {
+			if err := tx.LiftUnsubscribeSuppressions(ctx, a.WorkspaceID, []string{x.Address}); err != nil {
+				return err
+			}
 		}
 		return s.audit(ctx, tx, a, a.WorkspaceID, "subscriber.update", "subscriber", x.ID, subscriberPayload(x))
 	})
@@ -387,8 +400,12 @@ func (s *Service) ImportSubscribers(ctx context.Context, a *Actor, in ImportInpu
 		}
 		now := s.now()
 		subs := make([]*notify.Subscriber, len(order))
+		var resubscribed []string
 		for i, e := range order {
 			x := existing[e.address]
+			if status == notify.ConsentSubscribed && (x == nil || x.ConsentStatus != notify.ConsentSubscribed) {
+				resubscribed = append(resubscribed, e.address)
+			}
 			if x == nil {
 				created++
 				x = &notify.Subscriber{ID: newID(), WorkspaceID: a.WorkspaceID, Channel: notify.ChannelEmail, Address: e.address,
@@ -414,6 +431,9 @@ func (s *Service) ImportSubscribers(ctx context.Context, a *Actor, in ImportInpu
 			subs[i] = x
 		}
 		if err := tx.UpsertSubscribers(ctx, subs); err != nil {
+			return err
+		}
+		if err := tx.LiftUnsubscribeSuppressions(ctx, a.WorkspaceID, resubscribed); err != nil {
 			return err
 		}
 		res.Created, res.Updated = created, updated

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -316,4 +317,66 @@ func TestUnsubscribeIsolationAndSuppression(t *testing.T) {
 	require.Len(t, logs.Logs, 1)
 	require.Nil(t, logs.Logs[0].ActorUserID)
 	require.Equal(t, theirs.ID, logs.Logs[0].TargetID)
+}
+
+// TestResubscribeLiftsUnsubscribe: a subscriber who unsubscribed and is
+// then subscribed again (update, import, or a new create after a delete)
+// is targeted and mailed again: SPEC's audience rule excludes only
+// addresses suppressed for a permanent bounce or complaint, so the
+// unsubscribe entry the unsubscribe added is lifted by the renewed
+// consent. Other reasons stay and keep excluding the address.
+func TestResubscribeLiftsUnsubscribe(t *testing.T) {
+	t.Parallel()
+	env := notifytest.StartDaemon(t)
+	campEmailRoute(t, env)
+	o := env.Owner
+	audience := func(id string) int {
+		t.Helper()
+		r := subDo(t, o, "GET", "/v1/newsletter/campaigns/"+id+"/audience", nil, http.StatusOK)
+		var out struct {
+			AudienceSize int `json:"audienceSize"`
+		}
+		require.NoError(t, r.Decode(&out))
+		return out.AudienceSize
+	}
+	unsub := func(id string) {
+		t.Helper()
+		st, ok := unsubOneClick(t, env, `{"token":"`+unsubToken(t, env, env.Workspace, id)+`"}`)
+		require.Equal(t, http.StatusOK, st)
+		require.True(t, ok)
+	}
+	byUpdate := subCreate(t, o, map[string]any{"channel": "email", "address": "update@example.com"})
+	byImport := subCreate(t, o, map[string]any{"channel": "email", "address": "import@example.com"})
+	byCreate := subCreate(t, o, map[string]any{"channel": "email", "address": "create@example.com"})
+	bounced := subCreate(t, o, map[string]any{"channel": "email", "address": "bounced@example.com"})
+	c := campCreate(t, o, map[string]any{"name": "n", "channel": "email", "subject": "s", "contentText": "t"})
+	require.Equal(t, 4, audience(c.ID))
+
+	for _, x := range []subJSON{byUpdate, byImport, byCreate, bounced} {
+		unsub(x.ID)
+		require.Equal(t, "unsubscribe", unsubSuppression(t, env, env.Workspace, x.Address))
+	}
+	require.Equal(t, 0, audience(c.ID))
+	// A later hard bounce takes over one address's entry.
+	subDo(t, o, "POST", "/v1/suppressions", map[string]any{"address": bounced.Address, "reason": "hard_bounce"}, http.StatusCreated)
+
+	subPatch(t, o, byUpdate.ID, map[string]any{"consentStatus": "subscribed"})
+	require.Equal(t, "", unsubSuppression(t, env, env.Workspace, byUpdate.Address), "renewed consent lifts the unsubscribe entry")
+	require.Equal(t, 1, audience(c.ID))
+	subImport(t, o, map[string]any{"subscribers": []any{map[string]any{"channel": "email", "address": byImport.Address}}})
+	require.Equal(t, "", unsubSuppression(t, env, env.Workspace, byImport.Address))
+	require.Equal(t, 2, audience(c.ID))
+	subDo(t, o, "DELETE", "/v1/newsletter/subscribers/"+byCreate.ID, nil, http.StatusNoContent)
+	subCreate(t, o, map[string]any{"channel": "email", "address": byCreate.Address})
+	require.Equal(t, "", unsubSuppression(t, env, env.Workspace, byCreate.Address))
+	require.Equal(t, 3, audience(c.ID))
+	subPatch(t, o, bounced.ID, map[string]any{"consentStatus": "subscribed"})
+	require.Equal(t, "hard_bounce", unsubSuppression(t, env, env.Workspace, bounced.Address), "a bounce stays")
+	require.Equal(t, 3, audience(c.ID), "a bounced address is not targeted")
+
+	// The three get the campaign.
+	campSendIt(t, o, c.ID, nil)
+	x := campWait(t, o, c.ID, 20*time.Second, func(x campJSON) bool { return x.Status == "sent" })
+	require.Equal(t, 3, x.DeliveryStats["sent"])
+	campRequireUnique(t, env, 3)
 }

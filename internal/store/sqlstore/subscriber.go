@@ -171,3 +171,21 @@ func (t *Tx) UpsertSubscribers(ctx context.Context, subs []*notify.Subscriber) e
 	}
 	return nil
 }
+
+// LiftUnsubscribeSuppressions deletes in chunks, one statement per
+// subscriberChunk addresses.
+func (t *Tx) LiftUnsubscribeSuppressions(ctx context.Context, workspaceID string, addresses []string) error {
+	for start := 0; start < len(addresses); start += subscriberChunk {
+		chunk := addresses[start:min(start+subscriberChunk, len(addresses))]
+		args := make([]any, 0, len(chunk)+2)
+		args = append(args, workspaceID, notify.SuppressionUnsubscribe)
+		for _, a := range chunk {
+			args = append(args, a)
+		}
+		if _, err := t.c.Exec(ctx, `DELETE FROM suppressions WHERE workspace_id = ? AND reason = ? AND address IN (?`+
+			strings.Repeat(", ?", len(chunk)-1)+`)`, args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
