@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -579,4 +580,20 @@ func TestSubscriberMXCheck(t *testing.T) {
 	// No resolver reachable: accepted.
 	down := notifytest.StartDaemon(t, notifytest.WithDNSServer(dnstest.ClosedAddr(t)))
 	subDo(t, down.Owner, "POST", "/v1/newsletter/subscribers", map[string]any{"channel": "email", "address": "a@anything.test"}, http.StatusCreated)
+}
+
+// TestSubscriberSearchNonASCII: search is a partial match on the name
+// also for letters outside ASCII (SQLite folds only ASCII case).
+func TestSubscriberSearchNonASCII(t *testing.T) {
+	t.Parallel()
+	env := notifytest.StartDaemon(t)
+	c := env.Owner
+	e := subCreate(t, c, map[string]any{"channel": "email", "address": "e@example.com", "name": "Émile Zola"})
+	d := subCreate(t, c, map[string]any{"channel": "email", "address": "d@example.com", "name": "Дмитрий Иванов"})
+	k := subCreate(t, c, map[string]any{"channel": "email", "address": "k@example.com", "name": "김철수"})
+	for q, id := range map[string]string{"Émile": e.ID, "mile Z": e.ID, "ZOLA": e.ID, "Дмитрий": d.ID, "Иванов": d.ID, "철수": k.ID} {
+		l := subListOf(t, c, "?search="+url.QueryEscape(q))
+		require.Equal(t, 1, l.Total, q)
+		require.Equal(t, id, l.Subscribers[0].ID, q)
+	}
 }

@@ -122,9 +122,12 @@ func (t *Tx) FindSubscribers(ctx context.Context, workspaceID string, f notify.S
 	}
 	if f.Search != "" {
 		// Addresses are stored lower-cased; names compare lower-cased too.
+		// SQLite's LOWER and LIKE fold only ASCII letters, so the name is
+		// also matched as given: a substring written as stored always
+		// matches ("Émile" in "Émile Zola").
 		p := "%" + likeEscape(strings.ToLower(f.Search)) + "%"
-		where += ` AND (address LIKE ? ESCAPE '\' OR LOWER(name) LIKE ? ESCAPE '\')`
-		args = append(args, p, p)
+		where += ` AND (address LIKE ? ESCAPE '\' OR LOWER(name) LIKE ? ESCAPE '\' OR name LIKE ? ESCAPE '\')`
+		args = append(args, p, p, "%"+likeEscape(f.Search)+"%")
 	}
 	var total int
 	if err := t.c.QueryRow(ctx, `SELECT COUNT(*) FROM subscribers`+where, args...).Scan(&total); err != nil {
