@@ -658,3 +658,76 @@ func TestCampaignHeadersEveryVendor(t *testing.T) {
 		})
 	}
 }
+
+// TestCampaignCancelDuringDispatch: a cancel while a dispatch holds one
+// of the campaign's requests answers 200 (SPEC: cancel in sending). The
+// dispatch locks a request and then its job; a cancel that locked the
+// jobs first deadlocked against it on PostgreSQL and answered 500.
+func TestCampaignCancelDuringDispatch(t *testing.T) {
+	t.Parallel()
+	env := notifytest.StartDaemon(t)
+	campEmailRoute(t, env)
+	for i := 0; i < 3; i++ {
+		subCreate(t, env.Owner, map[string]any{"channel": "email", "address": fmt.Sprintf("d%d@example.com", i)})
+	}
+	// A slow vendor keeps the requests queued or processing.
+	resp, err := http.Post(env.SimURL+"/_sim/faults", "application/json",
+		strings.NewReader(`{"kind":"mailx_email","latencyMs":5000,"count":100000}`))
+	require.NoError(t, err)
+	resp.Body.Close()
+	c := campCreate(t, env.Owner, map[string]any{"name": "n", "channel": "email", "subject": "s", "contentText": "t"})
+	campSendIt(t, env.Owner, c.ID, nil)
+	campWait(t, env.Owner, c.ID, 20*time.Second, func(x campJSON) bool { return x.QueuedCount == 3 })
+
+	ctx := context.Background()
+	var rid string
+	require.NoError(t, env.Daemon.DB.View(ctx, func(tx notify.Tx) error {
+		conn := tx.(interface{ Conn() sqlstore.Conn }).Conn()
+		return conn.QueryRow(ctx, `SELECT id FROM notification_requests WHERE campaign_id = ? AND status IN ('queued', 'processing')
+			ORDER BY id LIMIT 1`, c.ID).Scan(&rid)
+	}))
+
+	// A dispatch-like transaction: the request's lock, then its job's.
+	locked, proceed, dispatched := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		dispatched <- env.Daemon.DB.Update(ctx, func(tx notify.Tx) error {
+			if _, err := tx.LockRequest(ctx, env.Workspace, rid); err != nil {
+				return err
+			}
+			close(locked)
+			<-proceed
+			j, err := tx.FindJobByRequest(ctx, env.Workspace, rid)
+			if err != nil {
+				return err
+			}
+			return tx.UpdateJob(ctx, j)
+		})
+	}()
+	<-locked
+	canceled := make(chan *client.Response, 1)
+	go func() {
+		r, err := env.Owner.Dashboard(ctx, "POST", "/v1/newsletter/campaigns/"+c.ID+"/cancel", nil)
+		if err != nil {
+			r = &client.Response{Body: []byte(err.Error())}
+		}
+		canceled <- r
+	}()
+	time.Sleep(500 * time.Millisecond) // the cancel reaches the request's lock
+	close(proceed)
+	require.NoError(t, <-dispatched)
+	r := <-canceled
+	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+	x := campGet(t, env.Owner, c.ID)
+	require.Equal(t, "canceled", x.Status)
+	var cr struct {
+		CanceledRequests int `json:"canceledRequests"`
+	}
+	require.NoError(t, r.Decode(&cr))
+	require.Equal(t, cr.CanceledRequests, x.DeliveryStats["canceled"])
+	require.NoError(t, env.Daemon.DB.View(ctx, func(tx notify.Tx) error {
+		j, err := tx.FindJobByRequest(ctx, env.Workspace, rid)
+		require.NoError(t, err)
+		require.Equal(t, notify.JobCanceled, j.Status, "the canceled request's job is canceled")
+		return nil
+	}))
+}
