@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -268,6 +269,34 @@ func findCampaign(ctx context.Context, tx notify.Tx, ws, id string) (*notify.Cam
 	return c, notFound(err, "Campaign")
 }
 
+// lockCampaignIn loads a campaign of the workspace (404 otherwise) and,
+// when its status is one of statuses, takes its row's lock (a conditional
+// no-op move) and reads it again under the lock, so a concurrent send,
+// cancel or edit is either seen here or waits for this transaction. ok is
+// false when the status is none of statuses (the caller answers 409).
+// Taking the campaign's lock first keeps the order a cancel and a fan-out
+// batch use; locking it last deadlocked against them on PostgreSQL.
+func lockCampaignIn(ctx context.Context, tx notify.Tx, ws, id string, statuses []string, now time.Time) (*notify.Campaign, bool, error) {
+	for {
+		c, err := findCampaign(ctx, tx, ws, id)
+		if err != nil {
+			return nil, false, err
+		}
+		if !slices.Contains(statuses, c.Status) {
+			return c, false, nil
+		}
+		ok, err := tx.MoveCampaign(ctx, ws, id, []string{c.Status}, c.Status, now)
+		if err != nil {
+			return nil, false, err
+		}
+		if ok {
+			c, err = findCampaign(ctx, tx, ws, id)
+			return c, err == nil, err
+		}
+		// The status changed between the read and the lock: read again.
+	}
+}
+
 // GetCampaign is the detail: counters, deliveryStats and the current
 // audienceSize. A scheduled or sending campaign whose fan-out has finished
 // and has no queued or processing request moves to sent here.
@@ -337,13 +366,14 @@ func (s *Service) UpdateCampaign(ctx context.Context, a *Actor, id string, in Ca
 	}
 	var c *notify.Campaign
 	err := s.store.Update(ctx, func(tx notify.Tx) (err error) {
-		if c, err = findCampaign(ctx, tx, a.WorkspaceID, id); err != nil {
+		now := s.now()
+		var ok bool
+		if c, ok, err = lockCampaignIn(ctx, tx, a.WorkspaceID, id, []string{notify.CampaignDraft}, now); err != nil {
 			return err
 		}
-		if c.Status != notify.CampaignDraft {
+		if !ok {
 			return notify.Conflict("Campaign is %s; only a draft campaign can be edited", c.Status)
 		}
-		now := s.now()
 		if err := in.apply(c, now); err != nil {
 			return err
 		}
@@ -394,11 +424,11 @@ func (s *Service) SendCampaign(ctx context.Context, a *Actor, id string, schedul
 	}
 	var res CampaignSendResult
 	err := s.store.Update(ctx, func(tx notify.Tx) error {
-		c, err := findCampaign(ctx, tx, a.WorkspaceID, id)
+		c, ok, err := lockCampaignIn(ctx, tx, a.WorkspaceID, id, []string{notify.CampaignDraft, notify.CampaignScheduled}, now)
 		if err != nil {
 			return err
 		}
-		if c.Status != notify.CampaignDraft && c.Status != notify.CampaignScheduled {
+		if !ok {
 			return notify.Conflict("Campaign is %s; only a draft or scheduled campaign can be sent", c.Status)
 		}
 		if c.Channel == notify.ChannelEmail && strings.TrimSpace(c.Subject) == "" {
@@ -496,13 +526,12 @@ func (s *Service) CancelCampaign(ctx context.Context, a *Actor, id string) (int,
 // campaign.delete); its requests stay in the history.
 func (s *Service) DeleteCampaign(ctx context.Context, a *Actor, id string) error {
 	return s.store.Update(ctx, func(tx notify.Tx) error {
-		c, err := findCampaign(ctx, tx, a.WorkspaceID, id)
+		c, ok, err := lockCampaignIn(ctx, tx, a.WorkspaceID, id,
+			[]string{notify.CampaignDraft, notify.CampaignCanceled, notify.CampaignFailed}, s.now())
 		if err != nil {
 			return err
 		}
-		switch c.Status {
-		case notify.CampaignDraft, notify.CampaignCanceled, notify.CampaignFailed:
-		default:
+		if !ok {
 			return notify.Conflict("Campaign is %s; only a draft, canceled or failed campaign can be deleted", c.Status)
 		}
 		if err := tx.DeleteCampaign(ctx, c.WorkspaceID, c.ID); err != nil {

@@ -731,3 +731,95 @@ func TestCampaignCancelDuringDispatch(t *testing.T) {
 		return nil
 	}))
 }
+
+// TestCampaignSendDuringCancel: a send that meets a cancel in progress
+// waits for it and answers 409 (the campaign is canceled), never 500. A
+// send that locked the old fan-out job before the campaign deadlocked on
+// PostgreSQL against the cancel, which locks the campaign first.
+func TestCampaignSendDuringCancel(t *testing.T) {
+	t.Parallel()
+	env := notifytest.StartDaemon(t)
+	subCreate(t, env.Owner, map[string]any{"channel": "email", "address": "a@example.com"})
+	c := campCreate(t, env.Owner, map[string]any{"name": "n", "channel": "email", "subject": "s", "contentText": "t"})
+	s := campSendIt(t, env.Owner, c.ID, map[string]any{"scheduledAt": time.Now().Add(time.Hour).UTC().Format(time.RFC3339)})
+	require.Equal(t, "scheduled", s.Status)
+	var job int64
+	_, err := fmt.Sscan(*s.FanoutJobID, &job)
+	require.NoError(t, err)
+
+	// A cancel-like transaction: the campaign's lock, then its fan-out job.
+	ctx := context.Background()
+	locked, proceed, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		done <- env.Daemon.DB.Update(ctx, func(tx notify.Tx) error {
+			ok, err := tx.MoveCampaign(ctx, env.Workspace, c.ID, []string{"scheduled"}, "canceled", time.Now())
+			if err != nil || !ok {
+				return fmt.Errorf("move: %v %v", ok, err)
+			}
+			close(locked)
+			<-proceed
+			return tx.CancelQueueJob(ctx, job)
+		})
+	}()
+	<-locked
+	sent := make(chan *client.Response, 1)
+	go func() {
+		r, err := env.Owner.Dashboard(ctx, "POST", "/v1/newsletter/campaigns/"+c.ID+"/send",
+			map[string]any{"scheduledAt": time.Now().Add(2 * time.Hour).UTC().Format(time.RFC3339)})
+		if err != nil {
+			r = &client.Response{Body: []byte(err.Error())}
+		}
+		sent <- r
+	}()
+	time.Sleep(500 * time.Millisecond) // the send reaches the campaign's lock
+	close(proceed)
+	require.NoError(t, <-done)
+	r := <-sent
+	require.Equal(t, http.StatusConflict, r.Status, string(r.Body))
+	require.Equal(t, "canceled", campGet(t, env.Owner, c.ID).Status)
+}
+
+// TestCampaignEditDuringSend: an edit or delete of a draft that a send is
+// moving on answers 409 once the send commits; it used to write the
+// draft it had read over the sending campaign (or delete it).
+func TestCampaignEditDuringSend(t *testing.T) {
+	t.Parallel()
+	env := notifytest.StartDaemon(t)
+	ctx := context.Background()
+	for _, op := range []struct {
+		method string
+		body   any
+	}{{"PATCH", map[string]any{"name": "renamed"}}, {"DELETE", nil}} {
+		c := campCreate(t, env.Owner, map[string]any{"name": "n", "channel": "email", "subject": "s", "contentText": "t"})
+		// A send-like transaction holds the draft's row and moves it on.
+		locked, proceed, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+		go func() {
+			done <- env.Daemon.DB.Update(ctx, func(tx notify.Tx) error {
+				ok, err := tx.MoveCampaign(ctx, env.Workspace, c.ID, []string{"draft"}, "sending", time.Now())
+				if err != nil || !ok {
+					return fmt.Errorf("move: %v %v", ok, err)
+				}
+				close(locked)
+				<-proceed
+				return nil
+			})
+		}()
+		<-locked
+		edited := make(chan *client.Response, 1)
+		go func() {
+			r, err := env.Owner.Dashboard(ctx, op.method, "/v1/newsletter/campaigns/"+c.ID, op.body)
+			if err != nil {
+				r = &client.Response{Body: []byte(err.Error())}
+			}
+			edited <- r
+		}()
+		time.Sleep(500 * time.Millisecond) // the edit reaches the campaign's lock
+		close(proceed)
+		require.NoError(t, <-done)
+		r := <-edited
+		require.Equal(t, http.StatusConflict, r.Status, "%s: %s", op.method, r.Body)
+		x := campGet(t, env.Owner, c.ID)
+		require.Equal(t, "sending", x.Status, op.method)
+		require.Equal(t, "n", x.Name, op.method)
+	}
+}
