@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"slices"
 	"strconv"
@@ -314,21 +315,33 @@ func (s *Service) GetCampaign(ctx context.Context, a *Actor, id string) (*Campai
 	if err != nil || !due {
 		return d, err
 	}
+	// Under the campaign's lock: a cancel committing meanwhile is seen
+	// (and the campaign stays canceled) rather than overwritten.
+	now := s.now()
 	err = s.store.Update(ctx, func(tx notify.Tx) error {
 		var err error
-		if d.Campaign, err = findCampaign(ctx, tx, a.WorkspaceID, id); err != nil {
+		if d.Campaign, _, err = lockCampaignIn(ctx, tx, a.WorkspaceID, id,
+			[]string{notify.CampaignScheduled, notify.CampaignSending}, now); err != nil {
 			return err
 		}
-		if due, err = s.campaignFigures(ctx, tx, d); err != nil || !due {
+		if due, err = s.campaignFigures(ctx, tx, d); err != nil {
 			return err
 		}
-		now := s.now()
+		if !due {
+			return errNotDue // roll the lock's no-op move back
+		}
 		c := d.Campaign
 		c.Status, c.FinishedAt, c.UpdatedAt = notify.CampaignSent, &now, now
 		return tx.UpdateCampaign(ctx, c)
 	})
+	if errors.Is(err, errNotDue) {
+		err = nil
+	}
 	return d, err
 }
+
+// errNotDue ends the detail's write transaction without a change.
+var errNotDue = errors.New("campaign not due to become sent")
 
 // campaignFigures fills the detail's figures and reports whether the
 // campaign is due to become sent.

@@ -823,3 +823,65 @@ func TestCampaignEditDuringSend(t *testing.T) {
 		require.Equal(t, "n", x.Name, op.method)
 	}
 }
+
+// TestCampaignDetailDuringCancel: a detail lookup that finds a finished
+// campaign due to become sent while a cancel of it commits leaves it
+// canceled; it used to write sent over the cancel.
+func TestCampaignDetailDuringCancel(t *testing.T) {
+	t.Parallel()
+	env := notifytest.StartDaemon(t)
+	campEmailRoute(t, env)
+	subCreate(t, env.Owner, map[string]any{"channel": "email", "address": "a@example.com"})
+	c := campCreate(t, env.Owner, map[string]any{"name": "n", "channel": "email", "subject": "s", "contentText": "t"})
+	campSendIt(t, env.Owner, c.ID, nil)
+	// Wait, without a detail lookup (which would move it), until the
+	// fan-out is done and the mail is sent.
+	ctx := context.Background()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var done bool
+		require.NoError(t, env.Daemon.DB.View(ctx, func(tx notify.Tx) error {
+			conn := tx.(interface{ Conn() sqlstore.Conn }).Conn()
+			var n int
+			err := conn.QueryRow(ctx, `SELECT COUNT(*) FROM campaigns c JOIN notification_requests r ON r.campaign_id = c.id
+				WHERE c.id = ? AND c.fanout_done_at IS NOT NULL AND r.status = 'sent'`, c.ID).Scan(&n)
+			done = n == 1
+			return err
+		}))
+		if done {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "campaign not delivered")
+		time.Sleep(50 * time.Millisecond)
+	}
+	require.Equal(t, "sending", campList(t, env.Owner, "").byID(c.ID).Status)
+
+	// A cancel-like transaction holds the campaign while the detail runs.
+	locked, proceed, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		done <- env.Daemon.DB.Update(ctx, func(tx notify.Tx) error {
+			ok, err := tx.MoveCampaign(ctx, env.Workspace, c.ID, []string{"sending"}, "canceled", time.Now())
+			if err != nil || !ok {
+				return fmt.Errorf("move: %v %v", ok, err)
+			}
+			close(locked)
+			<-proceed
+			return nil
+		})
+	}()
+	<-locked
+	detail := make(chan *client.Response, 1)
+	go func() {
+		r, err := env.Owner.Dashboard(ctx, "GET", "/v1/newsletter/campaigns/"+c.ID, nil)
+		if err != nil {
+			r = &client.Response{Body: []byte(err.Error())}
+		}
+		detail <- r
+	}()
+	time.Sleep(500 * time.Millisecond) // the lookup reaches the campaign's lock
+	close(proceed)
+	require.NoError(t, <-done)
+	r := <-detail
+	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+	require.Equal(t, "canceled", campGet(t, env.Owner, c.ID).Status, "the cancel stands")
+}
