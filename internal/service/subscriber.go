@@ -277,7 +277,9 @@ func (s *Service) UpdateSubscriber(ctx context.Context, a *Actor, id string, in 
 	}
 	var x *notify.Subscriber
 	err := s.store.Update(ctx, func(tx notify.Tx) (err error) {
-		if x, err = tx.FindSubscriber(ctx, a.WorkspaceID, id); err != nil {
+		// Locked: an unsubscribe committing meanwhile is kept, not
+		// overwritten with the status read before it.
+		if x, err = tx.LockSubscriber(ctx, a.WorkspaceID, id); err != nil {
 			return notFound(err, "Subscriber")
 		}
 		now := s.now()

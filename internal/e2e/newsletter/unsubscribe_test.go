@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/notifyd/notifyd/client"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/notifytest"
 	"github.com/notifyd/notifyd/internal/store/sqlstore"
@@ -379,4 +380,50 @@ func TestResubscribeLiftsUnsubscribe(t *testing.T) {
 	x := campWait(t, o, c.ID, 20*time.Second, func(x campJSON) bool { return x.Status == "sent" })
 	require.Equal(t, 3, x.DeliveryStats["sent"])
 	campRequireUnique(t, env, 3)
+}
+
+// TestUnsubscribeDuringUpdate: an update of a subscriber while an
+// unsubscribe of it commits keeps the unsubscribe; it used to write back
+// the consent status it had read (on PostgreSQL), losing the unsubscribe.
+func TestUnsubscribeDuringUpdate(t *testing.T) {
+	t.Parallel()
+	env := notifytest.StartDaemon(t)
+	s := subCreate(t, env.Owner, map[string]any{"channel": "email", "address": "race@example.com"})
+	ctx := context.Background()
+	// An unsubscribe-like transaction holds the subscriber's row.
+	locked, proceed, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		done <- env.Daemon.DB.Update(ctx, func(tx notify.Tx) error {
+			x, err := tx.FindSubscriber(ctx, env.Workspace, s.ID)
+			if err != nil {
+				return err
+			}
+			now := time.Now()
+			x.ConsentStatus, x.UnsubscribedAt, x.UpdatedAt = "unsubscribed", &now, now
+			if err := tx.UpdateSubscriber(ctx, x); err != nil {
+				return err
+			}
+			close(locked)
+			<-proceed
+			return nil
+		})
+	}()
+	<-locked
+	patched := make(chan *client.Response, 1)
+	go func() {
+		r, err := env.Owner.Dashboard(ctx, "PATCH", "/v1/newsletter/subscribers/"+s.ID, map[string]any{"name": "Renamed"})
+		if err != nil {
+			r = &client.Response{Body: []byte(err.Error())}
+		}
+		patched <- r
+	}()
+	time.Sleep(500 * time.Millisecond) // the update reaches the subscriber's lock
+	close(proceed)
+	require.NoError(t, <-done)
+	r := <-patched
+	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+	x := subGet(t, env.Owner, s.ID)
+	require.Equal(t, "Renamed", x.Name)
+	require.Equal(t, "unsubscribed", x.ConsentStatus, "the unsubscribe is kept")
+	require.NotNil(t, x.UnsubscribedAt)
 }

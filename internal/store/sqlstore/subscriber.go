@@ -74,6 +74,11 @@ func (t *Tx) FindSubscriber(ctx context.Context, workspaceID, id string) (*notif
 	return scanSubscriber(t.c.QueryRow(ctx, `SELECT `+subscriberCols+` FROM subscribers WHERE workspace_id = ? AND id = ?`, workspaceID, id))
 }
 
+func (t *Tx) LockSubscriber(ctx context.Context, workspaceID, id string) (*notify.Subscriber, error) {
+	return scanSubscriber(t.c.QueryRow(ctx, `UPDATE subscribers SET updated_at = updated_at WHERE workspace_id = ? AND id = ?
+		RETURNING `+subscriberCols, workspaceID, id))
+}
+
 func (t *Tx) FindSubscriberByToken(ctx context.Context, token string) (*notify.Subscriber, error) {
 	return scanSubscriber(t.c.QueryRow(ctx, `SELECT `+subscriberCols+` FROM subscribers WHERE unsubscribe_token = ?`, token))
 }

@@ -16,6 +16,7 @@ func init() {
 	tests["Subscribers"] = testSubscribers
 	tests["SubscriberUpsert"] = testSubscriberUpsert
 	tests["LiftUnsubscribeSuppressions"] = testLiftUnsubscribeSuppressions
+	tests["LockSubscriber"] = testLockSubscriber
 }
 
 func newSubscriber(ws, addr string, at time.Time) *notify.Subscriber {
@@ -186,6 +187,20 @@ func testLiftUnsubscribeSuppressions(t *testing.T, db *store.DB) {
 		other, err := tx.FindSuppression(ctx, ws2, "u0000@example.com")
 		require.NoError(t, err)
 		require.Equal(t, notify.SuppressUnsubscribe, other.Reason, "another workspace keeps its entry")
+		return nil
+	})
+}
+
+func testLockSubscriber(t *testing.T, db *store.DB) {
+	ws1, ws2 := Workspace(t, db), Workspace(t, db)
+	a := newSubscriber(ws1, "lock@example.com", t0)
+	update(t, db, func(ctx context.Context, tx notify.Tx) error { return tx.CreateSubscriber(ctx, a) })
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		got, err := tx.LockSubscriber(ctx, ws1, a.ID)
+		require.NoError(t, err)
+		require.Equal(t, a, got, "the row as stored, unchanged")
+		_, err = tx.LockSubscriber(ctx, ws2, a.ID)
+		require.ErrorIs(t, err, notify.ErrNotFound, "other workspace")
 		return nil
 	})
 }
