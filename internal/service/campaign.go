@@ -479,7 +479,11 @@ func (s *Service) SendCampaign(ctx context.Context, a *Actor, id string, schedul
 		res = CampaignSendResult{CampaignID: c.ID, Status: c.Status, AudienceSize: res.AudienceSize, ScheduledAt: sched,
 			FanoutJobID: itoa(c.FanoutJobID)}
 		p := campaignPayload(c)
-		p["audienceSize"], p["scheduledAt"] = res.AudienceSize, sched
+		p["audienceSize"], p["scheduledAt"] = res.AudienceSize, nil
+		if sched != nil {
+			// The API's timestamp form (API-DECISIONS 1), not Go's.
+			p["scheduledAt"] = sched.UTC().Format("2006-01-02T15:04:05.000Z")
+		}
 		return s.audit(ctx, tx, a, a.WorkspaceID, "campaign.send", "campaign", c.ID, p)
 	})
 	if err != nil {

@@ -472,6 +472,16 @@ func TestCampaignScheduleAndCancel(t *testing.T) {
 	s := campSendIt(t, o, c.ID, nil)
 	require.Equal(t, "scheduled", s.Status)
 	require.Equal(t, future, subParse(t, s.ScheduledAt))
+	// The audit entry shows the schedule as every timestamp of the API.
+	r := subDo(t, o, "GET", "/v1/audit-logs?action=campaign.send", nil, http.StatusOK)
+	var logs struct {
+		Logs []struct {
+			Payload map[string]any `json:"payload"`
+		} `json:"logs"`
+	}
+	require.NoError(t, r.Decode(&logs))
+	require.Len(t, logs.Logs, 1)
+	require.Equal(t, future.Format("2006-01-02T15:04:05.000Z"), logs.Logs[0].Payload["scheduledAt"])
 	// Sending a scheduled campaign again replaces its fan-out job.
 	later := future.Add(time.Hour)
 	s2 := campSendIt(t, o, c.ID, map[string]any{"scheduledAt": later.Format(time.RFC3339)})
@@ -481,7 +491,7 @@ func TestCampaignScheduleAndCancel(t *testing.T) {
 	require.Equal(t, "scheduled", x.Status, "a scheduled campaign whose fan-out has not run stays scheduled")
 	campProblem(t, o, "PATCH", "/v1/newsletter/campaigns/"+c.ID, map[string]any{"name": "x"}, http.StatusConflict, "")
 	campProblem(t, o, "DELETE", "/v1/newsletter/campaigns/"+c.ID, nil, http.StatusConflict, "")
-	r := subDo(t, o, "POST", "/v1/newsletter/campaigns/"+c.ID+"/cancel", nil, http.StatusOK)
+	r = subDo(t, o, "POST", "/v1/newsletter/campaigns/"+c.ID+"/cancel", nil, http.StatusOK)
 	var cr struct {
 		CampaignID       string `json:"campaignId"`
 		Status           string `json:"status"`
