@@ -427,3 +427,21 @@ func TestUnsubscribeDuringUpdate(t *testing.T) {
 	require.Equal(t, "unsubscribed", x.ConsentStatus, "the unsubscribe is kept")
 	require.NotNil(t, x.UnsubscribedAt)
 }
+
+// TestUnsubscribeOneClickGET: a mail client without RFC 8058 support opens
+// the List-Unsubscribe URL in a browser; it gets the confirmation page,
+// and the GET changes nothing.
+func TestUnsubscribeOneClickGET(t *testing.T) {
+	t.Parallel()
+	env := notifytest.StartDaemon(t)
+	s := subCreate(t, env.Owner, map[string]any{"channel": "email", "address": "browser@example.com"})
+	token := unsubToken(t, env, env.Workspace, s.ID)
+	p := unsubReq(t, env, "GET", "/v1/newsletter/unsubscribe/one-click?token="+token, "", nil)
+	unsubRequireHTML(t, p, http.StatusOK)
+	require.Contains(t, p.body, `<form method="post" action="/v1/newsletter/unsubscribe"`)
+	require.Contains(t, p.body, `<input type="hidden" name="token" value="`+token+`">`)
+	require.Equal(t, s, subGet(t, env.Owner, s.ID), "GET changes nothing")
+	p = unsubReq(t, env, "GET", "/v1/newsletter/unsubscribe/one-click?token=nope", "", nil)
+	unsubRequireHTML(t, p, http.StatusOK)
+	require.Contains(t, p.body, "Link invalid")
+}
