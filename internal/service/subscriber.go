@@ -342,7 +342,8 @@ type importEntry struct {
 // validation is skipped; no MX check. The list's consentStatus and
 // consentSource apply to every item; an item's absent name or attributes
 // keep the stored ones. A repeated address counts as an update of the
-// first.
+// first. Unlike an update, an import lifts no unsubscribe suppression: an
+// old list imported again must not undo the unsubscribes since.
 func (s *Service) ImportSubscribers(ctx context.Context, a *Actor, in ImportInput) (*ImportResult, error) {
 	if len(in.Items) == 0 || len(in.Items) > MaxSubscriberImport {
 		return nil, notify.Invalid("subscribers must hold 1 to %d items", MaxSubscriberImport)
@@ -402,12 +403,8 @@ func (s *Service) ImportSubscribers(ctx context.Context, a *Actor, in ImportInpu
 		}
 		now := s.now()
 		subs := make([]*notify.Subscriber, len(order))
-		var resubscribed []string
 		for i, e := range order {
 			x := existing[e.address]
-			if status == notify.ConsentSubscribed && (x == nil || x.ConsentStatus != notify.ConsentSubscribed) {
-				resubscribed = append(resubscribed, e.address)
-			}
 			if x == nil {
 				created++
 				x = &notify.Subscriber{ID: newID(), WorkspaceID: a.WorkspaceID, Channel: notify.ChannelEmail, Address: e.address,
@@ -433,9 +430,6 @@ func (s *Service) ImportSubscribers(ctx context.Context, a *Actor, in ImportInpu
 			subs[i] = x
 		}
 		if err := tx.UpsertSubscribers(ctx, subs); err != nil {
-			return err
-		}
-		if err := tx.LiftUnsubscribeSuppressions(ctx, a.WorkspaceID, resubscribed); err != nil {
 			return err
 		}
 		res.Created, res.Updated = created, updated
