@@ -3,6 +3,8 @@ package service
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/notifyd/notifyd/internal/mailcheck"
@@ -429,6 +431,9 @@ func (s *Service) ImportSubscribers(ctx context.Context, a *Actor, in ImportInpu
 			x.UpdatedAt = now
 			subs[i] = x
 		}
+		// Rows in address order: concurrent imports (and other writers)
+		// then take their locks in one order and never deadlock.
+		slices.SortFunc(subs, func(p, q *notify.Subscriber) int { return strings.Compare(p.Address, q.Address) })
 		if err := tx.UpsertSubscribers(ctx, subs); err != nil {
 			return err
 		}

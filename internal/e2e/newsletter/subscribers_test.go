@@ -597,3 +597,46 @@ func TestSubscriberSearchNonASCII(t *testing.T) {
 		require.Equal(t, id, l.Subscribers[0].ID, q)
 	}
 }
+
+// TestSubscriberImportDuringUpdate: an import that meets another
+// transaction holding its subscribers waits for it and answers 200. The
+// import upserted in the list's order, so two writers taking the same
+// rows in different orders deadlocked on PostgreSQL (500).
+func TestSubscriberImportDuringUpdate(t *testing.T) {
+	t.Parallel()
+	env := notifytest.StartDaemon(t)
+	a := subCreate(t, env.Owner, map[string]any{"channel": "email", "address": "a-race@example.com"})
+	b := subCreate(t, env.Owner, map[string]any{"channel": "email", "address": "b-race@example.com"})
+	ctx := context.Background()
+	// Another writer takes a, then b (address order).
+	locked, proceed, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		done <- env.Daemon.DB.Update(ctx, func(tx notify.Tx) error {
+			if _, err := tx.LockSubscriber(ctx, env.Workspace, a.ID); err != nil {
+				return err
+			}
+			close(locked)
+			<-proceed
+			_, err := tx.LockSubscriber(ctx, env.Workspace, b.ID)
+			return err
+		})
+	}()
+	<-locked
+	imported := make(chan *client.Response, 1)
+	go func() {
+		r, err := env.Owner.Dashboard(ctx, "POST", "/v1/newsletter/subscribers/import", map[string]any{"subscribers": []any{
+			map[string]any{"channel": "email", "address": b.Address, "name": "B"},
+			map[string]any{"channel": "email", "address": a.Address, "name": "A"}}})
+		if err != nil {
+			r = &client.Response{Body: []byte(err.Error())}
+		}
+		imported <- r
+	}()
+	time.Sleep(500 * time.Millisecond) // the import reaches the rows' locks
+	close(proceed)
+	require.NoError(t, <-done)
+	r := <-imported
+	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+	require.Equal(t, "A", subGet(t, env.Owner, a.ID).Name)
+	require.Equal(t, "B", subGet(t, env.Owner, b.ID).Name)
+}
