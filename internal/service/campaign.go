@@ -498,7 +498,38 @@ func (s *Service) SendCampaign(ctx context.Context, a *Actor, id string, schedul
 // vendor is not recalled. It returns how many requests it canceled.
 func (s *Service) CancelCampaign(ctx context.Context, a *Actor, id string) (int, error) {
 	var n int
-	err := s.store.Update(ctx, func(tx notify.Tx) error {
+	// The dispatch records several requests' results in one shared
+	// transaction, locking them in arrival order, so a cancel locking the
+	// campaign's requests can meet a deadlock whatever order it takes;
+	// PostgreSQL aborts one side, and the cancel then runs again.
+	err := retryDeadlock(ctx, func() error { return s.cancelCampaign(ctx, a, id, &n) })
+	return n, err
+}
+
+// deadlockRetries bounds how often a transaction PostgreSQL aborted to
+// break a deadlock runs again.
+const deadlockRetries = 5
+
+// retryDeadlock runs fn again, after a short pause, when it failed
+// because PostgreSQL chose its transaction as a deadlock's victim
+// (SQLSTATE 40P01); the other side has gone on by then.
+func retryDeadlock(ctx context.Context, fn func() error) error {
+	for attempt := 1; ; attempt++ {
+		err := fn()
+		var se interface{ SQLState() string }
+		if err == nil || attempt == deadlockRetries || !errors.As(err, &se) || se.SQLState() != "40P01" {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(attempt) * 20 * time.Millisecond):
+		}
+	}
+}
+
+func (s *Service) cancelCampaign(ctx context.Context, a *Actor, id string, n *int) error {
+	return s.store.Update(ctx, func(tx notify.Tx) error {
 		c, err := findCampaign(ctx, tx, a.WorkspaceID, id)
 		if err != nil {
 			return err
@@ -530,13 +561,12 @@ func (s *Service) CancelCampaign(ctx context.Context, a *Actor, id string) (int,
 				return err
 			}
 		}
-		n = len(canceled)
+		*n = len(canceled)
 		c.Status = notify.CampaignCanceled
 		p := campaignPayload(c)
-		p["canceledRequests"] = n
+		p["canceledRequests"] = *n
 		return s.audit(ctx, tx, a, a.WorkspaceID, "campaign.cancel", "campaign", c.ID, p)
 	})
-	return n, err
 }
 
 // DeleteCampaign removes a draft, canceled or failed campaign (audit

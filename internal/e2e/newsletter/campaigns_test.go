@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"github.com/notifyd/notifyd/client"
@@ -894,4 +895,75 @@ func TestCampaignDetailDuringCancel(t *testing.T) {
 	r := <-detail
 	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
 	require.Equal(t, "canceled", campGet(t, env.Owner, c.ID).Status, "the cancel stands")
+}
+
+// TestCampaignCancelDuringBatchedDispatch: the dispatch records results of
+// several requests in one shared transaction (group commit), each locking
+// its request, in arrival order; a cancel locking the campaign's requests
+// in its own scan order can deadlock against it whatever order it uses.
+// PostgreSQL then aborts the cancel, which answered 500; it is now
+// retried and answers 200 with every request canceled.
+func TestCampaignCancelDuringBatchedDispatch(t *testing.T) {
+	t.Parallel()
+	// No workers: the requests stay queued and in insertion order.
+	env := notifytest.StartDaemon(t, notifytest.WithRole("api"))
+	c := campCreate(t, env.Owner, map[string]any{"name": "n", "channel": "email", "subject": "s", "contentText": "t"})
+	ctx := context.Background()
+	var ids []string
+	require.NoError(t, env.Daemon.DB.Update(ctx, func(tx notify.Tx) error {
+		now := time.Now()
+		var accs []*notify.Accept
+		for i := 0; i < 4; i++ {
+			r := &notify.Request{ID: uuid.NewString(), WorkspaceID: env.Workspace,
+				Source: notify.SourceCampaign, Channel: notify.ChannelEmail, Status: notify.StatusQueued, CampaignID: c.ID,
+				RecipientAddress: fmt.Sprintf("b%d@example.com", i), Title: "s", Text: "t", RequestedAt: now, UpdatedAt: now}
+			ids = append(ids, r.ID)
+			accs = append(accs, &notify.Accept{Request: r, MaxAttempts: 3})
+		}
+		if err := tx.AcceptRequests(ctx, accs, now); err != nil {
+			return err
+		}
+		ok, err := tx.MoveCampaign(ctx, env.Workspace, c.ID, []string{"draft"}, "sending", now)
+		if err == nil && !ok {
+			err = errors.New("not moved")
+		}
+		return err
+	}))
+
+	// A batched dispatch transaction: the last request's lock, then (once
+	// the cancel waits for it) the first one's.
+	locked, proceed, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		done <- env.Daemon.DB.Update(ctx, func(tx notify.Tx) error {
+			if _, err := tx.LockRequest(ctx, env.Workspace, ids[len(ids)-1]); err != nil {
+				return err
+			}
+			close(locked)
+			<-proceed
+			_, err := tx.LockRequest(ctx, env.Workspace, ids[0])
+			return err
+		})
+	}()
+	<-locked
+	canceled := make(chan *client.Response, 1)
+	go func() {
+		r, err := env.Owner.Dashboard(ctx, "POST", "/v1/newsletter/campaigns/"+c.ID+"/cancel", nil)
+		if err != nil {
+			r = &client.Response{Body: []byte(err.Error())}
+		}
+		canceled <- r
+	}()
+	time.Sleep(500 * time.Millisecond) // the cancel holds the first requests and waits for the last
+	close(proceed)
+	require.NoError(t, <-done)
+	r := <-canceled
+	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+	var cr struct {
+		CanceledRequests int `json:"canceledRequests"`
+	}
+	require.NoError(t, r.Decode(&cr))
+	require.Equal(t, len(ids), cr.CanceledRequests)
+	x := campGet(t, env.Owner, c.ID)
+	require.Equal(t, "canceled", x.Status)
+	require.Equal(t, len(ids), x.DeliveryStats["canceled"])
 }
