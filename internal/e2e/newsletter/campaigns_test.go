@@ -367,7 +367,16 @@ func TestCampaignValidation(t *testing.T) {
 	// Another workspace sees nothing.
 	other, _ := env.NewWorkspace(t, "Other", "other@example.com")
 	campProblem(t, other, "GET", path+"/"+c.ID, nil, http.StatusNotFound, "")
+	for _, p := range []struct{ method, path string }{{"PATCH", ""}, {"DELETE", ""}, {"GET", "/audience"},
+		{"POST", "/send"}, {"POST", "/cancel"}} {
+		var body any
+		if p.method == "PATCH" {
+			body = map[string]any{"name": "x"}
+		}
+		campProblem(t, other, p.method, path+"/"+c.ID+p.path, body, http.StatusNotFound, "")
+	}
 	require.Equal(t, 0, campList(t, other, "").Total)
+	require.Equal(t, "draft", campGet(t, o, c.ID).Status, "untouched by the other workspace")
 
 	// Update: partial, channel fixed, schedule set and removed, ad rule.
 	future := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
