@@ -14,5 +14,9 @@ func (a *API) PublicHandlers() map[string]http.Handler {
 		"GET " + unsubscribePath:                 http.HandlerFunc(a.handleUnsubscribePage),
 		"POST " + unsubscribePath:                http.HandlerFunc(a.handleUnsubscribeForm),
 		"POST " + unsubscribePath + "/one-click": http.HandlerFunc(a.handleUnsubscribeOneClick),
+		// A mail client without one-click support opens the
+		// List-Unsubscribe URL in a browser: it gets the confirmation
+		// page, which changes nothing (RFC 8058: no unsubscribe on GET).
+		"GET " + unsubscribePath + "/one-click": http.HandlerFunc(a.handleUnsubscribePage),
 	}
 }

@@ -56,6 +56,9 @@ type SubscriberTx interface {
 	// transaction) when the workspace already has its channel and address.
 	CreateSubscriber(ctx context.Context, s *Subscriber) error
 	FindSubscriber(ctx context.Context, workspaceID, id string) (*Subscriber, error)
+	// LockSubscriber is FindSubscriber holding the row's write lock until
+	// the transaction ends, so a read-modify-write of it loses no update.
+	LockSubscriber(ctx context.Context, workspaceID, id string) (*Subscriber, error)
 	// FindSubscriberByToken finds the subscriber of an unsubscribe token in
 	// any workspace: the token alone identifies it.
 	FindSubscriberByToken(ctx context.Context, token string) (*Subscriber, error)
@@ -72,4 +75,8 @@ type SubscriberTx interface {
 	// fields, attributes and updatedAt overwritten (id, token and createdAt
 	// stay). subs must not repeat a channel and address.
 	UpsertSubscribers(ctx context.Context, subs []*Subscriber) error
+	// LiftUnsubscribeSuppressions removes the workspace's suppressions of
+	// addresses whose reason is unsubscribe (a renewed consent); other
+	// reasons stay.
+	LiftUnsubscribeSuppressions(ctx context.Context, workspaceID string, addresses []string) error
 }

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -268,6 +270,34 @@ func findCampaign(ctx context.Context, tx notify.Tx, ws, id string) (*notify.Cam
 	return c, notFound(err, "Campaign")
 }
 
+// lockCampaignIn loads a campaign of the workspace (404 otherwise) and,
+// when its status is one of statuses, takes its row's lock (a conditional
+// no-op move) and reads it again under the lock, so a concurrent send,
+// cancel or edit is either seen here or waits for this transaction. ok is
+// false when the status is none of statuses (the caller answers 409).
+// Taking the campaign's lock first keeps the order a cancel and a fan-out
+// batch use; locking it last deadlocked against them on PostgreSQL.
+func lockCampaignIn(ctx context.Context, tx notify.Tx, ws, id string, statuses []string, now time.Time) (*notify.Campaign, bool, error) {
+	for {
+		c, err := findCampaign(ctx, tx, ws, id)
+		if err != nil {
+			return nil, false, err
+		}
+		if !slices.Contains(statuses, c.Status) {
+			return c, false, nil
+		}
+		ok, err := tx.MoveCampaign(ctx, ws, id, []string{c.Status}, c.Status, now)
+		if err != nil {
+			return nil, false, err
+		}
+		if ok {
+			c, err = findCampaign(ctx, tx, ws, id)
+			return c, err == nil, err
+		}
+		// The status changed between the read and the lock: read again.
+	}
+}
+
 // GetCampaign is the detail: counters, deliveryStats and the current
 // audienceSize. A scheduled or sending campaign whose fan-out has finished
 // and has no queued or processing request moves to sent here.
@@ -285,21 +315,33 @@ func (s *Service) GetCampaign(ctx context.Context, a *Actor, id string) (*Campai
 	if err != nil || !due {
 		return d, err
 	}
+	// Under the campaign's lock: a cancel committing meanwhile is seen
+	// (and the campaign stays canceled) rather than overwritten.
+	now := s.now()
 	err = s.store.Update(ctx, func(tx notify.Tx) error {
 		var err error
-		if d.Campaign, err = findCampaign(ctx, tx, a.WorkspaceID, id); err != nil {
+		if d.Campaign, _, err = lockCampaignIn(ctx, tx, a.WorkspaceID, id,
+			[]string{notify.CampaignScheduled, notify.CampaignSending}, now); err != nil {
 			return err
 		}
-		if due, err = s.campaignFigures(ctx, tx, d); err != nil || !due {
+		if due, err = s.campaignFigures(ctx, tx, d); err != nil {
 			return err
 		}
-		now := s.now()
+		if !due {
+			return errNotDue // roll the lock's no-op move back
+		}
 		c := d.Campaign
 		c.Status, c.FinishedAt, c.UpdatedAt = notify.CampaignSent, &now, now
 		return tx.UpdateCampaign(ctx, c)
 	})
+	if errors.Is(err, errNotDue) {
+		err = nil
+	}
 	return d, err
 }
+
+// errNotDue ends the detail's write transaction without a change.
+var errNotDue = errors.New("campaign not due to become sent")
 
 // campaignFigures fills the detail's figures and reports whether the
 // campaign is due to become sent.
@@ -337,13 +379,14 @@ func (s *Service) UpdateCampaign(ctx context.Context, a *Actor, id string, in Ca
 	}
 	var c *notify.Campaign
 	err := s.store.Update(ctx, func(tx notify.Tx) (err error) {
-		if c, err = findCampaign(ctx, tx, a.WorkspaceID, id); err != nil {
+		now := s.now()
+		var ok bool
+		if c, ok, err = lockCampaignIn(ctx, tx, a.WorkspaceID, id, []string{notify.CampaignDraft}, now); err != nil {
 			return err
 		}
-		if c.Status != notify.CampaignDraft {
+		if !ok {
 			return notify.Conflict("Campaign is %s; only a draft campaign can be edited", c.Status)
 		}
-		now := s.now()
 		if err := in.apply(c, now); err != nil {
 			return err
 		}
@@ -394,11 +437,11 @@ func (s *Service) SendCampaign(ctx context.Context, a *Actor, id string, schedul
 	}
 	var res CampaignSendResult
 	err := s.store.Update(ctx, func(tx notify.Tx) error {
-		c, err := findCampaign(ctx, tx, a.WorkspaceID, id)
+		c, ok, err := lockCampaignIn(ctx, tx, a.WorkspaceID, id, []string{notify.CampaignDraft, notify.CampaignScheduled}, now)
 		if err != nil {
 			return err
 		}
-		if c.Status != notify.CampaignDraft && c.Status != notify.CampaignScheduled {
+		if !ok {
 			return notify.Conflict("Campaign is %s; only a draft or scheduled campaign can be sent", c.Status)
 		}
 		if c.Channel == notify.ChannelEmail && strings.TrimSpace(c.Subject) == "" {
@@ -436,7 +479,11 @@ func (s *Service) SendCampaign(ctx context.Context, a *Actor, id string, schedul
 		res = CampaignSendResult{CampaignID: c.ID, Status: c.Status, AudienceSize: res.AudienceSize, ScheduledAt: sched,
 			FanoutJobID: itoa(c.FanoutJobID)}
 		p := campaignPayload(c)
-		p["audienceSize"], p["scheduledAt"] = res.AudienceSize, sched
+		p["audienceSize"], p["scheduledAt"] = res.AudienceSize, nil
+		if sched != nil {
+			// The API's timestamp form (API-DECISIONS 1), not Go's.
+			p["scheduledAt"] = sched.UTC().Format("2006-01-02T15:04:05.000Z")
+		}
 		return s.audit(ctx, tx, a, a.WorkspaceID, "campaign.send", "campaign", c.ID, p)
 	})
 	if err != nil {
@@ -451,7 +498,38 @@ func (s *Service) SendCampaign(ctx context.Context, a *Actor, id string, schedul
 // vendor is not recalled. It returns how many requests it canceled.
 func (s *Service) CancelCampaign(ctx context.Context, a *Actor, id string) (int, error) {
 	var n int
-	err := s.store.Update(ctx, func(tx notify.Tx) error {
+	// The dispatch records several requests' results in one shared
+	// transaction, locking them in arrival order, so a cancel locking the
+	// campaign's requests can meet a deadlock whatever order it takes;
+	// PostgreSQL aborts one side, and the cancel then runs again.
+	err := retryDeadlock(ctx, func() error { return s.cancelCampaign(ctx, a, id, &n) })
+	return n, err
+}
+
+// deadlockRetries bounds how often a transaction PostgreSQL aborted to
+// break a deadlock runs again.
+const deadlockRetries = 5
+
+// retryDeadlock runs fn again, after a short pause, when it failed
+// because PostgreSQL chose its transaction as a deadlock's victim
+// (SQLSTATE 40P01); the other side has gone on by then.
+func retryDeadlock(ctx context.Context, fn func() error) error {
+	for attempt := 1; ; attempt++ {
+		err := fn()
+		var se interface{ SQLState() string }
+		if err == nil || attempt == deadlockRetries || !errors.As(err, &se) || se.SQLState() != "40P01" {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(attempt) * 20 * time.Millisecond):
+		}
+	}
+}
+
+func (s *Service) cancelCampaign(ctx context.Context, a *Actor, id string, n *int) error {
+	return s.store.Update(ctx, func(tx notify.Tx) error {
 		c, err := findCampaign(ctx, tx, a.WorkspaceID, id)
 		if err != nil {
 			return err
@@ -483,26 +561,24 @@ func (s *Service) CancelCampaign(ctx context.Context, a *Actor, id string) (int,
 				return err
 			}
 		}
-		n = len(canceled)
+		*n = len(canceled)
 		c.Status = notify.CampaignCanceled
 		p := campaignPayload(c)
-		p["canceledRequests"] = n
+		p["canceledRequests"] = *n
 		return s.audit(ctx, tx, a, a.WorkspaceID, "campaign.cancel", "campaign", c.ID, p)
 	})
-	return n, err
 }
 
 // DeleteCampaign removes a draft, canceled or failed campaign (audit
 // campaign.delete); its requests stay in the history.
 func (s *Service) DeleteCampaign(ctx context.Context, a *Actor, id string) error {
 	return s.store.Update(ctx, func(tx notify.Tx) error {
-		c, err := findCampaign(ctx, tx, a.WorkspaceID, id)
+		c, ok, err := lockCampaignIn(ctx, tx, a.WorkspaceID, id,
+			[]string{notify.CampaignDraft, notify.CampaignCanceled, notify.CampaignFailed}, s.now())
 		if err != nil {
 			return err
 		}
-		switch c.Status {
-		case notify.CampaignDraft, notify.CampaignCanceled, notify.CampaignFailed:
-		default:
+		if !ok {
 			return notify.Conflict("Campaign is %s; only a draft, canceled or failed campaign can be deleted", c.Status)
 		}
 		if err := tx.DeleteCampaign(ctx, c.WorkspaceID, c.ID); err != nil {

@@ -3,6 +3,8 @@ package service
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/notifyd/notifyd/internal/mailcheck"
@@ -206,6 +208,11 @@ func (s *Service) CreateSubscriber(ctx context.Context, a *Actor, in SubscriberI
 		if err := tx.CreateSubscriber(ctx, x); err != nil {
 			return conflictOr(err, "A subscriber with channel %s and address %s already exists", x.Channel, x.Address)
 		}
+		if x.ConsentStatus == notify.ConsentSubscribed {
+			if err := tx.LiftUnsubscribeSuppressions(ctx, a.WorkspaceID, []string{x.Address}); err != nil {
+				return err
+			}
+		}
 		return s.audit(ctx, tx, a, a.WorkspaceID, "subscriber.create", "subscriber", x.ID, subscriberPayload(x))
 	})
 	if err != nil {
@@ -257,6 +264,7 @@ func (s *Service) GetSubscriber(ctx context.Context, a *Actor, id string) (*noti
 
 // UpdateSubscriber changes name, consent status and source, attributes
 // (audit subscriber.update). Channel and address never change (400).
+// Becoming subscribed again lifts the address's unsubscribe suppression.
 func (s *Service) UpdateSubscriber(ctx context.Context, a *Actor, id string, in SubscriberInput) (*notify.Subscriber, error) {
 	if in.Channel != nil || in.Address != nil {
 		return nil, notify.Invalid("channel and address cannot be changed")
@@ -271,7 +279,9 @@ func (s *Service) UpdateSubscriber(ctx context.Context, a *Actor, id string, in 
 	}
 	var x *notify.Subscriber
 	err := s.store.Update(ctx, func(tx notify.Tx) (err error) {
-		if x, err = tx.FindSubscriber(ctx, a.WorkspaceID, id); err != nil {
+		// Locked: an unsubscribe committing meanwhile is kept, not
+		// overwritten with the status read before it.
+		if x, err = tx.LockSubscriber(ctx, a.WorkspaceID, id); err != nil {
 			return notFound(err, "Subscriber")
 		}
 		now := s.now()
@@ -284,12 +294,19 @@ func (s *Service) UpdateSubscriber(ctx context.Context, a *Actor, id string, in 
 		if in.Attributes != nil {
 			x.Attributes = in.Attributes
 		}
+		resubscribed := false
 		if in.ConsentStatus != nil {
+			resubscribed = x.ConsentStatus != notify.ConsentSubscribed && *in.ConsentStatus == notify.ConsentSubscribed
 			setConsent(x, *in.ConsentStatus, now)
 		}
 		x.UpdatedAt = now
 		if err := tx.UpdateSubscriber(ctx, x); err != nil {
 			return notFound(err, "Subscriber")
+		}
+		if resubscribed {
+			if err := tx.LiftUnsubscribeSuppressions(ctx, a.WorkspaceID, []string{x.Address}); err != nil {
+				return err
+			}
 		}
 		return s.audit(ctx, tx, a, a.WorkspaceID, "subscriber.update", "subscriber", x.ID, subscriberPayload(x))
 	})
@@ -327,7 +344,8 @@ type importEntry struct {
 // validation is skipped; no MX check. The list's consentStatus and
 // consentSource apply to every item; an item's absent name or attributes
 // keep the stored ones. A repeated address counts as an update of the
-// first.
+// first. Unlike an update, an import lifts no unsubscribe suppression: an
+// old list imported again must not undo the unsubscribes since.
 func (s *Service) ImportSubscribers(ctx context.Context, a *Actor, in ImportInput) (*ImportResult, error) {
 	if len(in.Items) == 0 || len(in.Items) > MaxSubscriberImport {
 		return nil, notify.Invalid("subscribers must hold 1 to %d items", MaxSubscriberImport)
@@ -413,6 +431,9 @@ func (s *Service) ImportSubscribers(ctx context.Context, a *Actor, in ImportInpu
 			x.UpdatedAt = now
 			subs[i] = x
 		}
+		// Rows in address order: concurrent imports (and other writers)
+		// then take their locks in one order and never deadlock.
+		slices.SortFunc(subs, func(p, q *notify.Subscriber) int { return strings.Compare(p.Address, q.Address) })
 		if err := tx.UpsertSubscribers(ctx, subs); err != nil {
 			return err
 		}

@@ -80,6 +80,11 @@ func (s *Service) Unsubscribe(ctx context.Context, token string) (UnsubscribeVie
 	}
 	err := s.store.Update(ctx, func(tx notify.Tx) error {
 		x, err := tx.FindSubscriberByToken(ctx, token)
+		if err == nil {
+			// Read again under the row's lock: a concurrent update's
+			// fields are kept, not overwritten.
+			x, err = tx.LockSubscriber(ctx, x.WorkspaceID, x.ID)
+		}
 		if notify.IsNotFound(err) {
 			return nil
 		}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"github.com/notifyd/notifyd/client"
@@ -366,7 +367,16 @@ func TestCampaignValidation(t *testing.T) {
 	// Another workspace sees nothing.
 	other, _ := env.NewWorkspace(t, "Other", "other@example.com")
 	campProblem(t, other, "GET", path+"/"+c.ID, nil, http.StatusNotFound, "")
+	for _, p := range []struct{ method, path string }{{"PATCH", ""}, {"DELETE", ""}, {"GET", "/audience"},
+		{"POST", "/send"}, {"POST", "/cancel"}} {
+		var body any
+		if p.method == "PATCH" {
+			body = map[string]any{"name": "x"}
+		}
+		campProblem(t, other, p.method, path+"/"+c.ID+p.path, body, http.StatusNotFound, "")
+	}
 	require.Equal(t, 0, campList(t, other, "").Total)
+	require.Equal(t, "draft", campGet(t, o, c.ID).Status, "untouched by the other workspace")
 
 	// Update: partial, channel fixed, schedule set and removed, ad rule.
 	future := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
@@ -472,6 +482,16 @@ func TestCampaignScheduleAndCancel(t *testing.T) {
 	s := campSendIt(t, o, c.ID, nil)
 	require.Equal(t, "scheduled", s.Status)
 	require.Equal(t, future, subParse(t, s.ScheduledAt))
+	// The audit entry shows the schedule as every timestamp of the API.
+	r := subDo(t, o, "GET", "/v1/audit-logs?action=campaign.send", nil, http.StatusOK)
+	var logs struct {
+		Logs []struct {
+			Payload map[string]any `json:"payload"`
+		} `json:"logs"`
+	}
+	require.NoError(t, r.Decode(&logs))
+	require.Len(t, logs.Logs, 1)
+	require.Equal(t, future.Format("2006-01-02T15:04:05.000Z"), logs.Logs[0].Payload["scheduledAt"])
 	// Sending a scheduled campaign again replaces its fan-out job.
 	later := future.Add(time.Hour)
 	s2 := campSendIt(t, o, c.ID, map[string]any{"scheduledAt": later.Format(time.RFC3339)})
@@ -481,7 +501,7 @@ func TestCampaignScheduleAndCancel(t *testing.T) {
 	require.Equal(t, "scheduled", x.Status, "a scheduled campaign whose fan-out has not run stays scheduled")
 	campProblem(t, o, "PATCH", "/v1/newsletter/campaigns/"+c.ID, map[string]any{"name": "x"}, http.StatusConflict, "")
 	campProblem(t, o, "DELETE", "/v1/newsletter/campaigns/"+c.ID, nil, http.StatusConflict, "")
-	r := subDo(t, o, "POST", "/v1/newsletter/campaigns/"+c.ID+"/cancel", nil, http.StatusOK)
+	r = subDo(t, o, "POST", "/v1/newsletter/campaigns/"+c.ID+"/cancel", nil, http.StatusOK)
 	var cr struct {
 		CampaignID       string `json:"campaignId"`
 		Status           string `json:"status"`
@@ -657,4 +677,302 @@ func TestCampaignHeadersEveryVendor(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCampaignCancelDuringDispatch: a cancel while a dispatch holds one
+// of the campaign's requests answers 200 (SPEC: cancel in sending). The
+// dispatch locks a request and then its job; a cancel that locked the
+// jobs first deadlocked against it on PostgreSQL and answered 500.
+func TestCampaignCancelDuringDispatch(t *testing.T) {
+	t.Parallel()
+	env := notifytest.StartDaemon(t)
+	campEmailRoute(t, env)
+	for i := 0; i < 3; i++ {
+		subCreate(t, env.Owner, map[string]any{"channel": "email", "address": fmt.Sprintf("d%d@example.com", i)})
+	}
+	// A slow vendor keeps the requests queued or processing.
+	resp, err := http.Post(env.SimURL+"/_sim/faults", "application/json",
+		strings.NewReader(`{"kind":"mailx_email","latencyMs":5000,"count":100000}`))
+	require.NoError(t, err)
+	resp.Body.Close()
+	c := campCreate(t, env.Owner, map[string]any{"name": "n", "channel": "email", "subject": "s", "contentText": "t"})
+	campSendIt(t, env.Owner, c.ID, nil)
+	campWait(t, env.Owner, c.ID, 20*time.Second, func(x campJSON) bool { return x.QueuedCount == 3 })
+
+	ctx := context.Background()
+	var rid string
+	require.NoError(t, env.Daemon.DB.View(ctx, func(tx notify.Tx) error {
+		conn := tx.(interface{ Conn() sqlstore.Conn }).Conn()
+		return conn.QueryRow(ctx, `SELECT id FROM notification_requests WHERE campaign_id = ? AND status IN ('queued', 'processing')
+			ORDER BY id LIMIT 1`, c.ID).Scan(&rid)
+	}))
+
+	// A dispatch-like transaction: the request's lock, then its job's.
+	locked, proceed, dispatched := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		dispatched <- env.Daemon.DB.Update(ctx, func(tx notify.Tx) error {
+			if _, err := tx.LockRequest(ctx, env.Workspace, rid); err != nil {
+				return err
+			}
+			close(locked)
+			<-proceed
+			j, err := tx.FindJobByRequest(ctx, env.Workspace, rid)
+			if err != nil {
+				return err
+			}
+			return tx.UpdateJob(ctx, j)
+		})
+	}()
+	<-locked
+	canceled := make(chan *client.Response, 1)
+	go func() {
+		r, err := env.Owner.Dashboard(ctx, "POST", "/v1/newsletter/campaigns/"+c.ID+"/cancel", nil)
+		if err != nil {
+			r = &client.Response{Body: []byte(err.Error())}
+		}
+		canceled <- r
+	}()
+	time.Sleep(500 * time.Millisecond) // the cancel reaches the request's lock
+	close(proceed)
+	require.NoError(t, <-dispatched)
+	r := <-canceled
+	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+	x := campGet(t, env.Owner, c.ID)
+	require.Equal(t, "canceled", x.Status)
+	var cr struct {
+		CanceledRequests int `json:"canceledRequests"`
+	}
+	require.NoError(t, r.Decode(&cr))
+	require.Equal(t, cr.CanceledRequests, x.DeliveryStats["canceled"])
+	require.NoError(t, env.Daemon.DB.View(ctx, func(tx notify.Tx) error {
+		j, err := tx.FindJobByRequest(ctx, env.Workspace, rid)
+		require.NoError(t, err)
+		require.Equal(t, notify.JobCanceled, j.Status, "the canceled request's job is canceled")
+		return nil
+	}))
+}
+
+// TestCampaignSendDuringCancel: a send that meets a cancel in progress
+// waits for it and answers 409 (the campaign is canceled), never 500. A
+// send that locked the old fan-out job before the campaign deadlocked on
+// PostgreSQL against the cancel, which locks the campaign first.
+func TestCampaignSendDuringCancel(t *testing.T) {
+	t.Parallel()
+	env := notifytest.StartDaemon(t)
+	subCreate(t, env.Owner, map[string]any{"channel": "email", "address": "a@example.com"})
+	c := campCreate(t, env.Owner, map[string]any{"name": "n", "channel": "email", "subject": "s", "contentText": "t"})
+	s := campSendIt(t, env.Owner, c.ID, map[string]any{"scheduledAt": time.Now().Add(time.Hour).UTC().Format(time.RFC3339)})
+	require.Equal(t, "scheduled", s.Status)
+	var job int64
+	_, err := fmt.Sscan(*s.FanoutJobID, &job)
+	require.NoError(t, err)
+
+	// A cancel-like transaction: the campaign's lock, then its fan-out job.
+	ctx := context.Background()
+	locked, proceed, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		done <- env.Daemon.DB.Update(ctx, func(tx notify.Tx) error {
+			ok, err := tx.MoveCampaign(ctx, env.Workspace, c.ID, []string{"scheduled"}, "canceled", time.Now())
+			if err != nil || !ok {
+				return fmt.Errorf("move: %v %v", ok, err)
+			}
+			close(locked)
+			<-proceed
+			return tx.CancelQueueJob(ctx, job)
+		})
+	}()
+	<-locked
+	sent := make(chan *client.Response, 1)
+	go func() {
+		r, err := env.Owner.Dashboard(ctx, "POST", "/v1/newsletter/campaigns/"+c.ID+"/send",
+			map[string]any{"scheduledAt": time.Now().Add(2 * time.Hour).UTC().Format(time.RFC3339)})
+		if err != nil {
+			r = &client.Response{Body: []byte(err.Error())}
+		}
+		sent <- r
+	}()
+	time.Sleep(500 * time.Millisecond) // the send reaches the campaign's lock
+	close(proceed)
+	require.NoError(t, <-done)
+	r := <-sent
+	require.Equal(t, http.StatusConflict, r.Status, string(r.Body))
+	require.Equal(t, "canceled", campGet(t, env.Owner, c.ID).Status)
+}
+
+// TestCampaignEditDuringSend: an edit or delete of a draft that a send is
+// moving on answers 409 once the send commits; it used to write the
+// draft it had read over the sending campaign (or delete it).
+func TestCampaignEditDuringSend(t *testing.T) {
+	t.Parallel()
+	env := notifytest.StartDaemon(t)
+	ctx := context.Background()
+	for _, op := range []struct {
+		method string
+		body   any
+	}{{"PATCH", map[string]any{"name": "renamed"}}, {"DELETE", nil}} {
+		c := campCreate(t, env.Owner, map[string]any{"name": "n", "channel": "email", "subject": "s", "contentText": "t"})
+		// A send-like transaction holds the draft's row and moves it on.
+		locked, proceed, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+		go func() {
+			done <- env.Daemon.DB.Update(ctx, func(tx notify.Tx) error {
+				ok, err := tx.MoveCampaign(ctx, env.Workspace, c.ID, []string{"draft"}, "sending", time.Now())
+				if err != nil || !ok {
+					return fmt.Errorf("move: %v %v", ok, err)
+				}
+				close(locked)
+				<-proceed
+				return nil
+			})
+		}()
+		<-locked
+		edited := make(chan *client.Response, 1)
+		go func() {
+			r, err := env.Owner.Dashboard(ctx, op.method, "/v1/newsletter/campaigns/"+c.ID, op.body)
+			if err != nil {
+				r = &client.Response{Body: []byte(err.Error())}
+			}
+			edited <- r
+		}()
+		time.Sleep(500 * time.Millisecond) // the edit reaches the campaign's lock
+		close(proceed)
+		require.NoError(t, <-done)
+		r := <-edited
+		require.Equal(t, http.StatusConflict, r.Status, "%s: %s", op.method, r.Body)
+		x := campGet(t, env.Owner, c.ID)
+		require.Equal(t, "sending", x.Status, op.method)
+		require.Equal(t, "n", x.Name, op.method)
+	}
+}
+
+// TestCampaignDetailDuringCancel: a detail lookup that finds a finished
+// campaign due to become sent while a cancel of it commits leaves it
+// canceled; it used to write sent over the cancel.
+func TestCampaignDetailDuringCancel(t *testing.T) {
+	t.Parallel()
+	env := notifytest.StartDaemon(t)
+	campEmailRoute(t, env)
+	subCreate(t, env.Owner, map[string]any{"channel": "email", "address": "a@example.com"})
+	c := campCreate(t, env.Owner, map[string]any{"name": "n", "channel": "email", "subject": "s", "contentText": "t"})
+	campSendIt(t, env.Owner, c.ID, nil)
+	// Wait, without a detail lookup (which would move it), until the
+	// fan-out is done and the mail is sent.
+	ctx := context.Background()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var done bool
+		require.NoError(t, env.Daemon.DB.View(ctx, func(tx notify.Tx) error {
+			conn := tx.(interface{ Conn() sqlstore.Conn }).Conn()
+			var n int
+			err := conn.QueryRow(ctx, `SELECT COUNT(*) FROM campaigns c JOIN notification_requests r ON r.campaign_id = c.id
+				WHERE c.id = ? AND c.fanout_done_at IS NOT NULL AND r.status = 'sent'`, c.ID).Scan(&n)
+			done = n == 1
+			return err
+		}))
+		if done {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "campaign not delivered")
+		time.Sleep(50 * time.Millisecond)
+	}
+	require.Equal(t, "sending", campList(t, env.Owner, "").byID(c.ID).Status)
+
+	// A cancel-like transaction holds the campaign while the detail runs.
+	locked, proceed, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		done <- env.Daemon.DB.Update(ctx, func(tx notify.Tx) error {
+			ok, err := tx.MoveCampaign(ctx, env.Workspace, c.ID, []string{"sending"}, "canceled", time.Now())
+			if err != nil || !ok {
+				return fmt.Errorf("move: %v %v", ok, err)
+			}
+			close(locked)
+			<-proceed
+			return nil
+		})
+	}()
+	<-locked
+	detail := make(chan *client.Response, 1)
+	go func() {
+		r, err := env.Owner.Dashboard(ctx, "GET", "/v1/newsletter/campaigns/"+c.ID, nil)
+		if err != nil {
+			r = &client.Response{Body: []byte(err.Error())}
+		}
+		detail <- r
+	}()
+	time.Sleep(500 * time.Millisecond) // the lookup reaches the campaign's lock
+	close(proceed)
+	require.NoError(t, <-done)
+	r := <-detail
+	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+	require.Equal(t, "canceled", campGet(t, env.Owner, c.ID).Status, "the cancel stands")
+}
+
+// TestCampaignCancelDuringBatchedDispatch: the dispatch records results of
+// several requests in one shared transaction (group commit), each locking
+// its request, in arrival order; a cancel locking the campaign's requests
+// in its own scan order can deadlock against it whatever order it uses.
+// PostgreSQL then aborts the cancel, which answered 500; it is now
+// retried and answers 200 with every request canceled.
+func TestCampaignCancelDuringBatchedDispatch(t *testing.T) {
+	t.Parallel()
+	// No workers: the requests stay queued and in insertion order.
+	env := notifytest.StartDaemon(t, notifytest.WithRole("api"))
+	c := campCreate(t, env.Owner, map[string]any{"name": "n", "channel": "email", "subject": "s", "contentText": "t"})
+	ctx := context.Background()
+	var ids []string
+	require.NoError(t, env.Daemon.DB.Update(ctx, func(tx notify.Tx) error {
+		now := time.Now()
+		var accs []*notify.Accept
+		for i := 0; i < 4; i++ {
+			r := &notify.Request{ID: uuid.NewString(), WorkspaceID: env.Workspace,
+				Source: notify.SourceCampaign, Channel: notify.ChannelEmail, Status: notify.StatusQueued, CampaignID: c.ID,
+				RecipientAddress: fmt.Sprintf("b%d@example.com", i), Title: "s", Text: "t", RequestedAt: now, UpdatedAt: now}
+			ids = append(ids, r.ID)
+			accs = append(accs, &notify.Accept{Request: r, MaxAttempts: 3})
+		}
+		if err := tx.AcceptRequests(ctx, accs, now); err != nil {
+			return err
+		}
+		ok, err := tx.MoveCampaign(ctx, env.Workspace, c.ID, []string{"draft"}, "sending", now)
+		if err == nil && !ok {
+			err = errors.New("not moved")
+		}
+		return err
+	}))
+
+	// A batched dispatch transaction: the last request's lock, then (once
+	// the cancel waits for it) the first one's.
+	locked, proceed, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		done <- env.Daemon.DB.Update(ctx, func(tx notify.Tx) error {
+			if _, err := tx.LockRequest(ctx, env.Workspace, ids[len(ids)-1]); err != nil {
+				return err
+			}
+			close(locked)
+			<-proceed
+			_, err := tx.LockRequest(ctx, env.Workspace, ids[0])
+			return err
+		})
+	}()
+	<-locked
+	canceled := make(chan *client.Response, 1)
+	go func() {
+		r, err := env.Owner.Dashboard(ctx, "POST", "/v1/newsletter/campaigns/"+c.ID+"/cancel", nil)
+		if err != nil {
+			r = &client.Response{Body: []byte(err.Error())}
+		}
+		canceled <- r
+	}()
+	time.Sleep(500 * time.Millisecond) // the cancel holds the first requests and waits for the last
+	close(proceed)
+	require.NoError(t, <-done)
+	r := <-canceled
+	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+	var cr struct {
+		CanceledRequests int `json:"canceledRequests"`
+	}
+	require.NoError(t, r.Decode(&cr))
+	require.Equal(t, len(ids), cr.CanceledRequests)
+	x := campGet(t, env.Owner, c.ID)
+	require.Equal(t, "canceled", x.Status)
+	require.Equal(t, len(ids), x.DeliveryStats["canceled"])
 }

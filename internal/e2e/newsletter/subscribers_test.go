@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -579,4 +580,63 @@ func TestSubscriberMXCheck(t *testing.T) {
 	// No resolver reachable: accepted.
 	down := notifytest.StartDaemon(t, notifytest.WithDNSServer(dnstest.ClosedAddr(t)))
 	subDo(t, down.Owner, "POST", "/v1/newsletter/subscribers", map[string]any{"channel": "email", "address": "a@anything.test"}, http.StatusCreated)
+}
+
+// TestSubscriberSearchNonASCII: search is a partial match on the name
+// also for letters outside ASCII (SQLite folds only ASCII case).
+func TestSubscriberSearchNonASCII(t *testing.T) {
+	t.Parallel()
+	env := notifytest.StartDaemon(t)
+	c := env.Owner
+	e := subCreate(t, c, map[string]any{"channel": "email", "address": "e@example.com", "name": "Émile Zola"})
+	d := subCreate(t, c, map[string]any{"channel": "email", "address": "d@example.com", "name": "Дмитрий Иванов"})
+	k := subCreate(t, c, map[string]any{"channel": "email", "address": "k@example.com", "name": "김철수"})
+	for q, id := range map[string]string{"Émile": e.ID, "mile Z": e.ID, "ZOLA": e.ID, "Дмитрий": d.ID, "Иванов": d.ID, "철수": k.ID} {
+		l := subListOf(t, c, "?search="+url.QueryEscape(q))
+		require.Equal(t, 1, l.Total, q)
+		require.Equal(t, id, l.Subscribers[0].ID, q)
+	}
+}
+
+// TestSubscriberImportDuringUpdate: an import that meets another
+// transaction holding its subscribers waits for it and answers 200. The
+// import upserted in the list's order, so two writers taking the same
+// rows in different orders deadlocked on PostgreSQL (500).
+func TestSubscriberImportDuringUpdate(t *testing.T) {
+	t.Parallel()
+	env := notifytest.StartDaemon(t)
+	a := subCreate(t, env.Owner, map[string]any{"channel": "email", "address": "a-race@example.com"})
+	b := subCreate(t, env.Owner, map[string]any{"channel": "email", "address": "b-race@example.com"})
+	ctx := context.Background()
+	// Another writer takes a, then b (address order).
+	locked, proceed, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		done <- env.Daemon.DB.Update(ctx, func(tx notify.Tx) error {
+			if _, err := tx.LockSubscriber(ctx, env.Workspace, a.ID); err != nil {
+				return err
+			}
+			close(locked)
+			<-proceed
+			_, err := tx.LockSubscriber(ctx, env.Workspace, b.ID)
+			return err
+		})
+	}()
+	<-locked
+	imported := make(chan *client.Response, 1)
+	go func() {
+		r, err := env.Owner.Dashboard(ctx, "POST", "/v1/newsletter/subscribers/import", map[string]any{"subscribers": []any{
+			map[string]any{"channel": "email", "address": b.Address, "name": "B"},
+			map[string]any{"channel": "email", "address": a.Address, "name": "A"}}})
+		if err != nil {
+			r = &client.Response{Body: []byte(err.Error())}
+		}
+		imported <- r
+	}()
+	time.Sleep(500 * time.Millisecond) // the import reaches the rows' locks
+	close(proceed)
+	require.NoError(t, <-done)
+	r := <-imported
+	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+	require.Equal(t, "A", subGet(t, env.Owner, a.ID).Name)
+	require.Equal(t, "B", subGet(t, env.Owner, b.ID).Name)
 }

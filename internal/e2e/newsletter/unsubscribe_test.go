@@ -10,9 +10,11 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/notifyd/notifyd/client"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/notifytest"
 	"github.com/notifyd/notifyd/internal/store/sqlstore"
@@ -316,4 +318,131 @@ func TestUnsubscribeIsolationAndSuppression(t *testing.T) {
 	require.Len(t, logs.Logs, 1)
 	require.Nil(t, logs.Logs[0].ActorUserID)
 	require.Equal(t, theirs.ID, logs.Logs[0].TargetID)
+}
+
+// TestResubscribeLiftsUnsubscribe: a subscriber who unsubscribed and is
+// then subscribed again (an update, or a new create after a delete) is
+// targeted and mailed again: SPEC's audience rule excludes only
+// addresses suppressed for a permanent bounce or complaint, so the
+// unsubscribe entry the unsubscribe added is lifted by the renewed
+// consent. Other reasons stay and keep excluding the address.
+func TestResubscribeLiftsUnsubscribe(t *testing.T) {
+	t.Parallel()
+	env := notifytest.StartDaemon(t)
+	campEmailRoute(t, env)
+	o := env.Owner
+	audience := func(id string) int {
+		t.Helper()
+		r := subDo(t, o, "GET", "/v1/newsletter/campaigns/"+id+"/audience", nil, http.StatusOK)
+		var out struct {
+			AudienceSize int `json:"audienceSize"`
+		}
+		require.NoError(t, r.Decode(&out))
+		return out.AudienceSize
+	}
+	unsub := func(id string) {
+		t.Helper()
+		st, ok := unsubOneClick(t, env, `{"token":"`+unsubToken(t, env, env.Workspace, id)+`"}`)
+		require.Equal(t, http.StatusOK, st)
+		require.True(t, ok)
+	}
+	byUpdate := subCreate(t, o, map[string]any{"channel": "email", "address": "update@example.com"})
+	byImport := subCreate(t, o, map[string]any{"channel": "email", "address": "import@example.com"})
+	byCreate := subCreate(t, o, map[string]any{"channel": "email", "address": "create@example.com"})
+	bounced := subCreate(t, o, map[string]any{"channel": "email", "address": "bounced@example.com"})
+	c := campCreate(t, o, map[string]any{"name": "n", "channel": "email", "subject": "s", "contentText": "t"})
+	require.Equal(t, 4, audience(c.ID))
+
+	for _, x := range []subJSON{byUpdate, byImport, byCreate, bounced} {
+		unsub(x.ID)
+		require.Equal(t, "unsubscribe", unsubSuppression(t, env, env.Workspace, x.Address))
+	}
+	require.Equal(t, 0, audience(c.ID))
+	// A later hard bounce takes over one address's entry.
+	subDo(t, o, "POST", "/v1/suppressions", map[string]any{"address": bounced.Address, "reason": "hard_bounce"}, http.StatusCreated)
+
+	subPatch(t, o, byUpdate.ID, map[string]any{"consentStatus": "subscribed"})
+	require.Equal(t, "", unsubSuppression(t, env, env.Workspace, byUpdate.Address), "renewed consent lifts the unsubscribe entry")
+	require.Equal(t, 1, audience(c.ID))
+	// An import (of an old list, maybe) does not undo the unsubscribe.
+	subImport(t, o, map[string]any{"subscribers": []any{map[string]any{"channel": "email", "address": byImport.Address}}})
+	require.Equal(t, "unsubscribe", unsubSuppression(t, env, env.Workspace, byImport.Address))
+	require.Equal(t, 1, audience(c.ID))
+	subDo(t, o, "DELETE", "/v1/newsletter/subscribers/"+byCreate.ID, nil, http.StatusNoContent)
+	subCreate(t, o, map[string]any{"channel": "email", "address": byCreate.Address})
+	require.Equal(t, "", unsubSuppression(t, env, env.Workspace, byCreate.Address))
+	require.Equal(t, 2, audience(c.ID))
+	subPatch(t, o, bounced.ID, map[string]any{"consentStatus": "subscribed"})
+	require.Equal(t, "hard_bounce", unsubSuppression(t, env, env.Workspace, bounced.Address), "a bounce stays")
+	require.Equal(t, 2, audience(c.ID), "a bounced address is not targeted")
+
+	// The two get the campaign.
+	campSendIt(t, o, c.ID, nil)
+	x := campWait(t, o, c.ID, 20*time.Second, func(x campJSON) bool { return x.Status == "sent" })
+	require.Equal(t, 2, x.DeliveryStats["sent"])
+	campRequireUnique(t, env, 2)
+}
+
+// TestUnsubscribeDuringUpdate: an update of a subscriber while an
+// unsubscribe of it commits keeps the unsubscribe; it used to write back
+// the consent status it had read (on PostgreSQL), losing the unsubscribe.
+func TestUnsubscribeDuringUpdate(t *testing.T) {
+	t.Parallel()
+	env := notifytest.StartDaemon(t)
+	s := subCreate(t, env.Owner, map[string]any{"channel": "email", "address": "race@example.com"})
+	ctx := context.Background()
+	// An unsubscribe-like transaction holds the subscriber's row.
+	locked, proceed, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		done <- env.Daemon.DB.Update(ctx, func(tx notify.Tx) error {
+			x, err := tx.FindSubscriber(ctx, env.Workspace, s.ID)
+			if err != nil {
+				return err
+			}
+			now := time.Now()
+			x.ConsentStatus, x.UnsubscribedAt, x.UpdatedAt = "unsubscribed", &now, now
+			if err := tx.UpdateSubscriber(ctx, x); err != nil {
+				return err
+			}
+			close(locked)
+			<-proceed
+			return nil
+		})
+	}()
+	<-locked
+	patched := make(chan *client.Response, 1)
+	go func() {
+		r, err := env.Owner.Dashboard(ctx, "PATCH", "/v1/newsletter/subscribers/"+s.ID, map[string]any{"name": "Renamed"})
+		if err != nil {
+			r = &client.Response{Body: []byte(err.Error())}
+		}
+		patched <- r
+	}()
+	time.Sleep(500 * time.Millisecond) // the update reaches the subscriber's lock
+	close(proceed)
+	require.NoError(t, <-done)
+	r := <-patched
+	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+	x := subGet(t, env.Owner, s.ID)
+	require.Equal(t, "Renamed", x.Name)
+	require.Equal(t, "unsubscribed", x.ConsentStatus, "the unsubscribe is kept")
+	require.NotNil(t, x.UnsubscribedAt)
+}
+
+// TestUnsubscribeOneClickGET: a mail client without RFC 8058 support opens
+// the List-Unsubscribe URL in a browser; it gets the confirmation page,
+// and the GET changes nothing.
+func TestUnsubscribeOneClickGET(t *testing.T) {
+	t.Parallel()
+	env := notifytest.StartDaemon(t)
+	s := subCreate(t, env.Owner, map[string]any{"channel": "email", "address": "browser@example.com"})
+	token := unsubToken(t, env, env.Workspace, s.ID)
+	p := unsubReq(t, env, "GET", "/v1/newsletter/unsubscribe/one-click?token="+token, "", nil)
+	unsubRequireHTML(t, p, http.StatusOK)
+	require.Contains(t, p.body, `<form method="post" action="/v1/newsletter/unsubscribe"`)
+	require.Contains(t, p.body, `<input type="hidden" name="token" value="`+token+`">`)
+	require.Equal(t, s, subGet(t, env.Owner, s.ID), "GET changes nothing")
+	p = unsubReq(t, env, "GET", "/v1/newsletter/unsubscribe/one-click?token=nope", "", nil)
+	unsubRequireHTML(t, p, http.StatusOK)
+	require.Contains(t, p.body, "Link invalid")
 }

@@ -201,15 +201,23 @@ func (t *Tx) CampaignRequestCounts(ctx context.Context, workspaceID, id string) 
 }
 
 func (t *Tx) CancelCampaignRequests(ctx context.Context, workspaceID, id, code, message string, now time.Time) ([]*notify.Request, error) {
-	// Jobs first: they are found through their requests' status. The
-	// queue jobs stay; a dispatch run of a canceled request does nothing.
+	// Requests first, then their jobs: the dispatch locks a request and
+	// then its job, so the opposite order deadlocks against a dispatch in
+	// flight on PostgreSQL. The queue jobs stay; a dispatch run of a
+	// canceled request does nothing.
+	canceled, err := queryAll(ctx, t.c, scanRequest, `UPDATE notification_requests SET status = 'canceled', final_error_code = ?,
+		final_error_message = ?, updated_at = ? WHERE campaign_id = ? AND workspace_id = ? AND status IN ('queued', 'processing')
+		RETURNING `+requestCols, code, message, ms(now), id, workspaceID)
+	if err != nil || len(canceled) == 0 {
+		return canceled, err
+	}
+	// Every job of a canceled request of the campaign ends canceled (those
+	// of requests canceled earlier are terminal already).
 	if _, err := t.c.Exec(ctx, `UPDATE notification_jobs SET status = 'canceled', finished_at = ?
 		WHERE workspace_id = ? AND status NOT IN ('completed', 'failed', 'canceled', 'dead_letter')
 		AND request_id IN (SELECT id FROM notification_requests WHERE campaign_id = ? AND workspace_id = ?
-			AND status IN ('queued', 'processing'))`, ms(now), workspaceID, id, workspaceID); err != nil {
+			AND status = 'canceled')`, ms(now), workspaceID, id, workspaceID); err != nil {
 		return nil, err
 	}
-	return queryAll(ctx, t.c, scanRequest, `UPDATE notification_requests SET status = 'canceled', final_error_code = ?,
-		final_error_message = ?, updated_at = ? WHERE campaign_id = ? AND workspace_id = ? AND status IN ('queued', 'processing')
-		RETURNING `+requestCols, code, message, ms(now), id, workspaceID)
+	return canceled, nil
 }

@@ -74,6 +74,11 @@ func (t *Tx) FindSubscriber(ctx context.Context, workspaceID, id string) (*notif
 	return scanSubscriber(t.c.QueryRow(ctx, `SELECT `+subscriberCols+` FROM subscribers WHERE workspace_id = ? AND id = ?`, workspaceID, id))
 }
 
+func (t *Tx) LockSubscriber(ctx context.Context, workspaceID, id string) (*notify.Subscriber, error) {
+	return scanSubscriber(t.c.QueryRow(ctx, `UPDATE subscribers SET updated_at = updated_at WHERE workspace_id = ? AND id = ?
+		RETURNING `+subscriberCols, workspaceID, id))
+}
+
 func (t *Tx) FindSubscriberByToken(ctx context.Context, token string) (*notify.Subscriber, error) {
 	return scanSubscriber(t.c.QueryRow(ctx, `SELECT `+subscriberCols+` FROM subscribers WHERE unsubscribe_token = ?`, token))
 }
@@ -122,9 +127,12 @@ func (t *Tx) FindSubscribers(ctx context.Context, workspaceID string, f notify.S
 	}
 	if f.Search != "" {
 		// Addresses are stored lower-cased; names compare lower-cased too.
+		// SQLite's LOWER and LIKE fold only ASCII letters, so the name is
+		// also matched as given: a substring written as stored always
+		// matches ("Émile" in "Émile Zola").
 		p := "%" + likeEscape(strings.ToLower(f.Search)) + "%"
-		where += ` AND (address LIKE ? ESCAPE '\' OR LOWER(name) LIKE ? ESCAPE '\')`
-		args = append(args, p, p)
+		where += ` AND (address LIKE ? ESCAPE '\' OR LOWER(name) LIKE ? ESCAPE '\' OR name LIKE ? ESCAPE '\')`
+		args = append(args, p, p, "%"+likeEscape(f.Search)+"%")
 	}
 	var total int
 	if err := t.c.QueryRow(ctx, `SELECT COUNT(*) FROM subscribers`+where, args...).Scan(&total); err != nil {
@@ -166,6 +174,24 @@ func (t *Tx) UpsertSubscribers(ctx context.Context, subs []*notify.Subscriber) e
 			attributes = excluded.attributes, consented_at = excluded.consented_at,
 			unsubscribed_at = excluded.unsubscribed_at, updated_at = excluded.updated_at`, args...)
 		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// LiftUnsubscribeSuppressions deletes in chunks, one statement per
+// subscriberChunk addresses.
+func (t *Tx) LiftUnsubscribeSuppressions(ctx context.Context, workspaceID string, addresses []string) error {
+	for start := 0; start < len(addresses); start += subscriberChunk {
+		chunk := addresses[start:min(start+subscriberChunk, len(addresses))]
+		args := make([]any, 0, len(chunk)+2)
+		args = append(args, workspaceID, notify.SuppressionUnsubscribe)
+		for _, a := range chunk {
+			args = append(args, a)
+		}
+		if _, err := t.c.Exec(ctx, `DELETE FROM suppressions WHERE workspace_id = ? AND reason = ? AND address IN (?`+
+			strings.Repeat(", ?", len(chunk)-1)+`)`, args...); err != nil {
 			return err
 		}
 	}

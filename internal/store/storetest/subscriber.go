@@ -15,6 +15,8 @@ import (
 func init() {
 	tests["Subscribers"] = testSubscribers
 	tests["SubscriberUpsert"] = testSubscriberUpsert
+	tests["LiftUnsubscribeSuppressions"] = testLiftUnsubscribeSuppressions
+	tests["LockSubscriber"] = testLockSubscriber
 }
 
 func newSubscriber(ws, addr string, at time.Time) *notify.Subscriber {
@@ -152,6 +154,53 @@ func testSubscriberUpsert(t *testing.T, db *store.DB) {
 		m, err := tx.FindSubscribersByAddress(ctx, ws, notify.ChannelEmail, addrs)
 		require.NoError(t, err)
 		require.Len(t, m, 1200)
+		return nil
+	})
+}
+
+func testLiftUnsubscribeSuppressions(t *testing.T, db *store.DB) {
+	ws1, ws2 := Workspace(t, db), Workspace(t, db)
+	// 600 unsubscribe entries cross the statement chunk size.
+	var addrs []string
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		for i := range 600 {
+			a := fmt.Sprintf("u%04d@example.com", i)
+			addrs = append(addrs, a)
+			require.NoError(t, tx.PutSuppression(ctx, ws1, a, notify.SuppressUnsubscribe, t0))
+		}
+		require.NoError(t, tx.PutSuppression(ctx, ws1, "bounce@example.com", notify.SuppressHardBounce, t0))
+		require.NoError(t, tx.PutSuppression(ctx, ws1, "manual@example.com", notify.SuppressManual, t0))
+		return tx.PutSuppression(ctx, ws2, "u0000@example.com", notify.SuppressUnsubscribe, t0)
+	})
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		require.NoError(t, tx.LiftUnsubscribeSuppressions(ctx, ws1, nil))
+		return tx.LiftUnsubscribeSuppressions(ctx, ws1, append(addrs, "bounce@example.com", "manual@example.com", "none@example.com"))
+	})
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		left, err := tx.FindSuppressions(ctx, ws1, notify.SuppressionFilter{Limit: 1000})
+		require.NoError(t, err)
+		reasons := map[string]string{}
+		for _, s := range left {
+			reasons[s.Address] = s.Reason
+		}
+		require.Equal(t, map[string]string{"bounce@example.com": notify.SuppressHardBounce, "manual@example.com": notify.SuppressManual}, reasons)
+		other, err := tx.FindSuppression(ctx, ws2, "u0000@example.com")
+		require.NoError(t, err)
+		require.Equal(t, notify.SuppressUnsubscribe, other.Reason, "another workspace keeps its entry")
+		return nil
+	})
+}
+
+func testLockSubscriber(t *testing.T, db *store.DB) {
+	ws1, ws2 := Workspace(t, db), Workspace(t, db)
+	a := newSubscriber(ws1, "lock@example.com", t0)
+	update(t, db, func(ctx context.Context, tx notify.Tx) error { return tx.CreateSubscriber(ctx, a) })
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		got, err := tx.LockSubscriber(ctx, ws1, a.ID)
+		require.NoError(t, err)
+		require.Equal(t, a, got, "the row as stored, unchanged")
+		_, err = tx.LockSubscriber(ctx, ws2, a.ID)
+		require.ErrorIs(t, err, notify.ErrNotFound, "other workspace")
 		return nil
 	})
 }
