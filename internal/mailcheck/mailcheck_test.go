@@ -50,17 +50,18 @@ func TestCheck(t *testing.T) {
 		"aonly.test. 300 IN A 192.0.2.1",
 		"aaaaonly.test. 300 IN AAAA 2001:db8::1",
 		"nullmx.test. 300 IN MX 0 .",
-		"nullmx.test. 300 IN A 192.0.2.2", // a null MX wins over address records
+		"nullmx.test. 300 IN A 192.0.2.2",
 		"txtonly.test. 300 IN TXT \"v=spf1 -all\"",
 	)
 	srv.Fail("servfail.test")
 	ctx := context.Background()
 	c := mailcheck.New(srv.Addr, 2*time.Second)
 
-	for _, d := range []string{"mx.test", "aonly.test", "aaaaonly.test", "MX.Test"} {
+	// A null MX is an MX record (SPEC checks that one exists).
+	for _, d := range []string{"mx.test", "aonly.test", "aaaaonly.test", "MX.Test", "nullmx.test"} {
 		require.NoError(t, c.Check(ctx, d), d)
 	}
-	for _, d := range []string{"nullmx.test", "nxdomain.test", "txtonly.test", "mx.invalid", "a.localhost"} {
+	for _, d := range []string{"nxdomain.test", "txtonly.test", "mx.invalid", "a.localhost"} {
 		err := c.Check(ctx, d)
 		require.ErrorIs(t, err, mailcheck.ErrNoMail, d)
 	}

@@ -570,12 +570,12 @@ func TestSubscriberMXCheck(t *testing.T) {
 	create("a@mx.test", http.StatusCreated)
 	create("a@aonly.test", http.StatusCreated)
 	create("a@v6only.test", http.StatusCreated)
-	create("a@nullmx.test", http.StatusBadRequest)
+	create("a@nullmx.test", http.StatusCreated) // a null MX is an MX record (docs/DECISIONS.md)
 	create("a@nxdomain.test", http.StatusBadRequest)
 	create("a@txtonly.test", http.StatusBadRequest)     // exists, but no MX and no A/AAAA
 	create("a@servfail.test", http.StatusCreated)       // no answer: fail open
 	create("a@unknown-tld.example", http.StatusCreated) // resolver cannot see the TLD: fail open
-	require.Equal(t, 5, subListOf(t, c, "").Total)
+	require.Equal(t, 6, subListOf(t, c, "").Total)
 
 	// No resolver reachable: accepted.
 	down := notifytest.StartDaemon(t, notifytest.WithDNSServer(dnstest.ClosedAddr(t)))
