@@ -247,20 +247,11 @@ func batchStats(sim *simulator.Simulator, kind string, res *batchResult) {
 
 // route registers a provider of kind with configJson cfg and routes channel to it.
 func route(ctx context.Context, owner *client.Client, kind, channel string, cfg map[string]string) error {
-	r, err := owner.Dashboard(ctx, "POST", "/v1/providers", map[string]any{"providerKind": kind, "displayName": kind, "configJson": cfg})
-	if err != nil || r.Status != 201 {
-		return fmt.Errorf("register provider: %v %s", err, r.Body)
+	id, err := provider(ctx, owner, kind, cfg)
+	if err != nil {
+		return err
 	}
-	var p struct {
-		Provider struct{ ID string } `json:"provider"`
-	}
-	_ = r.Decode(&p)
-	r, err = owner.Dashboard(ctx, "PUT", "/v1/routes", map[string]any{"routes": []map[string]any{
-		{"channel": channel, "providerAccountId": p.Provider.ID, "priority": 1}}})
-	if err != nil || r.Status != 200 {
-		return fmt.Errorf("routes: %v %s", err, r.Body)
-	}
-	return nil
+	return routes(ctx, owner, channel, id)
 }
 
 // waitSent waits until n requests are sent (or any failed).
@@ -279,7 +270,7 @@ func waitSent(ctx context.Context, api *daemon.Daemon, n int, start time.Time) e
 		if sent >= n {
 			return nil
 		}
-		if time.Since(start) > 5*time.Minute {
+		if time.Since(start) > 15*time.Minute {
 			return fmt.Errorf("only %d of %d sent", sent, n)
 		}
 		time.Sleep(20 * time.Millisecond)

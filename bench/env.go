@@ -110,6 +110,16 @@ func (b *bench) daemon(ctx context.Context, dbURL, role string) (*daemon.Daemon,
 	return d, nil
 }
 
+// freshAPI starts an api-role daemon on a fresh database.
+func (b *bench) freshAPI(ctx context.Context) (*daemon.Daemon, string, error) {
+	url, err := b.databaseURL()
+	if err != nil {
+		return nil, "", err
+	}
+	d, err := b.daemon(ctx, url, "api")
+	return d, url, err
+}
+
 // apiKey bootstraps a workspace on d and returns a signing client.
 func apiKey(ctx context.Context, d *daemon.Daemon, conns int) (*client.Client, *client.Client, error) {
 	res, err := d.Service.Bootstrap(ctx, "bench", fmt.Sprintf("bench-%d@example.com", time.Now().UnixNano()), "bench password 1")

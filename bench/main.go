@@ -1,7 +1,7 @@
 // Command bench measures notifyd against baselines taken in the same run
 // (PERFORMANCE.md: machines are noisy, so every figure is a ratio).
 //
-//	go run ./bench -scenario signed|accept|deliver|fanout -db sqlite|postgres [-duration 5s]
+//	go run ./bench -scenario signed|accept|bulk|deliver|dispatchrate|batching|fanout|campaign|failover -db sqlite|postgres [-duration 5s]
 //
 // With -db postgres the database is NOTIFYD_BENCH_DATABASE_URL (default
 // postgres://postgres@127.0.0.1:5432/test); each run uses a fresh schema.
@@ -17,7 +17,7 @@ import (
 )
 
 func main() {
-	scenario := flag.String("scenario", "accept", "signed | accept | bulk | deliver | dispatchrate | batching | fanout")
+	scenario := flag.String("scenario", "accept", "signed | accept | bulk | deliver | dispatchrate | batching | fanout | campaign | failover")
 	dbKind := flag.String("db", "sqlite", "sqlite | postgres")
 	duration := flag.Duration("duration", 5*time.Second, "how long each load phase runs")
 	conns := flag.Int("conns", 64, "concurrent HTTP connections")
@@ -49,6 +49,10 @@ func main() {
 		err = b.dispatchRate(ctx)
 	case "fanout":
 		err = b.fanout(ctx)
+	case "campaign":
+		err = b.campaign(ctx)
+	case "failover":
+		err = b.failover(ctx)
 	default:
 		err = fmt.Errorf("unknown scenario %q", *scenario)
 	}

@@ -12,8 +12,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/notifyd/notifyd/client"
-	"github.com/notifyd/notifyd/internal/notify"
-	"github.com/notifyd/notifyd/internal/store/sqlstore"
 )
 
 func header(what string, b *bench) {
@@ -136,11 +134,7 @@ func (b *bench) deliver(ctx context.Context) error {
 	}
 	fmt.Printf("%-44s %9.0f/s\n", "baseline: River tuned no-op work rate", base)
 	_, simURL := b.sim()
-	url, err := b.databaseURL()
-	if err != nil {
-		return err
-	}
-	api, err := b.daemon(ctx, url, "api")
+	api, url, err := b.freshAPI(ctx)
 	if err != nil {
 		return err
 	}
@@ -160,21 +154,8 @@ func (b *bench) deliver(ctx context.Context) error {
 	if _, err := b.daemon(ctx, url, "worker"); err != nil {
 		return err
 	}
-	for {
-		var sent int
-		err := api.DB.View(ctx, func(tx notify.Tx) error {
-			return tx.(*sqlstore.Tx).Conn().QueryRow(ctx, `SELECT COUNT(*) FROM notification_requests WHERE status = 'sent'`).Scan(&sent)
-		})
-		if err != nil {
-			return err
-		}
-		if sent >= b.n {
-			break
-		}
-		if time.Since(start) > 10*time.Minute {
-			return fmt.Errorf("only %d of %d delivered", sent, b.n)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if err := waitSent(ctx, api, b.n, start); err != nil {
+		return err
 	}
 	rate := float64(b.n) / time.Since(start).Seconds()
 	fmt.Printf("%-44s %9.0f/s  (%d in %s)\n", "notifyd: delivered through the simulator", rate, b.n, time.Since(start).Round(time.Millisecond))
