@@ -32,6 +32,8 @@ type bench struct {
 	duration time.Duration
 	conns    int
 	n        int
+	role     string // serve scenario: all (default) or api
+	binary   string // the notifyd binary built for this run
 	cleanups []func()
 }
 

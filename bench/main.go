@@ -1,7 +1,7 @@
 // Command bench measures notifyd against baselines taken in the same run
 // (PERFORMANCE.md: machines are noisy, so every figure is a ratio).
 //
-//	go run ./bench -scenario signed|accept|bulk|deliver|dispatchrate|batching|fanout|campaign|failover -db sqlite|postgres [-duration 5s]
+//	go run ./bench -scenario serve|signed|accept|bulk|deliver|dispatchrate|batching|fanout|campaign|failover -db sqlite|postgres [-duration 5s]
 //
 // With -db postgres the database is NOTIFYD_BENCH_DATABASE_URL (default
 // postgres://postgres@127.0.0.1:5432/test); each run uses a fresh schema.
@@ -17,11 +17,12 @@ import (
 )
 
 func main() {
-	scenario := flag.String("scenario", "accept", "signed | accept | bulk | deliver | dispatchrate | batching | fanout | campaign | failover")
+	scenario := flag.String("scenario", "accept", "serve | signed | accept | bulk | deliver | dispatchrate | batching | fanout | campaign | failover")
 	dbKind := flag.String("db", "sqlite", "sqlite | postgres")
 	duration := flag.Duration("duration", 5*time.Second, "how long each load phase runs")
 	conns := flag.Int("conns", 64, "concurrent HTTP connections")
 	n := flag.Int("n", 20000, "messages for the deliver scenario")
+	role := flag.String("role", "all", "serve scenario: the role of notifyd serve (all or api)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	flag.Parse()
 	if *cpuprofile != "" {
@@ -31,10 +32,12 @@ func main() {
 		}
 	}
 	ctx := context.Background()
-	b := &bench{db: *dbKind, duration: *duration, conns: *conns, n: *n}
+	b := &bench{db: *dbKind, duration: *duration, conns: *conns, n: *n, role: *role}
 	defer b.cleanup()
 	var err error
 	switch *scenario {
+	case "serve":
+		err = b.serveLoad(ctx)
 	case "signed":
 		err = b.signed(ctx)
 	case "accept":

@@ -1,0 +1,355 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/notifyd/notifyd/client"
+)
+
+// The serve scenario reproduces issue 15's measurement as a user sees it:
+// the real `notifyd serve` binary with its default role (API and workers
+// in one process), one workspace with request limits lifted by policy,
+// one chata_webhook provider pointed at a local sink, signed sends from
+// 64 connections for 10 s while delivery runs, then a wait until every
+// accepted message reached the sink. The bare HTTP+HMAC handler runs
+// under the same client in the same run.
+
+// notifydProc is a notifyd serve process started by the benchmark.
+type notifydProc struct {
+	cmd   *exec.Cmd
+	url   string
+	owner *client.Client
+	key   *client.Client
+	dbURL string
+	log   *bytes.Buffer
+}
+
+// buildNotifyd builds the binary once per run.
+func (b *bench) buildNotifyd() (string, error) {
+	if b.binary != "" {
+		return b.binary, nil
+	}
+	dir, err := os.MkdirTemp("", "notifyd-bin-*")
+	if err != nil {
+		return "", err
+	}
+	b.cleanups = append(b.cleanups, func() { os.RemoveAll(dir) })
+	bin := filepath.Join(dir, "notifyd")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/notifyd")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("build notifyd: %w", err)
+	}
+	b.binary = bin
+	return bin, nil
+}
+
+func freePort() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// startServe bootstraps a workspace on dbURL and starts `notifyd serve
+// --role role` on it, with a signing client whose limits are lifted.
+func (b *bench) startServe(ctx context.Context, dbURL, role string, conns int, env ...string) (*notifydProc, error) {
+	bin, err := b.buildNotifyd()
+	if err != nil {
+		return nil, err
+	}
+	base := append(os.Environ(), "NOTIFYD_DATABASE_URL="+dbURL, "NOTIFYD_SECRET_KEY="+strings.Repeat("ab", 32),
+		"NOTIFYD_ALLOW_PRIVATE_TARGETS=true", "NOTIFYD_LOG_LEVEL=error", "NOTIFYD_MX_CHECK=false")
+	base = append(base, env...)
+	boot := exec.CommandContext(ctx, bin, "bootstrap", "--workspace", "bench", "--email", "bench@example.com", "--password", "bench password 1")
+	boot.Env = base
+	out, err := boot.Output()
+	if err != nil {
+		return nil, fmt.Errorf("bootstrap: %w", err)
+	}
+	var res struct {
+		AccessToken string `json:"accessToken"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		return nil, fmt.Errorf("bootstrap output %q: %w", out, err)
+	}
+	addr, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	p := &notifydProc{url: "http://" + addr, dbURL: dbURL, log: &bytes.Buffer{}}
+	p.cmd = exec.Command(bin, "serve", "--role", role)
+	p.cmd.Env = append(base, "NOTIFYD_ADDR="+addr)
+	p.cmd.Stderr = &lockedWriter{w: p.log}
+	if err := p.cmd.Start(); err != nil {
+		return nil, err
+	}
+	b.cleanups = append(b.cleanups, func() {
+		_ = p.cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { _ = p.cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			_ = p.cmd.Process.Kill()
+		}
+	})
+	for i := 0; ; i++ {
+		r, err := http.Get(p.url + "/healthz")
+		if err == nil {
+			r.Body.Close()
+			break
+		}
+		if i > 300 {
+			return nil, fmt.Errorf("notifyd did not start: %s", p.log)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	p.owner = client.New(p.url)
+	p.owner.HTTP = httpClient(conns)
+	p.owner.Token = res.AccessToken
+	key, keyID, err := p.owner.CreateAPIKey(ctx, "bench", "notifications:send", "notifications:read")
+	if err != nil {
+		return nil, err
+	}
+	policy := map[string]any{"windowSeconds": 3600, "maxRequests": 1000000}
+	for _, path := range []string{"/v1/limits/rate/workspace", "/v1/limits/rate/api-keys/" + keyID} {
+		r, err := p.owner.Dashboard(ctx, "PUT", path, policy)
+		if err != nil || r.Status != 200 {
+			return nil, fmt.Errorf("rate policy %s: %v %s", path, err, r.Body)
+		}
+	}
+	key.HTTP = httpClient(conns)
+	p.key = key
+	return p, nil
+}
+
+// cpu is the process's user plus system CPU time so far.
+func (p *notifydProc) cpu() time.Duration { return procCPU(p.cmd.Process.Pid) }
+
+func procCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// Fields after the command name (which may hold spaces) in parentheses.
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * time.Second / 100 // USER_HZ
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
+}
+
+// sink is the local HTTP endpoint the chata_webhook provider posts to. It
+// reads the body, answers 200 "ok" as Slack does, and counts arrivals per
+// message (the benchmark's texts are unique, so a second arrival of one
+// text is a duplicate delivery).
+type sink struct {
+	mu    sync.Mutex
+	seen  map[string]int
+	total atomic.Int64
+	dups  atomic.Int64
+	last  atomic.Int64 // unix nanos of the latest arrival
+	srv   *http.Server
+	url   string
+}
+
+func newSink() (*sink, error) {
+	s := &sink{seen: map[string]int{}}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	s.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var m struct {
+			Text string `json:"text"`
+		}
+		_ = json.Unmarshal(body, &m)
+		id, _, _ := strings.Cut(m.Text, " ")
+		s.mu.Lock()
+		s.seen[id]++
+		n := s.seen[id]
+		s.mu.Unlock()
+		if n > 1 {
+			s.dups.Add(1)
+		}
+		s.total.Add(1)
+		s.last.Store(time.Now().UnixNano())
+		w.Header().Set("Content-Type", "text/plain")
+		_, _ = w.Write([]byte("ok"))
+	})}
+	go s.srv.Serve(ln)
+	s.url = "http://" + ln.Addr().String() + "/services/T000/B000/XXXX"
+	return s, nil
+}
+
+func (s *sink) unique() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.seen)
+}
+
+// chatText is a unique ~300-byte text; its first word identifies it.
+func chatText(i int64) string {
+	head := fmt.Sprintf("m%09d ", i)
+	return head + strings.Repeat("lorem ipsum dolor sit amet ", 11)[:300-len(head)]
+}
+
+func chatBody(i int64) []byte {
+	b, _ := json.Marshal(map[string]any{
+		"channel":   "chata_webhook",
+		"recipient": map[string]any{"address": "bench"},
+		"content":   map[string]any{"text": chatText(i)},
+	})
+	return b
+}
+
+// serveLoad: the default `notifyd serve` accepting while it delivers.
+func (b *bench) serveLoad(ctx context.Context) error {
+	header("default notifyd serve (role "+b.role+"): signed sends while delivering to a local sink", b)
+	dbURL, err := b.databaseURL()
+	if err != nil {
+		return err
+	}
+	sk, err := newSink()
+	if err != nil {
+		return err
+	}
+	defer sk.srv.Close()
+	p, err := b.startServe(ctx, dbURL, b.role, b.conns)
+	if err != nil {
+		return err
+	}
+	if b.role != "api" {
+		if err := route(ctx, p.owner, "chata_webhook", "chata_webhook", map[string]string{"chata_webhook_url": sk.url}); err != nil {
+			return err
+		}
+	}
+	base := b.bareBaseline()
+	fmt.Println(base)
+	var lockWaits *lockSampler
+	if b.db == "postgres" {
+		lockWaits = startLockSampler(dbURL)
+	}
+	var seq atomic.Int64
+	cpu0, start := p.cpu(), time.Now()
+	ours := run("notifyd: signed POST /v1/notifications (201)", b.conns, b.duration, func(ctx context.Context, _ int) error {
+		return post(ctx, p.key, "POST", "/v1/notifications", chatBody(seq.Add(1)), http.StatusCreated)
+	})
+	inWindow := sk.unique()
+	fmt.Println(ours)
+	if ours.fail > 0 {
+		fmt.Printf("server log:\n%s\n", tail(p.log.String(), 2000))
+	}
+	ratio("accepted / bare handler", ours.rate(), base.rate())
+	if b.role == "api" {
+		fmt.Printf("%-44s %9.2f ms\n", "server CPU per accepted message", float64((p.cpu()-cpu0).Microseconds())/1000/float64(ours.ok))
+		return nil
+	}
+	// Wait for every accepted message to reach the sink.
+	deadline := time.Now().Add(10 * time.Minute)
+	for int64(sk.unique()) < ours.ok && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	cpu := p.cpu() - cpu0
+	time.Sleep(2 * time.Second) // late duplicates
+	last := time.Unix(0, sk.last.Load())
+	took := last.Sub(start)
+	got := int64(sk.unique())
+	fmt.Printf("%-44s %9.0f/s  (%d in %s; %d within the 10 s load: %.0f/s)\n", "notifyd: delivered to the sink", float64(got)/took.Seconds(),
+		got, took.Round(time.Millisecond), inWindow, float64(inWindow)/ours.elapsed.Seconds())
+	fmt.Printf("%-44s %9d\n", "duplicates (a text that arrived twice)", sk.dups.Load())
+	fmt.Printf("%-44s %9d\n", "undelivered (accepted, never arrived)", ours.ok-got)
+	fmt.Printf("%-44s %9.2f ms  (%.1f s CPU for %d messages)\n", "server CPU per accepted and delivered message",
+		float64(cpu.Microseconds())/1000/float64(ours.ok), cpu.Seconds(), ours.ok)
+	if lockWaits != nil {
+		fmt.Printf("%-44s %9d  (samples %d)\n", "pg_stat_activity: most waiting on a lock", lockWaits.stop(), lockWaits.samples.Load())
+	}
+	return nil
+}
+
+// lockSampler counts, every 100 ms, the connections of the database that
+// wait on a lock, and keeps the largest count seen.
+type lockSampler struct {
+	max, samples atomic.Int64
+	done         chan struct{}
+	wg           sync.WaitGroup
+}
+
+func startLockSampler(dbURL string) *lockSampler {
+	l := &lockSampler{done: make(chan struct{})}
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		conn, err := pgx.Connect(context.Background(), dbURL)
+		if err != nil {
+			return
+		}
+		defer conn.Close(context.Background())
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-l.done:
+				return
+			case <-t.C:
+			}
+			var n int64
+			if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
+				WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&n); err != nil {
+				continue
+			}
+			l.samples.Add(1)
+			if n > l.max.Load() {
+				l.max.Store(n)
+			}
+		}
+	}()
+	return l
+}
+
+func (l *lockSampler) stop() int64 {
+	close(l.done)
+	l.wg.Wait()
+	return l.max.Load()
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[len(s)-n:]
+}
