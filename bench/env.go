@@ -34,7 +34,9 @@ type bench struct {
 	n        int
 	role     string // serve scenario: all (default) or api
 	binary   string // the notifyd binary built for this run
-	cleanups []func()
+	// serverProfile: a CPU profile of the notifyd process goes here.
+	serverProfile string
+	cleanups      []func()
 }
 
 func (b *bench) cleanup() {

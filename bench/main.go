@@ -1,10 +1,13 @@
 // Command bench measures notifyd against baselines taken in the same run
 // (PERFORMANCE.md: machines are noisy, so every figure is a ratio).
 //
-//	go run ./bench -scenario serve|signed|accept|bulk|deliver|dispatchrate|batching|fanout|campaign|failover -db sqlite|postgres [-duration 5s]
+//	go run ./bench -scenario serve|signed|accept|bulk|deliver|dispatchrate|batching|fanout|campaign|failover|steady|campaignserve -db sqlite|postgres [-duration 5s]
 //
 // With -db postgres the database is NOTIFYD_BENCH_DATABASE_URL (default
 // postgres://postgres@127.0.0.1:5432/test); each run uses a fresh schema.
+// The steady scenario instead starts its own PostgreSQL server (initdb,
+// default settings) unless NOTIFYD_BENCH_DATABASE_URL is set; it runs 4
+// connections for 5 minutes unless -conns or -duration is given.
 package main
 
 import (
@@ -17,12 +20,13 @@ import (
 )
 
 func main() {
-	scenario := flag.String("scenario", "accept", "serve | signed | accept | bulk | deliver | dispatchrate | batching | fanout | campaign | failover")
+	scenario := flag.String("scenario", "accept", "serve | signed | accept | bulk | deliver | dispatchrate | batching | fanout | campaign | failover | steady | campaignserve")
 	dbKind := flag.String("db", "sqlite", "sqlite | postgres")
-	duration := flag.Duration("duration", 5*time.Second, "how long each load phase runs")
-	conns := flag.Int("conns", 64, "concurrent HTTP connections")
-	n := flag.Int("n", 20000, "messages for the deliver scenario")
+	duration := flag.Duration("duration", 5*time.Second, "how long each load phase runs (steady: 5m unless given)")
+	conns := flag.Int("conns", 64, "concurrent HTTP connections (steady: 4 unless given)")
+	n := flag.Int("n", 20000, "messages for the deliver scenario; subscribers of fanout, campaign and campaignserve when above 20000 (else 100000)")
 	role := flag.String("role", "all", "serve scenario: the role of notifyd serve (all or api)")
+	serverProfile := flag.String("serverprofile", "", "serve scenarios: write a CPU profile of the notifyd process to this file")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	flag.Parse()
 	if *cpuprofile != "" {
@@ -32,7 +36,7 @@ func main() {
 		}
 	}
 	ctx := context.Background()
-	b := &bench{db: *dbKind, duration: *duration, conns: *conns, n: *n, role: *role}
+	b := &bench{db: *dbKind, duration: *duration, conns: *conns, n: *n, role: *role, serverProfile: *serverProfile}
 	defer b.cleanup()
 	var err error
 	switch *scenario {
@@ -56,6 +60,10 @@ func main() {
 		err = b.campaign(ctx)
 	case "failover":
 		err = b.failover(ctx)
+	case "steady":
+		err = b.steady(ctx)
+	case "campaignserve":
+		err = b.campaignServe(ctx)
 	default:
 		err = fmt.Errorf("unknown scenario %q", *scenario)
 	}

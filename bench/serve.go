@@ -79,6 +79,10 @@ func (b *bench) startServe(ctx context.Context, dbURL, role string, conns int, e
 	base := append(os.Environ(), "NOTIFYD_DATABASE_URL="+dbURL, "NOTIFYD_SECRET_KEY="+strings.Repeat("ab", 32),
 		"NOTIFYD_ALLOW_PRIVATE_TARGETS=true", "NOTIFYD_LOG_LEVEL=error", "NOTIFYD_MX_CHECK=false")
 	base = append(base, env...)
+	if b.serverProfile != "" {
+		abs, _ := filepath.Abs(b.serverProfile)
+		env = append(env, "NOTIFYD_CPU_PROFILE="+abs)
+	}
 	boot := exec.CommandContext(ctx, bin, "bootstrap", "--workspace", "bench", "--email", "bench@example.com", "--password", "bench password 1")
 	boot.Env = base
 	out, err := boot.Output()
@@ -97,7 +101,7 @@ func (b *bench) startServe(ctx context.Context, dbURL, role string, conns int, e
 	}
 	p := &notifydProc{url: "http://" + addr, dbURL: dbURL, log: &bytes.Buffer{}}
 	p.cmd = exec.Command(bin, "serve", "--role", role)
-	p.cmd.Env = append(base, "NOTIFYD_ADDR="+addr)
+	p.cmd.Env = append(append(base, env...), "NOTIFYD_ADDR="+addr)
 	p.cmd.Stderr = &lockedWriter{w: p.log}
 	if err := p.cmd.Start(); err != nil {
 		return nil, err

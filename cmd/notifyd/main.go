@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -115,6 +116,18 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	logger := newLogger(cfg, stderr)
 	logger.Debug("configuration", "config", cfg.Redacted())
+	if path := os.Getenv("NOTIFYD_CPU_PROFILE"); path != "" {
+		// A CPU profile of the whole run, for benchmarks (docs/BENCHMARKS.md).
+		f, err := os.Create(path)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer f.Close()
+		defer pprof.StopCPUProfile()
+	}
 	d := daemon.New(cfg, logger, stdout)
 	if err := d.Open(ctx); err != nil {
 		_ = d.Close(context.Background())

@@ -107,8 +107,9 @@ type Route struct {
 	auth   authKind
 	Roles  []notify.Role
 	Scope  string
-	// ownNonce: the handler records the nonce in its use case's
-	// transaction (one transaction per accepted send).
+	// ownNonce: the handler's use case records the nonce, and counts the
+	// request toward the limits, in the send group commit; the key may
+	// come from a cache, which that commit confirms.
 	ownNonce bool
 	// rateLimited: the request counts toward the workspace and API key
 	// request limits (SPEC "Request rate limits").
@@ -205,7 +206,7 @@ func (a *API) serve(c *call, rt Route, limit int64) error {
 		var key *notify.APIKey
 		var err error
 		if rt.ownNonce {
-			key, c.nonce, err = a.svc.VerifySignatureDeferred(c.ctx, sr)
+			key, c.nonce, err = a.svc.VerifySignatureCached(c.ctx, sr, rt.Scope)
 		} else {
 			key, err = a.svc.VerifySignature(c.ctx, sr)
 		}
@@ -215,7 +216,7 @@ func (a *API) serve(c *call, rt Route, limit int64) error {
 		if err := service.RequireScope(key, rt.Scope); err != nil {
 			return a.svc.RefuseSigned(c.ctx, c.nonce, err)
 		}
-		if rt.rateLimited {
+		if rt.rateLimited && !rt.ownNonce {
 			if err := a.svc.CheckRequestLimit(c.ctx, key); err != nil {
 				return a.svc.RefuseSigned(c.ctx, c.nonce, err)
 			}

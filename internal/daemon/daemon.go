@@ -22,6 +22,7 @@ import (
 	"github.com/notifyd/notifyd/api"
 	apipkg "github.com/notifyd/notifyd/internal/api"
 	"github.com/notifyd/notifyd/internal/config"
+	"github.com/notifyd/notifyd/internal/delivery"
 	"github.com/notifyd/notifyd/internal/jobs"
 	"github.com/notifyd/notifyd/internal/mailcheck"
 	"github.com/notifyd/notifyd/internal/metrics"
@@ -40,7 +41,9 @@ type Daemon struct {
 	Logger  *slog.Logger
 	DB      *store.DB
 	Service *service.Service
-	Metrics *metrics.Metrics
+	// Delivery is the delivery engine the workers drive.
+	Delivery *delivery.Engine
+	Metrics  *metrics.Metrics
 	// Stdout receives the first-start login notice.
 	Stdout io.Writer
 	// Now, when set before Open, is the service clock (tests move it to
@@ -129,18 +132,21 @@ func (d *Daemon) Open(ctx context.Context) error {
 	if len(otpSecret) == 0 {
 		otpSecret = secret.Derive(master, service.OTPSigningLabel)
 	}
+	providerDeps := provider.Deps{HTTP: provider.NewHTTPClient(provider.HTTPOptions{AllowPrivate: d.Config.AllowPrivateTargets || d.Config.Demo}), Now: time.Now}
+	d.Delivery = delivery.New(delivery.Options{Store: d.DB, Box: box, Kinds: kinds.All(), Deps: providerDeps, Now: d.Now, Logger: d.Logger,
+		Backoff: d.Config.QueueBackoff, Metrics: d.Metrics.Limits, MaxWaiters: dispatchMaxWorkers / 2, RunBound: d.dispatchJobTimeout(),
+		BatchObserver: d.Metrics.Batch})
 	d.Service = service.New(service.Options{
 		Store: d.DB, Box: box, Now: d.Now, Logger: d.Logger, HMACTolerance: d.Config.HMACTolerance,
 		OTPSecret: otpSecret, OTPCodeKey: secret.Derive(master, service.OTPCodeLabel),
 		JobAttempts: d.Config.QueueJobAttempts, Backoff: d.Config.QueueBackoff,
 		Kinds:        kinds.All(),
-		ProviderDeps: provider.Deps{HTTP: provider.NewHTTPClient(provider.HTTPOptions{AllowPrivate: d.Config.AllowPrivateTargets || d.Config.Demo}), Now: time.Now},
+		ProviderDeps: providerDeps,
 		MailCheck:    d.mailChecker(),
 		Webhooks: service.WebhookOptions{AllowPrivate: d.Config.AllowPrivateTargets || d.Config.Demo, Timeout: d.Config.WebhookTimeout,
 			Schedule: d.Config.WebhookRetrySchedule, SecretOverlap: d.Config.WebhookSecretOverlap, Metrics: d.Metrics.Webhooks},
 		SNSCertHosts: d.Config.SNSCertHosts, SNSAllowHTTP: d.Config.AllowPrivateTargets || d.Config.Demo,
-		Metrics: d.Metrics.Limits, DispatchMaxWaiters: dispatchMaxWorkers / 2, DispatchRunBound: d.dispatchJobTimeout(),
-		BatchObserver: d.Metrics.Batch,
+		Delivery: d.Delivery, AcceptWriters: acceptWriters(d.DB.Dialect),
 	})
 	if err := d.startQueue(ctx); err != nil {
 		return err
@@ -160,6 +166,16 @@ func (d *Daemon) Open(ctx context.Context) error {
 	return nil
 }
 
+// acceptWriters is how many send group commits run at once: SQLite has
+// one writer; on PostgreSQL a few overlap one batch's round trips with
+// the next one's.
+func acceptWriters(dialect string) int {
+	if dialect == "sqlite" {
+		return 1
+	}
+	return 3
+}
+
 // dispatchJobTimeout bounds a job run: two thirds of the rescue time, at
 // most 2 minutes.
 func (d *Daemon) dispatchJobTimeout() time.Duration {
@@ -176,7 +192,8 @@ func (d *Daemon) startQueue(ctx context.Context) error {
 		// so runs are bounded by two thirds of it, at most 2 minutes.
 		rescueAfter := cmp.Or(d.Config.JobRescueAfter, 3*time.Minute)
 		jobTimeout := d.dispatchJobTimeout()
-		river.AddWorker(workers, &worker.Dispatch{Service: d.Service, Backoff: d.Config.QueueBackoff, JobTimeout: jobTimeout})
+		river.AddWorker(workers, &worker.Dispatch{Engine: d.Delivery, Backoff: d.Config.QueueBackoff, JobTimeout: jobTimeout})
+		river.AddWorker(workers, &worker.DispatchBatch{Engine: d.Delivery, Backoff: d.Config.QueueBackoff, JobTimeout: jobTimeout})
 		river.AddWorker(workers, &worker.WebhookDelivery{Service: d.Service, TryTimeout: cmp.Or(d.Config.WebhookTimeout, 10*time.Second), MaxTimeout: jobTimeout})
 		river.AddWorker(workers, &worker.Fanout{Service: d.Service, Backoff: d.Config.QueueBackoff, JobTimeout: jobTimeout})
 		cfg.Workers = workers
@@ -208,7 +225,7 @@ func (d *Daemon) startQueue(ctx context.Context) error {
 			return err
 		}
 		d.stopRelay = worker.StartWebhookRelay(d.Service, d.Logger, 0)
-		d.stopHeartbeat = worker.StartHeartbeat(d.Service, d.Logger, service.HeartbeatInterval)
+		d.stopHeartbeat = worker.StartHeartbeat(d.Delivery, d.Logger, delivery.HeartbeatInterval)
 	}
 	return nil
 }

@@ -33,6 +33,13 @@ func (Cleanup) InsertOpts() river.InsertOpts {
 type Dispatch struct {
 	RequestID   string `json:"rid"`
 	WorkspaceID string `json:"wid"`
+	// NotBefore (Unix milliseconds) is when a retry or a send whose turn
+	// came later is due. A wait longer than River's scheduler interval is
+	// also the job's scheduled time; a shorter one is inserted runnable
+	// and snoozes on its first run, which River makes runnable again at
+	// the exact time (a scheduled job waits for the scheduler's next pass,
+	// up to 5 s late).
+	NotBefore int64 `json:"nb,omitempty"`
 }
 
 // Kind implements river.JobArgs.
@@ -43,3 +50,26 @@ func (Dispatch) Kind() string { return "dispatch" }
 // stays higher so a job rescued after a crash is never discarded by River
 // before the worker has recorded the request's final state.
 const DispatchMaxAttempts = 25
+
+// SchedulerInterval is River's scheduler interval: a job inserted for a
+// later time becomes runnable at its first pass after that time.
+const SchedulerInterval = 5 * time.Second
+
+// DispatchBatch delivers the requests of one group commit (a batch of API
+// sends, a fan-out batch) together: their job rows name this job's id, and
+// a run claims, sends and records them as one batch. A request that must
+// retry or wait leaves it for a Dispatch job of its own.
+type DispatchBatch struct {
+	// Count is how many requests the job carried when inserted (for
+	// people reading the queue; the job rows are the truth).
+	Count int `json:"n"`
+}
+
+// Kind implements river.JobArgs.
+func (DispatchBatch) Kind() string { return "dispatch_batch" }
+
+// DispatchBatchMax is the most requests one DispatchBatch job carries:
+// enough to amortize a run's statements and fill an adapter batch of the
+// email kinds (100), few enough that several workers share a large
+// fan-out.
+const DispatchBatchMax = 100

@@ -111,3 +111,10 @@ type Cursor struct {
 	At time.Time
 	ID string
 }
+
+// NonceUse is one signed request's nonce to record.
+type NonceUse struct {
+	KeyID     string
+	Nonce     string
+	ExpiresAt time.Time
+}

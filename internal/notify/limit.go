@@ -75,6 +75,10 @@ type LimitTx interface {
 	LockRateCount(ctx context.Context, scopeKey string, windowStart time.Time) (int, error)
 	// SetRateCount sets a counter read by LockRateCount in this transaction.
 	SetRateCount(ctx context.Context, scopeKey string, windowStart time.Time, n int) error
+	// AddRateCount adds n to the counter of scopeKey in the window
+	// (creating it) and returns the new count. It holds the row's lock
+	// only from here to the end of the transaction: callers add last.
+	AddRateCount(ctx context.Context, scopeKey string, windowStart time.Time, n int) (int, error)
 	// DeleteRateCounters deletes counters of windows that started before.
 	DeleteRateCounters(ctx context.Context, before time.Time) (int, error)
 

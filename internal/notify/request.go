@@ -210,3 +210,22 @@ type OpenJob struct {
 	ProviderKind        string
 	ProviderDisplayName string
 }
+
+// RequestEvent is the outbox event of type typ about r's current state,
+// written in the transaction of the state change.
+func RequestEvent(id, typ string, r *Request, now time.Time) *Event {
+	return &Event{ID: id, WorkspaceID: r.WorkspaceID, Type: typ, RequestID: r.ID, CreatedAt: now,
+		Payload: map[string]any{
+			"requestId": r.ID, "workspaceId": r.WorkspaceID, "channel": r.Channel, "status": r.Status,
+			"recipientAddress": r.RecipientAddress, "selectedProviderAccountId": nilIfEmpty(r.SelectedProviderID),
+			"selectedProviderMessageId": nilIfEmpty(r.SelectedMessageID), "finalErrorCode": nilIfEmpty(r.FinalErrorCode),
+			"finalErrorMessage": nilIfEmpty(r.FinalErrorMessage), "metadata": r.Metadata,
+		}}
+}
+
+func nilIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}

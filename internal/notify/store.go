@@ -70,6 +70,10 @@ type Tx interface {
 	// UseNonce records a nonce for a key; ErrConflict when it was seen
 	// before and has not expired.
 	UseNonce(ctx context.Context, keyID, nonce string, now, expiresAt time.Time) error
+	// UseNonces records many nonces in one statement and reports which
+	// were new (an unexpired duplicate is a replay). The uses must be
+	// distinct.
+	UseNonces(ctx context.Context, uses []NonceUse, now time.Time) ([]bool, error)
 	DeleteExpiredNonces(ctx context.Context, now time.Time) (int, error)
 
 	// Audit log.
@@ -124,6 +128,8 @@ type PipelineTx interface {
 	FindBreakers(ctx context.Context, accountIDs []string) (map[string]*BreakerRecord, error)
 	PutBreaker(ctx context.Context, b *BreakerRecord) error
 
+	DeliveryTx
+
 	IsSuppressed(ctx context.Context, workspaceID, address string) (bool, error)
 	PutSuppression(ctx context.Context, workspaceID, address, reason string, at time.Time) error
 
@@ -135,4 +141,37 @@ type PipelineTx interface {
 	CreateTemplateVersion(ctx context.Context, v *TemplateVersion) error
 	FindTemplateVersions(ctx context.Context, templateID string) ([]*TemplateVersion, error)
 	PublishTemplateVersion(ctx context.Context, templateID string, version int, at time.Time) error
+}
+
+// DeliveryTx holds the verbs of batch delivery: a queue job's requests are
+// claimed, and their outcomes recorded, with a few multi-row statements
+// whatever their number.
+type DeliveryTx interface {
+	// FindJobsOfQueueJob lists the open job rows (scheduled, queued,
+	// retrying, processing) that queue job queueJobID carries.
+	FindJobsOfQueueJob(ctx context.Context, queueJobID int64) ([]*Job, error)
+	// ClaimRequests moves the requests of js to processing unless they
+	// reached a final state meanwhile, and their job rows to processing
+	// with one more attempt started at now. It answers the claimed
+	// requests and their updated job rows, in the same order.
+	ClaimRequests(ctx context.Context, js []*Job, now time.Time) ([]*Request, []*Job, error)
+	// SettleRequests saves the state of each request that is still
+	// processing and reports which were; one canceled meanwhile stays so.
+	SettleRequests(ctx context.Context, rs []*Request) ([]bool, error)
+	// UpdateJobs saves many job rows, queue job id included.
+	UpdateJobs(ctx context.Context, js []*Job) error
+	// CreateEvents writes outbox rows in bulk.
+	CreateEvents(ctx context.Context, es []*Event) error
+	// ScheduleDispatch gives each job row a queue job of its own, due at
+	// at[i] (at once when zero), and sets QueueJobID; the caller saves the
+	// rows with UpdateJobs.
+	ScheduleDispatch(ctx context.Context, js []*Job, at []time.Time) error
+	// FindSuppressed answers which of addrs the workspace suppresses.
+	FindSuppressed(ctx context.Context, workspaceID string, addrs []string) (map[string]bool, error)
+	// CloseBreakers closes the circuits of accountIDs, writing only rows
+	// not already closed with no failures.
+	CloseBreakers(ctx context.Context, accountIDs []string, now time.Time) error
+	// LockBreakers reads circuit states holding their rows' locks until
+	// the transaction ends.
+	LockBreakers(ctx context.Context, accountIDs []string) (map[string]*BreakerRecord, error)
 }

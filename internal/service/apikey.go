@@ -201,6 +201,7 @@ func (s *Service) changeKey(ctx context.Context, a *Actor, id, action string, ch
 		if err := tx.UpdateAPIKey(ctx, k); err != nil {
 			return err
 		}
+		s.keys.forget(k.KeyID)
 		return s.audit(ctx, tx, a, a.WorkspaceID, action, "api_key", k.ID, map[string]any{"name": k.Name, "status": k.Status})
 	})
 	return k, err
@@ -238,11 +239,32 @@ func StringToSign(method, target, timestamp, nonce string, body []byte) string {
 // recorded only for a correctly signed request, so nobody can burn another
 // client's nonces.
 func (s *Service) VerifySignatureDeferred(ctx context.Context, r SignedRequest) (*notify.APIKey, *Nonce, error) {
+	return s.verify(ctx, r, false)
+}
+
+// VerifySignatureCached is VerifySignatureDeferred with the key and its
+// HMAC secret taken from a cache when present. Only the sends use it:
+// their group commit confirms that the cached key is still the stored one
+// (accept.go). A request the cached key refuses, or whose key lacks
+// scope, is decided by the stored key instead: the key may have been
+// rotated or rescoped by another process.
+func (s *Service) VerifySignatureCached(ctx context.Context, r SignedRequest, scope string) (*notify.APIKey, *Nonce, error) {
+	keyID, _, _ := strings.Cut(r.APIKey, ".")
+	if ck := s.keys.get(keyID); ck != nil {
+		k, n, err := s.check(ck, r, s.now(), true)
+		if err == nil && k.HasScope(scope) {
+			return k, n, nil
+		}
+		s.keys.forget(keyID)
+	}
+	return s.verify(ctx, r, true)
+}
+
+func (s *Service) verify(ctx context.Context, r SignedRequest, cache bool) (*notify.APIKey, *Nonce, error) {
 	keyID, keySecret, ok := strings.Cut(r.APIKey, ".")
 	if !ok || keyID == "" || keySecret == "" || len(r.APIKey) > 256 || !validKeyID(keyID) {
 		return nil, nil, notify.Unauthorized(detailInvalidKey)
 	}
-	now := s.now()
 	var k *notify.APIKey
 	err := s.store.Lookup(ctx, func(tx notify.Tx) (err error) {
 		k, err = tx.FindAPIKeyByKeyID(ctx, keyID)
@@ -254,6 +276,25 @@ func (s *Service) VerifySignatureDeferred(ctx context.Context, r SignedRequest) 
 	if err != nil {
 		return nil, nil, err
 	}
+	hs, err := s.box.OpenFor("apikey:"+k.ID, k.HMACSecretEnc)
+	if err != nil {
+		return nil, nil, err
+	}
+	ck := &cachedKey{key: k, hmac: hs}
+	if cache && k.Status == notify.APIKeyActive {
+		s.keys.put(ck)
+	}
+	return s.check(ck, r, s.now(), cache)
+}
+
+// check verifies r against key ck: secret, status, timestamp, nonce
+// format, signature (constant time).
+func (s *Service) check(ck *cachedKey, r SignedRequest, now time.Time, cached bool) (*notify.APIKey, *Nonce, error) {
+	k := ck.key
+	_, keySecret, ok := strings.Cut(r.APIKey, ".")
+	if !ok || keySecret == "" || len(r.APIKey) > 256 {
+		return nil, nil, notify.Unauthorized(detailInvalidKey)
+	}
 	if !secret.Equal(secret.HashToken(keySecret), k.SecretHash) || k.Status != notify.APIKeyActive {
 		return nil, nil, notify.Unauthorized(detailInvalidKey)
 	}
@@ -264,18 +305,14 @@ func (s *Service) VerifySignatureDeferred(ctx context.Context, r SignedRequest) 
 	if !validNonce(r.Nonce) {
 		return nil, nil, notify.Unauthorized(detailInvalidNonce)
 	}
-	hs, err := s.box.OpenFor("apikey:"+k.ID, k.HMACSecretEnc)
-	if err != nil {
-		return nil, nil, err
-	}
-	mac := hmac.New(sha256.New, hs)
+	mac := hmac.New(sha256.New, ck.hmac)
 	mac.Write([]byte(StringToSign(r.Method, r.Target, r.Timestamp, r.Nonce, r.Body)))
 	want := mac.Sum(nil)
 	got, err := hex.DecodeString(strings.ToLower(r.Signature))
 	if err != nil || !hmac.Equal(want, got) {
 		return nil, nil, notify.Unauthorized(detailInvalidSignature)
 	}
-	return k, &Nonce{key: k, value: r.Nonce, at: now, expires: now.Add(2 * s.tol)}, nil
+	return k, &Nonce{key: k, value: r.Nonce, at: now, expires: now.Add(2 * s.tol), req: r, cached: cached}, nil
 }
 
 // Nonce is a verified request's nonce, recorded in the transaction of the
@@ -284,6 +321,10 @@ type Nonce struct {
 	key         *notify.APIKey
 	value       string
 	at, expires time.Time
+	// req is the request it came with, verified again when its key was
+	// cached and turns out to have changed.
+	req    SignedRequest
+	cached bool
 }
 
 // VerifySignature authenticates a request and records its nonce.

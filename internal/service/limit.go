@@ -244,3 +244,12 @@ func (s *Service) DeleteDispatchLimit(ctx context.Context, a *Actor, id string) 
 			"scope": l.Scope, "targetId": limitTarget(l)})
 	})
 }
+
+// forgetLimits tells the delivery engine of this process that workspace
+// ws's dispatch limits changed (other processes read them again within
+// seconds).
+func (s *Service) forgetLimits(ws string) {
+	if s.delivery != nil {
+		s.delivery.ForgetLimits(ws)
+	}
+}

@@ -76,9 +76,9 @@ type OTPView struct {
 // otpSend is what a send or resend needs for delivery, kept between
 // the transactions.
 type otpSend struct {
-	rn     *run
+	req    *notify.Request // the message, secret included
+	job    *notify.Job
 	secret []string // plaintext code or link token, redacted before storage
-	sup    bool
 }
 
 func otpRateLimited() error {
@@ -270,23 +270,7 @@ func (s *Service) prepareOTP(ctx context.Context, tx notify.Tx, key *notify.APIK
 	if err := tx.CreateDirectRequest(ctx, &stored, job); err != nil {
 		return nil, err
 	}
-	snd := &otpSend{rn: &run{req: req, job: job, touched: map[string]bool{}}, secret: []string{plain}}
-	if req.Channel == notify.ChannelEmail {
-		var err error
-		if snd.sup, err = tx.IsSuppressed(ctx, sess.WorkspaceID, req.RecipientAddress); err != nil {
-			return nil, err
-		}
-	}
-	var err error
-	if snd.rn.cands, err = s.candidates(ctx, tx, req); err != nil {
-		return nil, err
-	}
-	ids := make([]string, len(snd.rn.cands))
-	for i, c := range snd.rn.cands {
-		ids[i] = c.account.ID
-	}
-	snd.rn.breakers, err = tx.FindBreakers(ctx, ids)
-	return snd, err
+	return &otpSend{req: req, job: job, secret: []string{plain}}, nil
 }
 
 func redact(s, secret string) string {
@@ -325,38 +309,12 @@ func defaultOTPMessage(sess *notify.OTPSession, vars map[string]string) (title, 
 // request's final state, and on failure marks the session failed and
 // answers 502.
 func (s *Service) deliverOTP(ctx context.Context, sess *notify.OTPSession, snd *otpSend) error {
-	rn := snd.rn
-	var out outcome
-	switch {
-	case snd.sup:
-		out = outcome{code: notify.FailureInvalidRequest, msg: "recipient address is on the suppression list", final: true}
-	case len(rn.cands) == 0:
-		out = outcome{code: notify.FailureUnsupportedChannel, msg: "no usable route for channel " + string(rn.req.Channel), final: true}
-	default:
-		out = s.tryRoutes(ctx, rn)
-		out.final = true // no job retry: the caller waits for this answer
-	}
-	for _, a := range rn.attempts {
-		for _, p := range snd.secret {
-			a.RequestJSON, a.ResponseJSON, a.FailureMessage = redact(a.RequestJSON, p), redact(a.ResponseJSON, p), redact(a.FailureMessage, p)
-		}
-	}
-	for _, p := range snd.secret {
-		out.msg = redact(out.msg, p)
-	}
+	out := s.delivery.SendNow(ctx, notify.DirectSend{Request: snd.req, Job: snd.job, Secrets: snd.secret})
 	err := s.store.Update(ctx, func(tx notify.Tx) error {
-		if err := tx.CreateAttempts(ctx, rn.attempts); err != nil {
+		if err := out.Record(ctx, tx); err != nil {
 			return err
 		}
-		for id := range rn.touched {
-			if err := tx.PutBreaker(ctx, rn.breakers[id]); err != nil {
-				return err
-			}
-		}
-		if err := s.finish(ctx, tx, rn, out, s.now()); err != nil {
-			return err
-		}
-		if out.success {
+		if out.Succeeded() {
 			return nil
 		}
 		prev := sess.Status
@@ -371,8 +329,9 @@ func (s *Service) deliverOTP(ctx context.Context, sess *notify.OTPSession, snd *
 	if err != nil {
 		return err
 	}
-	if !out.success {
-		return notify.Errorf(notify.CodeProviderFailed, "OTP delivery failed: %s: %s", out.code, out.msg)
+	if !out.Succeeded() {
+		code, msg := out.Failure()
+		return notify.Errorf(notify.CodeProviderFailed, "OTP delivery failed: %s: %s", code, msg)
 	}
 	return nil
 }

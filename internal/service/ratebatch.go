@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"time"
@@ -68,15 +69,6 @@ func (b *rateChecks) loop() {
 	}
 }
 
-// rateCounter is one counter window touched by a batch.
-type rateCounter struct {
-	scope string
-	start time.Time
-	max   int
-	count int
-	dirty bool
-}
-
 func (b *rateChecks) run(batch []*rateCheck) {
 	live := batch[:0:0]
 	for _, c := range batch {
@@ -91,83 +83,24 @@ func (b *rateChecks) run(batch []*rateCheck) {
 	}
 	errs := make([]error, len(live))
 	ctx := context.Background()
+	keys := make([]*notify.APIKey, len(live))
+	for i, c := range live {
+		keys[i] = c.key
+	}
 	// Batch: on SQLite the checks also share the sends' group commit.
 	err := b.s.store.Batch(ctx, func(tx notify.Tx) error {
 		clear(errs)
-		counters := map[string]*rateCounter{}
-		// counter returns the window of scope with its maximum.
-		counter := func(scope string, windowSeconds, max int, now time.Time) *rateCounter {
-			key, start := rateWindow(scope, windowSeconds, now)
-			id := key + "@" + start.String()
-			c := counters[id]
-			if c == nil {
-				c = &rateCounter{scope: key, start: start, max: max}
-				counters[id] = c
-			}
-			return c
+		adm, err := b.s.planAdmission(ctx, tx, keys, live[0].now)
+		if err != nil {
+			return err
 		}
-		// policy reads each policy once per batch.
-		type limit struct{ window, max int }
-		policies := map[[2]string]limit{}
-		policy := func(workspaceID, keyID string, defMax int) (limit, error) {
-			id := [2]string{workspaceID, keyID}
-			if l, ok := policies[id]; ok {
-				return l, nil
-			}
-			w, m, err := ratePolicy(ctx, tx, workspaceID, keyID, defMax)
-			policies[id] = limit{w, m}
-			return policies[id], err
+		if err := adm.read(ctx, tx, true); err != nil {
+			return err
 		}
-		type pair struct{ ws, key *rateCounter }
-		pairs := make([]pair, len(live))
-		for i, c := range live {
-			ws, err := policy(c.key.WorkspaceID, "", notify.DefaultWorkspaceMaxRequests)
-			if err != nil {
-				return err
-			}
-			k, err := policy(c.key.WorkspaceID, c.key.ID, notify.DefaultAPIKeyMaxRequests)
-			if err != nil {
-				return err
-			}
-			pairs[i] = pair{counter("w:"+c.key.WorkspaceID, ws.window, ws.max, c.now), counter("k:"+c.key.ID, k.window, k.max, c.now)}
+		for i := range live {
+			errs[i] = adm.admit(i)
 		}
-		// Lock in one global order, so batches of several processes
-		// never wait on each other in a cycle.
-		ids := make([]string, 0, len(counters))
-		for id := range counters {
-			ids = append(ids, id)
-		}
-		slices.Sort(ids)
-		for _, id := range ids {
-			c := counters[id]
-			n, err := tx.LockRateCount(ctx, c.scope, c.start)
-			if err != nil {
-				return err
-			}
-			c.count = n
-		}
-		// Arrival order: the workspace first, then the key; a refused
-		// request grows neither.
-		for i, p := range pairs {
-			switch {
-			case p.ws.count >= p.ws.max:
-				errs[i] = notify.Errorf(notify.CodeWorkspaceLimit, "Workspace request limit exceeded")
-			case p.key.count >= p.key.max:
-				errs[i] = notify.Errorf(notify.CodeAPIKeyLimit, "API key request limit exceeded")
-			default:
-				p.ws.count++
-				p.key.count++
-				p.ws.dirty, p.key.dirty = true, true
-			}
-		}
-		for _, id := range ids {
-			if c := counters[id]; c.dirty {
-				if err := tx.SetRateCount(ctx, c.scope, c.start, c.count); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
+		return adm.write(ctx, tx, true)
 	})
 	for i, c := range live {
 		if err != nil {
@@ -176,4 +109,141 @@ func (b *rateChecks) run(batch []*rateCheck) {
 		}
 		c.done <- errs[i]
 	}
+}
+
+// rateCounter is one counter window touched by a batch.
+type rateCounter struct {
+	scope string
+	start time.Time
+	max   int
+	count int // read at the start of the batch
+	add   int // admitted by this batch
+}
+
+// admission applies the request limits to a batch of authenticated
+// requests in arrival order (SPEC "Request rate limits"): the workspace
+// limit first, then the key's; both counters grow only when both pass,
+// so a refused request grows nothing. Each policy is read once per batch
+// and each counter row is read and written once, however many requests
+// it admits.
+type admission struct {
+	counters map[string]*rateCounter
+	ids      []string // the counters in one global order
+	pairs    []*[2]*rateCounter
+}
+
+// planAdmission reads the policies of keys (nil entries are requests
+// that do not count) and names the counters each request touches, in the
+// window holding now.
+func (s *Service) planAdmission(ctx context.Context, tx notify.Tx, keys []*notify.APIKey, now time.Time) (*admission, error) {
+	a := &admission{counters: map[string]*rateCounter{}, pairs: make([]*[2]*rateCounter, len(keys))}
+	type limit struct{ window, max int }
+	policies := map[[2]string]limit{}
+	policy := func(workspaceID, keyID string, defMax int) (limit, error) {
+		id := [2]string{workspaceID, keyID}
+		if l, ok := policies[id]; ok {
+			return l, nil
+		}
+		w, m, err := ratePolicy(ctx, tx, workspaceID, keyID, defMax)
+		policies[id] = limit{w, m}
+		return policies[id], err
+	}
+	counter := func(scope string, l limit) *rateCounter {
+		key, start := rateWindow(scope, l.window, now)
+		id := key + "@" + start.String()
+		c := a.counters[id]
+		if c == nil {
+			c = &rateCounter{scope: key, start: start, max: l.max}
+			a.counters[id] = c
+			a.ids = append(a.ids, id)
+		}
+		return c
+	}
+	for i, k := range keys {
+		if k == nil {
+			continue
+		}
+		ws, err := policy(k.WorkspaceID, "", notify.DefaultWorkspaceMaxRequests)
+		if err != nil {
+			return nil, err
+		}
+		kl, err := policy(k.WorkspaceID, k.ID, notify.DefaultAPIKeyMaxRequests)
+		if err != nil {
+			return nil, err
+		}
+		a.pairs[i] = &[2]*rateCounter{counter("w:"+k.WorkspaceID, ws), counter("k:"+k.ID, kl)}
+	}
+	// One global order, so batches of several processes that lock never
+	// wait on each other in a cycle.
+	slices.Sort(a.ids)
+	return a, nil
+}
+
+// read reads every counter; with lock it also holds their rows until the
+// transaction ends.
+func (a *admission) read(ctx context.Context, tx notify.Tx, lock bool) error {
+	for _, id := range a.ids {
+		c := a.counters[id]
+		var err error
+		if lock {
+			c.count, err = tx.LockRateCount(ctx, c.scope, c.start)
+		} else {
+			c.count, err = tx.RateCount(ctx, c.scope, c.start)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// admit decides request i: nil admits it (its counters grow), else the
+// 429 of the limit it exceeds.
+func (a *admission) admit(i int) error {
+	p := a.pairs[i]
+	if p == nil {
+		return nil
+	}
+	ws, key := p[0], p[1]
+	switch {
+	case ws.count+ws.add >= ws.max:
+		return notify.Errorf(notify.CodeWorkspaceLimit, "Workspace request limit exceeded")
+	case key.count+key.add >= key.max:
+		return notify.Errorf(notify.CodeAPIKeyLimit, "API key request limit exceeded")
+	}
+	ws.add++
+	key.add++
+	return nil
+}
+
+// errRateRace: counters read without their locks grew beyond a limit
+// before this batch added its own; the batch is undone and run again
+// holding the locks.
+var errRateRace = errors.New("request limit counters moved during the batch")
+
+// write stores what the batch admitted. Counters read under their locks
+// are set; counters read without them are added to, which locks them
+// only from here to the commit, and a sum beyond a limit undoes the
+// batch (errRateRace): another process admitted requests meanwhile.
+func (a *admission) write(ctx context.Context, tx notify.Tx, locked bool) error {
+	for _, id := range a.ids {
+		c := a.counters[id]
+		if c.add == 0 {
+			continue
+		}
+		if locked {
+			if err := tx.SetRateCount(ctx, c.scope, c.start, c.count+c.add); err != nil {
+				return err
+			}
+			continue
+		}
+		n, err := tx.AddRateCount(ctx, c.scope, c.start, c.add)
+		if err != nil {
+			return err
+		}
+		if n > c.max {
+			return errRateRace
+		}
+	}
+	return nil
 }

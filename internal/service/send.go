@@ -201,36 +201,106 @@ func (s *Service) resolveTemplate(ctx context.Context, tx notify.Tx, ws string, 
 	return nil, nil, notify.Invalid("Template %s has no published version", code)
 }
 
-// Send accepts one notification: request row and queue job in one
-// transaction, deduplicated by idempotency key within the workspace.
-// nonce, when not nil, is recorded in the same transaction.
+// Send accepts one notification: its request row, job row and queue job
+// are committed together with its nonce and its request-limit count, in
+// the send group commit (accept.go), deduplicated by idempotency key
+// within the workspace.
 func (s *Service) Send(ctx context.Context, key *notify.APIKey, nonce *Nonce, in *SendInput) (*SendResult, error) {
-	now := s.now()
-	sched, err := s.validateSend(in, "", now)
-	if err != nil {
-		return nil, s.refuseWithNonce(ctx, nonce, err)
-	}
 	var acc *notify.Accept
-	err = s.store.Batch(ctx, func(tx notify.Tx) error {
-		if err := s.recordNonce(ctx, tx, nonce); err != nil {
+	err := s.submit(ctx, key, nonce, func(c *acceptCall) error {
+		now := s.now()
+		sched, err := s.validateSend(in, "", now)
+		if err != nil {
+			c.refuse = err
+			return nil
+		}
+		rs, err := s.buildRequests(ctx, c.key, []*SendInput{in}, []*time.Time{sched}, now)
+		if err != nil {
 			return err
 		}
-		r, err := s.buildRequest(ctx, tx, key.WorkspaceID, key, in, sched, now)
-		if err != nil {
-			return s.refuseInTx(ctx, tx, nonce, err)
+		if rs[0].err != nil {
+			c.refuse = rs[0].err
+			return nil
 		}
-		acc = &notify.Accept{Request: r, MaxAttempts: s.jobAttempts}
-		return tx.AcceptRequests(ctx, []*notify.Accept{acc}, now)
+		acc = &notify.Accept{Request: rs[0].req, MaxAttempts: s.jobAttempts}
+		c.accepts = []*notify.Accept{acc}
+		return nil
 	})
-	var rf *refusal
-	if errors.As(err, &rf) {
-		return nil, s.refuseWithNonce(ctx, rf.nonce, rf.err)
-	}
 	if err != nil {
 		return nil, err
 	}
 	res := acceptResult(acc)
 	return &res, nil
+}
+
+// RefuseSend answers a send refused before its use case ran (a body that
+// does not decode): like an accepted send it counts toward the request
+// limits and records its nonce, in the send group commit, and answers
+// err unless a limit answers 429 first.
+func (s *Service) RefuseSend(ctx context.Context, key *notify.APIKey, nonce *Nonce, err error) error {
+	return s.submit(ctx, key, nonce, func(c *acceptCall) error {
+		c.refuse = err
+		return nil
+	})
+}
+
+// submit prepares a send call with prepare (outside any transaction) and
+// runs it in the send group commit. A call whose cached API key turns out
+// to have changed wrote nothing: it is verified again against the stored
+// key and prepared anew (the key's template list may differ).
+func (s *Service) submit(ctx context.Context, key *notify.APIKey, nonce *Nonce, prepare func(*acceptCall) error) error {
+	for try := 0; ; try++ {
+		c := &acceptCall{ctx: ctx, key: key, nonce: nonce}
+		if err := prepare(c); err != nil {
+			return err
+		}
+		err := s.accept.do(c)
+		if !errors.Is(err, errStaleKey) {
+			return err
+		}
+		if try == 2 {
+			return notify.Unauthorized(detailInvalidKey)
+		}
+		s.keys.forget(key.KeyID)
+		if key, nonce, err = s.verify(ctx, nonce.req, true); err != nil {
+			return err
+		}
+		if err := RequireScope(key, notify.ScopeNotificationsSend); err != nil {
+			return s.refuseWithNonce(ctx, nonce, err)
+		}
+	}
+}
+
+// built is one send's request, or the 4xx that refuses it.
+type built struct {
+	req *notify.Request
+	err error
+}
+
+// buildRequests resolves templates and renders each send. The reads it
+// needs (templates, preferred accounts) share one read transaction, and a
+// plain text send needs none. A failure of one send is its own; an error
+// of the database fails all.
+func (s *Service) buildRequests(ctx context.Context, key *notify.APIKey, ins []*SendInput, scheds []*time.Time, now time.Time) ([]built, error) {
+	out := make([]built, len(ins))
+	build := func(tx notify.Tx) error {
+		for i, in := range ins {
+			r, err := s.buildRequest(ctx, tx, key.WorkspaceID, key, in, scheds[i], now)
+			if _, ok := notify.AsError(err); err != nil && !ok {
+				return err
+			}
+			out[i] = built{req: r, err: err}
+		}
+		return nil
+	}
+	reads := false
+	for _, in := range ins {
+		reads = reads || in.TemplateCode != "" || len(in.PreferredProviderAccountIDs) > 0
+	}
+	if !reads {
+		return out, build(nil)
+	}
+	return out, s.store.View(ctx, build)
 }
 
 func acceptResult(a *notify.Accept) SendResult {
@@ -246,42 +316,42 @@ func acceptResult(a *notify.Accept) SendResult {
 	return SendResult{RequestID: a.Request.ID, Status: a.Request.Status, QueueJobID: &id, ScheduledAt: a.Request.ScheduledAt}
 }
 
-// SendBulk validates every item (one bad item rejects the call), then
-// accepts the valid items in one transaction; items failing acceptance
-// (template resolution) are left out.
+// SendBulk validates every item (one bad item refuses the call), then
+// accepts the valid items together; items failing acceptance (template
+// resolution) are left out. The call counts once toward the limits.
 func (s *Service) SendBulk(ctx context.Context, key *notify.APIKey, nonce *Nonce, items []*SendInput) (*BulkResult, error) {
-	if len(items) == 0 {
-		return nil, s.refuseWithNonce(ctx, nonce, notify.Invalid("items must hold at least one item"))
-	}
-	if len(items) > 500 {
-		return nil, s.refuseWithNonce(ctx, nonce, notify.Invalid("items must hold at most 500 items"))
-	}
-	now := s.now()
-	scheds := make([]*time.Time, len(items))
-	for i, in := range items {
-		sched, err := s.validateSend(in, "items["+itoa(int64(i))+"].", now)
-		if err != nil {
-			return nil, s.refuseWithNonce(ctx, nonce, err)
-		}
-		scheds[i] = sched
-	}
 	var accs []*notify.Accept
-	err := s.store.Batch(ctx, func(tx notify.Tx) error {
-		if err := s.recordNonce(ctx, tx, nonce); err != nil {
+	err := s.submit(ctx, key, nonce, func(c *acceptCall) error {
+		accs = nil
+		if len(items) == 0 {
+			c.refuse = notify.Invalid("items must hold at least one item")
+			return nil
+		}
+		if len(items) > 500 {
+			c.refuse = notify.Invalid("items must hold at most 500 items")
+			return nil
+		}
+		now := s.now()
+		scheds := make([]*time.Time, len(items))
+		for i, in := range items {
+			sched, err := s.validateSend(in, "items["+itoa(int64(i))+"].", now)
+			if err != nil {
+				c.refuse = err
+				return nil
+			}
+			scheds[i] = sched
+		}
+		rs, err := s.buildRequests(ctx, c.key, items, scheds, now)
+		if err != nil {
 			return err
 		}
-		accs = accs[:0]
-		for i, in := range items {
-			r, err := s.buildRequest(ctx, tx, key.WorkspaceID, key, in, scheds[i], now)
-			if err != nil {
-				if _, ok := notify.AsError(err); ok {
-					continue // an acceptance failure leaves this item out
-				}
-				return err
+		for _, b := range rs {
+			if b.err == nil { // an acceptance failure leaves its item out
+				accs = append(accs, &notify.Accept{Request: b.req, MaxAttempts: s.jobAttempts})
 			}
-			accs = append(accs, &notify.Accept{Request: r, MaxAttempts: s.jobAttempts})
 		}
-		return tx.AcceptRequests(ctx, accs, now)
+		c.accepts = accs
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -389,20 +459,7 @@ func (s *Service) cancelInTx(ctx context.Context, tx notify.Tx, r *notify.Reques
 
 // event writes an outbox row for r.
 func (s *Service) event(ctx context.Context, tx notify.Tx, typ string, r *notify.Request, now time.Time) error {
-	return tx.CreateEvent(ctx, &notify.Event{ID: newID(), WorkspaceID: r.WorkspaceID, Type: typ, RequestID: r.ID, CreatedAt: now,
-		Payload: map[string]any{
-			"requestId": r.ID, "workspaceId": r.WorkspaceID, "channel": r.Channel, "status": r.Status,
-			"recipientAddress": r.RecipientAddress, "selectedProviderAccountId": nilIfEmpty(r.SelectedProviderID),
-			"selectedProviderMessageId": nilIfEmpty(r.SelectedMessageID), "finalErrorCode": nilIfEmpty(r.FinalErrorCode),
-			"finalErrorMessage": nilIfEmpty(r.FinalErrorMessage), "metadata": r.Metadata,
-		}})
-}
-
-func nilIfEmpty(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
+	return tx.CreateEvent(ctx, notify.RequestEvent(newID(), typ, r, now))
 }
 
 func itoa(n int64) string {
@@ -426,22 +483,3 @@ func itoa(n int64) string {
 	}
 	return string(b[i:])
 }
-
-// refuseInTx answers a domain error found inside the send transaction. The
-// savepoint rollback would undo the nonce too, so it is recorded again
-// after the transaction: a replay of a refused request still answers 401.
-func (s *Service) refuseInTx(ctx context.Context, tx notify.Tx, nonce *Nonce, err error) error {
-	if _, ok := notify.AsError(err); !ok || nonce == nil {
-		return err
-	}
-	return &refusal{err: err, nonce: nonce}
-}
-
-// refusal carries a refused request's error and nonce out of its transaction.
-type refusal struct {
-	err   error
-	nonce *Nonce
-}
-
-func (r *refusal) Error() string { return r.err.Error() }
-func (r *refusal) Unwrap() error { return r.err }

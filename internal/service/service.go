@@ -4,7 +4,6 @@
 package service
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -15,9 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/notifyd/notifyd/internal/bounce"
-	"github.com/notifyd/notifyd/internal/dispatch"
 	"github.com/notifyd/notifyd/internal/mailcheck"
-	"github.com/notifyd/notifyd/internal/metrics"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/otp"
 	"github.com/notifyd/notifyd/internal/provider"
@@ -50,19 +47,22 @@ type Options struct {
 	// (private targets allowed: tests, demo).
 	SNSCertHosts []string
 	SNSAllowHTTP bool
-	// Metrics of dispatch limits; nil records nothing. DispatchMaxWaiters
-	// bounds the sends sleeping on dispatch limits at once (default
-	// DefaultDispatchMaxWaiters).
-	Metrics            *metrics.Limits
-	DispatchMaxWaiters int
-	// BatchObserver is told about every adapter batch (metrics); nil: nobody.
-	BatchObserver dispatch.BatchObserver
-	// DispatchRunBound is the longest a dispatch job run may last (the
-	// worker's job timeout); default 2 minutes. A run that finds an
-	// earlier run of its request started less than this (plus the time a
-	// vendor-accepted result may take to be recorded) ago snoozes instead
-	// of sending: the queue re-runs jobs it thinks stuck (dispatch.go).
-	DispatchRunBound time.Duration
+	// AcceptWriters is how many send group commits may run at once: 1 on
+	// SQLite (one writer), a few on PostgreSQL. Default 1.
+	AcceptWriters int
+	// Delivery sends what a caller waits for (OTP, test-send) and learns
+	// of dispatch-limit changes; internal/delivery implements it.
+	Delivery Delivery
+}
+
+// Delivery is the delivery engine as the use cases see it.
+type Delivery interface {
+	// SendNow delivers a stored request whose caller waits for the
+	// outcome; the caller records it in its own transaction.
+	SendNow(ctx context.Context, d notify.DirectSend) notify.DirectOutcome
+	// ForgetLimits drops what the engine cached of a workspace's dispatch
+	// limits, so a change applies to its next send.
+	ForgetLimits(workspaceID string)
 }
 
 // Service is the set of use cases.
@@ -79,7 +79,7 @@ type Service struct {
 	quotas      *quotaCache
 	jobAttempts int
 	backoff     time.Duration
-	dispatch    *dispatcher
+	delivery    Delivery
 	otpPolicy   otp.Policy
 	otpSecret   []byte
 	otpCodeKey  []byte
@@ -88,9 +88,9 @@ type Service struct {
 	sns         *bounce.SNSVerifier
 	fanoutMu    sync.Mutex
 	fanoutFault FanoutFault // tests: SetFanoutFault
-	lim         *limits     // dispatch limits (dispatchlimit.go)
 	rates       *rateChecks // request-limit checks (ratebatch.go)
-	runLease    time.Duration
+	accept      *acceptor   // the send group commit (accept.go)
+	keys        *keyCache   // API keys of signed sends (keycache.go)
 }
 
 // New builds a Service.
@@ -117,12 +117,10 @@ func New(o Options) *Service {
 		ttl: o.SessionTTL, tol: o.HMACTolerance, logins: newLoginThrottle(),
 		kinds: o.Kinds, deps: o.ProviderDeps, quotas: newQuotaCache(),
 		jobAttempts: o.JobAttempts, backoff: o.Backoff}
-	s.dispatch = newDispatcher(s)
-	s.runLease = cmp.Or(o.DispatchRunBound, 2*time.Minute) + recordGrace
-	s.lim = newLimits(s.now, o.Metrics, o.DispatchMaxWaiters)
+	s.delivery = o.Delivery
 	s.rates = &rateChecks{s: s}
-	s.dispatch.batches = dispatch.NewBatcher(o.BatchObserver)
-	s.dispatch.batches.SetSharer(s.lim.cluster) // cluster-wide call budgets
+	s.accept = newAcceptor(s, o.AcceptWriters)
+	s.keys = newKeyCache()
 	s.mailCheck = o.MailCheck
 	s.wh = o.Webhooks.withDefaults()
 	s.sns = newSNSVerifier(o)

@@ -42,8 +42,8 @@ func (s *Service) TestSend(ctx context.Context, a *Actor, providerID string, in 
 	}
 	now := s.now()
 	var p *notify.ProviderAccount
-	var rn *run
-	var suppressed bool
+	var req *notify.Request
+	var job *notify.Job
 	err := s.store.Update(ctx, func(tx notify.Tx) error {
 		var err error
 		if p, err = tx.FindProviderAccount(ctx, a.WorkspaceID, providerID); err != nil {
@@ -52,21 +52,14 @@ func (s *Service) TestSend(ctx context.Context, a *Actor, providerID string, in 
 		if in.Mode == "instance" && !p.Enabled {
 			return notify.Conflict("Provider is disabled; an instance test-send needs an enabled provider")
 		}
-		req, err := s.testRequest(ctx, tx, a.WorkspaceID, p, in)
-		if err != nil {
+		if req, err = s.testRequest(ctx, tx, a.WorkspaceID, p, in); err != nil {
 			return err
 		}
 		req.RequestedAt, req.UpdatedAt = now, now
-		job := &notify.Job{ID: newID(), WorkspaceID: a.WorkspaceID, RequestID: req.ID, Status: notify.JobProcessing,
+		job = &notify.Job{ID: newID(), WorkspaceID: a.WorkspaceID, RequestID: req.ID, Status: notify.JobProcessing,
 			AttemptsMade: 1, MaxAttempts: 1, QueuedAt: now, StartedAt: &now}
 		if err := tx.CreateDirectRequest(ctx, req, job); err != nil {
 			return err
-		}
-		rn = &run{req: req, job: job, touched: map[string]bool{}}
-		if req.Channel == notify.ChannelEmail {
-			if suppressed, err = tx.IsSuppressed(ctx, a.WorkspaceID, req.RecipientAddress); err != nil {
-				return err
-			}
 		}
 		return s.audit(ctx, tx, a, a.WorkspaceID, "provider.test_send", "provider", p.ID,
 			map[string]any{"mode": in.Mode, "requestId": req.ID, "channel": p.Channel})
@@ -74,34 +67,17 @@ func (s *Service) TestSend(ctx context.Context, a *Actor, providerID string, in 
 	if err != nil {
 		return nil, err
 	}
-	var out outcome
-	if suppressed {
-		out = outcome{code: notify.FailureInvalidRequest, msg: "recipient address is on the suppression list", final: true}
-	} else {
-		c := candidate{account: p}
-		_ = s.waitDispatchLimits(ctx, rn, p) // synchronous: takes tokens, never waits
-		start := s.now()
-		res, _ := s.send(ctx, rn.req, p) // synchronous: never waits in a batch
-		rn.attempts = append(rn.attempts, s.attempt(rn, c, start, s.now(), res))
-		if res.Err == nil {
-			out = outcome{success: true, accountID: p.ID, messageID: res.MessageID}
-		} else {
-			out = outcome{code: res.Err.Code, msg: res.Err.Message, final: true}
-		}
-	}
-	err = s.store.Update(ctx, func(tx notify.Tx) error {
-		if err := tx.CreateAttempts(ctx, rn.attempts); err != nil {
-			return err
-		}
-		return s.finish(ctx, tx, rn, out, s.now())
-	})
-	if err != nil {
+	// A test-send goes through this provider alone, circuit bypassed (a
+	// diagnostic of one provider).
+	out := s.delivery.SendNow(ctx, notify.DirectSend{Request: req, Job: job, Account: p})
+	if err := s.store.Update(ctx, func(tx notify.Tx) error { return out.Record(ctx, tx) }); err != nil {
 		return nil, err
 	}
-	if !out.success {
-		return nil, notify.Errorf(notify.CodeProviderFailed, "Provider send failed: %s: %s", out.code, out.msg)
+	if !out.Succeeded() {
+		code, msg := out.Failure()
+		return nil, notify.Errorf(notify.CodeProviderFailed, "Provider send failed: %s: %s", code, msg)
 	}
-	return rn.req, nil
+	return req, nil
 }
 
 // testRequest builds the request of a test-send. For msgr_alimtalk the

@@ -2,6 +2,7 @@ package pipeline_test
 
 import (
 	"errors"
+	"strconv"
 	"testing"
 	"time"
 
@@ -20,9 +21,11 @@ func TestRescuedRunDoesNotSendTwice(t *testing.T) {
 	b.routes(t, route{Channel: "sms", ProviderAccountID: p, Priority: 1})
 	fault(t, b, map[string]any{"kind": "vendorb_sms", "latencyMs": 3000, "count": 1})
 	res := b.send(t, sms("01012345678", "once"))
-	b.waitFor(t, res.RequestID, "processing", func(o requestOut) bool { return o.Status == "processing" })
+	running := b.waitFor(t, res.RequestID, "processing", func(o requestOut) bool { return o.Status == "processing" })
+	queueJobID, err := strconv.ParseInt(running.Job.QueueJobID, 10, 64)
+	require.NoError(t, err)
 
-	err := b.env.Daemon.Service.Dispatch(ctx, b.env.Workspace, res.RequestID, 7)
+	err = b.env.Daemon.Delivery.RunJob(ctx, queueJobID)
 	var snooze *dispatch.SnoozeError
 	require.True(t, errors.As(err, &snooze), "the second run snoozes: %v", err)
 	require.Greater(t, snooze.After, time.Second)
@@ -33,6 +36,6 @@ func TestRescuedRunDoesNotSendTwice(t *testing.T) {
 	require.Len(t, out.Attempts, 1)
 	require.Len(t, b.env.Sim.Messages("vendorb_sms", "", 0), 1)
 	// Once the request is final, a late run changes nothing.
-	require.NoError(t, b.env.Daemon.Service.Dispatch(ctx, b.env.Workspace, res.RequestID, 8))
+	require.NoError(t, b.env.Daemon.Delivery.RunJob(ctx, queueJobID))
 	require.Len(t, b.env.Sim.Messages("vendorb_sms", "", 0), 1)
 }

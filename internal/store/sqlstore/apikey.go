@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/notifyd/notifyd/internal/notify"
@@ -87,6 +88,42 @@ func (t *Tx) UseNonce(ctx context.Context, keyID, nonce string, now, expiresAt t
 		return notify.ErrConflict
 	}
 	return nil
+}
+
+// UseNonces inserts the nonces in one statement; RETURNING names the ones
+// stored (new, or replacing an expired duplicate), so the others are
+// replays.
+func (t *Tx) UseNonces(ctx context.Context, uses []notify.NonceUse, now time.Time) ([]bool, error) {
+	fresh := make([]bool, len(uses))
+	idx := make(map[[2]string]int, len(uses))
+	for start := 0; start < len(uses); start += updateChunk {
+		part := uses[start:min(start+updateChunk, len(uses))]
+		args := make([]any, 0, len(part)*3+1)
+		for i, u := range part {
+			idx[[2]string{u.KeyID, u.Nonce}] = start + i
+			args = append(args, u.KeyID, u.Nonce, ms(u.ExpiresAt))
+		}
+		args = append(args, ms(now))
+		rows, err := t.c.Query(ctx, `INSERT INTO api_nonces (key_id, nonce, expires_at) VALUES (?, ?, ?)`+
+			strings.Repeat(", (?, ?, ?)", len(part)-1)+` ON CONFLICT (key_id, nonce) DO UPDATE SET expires_at = excluded.expires_at
+			WHERE api_nonces.expires_at <= ? RETURNING key_id, nonce`, args...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var k, n string
+			if err := rows.Scan(&k, &n); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			fresh[idx[[2]string{k, n}]] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return fresh, nil
 }
 
 func (t *Tx) DeleteExpiredNonces(ctx context.Context, now time.Time) (int, error) {

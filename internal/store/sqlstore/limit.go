@@ -157,3 +157,11 @@ func (t *Tx) FindDispatchWorkers(ctx context.Context, since time.Time) ([]*notif
 		return &w, fromJSON(d, &w.Demand)
 	}, `SELECT worker_id, demand, heartbeat_at FROM dispatch_workers WHERE heartbeat_at >= ? ORDER BY worker_id`, ms(since))
 }
+
+func (t *Tx) AddRateCount(ctx context.Context, scopeKey string, windowStart time.Time, n int) (int, error) {
+	var count int
+	err := t.c.QueryRow(ctx, `INSERT INTO rate_limit_counters (scope_key, window_start, count) VALUES (?, ?, ?)
+		ON CONFLICT (scope_key, window_start) DO UPDATE SET count = rate_limit_counters.count + excluded.count
+		RETURNING count`, scopeKey, ms(windowStart), n).Scan(&count)
+	return count, err
+}

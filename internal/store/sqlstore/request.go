@@ -174,15 +174,33 @@ type pendingJob struct {
 	params river.InsertManyParams
 }
 
-// flush inserts the pending River jobs in one call and their job rows in
-// bulk. It runs right before commit.
+// flush inserts the pending River jobs and their job rows in bulk. It
+// runs right before commit. Requests to run at once share dispatch_batch
+// jobs of up to DispatchBatchMax requests (one job run claims and records
+// them together); a scheduled request gets a dispatch job of its own at
+// its time.
 func (t *Tx) flush(ctx context.Context) error {
 	if len(t.pending) == 0 {
 		return nil
 	}
-	params := make([]river.InsertManyParams, len(t.pending))
+	var params []river.InsertManyParams
+	owner := make([]int, len(t.pending)) // index into params of each pending job
+	var now []int
 	for i, p := range t.pending {
-		params[i] = p.params
+		if p.params.InsertOpts != nil && !p.params.InsertOpts.ScheduledAt.IsZero() {
+			owner[i] = len(params)
+			params = append(params, p.params)
+			continue
+		}
+		now = append(now, i)
+	}
+	for start := 0; start < len(now); start += jobs.DispatchBatchMax {
+		part := now[start:min(start+jobs.DispatchBatchMax, len(now))]
+		for _, i := range part {
+			owner[i] = len(params)
+		}
+		params = append(params, river.InsertManyParams{Args: jobs.DispatchBatch{Count: len(part)},
+			InsertOpts: &river.InsertOpts{MaxAttempts: jobs.DispatchMaxAttempts}})
 	}
 	ids, err := t.c.InsertJobs(ctx, params)
 	if err != nil {
@@ -191,7 +209,7 @@ func (t *Tx) flush(ctx context.Context) error {
 	rows := make([][]any, len(t.pending))
 	for i, p := range t.pending {
 		j := p.job
-		j.QueueJobID = ids[i]
+		j.QueueJobID = ids[owner[i]]
 		rows[i] = []any{j.ID, j.WorkspaceID, j.RequestID, j.QueueJobID, j.Status, j.AttemptsMade, j.MaxAttempts,
 			ms(j.QueuedAt), msPtr(j.ScheduledAt), nil, nil, nil, nil, nil, nil}
 	}

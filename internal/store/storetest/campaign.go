@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/notifyd/notifyd/internal/jobs"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/store"
 )
@@ -241,7 +242,15 @@ func testAcceptManyPlain(t *testing.T, db *store.DB) {
 	update(t, db, func(ctx context.Context, tx notify.Tx) error { return tx.AcceptRequests(ctx, accs, t0) })
 	require.Equal(t, 1203, countRows(t, db, "notification_requests"))
 	require.Equal(t, 1203, countRows(t, db, "notification_jobs"))
-	require.Equal(t, before+1203, countRows(t, db, "river_job"))
+	// Requests to run at once share queue jobs of up to DispatchBatchMax.
+	require.Equal(t, before+(1203+jobs.DispatchBatchMax-1)/jobs.DispatchBatchMax, countRows(t, db, "river_job"))
+	perJob := map[int64]int{}
+	for _, a := range accs {
+		perJob[a.Job.QueueJobID]++
+	}
+	for _, n := range perJob {
+		require.LessOrEqual(t, n, jobs.DispatchBatchMax)
+	}
 	view(t, db, func(ctx context.Context, tx notify.Tx) error {
 		for _, a := range []*notify.Accept{accs[0], accs[1], accs[1202]} {
 			require.NotNil(t, a.Job)

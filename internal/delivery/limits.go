@@ -1,4 +1,4 @@
-package service
+package delivery
 
 import (
 	"context"
@@ -73,43 +73,43 @@ func newLimits(now func() time.Time, m *metrics.Limits, maxWaiters int) *limits 
 }
 
 // WorkerID is this process's id in the dispatch_workers heartbeat table.
-func (s *Service) WorkerID() string { return s.lim.workerID }
+func (e *Engine) WorkerID() string { return e.lim.workerID }
 
 // workspaceLimits returns the workspace's dispatch limits, read at most
 // once per limitCacheTTL; concurrent misses of one workspace share a read.
-func (s *Service) workspaceLimits(ctx context.Context, ws string) ([]*notify.DispatchLimit, error) {
-	s.lim.mu.Lock()
-	e := s.lim.cache[ws]
-	if e == nil {
-		e = &limitEntry{}
-		s.lim.cache[ws] = e
+func (e *Engine) workspaceLimits(ctx context.Context, ws string) ([]*notify.DispatchLimit, error) {
+	e.lim.mu.Lock()
+	ent := e.lim.cache[ws]
+	if ent == nil {
+		ent = &limitEntry{}
+		e.lim.cache[ws] = ent
 	}
-	s.lim.mu.Unlock()
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	now := s.now()
-	if e.loaded && now.Sub(e.at) < limitCacheTTL && !now.Before(e.at) {
-		return e.list, nil
+	e.lim.mu.Unlock()
+	ent.mu.Lock()
+	defer ent.mu.Unlock()
+	now := e.now()
+	if ent.loaded && now.Sub(ent.at) < limitCacheTTL && !now.Before(ent.at) {
+		return ent.list, nil
 	}
 	var list []*notify.DispatchLimit
-	err := s.store.View(ctx, func(tx notify.Tx) (err error) {
+	err := e.store.View(ctx, func(tx notify.Tx) (err error) {
 		list, err = tx.FindDispatchLimits(ctx, ws)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	e.list, e.at, e.loaded = list, now, true
+	ent.list, ent.at, ent.loaded = list, now, true
 	return list, nil
 }
 
-// forgetLimits drops the cached limits of workspace ws, so that a change
+// ForgetLimits drops the cached limits of workspace ws, so that a change
 // made through this process applies to its next send (other processes
 // read it within limitCacheTTL).
-func (s *Service) forgetLimits(ws string) {
-	s.lim.mu.Lock()
-	delete(s.lim.cache, ws)
-	s.lim.mu.Unlock()
+func (e *Engine) ForgetLimits(ws string) {
+	e.lim.mu.Lock()
+	delete(e.lim.cache, ws)
+	e.lim.mu.Unlock()
 }
 
 // applicableLimits are the enabled limits of a send of r through account,
@@ -133,12 +133,6 @@ func applicableLimits(list []*notify.DispatchLimit, r *notify.Request, accountID
 	return out
 }
 
-// synchronous sends (OTP, provider test-send) have a caller waiting for the
-// answer: they take their tokens but never wait.
-func synchronous(r *notify.Request) bool {
-	return r.Source == notify.SourceOTP || r.Source == notify.SourceTest
-}
-
 // waitDispatchLimits applies the dispatch limits to one provider call of
 // rn through account. It returns nil when the call may go now: at once,
 // or after sleeping (in slices) for its tokens. Before the first provider
@@ -148,43 +142,49 @@ func synchronous(r *notify.Request) bool {
 // an attempt. A reading error of the limits lets the send go (limits delay
 // sends; they must not fail them). It returns ctx's error when ctx ends
 // during the wait.
-func (s *Service) waitDispatchLimits(ctx context.Context, rn *run, account *notify.ProviderAccount) error {
-	list, err := s.workspaceLimits(ctx, rn.req.WorkspaceID)
+func (e *Engine) waitDispatchLimits(ctx context.Context, rn *run, account *notify.ProviderAccount) error {
+	if rn.sync {
+		// A caller waits: the send takes its tokens but never waits.
+		if list, err := e.workspaceLimits(ctx, rn.req.WorkspaceID); err == nil {
+			if lims := applicableLimits(list, rn.req, account.ID); len(lims) > 0 {
+				e.lim.limiter.Reserve(lims...)
+			}
+		}
+		return nil
+	}
+	list, err := e.workspaceLimits(ctx, rn.req.WorkspaceID)
 	if err != nil {
-		s.log.WarnContext(ctx, "dispatch limits unreadable; sending unlimited", "workspace", rn.req.WorkspaceID, "err", err)
+		e.log.WarnContext(ctx, "dispatch limits unreadable; sending unlimited", "workspace", rn.req.WorkspaceID, "err", err)
 		return nil
 	}
 	lims := applicableLimits(list, rn.req, account.ID)
 	if len(lims) == 0 {
 		return nil
 	}
-	res := s.lim.limiter.Reserve(lims...)
-	if synchronous(rn.req) {
-		return nil // counted, never delayed
-	}
+	res := e.lim.limiter.Reserve(lims...)
 	if res.Wait > 0 && len(rn.attempts) == 0 &&
-		(res.Wait > maxInlineWait || s.lim.waiting.Load() >= s.lim.maxWaiters) {
+		(res.Wait > maxInlineWait || e.lim.waiting.Load() >= e.lim.maxWaiters) {
 		res.Cancel()
-		s.lim.metrics.Snoozed(dispatch.Scope(res.Binding))
-		after := max(s.lim.limiter.SnoozeSlot(res.Binding, snoozeLead), minSnooze)
+		e.lim.metrics.Snoozed(dispatch.Scope(res.Binding))
+		after := max(e.lim.limiter.SnoozeSlot(res.Binding, snoozeLead), minSnooze)
 		return &dispatch.SnoozeError{After: after, Reason: "dispatch limit " + dispatch.Scope(res.Binding)}
 	}
 	for key, w := range res.Waits {
-		s.lim.metrics.ObserveWait(dispatch.Scope(key), w.Seconds())
+		e.lim.metrics.ObserveWait(dispatch.Scope(key), w.Seconds())
 	}
 	if res.Wait <= 0 {
 		return nil
 	}
-	s.lim.waiting.Add(1)
-	s.lim.metrics.AddWaiting(1)
+	e.lim.waiting.Add(1)
+	e.lim.metrics.AddWaiting(1)
 	defer func() {
-		s.lim.waiting.Add(-1)
-		s.lim.metrics.AddWaiting(-1)
+		e.lim.waiting.Add(-1)
+		e.lim.metrics.AddWaiting(-1)
 	}()
 	// The wait is measured again after each slice at the bucket's current
 	// rate: a grown cluster share or a raised limit shortens it.
 	for {
-		rem := s.lim.limiter.Remaining(res)
+		rem := e.lim.limiter.Remaining(res)
 		if rem <= 0 {
 			return nil
 		}
@@ -195,62 +195,22 @@ func (s *Service) waitDispatchLimits(ctx context.Context, rn *run, account *noti
 	}
 }
 
-// haltRun ends a job run stopped by its dispatch-limit wait before any
-// provider call: the request and job go back to queued (unless the
-// request was canceled meanwhile) and the job is snoozed, not failed. A
-// run interrupted by shutdown is snoozed for no time.
-func (s *Service) haltRun(ctx context.Context, rn *run, cause error) error {
-	if len(rn.attempts) > 0 {
-		return cause // mid-run: River retries the job
-	}
-	snooze, ok := cause.(*dispatch.SnoozeError)
-	if !ok {
-		snooze = &dispatch.SnoozeError{Reason: "interrupted: " + cause.Error()}
-	}
-	ctx = context.WithoutCancel(ctx)
-	canceled := false
-	err := s.store.Batch(ctx, func(tx notify.Tx) error {
-		cur, err := tx.LockRequest(ctx, rn.req.WorkspaceID, rn.req.ID)
-		if err != nil {
-			return err
-		}
-		if notify.TerminalStatus(cur.Status) {
-			canceled = true
-			return nil
-		}
-		now := s.now()
-		rn.req.Status, rn.req.UpdatedAt = notify.StatusQueued, now
-		rn.job.Status, rn.job.AttemptsMade, rn.job.StartedAt = notify.JobQueued, max(rn.job.AttemptsMade-1, 0), nil
-		if err := tx.UpdateRequest(ctx, rn.req); err != nil {
-			return err
-		}
-		return tx.UpdateJob(ctx, rn.job)
-	})
-	if err != nil {
-		return err
-	}
-	if canceled {
-		return nil
-	}
-	return snooze
-}
-
 // DispatchHeartbeat publishes this worker's demand per limit key, drops
 // stale workers, and recomputes this process's share of every limit from
 // the live workers. Worker processes call it every HeartbeatInterval; it
 // also forgets idle buckets.
-func (s *Service) DispatchHeartbeat(ctx context.Context) error {
-	now := s.now()
+func (e *Engine) DispatchHeartbeat(ctx context.Context) error {
+	now := e.now()
 	// Demand per key: sends reserved per second plus the sends waiting now.
-	demand := s.lim.cluster.TakeDemand(now)
-	for _, debts := range []map[string]float64{s.lim.limiter.Debts(), s.dispatch.batches.Backlog()} {
+	demand := e.lim.cluster.TakeDemand(now)
+	for _, debts := range []map[string]float64{e.lim.limiter.Debts(), e.batches.Backlog()} {
 		for k, d := range debts {
 			demand[k] += d
 		}
 	}
-	me := &notify.DispatchWorker{ID: s.lim.workerID, Demand: demand, HeartbeatAt: now}
+	me := &notify.DispatchWorker{ID: e.lim.workerID, Demand: demand, HeartbeatAt: now}
 	var rows []*notify.DispatchWorker
-	err := s.store.Update(ctx, func(tx notify.Tx) error {
+	err := e.store.Update(ctx, func(tx notify.Tx) error {
 		if err := tx.PutDispatchWorker(ctx, me); err != nil {
 			return err
 		}
@@ -268,18 +228,18 @@ func (s *Service) DispatchHeartbeat(ctx context.Context) error {
 	for i, r := range rows {
 		ws[i] = dispatch.WorkerDemand{ID: r.ID, Demand: r.Demand}
 	}
-	idle := s.lim.cluster.Update(s.lim.workerID, ws)
-	s.lim.limiter.Drain(idle)
-	s.dispatch.batches.Drain(idle, 2*HeartbeatInterval+HeartbeatInterval/5) // vendor call budgets: callshare.go
-	s.lim.metrics.SetWorkers(s.lim.cluster.Live())
-	s.lim.limiter.Prune(time.Minute)
+	idle := e.lim.cluster.Update(e.lim.workerID, ws)
+	e.lim.limiter.Drain(idle)
+	e.batches.Drain(idle, 2*HeartbeatInterval+HeartbeatInterval/5) // vendor call budgets: callshare.go
+	e.lim.metrics.SetWorkers(e.lim.cluster.Live())
+	e.lim.limiter.Prune(time.Minute)
 	return nil
 }
 
 // LeaveDispatchCluster deletes this worker's heartbeat row at shutdown so
 // the others take its share at their next heartbeat.
-func (s *Service) LeaveDispatchCluster(ctx context.Context) error {
-	return s.store.Update(ctx, func(tx notify.Tx) error { return tx.DeleteDispatchWorker(ctx, s.lim.workerID) })
+func (e *Engine) LeaveDispatchCluster(ctx context.Context) error {
+	return e.store.Update(ctx, func(tx notify.Tx) error { return tx.DeleteDispatchWorker(ctx, e.lim.workerID) })
 }
 
 // sleepCtx sleeps for d or until ctx ends.

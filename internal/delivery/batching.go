@@ -1,4 +1,4 @@
-package service
+package delivery
 
 import (
 	"context"
@@ -15,19 +15,6 @@ import (
 // current batch of its provider account (dispatch.Batcher); synchronous
 // sends (OTP, test-send) go alone and at once.
 
-// batchedKey marks the context of a queued job run: its sends may wait in
-// a batch. Every other send is synchronous.
-type batchedKey struct{}
-
-func withBatching(ctx context.Context) context.Context {
-	return context.WithValue(ctx, batchedKey{}, true)
-}
-
-func batching(ctx context.Context) bool {
-	v, _ := ctx.Value(batchedKey{}).(bool)
-	return v
-}
-
 // batchConfigs caches each account's batching per config version.
 type batchConfigs struct {
 	mu sync.Mutex
@@ -37,35 +24,35 @@ type batchConfigs struct {
 // batchConfig returns the batching of account a: its kind's defaults with
 // its dispatch_* overrides. A config stored with bad overrides (before
 // they were checked) keeps the defaults.
-func (d *dispatcher) batchConfig(a *notify.ProviderAccount) dispatch.BatchConfig {
-	key := a.ID + "@" + itoa(a.UpdatedAt.UnixNano())
-	d.batchCfgs.mu.Lock()
-	c, ok := d.batchCfgs.m[key]
-	d.batchCfgs.mu.Unlock()
+func (e *Engine) batchConfig(a *notify.ProviderAccount) dispatch.BatchConfig {
+	key := configKey(a)
+	e.batchCfgs.mu.Lock()
+	c, ok := e.batchCfgs.m[key]
+	e.batchCfgs.mu.Unlock()
 	if ok {
 		return c
 	}
-	k, _ := d.s.kind(a.ProviderKind)
-	cfg, err := d.s.OpenConfig(a)
+	k := e.kinds[a.ProviderKind]
+	cfg, err := e.openConfig(a)
 	if err != nil {
 		cfg = nil
 	}
 	c, notes := dispatch.BatchConfigFor(k, cfg)
 	for _, n := range notes {
 		// Once per account config version (cached below).
-		d.s.log.Warn("provider batching override", "provider", a.ID, "note", n)
+		e.log.Warn("provider batching override", "provider", a.ID, "note", n)
 	}
-	d.batchCfgs.mu.Lock()
-	if d.batchCfgs.m == nil {
-		d.batchCfgs.m = map[string]dispatch.BatchConfig{}
+	e.batchCfgs.mu.Lock()
+	if e.batchCfgs.m == nil {
+		e.batchCfgs.m = map[string]dispatch.BatchConfig{}
 	}
-	d.batchCfgs.m[key] = c
-	d.batchCfgs.mu.Unlock()
+	e.batchCfgs.m[key] = c
+	e.batchCfgs.mu.Unlock()
 	return c
 }
 
-// deliver sends m through p, the provider of account a: batched for a
-// queued job run, alone and at once otherwise. The result carries the
+// deliver sends m through p, the provider of account a: batched when
+// batched (a queued job run), alone and at once otherwise (a caller waits). The result carries the
 // message's place in its vendor call. A job whose context ends while its
 // message waits in a batch gets a temporary_unavailable result for a
 // message that was not sent; the run's own writes then fail on the ended
@@ -74,14 +61,14 @@ func (d *dispatcher) batchConfig(a *notify.ProviderAccount) dispatch.BatchConfig
 // backlog the call budget cannot serve in time makes jobs snooze (no
 // attempt spent) rather than time out, and no job outlives River's rescue
 // while it waits (a rescued live job would send twice).
-func (d *dispatcher) deliver(ctx context.Context, a *notify.ProviderAccount, p provider.Provider, m provider.Message) (provider.Result, *dispatch.SnoozeError) {
-	acct := dispatch.BatchAccount{Key: a.ID, Kind: a.ProviderKind, Config: d.batchConfig(a), Send: p.Send}
+func (e *Engine) deliver(ctx context.Context, a *notify.ProviderAccount, p provider.Provider, m provider.Message, batched bool) (provider.Result, *dispatch.SnoozeError) {
+	acct := dispatch.BatchAccount{Key: a.ID, Kind: a.ProviderKind, Config: e.batchConfig(a), Send: p.Send}
 	var out dispatch.Batched
-	if batching(ctx) {
+	if batched {
 		wctx, cancel := batchWaitContext(ctx)
 		defer cancel()
 		var err error
-		if out, err = d.batches.Send(wctx, acct, m); err != nil {
+		if out, err = e.batches.Send(wctx, acct, m); err != nil {
 			var left *dispatch.ErrLeftBatch
 			if errors.As(err, &left) {
 				if ctx.Err() == nil {
@@ -92,7 +79,7 @@ func (d *dispatcher) deliver(ctx context.Context, a *notify.ProviderAccount, p p
 			return provider.Result{Err: provider.Errorf(notify.FailureUnknown, "%v", err)}, nil
 		}
 	} else {
-		out = d.batches.SendNow(ctx, acct, m)
+		out = e.batches.SendNow(ctx, acct, m)
 	}
 	res := out.Result
 	res.Batch = &provider.BatchPlace{Size: out.Size, Index: out.Index}

@@ -1,4 +1,4 @@
-package service
+package delivery
 
 import (
 	"testing"
@@ -30,9 +30,4 @@ func TestApplicableLimits(t *testing.T) {
 	campaign := &notify.Request{WorkspaceID: "w", Source: notify.SourceCampaign}
 	require.Equal(t, []dispatch.Limit{{Key: "workspace:w", Rate: 100}}, applicableLimits(list, campaign, ""))
 	require.Empty(t, applicableLimits(nil, api, "p1"))
-
-	require.True(t, synchronous(&notify.Request{Source: notify.SourceOTP}))
-	require.True(t, synchronous(&notify.Request{Source: notify.SourceTest}))
-	require.False(t, synchronous(api))
-	require.False(t, synchronous(campaign))
 }

@@ -1,0 +1,157 @@
+package delivery
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/notifyd/notifyd/internal/dispatch"
+	"github.com/notifyd/notifyd/internal/notify"
+)
+
+// breakers is a job run's view of the circuits it uses: read once when
+// the run starts, moved by every outcome as it arrives (so the run's later
+// sends see a circuit its earlier ones opened), and written back only
+// where something changed. A run whose sends all succeeded writes nothing
+// unless the shared row was not already closed: the row every delivery
+// through a provider would otherwise rewrite is not a lock they all queue
+// on.
+type breakers struct {
+	mu sync.Mutex
+	m  map[string]*breakerState
+}
+
+type breakerState struct {
+	cur      dispatch.Breaker
+	outcomes []breakerOutcome // recorded by this run, in order
+}
+
+type breakerOutcome struct {
+	success bool
+	at      time.Time
+}
+
+func newBreakers(recs map[string]*notify.BreakerRecord) *breakers {
+	bs := &breakers{m: map[string]*breakerState{}}
+	for id, r := range recs {
+		bs.m[id] = &breakerState{cur: toBreaker(r)}
+	}
+	return bs
+}
+
+func (bs *breakers) state(id string) *breakerState {
+	st := bs.m[id]
+	if st == nil {
+		st = &breakerState{cur: dispatch.Breaker{State: dispatch.Closed}}
+		bs.m[id] = st
+	}
+	return st
+}
+
+// allow applies the policy's admission to account id at now. When the
+// admission claims a half-open trial, claimed is the record to store
+// before the call, so other workers skip the provider meanwhile.
+func (bs *breakers) allow(p dispatch.BreakerPolicy, id string, now time.Time) (allowed bool, claimed *notify.BreakerRecord) {
+	if bs == nil {
+		return true, nil // a test-send bypasses the circuit
+	}
+	bs.mu.Lock()
+	defer bs.mu.Unlock()
+	st := bs.state(id)
+	ok, next := p.Allow(st.cur, now)
+	if !ok {
+		return false, nil
+	}
+	if next != st.cur {
+		st.cur = next
+		claimed = fromBreaker(id, next, now)
+	}
+	return true, claimed
+}
+
+// release gives back a trial claimed in memory but never made (the send
+// stopped before its call); the claim was not stored yet.
+func (bs *breakers) release(id string, claimed *notify.BreakerRecord) {
+	if bs == nil || claimed == nil {
+		return
+	}
+	bs.mu.Lock()
+	defer bs.mu.Unlock()
+	st := bs.state(id)
+	st.cur.TrialInFlight = false
+}
+
+// record moves account id's circuit by one outcome.
+func (bs *breakers) record(p dispatch.BreakerPolicy, id string, success bool, at time.Time) {
+	if bs == nil {
+		return
+	}
+	bs.mu.Lock()
+	defer bs.mu.Unlock()
+	st := bs.state(id)
+	st.cur = p.Record(st.cur, success, at)
+	st.outcomes = append(st.outcomes, breakerOutcome{success: success, at: at})
+}
+
+// save writes the run's outcomes to the shared circuit rows. An account
+// whose outcomes were all successes ends closed whatever its row said,
+// and the row is written only when it was not closed already (usually it
+// is, and nothing is written). Otherwise the row is locked, read afresh
+// and moved by this run's outcomes in order, so the outcomes of
+// concurrent runs add up.
+func (bs *breakers) save(ctx context.Context, tx notify.Tx, p dispatch.BreakerPolicy, now time.Time) error {
+	if bs == nil {
+		return nil
+	}
+	var clean, mixed []string
+	for id, st := range bs.m {
+		if len(st.outcomes) == 0 {
+			continue
+		}
+		allOK := true
+		for _, o := range st.outcomes {
+			allOK = allOK && o.success
+		}
+		if allOK {
+			clean = append(clean, id)
+		} else {
+			mixed = append(mixed, id)
+		}
+	}
+	if len(clean) > 0 {
+		if err := tx.CloseBreakers(ctx, clean, now); err != nil {
+			return err
+		}
+	}
+	if len(mixed) == 0 {
+		return nil
+	}
+	fresh, err := tx.LockBreakers(ctx, mixed)
+	if err != nil {
+		return err
+	}
+	for _, id := range mixed {
+		b := dispatch.Breaker{State: dispatch.Closed}
+		if r := fresh[id]; r != nil {
+			b = toBreaker(r)
+		}
+		last := now
+		for _, o := range bs.m[id].outcomes {
+			b, last = p.Record(b, o.success, o.at), o.at
+		}
+		if err := tx.PutBreaker(ctx, fromBreaker(id, b, last)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func toBreaker(b *notify.BreakerRecord) dispatch.Breaker {
+	st, _ := dispatch.ParseState(b.State)
+	return dispatch.Breaker{State: st, Failures: b.Failures, OpenedUntil: b.OpenedUntil, TrialInFlight: b.TrialInFlight}
+}
+
+func fromBreaker(id string, x dispatch.Breaker, now time.Time) *notify.BreakerRecord {
+	return &notify.BreakerRecord{ProviderAccountID: id, State: x.State.String(), Failures: x.Failures, OpenedUntil: x.OpenedUntil,
+		TrialInFlight: x.TrialInFlight, UpdatedAt: now}
+}

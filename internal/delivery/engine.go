@@ -1,0 +1,155 @@
+// Package delivery is the delivery engine: it runs a queue job's requests
+// through their routes (circuit breakers, dispatch limits, adapter
+// batching, the vendor calls) and records the outcomes. The worker drives
+// it one queue job (a batch of requests) at a time with RunJob; OTP and
+// provider test-sends, whose caller waits for the answer, use SendNow.
+//
+// A run is batch-shaped end to end: one transaction claims every request
+// of the job, the requests are sent concurrently (those of a batching
+// vendor share its calls), and one transaction records every attempt,
+// state, job row and event with multi-row statements. Routes, accounts
+// and breakers are read once per run; shared breaker rows are written
+// only when a circuit changes.
+package delivery
+
+import (
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/notifyd/notifyd/internal/dispatch"
+	"github.com/notifyd/notifyd/internal/metrics"
+	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/provider"
+	"github.com/notifyd/notifyd/internal/provider/kinds"
+	"github.com/notifyd/notifyd/internal/secret"
+)
+
+// Options are the plain values an Engine is built with.
+type Options struct {
+	Store  notify.Store
+	Box    *secret.Box // opens provider configJson
+	Kinds  kinds.Registry
+	Deps   provider.Deps
+	Now    func() time.Time
+	Logger *slog.Logger
+	// Backoff is SVC_QUEUE_BACKOFF_MS: the first job-level retry delay,
+	// doubled per attempt; default 3 s.
+	Backoff time.Duration
+	// Metrics of dispatch limits; nil records nothing. MaxWaiters bounds
+	// the sends sleeping on dispatch limits at once (default
+	// DefaultDispatchMaxWaiters).
+	Metrics    *metrics.Limits
+	MaxWaiters int
+	// BatchObserver is told about every adapter batch (metrics).
+	BatchObserver dispatch.BatchObserver
+	// RunBound is the longest a job run may last (the worker's job
+	// timeout); default 2 minutes. A run that finds an earlier run of a
+	// request started less than this (plus the time a vendor-accepted
+	// result may take to be recorded) ago leaves that request alone: the
+	// queue re-runs jobs it thinks stuck.
+	RunBound time.Duration
+}
+
+// Engine delivers requests. One lives in each worker process.
+type Engine struct {
+	store   notify.Store
+	box     *secret.Box
+	kinds   kinds.Registry
+	deps    provider.Deps
+	now     func() time.Time
+	log     *slog.Logger
+	backoff time.Duration
+	breaker dispatch.BreakerPolicy
+	// runLease is how long a started run may still be live.
+	runLease time.Duration
+
+	mu      sync.Mutex
+	clients map[string]provider.Provider // by account id and config version
+
+	batches   *dispatch.Batcher // adapter batching (batching.go)
+	batchCfgs batchConfigs
+	lim       *limits // dispatch limits (limits.go)
+}
+
+// New builds an Engine.
+func New(o Options) *Engine {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	e := &Engine{store: o.Store, box: o.Box, kinds: o.Kinds, deps: o.Deps, now: func() time.Time { return o.Now().UTC() },
+		log: o.Logger, backoff: cmp.Or(o.Backoff, 3*time.Second), breaker: dispatch.DefaultBreakerPolicy(),
+		clients: map[string]provider.Provider{}}
+	e.runLease = cmp.Or(o.RunBound, 2*time.Minute) + recordGrace
+	e.lim = newLimits(e.now, o.Metrics, o.MaxWaiters)
+	e.batches = dispatch.NewBatcher(o.BatchObserver)
+	e.batches.SetSharer(e.lim.cluster) // cluster-wide call budgets
+	return e
+}
+
+// recordGrace bounds the recording of a run's outcomes once its sends
+// are done, even when the job's own context has ended: a message the
+// vendor accepted must be recorded, or a retry would send it again.
+const recordGrace = 30 * time.Second
+
+func newID() string { return uuid.Must(uuid.NewV7()).String() }
+
+// openConfig decrypts a provider account's configJson.
+func (e *Engine) openConfig(p *notify.ProviderAccount) (provider.Config, error) {
+	b, err := e.box.OpenFor("provider:"+p.ID, p.ConfigEnc)
+	if err != nil {
+		return nil, fmt.Errorf("open provider config: %w", err)
+	}
+	var cfg provider.Config
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// configKey names one version of an account's configuration.
+func configKey(p *notify.ProviderAccount) string {
+	return p.ID + "@" + strconv.FormatInt(p.UpdatedAt.UnixNano(), 10)
+}
+
+// client returns the provider for an account, built once per config version
+// (adapters cache vendor tokens).
+func (e *Engine) client(p *notify.ProviderAccount) (provider.Provider, *provider.Error) {
+	key := configKey(p)
+	e.mu.Lock()
+	c, ok := e.clients[key]
+	e.mu.Unlock()
+	if ok {
+		return c, nil
+	}
+	k, ok := e.kinds[p.ProviderKind]
+	if !ok {
+		return nil, provider.Errorf(notify.FailureUnsupportedChannel, "unknown provider kind %s", p.ProviderKind)
+	}
+	cfg, err := e.openConfig(p)
+	if err != nil {
+		return nil, provider.Errorf(notify.FailureInvalidRequest, "provider configuration cannot be read")
+	}
+	c, err = k.New(cfg, e.deps)
+	if err != nil {
+		var pe *provider.Error
+		if errors.As(err, &pe) {
+			return nil, pe
+		}
+		return nil, provider.Errorf(notify.FailureInvalidRequest, "%v", err)
+	}
+	e.mu.Lock()
+	e.clients[key] = c
+	e.mu.Unlock()
+	return c, nil
+}

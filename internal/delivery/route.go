@@ -1,0 +1,162 @@
+package delivery
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/notifyd/notifyd/internal/dispatch"
+	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/provider"
+)
+
+// candidate is a usable route with its account.
+type candidate struct {
+	route   *notify.Route
+	account *notify.ProviderAccount
+}
+
+// run is one request's way through its routes.
+type run struct {
+	req      *notify.Request
+	job      *notify.Job
+	cands    []candidate
+	attempts []*notify.Attempt
+	out      outcome
+	// decided: the outcome was known before any send (suppressed
+	// recipient, no usable route).
+	decided bool
+	// sync: the caller waits for the answer (OTP, test-send): the send
+	// never waits in an adapter batch nor on a dispatch limit.
+	sync bool
+	// secrets are plaintexts (an OTP code) kept out of what is recorded.
+	secrets []string
+}
+
+// outcome is how a run ended.
+type outcome struct {
+	success   bool
+	accountID string
+	messageID string
+	code      notify.FailureCode
+	msg       string
+	final     bool  // no fallback and no job retry
+	halt      error // the run stopped before its turn: a dispatch-limit wait or a batch it left unsent
+}
+
+// candidates are a request's usable routes in dispatch order: enabled
+// routes of its channel whose account is enabled, by priority, preferred
+// accounts first (SPEC "Dispatch flow for one job run", steps 2 and 3).
+func candidates(routes []*notify.Route, accounts map[string]*notify.ProviderAccount, r *notify.Request) []candidate {
+	var cs []candidate
+	for _, rt := range routes {
+		a := accounts[rt.ProviderAccountID]
+		if rt.Channel != r.Channel || !rt.Enabled || a == nil || !a.Enabled {
+			continue
+		}
+		cs = append(cs, candidate{route: rt, account: a})
+	}
+	return dispatch.Order(cs, func(c candidate) string { return c.account.ID },
+		func(c candidate) int { return c.route.Priority }, r.PreferredProviderIDs)
+}
+
+// tryRoutes tries each candidate once, in order, until one succeeds or a
+// failure ends the run.
+func (e *Engine) tryRoutes(ctx context.Context, rn *run, bs *breakers) outcome {
+	var last outcome
+	for _, c := range rn.cands {
+		out, stop := e.tryOne(ctx, rn, bs, c)
+		if out.success || stop {
+			return out
+		}
+		last = out
+	}
+	return last
+}
+
+func (e *Engine) tryOne(ctx context.Context, rn *run, bs *breakers, c candidate) (outcome, bool) {
+	id := c.account.ID
+	start := e.now()
+	allowed, claimed := bs.allow(e.breaker, id, start)
+	if !allowed {
+		msg := "circuit open for provider " + c.account.DisplayName
+		rn.attempts = append(rn.attempts, e.attempt(rn, c, start, start, provider.Result{Err: provider.Errorf(notify.FailureCircuitOpen, "%s", msg)}))
+		return outcome{code: notify.FailureCircuitOpen, msg: msg}, false
+	}
+	if err := e.waitDispatchLimits(ctx, rn, c.account); err != nil {
+		bs.release(id, claimed)
+		return outcome{code: notify.FailureTemporaryUnavailable, msg: "dispatch limit wait: " + err.Error(), halt: err}, true
+	}
+	if claimed != nil {
+		// Claim the half-open trial in the shared state before calling, so
+		// other workers keep skipping the provider meanwhile.
+		if err := e.store.Update(ctx, func(tx notify.Tx) error { return tx.PutBreaker(ctx, claimed) }); err != nil {
+			e.log.WarnContext(ctx, "breaker claim failed", "provider", id, "err", err)
+		}
+	}
+	res, left := e.send(ctx, rn, c.account)
+	if left != nil && claimed == nil {
+		// The message waited in its batch for half the job's time and left
+		// unsent: it waits again later (no attempt spent) instead of
+		// running into the job's timeout.
+		return outcome{code: notify.FailureTemporaryUnavailable, msg: left.Error(), halt: left}, true
+	}
+	end := e.now()
+	rn.attempts = append(rn.attempts, e.attempt(rn, c, start, end, res))
+	success := res.Err == nil
+	// Failures caused by the request itself, or by the job's own end (a
+	// message that left its batch unsent), say nothing of the provider's
+	// health and do not count toward opening the circuit.
+	if success || (res.Err.Code != notify.FailureInvalidRequest && ctx.Err() == nil) {
+		bs.record(e.breaker, id, success, end)
+	}
+	if success {
+		return outcome{success: true, accountID: id, messageID: res.MessageID}, true
+	}
+	out := outcome{code: res.Err.Code, msg: res.Err.Message, final: !res.Err.FallsBack()}
+	return out, out.final
+}
+
+// send calls one provider with the request's message. A
+// *dispatch.SnoozeError instead of a result says the message left its
+// batch unsent while the job still had time.
+func (e *Engine) send(ctx context.Context, rn *run, a *notify.ProviderAccount) (provider.Result, *dispatch.SnoozeError) {
+	p, perr := e.client(a)
+	if perr != nil {
+		return provider.Result{Err: perr}, nil
+	}
+	return e.deliver(ctx, a, p, message(rn.req), !rn.sync)
+}
+
+func message(r *notify.Request) provider.Message {
+	return provider.Message{ID: r.ID, Channel: r.Channel, To: r.RecipientAddress, ToName: r.RecipientName, Title: r.Title,
+		Text: r.Text, HTML: r.HTML, TemplateCode: r.TemplateCode, VendorTemplateID: r.VendorTemplateID,
+		SenderProfileKey: r.SenderProfileKey, Variables: r.TemplateVariables, Headers: r.Headers, Data: r.Metadata}
+}
+
+// attempt builds the attempt record of one provider call, with the run's
+// secrets redacted.
+func (e *Engine) attempt(rn *run, c candidate, start, end time.Time, res provider.Result) *notify.Attempt {
+	a := &notify.Attempt{ID: newID(), WorkspaceID: rn.req.WorkspaceID, RequestID: rn.req.ID, JobID: rn.job.ID,
+		ProviderAccountID: c.account.ID, ProviderKind: c.account.ProviderKind, ProviderDisplayName: c.account.DisplayName,
+		Channel: rn.req.Channel, Success: res.Err == nil, ProviderMessageID: res.MessageID, StartedAt: start, FinishedAt: end}
+	if res.Err != nil {
+		a.FailureCode, a.FailureMessage = string(res.Err.Code), res.Err.Message
+	}
+	reqJSON, _ := json.Marshal(batchCall(map[string]any{"method": res.Exchange.Method, "url": res.Exchange.URL, "body": res.Exchange.Request}, res))
+	respJSON, _ := json.Marshal(res.Exchange.Response)
+	a.RequestJSON, a.ResponseJSON = string(reqJSON), string(respJSON)
+	for _, p := range rn.secrets {
+		a.RequestJSON, a.ResponseJSON, a.FailureMessage = redact(a.RequestJSON, p), redact(a.ResponseJSON, p), redact(a.FailureMessage, p)
+	}
+	rn.job.LastProviderAccountID = c.account.ID
+	return a
+}
+
+func redact(s, secret string) string {
+	if secret == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, secret, "[redacted]")
+}

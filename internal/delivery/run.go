@@ -1,0 +1,296 @@
+package delivery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/notifyd/notifyd/internal/dispatch"
+	"github.com/notifyd/notifyd/internal/notify"
+)
+
+// RunJob runs queue job queueJobID (SPEC "Dispatch flow for one job run",
+// for every request the job carries): one transaction claims the job's
+// requests and reads their suppressions, routes, accounts and circuits;
+// the requests are then sent concurrently; one transaction records every
+// attempt, state, job row and event. A request that must retry, or wait
+// for its turn, leaves the job for a queue job of its own.
+//
+// It returns a *dispatch.SnoozeError when a request of the job may still
+// be in an earlier run (the queue hands back jobs it thinks stuck, and two
+// live runs would send a message twice): the job comes back for it once
+// that run must have ended. A run of a crashed process is taken over.
+func (e *Engine) RunJob(ctx context.Context, queueJobID int64) error {
+	now := e.now()
+	var runs []*run
+	var bs *breakers
+	var liveUntil time.Time
+	err := e.store.Update(ctx, func(tx notify.Tx) error {
+		runs, bs, liveUntil = nil, nil, time.Time{}
+		js, err := tx.FindJobsOfQueueJob(ctx, queueJobID)
+		if err != nil || len(js) == 0 {
+			return err
+		}
+		var claim []*notify.Job
+		for _, j := range js {
+			if until := e.liveUntil(j); now.Before(until) {
+				liveUntil = maxTime(liveUntil, until)
+				continue
+			}
+			claim = append(claim, j)
+		}
+		if len(claim) == 0 {
+			return nil
+		}
+		reqs, claimed, err := tx.ClaimRequests(ctx, claim, now)
+		if err != nil {
+			return err
+		}
+		runs = make([]*run, len(reqs))
+		for i := range reqs {
+			runs[i] = &run{req: reqs[i], job: claimed[i]}
+		}
+		bs, err = e.prepare(ctx, tx, runs)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if len(runs) > 0 {
+		var wg sync.WaitGroup
+		for _, rn := range runs {
+			if rn.decided {
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				rn.out = e.tryRoutes(ctx, rn, bs)
+			}()
+		}
+		wg.Wait()
+		// The outcomes are recorded even when the job's context has ended:
+		// a message the vendor accepted must not be sent again.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordGrace)
+		err = e.record(rctx, runs, bs)
+		cancel()
+		if err != nil {
+			return err
+		}
+	}
+	if !liveUntil.IsZero() {
+		return &dispatch.SnoozeError{After: liveUntil.Sub(now) + time.Second, Reason: "an earlier run of a request of this job may still be live"}
+	}
+	return nil
+}
+
+// liveUntil is when the earlier run of job j, if it is processing, must
+// have ended: every run marks its requests processing with its start time
+// and moves them on when it ends, so a request still processing whose run
+// started within the run bound plus the record grace belongs to a run that
+// may still send. Zero when no run is in progress.
+func (e *Engine) liveUntil(j *notify.Job) time.Time {
+	if j.Status != notify.JobProcessing || j.StartedAt == nil {
+		return time.Time{}
+	}
+	return j.StartedAt.Add(e.runLease)
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// prepare reads, once for the whole run, what the runs' route choice
+// needs: the suppressed addresses among their email recipients, each
+// workspace's routes and accounts, and the circuits of every candidate.
+// A run with a suppressed recipient or no usable route is decided here.
+func (e *Engine) prepare(ctx context.Context, tx notify.Tx, runs []*run) (*breakers, error) {
+	byWS := map[string][]*run{}
+	var order []string
+	for _, rn := range runs {
+		ws := rn.req.WorkspaceID
+		if byWS[ws] == nil {
+			order = append(order, ws)
+		}
+		byWS[ws] = append(byWS[ws], rn)
+	}
+	ids := map[string]bool{}
+	for _, ws := range order {
+		group := byWS[ws]
+		var emails []string
+		for _, rn := range group {
+			if rn.req.Channel == notify.ChannelEmail {
+				emails = append(emails, rn.req.RecipientAddress)
+			}
+		}
+		suppressed := map[string]bool{}
+		if len(emails) > 0 {
+			var err error
+			if suppressed, err = tx.FindSuppressed(ctx, ws, emails); err != nil {
+				return nil, err
+			}
+		}
+		routes, err := tx.FindRoutes(ctx, ws)
+		if err != nil {
+			return nil, err
+		}
+		list, err := tx.FindProviderAccounts(ctx, ws)
+		if err != nil {
+			return nil, err
+		}
+		accounts := make(map[string]*notify.ProviderAccount, len(list))
+		for _, a := range list {
+			accounts[a.ID] = a
+		}
+		for _, rn := range group {
+			e.choose(rn, routes, accounts, suppressed)
+			for _, c := range rn.cands {
+				ids[c.account.ID] = true
+			}
+		}
+	}
+	list := make([]string, 0, len(ids))
+	for id := range ids {
+		list = append(list, id)
+	}
+	recs, err := tx.FindBreakers(ctx, list)
+	if err != nil {
+		return nil, err
+	}
+	return newBreakers(recs), nil
+}
+
+// choose applies the pre-block and the route choice to one run (SPEC
+// "Dispatch flow", steps 1 to 3).
+func (e *Engine) choose(rn *run, routes []*notify.Route, accounts map[string]*notify.ProviderAccount, suppressed map[string]bool) {
+	r := rn.req
+	if r.Channel == notify.ChannelEmail && suppressed[r.RecipientAddress] {
+		rn.decided, rn.out = true, outcome{code: notify.FailureInvalidRequest, msg: "recipient address is on the suppression list", final: true}
+		return
+	}
+	rn.cands = candidates(routes, accounts, r)
+	if len(rn.cands) == 0 {
+		rn.decided, rn.out = true, outcome{code: notify.FailureUnsupportedChannel, msg: "no usable route for channel " + string(r.Channel), final: true}
+	}
+}
+
+// settlement is what recording a run writes beside its request and job
+// rows.
+type settlement struct {
+	own   bool          // the request leaves the shared job for one of its own, due after
+	after time.Duration // (zero: at once)
+	event string        // the event of a final state
+	dead  bool          // a dead letter (retryable failures spent every attempt)
+}
+
+// settle moves a run's request and job to their state after the run.
+func (e *Engine) settle(rn *run, now time.Time) settlement {
+	r, j, out := rn.req, rn.job, rn.out
+	for _, p := range rn.secrets {
+		out.msg = redact(out.msg, p)
+	}
+	r.UpdatedAt = now
+	var snooze *dispatch.SnoozeError
+	switch {
+	case out.halt != nil && len(rn.attempts) == 0:
+		// Stopped before any call (a dispatch-limit wait too long to hold a
+		// worker, a batch it left unsent, or shutdown): back to queued, no
+		// attempt spent, and its turn later.
+		var after time.Duration
+		if errors.As(out.halt, &snooze) {
+			after = snooze.After
+		}
+		r.Status = notify.StatusQueued
+		j.Status, j.AttemptsMade, j.StartedAt, j.NextRetryAt = notify.JobQueued, max(j.AttemptsMade-1, 0), nil, nil
+		return settlement{own: true, after: after}
+	case out.success:
+		r.Status, r.SelectedProviderID, r.SelectedMessageID = notify.StatusSent, out.accountID, out.messageID
+		r.FinalErrorCode, r.FinalErrorMessage = "", ""
+		j.Status, j.LastErrorCode, j.LastErrorMessage, j.FinishedAt, j.NextRetryAt = notify.JobCompleted, "", "", &now, nil
+		return settlement{event: notify.EventDelivered}
+	case !out.final && j.AttemptsMade < j.MaxAttempts:
+		// Job-level retry with SPEC's backoff, in a queue job of its own.
+		wait := dispatch.Backoff(e.backoff, j.AttemptsMade)
+		at := now.Add(wait)
+		r.Status = notify.StatusQueued
+		j.Status, j.NextRetryAt = notify.JobRetrying, &at
+		j.LastErrorCode, j.LastErrorMessage = string(out.code), out.msg
+		return settlement{own: true, after: wait}
+	}
+	r.Status, r.FinalErrorCode, r.FinalErrorMessage = notify.StatusFailed, string(out.code), out.msg
+	j.LastErrorCode, j.LastErrorMessage, j.FinishedAt, j.NextRetryAt = string(out.code), out.msg, &now, nil
+	j.Status = notify.JobFailed
+	if !out.final {
+		j.Status = notify.JobDeadLetter
+	}
+	return settlement{event: notify.EventFailed, dead: !out.final}
+}
+
+// record writes the outcomes of runs in one transaction: every attempt,
+// the circuits that changed, each request's new state (unless a cancel
+// landed while its attempt was in flight: SPEC lets the message arrive,
+// and the request stays canceled), job rows, queue jobs of the requests
+// that leave, events and dead letters.
+func (e *Engine) record(ctx context.Context, runs []*run, bs *breakers) error {
+	now := e.now()
+	sets := make([]settlement, len(runs))
+	reqs := make([]*notify.Request, len(runs))
+	var attempts []*notify.Attempt
+	for i, rn := range runs {
+		sets[i] = e.settle(rn, now)
+		reqs[i] = rn.req
+		attempts = append(attempts, rn.attempts...)
+	}
+	return e.store.Update(ctx, func(tx notify.Tx) error {
+		if err := tx.CreateAttempts(ctx, attempts); err != nil {
+			return err
+		}
+		if err := bs.save(ctx, tx, e.breaker, now); err != nil {
+			return err
+		}
+		settled, err := tx.SettleRequests(ctx, reqs)
+		if err != nil {
+			return err
+		}
+		var jobs, own []*notify.Job
+		var at []time.Time
+		var events []*notify.Event
+		for i, rn := range runs {
+			if !settled[i] {
+				continue
+			}
+			jobs = append(jobs, rn.job)
+			if sets[i].own {
+				// The queue keeps real time whatever the service clock says.
+				due := time.Time{}
+				if sets[i].after > 0 {
+					due = time.Now().Add(sets[i].after)
+				}
+				own, at = append(own, rn.job), append(at, due)
+			}
+			if sets[i].event != "" {
+				events = append(events, notify.RequestEvent(newID(), sets[i].event, rn.req, now))
+			}
+			if sets[i].dead {
+				r := rn.req
+				if err := tx.CreateDeadLetter(ctx, &notify.DeadLetter{ID: newID(), WorkspaceID: r.WorkspaceID, JobID: rn.job.ID,
+					RequestID: r.ID, Channel: r.Channel, FailedReason: fmt.Sprintf("%s: %s", r.FinalErrorCode, r.FinalErrorMessage),
+					FailedAt: now, AttemptsMade: rn.job.AttemptsMade}); err != nil {
+					return err
+				}
+			}
+		}
+		if err := tx.ScheduleDispatch(ctx, own, at); err != nil {
+			return err
+		}
+		if err := tx.UpdateJobs(ctx, jobs); err != nil {
+			return err
+		}
+		return tx.CreateEvents(ctx, events)
+	})
+}

@@ -1,0 +1,211 @@
+package storetest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/store"
+)
+
+func init() {
+	tests["DeliveryClaim"] = testDeliveryClaim
+	tests["DeliverySettle"] = testDeliverySettle
+	tests["DeliveryBreakers"] = testDeliveryBreakers
+}
+
+// acceptNow accepts n plain requests in one transaction: they share one
+// queue job.
+func acceptNow(t *testing.T, db *store.DB, ws string, n int) []*notify.Accept {
+	t.Helper()
+	accs := make([]*notify.Accept, n)
+	for i := range accs {
+		accs[i] = &notify.Accept{Request: newRequest(ws, ""), MaxAttempts: 3}
+	}
+	update(t, db, func(ctx context.Context, tx notify.Tx) error { return tx.AcceptRequests(ctx, accs, t0) })
+	for _, a := range accs[1:] {
+		require.Equal(t, accs[0].Job.QueueJobID, a.Job.QueueJobID, "one group commit, one queue job")
+	}
+	return accs
+}
+
+// testDeliveryClaim: a run finds the open job rows of its queue job and
+// claims their requests, leaving out one canceled meanwhile; the claimed
+// jobs count an attempt; another queue job's rows are not touched.
+func testDeliveryClaim(t *testing.T, db *store.DB) {
+	ws := Workspace(t, db)
+	accs := acceptNow(t, db, ws, 4)
+	other := acceptNow(t, db, ws, 1)
+	qid := accs[0].Job.QueueJobID
+	require.NotEqual(t, qid, other[0].Job.QueueJobID)
+	now := t0.Add(time.Second)
+	// One request is canceled (row and job), one reached a final state
+	// while its job row is still open (a cancel racing the claim).
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		r, j := accs[0].Request, accs[0].Job
+		r.Status, r.UpdatedAt = notify.StatusCanceled, now
+		j.Status = notify.JobCanceled
+		if err := tx.UpdateRequest(ctx, r); err != nil {
+			return err
+		}
+		if err := tx.UpdateJob(ctx, j); err != nil {
+			return err
+		}
+		accs[1].Request.Status = notify.StatusCanceled
+		return tx.UpdateRequest(ctx, accs[1].Request)
+	})
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		js, err := tx.FindJobsOfQueueJob(ctx, qid)
+		require.NoError(t, err)
+		require.Len(t, js, 3, "the canceled job row is not open")
+		reqs, claimed, err := tx.ClaimRequests(ctx, js, now)
+		require.NoError(t, err)
+		require.Len(t, reqs, 2, "a request in a final state is not claimed")
+		require.Len(t, claimed, 2)
+		got := map[string]bool{}
+		for i, r := range reqs {
+			got[r.ID] = true
+			require.Equal(t, notify.StatusProcessing, r.Status)
+			require.Equal(t, r.ID, claimed[i].RequestID, "answers in the same order")
+			require.Equal(t, notify.JobProcessing, claimed[i].Status)
+			require.Equal(t, 1, claimed[i].AttemptsMade)
+			require.Equal(t, now, *claimed[i].StartedAt)
+			require.Equal(t, "hi", r.Text, "the whole request is read back")
+		}
+		require.True(t, got[accs[2].Request.ID] && got[accs[3].Request.ID])
+		// A run taken over claims a processing request again.
+		reqs, claimed, err = tx.ClaimRequests(ctx, claimed[:1], now.Add(time.Minute))
+		require.NoError(t, err)
+		require.Len(t, reqs, 1)
+		require.Equal(t, 2, claimed[0].AttemptsMade)
+		return nil
+	})
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		j, err := tx.FindJobByRequest(ctx, ws, other[0].Request.ID)
+		require.NoError(t, err)
+		require.Equal(t, notify.JobQueued, j.Status, "another queue job's rows are not claimed")
+		r, err := tx.FindRequest(ctx, ws, accs[1].Request.ID)
+		require.NoError(t, err)
+		require.Equal(t, notify.StatusCanceled, r.Status)
+		return nil
+	})
+}
+
+// testDeliverySettle: outcomes are written with multi-row statements; a
+// request canceled while its attempt was in flight keeps its state; job
+// rows, queue jobs of their own, events and suppressions round-trip.
+func testDeliverySettle(t *testing.T, db *store.DB) {
+	ws := Workspace(t, db)
+	accs := acceptNow(t, db, ws, 3)
+	now := t0.Add(time.Second)
+	var reqs []*notify.Request
+	var js []*notify.Job
+	update(t, db, func(ctx context.Context, tx notify.Tx) (err error) {
+		list, err := tx.FindJobsOfQueueJob(ctx, accs[0].Job.QueueJobID)
+		require.NoError(t, err)
+		reqs, js, err = tx.ClaimRequests(ctx, list, now)
+		return err
+	})
+	require.Len(t, reqs, 3)
+	// A cancel lands while the attempts are in flight.
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		r := *reqs[2]
+		r.Status = notify.StatusCanceled
+		return tx.UpdateRequest(ctx, &r)
+	})
+	end := now.Add(time.Second)
+	reqs[0].Status, reqs[0].SelectedProviderID, reqs[0].SelectedMessageID, reqs[0].UpdatedAt = notify.StatusSent, "p1", "m1", end
+	reqs[1].Status, reqs[1].UpdatedAt = notify.StatusQueued, end
+	reqs[2].Status, reqs[2].UpdatedAt = notify.StatusSent, end
+	retryAt := end.Add(3 * time.Second)
+	js[0].Status, js[0].FinishedAt = notify.JobCompleted, &end
+	js[1].Status, js[1].NextRetryAt, js[1].LastErrorCode, js[1].LastErrorMessage = notify.JobRetrying, &retryAt, "rate_limited", "slow down"
+	js[1].LastProviderAccountID = "p2"
+	before := countRows(t, db, "river_job")
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		settled, err := tx.SettleRequests(ctx, reqs)
+		require.NoError(t, err)
+		require.Equal(t, []bool{true, true, false}, settled)
+		require.NoError(t, tx.ScheduleDispatch(ctx, js[1:2], []time.Time{retryAt}))
+		require.NotEqual(t, accs[0].Job.QueueJobID, js[1].QueueJobID, "a retry leaves the shared job")
+		require.NoError(t, tx.UpdateJobs(ctx, js[:2]))
+		return tx.CreateEvents(ctx, []*notify.Event{
+			notify.RequestEvent(id(), notify.EventDelivered, reqs[0], end),
+			{ID: id(), WorkspaceID: ws, Type: notify.EventFailed, RequestID: reqs[1].ID, Payload: map[string]any{"a": "b"}, CreatedAt: end},
+		})
+	})
+	require.Equal(t, before+1, countRows(t, db, "river_job"))
+	require.Equal(t, 2, countRows(t, db, "events"))
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		r, err := tx.FindRequest(ctx, ws, reqs[0].ID)
+		require.NoError(t, err)
+		require.Equal(t, notify.StatusSent, r.Status)
+		require.Equal(t, "m1", r.SelectedMessageID)
+		require.Equal(t, end, r.UpdatedAt)
+		r, err = tx.FindRequest(ctx, ws, reqs[2].ID)
+		require.NoError(t, err)
+		require.Equal(t, notify.StatusCanceled, r.Status, "a cancel in flight stands")
+		j, err := tx.FindJobByRequest(ctx, ws, reqs[1].ID)
+		require.NoError(t, err)
+		require.Equal(t, notify.JobRetrying, j.Status)
+		require.Equal(t, retryAt, *j.NextRetryAt)
+		require.Equal(t, js[1].QueueJobID, j.QueueJobID)
+		require.Equal(t, "rate_limited", j.LastErrorCode)
+		require.Equal(t, "p2", j.LastProviderAccountID)
+		require.Equal(t, 1, j.AttemptsMade)
+		j, err = tx.FindJobByRequest(ctx, ws, reqs[0].ID)
+		require.NoError(t, err)
+		require.Equal(t, notify.JobCompleted, j.Status)
+		require.Equal(t, end, *j.FinishedAt)
+		require.Nil(t, j.NextRetryAt)
+		evs, err := tx.PendingEvents(ctx, 10)
+		require.NoError(t, err)
+		require.Len(t, evs, 2)
+		return nil
+	})
+	// Suppressions are looked up many at a time, per workspace.
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		return tx.PutSuppression(ctx, ws, "gone@example.com", "hard_bounce", t0)
+	})
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		got, err := tx.FindSuppressed(ctx, ws, []string{"gone@example.com", "here@example.com"})
+		require.NoError(t, err)
+		require.Equal(t, map[string]bool{"gone@example.com": true}, got)
+		got, err = tx.FindSuppressed(ctx, Workspace0, []string{"gone@example.com"})
+		require.NoError(t, err)
+		require.Empty(t, got, "another workspace's suppressions are not seen")
+		return nil
+	})
+}
+
+// testDeliveryBreakers: closing a circuit writes only rows that are not
+// closed already; locked reads return the current state.
+func testDeliveryBreakers(t *testing.T, db *store.DB) {
+	open := &notify.BreakerRecord{ProviderAccountID: id(), State: "OPEN", Failures: 5, OpenedUntil: t0.Add(time.Minute), UpdatedAt: t0}
+	closed := &notify.BreakerRecord{ProviderAccountID: id(), State: "CLOSED", UpdatedAt: t0}
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		if err := tx.PutBreaker(ctx, open); err != nil {
+			return err
+		}
+		return tx.PutBreaker(ctx, closed)
+	})
+	later := t0.Add(time.Hour)
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		return tx.CloseBreakers(ctx, []string{open.ProviderAccountID, closed.ProviderAccountID, id()}, later)
+	})
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		got, err := tx.LockBreakers(ctx, []string{open.ProviderAccountID, closed.ProviderAccountID})
+		require.NoError(t, err)
+		require.Len(t, got, 2)
+		o := got[open.ProviderAccountID]
+		require.Equal(t, "CLOSED", o.State)
+		require.Zero(t, o.Failures)
+		require.False(t, o.TrialInFlight)
+		require.Equal(t, later, o.UpdatedAt)
+		require.Equal(t, t0, got[closed.ProviderAccountID].UpdatedAt, "a closed row is not rewritten")
+		return nil
+	})
+}
