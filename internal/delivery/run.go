@@ -239,19 +239,44 @@ func (e *Engine) settle(rn *run, now time.Time) settlement {
 func (e *Engine) record(ctx context.Context, runs []*run, bs *breakers) error {
 	now := e.now()
 	sets := make([]settlement, len(runs))
-	reqs := make([]*notify.Request, len(runs))
 	var attempts []*notify.Attempt
 	for i, rn := range runs {
 		sets[i] = e.settle(rn, now)
-		reqs[i] = rn.req
 		attempts = append(attempts, rn.attempts...)
 	}
+	// A failed write is tried again (a deadlock against a concurrent
+	// cancel, a dropped connection): the messages are sent, and requests
+	// left processing would wait for the run bound to pass and go again.
+	var err error
+	for try := 0; try < recordTries; try++ {
+		if try > 0 {
+			e.log.WarnContext(ctx, "recording a run failed; trying again", "err", err)
+			if sleepCtx(ctx, time.Duration(try)*100*time.Millisecond) != nil {
+				break
+			}
+		}
+		if err = e.write(ctx, runs, sets, attempts, bs, now); err == nil {
+			return nil
+		}
+	}
+	return err
+}
+
+// recordTries bounds the attempts to write a run's outcomes.
+const recordTries = 5
+
+// write is one attempt to record runs.
+func (e *Engine) write(ctx context.Context, runs []*run, sets []settlement, attempts []*notify.Attempt, bs *breakers, now time.Time) error {
 	return e.store.Update(ctx, func(tx notify.Tx) error {
 		if err := tx.CreateAttempts(ctx, attempts); err != nil {
 			return err
 		}
 		if err := bs.save(ctx, tx, e.breaker, now); err != nil {
 			return err
+		}
+		reqs := make([]*notify.Request, len(runs))
+		for i, rn := range runs {
+			reqs[i] = rn.req
 		}
 		settled, err := tx.SettleRequests(ctx, reqs)
 		if err != nil {

@@ -442,14 +442,23 @@ func (s *Service) cancelInTx(ctx context.Context, tx notify.Tx, r *notify.Reques
 	}
 	j, err := tx.FindJobByRequest(ctx, r.WorkspaceID, r.ID)
 	if err == nil {
-		if j.Status != notify.JobProcessing {
-			if err := tx.CancelQueueJob(ctx, j.QueueJobID); err != nil {
-				return err
-			}
-		}
+		wasProcessing := j.Status == notify.JobProcessing
 		j.Status, j.FinishedAt = notify.JobCanceled, &now
 		if err := tx.UpdateJob(ctx, j); err != nil {
 			return err
+		}
+		// The queue job is removed when no other request still needs it
+		// (one queue job carries the sends of a group commit).
+		if !wasProcessing {
+			open, err := tx.FindJobsOfQueueJob(ctx, j.QueueJobID)
+			if err != nil {
+				return err
+			}
+			if len(open) == 0 {
+				if err := tx.CancelQueueJob(ctx, j.QueueJobID); err != nil {
+					return err
+				}
+			}
 		}
 	} else if !notify.IsNotFound(err) {
 		return err

@@ -1,0 +1,74 @@
+package pipeline_test
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/notifytest"
+	"github.com/notifyd/notifyd/internal/store/sqlstore"
+)
+
+// riverState reads the state of River job id.
+func riverState(t *testing.T, b *bundle, id string) string {
+	t.Helper()
+	var state string
+	require.NoError(t, b.env.Daemon.DB.View(ctx, func(tx notify.Tx) error {
+		return tx.(*sqlstore.Tx).Conn().QueryRow(ctx, `SELECT state FROM river_job WHERE id = ?`, id).Scan(&state)
+	}))
+	return state
+}
+
+// TestCancelInSharedQueueJob: the sends of one group commit share a queue
+// job. Canceling one of them leaves the queue job to the others, which
+// are still delivered; canceling every request of a queue job removes it.
+func TestCancelInSharedQueueJob(t *testing.T) {
+	t.Parallel()
+	// No workers yet: the queue jobs wait while the cancels land.
+	b := setup(t, notifytest.WithRole("api"))
+	p := b.provider(t, "vendorb_sms", "solapi", solapiConfig())
+	b.routes(t, route{Channel: "sms", ProviderAccountID: p, Priority: 1})
+	bulk := func(texts ...string) []string {
+		items := make([]any, len(texts))
+		for i, x := range texts {
+			items[i] = sms("01012345678", x)
+		}
+		r := b.signed(t, "POST", "/v1/notifications/bulk", map[string]any{"items": items})
+		require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
+		var out struct {
+			Items []sendOut `json:"items"`
+		}
+		require.NoError(t, r.Data(&out))
+		ids := make([]string, len(out.Items))
+		for i, it := range out.Items {
+			ids[i] = it.RequestID
+			require.Equal(t, *out.Items[0].QueueJobID, *it.QueueJobID, "one bulk send, one queue job")
+		}
+		return ids
+	}
+	cancel := func(id string) {
+		r := b.signed(t, "POST", "/v1/notifications/"+id+"/cancel", nil)
+		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+	}
+	shared := bulk("one", "two", "three")
+	alone := bulk("four", "five")
+	sharedJob, aloneJob := b.get(t, shared[0]).Job.QueueJobID, b.get(t, alone[0]).Job.QueueJobID
+
+	cancel(shared[1])
+	require.Equal(t, "available", riverState(t, b, sharedJob), "the others still need the queue job")
+	cancel(alone[0])
+	cancel(alone[1])
+	require.Equal(t, "cancelled", riverState(t, b, aloneJob), "no request needs it any more")
+
+	b.env.StartPeer(t, nil, notifytest.WithRole("worker"))
+	require.Equal(t, "sent", b.wait(t, shared[0]).Status)
+	require.Equal(t, "sent", b.wait(t, shared[2]).Status)
+	got := b.get(t, shared[1])
+	require.Equal(t, "canceled", got.Status)
+	require.Empty(t, got.Attempts)
+	require.Equal(t, "canceled", got.Job.Status)
+	msgs := b.env.Sim.Messages("vendorb_sms", "", 0)
+	require.Len(t, msgs, 2, "the canceled request is not sent")
+}
