@@ -12,8 +12,8 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
@@ -40,6 +40,7 @@ type Backend struct {
 	// otherwise parse every statement on every call, which is a fifth of
 	// the CPU of an acceptance.
 	wstmts, rstmts sync.Map // query -> *sql.Stmt
+	cached         atomic.Int64
 	write          *sql.DB
 	read           *sql.DB
 	river          *river.Client[*sql.Tx]
@@ -158,25 +159,38 @@ type conn struct {
 	stmts *sync.Map
 }
 
-// maxCachedQueryLen keeps one-off statements (multi-row inserts of varying
-// size) out of the cache.
-const maxCachedQueryLen = 4096
+// Statements are cached up to maxCachedQueryLen bytes, and up to
+// maxCachedStmts of them: the multi-row statements of the store come in a
+// few shapes (sqlstore's ladder), while an unbounded variety (IN lists of
+// every length) must not grow the cache forever.
+const (
+	maxCachedQueryLen = 64 << 10
+	maxCachedStmts    = 2048
+)
 
 // stmt returns q prepared on this transaction's connection when the cache
 // has it, else nil (the caller runs q unprepared). A miss prepares q in the
 // background: preparing on the pool needs a connection, and with one
 // writer the only one is held by this very transaction.
 func (c *conn) stmt(ctx context.Context, q string) *sql.Stmt {
-	if len(q) > maxCachedQueryLen || strings.Count(q, "(?, ?, ?") > 1 {
+	if len(q) > maxCachedQueryLen {
 		return nil
 	}
-	v, loaded := c.stmts.LoadOrStore(q, nil)
-	if !loaded {
+	v, ok := c.stmts.Load(q)
+	if !ok {
+		if c.b.cached.Load() >= maxCachedStmts {
+			return nil
+		}
+		if _, loaded := c.stmts.LoadOrStore(q, nil); loaded {
+			return nil
+		}
+		c.b.cached.Add(1)
 		db, m := c.db, c.stmts
 		go func() {
 			st, err := db.PrepareContext(context.Background(), q)
 			if err != nil {
 				m.Delete(q)
+				c.b.cached.Add(-1)
 				return
 			}
 			m.Store(q, st)

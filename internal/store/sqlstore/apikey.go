@@ -96,11 +96,14 @@ func (t *Tx) UseNonce(ctx context.Context, keyID, nonce string, now, expiresAt t
 func (t *Tx) UseNonces(ctx context.Context, uses []notify.NonceUse, now time.Time) ([]bool, error) {
 	fresh := make([]bool, len(uses))
 	idx := make(map[[2]string]int, len(uses))
-	for start := 0; start < len(uses); start += updateChunk {
-		part := uses[start:min(start+updateChunk, len(uses))]
+	start := 0
+	for _, size := range ladder(len(uses), updateChunk) {
+		part := uses[start : start+size]
+		base := start
+		start += size
 		args := make([]any, 0, len(part)*3+1)
 		for i, u := range part {
-			idx[[2]string{u.KeyID, u.Nonce}] = start + i
+			idx[[2]string{u.KeyID, u.Nonce}] = base + i
 			args = append(args, u.KeyID, u.Nonce, ms(u.ExpiresAt))
 		}
 		args = append(args, ms(now))

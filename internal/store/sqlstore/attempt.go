@@ -15,21 +15,22 @@ func newUUID() string { return uuid.Must(uuid.NewV7()).String() }
 const attemptCols = `id, workspace_id, request_id, job_id, provider_account_id, provider_kind, provider_display_name, channel, status,
 	failure_code, failure_message, provider_message_id, started_at, finished_at, request_json, response_json`
 
+// CreateAttempts writes attempt records in bulk.
 func (t *Tx) CreateAttempts(ctx context.Context, as []*notify.Attempt) error {
-	for _, a := range as {
+	rows := make([][]any, len(as))
+	for i, a := range as {
 		status := "failure"
 		if a.Success {
 			status = "success"
 		}
-		if _, err := t.c.Exec(ctx, `INSERT INTO attempts (`+attemptCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			a.ID, a.WorkspaceID, a.RequestID, a.JobID, a.ProviderAccountID, a.ProviderKind, a.ProviderDisplayName, string(a.Channel),
+		rows[i] = []any{a.ID, a.WorkspaceID, a.RequestID, a.JobID, a.ProviderAccountID, a.ProviderKind, a.ProviderDisplayName, string(a.Channel),
 			status, nullable(a.FailureCode), nullable(a.FailureMessage), nullable(a.ProviderMessageID), ms(a.StartedAt),
-			ms(a.FinishedAt), a.RequestJSON, a.ResponseJSON); err != nil {
-			return err
-		}
+			ms(a.FinishedAt), a.RequestJSON, a.ResponseJSON}
 	}
-	return nil
+	return t.insertRows(ctx, "attempts", attemptColList, rows, 1000)
 }
+
+var attemptColList = splitCols(attemptCols)
 
 func scanAttempt(row Row) (*notify.Attempt, error) {
 	var a notify.Attempt

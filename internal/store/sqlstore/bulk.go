@@ -14,11 +14,30 @@ func splitCols(cols string) []string {
 	return out
 }
 
+// ladder splits n rows into chunks whose sizes come from a short fixed
+// list (256, 64, 16, 4, 1, none above top), largest first. A multi-row
+// statement then comes in a few shapes, which a statement cache keeps
+// prepared: parsing a statement of hundreds of rows anew for every batch
+// is a large part of its cost on SQLite.
+func ladder(n, top int) []int {
+	var out []int
+	for _, size := range []int{256, 64, 16, 4, 1} {
+		if size > top && size > 1 {
+			continue
+		}
+		for n >= size {
+			out = append(out, size)
+			n -= size
+		}
+	}
+	return out
+}
+
 // insertRows inserts rows into table in bulk: with COPY when the backend
-// offers it (PostgreSQL), else in multi-row INSERT statements of chunk
-// rows (chunk times the columns must stay below the parameter limits:
-// 32766 on SQLite, 65535 on PostgreSQL). A unique violation is
-// ErrConflict and ends the transaction.
+// offers it (PostgreSQL), else in multi-row INSERT statements of at most
+// chunk rows, sized by ladder (chunk times the columns must stay below
+// the parameter limits: 32766 on SQLite, 65535 on PostgreSQL). A unique
+// violation is ErrConflict and ends the transaction.
 func (t *Tx) insertRows(ctx context.Context, table string, cols []string, rows [][]any, chunk int) error {
 	if len(rows) == 0 {
 		return nil
@@ -29,8 +48,10 @@ func (t *Tx) insertRows(ctx context.Context, table string, cols []string, rows [
 	}
 	one := "(?" + strings.Repeat(", ?", len(cols)-1) + ")"
 	head := `INSERT INTO ` + table + ` (` + strings.Join(cols, ", ") + `) VALUES ` + one
-	for start := 0; start < len(rows); start += chunk {
-		part := rows[start:min(start+chunk, len(rows))]
+	start := 0
+	for _, size := range ladder(len(rows), chunk) {
+		part := rows[start : start+size]
+		start += size
 		args := make([]any, 0, len(part)*len(cols))
 		for _, r := range part {
 			args = append(args, r...)

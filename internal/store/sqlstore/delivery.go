@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"time"
 
@@ -28,54 +29,46 @@ func (t *Tx) FindJobsOfQueueJob(ctx context.Context, queueJobID int64) ([]*notif
 // ClaimRequests moves the requests of js to processing, unless they
 // reached a final state meanwhile (a cancel), and marks their job rows
 // processing with one more attempt, started at now. It returns the claimed
-// requests and updates the claimed job rows in js; jobs whose request was
-// not claimed are left out of the answer.
+// requests and their updated job rows, in the same order; jobs whose
+// request was not claimed are left out. The rows are matched by id
+// through a VALUES list, which both planners take as a primary key lookup
+// per row (a workspace_id = ? AND id IN (…) condition made SQLite scan the
+// workspace's requests).
 func (t *Tx) ClaimRequests(ctx context.Context, js []*notify.Job, now time.Time) ([]*notify.Request, []*notify.Job, error) {
-	byWS := map[string][]*notify.Job{}
-	var order []string
-	for _, j := range js {
-		if byWS[j.WorkspaceID] == nil {
-			order = append(order, j.WorkspaceID)
-		}
-		byWS[j.WorkspaceID] = append(byWS[j.WorkspaceID], j)
+	rows := make([][]any, len(js))
+	for i, j := range js {
+		rows[i] = []any{j.RequestID, j.WorkspaceID, ms(now)}
 	}
 	var reqs []*notify.Request
-	var jobsOut []*notify.Job
-	for _, ws := range order {
-		group := byWS[ws]
-		for start := 0; start < len(group); start += updateChunk {
-			part := group[start:min(start+updateChunk, len(group))]
-			args := []any{ms(now), ws}
-			for _, j := range part {
-				args = append(args, j.RequestID)
-			}
-			rs, err := queryAll(ctx, t.c, scanRequest, `UPDATE notification_requests SET status = 'processing', updated_at = ?
-				WHERE workspace_id = ? AND id IN (?`+strings.Repeat(", ?", len(part)-1)+`) AND status IN ('queued', 'processing')
-				RETURNING `+requestCols, args...)
-			if err != nil {
-				return nil, nil, err
-			}
-			if len(rs) == 0 {
-				continue
-			}
-			args = []any{ms(now), ws}
-			for _, r := range rs {
-				args = append(args, r.ID)
-			}
-			claimed, err := queryAll(ctx, t.c, scanJob, `UPDATE notification_jobs SET status = 'processing', attempts_made = attempts_made + 1,
-				started_at = ?, next_retry_at = NULL WHERE workspace_id = ? AND request_id IN (?`+strings.Repeat(", ?", len(rs)-1)+`)
-				RETURNING `+jobCols, args...)
-			if err != nil {
-				return nil, nil, err
-			}
-			reqs = append(reqs, rs...)
-			jobsOut = append(jobsOut, claimed...)
-		}
+	err := t.updateFromValues(ctx, `UPDATE notification_requests SET status = 'processing', updated_at = CAST(v.column3 AS BIGINT) FROM `,
+		rows, ` AS v WHERE notification_requests.id = v.column1 AND notification_requests.workspace_id = v.column2
+		AND notification_requests.status IN ('queued', 'processing') RETURNING `+qualified("notification_requests", requestCols),
+		func(r Rows) error {
+			x, err := scanRequest(r)
+			reqs = append(reqs, x)
+			return err
+		})
+	if err != nil || len(reqs) == 0 {
+		return nil, nil, err
 	}
-	// One order for both answers: by request id.
-	byReq := make(map[string]*notify.Job, len(jobsOut))
-	for _, j := range jobsOut {
-		byReq[j.RequestID] = j
+	rows = make([][]any, len(reqs))
+	for i, r := range reqs {
+		rows[i] = []any{r.ID, r.WorkspaceID, ms(now)}
+	}
+	byReq := make(map[string]*notify.Job, len(reqs))
+	err = t.updateFromValues(ctx, `UPDATE notification_jobs SET status = 'processing', attempts_made = attempts_made + 1,
+		started_at = CAST(v.column3 AS BIGINT), next_retry_at = NULL FROM `, rows,
+		` AS v WHERE notification_jobs.request_id = v.column1 AND notification_jobs.workspace_id = v.column2
+		RETURNING `+qualified("notification_jobs", jobCols),
+		func(r Rows) error {
+			j, err := scanJob(r)
+			if err == nil {
+				byReq[j.RequestID] = j
+			}
+			return err
+		})
+	if err != nil {
+		return nil, nil, err
 	}
 	outJobs := make([]*notify.Job, 0, len(reqs))
 	outReqs := reqs[:0]
@@ -86,6 +79,15 @@ func (t *Tx) ClaimRequests(ctx context.Context, js []*notify.Job, now time.Time)
 		}
 	}
 	return outReqs, outJobs, nil
+}
+
+// qualified prefixes each column of cols with table.
+func qualified(table, cols string) string {
+	list := splitCols(cols)
+	for i, c := range list {
+		list[i] = table + "." + c
+	}
+	return strings.Join(list, ", ")
 }
 
 // updateChunk bounds the rows of one multi-row statement.
@@ -100,91 +102,102 @@ func (t *Tx) SettleRequests(ctx context.Context, rs []*notify.Request) ([]bool, 
 	for i, r := range rs {
 		idx[r.ID] = i
 	}
-	for start := 0; start < len(rs); start += updateChunk {
-		part := rs[start:min(start+updateChunk, len(rs))]
-		rows := make([][]any, len(part))
-		for i, r := range part {
-			rows[i] = []any{r.ID, r.WorkspaceID, r.Status, ms(r.UpdatedAt), nullable(r.SelectedProviderID), nullable(r.SelectedMessageID),
-				nullable(r.FinalErrorCode), nullable(r.FinalErrorMessage)}
-		}
-		ids, err := t.updateFromValues(ctx, `UPDATE notification_requests SET status = v.column3, updated_at = v.column4,
-			selected_provider_account_id = v.column5, selected_provider_message_id = v.column6, final_error_code = v.column7,
-			final_error_message = v.column8 FROM `, requestSettleTypes, rows,
-			` AS v WHERE notification_requests.id = v.column1 AND notification_requests.workspace_id = v.column2
-			AND notification_requests.status = 'processing' RETURNING notification_requests.id`)
-		if err != nil {
-			return nil, err
-		}
-		for _, id := range ids {
-			settled[idx[id]] = true
-		}
+	rows := make([][]any, len(rs))
+	for i, r := range rs {
+		rows[i] = []any{r.ID, r.WorkspaceID, r.Status, ms(r.UpdatedAt), nullable(r.SelectedProviderID), nullable(r.SelectedMessageID),
+			nullable(r.FinalErrorCode), nullable(r.FinalErrorMessage)}
 	}
-	return settled, nil
+	err := t.updateFromValues(ctx, `UPDATE notification_requests SET status = v.column3, updated_at = CAST(v.column4 AS BIGINT),
+		selected_provider_account_id = v.column5, selected_provider_message_id = v.column6, final_error_code = v.column7,
+		final_error_message = v.column8 FROM `, rows,
+		` AS v WHERE notification_requests.id = v.column1 AND notification_requests.workspace_id = v.column2
+		AND notification_requests.status = 'processing' RETURNING notification_requests.id`,
+		func(r Rows) error {
+			var id string
+			err := r.Scan(&id)
+			settled[idx[id]] = true
+			return err
+		})
+	return settled, err
 }
-
-var requestSettleTypes = []string{"TEXT", "TEXT", "TEXT", "BIGINT", "TEXT", "TEXT", "TEXT", "TEXT"}
 
 // UpdateJobs saves the mutable state of many job rows, queue job id
 // included.
 func (t *Tx) UpdateJobs(ctx context.Context, js []*notify.Job) error {
-	for start := 0; start < len(js); start += updateChunk {
-		part := js[start:min(start+updateChunk, len(js))]
-		rows := make([][]any, len(part))
-		for i, j := range part {
-			rows[i] = []any{j.ID, j.WorkspaceID, j.Status, j.AttemptsMade, msPtr(j.StartedAt), msPtr(j.FinishedAt), msPtr(j.NextRetryAt),
-				nullable(j.LastErrorCode), nullable(j.LastErrorMessage), nullable(j.LastProviderAccountID), j.QueueJobID}
+	rows := make([][]any, len(js))
+	for i, j := range js {
+		rows[i] = []any{j.ID, j.WorkspaceID, j.Status, j.AttemptsMade, msPtr(j.StartedAt), msPtr(j.FinishedAt), msPtr(j.NextRetryAt),
+			nullable(j.LastErrorCode), nullable(j.LastErrorMessage), nullable(j.LastProviderAccountID), j.QueueJobID}
+	}
+	return t.updateFromValues(ctx, `UPDATE notification_jobs SET status = v.column3, attempts_made = CAST(v.column4 AS INTEGER),
+		started_at = CAST(v.column5 AS BIGINT), finished_at = CAST(v.column6 AS BIGINT), next_retry_at = CAST(v.column7 AS BIGINT),
+		last_error_code = v.column8, last_error_message = v.column9, last_provider_account_id = v.column10,
+		queue_job_id = CAST(v.column11 AS BIGINT) FROM `, rows,
+		` AS v WHERE notification_jobs.id = v.column1 AND notification_jobs.workspace_id = v.column2`, nil)
+}
+
+// updateFromValues runs head + (VALUES chunk) + tail for rows, in
+// chunks sized by ladder, and hands each returned row to scan (nil: the
+// statement returns nothing). Every value is passed as text, and the
+// statement casts the numbers where it uses them: PostgreSQL types the
+// columns of a VALUES list of parameters as text, and SQLite plans a
+// VALUES list of uniform rows as the outer loop with a primary key lookup
+// per row (a first row of casts made it scan the whole target table).
+func (t *Tx) updateFromValues(ctx context.Context, head string, rows [][]any, tail string, scan func(Rows) error) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	cols := len(rows[0])
+	one := "(?" + strings.Repeat(", ?", cols-1) + ")"
+	start := 0
+	for _, size := range ladder(len(rows), updateChunk) {
+		part := rows[start : start+size]
+		start += size
+		q := head + `(VALUES ` + one + strings.Repeat(", "+one, len(part)-1) + `)` + tail
+		args := make([]any, 0, len(part)*cols)
+		for _, r := range part {
+			for _, v := range r {
+				args = append(args, asText(v))
+			}
 		}
-		if _, err := t.updateFromValues(ctx, `UPDATE notification_jobs SET status = v.column3, attempts_made = v.column4,
-			started_at = v.column5, finished_at = v.column6, next_retry_at = v.column7, last_error_code = v.column8,
-			last_error_message = v.column9, last_provider_account_id = v.column10, queue_job_id = v.column11 FROM `, jobUpdateTypes, rows,
-			` AS v WHERE notification_jobs.id = v.column1 AND notification_jobs.workspace_id = v.column2 RETURNING notification_jobs.id`); err != nil {
+		if scan == nil {
+			if _, err := t.c.Exec(ctx, q, args...); err != nil {
+				return err
+			}
+			continue
+		}
+		rs, err := t.c.Query(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		for rs.Next() {
+			if err := scan(rs); err != nil {
+				rs.Close()
+				return err
+			}
+		}
+		rs.Close()
+		if err := rs.Err(); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-var jobUpdateTypes = []string{"TEXT", "TEXT", "TEXT", "INTEGER", "BIGINT", "BIGINT", "BIGINT", "TEXT", "TEXT", "TEXT", "BIGINT"}
-
-// updateFromValues runs head + (VALUES rows) + tail and returns the first
-// column of the rows it returns. The first row casts each value to its
-// column's type: PostgreSQL types a VALUES column from its first typed
-// value, and would otherwise take every parameter as text.
-func (t *Tx) updateFromValues(ctx context.Context, head string, types []string, rows [][]any, tail string) ([]string, error) {
-	var b strings.Builder
-	b.WriteString(head)
-	b.WriteString(`(VALUES (`)
-	for i, typ := range types {
-		if i > 0 {
-			b.WriteString(", ")
+// asText renders a number as the text a VALUES list carries.
+func asText(v any) any {
+	switch x := v.(type) {
+	case int:
+		return strconv.Itoa(x)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case *int64:
+		if x == nil {
+			return nil
 		}
-		b.WriteString("CAST(? AS " + typ + ")")
+		return strconv.FormatInt(*x, 10)
 	}
-	b.WriteString(")")
-	plain := ", (?" + strings.Repeat(", ?", len(types)-1) + ")"
-	args := make([]any, 0, len(rows)*len(types))
-	for i, r := range rows {
-		if i > 0 {
-			b.WriteString(plain)
-		}
-		args = append(args, r...)
-	}
-	b.WriteString(")")
-	b.WriteString(tail)
-	rs, err := t.c.Query(ctx, b.String(), args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rs.Close()
-	var out []string
-	for rs.Next() {
-		var id string
-		if err := rs.Scan(&id); err != nil {
-			return nil, err
-		}
-		out = append(out, id)
-	}
-	return out, rs.Err()
+	return v
 }
 
 // CreateEvents writes outbox rows in bulk.
@@ -235,8 +248,10 @@ func (t *Tx) ScheduleDispatch(ctx context.Context, js []*notify.Job, at []time.T
 // suppression list.
 func (t *Tx) FindSuppressed(ctx context.Context, workspaceID string, addrs []string) (map[string]bool, error) {
 	out := map[string]bool{}
-	for start := 0; start < len(addrs); start += updateChunk {
-		part := addrs[start:min(start+updateChunk, len(addrs))]
+	start := 0
+	for _, size := range ladder(len(addrs), updateChunk) {
+		part := addrs[start : start+size]
+		start += size
 		args := []any{workspaceID}
 		for _, a := range part {
 			args = append(args, a)

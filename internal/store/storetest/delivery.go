@@ -15,6 +15,45 @@ func init() {
 	tests["DeliveryClaim"] = testDeliveryClaim
 	tests["DeliverySettle"] = testDeliverySettle
 	tests["DeliveryBreakers"] = testDeliveryBreakers
+	tests["DeliveryMany"] = testDeliveryMany
+}
+
+// testDeliveryMany: a run of more requests than one statement shape takes
+// (the multi-row statements go in chunks) claims and settles every one.
+func testDeliveryMany(t *testing.T, db *store.DB) {
+	ws := Workspace(t, db)
+	accs := acceptNow(t, db, ws, 87)
+	now := t0.Add(time.Second)
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		js, err := tx.FindJobsOfQueueJob(ctx, accs[0].Job.QueueJobID)
+		require.NoError(t, err)
+		require.Len(t, js, 87)
+		reqs, claimed, err := tx.ClaimRequests(ctx, js, now)
+		require.NoError(t, err)
+		require.Len(t, reqs, 87)
+		for i, r := range reqs {
+			require.Equal(t, r.ID, claimed[i].RequestID)
+			r.Status, r.UpdatedAt = notify.StatusSent, now
+			claimed[i].Status, claimed[i].FinishedAt = notify.JobCompleted, &now
+		}
+		settled, err := tx.SettleRequests(ctx, reqs)
+		require.NoError(t, err)
+		for _, ok := range settled {
+			require.True(t, ok)
+		}
+		return tx.UpdateJobs(ctx, claimed)
+	})
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		for _, a := range accs {
+			j, err := tx.FindJobByRequest(ctx, ws, a.Request.ID)
+			require.NoError(t, err)
+			require.Equal(t, notify.JobCompleted, j.Status)
+			r, err := tx.FindRequest(ctx, ws, a.Request.ID)
+			require.NoError(t, err)
+			require.Equal(t, notify.StatusSent, r.Status)
+		}
+		return nil
+	})
 }
 
 // acceptNow accepts n plain requests in one transaction: they share one
