@@ -268,6 +268,10 @@ func (b *bench) serveLoad(ctx context.Context) error {
 	if b.db == "postgres" {
 		lockWaits = startLockSampler(dbURL)
 	}
+	var pg0 map[int]time.Duration
+	if b.db == "postgres" {
+		pg0 = backendCPU(dbURL)
+	}
 	var seq atomic.Int64
 	cpu0, start := p.cpu(), time.Now()
 	ours := run("notifyd: signed POST /v1/notifications (201)", b.conns, b.duration, func(ctx context.Context, _ int) error {
@@ -289,6 +293,12 @@ func (b *bench) serveLoad(ctx context.Context) error {
 		time.Sleep(20 * time.Millisecond)
 	}
 	cpu := p.cpu() - cpu0
+	var pgCPU time.Duration
+	if pg0 != nil {
+		for pid, c := range backendCPU(dbURL) {
+			pgCPU += c - pg0[pid]
+		}
+	}
 	time.Sleep(2 * time.Second) // late duplicates
 	last := time.Unix(0, sk.last.Load())
 	took := last.Sub(start)
@@ -299,6 +309,10 @@ func (b *bench) serveLoad(ctx context.Context) error {
 	fmt.Printf("%-44s %9d\n", "undelivered (accepted, never arrived)", ours.ok-got)
 	fmt.Printf("%-44s %9.2f ms  (%.1f s CPU for %d messages)\n", "server CPU per accepted and delivered message",
 		float64(cpu.Microseconds())/1000/float64(ours.ok), cpu.Seconds(), ours.ok)
+	if pg0 != nil {
+		fmt.Printf("%-44s %9.2f ms  (%.1f s CPU of its backends; same host only)\n", "database CPU per message",
+			float64(pgCPU.Microseconds())/1000/float64(ours.ok), pgCPU.Seconds())
+	}
 	if lockWaits != nil {
 		fmt.Printf("%-44s %9d  (samples %d)\n", "pg_stat_activity: most waiting on a lock", lockWaits.stop(), lockWaits.samples.Load())
 	}
@@ -356,4 +370,28 @@ func tail(s string, n int) string {
 		return s
 	}
 	return s[len(s)-n:]
+}
+
+// backendCPU is the CPU time so far of each backend process of the
+// database at dbURL (the server must run on this host).
+func backendCPU(dbURL string) map[int]time.Duration {
+	out := map[int]time.Duration{}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		return out
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`)
+	if err != nil {
+		return out
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var pid int
+		if rows.Scan(&pid) == nil {
+			out[pid] = procCPU(pid)
+		}
+	}
+	return out
 }

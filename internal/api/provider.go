@@ -5,19 +5,18 @@ import (
 	"sort"
 
 	"github.com/notifyd/notifyd/internal/notify"
-	"github.com/notifyd/notifyd/internal/provider"
 	"github.com/notifyd/notifyd/internal/service"
 )
 
 type providerJSON struct {
-	ID           string          `json:"id"`
-	ProviderKind string          `json:"providerKind"`
-	Channel      notify.Channel  `json:"channel"`
-	DisplayName  string          `json:"displayName"`
-	Enabled      bool            `json:"enabled"`
-	CreatedAt    string          `json:"createdAt"`
-	UpdatedAt    string          `json:"updatedAt"`
-	Quota        *provider.Quota `json:"quota,omitempty"`
+	ID           string         `json:"id"`
+	ProviderKind string         `json:"providerKind"`
+	Channel      notify.Channel `json:"channel"`
+	DisplayName  string         `json:"displayName"`
+	Enabled      bool           `json:"enabled"`
+	CreatedAt    string         `json:"createdAt"`
+	UpdatedAt    string         `json:"updatedAt"`
+	Quota        *notify.Quota  `json:"quota,omitempty"`
 }
 
 func providerBody(v *service.ProviderView) providerJSON {

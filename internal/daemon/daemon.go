@@ -21,6 +21,7 @@ import (
 
 	"github.com/notifyd/notifyd/api"
 	apipkg "github.com/notifyd/notifyd/internal/api"
+	"github.com/notifyd/notifyd/internal/bounce"
 	"github.com/notifyd/notifyd/internal/config"
 	"github.com/notifyd/notifyd/internal/delivery"
 	"github.com/notifyd/notifyd/internal/jobs"
@@ -132,21 +133,21 @@ func (d *Daemon) Open(ctx context.Context) error {
 	if len(otpSecret) == 0 {
 		otpSecret = secret.Derive(master, service.OTPSigningLabel)
 	}
-	providerDeps := provider.Deps{HTTP: provider.NewHTTPClient(provider.HTTPOptions{AllowPrivate: d.Config.AllowPrivateTargets || d.Config.Demo}), Now: time.Now}
+	allowPrivate := d.Config.AllowPrivateTargets || d.Config.Demo
+	providerDeps := provider.Deps{HTTP: provider.NewHTTPClient(provider.HTTPOptions{AllowPrivate: allowPrivate}), Now: time.Now}
 	d.Delivery = delivery.New(delivery.Options{Store: d.DB, Box: box, Kinds: kinds.All(), Deps: providerDeps, Now: d.Now, Logger: d.Logger,
 		Backoff: d.Config.QueueBackoff, Metrics: d.Metrics.Limits, MaxWaiters: dispatchMaxWorkers / 2, RunBound: d.dispatchJobTimeout(),
-		BatchObserver: d.Metrics.Batch})
+		BatchObserver: d.Metrics.Batch, WebhookAllowPrivate: allowPrivate, WebhookTimeout: d.Config.WebhookTimeout})
 	d.Service = service.New(service.Options{
 		Store: d.DB, Box: box, Now: d.Now, Logger: d.Logger, HMACTolerance: d.Config.HMACTolerance,
 		OTPSecret: otpSecret, OTPCodeKey: secret.Derive(master, service.OTPCodeLabel),
 		JobAttempts: d.Config.QueueJobAttempts, Backoff: d.Config.QueueBackoff,
-		Kinds:        kinds.All(),
-		ProviderDeps: providerDeps,
-		MailCheck:    d.mailChecker(),
-		Webhooks: service.WebhookOptions{AllowPrivate: d.Config.AllowPrivateTargets || d.Config.Demo, Timeout: d.Config.WebhookTimeout,
+		MailCheck: d.mailChecker(),
+		Webhooks: service.WebhookOptions{AllowPrivate: allowPrivate,
 			Schedule: d.Config.WebhookRetrySchedule, SecretOverlap: d.Config.WebhookSecretOverlap, Metrics: d.Metrics.Webhooks},
-		SNSCertHosts: d.Config.SNSCertHosts, SNSAllowHTTP: d.Config.AllowPrivateTargets || d.Config.Demo,
-		Delivery: d.Delivery, AcceptWriters: acceptWriters(d.DB.Dialect),
+		SNS: &bounce.SNSVerifier{Client: providerDeps.HTTP,
+			Policy: bounce.SNSPolicy{ExtraHosts: d.Config.SNSCertHosts, AllowHTTP: allowPrivate}},
+		Delivery: d.Delivery,
 	})
 	if err := d.startQueue(ctx); err != nil {
 		return err
@@ -164,16 +165,6 @@ func (d *Daemon) Open(ctx context.Context) error {
 		return d.startDemo(ctx)
 	}
 	return nil
-}
-
-// acceptWriters is how many send group commits run at once: SQLite has
-// one writer; on PostgreSQL a few overlap one batch's round trips with
-// the next one's.
-func acceptWriters(dialect string) int {
-	if dialect == "sqlite" {
-		return 1
-	}
-	return 3
 }
 
 // dispatchJobTimeout bounds a job run: two thirds of the rescue time, at

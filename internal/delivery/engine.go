@@ -56,6 +56,11 @@ type Options struct {
 	// result may take to be recorded) ago leaves that request alone: the
 	// queue re-runs jobs it thinks stuck.
 	RunBound time.Duration
+	// WebhookAllowPrivate (NOTIFYD_ALLOW_PRIVATE_TARGETS) turns the SSRF
+	// guard of webhook tries off; WebhookTimeout bounds one try (default
+	// DefaultWebhookTimeout).
+	WebhookAllowPrivate bool
+	WebhookTimeout      time.Duration
 }
 
 // Engine delivers requests. One lives in each worker process.
@@ -77,6 +82,9 @@ type Engine struct {
 	batches   *dispatch.Batcher // adapter batching (batching.go)
 	batchCfgs batchConfigs
 	lim       *limits // dispatch limits (limits.go)
+
+	quotas   *quotaCache    // provider balances (quota.go)
+	webhooks *webhookPoster // webhook tries (webhookpost.go)
 }
 
 // New builds an Engine.
@@ -94,6 +102,8 @@ func New(o Options) *Engine {
 	e.lim = newLimits(e.now, o.Metrics, o.MaxWaiters)
 	e.batches = dispatch.NewBatcher(o.BatchObserver)
 	e.batches.SetSharer(e.lim.cluster) // cluster-wide call budgets
+	e.quotas = newQuotaCache()
+	e.webhooks = newWebhookPoster(o.WebhookAllowPrivate, o.WebhookTimeout)
 	return e
 }
 

@@ -27,3 +27,13 @@ type Route struct {
 	Enabled           bool
 	CreatedAt         time.Time
 }
+
+// Quota is a provider account's remaining balance (SPEC "Provider
+// account"), as its adapter's balance lookup reports it.
+type Quota struct {
+	Period          string   `json:"period"`
+	Limit           *float64 `json:"limit"`
+	Used            float64  `json:"used"`
+	RemainingCredit float64  `json:"remainingCredit"`
+	Currency        string   `json:"currency"`
+}

@@ -109,3 +109,30 @@ type WebhookTx interface {
 	// finished before deliveriesBefore; it reports how many of each.
 	PruneWebhookHistory(ctx context.Context, eventsBefore, deliveriesBefore time.Time, limit int) (events, deliveries int, err error)
 }
+
+// WebhookPost is one signed try of a webhook delivery, ready to be sent:
+// Body goes to URL with the Standard Webhooks headers webhook-id (ID),
+// webhook-timestamp (Timestamp, Unix seconds) and webhook-signature
+// (Signature: the signatures, space-separated).
+type WebhookPost struct {
+	URL       string
+	ID        string
+	Timestamp int64
+	Signature string
+	Body      []byte
+}
+
+// WebhookPostResult is what one WebhookPost came to.
+type WebhookPostResult struct {
+	// Tried is false when the request could not even be built (Error
+	// says why); nothing was sent and Duration is zero.
+	Tried bool
+	// Status is the receiver's HTTP status; nil when it did not answer.
+	Status *int
+	// Response is an excerpt of the answer's body, storable as text.
+	Response string
+	// Error is empty on a 2xx answer; else it says what went wrong.
+	Error string
+	// Duration is how long the exchange took.
+	Duration time.Duration
+}

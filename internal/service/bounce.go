@@ -33,8 +33,10 @@ func callbackKind(kind string) bool {
 }
 
 func newSNSVerifier(o Options) *bounce.SNSVerifier {
-	return &bounce.SNSVerifier{Client: o.ProviderDeps.HTTP,
-		Policy: bounce.SNSPolicy{ExtraHosts: o.SNSCertHosts, AllowHTTP: o.SNSAllowHTTP}}
+	if o.SNS != nil {
+		return o.SNS
+	}
+	return &bounce.SNSVerifier{}
 }
 
 // TrustSNSHost trusts host[:port] for SNS certificates and subscribe URLs

@@ -7,16 +7,14 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/notifyd/notifyd/internal/notify"
-	"github.com/notifyd/notifyd/internal/provider"
 )
 
 // ProviderView is a provider account as the API shows it: never configJson.
 type ProviderView struct {
 	Account *notify.ProviderAccount
-	Quota   *provider.Quota
+	Quota   *notify.Quota
 }
 
 // ProviderInput is the body of register and update.
@@ -28,9 +26,21 @@ type ProviderInput struct {
 	Enabled      *bool
 }
 
-func (s *Service) kind(id string) (provider.Kind, bool) {
-	k, ok := s.kinds[id]
-	return k, ok
+// kindChannel is the channel of the provider kind id, when the delivery
+// engine knows that kind.
+func (s *Service) kindChannel(id string) (notify.Channel, bool) {
+	if s.delivery == nil {
+		return "", false
+	}
+	return s.delivery.KindChannel(id)
+}
+
+// kindIDs lists the known provider kinds, sorted.
+func (s *Service) kindIDs() []string {
+	if s.delivery == nil {
+		return nil
+	}
+	return s.delivery.KindIDs()
 }
 
 func (s *Service) sealConfig(accountID string, cfg map[string]string) (string, error) {
@@ -45,12 +55,12 @@ func (s *Service) sealConfig(accountID string, cfg map[string]string) (string, e
 }
 
 // OpenConfig decrypts a provider account's configJson.
-func (s *Service) OpenConfig(p *notify.ProviderAccount) (provider.Config, error) {
+func (s *Service) OpenConfig(p *notify.ProviderAccount) (map[string]string, error) {
 	b, err := s.box.OpenFor("provider:"+p.ID, p.ConfigEnc)
 	if err != nil {
 		return nil, fmt.Errorf("open provider config: %w", err)
 	}
-	var cfg provider.Config
+	var cfg map[string]string
 	if err := json.Unmarshal(b, &cfg); err != nil {
 		return nil, err
 	}
@@ -75,9 +85,9 @@ func validDisplayName(n string) error {
 // overrides (batch.go): a send with a missing key
 // fails that attempt with invalid_request.
 func (s *Service) CreateProvider(ctx context.Context, a *Actor, in ProviderInput) (*notify.ProviderAccount, error) {
-	k, ok := s.kind(in.ProviderKind)
+	channel, ok := s.kindChannel(in.ProviderKind)
 	if !ok {
-		return nil, notify.Invalid("providerKind must be one of %s", strings.Join(s.kinds.IDs(), ", "))
+		return nil, notify.Invalid("providerKind must be one of %s", strings.Join(s.kindIDs(), ", "))
 	}
 	if in.DisplayName == nil {
 		return nil, notify.Invalid("displayName is required")
@@ -86,7 +96,7 @@ func (s *Service) CreateProvider(ctx context.Context, a *Actor, in ProviderInput
 		return nil, err
 	}
 	now := s.now()
-	p := &notify.ProviderAccount{ID: newID(), WorkspaceID: a.WorkspaceID, ProviderKind: k.ID, Channel: k.Channel,
+	p := &notify.ProviderAccount{ID: newID(), WorkspaceID: a.WorkspaceID, ProviderKind: in.ProviderKind, Channel: channel,
 		DisplayName: *in.DisplayName, Enabled: in.Enabled == nil || *in.Enabled, CreatedAt: now, UpdatedAt: now}
 	enc, err := s.sealConfig(p.ID, in.ConfigJSON)
 	if err != nil {
@@ -157,7 +167,9 @@ func (s *Service) UpdateProvider(ctx context.Context, a *Actor, id string, in Pr
 	if err != nil {
 		return nil, err
 	}
-	s.quotas.forget(p.ID)
+	if s.delivery != nil {
+		s.delivery.ForgetQuota(p.ID)
+	}
 	return p, nil
 }
 
@@ -202,75 +214,13 @@ func (s *Service) ListProviders(ctx context.Context, a *Actor) ([]*ProviderView,
 	return out, nil
 }
 
-// quota looks up a provider's balance through the adapter, when it has a
-// balance API, with a 60-second cache per account.
-func (s *Service) quota(ctx context.Context, p *notify.ProviderAccount) *provider.Quota {
-	if q, ok := s.quotas.get(p.ID, s.now()); ok {
-		return q
-	}
-	k, ok := s.kind(p.ProviderKind)
-	if !ok {
+// quota is a provider's balance, when its adapter has a balance API; the
+// delivery engine looks it up and caches it 60 seconds per account.
+func (s *Service) quota(ctx context.Context, p *notify.ProviderAccount) *notify.Quota {
+	if s.delivery == nil {
 		return nil
 	}
-	cfg, err := s.OpenConfig(p)
-	if err != nil {
-		return nil
-	}
-	prov, err := k.New(cfg, s.deps)
-	if err != nil {
-		return nil
-	}
-	qc, ok := prov.(provider.QuotaChecker)
-	if !ok {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	q, err := qc.Quota(ctx)
-	var out *provider.Quota
-	if err == nil {
-		out = &q
-	} else {
-		s.log.WarnContext(ctx, "quota lookup failed", "provider", p.ID, "kind", p.ProviderKind, "err", err)
-	}
-	s.quotas.put(p.ID, out, s.now())
-	return out
-}
-
-const quotaTTL = 60 * time.Second
-
-type quotaCache struct {
-	mu sync.Mutex
-	m  map[string]quotaEntry
-}
-
-type quotaEntry struct {
-	q  *provider.Quota
-	at time.Time
-}
-
-func newQuotaCache() *quotaCache { return &quotaCache{m: map[string]quotaEntry{}} }
-
-func (c *quotaCache) get(id string, now time.Time) (*provider.Quota, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.m[id]
-	if !ok || now.Sub(e.at) >= quotaTTL {
-		return nil, false
-	}
-	return e.q, true
-}
-
-func (c *quotaCache) put(id string, q *provider.Quota, now time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.m[id] = quotaEntry{q: q, at: now}
-}
-
-func (c *quotaCache) forget(id string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.m, id)
+	return s.delivery.Quota(ctx, p)
 }
 
 // RouteInput is one route of a replace.

@@ -17,8 +17,6 @@ import (
 	"github.com/notifyd/notifyd/internal/mailcheck"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/otp"
-	"github.com/notifyd/notifyd/internal/provider"
-	"github.com/notifyd/notifyd/internal/provider/kinds"
 	"github.com/notifyd/notifyd/internal/secret"
 )
 
@@ -31,8 +29,6 @@ type Options struct {
 	SessionTTL    time.Duration // default 12h
 	JobAttempts   int           // SVC_QUEUE_JOB_ATTEMPTS, default 3
 	Backoff       time.Duration // SVC_QUEUE_BACKOFF_MS, default 3s
-	Kinds         kinds.Registry
-	ProviderDeps  provider.Deps
 	HMACTolerance time.Duration // default 300s
 	// OTPSecret signs verification tokens (OTP_SIGNING_SECRET); OTPCodeKey
 	// keys the code hashes. Both default to random per-process keys.
@@ -42,16 +38,22 @@ type Options struct {
 	MailCheck *mailcheck.Checker
 	// Webhooks configure event delivery (webhook.go).
 	Webhooks WebhookOptions
-	// SNSCertHosts are trusted hosts of SNS signing certificates beside
-	// sns.<region>.amazonaws.com; SNSAllowHTTP lets them use plain http
-	// (private targets allowed: tests, demo).
-	SNSCertHosts []string
-	SNSAllowHTTP bool
-	// AcceptWriters is how many send group commits may run at once: 1 on
-	// SQLite (one writer), a few on PostgreSQL. Default 1.
+	// SNS verifies the SNS messages of SES callbacks: the daemon builds it
+	// with the SSRF-guarded client, the trusted certificate hosts beside
+	// sns.<region>.amazonaws.com (NOTIFYD_SNS_CERT_HOSTS) and whether they
+	// may use plain http (private targets allowed: tests, demo). Nil: one
+	// trusting the AWS hosts only, over the default client.
+	SNS *bounce.SNSVerifier
+	// AcceptWriters is how many send group commits may run at once;
+	// default 1. One is best on both backends as measured (docs/
+	// BENCHMARKS.md): SQLite has one writer, and on PostgreSQL concurrent
+	// batches are smaller and wait on each other's request-limit counters.
 	AcceptWriters int
-	// Delivery sends what a caller waits for (OTP, test-send) and learns
-	// of dispatch-limit changes; internal/delivery implements it.
+	// Delivery sends what a caller waits for (OTP, test-send), learns of
+	// dispatch-limit changes, knows the provider kinds, looks up provider
+	// balances and makes the HTTP tries of webhook deliveries;
+	// internal/delivery implements it. Nil (notifyd bootstrap): no kind is
+	// known, no balance shown, and a webhook try fails.
 	Delivery Delivery
 }
 
@@ -63,6 +65,18 @@ type Delivery interface {
 	// ForgetLimits drops what the engine cached of a workspace's dispatch
 	// limits, so a change applies to its next send.
 	ForgetLimits(workspaceID string)
+	// KindChannel is the channel of a provider kind, and whether the kind
+	// is known; KindIDs lists the known kinds, sorted.
+	KindChannel(kind string) (notify.Channel, bool)
+	KindIDs() []string
+	// Quota is a provider account's balance, cached 60 s per account; nil
+	// when the adapter has no balance API or the lookup failed.
+	// ForgetQuota drops the cached one (the configuration changed).
+	Quota(ctx context.Context, p *notify.ProviderAccount) *notify.Quota
+	ForgetQuota(accountID string)
+	// PostWebhook makes one HTTP try of a signed webhook delivery (SSRF
+	// guard, no redirects, the webhook timeout).
+	PostWebhook(ctx context.Context, p notify.WebhookPost) notify.WebhookPostResult
 }
 
 // Service is the set of use cases.
@@ -74,9 +88,6 @@ type Service struct {
 	ttl         time.Duration
 	tol         time.Duration
 	logins      *loginThrottle
-	kinds       kinds.Registry
-	deps        provider.Deps
-	quotas      *quotaCache
 	jobAttempts int
 	backoff     time.Duration
 	delivery    Delivery
@@ -115,7 +126,6 @@ func New(o Options) *Service {
 	}
 	s := &Service{store: o.Store, box: o.Box, now: func() time.Time { return o.Now().UTC() }, log: o.Logger,
 		ttl: o.SessionTTL, tol: o.HMACTolerance, logins: newLoginThrottle(),
-		kinds: o.Kinds, deps: o.ProviderDeps, quotas: newQuotaCache(),
 		jobAttempts: o.JobAttempts, backoff: o.Backoff}
 	s.delivery = o.Delivery
 	s.rates = &rateChecks{s: s}

@@ -15,7 +15,6 @@ import (
 	"github.com/notifyd/notifyd/client"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/notifytest"
-	"github.com/notifyd/notifyd/internal/provider/kinds"
 	"github.com/notifyd/notifyd/internal/secret"
 	"github.com/notifyd/notifyd/internal/service"
 )
@@ -39,7 +38,7 @@ func newSigEnv(t testing.TB, url string) *sigEnv {
 	box, err := secret.NewBox(bytes.Repeat([]byte{7}, secret.KeySize))
 	require.NoError(t, err)
 	e := &sigEnv{}
-	e.svc = service.New(service.Options{Store: db, Box: box, Now: e.now, Kinds: kinds.All()})
+	e.svc = service.New(service.Options{Store: db, Box: box, Now: e.now})
 	ctx := context.Background()
 	res, err := e.svc.Bootstrap(ctx, "W", "owner@example.com", "owner password")
 	require.NoError(t, err)

@@ -1,7 +1,6 @@
 package service
 
 import (
-	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -9,31 +8,23 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"io"
 	mrand "math/rand/v2"
-	"net"
-	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/notifyd/notifyd/internal/metrics"
 	"github.com/notifyd/notifyd/internal/notify"
-	"github.com/notifyd/notifyd/internal/provider"
 )
 
-// WebhookOptions configure webhook delivery.
+// WebhookOptions configure webhook delivery. The HTTP tries themselves
+// are the delivery engine's (Delivery.PostWebhook), with its SSRF guard
+// and its timeout.
 type WebhookOptions struct {
-	// HTTP makes the deliveries; it should be the SSRF-guarded client of
-	// the provider package. Nil: one is built from AllowPrivate and Timeout.
-	HTTP *http.Client
 	// AllowPrivate (NOTIFYD_ALLOW_PRIVATE_TARGETS) also admits http:// URLs.
 	AllowPrivate bool
-	// Timeout bounds one try; default 10s.
-	Timeout time.Duration
 	// Schedule is the wait before each retry; after the last one the
 	// delivery fails. Default DefaultWebhookSchedule.
 	Schedule []time.Duration
@@ -50,24 +41,12 @@ var DefaultWebhookSchedule = []time.Duration{5 * time.Second, 5 * time.Minute, 3
 	2 * time.Hour, 5 * time.Hour, 10 * time.Hour, 10 * time.Hour}
 
 func (o WebhookOptions) withDefaults() WebhookOptions {
-	if o.Timeout <= 0 {
-		o.Timeout = 10 * time.Second
-	}
 	if o.Schedule == nil {
 		o.Schedule = DefaultWebhookSchedule
 	}
 	if o.SecretOverlap <= 0 {
 		o.SecretOverlap = 24 * time.Hour
 	}
-	if o.HTTP == nil {
-		o.HTTP = provider.NewHTTPClient(provider.HTTPOptions{AllowPrivate: o.AllowPrivate, Timeout: o.Timeout})
-	}
-	// A redirect is not followed: the client would turn the POST into a
-	// GET without the body, and a 2xx from that must not count as
-	// delivered. The 3xx is logged and retried like any non-2xx.
-	c := *o.HTTP
-	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	o.HTTP = &c
 	return o
 }
 
@@ -539,9 +518,6 @@ func SignWebhook(secret, id string, timestamp int64, body []byte) (string, error
 	return "v1," + base64.StdEncoding.EncodeToString(m.Sum(nil)), nil
 }
 
-// responseExcerptMax is how much of a receiver's answer the log keeps.
-const responseExcerptMax = 1024
-
 // DeliverWebhook makes one try of a delivery for the queue job jobID. It
 // answers how long to wait before the next try (zero: the delivery is
 // finished, or the job is stale because the delivery was redelivered or
@@ -653,8 +629,9 @@ func jitter(d time.Duration) time.Duration {
 }
 
 // postWebhook sends the delivery's body once and fills try with the
-// outcome. Only an error that is not about the receiver (a sealed secret
-// that does not open) is returned.
+// outcome; the delivery engine makes the HTTP exchange. Only an error that
+// is not about the receiver (a sealed secret that does not open, no
+// engine) is returned.
 func (s *Service) postWebhook(ctx context.Context, w *notify.Webhook, d *notify.WebhookDelivery, try *notify.WebhookTry) error {
 	now := s.now()
 	secrets, err := s.webhookSecrets(w, now)
@@ -671,35 +648,21 @@ func (s *Service) postWebhook(ctx context.Context, w *notify.Webhook, d *notify.
 		}
 		sigs = append(sigs, sig)
 	}
-	cctx, cancel := context.WithTimeout(ctx, s.wh.Timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(cctx, http.MethodPost, w.URL, bytes.NewReader(body))
-	if err != nil {
-		try.Error = "invalid url: " + err.Error()
-		return nil
+	if s.delivery == nil {
+		return errNoDelivery
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "notifyd-webhooks")
-	req.Header.Set("webhook-id", d.ID)
-	req.Header.Set("webhook-timestamp", strconv.FormatInt(ts, 10))
-	req.Header.Set("webhook-signature", strings.Join(sigs, " "))
-	start := time.Now()
-	resp, err := s.wh.HTTP.Do(req)
-	if err == nil {
-		excerpt, _ := io.ReadAll(io.LimitReader(resp.Body, responseExcerptMax))
-		_, _ = io.CopyN(io.Discard, resp.Body, 64<<10) // lets the connection be reused
-		_ = resp.Body.Close()
-		code := resp.StatusCode
-		try.HTTPStatus, try.Response = &code, textExcerpt(excerpt)
-		if code < 200 || code > 299 {
-			try.Error = "HTTP " + strconv.Itoa(code)
-		}
-	} else {
-		try.Error = tryError(err, s.wh.Timeout)
+	r := s.delivery.PostWebhook(ctx, notify.WebhookPost{URL: w.URL, ID: d.ID, Timestamp: ts,
+		Signature: strings.Join(sigs, " "), Body: body})
+	try.HTTPStatus, try.Response, try.Error = r.Status, r.Response, r.Error
+	if r.Tried {
+		try.DurationMS, try.CreatedAt = r.Duration.Milliseconds(), now
 	}
-	try.DurationMS, try.CreatedAt = time.Since(start).Milliseconds(), now
 	return nil
 }
+
+// errNoDelivery fails a webhook try of a Service built without the
+// delivery engine (which makes the HTTP tries).
+var errNoDelivery = errors.New("webhook delivery needs the delivery engine")
 
 // webhookSecrets are the secrets that sign now: the current one, and the
 // previous one while its overlap lasts.
@@ -717,30 +680,4 @@ func (s *Service) webhookSecrets(w *notify.Webhook, now time.Time) ([]string, er
 		out = append(out, string(prev))
 	}
 	return out, nil
-}
-
-// textExcerpt keeps a response body storable as text.
-func textExcerpt(b []byte) string {
-	s := strings.ToValidUTF8(string(b), "\uFFFD")
-	s = strings.ReplaceAll(s, "\x00", "")
-	for len(s) > responseExcerptMax { // the replacement rune can grow it
-		_, n := utf8.DecodeLastRuneInString(s)
-		s = s[:len(s)-n]
-	}
-	return s
-}
-
-func tryError(err error, timeout time.Duration) string {
-	var ne net.Error
-	switch {
-	case errors.Is(err, provider.ErrBlockedTarget):
-		return "target address is not allowed (private targets are disabled)"
-	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()):
-		return "timeout after " + timeout.String()
-	}
-	msg := textExcerpt([]byte(err.Error()))
-	if len(msg) > 500 {
-		msg = msg[:500]
-	}
-	return strings.ToValidUTF8(msg, "")
 }

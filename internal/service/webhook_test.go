@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/notifyd/notifyd/client"
+	"github.com/notifyd/notifyd/internal/delivery"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/notifytest"
 	"github.com/notifyd/notifyd/internal/secret"
@@ -52,9 +53,11 @@ func newHookEnv(t *testing.T, schedule ...time.Duration) *hookEnv {
 	e.db = db
 	box, err := secret.NewBox(bytes.Repeat([]byte{7}, secret.KeySize))
 	require.NoError(t, err)
-	e.svc = service.New(service.Options{Store: db, Box: box,
-		Now:      func() time.Time { return time.Now().Add(time.Duration(e.offset.Load())) },
-		Webhooks: service.WebhookOptions{AllowPrivate: true, Timeout: time.Second, Schedule: schedule}})
+	now := func() time.Time { return time.Now().Add(time.Duration(e.offset.Load())) }
+	// The delivery engine makes the HTTP tries, to the local receiver.
+	eng := delivery.New(delivery.Options{Store: db, Box: box, Now: now, WebhookAllowPrivate: true, WebhookTimeout: time.Second})
+	e.svc = service.New(service.Options{Store: db, Box: box, Now: now,
+		Webhooks: service.WebhookOptions{AllowPrivate: true, Schedule: schedule}, Delivery: eng})
 	res, err := e.svc.Bootstrap(context.Background(), "W", "owner@example.com", "owner password")
 	require.NoError(t, err)
 	e.actor = &service.Actor{UserID: res.UserID, WorkspaceID: res.WorkspaceID, Role: notify.RoleOwner}

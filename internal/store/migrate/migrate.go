@@ -19,14 +19,20 @@ type Migration struct {
 	SQL     string
 }
 
-// Load reads NNN_name.sql files from fsys, ordered by version.
-func Load(fsys fs.FS) ([]Migration, error) {
+// Load reads NNN_name.sql files from fsys, ordered by version. A file
+// named NNN_name.DIALECT.sql (postgres, sqlite) is read only for that
+// dialect: the shared files hold the schema both accept, and a
+// dialect's own file holds what only it has (PostgreSQL's fillfactor).
+func Load(fsys fs.FS, dialect string) ([]Migration, error) {
 	names, err := fs.Glob(fsys, "*.sql")
 	if err != nil {
 		return nil, err
 	}
 	var out []Migration
 	for _, n := range names {
+		if parts := strings.Split(n, "."); len(parts) == 3 && parts[1] != dialect {
+			continue
+		}
 		num, _, ok := strings.Cut(n, "_")
 		v, err := strconv.Atoi(num)
 		if !ok || err != nil {
@@ -43,12 +49,12 @@ func Load(fsys fs.FS) ([]Migration, error) {
 }
 
 // LoadDir is Load on the sub-folder dir of fsys (an embed.FS).
-func LoadDir(fsys fs.FS, dir string) ([]Migration, error) {
+func LoadDir(fsys fs.FS, dir, dialect string) ([]Migration, error) {
 	sub, err := fs.Sub(fsys, dir)
 	if err != nil {
 		return nil, err
 	}
-	return Load(sub)
+	return Load(sub, dialect)
 }
 
 // Latest is the highest version in ms.

@@ -43,11 +43,20 @@ func Open(ctx context.Context, url string) (*Backend, error) {
 	if !strings.Contains(url, "pool_max_conns") && cfg.MaxConns < 16 {
 		cfg.MaxConns = 16
 	}
+	// Statements are prepared once per connection, and PostgreSQL switches
+	// a prepared statement to one generic plan after five runs. Made while
+	// a table is small, such a plan (a sequential scan joined by hash)
+	// stays for the connection's life while the table grows; the batch
+	// statements of delivery then scan every row for each batch. A plan
+	// made for each run costs little beside the run of a batch.
+	if _, ok := cfg.ConnConfig.RuntimeParams["plan_cache_mode"]; !ok {
+		cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	ms, err := sqlstore.Migrations()
+	ms, err := sqlstore.Migrations("postgres")
 	if err != nil {
 		pool.Close()
 		return nil, err

@@ -86,7 +86,7 @@ func Open(path string, opts Options) (*Backend, error) {
 		return nil, err
 	}
 	read.SetMaxOpenConns(4)
-	ms, err := sqlstore.Migrations()
+	ms, err := sqlstore.Migrations("sqlite")
 	if err != nil {
 		return nil, err
 	}

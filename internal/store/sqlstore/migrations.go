@@ -7,11 +7,14 @@ import (
 )
 
 // The schema is written once, like the queries: both dialects apply the
-// same numbered files. A future migration that needs dialect-specific SQL
-// belongs in that dialect's package.
+// same numbered files, except NNN_name.postgres.sql and NNN_name.sqlite.sql,
+// which only their dialect applies (under the same version).
 //
 //go:embed migrations/*.sql
 var migrationFS embed.FS
 
-// Migrations returns the service's migrations in version order.
-func Migrations() ([]migrate.Migration, error) { return migrate.LoadDir(migrationFS, "migrations") }
+// Migrations returns the service's migrations for dialect (postgres or
+// sqlite) in version order.
+func Migrations(dialect string) ([]migrate.Migration, error) {
+	return migrate.LoadDir(migrationFS, "migrations", dialect)
+}
