@@ -88,5 +88,9 @@ func (d *direct) Record(ctx context.Context, tx notify.Tx) error {
 	if set.event == "" {
 		return nil
 	}
-	return tx.CreateEvent(ctx, notify.RequestEvent(newID(), set.event, d.rn.req, now))
+	events, err := notify.Subscribed(ctx, tx, []*notify.Event{notify.RequestEvent(newID(), set.event, d.rn.req, now)})
+	if err != nil {
+		return err
+	}
+	return tx.CreateEvents(ctx, events)
 }

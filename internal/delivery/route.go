@@ -3,6 +3,7 @@ package delivery
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"time"
 
@@ -144,14 +145,41 @@ func (e *Engine) attempt(rn *run, c candidate, start, end time.Time, res provide
 	if res.Err != nil {
 		a.FailureCode, a.FailureMessage = string(res.Err.Code), res.Err.Message
 	}
-	reqJSON, _ := json.Marshal(batchCall(map[string]any{"method": res.Exchange.Method, "url": res.Exchange.URL, "body": res.Exchange.Request}, res))
 	respJSON, _ := json.Marshal(res.Exchange.Response)
-	a.RequestJSON, a.ResponseJSON = string(reqJSON), string(respJSON)
+	a.RequestJSON, a.ResponseJSON = string(providerCall(res)), string(respJSON)
 	for _, p := range rn.secrets {
 		a.RequestJSON, a.ResponseJSON, a.FailureMessage = redact(a.RequestJSON, p), redact(a.ResponseJSON, p), redact(a.FailureMessage, p)
 	}
 	rn.job.LastProviderAccountID = c.account.ID
 	return a
+}
+
+// providerCall is the providerCall record of an attempt: json.Marshal of
+// {method, url, body} with the message's place in its batch call. A body
+// that is a message's part of a batch call (dispatch.JSONPart) is JSON as
+// json.Marshal writes it already and is copied, not encoded again.
+func providerCall(res provider.Result) []byte {
+	part, ok := res.Exchange.Request.(dispatch.JSONPart)
+	if !ok {
+		out, _ := json.Marshal(batchCall(map[string]any{"method": res.Exchange.Method, "url": res.Exchange.URL, "body": res.Exchange.Request}, res))
+		return out
+	}
+	// The keys in json.Marshal's order for a map: sorted.
+	out := make([]byte, 0, len(part)+len(res.Exchange.URL)+64)
+	out = append(out, '{')
+	if res.Batch != nil {
+		out = append(out, `"batchIndex":`...)
+		out = strconv.AppendInt(out, int64(res.Batch.Index), 10)
+		out = append(out, `,"batchSize":`...)
+		out = strconv.AppendInt(out, int64(res.Batch.Size), 10)
+		out = append(out, ',')
+	}
+	out = append(append(out, `"body":`...), part...)
+	method, _ := json.Marshal(res.Exchange.Method)
+	url, _ := json.Marshal(res.Exchange.URL)
+	out = append(append(out, `,"method":`...), method...)
+	out = append(append(out, `,"url":`...), url...)
+	return append(out, '}')
 }
 
 func redact(s, secret string) string {

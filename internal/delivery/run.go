@@ -316,6 +316,10 @@ func (e *Engine) write(ctx context.Context, runs []*run, sets []settlement, atte
 		if err := tx.UpdateJobs(ctx, jobs); err != nil {
 			return err
 		}
+		events, err = notify.Subscribed(ctx, tx, events)
+		if err != nil {
+			return err
+		}
 		return tx.CreateEvents(ctx, events)
 	})
 }

@@ -2,6 +2,7 @@ package notify
 
 import (
 	"context"
+	"slices"
 	"time"
 )
 
@@ -135,4 +136,31 @@ type WebhookPostResult struct {
 	Error string
 	// Duration is how long the exchange took.
 	Duration time.Duration
+}
+
+// Subscribed keeps the events of es that a webhook of their workspace
+// subscribes to. Events exist only to be delivered to webhooks: an event
+// nobody subscribes to is not written (two rows fewer per delivery for
+// workspaces without webhooks). A webhook receives the events of state
+// changes made after it subscribed.
+func Subscribed(ctx context.Context, tx Tx, es []*Event) ([]*Event, error) {
+	hooks := map[string][]*Webhook{}
+	out := es[:0:0]
+	for _, e := range es {
+		ws, ok := hooks[e.WorkspaceID]
+		if !ok {
+			var err error
+			if ws, err = tx.FindWebhooks(ctx, e.WorkspaceID); err != nil {
+				return nil, err
+			}
+			hooks[e.WorkspaceID] = ws
+		}
+		for _, w := range ws {
+			if slices.Contains(w.Events, e.Type) {
+				out = append(out, e)
+				break
+			}
+		}
+	}
+	return out, nil
 }

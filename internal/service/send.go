@@ -468,7 +468,11 @@ func (s *Service) cancelInTx(ctx context.Context, tx notify.Tx, r *notify.Reques
 
 // event writes an outbox row for r.
 func (s *Service) event(ctx context.Context, tx notify.Tx, typ string, r *notify.Request, now time.Time) error {
-	return tx.CreateEvent(ctx, notify.RequestEvent(newID(), typ, r, now))
+	events, err := notify.Subscribed(ctx, tx, []*notify.Event{notify.RequestEvent(newID(), typ, r, now)})
+	if err != nil {
+		return err
+	}
+	return tx.CreateEvents(ctx, events)
 }
 
 func itoa(n int64) string {

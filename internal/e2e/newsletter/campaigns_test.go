@@ -543,6 +543,9 @@ func TestCampaignCancelWhileSending(t *testing.T) {
 		}
 		return nil
 	})
+	// An endpoint subscribes to cancels: events are written for webhooks.
+	subDo(t, env.Owner, "POST", "/v1/webhooks", map[string]any{"url": "http://127.0.0.1:9/hook", "events": []string{"notification.canceled"}},
+		http.StatusCreated)
 	c := campCreate(t, env.Owner, map[string]any{"name": "n", "channel": "email", "subject": "s", "contentText": "t"})
 	resp, err := http.Post(env.SimURL+"/_sim/faults", "application/json",
 		strings.NewReader(`{"kind":"mailx_email","latencyMs":3000,"count":100000}`))

@@ -72,3 +72,27 @@ func TestCancelInSharedQueueJob(t *testing.T) {
 	msgs := b.env.Sim.Messages("vendorb_sms", "", 0)
 	require.Len(t, msgs, 2, "the canceled request is not sent")
 }
+
+// TestEventsOnlyForSubscribers: the event outbox exists for webhooks, so a
+// workspace with no webhook writes no event rows; once an endpoint
+// subscribes to notification.delivered, the next delivery writes one.
+func TestEventsOnlyForSubscribers(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	p := b.provider(t, "vendorb_sms", "solapi", solapiConfig())
+	b.routes(t, route{Channel: "sms", ProviderAccountID: p, Priority: 1})
+	events := func() int {
+		var n int
+		require.NoError(t, b.env.Daemon.DB.View(ctx, func(tx notify.Tx) error {
+			return tx.(*sqlstore.Tx).Conn().QueryRow(ctx, `SELECT COUNT(*) FROM events`).Scan(&n)
+		}))
+		return n
+	}
+	require.Equal(t, "sent", b.wait(t, b.send(t, sms("01012345678", "nobody listens")).RequestID).Status)
+	require.Zero(t, events(), "no webhook, no event")
+
+	r := b.dash(t, "POST", "/v1/webhooks", map[string]any{"url": "http://127.0.0.1:9/hook", "events": []string{"notification.delivered"}})
+	require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
+	require.Equal(t, "sent", b.wait(t, b.send(t, sms("01012345678", "someone listens")).RequestID).Status)
+	require.Equal(t, 1, events())
+}

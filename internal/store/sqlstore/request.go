@@ -287,15 +287,23 @@ func (t *Tx) CancelQueueJob(ctx context.Context, queueJobID int64) error {
 	return t.c.CancelJob(ctx, queueJobID)
 }
 
-// FindOpenJobs lists non-terminal jobs, newest enqueued first.
+// FindOpenJobs lists non-terminal jobs, newest enqueued first: the
+// unfinished ones (scheduled, queued, processing, retrying) through the
+// partial index on unfinished jobs, and the dead letters through their
+// table (a dead letter is finished: failed after spending its attempts).
 func (t *Tx) FindOpenJobs(ctx context.Context, workspaceID string, limit int) ([]*notify.OpenJob, error) {
 	rows, err := t.c.Query(ctx, `SELECT j.id, j.workspace_id, j.request_id, j.queue_job_id, j.status, j.attempts_made, j.max_attempts,
 		j.queued_at, j.scheduled_at, j.started_at, j.finished_at, j.next_retry_at, j.last_error_code, j.last_error_message,
 		j.last_provider_account_id, r.channel, r.template_code, r.recipient_address, p.provider_kind, p.display_name
-		FROM notification_jobs j JOIN notification_requests r ON r.id = j.request_id
+		FROM (
+			SELECT * FROM (SELECT * FROM notification_jobs WHERE workspace_id = ? AND finished_at IS NULL
+				AND status IN ('scheduled', 'queued', 'processing', 'retrying') ORDER BY queued_at DESC, id DESC LIMIT ?) AS unfinished
+			UNION ALL
+			SELECT * FROM (SELECT n.* FROM dead_letters d JOIN notification_jobs n ON n.id = d.job_id
+				WHERE d.workspace_id = ? AND n.workspace_id = ? AND n.status = 'dead_letter' ORDER BY n.queued_at DESC, n.id DESC LIMIT ?) AS dead
+		) AS j JOIN notification_requests r ON r.id = j.request_id
 		LEFT JOIN provider_accounts p ON p.id = j.last_provider_account_id
-		WHERE j.workspace_id = ? AND j.status IN ('scheduled', 'queued', 'processing', 'retrying', 'dead_letter')
-		ORDER BY j.queued_at DESC, j.id DESC LIMIT ?`, workspaceID, limit)
+		ORDER BY j.queued_at DESC, j.id DESC LIMIT ?`, workspaceID, limit, workspaceID, workspaceID, limit, limit)
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ func init() {
 	tests["DeliverySettle"] = testDeliverySettle
 	tests["DeliveryBreakers"] = testDeliveryBreakers
 	tests["DeliveryMany"] = testDeliveryMany
+	tests["OpenJobs"] = testOpenJobs
 }
 
 // testDeliveryMany: a run of more requests than one statement shape takes
@@ -245,6 +246,54 @@ func testDeliveryBreakers(t *testing.T, db *store.DB) {
 		require.False(t, o.TrialInFlight)
 		require.Equal(t, later, o.UpdatedAt)
 		require.Equal(t, t0, got[closed.ProviderAccountID].UpdatedAt, "a closed row is not rewritten")
+		return nil
+	})
+}
+
+// testOpenJobs: the job list holds the unfinished jobs and the dead
+// letters, newest enqueued first, and nothing finished otherwise or of
+// another workspace.
+func testOpenJobs(t *testing.T, db *store.DB) {
+	ws := Workspace(t, db)
+	other := Workspace(t, db)
+	mk := func(ws string, at time.Time, status string, finished bool) *notify.Job {
+		r := newRequest(ws, "")
+		j := &notify.Job{ID: id(), WorkspaceID: ws, RequestID: r.ID, QueueJobID: 1, Status: status, MaxAttempts: 3, QueuedAt: at}
+		if finished {
+			j.FinishedAt = &at
+		}
+		update(t, db, func(ctx context.Context, tx notify.Tx) error {
+			if err := tx.CreateDirectRequest(ctx, r, j); err != nil {
+				return err
+			}
+			if status != notify.JobDeadLetter {
+				return nil
+			}
+			return tx.CreateDeadLetter(ctx, &notify.DeadLetter{ID: id(), WorkspaceID: ws, JobID: j.ID, RequestID: r.ID,
+				Channel: notify.ChannelSMS, FailedReason: "x", FailedAt: at, AttemptsMade: 3})
+		})
+		return j
+	}
+	queued := mk(ws, t0.Add(1*time.Second), notify.JobQueued, false)
+	dead := mk(ws, t0.Add(2*time.Second), notify.JobDeadLetter, true)
+	mk(ws, t0.Add(3*time.Second), notify.JobCompleted, true)
+	mk(ws, t0.Add(4*time.Second), notify.JobCanceled, true)
+	processing := mk(ws, t0.Add(5*time.Second), notify.JobProcessing, false)
+	retrying := mk(ws, t0.Add(6*time.Second), notify.JobRetrying, false)
+	mk(other, t0.Add(7*time.Second), notify.JobQueued, false)
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		got, err := tx.FindOpenJobs(ctx, ws, 10)
+		require.NoError(t, err)
+		var ids []string
+		for _, o := range got {
+			ids = append(ids, o.Job.ID)
+			require.Equal(t, notify.ChannelSMS, o.Channel)
+		}
+		require.Equal(t, []string{retrying.ID, processing.ID, dead.ID, queued.ID}, ids)
+		got, err = tx.FindOpenJobs(ctx, ws, 2)
+		require.NoError(t, err)
+		require.Len(t, got, 2)
+		require.Equal(t, retrying.ID, got[0].Job.ID)
 		return nil
 	})
 }
