@@ -90,7 +90,7 @@ func (t *Tx) AcceptRequests(ctx context.Context, accepts []*notify.Accept, now t
 			continue
 		}
 		n, err := t.c.Exec(ctx, `INSERT INTO notification_requests (`+requestCols+`) VALUES `+requestValues+`
-			ON CONFLICT (workspace_id, idempotency_key) DO NOTHING`, requestArgs(r)...)
+			ON CONFLICT (workspace_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING`, requestArgs(r)...)
 		if err != nil {
 			return err
 		}
