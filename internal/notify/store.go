@@ -16,6 +16,10 @@ type Store interface {
 	// snapshot: where the backend allows, it runs without a transaction
 	// (on PostgreSQL that saves two round trips on every signed request).
 	Lookup(ctx context.Context, fn func(Tx) error) error
+	// UpdateUrgent is Update for a caller that answers a client now (the
+	// send group commit): on a backend with one writer (SQLite) it goes
+	// before the background writers waiting for it (delivery runs).
+	UpdateUrgent(ctx context.Context, fn func(Tx) error) error
 	// Batch is Update that may share its transaction with concurrent
 	// callers (group commit). Each fn runs in its own savepoint, so an
 	// error undoes only that fn's writes. fn may run after the caller's ctx

@@ -136,7 +136,7 @@ func (a *acceptor) commit(ctx context.Context, calls []*acceptCall, lock bool) e
 	s := a.s
 	now := s.now()
 	var touch []*notify.APIKey
-	err := s.store.Update(ctx, func(tx notify.Tx) error {
+	err := s.store.UpdateUrgent(ctx, func(tx notify.Tx) error {
 		for _, c := range calls {
 			c.err = nil
 			for _, acc := range c.accepts {

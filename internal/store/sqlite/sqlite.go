@@ -41,6 +41,7 @@ type Backend struct {
 	// the CPU of an acceptance.
 	wstmts, rstmts sync.Map // query -> *sql.Stmt
 	cached         atomic.Int64
+	writers        gate // orders our write transactions (gate.go)
 	write          *sql.DB
 	read           *sql.DB
 	river          *river.Client[*sql.Tx]
@@ -140,12 +141,18 @@ func (b *Backend) Begin(ctx context.Context, write bool) (sqlstore.Conn, error) 
 	db := b.read
 	if write {
 		db = b.write
+		if err := b.writers.acquire(ctx); err != nil {
+			return nil, err
+		}
 	}
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
+		if write {
+			b.writers.release()
+		}
 		return nil, err
 	}
-	c := &conn{tx: tx, b: b, db: db, stmts: &b.rstmts}
+	c := &conn{tx: tx, b: b, db: db, stmts: &b.rstmts, write: write}
 	if write {
 		c.stmts = &b.wstmts
 	}
@@ -157,6 +164,16 @@ type conn struct {
 	b     *Backend
 	db    *sql.DB
 	stmts *sync.Map
+	write bool // holds the writers' gate until Commit or Rollback
+	done  bool
+}
+
+// end releases the writers' gate once.
+func (c *conn) end() {
+	if c.write && !c.done {
+		c.done = true
+		c.b.writers.release()
+	}
 }
 
 // Statements are cached up to maxCachedQueryLen bytes, and up to
@@ -241,8 +258,15 @@ func (c *conn) QueryRow(ctx context.Context, q string, args ...any) sqlstore.Row
 	return sqlRow{c.tx.QueryRowContext(ctx, q, args...)}
 }
 
-func (c *conn) Commit(context.Context) error   { return translate(c.tx.Commit()) }
-func (c *conn) Rollback(context.Context) error { return c.tx.Rollback() }
+func (c *conn) Commit(context.Context) error {
+	defer c.end()
+	return translate(c.tx.Commit())
+}
+
+func (c *conn) Rollback(context.Context) error {
+	defer c.end()
+	return c.tx.Rollback()
+}
 
 func (c *conn) InsertJobs(ctx context.Context, params []river.InsertManyParams) ([]int64, error) {
 	if c.b.river == nil {

@@ -62,3 +62,10 @@ type Backend interface {
 type Copier interface {
 	CopyFrom(ctx context.Context, table string, cols []string, rows [][]any) (int64, error)
 }
+
+// Urgent is an optional part of a Backend with a single writer: the
+// context it returns makes Begin of a write transaction go before the
+// writers waiting without it.
+type Urgent interface {
+	Urgent(ctx context.Context) context.Context
+}

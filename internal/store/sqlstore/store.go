@@ -36,6 +36,15 @@ func (s *Store) Update(ctx context.Context, fn func(notify.Tx) error) error {
 	return s.run(ctx, true, fn)
 }
 
+// UpdateUrgent is Update ahead of waiting background writers, when the
+// backend orders its writers (Urgent).
+func (s *Store) UpdateUrgent(ctx context.Context, fn func(notify.Tx) error) error {
+	if u, ok := s.b.(Urgent); ok {
+		ctx = u.Urgent(ctx)
+	}
+	return s.run(ctx, true, fn)
+}
+
 // Lookup runs a one-statement read without a transaction when the backend
 // offers a direct connection (Direct), in a read transaction otherwise.
 func (s *Store) Lookup(ctx context.Context, fn func(notify.Tx) error) error {

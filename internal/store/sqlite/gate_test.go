@@ -1,0 +1,51 @@
+package sqlite
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestGateOrder: waiting urgent writers go before waiting background
+// ones, but never more than maxUrgentRun in a row while one waits; a
+// waiter whose context ends leaves the queue.
+func TestGateOrder(t *testing.T) {
+	t.Parallel()
+	var g gate
+	b := &Backend{}
+	ctx := context.Background()
+	require.NoError(t, g.acquire(ctx)) // held
+	order := make(chan string, 8)
+	wait := func(name string, urgent bool) {
+		c := ctx
+		if urgent {
+			c = b.Urgent(ctx)
+		}
+		go func() {
+			if g.acquire(c) == nil {
+				order <- name
+			}
+		}()
+		time.Sleep(20 * time.Millisecond) // queue in this order
+	}
+	wait("bg1", false)
+	wait("bg2", false)
+	wait("u1", true)
+	wait("u2", true)
+	wait("u3", true)
+	gone, cancel := context.WithCancel(b.Urgent(ctx))
+	go func() { _ = g.acquire(gone) }()
+	time.Sleep(20 * time.Millisecond)
+	cancel()
+	time.Sleep(20 * time.Millisecond)
+	var got []string
+	for range 5 {
+		g.release()
+		got = append(got, <-order)
+	}
+	require.Equal(t, []string{"u1", "u2", "bg1", "u3", "bg2"}, got)
+	g.release()
+	require.False(t, g.busy, "free once every waiter went")
+}
