@@ -21,7 +21,7 @@ import (
 
 	"github.com/notifyd/notifyd/client"
 	"github.com/notifyd/notifyd/internal/daemon"
-	"github.com/notifyd/notifyd/internal/dispatch"
+	"github.com/notifyd/notifyd/internal/delivery/pacing"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/provider/kinds"
 	"github.com/notifyd/notifyd/internal/simulator"
@@ -190,10 +190,10 @@ func (b *bench) batchRun(ctx context.Context, k batchKind, n int) (batchResult, 
 	}
 	res.took = time.Since(start)
 	for _, worker := range workers {
-		for _, reason := range []string{dispatch.FlushFull, dispatch.FlushWindow} {
+		for _, reason := range []string{pacing.FlushFull, pacing.FlushWindow} {
 			c := int(counter(worker.Metrics.Batch.Flushes.WithLabelValues(k.kind, reason)))
 			res.flushes += c
-			if reason == dispatch.FlushFull {
+			if reason == pacing.FlushFull {
 				res.full += c
 			} else {
 				res.window += c

@@ -6,13 +6,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/notifyd/notifyd/internal/delivery/pacing"
 	"github.com/notifyd/notifyd/internal/dispatch"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/provider"
 )
 
 // Adapter batching (SPEC "Adapter batching"): a queued send joins the
-// current batch of its provider account (dispatch.Batcher); synchronous
+// current batch of its provider account (pacing.Batcher); synchronous
 // sends (OTP, test-send) go alone and at once.
 
 // batchConfigs caches each account's batching per config version.
@@ -62,14 +63,14 @@ func (e *Engine) batchConfig(a *notify.ProviderAccount) dispatch.BatchConfig {
 // attempt spent) rather than time out, and no job outlives River's rescue
 // while it waits (a rescued live job would send twice).
 func (e *Engine) deliver(ctx context.Context, a *notify.ProviderAccount, p provider.Provider, m provider.Message, batched bool) (provider.Result, *dispatch.SnoozeError) {
-	acct := dispatch.BatchAccount{Key: a.ID, Kind: a.ProviderKind, Config: e.batchConfig(a), Send: p.Send}
-	var out dispatch.Batched
+	acct := pacing.BatchAccount{Key: a.ID, Kind: a.ProviderKind, Config: e.batchConfig(a), Send: p.Send}
+	var out pacing.Batched
 	if batched {
 		wctx, cancel := batchWaitContext(ctx)
 		defer cancel()
 		var err error
 		if out, err = e.batches.Send(wctx, acct, m); err != nil {
-			var left *dispatch.ErrLeftBatch
+			var left *pacing.ErrLeftBatch
 			if errors.As(err, &left) {
 				if ctx.Err() == nil {
 					return provider.Result{}, &dispatch.SnoozeError{After: batchSnooze, Reason: "waited too long in the batch of provider " + a.ID}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/notifyd/notifyd/internal/delivery/pacing"
 	"github.com/notifyd/notifyd/internal/dispatch"
 	"github.com/notifyd/notifyd/internal/metrics"
 	"github.com/notifyd/notifyd/internal/notify"
@@ -49,7 +50,7 @@ type Options struct {
 	Metrics    *metrics.Limits
 	MaxWaiters int
 	// BatchObserver is told about every adapter batch (metrics).
-	BatchObserver dispatch.BatchObserver
+	BatchObserver pacing.BatchObserver
 	// RunBound is the longest a job run may last (the worker's job
 	// timeout); default 2 minutes. A run that finds an earlier run of a
 	// request started less than this (plus the time a vendor-accepted
@@ -79,7 +80,7 @@ type Engine struct {
 	mu      sync.Mutex
 	clients map[string]provider.Provider // by account id and config version
 
-	batches   *dispatch.Batcher // adapter batching (batching.go)
+	batches   *pacing.Batcher // adapter batching (batching.go)
 	batchCfgs batchConfigs
 	lim       *limits // dispatch limits (limits.go)
 
@@ -100,7 +101,7 @@ func New(o Options) *Engine {
 		clients: map[string]provider.Provider{}}
 	e.runLease = cmp.Or(o.RunBound, 2*time.Minute) + recordGrace
 	e.lim = newLimits(e.now, o.Metrics, o.MaxWaiters)
-	e.batches = dispatch.NewBatcher(o.BatchObserver)
+	e.batches = pacing.NewBatcher(o.BatchObserver)
 	e.batches.SetSharer(e.lim.cluster) // cluster-wide call budgets
 	e.quotas = newQuotaCache()
 	e.webhooks = newWebhookPoster(o.WebhookAllowPrivate, o.WebhookTimeout)

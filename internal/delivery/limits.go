@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/notifyd/notifyd/internal/delivery/pacing"
 	"github.com/notifyd/notifyd/internal/dispatch"
 	"github.com/notifyd/notifyd/internal/metrics"
 	"github.com/notifyd/notifyd/internal/notify"
@@ -42,8 +43,8 @@ const (
 
 // limits holds the dispatch-limit state of one process.
 type limits struct {
-	limiter    *dispatch.Limiter
-	cluster    *dispatch.Cluster
+	limiter    *pacing.Limiter
+	cluster    *pacing.Cluster
 	workerID   string
 	metrics    *metrics.Limits
 	maxWaiters int64
@@ -65,7 +66,7 @@ func newLimits(now func() time.Time, m *metrics.Limits, maxWaiters int) *limits 
 		maxWaiters = DefaultDispatchMaxWaiters
 	}
 	host, _ := os.Hostname()
-	l := &limits{limiter: dispatch.NewLimiter(now), cluster: dispatch.NewCluster(), metrics: m,
+	l := &limits{limiter: pacing.NewLimiter(now), cluster: pacing.NewCluster(), metrics: m,
 		workerID: host + ":" + strconv.Itoa(os.Getpid()) + ":" + newID(), maxWaiters: int64(maxWaiters),
 		cache: map[string]*limitEntry{}}
 	l.limiter.SetSharer(l.cluster)
@@ -115,19 +116,19 @@ func (e *Engine) ForgetLimits(ws string) {
 // applicableLimits are the enabled limits of a send of r through account,
 // as limiter keys: the workspace, the provider account, and the API key
 // that accepted the request.
-func applicableLimits(list []*notify.DispatchLimit, r *notify.Request, accountID string) []dispatch.Limit {
-	var out []dispatch.Limit
+func applicableLimits(list []*notify.DispatchLimit, r *notify.Request, accountID string) []pacing.Limit {
+	var out []pacing.Limit
 	for _, l := range list {
 		if !l.Enabled {
 			continue
 		}
 		switch {
 		case l.Scope == notify.DispatchScopeWorkspace:
-			out = append(out, dispatch.Limit{Key: "workspace:" + r.WorkspaceID, Rate: float64(l.RatePerSecond)})
+			out = append(out, pacing.Limit{Key: "workspace:" + r.WorkspaceID, Rate: float64(l.RatePerSecond)})
 		case l.Scope == notify.DispatchScopeProvider && l.TargetID == accountID:
-			out = append(out, dispatch.Limit{Key: "provider:" + r.WorkspaceID + ":" + accountID, Rate: float64(l.RatePerSecond)})
+			out = append(out, pacing.Limit{Key: "provider:" + r.WorkspaceID + ":" + accountID, Rate: float64(l.RatePerSecond)})
 		case l.Scope == notify.DispatchScopeAPIKey && r.APIKeyID != "" && l.TargetID == r.APIKeyID:
-			out = append(out, dispatch.Limit{Key: "apiKey:" + r.WorkspaceID + ":" + r.APIKeyID, Rate: float64(l.RatePerSecond)})
+			out = append(out, pacing.Limit{Key: "apiKey:" + r.WorkspaceID + ":" + r.APIKeyID, Rate: float64(l.RatePerSecond)})
 		}
 	}
 	return out
@@ -165,12 +166,12 @@ func (e *Engine) waitDispatchLimits(ctx context.Context, rn *run, account *notif
 	if res.Wait > 0 && len(rn.attempts) == 0 &&
 		(res.Wait > maxInlineWait || e.lim.waiting.Load() >= e.lim.maxWaiters) {
 		res.Cancel()
-		e.lim.metrics.Snoozed(dispatch.Scope(res.Binding))
+		e.lim.metrics.Snoozed(pacing.Scope(res.Binding))
 		after := max(e.lim.limiter.SnoozeSlot(res.Binding, snoozeLead), minSnooze)
-		return &dispatch.SnoozeError{After: after, Reason: "dispatch limit " + dispatch.Scope(res.Binding)}
+		return &dispatch.SnoozeError{After: after, Reason: "dispatch limit " + pacing.Scope(res.Binding)}
 	}
 	for key, w := range res.Waits {
-		e.lim.metrics.ObserveWait(dispatch.Scope(key), w.Seconds())
+		e.lim.metrics.ObserveWait(pacing.Scope(key), w.Seconds())
 	}
 	if res.Wait <= 0 {
 		return nil
@@ -224,9 +225,9 @@ func (e *Engine) DispatchHeartbeat(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ws := make([]dispatch.WorkerDemand, len(rows))
+	ws := make([]pacing.WorkerDemand, len(rows))
 	for i, r := range rows {
-		ws[i] = dispatch.WorkerDemand{ID: r.ID, Demand: r.Demand}
+		ws[i] = pacing.WorkerDemand{ID: r.ID, Demand: r.Demand}
 	}
 	idle := e.lim.cluster.Update(e.lim.workerID, ws)
 	e.lim.limiter.Drain(idle)

@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/notifyd/notifyd/internal/dispatch"
+	"github.com/notifyd/notifyd/internal/delivery/pacing"
 	"github.com/notifyd/notifyd/internal/notify"
 )
 
@@ -19,15 +19,15 @@ func TestApplicableLimits(t *testing.T) {
 		{Scope: notify.DispatchScopeAPIKey, TargetID: "k2", RatePerSecond: 1, Enabled: false},
 	}
 	api := &notify.Request{WorkspaceID: "w", APIKeyID: "k1", Source: notify.SourceAPI}
-	require.Equal(t, []dispatch.Limit{{Key: "workspace:w", Rate: 100}, {Key: "provider:w:p1", Rate: 10}, {Key: "apiKey:w:k1", Rate: 5}},
+	require.Equal(t, []pacing.Limit{{Key: "workspace:w", Rate: 100}, {Key: "provider:w:p1", Rate: 10}, {Key: "apiKey:w:k1", Rate: 5}},
 		applicableLimits(list, api, "p1"))
-	require.Equal(t, []dispatch.Limit{{Key: "workspace:w", Rate: 100}, {Key: "provider:w:p2", Rate: 20}, {Key: "apiKey:w:k1", Rate: 5}},
+	require.Equal(t, []pacing.Limit{{Key: "workspace:w", Rate: 100}, {Key: "provider:w:p2", Rate: 20}, {Key: "apiKey:w:k1", Rate: 5}},
 		applicableLimits(list, api, "p2"))
 	// A disabled limit is ignored; a request without a key (campaign) has
 	// no key scope.
 	k2 := &notify.Request{WorkspaceID: "w", APIKeyID: "k2"}
-	require.Equal(t, []dispatch.Limit{{Key: "workspace:w", Rate: 100}}, applicableLimits(list, k2, "p3"))
+	require.Equal(t, []pacing.Limit{{Key: "workspace:w", Rate: 100}}, applicableLimits(list, k2, "p3"))
 	campaign := &notify.Request{WorkspaceID: "w", Source: notify.SourceCampaign}
-	require.Equal(t, []dispatch.Limit{{Key: "workspace:w", Rate: 100}}, applicableLimits(list, campaign, ""))
+	require.Equal(t, []pacing.Limit{{Key: "workspace:w", Rate: 100}}, applicableLimits(list, campaign, ""))
 	require.Empty(t, applicableLimits(nil, api, "p1"))
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/notifyd/notifyd/internal/delivery/pacing"
 	"github.com/notifyd/notifyd/internal/dispatch"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/provider"
@@ -156,10 +157,10 @@ func (e *Engine) attempt(rn *run, c candidate, start, end time.Time, res provide
 
 // providerCall is the providerCall record of an attempt: json.Marshal of
 // {method, url, body} with the message's place in its batch call. A body
-// that is a message's part of a batch call (dispatch.JSONPart) is JSON as
+// that is a message's part of a batch call (pacing.JSONPart) is JSON as
 // json.Marshal writes it already and is copied, not encoded again.
 func providerCall(res provider.Result) []byte {
-	part, ok := res.Exchange.Request.(dispatch.JSONPart)
+	part, ok := res.Exchange.Request.(pacing.JSONPart)
 	if !ok {
 		out, _ := json.Marshal(batchCall(map[string]any{"method": res.Exchange.Method, "url": res.Exchange.URL, "body": res.Exchange.Request}, res))
 		return out

@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/notifyd/notifyd/internal/dispatch"
+	"github.com/notifyd/notifyd/internal/delivery/pacing"
 	"github.com/notifyd/notifyd/internal/provider"
 )
 
@@ -18,7 +18,7 @@ func TestProviderCall(t *testing.T) {
 	part, err := json.Marshal(body)
 	require.NoError(t, err)
 	for _, batch := range []*provider.BatchPlace{nil, {Size: 100, Index: 7}} {
-		res := provider.Result{Exchange: provider.Exchange{Method: "POST", URL: "https://api.example.com/emails/batch?a=<b>&c", Request: dispatch.JSONPart(part)},
+		res := provider.Result{Exchange: provider.Exchange{Method: "POST", URL: "https://api.example.com/emails/batch?a=<b>&c", Request: pacing.JSONPart(part)},
 			Batch: batch}
 		want, err := json.Marshal(batchCall(map[string]any{"method": "POST", "url": res.Exchange.URL, "body": json.RawMessage(part)}, res))
 		require.NoError(t, err)

@@ -29,6 +29,19 @@ const (
 	MaxBatchSizeLimit    = 1000
 )
 
+// BatchConfig is the adapter batching of one provider account (SPEC
+// "Adapter batching"): the kind's defaults with the account's overrides.
+type BatchConfig struct {
+	// CallsPerSecond caps the account's vendor calls (one flush is one
+	// call); zero means unlimited.
+	CallsPerSecond float64
+	// Window is how long the first message of a batch waits for company.
+	Window time.Duration
+	// MaxSize flushes a batch at once when it holds this many messages;
+	// 1 means per-message sending.
+	MaxSize int
+}
+
 // BatchConfigFor returns the batching of an account of kind k with config
 // cfg: k's defaults, overridden by the account's dispatch_* keys. SPEC
 // says configJson keys are not validated at registration, so a bad value

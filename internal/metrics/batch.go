@@ -3,7 +3,7 @@ package metrics
 import "github.com/prometheus/client_golang/prometheus"
 
 // Batch holds the adapter-batching collectors; it is the dispatcher's
-// batch observer (dispatch.BatchObserver).
+// batch observer (pacing.BatchObserver).
 type Batch struct {
 	Size    *prometheus.HistogramVec
 	Flushes *prometheus.CounterVec

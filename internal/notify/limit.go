@@ -44,7 +44,7 @@ type DispatchLimit struct {
 }
 
 // DispatchWorker is the heartbeat row of one live worker process: its
-// demand per dispatch-limit key in sends per second (dispatch.Cluster).
+// demand per dispatch-limit key in sends per second (pacing.Cluster).
 // The table is global, not of a workspace: the keys name workspaces.
 type DispatchWorker struct {
 	ID          string

@@ -1,4 +1,4 @@
-package dispatch_test
+package pacing_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/notifyd/notifyd/internal/delivery/pacing"
 	"github.com/notifyd/notifyd/internal/dispatch"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/provider"
@@ -85,13 +86,13 @@ func (r *recorder) reasons() map[string]int {
 }
 
 type outcome struct {
-	res dispatch.Batched
+	res pacing.Batched
 	err error
 	at  time.Duration
 }
 
 // sendAll sends n messages concurrently and returns each one's outcome.
-func sendAll(ctx context.Context, b *dispatch.Batcher, a dispatch.BatchAccount, n int) []outcome {
+func sendAll(ctx context.Context, b *pacing.Batcher, a pacing.BatchAccount, n int) []outcome {
 	out := make([]outcome, n)
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -107,14 +108,14 @@ func sendAll(ctx context.Context, b *dispatch.Batcher, a dispatch.BatchAccount, 
 	return out
 }
 
-func account(v *fakeVendor, c dispatch.BatchConfig) dispatch.BatchAccount {
-	return dispatch.BatchAccount{Key: "acct", Kind: "vendora_sms", Config: c, Send: v.send}
+func account(v *fakeVendor, c dispatch.BatchConfig) pacing.BatchAccount {
+	return pacing.BatchAccount{Key: "acct", Kind: "vendora_sms", Config: c, Send: v.send}
 }
 
 func TestBatchFlushesAtWindow(t *testing.T) {
 	v := &fakeVendor{}
 	rec := &recorder{}
-	b := dispatch.NewBatcher(rec)
+	b := pacing.NewBatcher(rec)
 	out := sendAll(context.Background(), b, account(v, dispatch.BatchConfig{Window: 200 * time.Millisecond, MaxSize: 100}), 10)
 	calls := v.snapshot()
 	require.Len(t, calls, 1, "10 messages within one window make one call")
@@ -130,14 +131,14 @@ func TestBatchFlushesAtWindow(t *testing.T) {
 		require.GreaterOrEqual(t, o.at, 150*time.Millisecond, "nobody leaves before the window")
 	}
 	require.Len(t, seen, 10)
-	require.Equal(t, map[string]int{dispatch.FlushWindow: 1}, rec.reasons())
-	require.Equal(t, flush{"vendora_sms", dispatch.FlushWindow, 10, 1}, rec.fs[0])
+	require.Equal(t, map[string]int{pacing.FlushWindow: 1}, rec.reasons())
+	require.Equal(t, flush{"vendora_sms", pacing.FlushWindow, 10, 1}, rec.fs[0])
 }
 
 func TestBatchFlushesWhenFull(t *testing.T) {
 	v := &fakeVendor{}
 	rec := &recorder{}
-	b := dispatch.NewBatcher(rec)
+	b := pacing.NewBatcher(rec)
 	out := sendAll(context.Background(), b, account(v, dispatch.BatchConfig{Window: 5 * time.Second, MaxSize: 4}), 8)
 	calls := v.snapshot()
 	require.Len(t, calls, 2)
@@ -147,7 +148,7 @@ func TestBatchFlushesWhenFull(t *testing.T) {
 		require.NoError(t, o.err)
 		require.Less(t, o.at, 2*time.Second, "a full batch does not wait for its window")
 	}
-	require.Equal(t, map[string]int{dispatch.FlushFull: 2}, rec.reasons())
+	require.Equal(t, map[string]int{pacing.FlushFull: 2}, rec.reasons())
 }
 
 func TestBatchPartialFailureClassifiesEachMessage(t *testing.T) {
@@ -160,7 +161,7 @@ func TestBatchPartialFailureClassifiesEachMessage(t *testing.T) {
 		}
 		return nil
 	}}
-	b := dispatch.NewBatcher(nil)
+	b := pacing.NewBatcher(nil)
 	out := sendAll(context.Background(), b, account(v, dispatch.BatchConfig{Window: 100 * time.Millisecond, MaxSize: 10}), 4)
 	require.Len(t, v.snapshot(), 1)
 	require.Nil(t, out[0].res.Err)
@@ -174,7 +175,7 @@ func TestBatchPartialFailureClassifiesEachMessage(t *testing.T) {
 func TestBatchCallsPerSecondCap(t *testing.T) {
 	v := &fakeVendor{}
 	rec := &recorder{}
-	b := dispatch.NewBatcher(rec)
+	b := pacing.NewBatcher(rec)
 	// 5 calls per second, batches of 2: 12 messages need 6 calls, which
 	// must be spread over at least a second.
 	out := sendAll(context.Background(), b, account(v, dispatch.BatchConfig{CallsPerSecond: 5, Window: 0, MaxSize: 2}), 12)
@@ -194,7 +195,7 @@ func TestBatchCallsPerSecondCap(t *testing.T) {
 
 func TestBatchUnlimitedWhenZero(t *testing.T) {
 	v := &fakeVendor{}
-	b := dispatch.NewBatcher(nil)
+	b := pacing.NewBatcher(nil)
 	start := time.Now()
 	out := sendAll(context.Background(), b, account(v, dispatch.BatchConfig{CallsPerSecond: 0, Window: 0, MaxSize: 1}), 50)
 	require.Less(t, time.Since(start), time.Second)
@@ -207,7 +208,7 @@ func TestBatchUnlimitedWhenZero(t *testing.T) {
 
 func TestBatchContextCancelWhileWaiting(t *testing.T) {
 	v := &fakeVendor{}
-	b := dispatch.NewBatcher(nil)
+	b := pacing.NewBatcher(nil)
 	a := account(v, dispatch.BatchConfig{Window: 300 * time.Millisecond, MaxSize: 10})
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -229,7 +230,7 @@ func TestBatchContextCancelWhileWaiting(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 	cancel()
 	wg.Wait()
-	var left *dispatch.ErrLeftBatch
+	var left *pacing.ErrLeftBatch
 	require.ErrorAs(t, leftErr, &left)
 	require.ErrorIs(t, leftErr, context.Canceled)
 	calls := v.snapshot()
@@ -249,7 +250,7 @@ func TestBatchContextCancelWhileWaiting(t *testing.T) {
 
 func TestBatchContextCancelAfterCallStartedWaitsForResult(t *testing.T) {
 	v := &fakeVendor{block: make(chan struct{})}
-	b := dispatch.NewBatcher(nil)
+	b := pacing.NewBatcher(nil)
 	a := account(v, dispatch.BatchConfig{Window: 20 * time.Millisecond, MaxSize: 10})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan outcome)
@@ -274,7 +275,7 @@ func TestBatchContextCancelAfterCallStartedWaitsForResult(t *testing.T) {
 func TestBatchSendNowSkipsWindow(t *testing.T) {
 	v := &fakeVendor{}
 	rec := &recorder{}
-	b := dispatch.NewBatcher(rec)
+	b := pacing.NewBatcher(rec)
 	a := account(v, dispatch.BatchConfig{CallsPerSecond: 1, Window: 2 * time.Second, MaxSize: 100})
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -290,12 +291,12 @@ func TestBatchSendNowSkipsWindow(t *testing.T) {
 	require.Equal(t, 1, r.Size)
 	require.Equal(t, [][]string{{"otp"}}, v.snapshot())
 	wg.Wait()
-	require.Equal(t, map[string]int{dispatch.FlushSync: 1, dispatch.FlushWindow: 1}, rec.reasons())
+	require.Equal(t, map[string]int{pacing.FlushSync: 1, pacing.FlushWindow: 1}, rec.reasons())
 }
 
 func TestBatchAdapterMiscountFailsEachMessage(t *testing.T) {
-	b := dispatch.NewBatcher(nil)
-	a := dispatch.BatchAccount{Key: "x", Kind: "k", Config: dispatch.BatchConfig{Window: 10 * time.Millisecond, MaxSize: 5},
+	b := pacing.NewBatcher(nil)
+	a := pacing.BatchAccount{Key: "x", Kind: "k", Config: dispatch.BatchConfig{Window: 10 * time.Millisecond, MaxSize: 5},
 		Send: func(context.Context, []provider.Message) []provider.Result { return nil }}
 	r, err := b.Send(context.Background(), a, provider.Message{ID: "m"})
 	require.NoError(t, err)
@@ -308,54 +309,12 @@ func TestBatchAdapterMiscountFailsEachMessage(t *testing.T) {
 
 func TestCountCalls(t *testing.T) {
 	r1, r2 := &provider.Response{}, &provider.Response{}
-	require.Equal(t, 0, dispatch.CountCalls([]provider.Result{{Err: provider.Errorf(notify.FailureInvalidRequest, "x")}}))
-	require.Equal(t, 2, dispatch.CountCalls([]provider.Result{{Exchange: provider.Exchange{Response: r1}},
+	require.Equal(t, 0, pacing.CountCalls([]provider.Result{{Err: provider.Errorf(notify.FailureInvalidRequest, "x")}}))
+	require.Equal(t, 2, pacing.CountCalls([]provider.Result{{Exchange: provider.Exchange{Response: r1}},
 		{Exchange: provider.Exchange{Response: r1}}, {Exchange: provider.Exchange{Response: r2}}}))
-	require.Equal(t, 1, dispatch.CountCalls([]provider.Result{{Exchange: provider.Exchange{Method: "POST"}}}))
+	require.Equal(t, 1, pacing.CountCalls([]provider.Result{{Exchange: provider.Exchange{Method: "POST"}}}))
 }
 
-func TestBatchConfigFor(t *testing.T) {
-	sms := provider.Kind{ID: "vendora_sms", Batch: provider.BatchDefaults{CallsPerSecond: 2, Window: 800 * time.Millisecond, MaxSize: 500}}
-	ses := provider.Kind{ID: "maily_email", Batch: provider.BatchDefaults{MaxSize: 1}}
-	defaults := dispatch.BatchConfig{CallsPerSecond: 2, Window: 800 * time.Millisecond, MaxSize: 500}
-	c, notes := dispatch.BatchConfigFor(sms, nil)
-	require.Empty(t, notes)
-	require.Equal(t, defaults, c)
-	c, notes = dispatch.BatchConfigFor(sms, map[string]string{"dispatch_max_requests_per_second": "0",
-		"dispatch_batch_window_ms": "50", "dispatch_max_batch_size": "7"})
-	require.Empty(t, notes)
-	require.Equal(t, dispatch.BatchConfig{CallsPerSecond: 0, Window: 50 * time.Millisecond, MaxSize: 7}, c)
-	c, notes = dispatch.BatchConfigFor(sms, map[string]string{"dispatch_max_requests_per_second": " 0.5 "})
-	require.Empty(t, notes)
-	require.Equal(t, 0.5, c.CallsPerSecond)
-	// Not validated at registration (SPEC): a bad value keeps the default.
-	for _, bad := range []map[string]string{
-		{"dispatch_max_requests_per_second": "-1"}, {"dispatch_max_requests_per_second": "fast"},
-		{"dispatch_max_requests_per_second": "NaN"},
-		{"dispatch_batch_window_ms": "-5"}, {"dispatch_batch_window_ms": "1.5"}, {"dispatch_batch_window_ms": "soon"},
-		{"dispatch_max_batch_size": "0"}, {"dispatch_max_batch_size": ""}, {"dispatch_max_batch_size": "-99999999999999999999"},
-	} {
-		c, notes := dispatch.BatchConfigFor(sms, bad)
-		require.Equal(t, defaults, c, "%v", bad)
-		require.Len(t, notes, 1, "%v", bad)
-		require.Contains(t, notes[0], "ignored")
-	}
-	// Beyond a bound: the bound.
-	c, notes = dispatch.BatchConfigFor(sms, map[string]string{"dispatch_max_requests_per_second": "1e9",
-		"dispatch_batch_window_ms": "60001", "dispatch_max_batch_size": "99999999999999999999"})
-	require.Len(t, notes, 3)
-	require.Equal(t, dispatch.BatchConfig{CallsPerSecond: dispatch.MaxRequestsPerSecond,
-		Window: dispatch.MaxBatchWindowMs * time.Millisecond, MaxSize: dispatch.MaxBatchSizeLimit}, c)
-	c, notes = dispatch.BatchConfigFor(ses, map[string]string{"dispatch_max_batch_size": "1", "dispatch_max_requests_per_second": "14"})
-	require.Empty(t, notes)
-	require.Equal(t, dispatch.BatchConfig{CallsPerSecond: 14, MaxSize: 1}, c)
-	c, notes = dispatch.BatchConfigFor(ses, map[string]string{"dispatch_max_batch_size": "10"})
-	require.Equal(t, []string{"configJson.dispatch_max_batch_size ignored: maily_email sends per message and has no batch API"}, notes)
-	require.Equal(t, 1, c.MaxSize)
-}
-
-// Each message's attempt keeps its own part of a shared batch call, not
-// the whole call.
 func TestBatchSlicesSharedExchange(t *testing.T) {
 	shapes := map[string]func(msgs []provider.Message) (any, string){
 		"array": func(msgs []provider.Message) (any, string) {
@@ -391,8 +350,8 @@ func TestBatchSlicesSharedExchange(t *testing.T) {
 				}
 				return out
 			}
-			b := dispatch.NewBatcher(nil)
-			a := dispatch.BatchAccount{Key: name, Config: dispatch.BatchConfig{Window: 200 * time.Millisecond, MaxSize: 3}, Send: send}
+			b := pacing.NewBatcher(nil)
+			a := pacing.BatchAccount{Key: name, Config: dispatch.BatchConfig{Window: 200 * time.Millisecond, MaxSize: 3}, Send: send}
 			out := sendAll(context.Background(), b, a, 3)
 			for i, o := range out {
 				require.Equal(t, 3, o.res.Size)
@@ -435,7 +394,7 @@ func TestBatchHonorsRetryAfter(t *testing.T) {
 		}
 		return nil
 	}
-	b := dispatch.NewBatcher(nil)
+	b := pacing.NewBatcher(nil)
 	a := account(v, dispatch.BatchConfig{CallsPerSecond: 100, Window: 10 * time.Millisecond, MaxSize: 10})
 	r, err := b.Send(context.Background(), a, provider.Message{ID: "m0"})
 	require.NoError(t, err)

@@ -1,4 +1,4 @@
-package dispatch
+package pacing
 
 import (
 	"encoding/json"

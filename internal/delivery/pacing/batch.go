@@ -1,4 +1,4 @@
-package dispatch
+package pacing
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/notifyd/notifyd/internal/dispatch"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/provider"
 )
@@ -16,19 +17,6 @@ const (
 	FlushFull   = "full"   // the batch reached its max size
 	FlushSync   = "sync"   // a synchronous send (OTP, test-send), alone and at once
 )
-
-// BatchConfig is the adapter batching of one provider account (SPEC
-// "Adapter batching"): the kind's defaults with the account's overrides.
-type BatchConfig struct {
-	// CallsPerSecond caps the account's vendor calls (one flush is one
-	// call); zero means unlimited.
-	CallsPerSecond float64
-	// Window is how long the first message of a batch waits for company.
-	Window time.Duration
-	// MaxSize flushes a batch at once when it holds this many messages;
-	// 1 means per-message sending.
-	MaxSize int
-}
 
 // BatchObserver is told about every flush (metrics).
 type BatchObserver interface {
@@ -48,7 +36,7 @@ type SendFunc func(ctx context.Context, msgs []provider.Message) []provider.Resu
 type BatchAccount struct {
 	Key    string
 	Kind   string
-	Config BatchConfig
+	Config dispatch.BatchConfig
 	Send   SendFunc
 }
 

@@ -1,4 +1,4 @@
-package dispatch_test
+package pacing_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/notifyd/notifyd/internal/delivery/pacing"
 	"github.com/notifyd/notifyd/internal/dispatch"
 	"github.com/notifyd/notifyd/internal/provider"
 )
@@ -52,7 +53,7 @@ func (v *fakeVendor) times() []time.Time {
 
 // sendSerial sends n messages one after the other from concurrent
 // goroutines started at once (one call per message: MaxSize 1).
-func sendSerial(b *dispatch.Batcher, a dispatch.BatchAccount, n int) {
+func sendSerial(b *pacing.Batcher, a pacing.BatchAccount, n int) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Add(1)
@@ -77,17 +78,17 @@ func minGap(at []time.Time) time.Duration {
 func TestBatchCallBudgetUsesClusterShare(t *testing.T) {
 	v := &fakeVendor{}
 	sh := newFixedShare(0.5)
-	b := dispatch.NewBatcher(nil)
+	b := pacing.NewBatcher(nil)
 	b.SetSharer(sh)
 	// 20 calls/s, half of it here: calls 105 ms apart instead of 52.5 ms.
 	sendSerial(b, account(v, dispatch.BatchConfig{CallsPerSecond: 20, MaxSize: 1}), 6)
 	at := v.times()
 	require.Len(t, at, 6)
 	require.GreaterOrEqual(t, minGap(at), 100*time.Millisecond)
-	require.Equal(t, 6, sh.count(dispatch.CallKey("acct")))
+	require.Equal(t, 6, sh.count(pacing.CallKey("acct")))
 	// Synchronous sends count too.
 	b.SendNow(context.Background(), account(v, dispatch.BatchConfig{CallsPerSecond: 20, MaxSize: 1}), provider.Message{ID: "otp"})
-	require.Equal(t, 7, sh.count(dispatch.CallKey("acct")))
+	require.Equal(t, 7, sh.count(pacing.CallKey("acct")))
 }
 
 // A share that shrinks while calls wait never lets two calls closer than
@@ -95,7 +96,7 @@ func TestBatchCallBudgetUsesClusterShare(t *testing.T) {
 func TestBatchShareShrinkKeepsSpacing(t *testing.T) {
 	v := &fakeVendor{}
 	sh := newFixedShare(1)
-	b := dispatch.NewBatcher(nil)
+	b := pacing.NewBatcher(nil)
 	b.SetSharer(sh)
 	done := make(chan struct{})
 	go func() {
@@ -122,7 +123,7 @@ func TestBatchShareShrinkKeepsSpacing(t *testing.T) {
 func TestBatchShareGrowShortensWait(t *testing.T) {
 	v := &fakeVendor{}
 	sh := newFixedShare(0.1) // 10 calls/s × 0.1: 1.05 s apart
-	b := dispatch.NewBatcher(nil)
+	b := pacing.NewBatcher(nil)
 	b.SetSharer(sh)
 	a := account(v, dispatch.BatchConfig{CallsPerSecond: 10, MaxSize: 1})
 	_, err := b.Send(context.Background(), a, provider.Message{ID: "m0"})
@@ -143,7 +144,7 @@ func TestBatchShareGrowShortensWait(t *testing.T) {
 // first call after a pause wait one spacing.
 func TestBatchBacklogAndDrain(t *testing.T) {
 	v := &fakeVendor{}
-	b := dispatch.NewBatcher(nil)
+	b := pacing.NewBatcher(nil)
 	a := account(v, dispatch.BatchConfig{CallsPerSecond: 1, Window: 10 * time.Second, MaxSize: 2})
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -156,21 +157,21 @@ func TestBatchBacklogAndDrain(t *testing.T) {
 	}
 	// Two messages fill a batch that leaves at once; the third waits.
 	require.Eventually(t, func() bool {
-		return len(v.times()) == 1 && b.Backlog()[dispatch.CallKey("acct")] == 1
+		return len(v.times()) == 1 && b.Backlog()[pacing.CallKey("acct")] == 1
 	}, 2*time.Second, 5*time.Millisecond)
 	cancel()
 	wg.Wait()
 	require.Empty(t, b.Backlog())
 
 	v2 := &fakeVendor{}
-	b2 := dispatch.NewBatcher(nil)
-	b2.Drain([]string{dispatch.CallKey("acct"), "workspace:w1"}, 0)
+	b2 := pacing.NewBatcher(nil)
+	b2.Drain([]string{pacing.CallKey("acct"), "workspace:w1"}, 0)
 	start := time.Now()
 	_, err := b2.Send(context.Background(), account(v2, dispatch.BatchConfig{CallsPerSecond: 5, MaxSize: 1}), provider.Message{ID: "x"})
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, v2.times()[0].Sub(start), 190*time.Millisecond, "a drained budget has no call ready")
 	// With a hold: the first call waits for it (peers' heartbeats).
-	b2.Drain([]string{dispatch.CallKey("acct")}, 500*time.Millisecond)
+	b2.Drain([]string{pacing.CallKey("acct")}, 500*time.Millisecond)
 	start = time.Now()
 	_, err = b2.Send(context.Background(), account(v2, dispatch.BatchConfig{CallsPerSecond: 5, MaxSize: 1}), provider.Message{ID: "y"})
 	require.NoError(t, err)
@@ -180,16 +181,16 @@ func TestBatchBacklogAndDrain(t *testing.T) {
 // With the real Cluster: two workers wanting the account's calls split
 // them; alone, a worker gets the whole rate.
 func TestBatchCallBudgetWithCluster(t *testing.T) {
-	c := dispatch.NewCluster()
-	b := dispatch.NewBatcher(nil)
+	c := pacing.NewCluster()
+	b := pacing.NewBatcher(nil)
 	b.SetSharer(c)
 	v := &fakeVendor{}
 	a := account(v, dispatch.BatchConfig{CallsPerSecond: 10, MaxSize: 1})
 	sendSerial(b, a, 2) // counts demand and records the rate
-	key := dispatch.CallKey("acct")
+	key := pacing.CallKey("acct")
 	d := c.TakeDemand(time.Now())
 	require.Equal(t, 2.0, d[key])
-	c.Update("w1", []dispatch.WorkerDemand{{ID: "w1", Demand: map[string]float64{key: 10}}, {ID: "w2", Demand: map[string]float64{key: 10}}})
+	c.Update("w1", []pacing.WorkerDemand{{ID: "w1", Demand: map[string]float64{key: 10}}, {ID: "w2", Demand: map[string]float64{key: 10}}})
 	f, ok := c.Part(key)
 	require.True(t, ok)
 	require.InDelta(t, 0.5, f, 1e-9)
@@ -199,7 +200,7 @@ func TestBatchCallBudgetWithCluster(t *testing.T) {
 	require.GreaterOrEqual(t, minGap(at), 200*time.Millisecond, "5 calls/s here")
 
 	c.TakeDemand(time.Now())
-	c.Update("w1", []dispatch.WorkerDemand{{ID: "w1", Demand: map[string]float64{key: 10}}})
+	c.Update("w1", []pacing.WorkerDemand{{ID: "w1", Demand: map[string]float64{key: 10}}})
 	f, _ = c.Part(key)
 	require.InDelta(t, 1, f, 1e-9)
 	n = len(v.times())

@@ -1,4 +1,4 @@
-package dispatch
+package pacing
 
 import (
 	"context"
@@ -363,13 +363,3 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 		return ctx.Err()
 	}
 }
-
-// SnoozeError asks the queue to run a job again after After without
-// counting a failed attempt: a dispatch limit would make the send wait too
-// long to hold a worker slot meanwhile.
-type SnoozeError struct {
-	After  time.Duration
-	Reason string
-}
-
-func (e *SnoozeError) Error() string { return "snooze " + e.After.String() + ": " + e.Reason }
