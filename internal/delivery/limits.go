@@ -189,7 +189,7 @@ func (e *Engine) waitDispatchLimits(ctx context.Context, rn *run, account *notif
 		if rem <= 0 {
 			return nil
 		}
-		if err := sleepCtx(ctx, min(rem, waitSlice)); err != nil {
+		if err := pacing.Sleep(ctx, min(rem, waitSlice)); err != nil {
 			res.Cancel()
 			return err
 		}
@@ -241,16 +241,4 @@ func (e *Engine) DispatchHeartbeat(ctx context.Context) error {
 // the others take its share at their next heartbeat.
 func (e *Engine) LeaveDispatchCluster(ctx context.Context) error {
 	return e.store.Update(ctx, func(tx notify.Tx) error { return tx.DeleteDispatchWorker(ctx, e.lim.workerID) })
-}
-
-// sleepCtx sleeps for d or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

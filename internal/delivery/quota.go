@@ -38,8 +38,7 @@ func (e *Engine) Quota(ctx context.Context, p *notify.ProviderAccount) *notify.Q
 	q, err := qc.Quota(ctx)
 	var out *notify.Quota
 	if err == nil {
-		nq := notify.Quota(q)
-		out = &nq
+		out = &q
 	} else {
 		e.log.WarnContext(ctx, "quota lookup failed", "provider", p.ID, "kind", p.ProviderKind, "err", err)
 	}

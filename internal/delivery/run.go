@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/notifyd/notifyd/internal/delivery/pacing"
 	"github.com/notifyd/notifyd/internal/dispatch"
 	"github.com/notifyd/notifyd/internal/notify"
 )
@@ -251,7 +252,7 @@ func (e *Engine) record(ctx context.Context, runs []*run, bs *breakers) error {
 	for try := 0; try < recordTries; try++ {
 		if try > 0 {
 			e.log.WarnContext(ctx, "recording a run failed; trying again", "err", err)
-			if sleepCtx(ctx, time.Duration(try)*100*time.Millisecond) != nil {
+			if pacing.Sleep(ctx, time.Duration(try)*100*time.Millisecond) != nil {
 				break
 			}
 		}

@@ -110,14 +110,9 @@ type QuotaChecker interface {
 	Quota(ctx context.Context) (Quota, error)
 }
 
-// Quota is a provider account's remaining balance (SPEC "Provider account").
-type Quota struct {
-	Period          string   `json:"period"`
-	Limit           *float64 `json:"limit"`
-	Used            float64  `json:"used"`
-	RemainingCredit float64  `json:"remainingCredit"`
-	Currency        string   `json:"currency"`
-}
+// Quota is a provider account's remaining balance (SPEC "Provider
+// account"): the domain's record, which adapters fill.
+type Quota = notify.Quota
 
 // Deps are the shared facilities an adapter is built with.
 type Deps struct {

@@ -44,49 +44,29 @@ var errStaleKey = errors.New("API key changed since it was cached")
 // acceptor runs the send group commit.
 type acceptor struct {
 	s       *Service
-	writers int // concurrent batches: 1 on SQLite (one writer), more on PostgreSQL
+	q       *queue[*acceptCall]
 	mu      sync.Mutex
-	pending []*acceptCall
-	running int
 	touched map[string]time.Time // when each key's last use was last written
 }
 
+// newAcceptor runs up to writers batches at once: 1 on SQLite (one
+// writer); more were slower on PostgreSQL too (docs/BENCHMARKS.md).
 func newAcceptor(s *Service, writers int) *acceptor {
-	return &acceptor{s: s, writers: max(writers, 1), touched: map[string]time.Time{}}
+	a := &acceptor{s: s, touched: map[string]time.Time{}}
+	a.q = newQueue(max(writers, 1), maxAcceptBatch, a.run)
+	return a
 }
 
 // do queues c for the next batch and waits for its answer.
 func (a *acceptor) do(c *acceptCall) error {
 	c.done = make(chan struct{})
-	a.mu.Lock()
-	a.pending = append(a.pending, c)
-	if a.running < a.writers {
-		a.running++
-		go a.loop()
-	}
-	a.mu.Unlock()
+	a.q.add(c)
 	select {
 	case <-c.done:
 		return c.err
 	case <-c.ctx.Done():
 		// The call may still commit; the caller has given up on the answer.
 		return c.ctx.Err()
-	}
-}
-
-func (a *acceptor) loop() {
-	for {
-		a.mu.Lock()
-		n := min(len(a.pending), maxAcceptBatch)
-		if n == 0 {
-			a.running--
-			a.mu.Unlock()
-			return
-		}
-		calls := a.pending[:n:n]
-		a.pending = append([]*acceptCall(nil), a.pending[n:]...)
-		a.mu.Unlock()
-		a.run(calls)
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/notifyd/notifyd/internal/notify"
@@ -21,10 +20,14 @@ const maxRateBatch = 256
 // checks waiting, runs them in one transaction, and answers each after the
 // commit; while it runs, new checks queue for the next batch.
 type rateChecks struct {
-	s       *Service
-	mu      sync.Mutex
-	pending []*rateCheck
-	running bool
+	s *Service
+	q *queue[*rateCheck]
+}
+
+func newRateChecks(s *Service) *rateChecks {
+	b := &rateChecks{s: s}
+	b.q = newQueue(1, maxRateBatch, b.run)
+	return b
 }
 
 // rateCheck is one request waiting for its answer.
@@ -37,35 +40,13 @@ type rateCheck struct {
 
 func (b *rateChecks) check(ctx context.Context, key *notify.APIKey, now time.Time) error {
 	c := &rateCheck{ctx: ctx, key: key, now: now, done: make(chan error, 1)}
-	b.mu.Lock()
-	b.pending = append(b.pending, c)
-	if !b.running {
-		b.running = true
-		go b.loop()
-	}
-	b.mu.Unlock()
+	b.q.add(c)
 	select {
 	case err := <-c.done:
 		return err
 	case <-ctx.Done():
 		// The check may still count; the caller has given up on the answer.
 		return ctx.Err()
-	}
-}
-
-func (b *rateChecks) loop() {
-	for {
-		b.mu.Lock()
-		n := min(len(b.pending), maxRateBatch)
-		if n == 0 {
-			b.running = false
-			b.mu.Unlock()
-			return
-		}
-		batch := b.pending[:n:n]
-		b.pending = append([]*rateCheck(nil), b.pending[n:]...)
-		b.mu.Unlock()
-		b.run(batch)
 	}
 }
 

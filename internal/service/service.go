@@ -128,7 +128,7 @@ func New(o Options) *Service {
 		ttl: o.SessionTTL, tol: o.HMACTolerance, logins: newLoginThrottle(),
 		jobAttempts: o.JobAttempts, backoff: o.Backoff}
 	s.delivery = o.Delivery
-	s.rates = &rateChecks{s: s}
+	s.rates = newRateChecks(s)
 	s.accept = newAcceptor(s, o.AcceptWriters)
 	s.keys = newKeyCache()
 	s.mailCheck = o.MailCheck

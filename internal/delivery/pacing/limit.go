@@ -131,7 +131,7 @@ func NewLimiter(now func() time.Time) *Limiter {
 	if now == nil {
 		now = time.Now
 	}
-	return &Limiter{now: now, sleep: sleepCtx, buckets: make(map[string]*Bucket), used: make(map[string]time.Time)}
+	return &Limiter{now: now, sleep: Sleep, buckets: make(map[string]*Bucket), used: make(map[string]time.Time)}
 }
 
 // Wait blocks until one send may go out under every limit given (all
@@ -352,8 +352,9 @@ func seenBefore(limits []Limit, key string) bool {
 	return false
 }
 
-// sleepCtx sleeps for d or until ctx ends, whichever is first.
-func sleepCtx(ctx context.Context, d time.Duration) error {
+// Sleep sleeps for d or until ctx ends, whichever is first, and returns
+// ctx's error in the second case.
+func Sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

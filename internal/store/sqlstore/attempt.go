@@ -166,28 +166,7 @@ func (t *Tx) CountActivity(ctx context.Context, workspaceID string, from, to tim
 }
 
 func (t *Tx) FindBreakers(ctx context.Context, ids []string) (map[string]*notify.BreakerRecord, error) {
-	out := map[string]*notify.BreakerRecord{}
-	if len(ids) == 0 {
-		return out, nil
-	}
-	args := make([]any, len(ids))
-	for i, id := range ids {
-		args[i] = id
-	}
-	bs, err := queryAll(ctx, t.c, func(row Row) (*notify.BreakerRecord, error) {
-		var b notify.BreakerRecord
-		var until, upd int64
-		if err := row.Scan(&b.ProviderAccountID, &b.State, &b.Failures, &until, &b.TrialInFlight, &upd); err != nil {
-			return nil, err
-		}
-		b.OpenedUntil, b.UpdatedAt = fromMs(until), fromMs(upd)
-		return &b, nil
-	}, `SELECT provider_account_id, state, failures, opened_until, trial_in_flight, updated_at FROM breakers
-		WHERE provider_account_id IN (?`+strings.Repeat(", ?", len(ids)-1)+`)`, args...)
-	for _, b := range bs {
-		out[b.ProviderAccountID] = b
-	}
-	return out, err
+	return t.breakers(ctx, `SELECT `+breakerCols+` FROM breakers WHERE provider_account_id IN `, ids, "")
 }
 
 func (t *Tx) PutBreaker(ctx context.Context, b *notify.BreakerRecord) error {

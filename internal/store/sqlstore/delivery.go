@@ -281,6 +281,14 @@ func (t *Tx) FindSuppressed(ctx context.Context, workspaceID string, addrs []str
 // their rows' write locks to the end of the transaction, so outcomes
 // recorded by concurrent runs add up instead of overwriting each other.
 func (t *Tx) LockBreakers(ctx context.Context, ids []string) (map[string]*notify.BreakerRecord, error) {
+	return t.breakers(ctx, `UPDATE breakers SET state = state WHERE provider_account_id IN `, ids, ` RETURNING `+breakerCols)
+}
+
+const breakerCols = `provider_account_id, state, failures, opened_until, trial_in_flight, updated_at`
+
+// breakers runs head + (ids…) + tail and reads the breaker rows it
+// returns, by account id.
+func (t *Tx) breakers(ctx context.Context, head string, ids []string, tail string) (map[string]*notify.BreakerRecord, error) {
 	out := map[string]*notify.BreakerRecord{}
 	if len(ids) == 0 {
 		return out, nil
@@ -289,8 +297,7 @@ func (t *Tx) LockBreakers(ctx context.Context, ids []string) (map[string]*notify
 	for i, id := range ids {
 		args[i] = id
 	}
-	bs, err := queryAll(ctx, t.c, scanBreaker, `UPDATE breakers SET state = state WHERE provider_account_id IN (?`+
-		strings.Repeat(", ?", len(ids)-1)+`) RETURNING provider_account_id, state, failures, opened_until, trial_in_flight, updated_at`, args...)
+	bs, err := queryAll(ctx, t.c, scanBreaker, head+`(?`+strings.Repeat(", ?", len(ids)-1)+`)`+tail, args...)
 	for _, b := range bs {
 		out[b.ProviderAccountID] = b
 	}
