@@ -51,6 +51,9 @@ type Options struct {
 	MaxWaiters int
 	// BatchObserver is told about every adapter batch (metrics).
 	BatchObserver pacing.BatchObserver
+	// MaxRuns bounds the job runs in progress at once (default
+	// DefaultMaxRuns).
+	MaxRuns int
 	// RunBound is the longest a job run may last (the worker's job
 	// timeout); default 2 minutes. A run that finds an earlier run of a
 	// request started less than this (plus the time a vendor-accepted
@@ -76,6 +79,12 @@ type Engine struct {
 	breaker dispatch.BreakerPolicy
 	// runLease is how long a started run may still be live.
 	runLease time.Duration
+	// runs holds a slot per job run in progress (RunJob); a job waits
+	// runWait for one before it snoozes.
+	runs    chan struct{}
+	runWait time.Duration
+	// sends holds a slot per send in flight.
+	sends chan struct{}
 
 	mu      sync.Mutex
 	clients map[string]provider.Provider // by account id and config version
@@ -100,6 +109,8 @@ func New(o Options) *Engine {
 		log: o.Logger, backoff: cmp.Or(o.Backoff, 3*time.Second), breaker: dispatch.DefaultBreakerPolicy(),
 		clients: map[string]provider.Provider{}}
 	e.runLease = cmp.Or(o.RunBound, 2*time.Minute) + recordGrace
+	e.runs, e.runWait = make(chan struct{}, cmp.Or(o.MaxRuns, DefaultMaxRuns)), runSlotWait
+	e.sends = make(chan struct{}, maxSends)
 	e.lim = newLimits(e.now, o.Metrics, o.MaxWaiters)
 	e.batches = pacing.NewBatcher(o.BatchObserver)
 	e.batches.SetSharer(e.lim.cluster) // cluster-wide call budgets
@@ -107,6 +118,23 @@ func New(o Options) *Engine {
 	e.webhooks = newWebhookPoster(o.WebhookAllowPrivate, o.WebhookTimeout)
 	return e
 }
+
+// DefaultMaxRuns bounds a process's job runs in progress (up to 100
+// requests each), and maxSends the sends in flight at once (a goroutine
+// each). A run spends most of its time waiting for its transactions (on
+// SQLite behind the sends' group commits), so runs are many; the bounds
+// keep a large backlog (a campaign, a worker back from an outage) from
+// claiming more requests than the process can send in its runs' time, or
+// holding a goroutine per claimed message. maxSends stays above the
+// largest adapter batch (500) times a few accounts.
+const (
+	DefaultMaxRuns = 256
+	maxSends       = 4096
+)
+
+// runSlotWait is how long a job waits for a run slot before it snoozes
+// (a wait in a worker slot must not run into the job's timeout).
+const runSlotWait = 5 * time.Second
 
 // recordGrace bounds the recording of a run's outcomes once its sends
 // are done, even when the job's own context has ended: a message the

@@ -1,11 +1,13 @@
 package delivery
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/notifyd/notifyd/internal/dispatch"
 	"github.com/notifyd/notifyd/internal/notify"
 )
 
@@ -27,4 +29,17 @@ func TestLiveRun(t *testing.T) {
 	require.False(t, now.Before(e.liveUntil(&notify.Job{Status: notify.JobProcessing, StartedAt: &old})), "a run past its bound is dead")
 	require.True(t, e.liveUntil(&notify.Job{Status: notify.JobQueued, StartedAt: &started}).IsZero(), "a queued request has no live run")
 	require.True(t, e.liveUntil(&notify.Job{Status: notify.JobProcessing}).IsZero())
+}
+
+// TestRunSlots: with every run slot taken, a job waits a while for one and
+// then snoozes (no attempt spent, nothing claimed).
+func TestRunSlots(t *testing.T) {
+	t.Parallel()
+	e := New(Options{MaxRuns: 1})
+	e.runWait = 20 * time.Millisecond
+	e.runs <- struct{}{} // the only slot, taken
+	err := e.RunJob(context.Background(), 1)
+	var snooze *dispatch.SnoozeError
+	require.ErrorAs(t, err, &snooze)
+	require.Equal(t, time.Second, snooze.After)
 }

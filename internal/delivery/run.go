@@ -24,6 +24,17 @@ import (
 // live runs would send a message twice): the job comes back for it once
 // that run must have ended. A run of a crashed process is taken over.
 func (e *Engine) RunJob(ctx context.Context, queueJobID int64) error {
+	wait := time.NewTimer(e.runWait)
+	select {
+	case e.runs <- struct{}{}:
+		wait.Stop()
+		defer func() { <-e.runs }()
+	case <-wait.C:
+		return &dispatch.SnoozeError{After: time.Second, Reason: "as many job runs in progress as the process takes"}
+	case <-ctx.Done():
+		wait.Stop()
+		return ctx.Err()
+	}
 	now := e.now()
 	var runs []*run
 	var bs *breakers
@@ -65,9 +76,10 @@ func (e *Engine) RunJob(ctx context.Context, queueJobID int64) error {
 			if rn.decided {
 				continue
 			}
+			e.sends <- struct{}{} // a send slot before its goroutine
 			wg.Add(1)
 			go func() {
-				defer wg.Done()
+				defer func() { <-e.sends; wg.Done() }()
 				rn.out = e.tryRoutes(ctx, rn, bs)
 			}()
 		}
