@@ -43,15 +43,6 @@ func Open(ctx context.Context, url string) (*Backend, error) {
 	if !strings.Contains(url, "pool_max_conns") && cfg.MaxConns < 16 {
 		cfg.MaxConns = 16
 	}
-	// Statements are prepared once per connection, and PostgreSQL switches
-	// a prepared statement to one generic plan after five runs. Made while
-	// a table is small, such a plan (a sequential scan joined by hash)
-	// stays for the connection's life while the table grows; the batch
-	// statements of delivery then scan every row for each batch. A plan
-	// made for each run costs little beside the run of a batch.
-	if _, ok := cfg.ConnConfig.RuntimeParams["plan_cache_mode"]; !ok {
-		cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
-	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -149,8 +140,17 @@ type querier interface {
 // (sqlstore.Store.Lookup): each statement commits on its own.
 func (b *Backend) Direct() sqlstore.Conn { return &conn{tx: b.pool, b: b} }
 
+// mode turns the sqlstore.FreshPlan mark into pgx's per-statement mode:
+// the statement goes as an unnamed one, planned with its values.
+func mode(args []any) []any {
+	if rest, ok := sqlstore.StripFreshPlan(args); ok {
+		return append([]any{pgx.QueryExecModeExec}, rest...)
+	}
+	return args
+}
+
 func (c *conn) Exec(ctx context.Context, q string, args ...any) (int64, error) {
-	tag, err := c.tx.Exec(ctx, rebind(q), args...)
+	tag, err := c.tx.Exec(ctx, rebind(q), mode(args)...)
 	if err != nil {
 		return 0, translate(err)
 	}
@@ -158,7 +158,7 @@ func (c *conn) Exec(ctx context.Context, q string, args ...any) (int64, error) {
 }
 
 func (c *conn) Query(ctx context.Context, q string, args ...any) (sqlstore.Rows, error) {
-	rows, err := c.tx.Query(ctx, rebind(q), args...)
+	rows, err := c.tx.Query(ctx, rebind(q), mode(args)...)
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -166,7 +166,7 @@ func (c *conn) Query(ctx context.Context, q string, args ...any) (sqlstore.Rows,
 }
 
 func (c *conn) QueryRow(ctx context.Context, q string, args ...any) sqlstore.Row {
-	return pgRow{c.tx.QueryRow(ctx, rebind(q), args...)}
+	return pgRow{c.tx.QueryRow(ctx, rebind(q), mode(args)...)}
 }
 
 // CopyFrom is the COPY fast path of bulk inserts (sqlstore.Copier).

@@ -221,7 +221,12 @@ func (c *conn) stmt(ctx context.Context, q string) *sql.Stmt {
 	return c.tx.StmtContext(ctx, st)
 }
 
+// FixedShapes: multi-row statements should come in a few sizes, which
+// the statement cache keeps prepared (sqlstore's ladder).
+func (c *conn) FixedShapes() bool { return true }
+
 func (c *conn) Exec(ctx context.Context, q string, args ...any) (int64, error) {
+	args, _ = sqlstore.StripFreshPlan(args)
 	st := c.stmt(ctx, q)
 	var res sql.Result
 	var err error
@@ -237,6 +242,7 @@ func (c *conn) Exec(ctx context.Context, q string, args ...any) (int64, error) {
 }
 
 func (c *conn) Query(ctx context.Context, q string, args ...any) (sqlstore.Rows, error) {
+	args, _ = sqlstore.StripFreshPlan(args)
 	st := c.stmt(ctx, q)
 	var rows *sql.Rows
 	var err error
@@ -252,6 +258,7 @@ func (c *conn) Query(ctx context.Context, q string, args ...any) (sqlstore.Rows,
 }
 
 func (c *conn) QueryRow(ctx context.Context, q string, args ...any) sqlstore.Row {
+	args, _ = sqlstore.StripFreshPlan(args)
 	if st := c.stmt(ctx, q); st != nil {
 		return sqlRow{st.QueryRowContext(ctx, args...)}
 	}

@@ -97,7 +97,7 @@ func (t *Tx) UseNonces(ctx context.Context, uses []notify.NonceUse, now time.Tim
 	fresh := make([]bool, len(uses))
 	idx := make(map[[2]string]int, len(uses))
 	start := 0
-	for _, size := range ladder(len(uses), updateChunk) {
+	for _, size := range t.chunks(len(uses), updateChunk) {
 		part := uses[start : start+size]
 		base := start
 		start += size

@@ -14,6 +14,22 @@ func splitCols(cols string) []string {
 	return out
 }
 
+// chunks splits n rows into the sizes of the multi-row statements that
+// carry them, at most top each. On a backend that caches prepared
+// statements by their text (SQLite, FixedShapes) the sizes come from a
+// short fixed list (ladder); elsewhere (PostgreSQL, which plans a VALUES
+// join per run) as few statements as possible.
+func (t *Tx) chunks(n, top int) []int {
+	if f, ok := t.c.(interface{ FixedShapes() bool }); ok && f.FixedShapes() {
+		return ladder(n, top)
+	}
+	var out []int
+	for ; n > 0; n -= min(n, top) {
+		out = append(out, min(n, top))
+	}
+	return out
+}
+
 // ladder splits n rows into chunks whose sizes come from a short fixed
 // list (256, 64, 16, 4, 1, none above top), largest first. A multi-row
 // statement then comes in a few shapes, which a statement cache keeps
@@ -49,7 +65,7 @@ func (t *Tx) insertRows(ctx context.Context, table string, cols []string, rows [
 	one := "(?" + strings.Repeat(", ?", len(cols)-1) + ")"
 	head := `INSERT INTO ` + table + ` (` + strings.Join(cols, ", ") + `) VALUES ` + one
 	start := 0
-	for _, size := range ladder(len(rows), chunk) {
+	for _, size := range t.chunks(len(rows), chunk) {
 		part := rows[start : start+size]
 		start += size
 		args := make([]any, 0, len(part)*len(cols))

@@ -69,3 +69,24 @@ type Copier interface {
 type Urgent interface {
 	Urgent(ctx context.Context) context.Context
 }
+
+// FreshPlan, as the first argument of a statement, asks the backend to
+// plan it for this run instead of reusing a cached plan: PostgreSQL
+// switches a prepared statement to one generic plan after five runs, and
+// a generic plan of a batch update joined to a VALUES list, made while
+// the table was small, is a sequential scan that the growing table keeps
+// paying for. Other statements keep their cached plans (planning every
+// statement, foreign-key checks included, cost a third of the database's
+// time). SQLite plans each statement on its own: it drops the mark.
+var FreshPlan = freshPlan{}
+
+type freshPlan struct{}
+
+// StripFreshPlan removes a leading FreshPlan mark from args and reports
+// whether there was one.
+func StripFreshPlan(args []any) ([]any, bool) {
+	if len(args) > 0 && args[0] == any(FreshPlan) {
+		return args[1:], true
+	}
+	return args, false
+}

@@ -150,16 +150,17 @@ func (t *Tx) updateFromValues(ctx context.Context, head string, rows [][]any, ta
 	cols := len(rows[0])
 	one := "(?" + strings.Repeat(", ?", cols-1) + ")"
 	start := 0
-	for _, size := range ladder(len(rows), updateChunk) {
+	for _, size := range t.chunks(len(rows), updateChunk) {
 		part := rows[start : start+size]
 		start += size
 		q := head + `(VALUES ` + one + strings.Repeat(", "+one, len(part)-1) + `)` + tail
-		args := make([]any, 0, len(part)*cols)
+		args := make([]any, 0, len(part)*cols+1)
 		for _, r := range part {
 			for _, v := range r {
 				args = append(args, asText(v))
 			}
 		}
+		args = append([]any{FreshPlan}, args...)
 		if scan == nil {
 			if _, err := t.c.Exec(ctx, q, args...); err != nil {
 				return err
@@ -249,7 +250,7 @@ func (t *Tx) ScheduleDispatch(ctx context.Context, js []*notify.Job, at []time.T
 func (t *Tx) FindSuppressed(ctx context.Context, workspaceID string, addrs []string) (map[string]bool, error) {
 	out := map[string]bool{}
 	start := 0
-	for _, size := range ladder(len(addrs), updateChunk) {
+	for _, size := range t.chunks(len(addrs), updateChunk) {
 		part := addrs[start : start+size]
 		start += size
 		args := []any{workspaceID}
