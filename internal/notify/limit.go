@@ -75,10 +75,14 @@ type LimitTx interface {
 	LockRateCount(ctx context.Context, scopeKey string, windowStart time.Time) (int, error)
 	// SetRateCount sets a counter read by LockRateCount in this transaction.
 	SetRateCount(ctx context.Context, scopeKey string, windowStart time.Time, n int) error
-	// AddRateCount adds n to the counter of scopeKey in the window
-	// (creating it) and returns the new count. It holds the row's lock
-	// only from here to the end of the transaction: callers add last.
-	AddRateCount(ctx context.Context, scopeKey string, windowStart time.Time, n int) (int, error)
+	// RateCounts reads the counters of many windows in one statement (0
+	// for a window without one), in the order given.
+	RateCounts(ctx context.Context, ws []RateWindow) ([]int, error)
+	// AddRateCounts adds each window's N to its counter (creating it) in
+	// one statement and returns the new counts, in the order given. It
+	// holds the rows' locks only from here to the end of the transaction:
+	// callers add last. The windows must be distinct.
+	AddRateCounts(ctx context.Context, ws []RateWindow) ([]int, error)
 	// DeleteRateCounters deletes counters of windows that started before.
 	DeleteRateCounters(ctx context.Context, before time.Time) (int, error)
 
@@ -99,4 +103,12 @@ type LimitTx interface {
 	// FindDispatchWorkers lists the rows with a heartbeat at or after
 	// since, by id.
 	FindDispatchWorkers(ctx context.Context, since time.Time) ([]*DispatchWorker, error)
+}
+
+// RateWindow names one request-limit counter: a scope key and the start of
+// its fixed window; N is an amount to add.
+type RateWindow struct {
+	ScopeKey string
+	Start    time.Time
+	N        int
 }

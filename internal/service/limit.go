@@ -122,21 +122,6 @@ func (s *Service) CheckRequestLimit(ctx context.Context, key *notify.APIKey) err
 	return nil
 }
 
-// ratePolicy returns the window and maximum of an enabled policy, or the
-// defaults.
-func ratePolicy(ctx context.Context, tx notify.Tx, workspaceID, keyID string, defMax int) (int, int, error) {
-	p, err := tx.FindRateLimitPolicy(ctx, workspaceID, keyID)
-	switch {
-	case notify.IsNotFound(err):
-		return notify.DefaultRateWindowSeconds, defMax, nil
-	case err != nil:
-		return 0, 0, err
-	case !p.Enabled:
-		return notify.DefaultRateWindowSeconds, defMax, nil
-	}
-	return p.WindowSeconds, p.MaxRequests, nil
-}
-
 // rateWindow is the counter key and start of the fixed window holding now.
 // The window length is part of the key, so changing it starts afresh.
 func rateWindow(scope string, windowSeconds int, now time.Time) (string, time.Time) {

@@ -119,15 +119,25 @@ type admission struct {
 func (s *Service) planAdmission(ctx context.Context, tx notify.Tx, keys []*notify.APIKey, now time.Time) (*admission, error) {
 	a := &admission{counters: map[string]*rateCounter{}, pairs: make([]*[2]*rateCounter, len(keys))}
 	type limit struct{ window, max int }
-	policies := map[[2]string]limit{}
+	// Every policy of a workspace in one read: its own and its keys'.
+	policies := map[string]map[string]*notify.RateLimitPolicy{}
 	policy := func(workspaceID, keyID string, defMax int) (limit, error) {
-		id := [2]string{workspaceID, keyID}
-		if l, ok := policies[id]; ok {
-			return l, nil
+		ps, ok := policies[workspaceID]
+		if !ok {
+			list, err := tx.FindRateLimitPolicies(ctx, workspaceID)
+			if err != nil {
+				return limit{}, err
+			}
+			ps = make(map[string]*notify.RateLimitPolicy, len(list))
+			for _, p := range list {
+				ps[p.APIKeyID] = p
+			}
+			policies[workspaceID] = ps
 		}
-		w, m, err := ratePolicy(ctx, tx, workspaceID, keyID, defMax)
-		policies[id] = limit{w, m}
-		return policies[id], err
+		if p := ps[keyID]; p != nil && p.Enabled {
+			return limit{p.WindowSeconds, p.MaxRequests}, nil
+		}
+		return limit{notify.DefaultRateWindowSeconds, defMax}, nil
 	}
 	counter := func(scope string, l limit) *rateCounter {
 		key, start := rateWindow(scope, l.window, now)
@@ -160,18 +170,33 @@ func (s *Service) planAdmission(ctx context.Context, tx notify.Tx, keys []*notif
 	return a, nil
 }
 
+// windows lists the counters in their global order.
+func (a *admission) windows() []notify.RateWindow {
+	out := make([]notify.RateWindow, len(a.ids))
+	for i, id := range a.ids {
+		c := a.counters[id]
+		out[i] = notify.RateWindow{ScopeKey: c.scope, Start: c.start, N: c.add}
+	}
+	return out
+}
+
 // read reads every counter; with lock it also holds their rows until the
-// transaction ends.
+// transaction ends (one statement each, in the global order), else it
+// reads them all in one statement.
 func (a *admission) read(ctx context.Context, tx notify.Tx, lock bool) error {
+	if !lock {
+		counts, err := tx.RateCounts(ctx, a.windows())
+		for i, id := range a.ids {
+			if err == nil {
+				a.counters[id].count = counts[i]
+			}
+		}
+		return err
+	}
 	for _, id := range a.ids {
 		c := a.counters[id]
 		var err error
-		if lock {
-			c.count, err = tx.LockRateCount(ctx, c.scope, c.start)
-		} else {
-			c.count, err = tx.RateCount(ctx, c.scope, c.start)
-		}
-		if err != nil {
+		if c.count, err = tx.LockRateCount(ctx, c.scope, c.start); err != nil {
 			return err
 		}
 	}
@@ -207,22 +232,32 @@ var errRateRace = errors.New("request limit counters moved during the batch")
 // only from here to the commit, and a sum beyond a limit undoes the
 // batch (errRateRace): another process admitted requests meanwhile.
 func (a *admission) write(ctx context.Context, tx notify.Tx, locked bool) error {
-	for _, id := range a.ids {
-		c := a.counters[id]
-		if c.add == 0 {
-			continue
-		}
-		if locked {
+	if locked {
+		for _, id := range a.ids {
+			c := a.counters[id]
+			if c.add == 0 {
+				continue
+			}
 			if err := tx.SetRateCount(ctx, c.scope, c.start, c.count+c.add); err != nil {
 				return err
 			}
-			continue
 		}
-		n, err := tx.AddRateCount(ctx, c.scope, c.start, c.add)
-		if err != nil {
-			return err
+		return nil
+	}
+	var grown []notify.RateWindow
+	var maxes []int
+	for _, w := range a.windows() {
+		if w.N > 0 {
+			grown = append(grown, w)
+			maxes = append(maxes, a.counters[w.ScopeKey+"@"+w.Start.String()].max)
 		}
-		if n > c.max {
+	}
+	counts, err := tx.AddRateCounts(ctx, grown)
+	if err != nil {
+		return err
+	}
+	for i, n := range counts {
+		if n > maxes[i] {
 			return errRateRace
 		}
 	}

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/notifyd/notifyd/internal/notify"
@@ -158,10 +159,68 @@ func (t *Tx) FindDispatchWorkers(ctx context.Context, since time.Time) ([]*notif
 	}, `SELECT worker_id, demand, heartbeat_at FROM dispatch_workers WHERE heartbeat_at >= ? ORDER BY worker_id`, ms(since))
 }
 
-func (t *Tx) AddRateCount(ctx context.Context, scopeKey string, windowStart time.Time, n int) (int, error) {
-	var count int
-	err := t.c.QueryRow(ctx, `INSERT INTO rate_limit_counters (scope_key, window_start, count) VALUES (?, ?, ?)
-		ON CONFLICT (scope_key, window_start) DO UPDATE SET count = rate_limit_counters.count + excluded.count
-		RETURNING count`, scopeKey, ms(windowStart), n).Scan(&count)
-	return count, err
+// RateCounts reads many counters in one statement, matching rows by
+// (scope_key, window_start) pairs.
+func (t *Tx) RateCounts(ctx context.Context, ws []notify.RateWindow) ([]int, error) {
+	out := make([]int, len(ws))
+	if len(ws) == 0 {
+		return out, nil
+	}
+	args := make([]any, 0, 2*len(ws))
+	for _, w := range ws {
+		args = append(args, w.ScopeKey, ms(w.Start))
+	}
+	rows, err := t.c.Query(ctx, `SELECT scope_key, window_start, count FROM rate_limit_counters
+		WHERE (scope_key, window_start) IN ((?, ?)`+strings.Repeat(", (?, ?)", len(ws)-1)+`)`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var key string
+		var start int64
+		var n int
+		if err := rows.Scan(&key, &start, &n); err != nil {
+			return nil, err
+		}
+		for i, w := range ws {
+			if w.ScopeKey == key && ms(w.Start) == start {
+				out[i] = n
+			}
+		}
+	}
+	return out, rows.Err()
+}
+
+// AddRateCounts upserts many counters in one statement.
+func (t *Tx) AddRateCounts(ctx context.Context, ws []notify.RateWindow) ([]int, error) {
+	out := make([]int, len(ws))
+	if len(ws) == 0 {
+		return out, nil
+	}
+	args := make([]any, 0, 3*len(ws))
+	for _, w := range ws {
+		args = append(args, w.ScopeKey, ms(w.Start), w.N)
+	}
+	rows, err := t.c.Query(ctx, `INSERT INTO rate_limit_counters (scope_key, window_start, count) VALUES (?, ?, ?)`+
+		strings.Repeat(", (?, ?, ?)", len(ws)-1)+` ON CONFLICT (scope_key, window_start)
+		DO UPDATE SET count = rate_limit_counters.count + excluded.count RETURNING scope_key, window_start, count`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var key string
+		var start int64
+		var n int
+		if err := rows.Scan(&key, &start, &n); err != nil {
+			return nil, err
+		}
+		for i, w := range ws {
+			if w.ScopeKey == key && ms(w.Start) == start {
+				out[i] = n
+			}
+		}
+	}
+	return out, rows.Err()
 }

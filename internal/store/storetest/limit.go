@@ -151,3 +151,35 @@ func testLockRateCount(t *testing.T, db *store.DB) {
 		return nil
 	})
 }
+
+// testRateCountsMany: many counters are read and added to in one
+// statement each; a missing counter reads 0 and is created by the
+// addition; windows of one scope are apart.
+func testRateCountsMany(t *testing.T, db *store.DB) {
+	a := notify.RateWindow{ScopeKey: "w:m:60", Start: t0}
+	b := notify.RateWindow{ScopeKey: "k:m:60", Start: t0}
+	later := notify.RateWindow{ScopeKey: "w:m:60", Start: t0.Add(time.Minute)}
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		got, err := tx.RateCounts(ctx, []notify.RateWindow{a, b})
+		require.NoError(t, err)
+		require.Equal(t, []int{0, 0}, got)
+		a.N, b.N = 3, 1
+		got, err = tx.AddRateCounts(ctx, []notify.RateWindow{a, b})
+		require.NoError(t, err)
+		require.Equal(t, []int{3, 1}, got)
+		a.N, later.N = 2, 7
+		got, err = tx.AddRateCounts(ctx, []notify.RateWindow{later, a})
+		require.NoError(t, err)
+		require.Equal(t, []int{7, 5}, got, "answers in the order given")
+		return nil
+	})
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		got, err := tx.RateCounts(ctx, []notify.RateWindow{b, later, a})
+		require.NoError(t, err)
+		require.Equal(t, []int{1, 7, 5}, got)
+		n, err := tx.RateCount(ctx, "w:m:60", t0)
+		require.NoError(t, err)
+		require.Equal(t, 5, n)
+		return nil
+	})
+}

@@ -55,6 +55,7 @@ var tests = map[string]func(t *testing.T, db *store.DB){
 	"AcceptRollback":        testAcceptRollback,
 	"Limits":                testLimits,
 	"LockRateCount":         testLockRateCount,
+	"RateCountsMany":        testRateCountsMany,
 	"OTP":                   testOTP,
 }
 
