@@ -100,6 +100,7 @@ type Tx interface {
 	CampaignTx
 	WebhookTx
 	SuppressionTx
+	RetentionTx
 }
 
 // PipelineTx holds the verbs of the send pipeline.

@@ -161,8 +161,15 @@ func (t *Tx) CountActivity(ctx context.Context, workspaceID string, from, to tim
 	if ok != nil {
 		c.SuccessAttempts = *ok
 	}
+	if err != nil {
+		return nil, err
+	}
+	// Purged rows count through their hourly rollup (retention.go).
+	if err := t.rollupActivity(ctx, c, workspaceID, from, to); err != nil {
+		return nil, err
+	}
 	c.FailedAttempts = c.TotalAttempts - c.SuccessAttempts
-	return c, err
+	return c, nil
 }
 
 func (t *Tx) FindBreakers(ctx context.Context, ids []string) (map[string]*notify.BreakerRecord, error) {

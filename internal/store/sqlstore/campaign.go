@@ -197,7 +197,11 @@ func (t *Tx) CampaignRequestCounts(ctx context.Context, workspaceID, id string) 
 		}
 		out[s] = n
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	// Purged requests count through the campaign's rollup (retention.go).
+	return out, t.rollupCampaign(ctx, out, id)
 }
 
 func (t *Tx) CancelCampaignRequests(ctx context.Context, workspaceID, id, code, message string, now time.Time) ([]*notify.Request, error) {

@@ -1,0 +1,36 @@
+package notify
+
+import (
+	"context"
+	"time"
+)
+
+// RetentionTx holds the verbs of data retention. Each deletes a bounded
+// number of rows, so a purge is many short transactions that never hold
+// the database (SQLite's one writer) for long.
+type RetentionTx interface {
+	// WorkspaceIDs lists every workspace id.
+	WorkspaceIDs(ctx context.Context) ([]string, error)
+	// PurgeRequests deletes up to limit terminal requests of the workspace
+	// accepted and last changed before before, with their job rows and
+	// attempts. A request whose job is in the dead-letter queue stays. The
+	// deleted requests and attempts are first added to the rollups that
+	// CountActivity and CampaignRequestCounts read, so those figures do not
+	// change.
+	PurgeRequests(ctx context.Context, workspaceID string, before time.Time, limit int) (PurgedRequests, error)
+	// PurgeEvents deletes up to limit outbox events created before before
+	// that no relay took (dispatched ones go after a week with the webhook
+	// history).
+	PurgeEvents(ctx context.Context, before time.Time, limit int) (int, error)
+	// PurgeCampaignRecipients deletes up to limit fan-out records of
+	// campaigns that ended (sent, canceled, failed) before before; the
+	// campaign's counters are kept on its row.
+	PurgeCampaignRecipients(ctx context.Context, before time.Time, limit int) (int, error)
+	// PurgeAudit deletes up to limit audit entries created before before.
+	PurgeAudit(ctx context.Context, before time.Time, limit int) (int, error)
+}
+
+// PurgedRequests counts the rows one PurgeRequests deleted.
+type PurgedRequests struct {
+	Requests, Jobs, Attempts int
+}

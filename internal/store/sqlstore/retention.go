@@ -1,0 +1,152 @@
+package sqlstore
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/notifyd/notifyd/internal/notify"
+)
+
+// hourMs is the width of an activity_rollup bucket (an hour in
+// milliseconds; the statements below write it as a literal, so both
+// dialects compute the bucket in integers).
+const hourMs = 3600000
+
+func (t *Tx) WorkspaceIDs(ctx context.Context) ([]string, error) {
+	return queryAll(ctx, t.c, func(r Row) (string, error) {
+		var id string
+		return id, r.Scan(&id)
+	}, `SELECT id FROM workspaces ORDER BY id`)
+}
+
+func (t *Tx) PurgeRequests(ctx context.Context, workspaceID string, before time.Time, limit int) (notify.PurgedRequests, error) {
+	var p notify.PurgedRequests
+	// The workspace's index on requested_at bounds the scan; updated_at
+	// keeps a request that ended recently (scheduled long after it was
+	// accepted, or retried for days).
+	ids, err := queryAll(ctx, t.c, func(r Row) (any, error) {
+		var id string
+		return id, r.Scan(&id)
+	}, `SELECT id FROM notification_requests r WHERE workspace_id = ? AND requested_at < ? AND updated_at < ?
+		AND status IN ('sent', 'failed', 'canceled')
+		AND NOT EXISTS (SELECT 1 FROM dead_letters d WHERE d.request_id = r.id)
+		ORDER BY requested_at, id LIMIT ?`, workspaceID, ms(before), ms(before), limit)
+	if err != nil || len(ids) == 0 {
+		return p, err
+	}
+	in := `(?` + strings.Repeat(", ?", len(ids)-1) + `)`
+	// The figures first, in this transaction: a reader sees either the
+	// rows or their rollup, never both or neither.
+	if _, err := t.c.Exec(ctx, `INSERT INTO activity_rollup (workspace_id, bucket, kind, channel, status, n)
+		SELECT workspace_id, requested_at - requested_at % 3600000, 'request', channel, status, COUNT(*)
+		FROM notification_requests WHERE id IN `+in+`
+		GROUP BY workspace_id, requested_at - requested_at % 3600000, channel, status
+		ON CONFLICT (workspace_id, bucket, kind, channel, status) DO UPDATE SET n = activity_rollup.n + excluded.n`, ids...); err != nil {
+		return p, err
+	}
+	if _, err := t.c.Exec(ctx, `INSERT INTO activity_rollup (workspace_id, bucket, kind, channel, status, n)
+		SELECT workspace_id, started_at - started_at % 3600000, 'attempt', '', status, COUNT(*)
+		FROM attempts WHERE request_id IN `+in+`
+		GROUP BY workspace_id, started_at - started_at % 3600000, status
+		ON CONFLICT (workspace_id, bucket, kind, channel, status) DO UPDATE SET n = activity_rollup.n + excluded.n`, ids...); err != nil {
+		return p, err
+	}
+	// A deleted campaign has no statistics to keep.
+	if _, err := t.c.Exec(ctx, `INSERT INTO campaign_rollup (campaign_id, status, n)
+		SELECT campaign_id, status, COUNT(*) FROM notification_requests r WHERE id IN `+in+`
+		AND campaign_id IS NOT NULL AND EXISTS (SELECT 1 FROM campaigns c WHERE c.id = r.campaign_id)
+		GROUP BY campaign_id, status
+		ON CONFLICT (campaign_id, status) DO UPDATE SET n = campaign_rollup.n + excluded.n`, ids...); err != nil {
+		return p, err
+	}
+	n, err := t.c.Exec(ctx, `DELETE FROM attempts WHERE request_id IN `+in, ids...)
+	if err != nil {
+		return p, err
+	}
+	p.Attempts = int(n)
+	if n, err = t.c.Exec(ctx, `DELETE FROM notification_jobs WHERE request_id IN `+in, ids...); err != nil {
+		return p, err
+	}
+	p.Jobs = int(n)
+	if n, err = t.c.Exec(ctx, `DELETE FROM notification_requests WHERE id IN `+in, ids...); err != nil {
+		return p, err
+	}
+	p.Requests = int(n)
+	return p, nil
+}
+
+// rollupActivity adds the purged figures of the hours wholly inside
+// [from, to] (CountActivity's inclusive range) to c.
+func (t *Tx) rollupActivity(ctx context.Context, c *notify.Counts, workspaceID string, from, to time.Time) error {
+	rows, err := t.c.Query(ctx, `SELECT kind, channel, status, SUM(n) FROM activity_rollup
+		WHERE workspace_id = ? AND bucket >= ? AND bucket <= ? GROUP BY kind, channel, status`,
+		workspaceID, ms(from), ms(to)-(hourMs-1))
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var kind, ch, status string
+		var n int
+		if err := rows.Scan(&kind, &ch, &status, &n); err != nil {
+			return err
+		}
+		if kind == "attempt" {
+			c.TotalAttempts += n
+			if status == "success" {
+				c.SuccessAttempts += n
+			}
+			continue
+		}
+		c.TotalRequests += n
+		c.ByStatus[status] += n
+		c.ByChannel[ch] += n
+	}
+	return rows.Err()
+}
+
+// rollupCampaign adds a campaign's purged requests to counts.
+func (t *Tx) rollupCampaign(ctx context.Context, counts map[string]int, campaignID string) error {
+	rows, err := t.c.Query(ctx, `SELECT status, n FROM campaign_rollup WHERE campaign_id = ?`, campaignID)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var s string
+		var n int
+		if err := rows.Scan(&s, &n); err != nil {
+			return err
+		}
+		counts[s] += n
+	}
+	return rows.Err()
+}
+
+func (t *Tx) PurgeEvents(ctx context.Context, before time.Time, limit int) (int, error) {
+	n, err := t.c.Exec(ctx, `DELETE FROM events WHERE id IN (SELECT id FROM events
+		WHERE dispatched_at IS NULL AND created_at < ? ORDER BY created_at LIMIT ?)`, ms(before), limit)
+	return int(n), err
+}
+
+func (t *Tx) PurgeCampaignRecipients(ctx context.Context, before time.Time, limit int) (int, error) {
+	var id string
+	err := t.c.QueryRow(ctx, `SELECT c.id FROM campaigns c WHERE c.status IN ('sent', 'canceled', 'failed') AND c.updated_at < ?
+		AND EXISTS (SELECT 1 FROM campaign_recipients r WHERE r.campaign_id = c.id) ORDER BY c.updated_at, c.id LIMIT 1`, ms(before)).Scan(&id)
+	if IsNotFound(err) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	n, err := t.c.Exec(ctx, `DELETE FROM campaign_recipients WHERE campaign_id = ? AND subscriber_id IN
+		(SELECT subscriber_id FROM campaign_recipients WHERE campaign_id = ? LIMIT ?)`, id, id, limit)
+	return int(n), err
+}
+
+func (t *Tx) PurgeAudit(ctx context.Context, before time.Time, limit int) (int, error) {
+	n, err := t.c.Exec(ctx, `DELETE FROM audit_logs WHERE id IN (SELECT id FROM audit_logs
+		WHERE created_at < ? ORDER BY created_at LIMIT ?)`, ms(before), limit)
+	return int(n), err
+}

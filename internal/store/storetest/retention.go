@@ -1,0 +1,260 @@
+package storetest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/store"
+)
+
+func init() {
+	tests["PurgeRequests"] = testPurgeRequests
+	tests["PurgeOther"] = testPurgeOther
+}
+
+// purgeAll runs PurgeRequests in batches of limit until one deletes
+// nothing, and sums what they deleted.
+func purgeAll(t *testing.T, db *store.DB, ws string, before time.Time, limit int) notify.PurgedRequests {
+	t.Helper()
+	var sum notify.PurgedRequests
+	for {
+		var p notify.PurgedRequests
+		update(t, db, func(ctx context.Context, tx notify.Tx) (err error) {
+			p, err = tx.PurgeRequests(ctx, ws, before, limit)
+			return err
+		})
+		require.LessOrEqual(t, p.Requests, limit)
+		if p.Requests == 0 {
+			return sum
+		}
+		sum.Requests, sum.Jobs, sum.Attempts = sum.Requests+p.Requests, sum.Jobs+p.Jobs, sum.Attempts+p.Attempts
+	}
+}
+
+// testPurgeRequests: terminal requests accepted and last changed before
+// the cutoff go with their jobs and attempts, in batches of the limit;
+// open ones, recently ended ones, dead-lettered ones and other workspaces'
+// stay. The metrics of whole hours and the campaign's statistics are the
+// same after the purge as before.
+func testPurgeRequests(t *testing.T, db *store.DB) {
+	ws, ws2 := Workspace(t, db), Workspace(t, db)
+	before := t0.Add(24 * time.Hour)
+	camp := newCampaign(ws, t0)
+	update(t, db, func(ctx context.Context, tx notify.Tx) error { return tx.CreateCampaign(ctx, camp) })
+
+	var accs []*notify.Accept
+	add := func(ws string, at time.Time, campaign string) *notify.Accept {
+		r := newRequest(ws, "")
+		r.RequestedAt, r.UpdatedAt, r.CampaignID = at, at, campaign
+		if campaign != "" {
+			r.Channel, r.Source, r.RecipientAddress = notify.ChannelEmail, notify.SourceCampaign, id()+"@example.com"
+		}
+		a := &notify.Accept{Request: r, MaxAttempts: 3}
+		accs = append(accs, a)
+		return a
+	}
+	old := add(ws, t0, "")                               // sent: purged
+	old2 := add(ws, t0.Add(time.Minute), "")             // failed: purged
+	dead := add(ws, t0, "")                              // failed, dead-lettered: kept
+	open := add(ws, t0, "")                              // still queued: kept
+	lateEnd := add(ws, t0, "")                           // ended after the cutoff: kept
+	recent := add(ws, before.Add(time.Hour), "")         // accepted after the cutoff: kept
+	other := add(ws2, t0, "")                            // other workspace: kept by this purge
+	c1, c2 := add(ws, t0, camp.ID), add(ws, t0, camp.ID) // campaign requests: purged
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		for _, a := range accs {
+			require.NoError(t, tx.AcceptRequests(ctx, []*notify.Accept{a}, a.Request.RequestedAt))
+		}
+		end := func(a *notify.Accept, status string, at time.Time) {
+			a.Request.Status, a.Request.UpdatedAt = status, at
+			require.NoError(t, tx.UpdateRequest(ctx, a.Request))
+		}
+		end(old, notify.StatusSent, t0.Add(time.Second))
+		end(old2, notify.StatusFailed, t0.Add(time.Second))
+		end(dead, notify.StatusFailed, t0.Add(time.Second))
+		end(lateEnd, notify.StatusSent, before.Add(time.Second))
+		end(recent, notify.StatusSent, before.Add(time.Hour))
+		end(other, notify.StatusSent, t0)
+		end(c1, notify.StatusSent, t0)
+		end(c2, notify.StatusCanceled, t0)
+		require.NoError(t, tx.CreateDeadLetter(ctx, &notify.DeadLetter{ID: id(), WorkspaceID: ws, JobID: dead.Job.ID,
+			RequestID: dead.Request.ID, Channel: notify.ChannelSMS, FailedReason: "x", FailedAt: t0, AttemptsMade: 3}))
+		return tx.CreateAttempts(ctx, []*notify.Attempt{newAttempt(old.Request, old.Job, t0, false),
+			newAttempt(old.Request, old.Job, t0.Add(2*time.Hour), true), newAttempt(old2.Request, old2.Job, t0, false),
+			newAttempt(recent.Request, recent.Job, before.Add(time.Hour), true)})
+	})
+
+	// Whole hours: from the hour of t0 to the end of the day after.
+	from := t0.Truncate(time.Hour)
+	to := from.Add(48*time.Hour - time.Millisecond)
+	var metricsBefore, ws2Before *notify.Counts
+	var campBefore map[string]int
+	view(t, db, func(ctx context.Context, tx notify.Tx) (err error) {
+		metricsBefore, err = tx.CountActivity(ctx, ws, from, to)
+		require.NoError(t, err)
+		ws2Before, err = tx.CountActivity(ctx, ws2, from, to)
+		require.NoError(t, err)
+		campBefore, err = tx.CampaignRequestCounts(ctx, ws, camp.ID)
+		return err
+	})
+	require.Equal(t, 8, metricsBefore.TotalRequests)
+	require.Equal(t, 4, metricsBefore.TotalAttempts)
+	require.Equal(t, map[string]int{notify.StatusSent: 1, notify.StatusCanceled: 1}, campBefore)
+
+	attemptsBefore := countRows(t, db, "attempts")
+	p := purgeAll(t, db, ws, before, 2)
+	require.Equal(t, notify.PurgedRequests{Requests: 4, Jobs: 4, Attempts: 3}, p)
+	require.Equal(t, attemptsBefore-3, countRows(t, db, "attempts"))
+
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		for _, a := range []*notify.Accept{old, old2, c1, c2} {
+			_, err := tx.FindRequest(ctx, ws, a.Request.ID)
+			require.ErrorIs(t, err, notify.ErrNotFound)
+			_, err = tx.FindJobByRequest(ctx, ws, a.Request.ID)
+			require.ErrorIs(t, err, notify.ErrNotFound)
+			as, err := tx.FindAttemptsOfRequest(ctx, ws, a.Request.ID)
+			require.NoError(t, err)
+			require.Empty(t, as)
+		}
+		for _, a := range []*notify.Accept{dead, open, lateEnd, recent, other} {
+			_, err := tx.FindRequest(ctx, a.Request.WorkspaceID, a.Request.ID)
+			require.NoError(t, err, "kept")
+			_, err = tx.FindJobByRequest(ctx, a.Request.WorkspaceID, a.Request.ID)
+			require.NoError(t, err, "its job row is kept")
+		}
+		as, err := tx.FindAttemptsOfRequest(ctx, ws, recent.Request.ID)
+		require.NoError(t, err)
+		require.Len(t, as, 1)
+		_, n, err := tx.FindDeadLetters(ctx, ws, 10)
+		require.NoError(t, err)
+		require.Equal(t, 1, n, "the dead letter stays")
+
+		// The figures did not move.
+		c, err := tx.CountActivity(ctx, ws, from, to)
+		require.NoError(t, err)
+		require.Equal(t, metricsBefore, c, "whole-hour metrics count purged rows through the rollup")
+		c, err = tx.CountActivity(ctx, ws2, from, to)
+		require.NoError(t, err)
+		require.Equal(t, ws2Before, c)
+		// A range that holds none of the purged hours counts none of them.
+		c, err = tx.CountActivity(ctx, ws, before, before.Add(2*time.Hour))
+		require.NoError(t, err)
+		require.Equal(t, 1, c.TotalRequests, "only the recent request")
+		require.Equal(t, 1, c.TotalAttempts)
+		counts, err := tx.CampaignRequestCounts(ctx, ws, camp.ID)
+		require.NoError(t, err)
+		require.Equal(t, campBefore, counts)
+		return nil
+	})
+
+	// A second purge at a later cutoff adds to the same rollup rows.
+	p = purgeAll(t, db, ws, before.Add(72*time.Hour), 1000)
+	require.Equal(t, 2, p.Requests, "the late-ended and the recent one; open and dead-lettered stay")
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		c, err := tx.CountActivity(ctx, ws, from, to)
+		require.NoError(t, err)
+		require.Equal(t, metricsBefore, c)
+		return nil
+	})
+}
+
+// testPurgeOther: stale undispatched events, the fan-out records of ended
+// campaigns and old audit entries go in bounded batches; newer rows, and
+// the records of campaigns still sending, stay.
+func testPurgeOther(t *testing.T, db *store.DB) {
+	ws := Workspace(t, db)
+	before := t0.Add(24 * time.Hour)
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		ids, err := tx.WorkspaceIDs(ctx)
+		require.NoError(t, err)
+		require.Contains(t, ids, ws)
+		return nil
+	})
+
+	// Events.
+	ev := func(at time.Time) *notify.Event {
+		return &notify.Event{ID: id(), WorkspaceID: ws, Type: notify.EventCanceled, RequestID: id(), CreatedAt: at, Payload: map[string]any{}}
+	}
+	stale, taken, fresh := ev(t0), ev(t0), ev(before.Add(time.Second))
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		for _, e := range []*notify.Event{stale, taken, fresh} {
+			require.NoError(t, tx.CreateEvent(ctx, e))
+		}
+		return tx.MarkEventsDispatched(ctx, []string{taken.ID}, t0)
+	})
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		n, err := tx.PurgeEvents(ctx, before, 10)
+		require.NoError(t, err)
+		require.Equal(t, 1, n, "only the stale undispatched one (dispatched events go with the webhook history)")
+		evs, err := tx.PendingEvents(ctx, 10)
+		require.NoError(t, err)
+		require.Len(t, evs, 1)
+		require.Equal(t, fresh.ID, evs[0].ID)
+		return nil
+	})
+
+	// Campaign recipients.
+	ended, sending, late := newCampaign(ws, t0), newCampaign(ws, t0), newCampaign(ws, t0)
+	ended.Status, sending.Status, late.Status = notify.CampaignSent, notify.CampaignSending, notify.CampaignCanceled
+	late.UpdatedAt = before.Add(time.Second)
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		for _, c := range []*notify.Campaign{ended, sending, late} {
+			require.NoError(t, tx.CreateCampaign(ctx, c))
+			require.NoError(t, tx.UpdateCampaign(ctx, c))
+			require.NoError(t, tx.AddCampaignRecipients(ctx, c.ID, []notify.CampaignRecipient{{SubscriberID: id(), RequestID: id()},
+				{SubscriberID: id()}, {SubscriberID: id(), RequestID: id()}}))
+		}
+		return nil
+	})
+	total := 0
+	for {
+		var n int
+		update(t, db, func(ctx context.Context, tx notify.Tx) (err error) {
+			n, err = tx.PurgeCampaignRecipients(ctx, before, 2)
+			return err
+		})
+		require.LessOrEqual(t, n, 2)
+		if n == 0 {
+			break
+		}
+		total += n
+	}
+	require.Equal(t, 3, total)
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		for c, want := range map[string]int{ended.ID: 0, sending.ID: 3, late.ID: 3} {
+			n, err := tx.CountCampaignRecipients(ctx, c)
+			require.NoError(t, err)
+			require.Equal(t, want, n)
+		}
+		got, err := tx.FindCampaign(ctx, ws, ended.ID)
+		require.NoError(t, err)
+		require.Equal(t, notify.CampaignSent, got.Status, "the campaign itself stays")
+		return nil
+	})
+
+	// Audit entries.
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		for _, at := range []time.Time{t0, t0.Add(time.Minute), t0.Add(2 * time.Minute), before} {
+			require.NoError(t, tx.CreateAudit(ctx, &notify.AuditEntry{ID: id(), WorkspaceID: ws, Action: "route.replace",
+				TargetType: "route", TargetID: ws, CreatedAt: at}))
+		}
+		return nil
+	})
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		n, err := tx.PurgeAudit(ctx, before, 2)
+		require.NoError(t, err)
+		require.Equal(t, 2, n, "bounded by the limit")
+		n, err = tx.PurgeAudit(ctx, before, 2)
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		es, err := tx.FindAudit(ctx, ws, notify.AuditFilter{Limit: 10})
+		require.NoError(t, err)
+		require.Len(t, es, 1)
+		require.Equal(t, before, es[0].CreatedAt)
+		return nil
+	})
+}
