@@ -17,6 +17,8 @@ type Metrics struct {
 	Limits   *Limits
 	Batch    *Batch    // adapter batching (batch.go)
 	Webhooks *Webhooks // event webhooks (webhooks.go)
+	// Retention counts what the retention purge deleted (retention.go).
+	Retention *Retention
 }
 
 // New registers the collectors on a fresh registry.
@@ -39,5 +41,6 @@ func New() *Metrics {
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.Batch = newBatch(m.Registry)
 	m.Webhooks = newWebhooks(m.Registry)
+	m.Retention = newRetention(m.Registry)
 	return m
 }

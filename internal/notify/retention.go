@@ -34,3 +34,15 @@ type RetentionTx interface {
 type PurgedRequests struct {
 	Requests, Jobs, Attempts int
 }
+
+// Retention is what a purge keeps: data (terminal requests with their job
+// rows and attempts, stale outbox events, fan-out records of ended
+// campaigns) for Data, audit entries for Audit. Zero keeps forever.
+type Retention struct {
+	Data, Audit time.Duration
+	// Budget bounds one run's work; what is left waits for the next run.
+	// Zero works until done.
+	Budget time.Duration
+	// Batch is the rows per statement; zero is the service's default.
+	Batch int
+}
