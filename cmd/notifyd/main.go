@@ -42,7 +42,9 @@ api|api|worker] [--no-migrate] [flags]   run the API server and workers
   notifyd bootstrap --workspace NAME --email EMAIL [--password PW] create a workspace and its owner
   notifyd simulate [--addr 127.0.0.1:9090]                        run the provider simulator
   notifyd send --channel CH --to ADDR --text T [--wait] [flags]   send one notification (NOTIFYD_API_KEY, NOTIFYD_HMAC_SECRET)
-  notifyd version                                                 print the version
+  notifyd backup FILE                                             copy the SQLite database while it serves (PostgreSQL: pg_dump)
+  notifyd healthcheck [URL]                                       GET the readiness endpoint; exit 0 when ready (container HEALTHCHECK)
+  notifyd version                                                 print the version and commit
 
 Run "notifyd serve --help" for the configuration flags and variables.
 `
@@ -64,8 +66,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = simulate(ctx, args[1:], stderr)
 	case "send":
 		err = send(ctx, args[1:], stdout, stderr)
+	case "backup":
+		err = backup(ctx, args[1:], stdout, stderr)
+	case "healthcheck":
+		err = healthcheck(ctx, args[1:], stdout, stderr)
 	case "version", "--version":
-		fmt.Fprintln(stdout, "notifyd", version)
+		fmt.Fprintln(stdout, versionString())
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 	default:
