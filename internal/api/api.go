@@ -6,6 +6,8 @@ package api
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -123,15 +125,50 @@ func (a *API) Routes() []Route { return a.routes() }
 
 // call is one request as a handler sees it.
 type call struct {
-	a      *API
-	w      http.ResponseWriter
-	r      *http.Request
-	ctx    context.Context
-	body   []byte
-	actor  *service.Actor
-	key    *notify.APIKey
-	nonce  *service.Nonce
-	signed bool
+	a    *API
+	w    http.ResponseWriter
+	r    *http.Request
+	ctx  context.Context
+	body []byte
+	// bodyRead and bodyErr: the body is read at most once (readBody).
+	bodyRead bool
+	bodyErr  error
+	actor    *service.Actor
+	key      *notify.APIKey
+	nonce    *service.Nonce
+	signed   bool
+}
+
+// readBody reads the request body once, at most limit bytes. A body the
+// client stopped sending is errClientGone: not the server's failure.
+func (c *call) readBody(limit int64) error {
+	if c.bodyRead || c.r.Body == nil {
+		return c.bodyErr
+	}
+	c.bodyRead = true
+	body, err := io.ReadAll(http.MaxBytesReader(c.w, c.r.Body, limit))
+	var mbe *http.MaxBytesError
+	if err != nil && !errors.As(err, &mbe) {
+		err = fmt.Errorf("%w: %w", errClientGone, err)
+	}
+	c.body, c.bodyErr = body, err
+	return err
+}
+
+// errClientGone marks a request whose client went away before it was
+// answered (body cut short, connection closed): answered 499 and logged at
+// debug, since nothing on the server failed.
+var errClientGone = errors.New("client closed request")
+
+// statusClientClosed is the status recorded for such requests
+// (nginx's 499; no client sees it).
+const statusClientClosed = 499
+
+// clientGone reports whether err means the client went away: its body read
+// failed, or the request context was canceled by the client's leaving.
+func clientGone(r *http.Request, err error) bool {
+	return errors.Is(err, errClientGone) ||
+		(errors.Is(err, context.Canceled) && errors.Is(r.Context().Err(), context.Canceled))
 }
 
 // decode strictly decodes the request body into v.
@@ -160,6 +197,11 @@ func (a *API) wrap(rt Route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c := &call{a: a, w: w, r: r, ctx: r.Context(), signed: rt.auth == authSigned}
 		if err := a.serve(c, rt, limit); err != nil {
+			if clientGone(r, err) {
+				a.log.DebugContext(r.Context(), "client closed request", "err", err)
+				w.WriteHeader(statusClientClosed)
+				return
+			}
 			a.writeError(w, r, err)
 		}
 	})
@@ -172,14 +214,14 @@ func (a *API) serve(c *call, rt Route, limit int64) error {
 	if !cleanText(r.URL.Path) || !cleanText(r.URL.RawQuery) || !cleanQuery(r) {
 		return notify.Invalid("Path and query must be valid UTF-8 without NUL characters")
 	}
-	if r.Body != nil {
-		body, err := io.ReadAll(http.MaxBytesReader(c.w, r.Body, limit))
-		if err != nil {
+	// The body is read only once the caller is known (or, on signed
+	// routes, once every check but the signature's has passed): an
+	// unauthenticated caller cannot make the server buffer megabytes.
+	switch rt.auth {
+	case authPublic:
+		if err := c.readBody(limit); err != nil {
 			return err
 		}
-		c.body = body
-	}
-	switch rt.auth {
 	case authSession, authDashboard:
 		token, ok := bearer(r.Header.Get("Authorization"))
 		if !ok {
@@ -198,10 +240,17 @@ func (a *API) serve(c *call, rt Route, limit int64) error {
 				return notify.Forbidden("Role %s is not allowed to perform this operation", actor.Role)
 			}
 		}
+		if err := c.readBody(limit); err != nil {
+			return err
+		}
 	case authSigned:
 		sr := service.SignedRequest{
 			APIKey: r.Header.Get("X-API-Key"), Timestamp: r.Header.Get("X-Timestamp"), Nonce: r.Header.Get("X-Nonce"),
-			Signature: r.Header.Get("X-Signature"), Method: r.Method, Target: requestTarget(r), Body: c.body,
+			Signature: r.Header.Get("X-Signature"), Method: r.Method, Target: requestTarget(r),
+			ReadBody: func() ([]byte, error) {
+				err := c.readBody(limit)
+				return c.body, err
+			},
 		}
 		var key *notify.APIKey
 		var err error

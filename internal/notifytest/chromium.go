@@ -1,11 +1,9 @@
 package notifytest
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"os/exec"
-	"sync"
 	"testing"
 	"time"
 
@@ -52,7 +50,7 @@ func StartChromium(t testing.TB) *Browser {
 	if err != nil {
 		t.Fatalf("chromium profile dir: %v", err)
 	}
-	var out lockedBuffer
+	var out Buffer // written by chromedp's goroutines, read on failure
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(path),
 		chromedp.NoSandbox, // containers and CI runners usually lack the user namespaces the sandbox needs
@@ -136,22 +134,3 @@ func (b *Browser) WaitText(t testing.TB, sel, want string) {
 // Context is the tab's context, for callers that need chromedp directly
 // (its lifetime is the test's).
 func (b *Browser) Context() context.Context { return b.ctx }
-
-// lockedBuffer collects the browser's output, written by chromedp's
-// goroutines and read on failure.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -30,6 +31,16 @@ type Options struct {
 	OpenAPI []byte
 	// Extra mounts more handlers (public web pages) by pattern.
 	Extra map[string]http.Handler
+	// NoMetrics leaves /metrics off this handler: it is served on an
+	// address of its own (NOTIFYD_METRICS_ADDR, MetricsHandler).
+	NoMetrics bool
+}
+
+// MetricsHandler serves GET /metrics alone, for a listener of its own.
+func MetricsHandler(m *metrics.Metrics) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{}))
+	return mux
 }
 
 // Handler builds the root handler.
@@ -51,7 +62,9 @@ func Handler(o Options) http.Handler {
 		}
 		_, _ = w.Write([]byte(`{"status":"ready"}` + "\n"))
 	})
-	mux.Handle("GET /metrics", promhttp.HandlerFor(o.Metrics.Registry, promhttp.HandlerOpts{}))
+	if !o.NoMetrics {
+		mux.Handle("GET /metrics", promhttp.HandlerFor(o.Metrics.Registry, promhttp.HandlerOpts{}))
+	}
 	mux.HandleFunc("GET /openapi.yaml", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/yaml")
 		_, _ = w.Write(o.OpenAPI)
@@ -63,6 +76,64 @@ func Handler(o Options) http.Handler {
 	return middleware(mux, o)
 }
 
+// routeLabel is the route pattern r matches, for metrics labels: the API's
+// route, or the root mux's (health, metrics, OpenAPI, public pages).
+// Anything else is "unmatched": raw paths would grow the label set
+// without bound.
+func routeLabel(mux *http.ServeMux, a *api.API, r *http.Request) string {
+	if r.Method == http.MethodConnect {
+		return "unmatched" // no route takes it, and the mux names a CONNECT redirect by its raw path
+	}
+	_, p := mux.Handler(r)
+	if p == "/" {
+		p = a.Pattern(r)
+	}
+	if p == "" {
+		return "unmatched"
+	}
+	return p
+}
+
+// methodLabel is r's method for metrics labels: the standard methods as
+// they are, any other under one value (a client chooses the method).
+func methodLabel(method string) string {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return method
+	}
+	return "other"
+}
+
+// tokenPaths are the path prefixes whose next segment is a bearer secret
+// (OTP link tokens; an unsubscribe token put in the path instead of the
+// query); the access log shows it redacted.
+var tokenPaths = []string{"/v1/otp/link/", "/v1/newsletter/unsubscribe/"}
+
+// logPath is path as the logs show it: secrets in it redacted, and at
+// most 256 bytes of it.
+func logPath(path string) string {
+	for _, prefix := range tokenPaths {
+		rest, ok := strings.CutPrefix(path, prefix)
+		if !ok || rest == "" {
+			continue
+		}
+		token, tail, _ := strings.Cut(rest, "/")
+		if token == "one-click" && prefix == "/v1/newsletter/unsubscribe/" {
+			break
+		}
+		path = prefix + "[redacted]"
+		if tail != "" {
+			path += "/" + tail
+		}
+		break
+	}
+	if len(path) > 256 {
+		path = path[:256] + "…"
+	}
+	return path
+}
+
 type ctxKey struct{}
 
 // RequestID returns the request id of ctx.
@@ -71,7 +142,7 @@ func RequestID(ctx context.Context) string {
 	return v
 }
 
-func middleware(next http.Handler, o Options) http.Handler {
+func middleware(mux *http.ServeMux, o Options) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		id := r.Header.Get("X-Request-Id")
@@ -88,23 +159,24 @@ func middleware(next http.Handler, o Options) http.Handler {
 				if p == http.ErrAbortHandler {
 					panic(p)
 				}
-				o.Logger.ErrorContext(r.Context(), "panic", "request_id", id, "path", r.URL.Path, "panic", fmt.Sprint(p))
+				o.Logger.ErrorContext(r.Context(), "panic", "request_id", id, "path", logPath(r.URL.Path), "panic", fmt.Sprint(p))
 				if !rec.wrote {
 					o.API.WriteProblem(rec, r, notify.Errorf(notify.CodeInternal, "An internal error occurred"))
 				}
 			}
-			route := o.API.Pattern(r)
-			if route == "" {
-				route = "unmatched" // raw paths would grow the label set without bound
-			}
+			route, method := routeLabel(mux, o.API, r), methodLabel(r.Method)
 			d := time.Since(start)
-			o.Metrics.HTTPRequests.WithLabelValues(route, r.Method, strconv.Itoa(rec.status)).Inc()
-			o.Metrics.HTTPDuration.WithLabelValues(route, r.Method).Observe(d.Seconds())
+			o.Metrics.HTTPRequests.WithLabelValues(route, method, strconv.Itoa(rec.status)).Inc()
+			o.Metrics.HTTPDuration.WithLabelValues(route, method).Observe(d.Seconds())
+			logMethod := r.Method
+			if method == "other" && len(logMethod) > 32 {
+				logMethod = logMethod[:32] + "…"
+			}
 			o.Logger.LogAttrs(r.Context(), slog.LevelInfo, "http",
-				slog.String("request_id", id), slog.String("method", r.Method), slog.String("path", r.URL.Path),
+				slog.String("request_id", id), slog.String("method", logMethod), slog.String("path", logPath(r.URL.Path)),
 				slog.Int("status", rec.status), slog.Duration("duration", d))
 		}()
-		next.ServeHTTP(rec, r)
+		mux.ServeHTTP(rec, r)
 	})
 }
 

@@ -216,6 +216,11 @@ type SignedRequest struct {
 	Method    string
 	Target    string // path plus ?query, as sent
 	Body      []byte
+	// ReadBody, when set and Body is nil, reads the body; it is called only
+	// once every check but the signature's has passed, so a request with a
+	// wrong key, timestamp, nonce or malformed signature is refused without
+	// its body being read. Its errors are returned as they are.
+	ReadBody func() ([]byte, error)
 }
 
 // Authentication failure details of API-DECISIONS section 3.
@@ -254,6 +259,9 @@ func (s *Service) VerifySignatureCached(ctx context.Context, r SignedRequest, sc
 		k, n, err := s.check(ck, r, s.now(), true)
 		if err == nil && k.HasScope(scope) {
 			return k, n, nil
+		}
+		if _, refused := notify.AsError(err); err != nil && !refused {
+			return nil, nil, err // the body could not be read; the key is not in doubt
 		}
 		s.keys.forget(keyID)
 	}
@@ -305,11 +313,18 @@ func (s *Service) check(ck *cachedKey, r SignedRequest, now time.Time, cached bo
 	if !validNonce(r.Nonce) {
 		return nil, nil, notify.Unauthorized(detailInvalidNonce)
 	}
+	got, err := hex.DecodeString(strings.ToLower(r.Signature))
+	if err != nil || len(got) != sha256.Size {
+		return nil, nil, notify.Unauthorized(detailInvalidSignature)
+	}
+	if r.Body == nil && r.ReadBody != nil {
+		if r.Body, err = r.ReadBody(); err != nil {
+			return nil, nil, err
+		}
+	}
 	mac := hmac.New(sha256.New, ck.hmac)
 	mac.Write([]byte(StringToSign(r.Method, r.Target, r.Timestamp, r.Nonce, r.Body)))
-	want := mac.Sum(nil)
-	got, err := hex.DecodeString(strings.ToLower(r.Signature))
-	if err != nil || !hmac.Equal(want, got) {
+	if !hmac.Equal(mac.Sum(nil), got) {
 		return nil, nil, notify.Unauthorized(detailInvalidSignature)
 	}
 	return k, &Nonce{key: k, value: r.Nonce, at: now, expires: now.Add(2 * s.tol), req: r, cached: cached}, nil
