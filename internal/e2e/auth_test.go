@@ -83,11 +83,15 @@ func TestLoginSeveralWorkspaces(t *testing.T) {
 	e := start(t)
 	other, otherWS := e.NewWorkspace(t, "Other", "other-owner@example.com")
 	recordClient(other)
-	// The first owner becomes a viewer of the second workspace.
+	// The first owner becomes a viewer of the second workspace by
+	// accepting its invitation.
 	r := do(t, other, "POST", "/v1/workspace/members", map[string]string{"email": e.Email, "role": "viewer"})
 	requireStatus(t, r, http.StatusCreated)
 	_, hasPassword := decode[map[string]any](t, r)["password"]
 	require.False(t, hasPassword, "an existing user gets no generated password")
+	invs := invitations(t, e.Owner)
+	require.Len(t, invs, 1)
+	requireStatus(t, do(t, e.Owner, "POST", "/v1/auth/invitations/"+invs[0].ID+"/accept", nil), http.StatusOK)
 
 	// Without workspaceId nothing is selected: workspace routes answer 403.
 	c, lb := e.login(t, e.Email, e.Password, "")
@@ -230,6 +234,9 @@ func TestRoles(t *testing.T) {
 		{"POST", "/v1/workspace/members", map[string]string{"email": "x@example.com", "role": "bogus"}, "admin"},
 		{"PATCH", "/v1/workspace/members/" + id, map[string]string{"role": "viewer"}, "admin"},
 		{"DELETE", "/v1/workspace/members/" + id, nil, "admin"},
+		{"POST", "/v1/auth/password", map[string]any{}, "viewer"},                     // 400: no passwords
+		{"POST", "/v1/auth/logout-all", map[string]any{"unexpected": true}, "viewer"}, // 400: the sessions stay
+		{"POST", "/v1/workspace/leave", map[string]any{"unexpected": true}, "viewer"},
 		{"POST", "/v1/api-keys", map[string]any{"name": "", "scopes": []string{}}, "admin"},
 		{"GET", "/v1/api-keys", nil, "viewer"},
 		{"PATCH", "/v1/api-keys/" + id, map[string]any{"name": "x"}, "admin"},

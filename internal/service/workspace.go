@@ -60,14 +60,20 @@ func (s *Service) ListMembers(ctx context.Context, a *Actor) ([]*notify.Member, 
 }
 
 // AddMemberResult carries a generated password, shown once, when the
-// member was a new user created without one.
+// member was a new user created without one. Invited is true when the
+// email belonged to an existing user: Member is then the role offered,
+// pending the user's consent.
 type AddMemberResult struct {
 	Member            *notify.Member
 	GeneratedPassword string
+	Invited           bool
 }
 
-// AddMember adds a user (created when the email is new) with a role. Only
-// an owner grants owner.
+// AddMember adds a new user (created with the email) with a role, or
+// invites an existing user, who becomes a member only by accepting. The
+// answer has the same shape either way, so it does not tell an admin of
+// one tenant which addresses have accounts (see DECISIONS "Invitations").
+// Only an owner grants owner.
 func (s *Service) AddMember(ctx context.Context, a *Actor, email string, role notify.Role, password string) (*AddMemberResult, error) {
 	email, err := NormalizeEmail(email)
 	if err != nil {
@@ -92,6 +98,7 @@ func (s *Service) AddMember(ctx context.Context, a *Actor, email string, role no
 	now := s.now()
 	err = s.store.Update(ctx, func(tx notify.Tx) error {
 		u, err := tx.FindUserByEmail(ctx, email)
+		existing := err == nil
 		if errors.Is(err, notify.ErrNotFound) {
 			if hash == "" {
 				res.GeneratedPassword = secret.GeneratePassword()
@@ -108,6 +115,11 @@ func (s *Service) AddMember(ctx context.Context, a *Actor, email string, role no
 		}
 		if _, err := tx.FindMember(ctx, a.WorkspaceID, u.ID); err == nil {
 			return notify.Conflict("This user is already a member of the workspace")
+		}
+		if existing {
+			res.Invited = true
+			res.Member, err = s.invite(ctx, tx, a, u, role)
+			return err
 		}
 		if err := tx.PutMember(ctx, &notify.Member{WorkspaceID: a.WorkspaceID, UserID: u.ID, Role: role, CreatedAt: now}); err != nil {
 			return err
@@ -162,7 +174,8 @@ func (s *Service) UpdateMemberRole(ctx context.Context, a *Actor, userID string,
 	return out, err
 }
 
-// RemoveMember removes a member; the last owner cannot be removed.
+// RemoveMember removes a member, or takes back a pending invitation of
+// that user; the last owner cannot be removed.
 func (s *Service) RemoveMember(ctx context.Context, a *Actor, userID string) error {
 	if !storable(userID) {
 		return notify.NotFound("Member")
@@ -172,8 +185,11 @@ func (s *Service) RemoveMember(ctx context.Context, a *Actor, userID string) err
 			return err
 		}
 		m, err := tx.FindMember(ctx, a.WorkspaceID, userID)
+		if errors.Is(err, notify.ErrNotFound) {
+			return s.revokeInvitation(ctx, tx, a, userID)
+		}
 		if err != nil {
-			return notFound(err, "Member")
+			return err
 		}
 		if m.Role == notify.RoleOwner {
 			if a.Role != notify.RoleOwner {
@@ -238,14 +254,18 @@ func (s *Service) ListAudit(ctx context.Context, a *Actor, f notify.AuditFilter)
 	return p, nil
 }
 
-// Cleanup deletes expired sessions and nonces (the periodic cleanup job).
+// Cleanup deletes expired sessions, nonces and invitations (the periodic
+// cleanup job).
 func (s *Service) Cleanup(ctx context.Context) (sessions, nonces int, err error) {
 	now := s.now()
 	err = s.store.Update(ctx, func(tx notify.Tx) error {
 		if sessions, err = tx.DeleteExpiredSessions(ctx, now); err != nil {
 			return err
 		}
-		nonces, err = tx.DeleteExpiredNonces(ctx, now)
+		if nonces, err = tx.DeleteExpiredNonces(ctx, now); err != nil {
+			return err
+		}
+		_, err = tx.DeleteExpiredInvitations(ctx, now)
 		return err
 	})
 	return sessions, nonces, err
