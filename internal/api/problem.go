@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,6 +30,11 @@ func (a *API) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			e = notify.Errorf(notify.CodePayloadTooLarge, "Request body must be at most %d bytes", mbe.Limit)
+		} else if errors.Is(err, notify.ErrUnavailable) {
+			// A database restart is not a server bug: the client retries.
+			a.log.WarnContext(r.Context(), "database unavailable", "path", r.URL.Path, "err", err)
+			e = notify.Errorf(notify.CodeUnavailable, "The database is unavailable; retry shortly")
+			e.RetryAfter = unavailableRetryAfter
 		} else {
 			a.log.ErrorContext(r.Context(), "internal error", "path", r.URL.Path, "err", err)
 			e = notify.Errorf(notify.CodeInternal, "An internal error occurred")
@@ -36,6 +42,10 @@ func (a *API) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	a.WriteProblem(w, r, e)
 }
+
+// unavailableRetryAfter is the Retry-After of a 503 while the database
+// is away: a PostgreSQL restart takes seconds.
+const unavailableRetryAfter = 2 * time.Second
 
 // WriteProblem writes one domain error as problem+json.
 func (a *API) WriteProblem(w http.ResponseWriter, r *http.Request, e *notify.Error) {
@@ -50,6 +60,9 @@ func (a *API) WriteProblem(w http.ResponseWriter, r *http.Request, e *notify.Err
 	}
 	if p.Status == http.StatusTooManyRequests {
 		a.limits.Reject(e.Code)
+	}
+	if e.RetryAfter > 0 { // whole seconds, rounded up (RFC 9110)
+		w.Header().Set("Retry-After", strconv.FormatInt(int64((e.RetryAfter+time.Second-1)/time.Second), 10))
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.Header().Set("Cache-Control", "no-store")

@@ -22,7 +22,6 @@ type Config struct {
 	DatabaseURL         string        // NOTIFYD_DATABASE_URL: sqlite:PATH or postgres://…
 	Addr                string        // NOTIFYD_ADDR: listen address, host:port
 	BaseURL             string        // NOTIFYD_BASE_URL: public URL without trailing slash; Load defaults it from Addr
-	MetricsAddr         string        // NOTIFYD_METRICS_ADDR: host:port serving /metrics instead of Addr; empty serves it on Addr
 	SecretKey           string        // NOTIFYD_SECRET_KEY: master key as hex or base64; empty with SQLite means "use the key file"
 	OTPSigningSecret    string        // OTP_SIGNING_SECRET: empty means the daemon derives it from the secret key
 	QueueJobAttempts    int           // SVC_QUEUE_JOB_ATTEMPTS
@@ -43,15 +42,10 @@ type Config struct {
 	NoMigrate       bool          // --no-migrate (flag only)
 	Demo            bool          // --demo (flag only)
 	ShutdownTimeout time.Duration // NOTIFYD_SHUTDOWN_TIMEOUT: graceful stop budget
-	JobRescueAfter  time.Duration // NOTIFYD_JOB_RESCUE_AFTER: when a job left running by a dead worker is run again
+	JobRescueAfter  time.Duration // NOTIFYD_JOB_RESCUE_AFTER: when a job still running in a live process is handed to another
+	HealthAddr      string        // NOTIFYD_HEALTH_ADDR: a probes-only listener (workers)
 	DNSServer       string        // NOTIFYD_DNS_SERVER: host:port of the resolver of subscriber MX checks; empty is the system resolver
 	MXCheck         bool          // NOTIFYD_MX_CHECK: check subscriber address domains by DNS on create
-
-	// Retention: terminal requests with their attempts and job rows, stale
-	// outbox events and fan-out records of ended campaigns are deleted
-	// after Retention, audit entries after AuditRetention; 0 keeps forever.
-	Retention      time.Duration // NOTIFYD_RETENTION
-	AuditRetention time.Duration // NOTIFYD_AUDIT_RETENTION
 
 	// Webhook delivery; zero values (nil schedule) mean the service's
 	// defaults: 10s, the Standard Webhooks schedule, 24h.
@@ -95,8 +89,6 @@ func Default() Config {
 		ShutdownTimeout:   30 * time.Second,
 		JobRescueAfter:    3 * time.Minute,
 		MXCheck:           true,
-		Retention:         30 * 24 * time.Hour,
-		AuditRetention:    365 * 24 * time.Hour,
 	}
 }
 
@@ -232,18 +224,12 @@ func (c Config) Validate() error {
 		add("NOTIFYD_DATABASE_URL names no SQLite file; use sqlite:PATH, e.g. sqlite:./data/notifyd.db")
 	}
 
-	checkAddr := func(env, addr, example string) {
-		if _, port, err := net.SplitHostPort(addr); err != nil {
-			add("%s must be host:port, e.g. %s (got %q)", env, example, addr)
-		} else if _, err := strconv.ParseUint(port, 10, 16); err != nil {
-			// Service names ("http") would work with net.Listen, but a number
-			// is what every deployment uses and catches typos such as ":80800".
-			add("%s port must be a number from 0 to 65535 (got %q)", env, addr)
-		}
-	}
-	checkAddr("NOTIFYD_ADDR", c.Addr, "127.0.0.1:8080 or :8080")
-	if c.MetricsAddr != "" {
-		checkAddr("NOTIFYD_METRICS_ADDR", c.MetricsAddr, "127.0.0.1:9091")
+	if _, port, err := net.SplitHostPort(c.Addr); err != nil {
+		add("NOTIFYD_ADDR must be host:port, e.g. 127.0.0.1:8080 or :8080 (got %q)", c.Addr)
+	} else if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		// Service names ("http") would work with net.Listen, but a number
+		// is what every deployment uses and catches typos such as ":80800".
+		add("NOTIFYD_ADDR port must be a number from 0 to 65535 (got %q)", c.Addr)
 	}
 
 	// Links are built by appending paths to the base URL, so it must be an

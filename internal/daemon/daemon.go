@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -27,7 +28,6 @@ import (
 	"github.com/notifyd/notifyd/internal/jobs"
 	"github.com/notifyd/notifyd/internal/mailcheck"
 	"github.com/notifyd/notifyd/internal/metrics"
-	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/provider"
 	"github.com/notifyd/notifyd/internal/provider/kinds"
 	"github.com/notifyd/notifyd/internal/secret"
@@ -57,12 +57,17 @@ type Daemon struct {
 	http     *http.Server
 	done     chan error
 	demo     *demoState // --demo: the in-process simulator (demo.go)
-	// metricsAddr is the NOTIFYD_METRICS_ADDR listener's address.
-	metricsAddr string
 	// stopRelay ends the webhook outbox relay (worker roles).
 	stopRelay func()
 	// stopHeartbeat ends the dispatch-limit heartbeat (worker roles).
 	stopHeartbeat func()
+	// stopping turns readiness off at the start of Close.
+	stopping atomic.Bool
+	// unlockWorkers releases the SQLite worker lock (lifecycle.go).
+	unlockWorkers func()
+	// health is the probes-only listener (NOTIFYD_HEALTH_ADDR).
+	health     *http.Server
+	healthAddr string
 }
 
 // New builds a daemon from cfg without starting anything that listens or
@@ -140,7 +145,8 @@ func (d *Daemon) Open(ctx context.Context) error {
 	providerDeps := provider.Deps{HTTP: provider.NewHTTPClient(provider.HTTPOptions{AllowPrivate: allowPrivate}), Now: time.Now}
 	d.Delivery = delivery.New(delivery.Options{Store: d.DB, Box: box, Kinds: kinds.All(), Deps: providerDeps, Now: d.Now, Logger: d.Logger,
 		Backoff: d.Config.QueueBackoff, Metrics: d.Metrics.Limits, MaxWaiters: dispatchMaxWorkers / 2, RunBound: d.dispatchJobTimeout(),
-		BatchObserver: d.Metrics.Batch, WebhookAllowPrivate: allowPrivate, WebhookTimeout: d.Config.WebhookTimeout})
+		BatchObserver: d.Metrics.Batch, WebhookAllowPrivate: allowPrivate, WebhookTimeout: d.Config.WebhookTimeout,
+		SoleWorker: d.lockWorkers()})
 	d.Service = service.New(service.Options{
 		Store: d.DB, Box: box, Now: d.Now, Logger: d.Logger, HMACTolerance: d.Config.HMACTolerance,
 		OTPSecret: otpSecret, OTPCodeKey: secret.Derive(master, service.OTPCodeLabel),
@@ -153,6 +159,9 @@ func (d *Daemon) Open(ctx context.Context) error {
 		Delivery: d.Delivery,
 	})
 	if err := d.startQueue(ctx); err != nil {
+		return err
+	}
+	if err := d.listenHealth(); err != nil {
 		return err
 	}
 	if d.Config.Role == "worker" {
@@ -181,8 +190,6 @@ func (d *Daemon) startQueue(ctx context.Context) error {
 	if d.Config.Role != "api" {
 		workers := river.NewWorkers()
 		river.AddWorker(workers, &worker.Cleanup{Service: d.Service, Logger: d.Logger})
-		river.AddWorker(workers, &worker.Retention{Service: d.Service, Metrics: d.Metrics.Retention, Logger: d.Logger,
-			Policy: notify.Retention{Data: d.Config.Retention, Audit: d.Config.AuditRetention}})
 		// A job left running by a crashed process is handed back after
 		// NOTIFYD_JOB_RESCUE_AFTER; River requires the job timeout below it,
 		// so runs are bounded by two thirds of it, at most 2 minutes.
@@ -203,9 +210,6 @@ func (d *Daemon) startQueue(ctx context.Context) error {
 			river.NewPeriodicJob(river.PeriodicInterval(5*time.Minute),
 				func() (river.JobArgs, *river.InsertOpts) { return jobs.Cleanup{}, nil },
 				&river.PeriodicJobOpts{RunOnStart: true}),
-			river.NewPeriodicJob(river.PeriodicInterval(jobs.RetentionInterval),
-				func() (river.JobArgs, *river.InsertOpts) { return jobs.Retention{}, nil },
-				&river.PeriodicJobOpts{RunOnStart: true}),
 		}
 		// River's defaults poll every 100 ms for 100 jobs; tighter fetches
 		// lift the work rate (PERFORMANCE.md).
@@ -213,6 +217,10 @@ func (d *Daemon) startQueue(ctx context.Context) error {
 		cfg.FetchPollInterval = 50 * time.Millisecond
 		cfg.RescueStuckJobsAfter = rescueAfter
 		cfg.JobTimeout = min(river.JobTimeoutDefault, jobTimeout) // the cleanup job's bound
+		// The queue's client id is the heartbeat's worker id: a running
+		// job whose client has no fresh heartbeat belongs to a dead
+		// process and is rescued within seconds (delivery/rescue.go).
+		cfg.ID = d.Delivery.WorkerID()
 	}
 	q, err := d.DB.NewQueue(cfg)
 	if err != nil {
@@ -220,11 +228,20 @@ func (d *Daemon) startQueue(ctx context.Context) error {
 	}
 	d.queue = q
 	if d.Config.Role != "api" {
-		if err := q.Start(ctx); err != nil {
+		if d.unlockWorkers != nil { // the only worker: every running job is an orphan
+			if _, err := d.Delivery.RescueAll(ctx); err != nil {
+				return err
+			}
+		}
+		// Alive before the first fetch, so no other worker takes this
+		// one's jobs for a dead process's.
+		d.stopHeartbeat = worker.StartHeartbeat(d.Delivery, d.Logger, delivery.HeartbeatInterval, delivery.RescueInterval, delivery.DeadAfter)
+		// Not ctx: cancelling Start's context is River's hard stop, which
+		// abandons running jobs; Close stops the queue gracefully.
+		if err := q.Start(context.WithoutCancel(ctx)); err != nil {
 			return err
 		}
 		d.stopRelay = worker.StartWebhookRelay(d.Service, d.Logger, 0)
-		d.stopHeartbeat = worker.StartHeartbeat(d.Delivery, d.Logger, delivery.HeartbeatInterval)
 	}
 	return nil
 }
@@ -268,15 +285,10 @@ func (d *Daemon) listen() error {
 		d.Config.BaseURL = "http://" + ln.Addr().String()
 	}
 	a := apipkg.New(apipkg.Options{Service: d.Service, BaseURL: d.Config.BaseURL, Logger: d.Logger, Limits: d.Metrics.Limits})
-	h := server.Handler(server.Options{API: a, Metrics: d.Metrics, Logger: d.Logger, Ready: d.DB.Ping, OpenAPI: api.OpenAPI,
-		Extra: a.PublicHandlers(), NoMetrics: d.Config.MetricsAddr != ""})
+	h := server.Handler(server.Options{API: a, Metrics: d.Metrics, Logger: d.Logger, Ready: d.ready, OpenAPI: api.OpenAPI,
+		Extra: a.PublicHandlers()})
 	d.http = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second,
 		WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second, ErrorLog: slog.NewLogLogger(d.Logger.Handler(), slog.LevelWarn)}
-	if err := d.listenMetrics(); err != nil {
-		_ = ln.Close()
-		return err
-	}
-	warnPlainBaseURL(d.Logger, d.Config.BaseURL, ln.Addr())
 	d.done = make(chan error, 1)
 	go func() {
 		err := d.http.Serve(ln)
@@ -288,42 +300,6 @@ func (d *Daemon) listen() error {
 	d.Logger.Info("listening", "addr", ln.Addr().String(), "base_url", d.Config.BaseURL, "role", d.Config.Role)
 	return nil
 }
-
-// listenMetrics serves /metrics alone on NOTIFYD_METRICS_ADDR, when set;
-// it stops with the main server (Shutdown runs the hook).
-func (d *Daemon) listenMetrics() error {
-	if d.Config.MetricsAddr == "" {
-		return nil
-	}
-	ln, err := net.Listen("tcp", d.Config.MetricsAddr)
-	if err != nil {
-		return fmt.Errorf("metrics listener: %w", err)
-	}
-	d.metricsAddr = ln.Addr().String()
-	srv := &http.Server{Handler: server.MetricsHandler(d.Metrics), ReadHeaderTimeout: 10 * time.Second,
-		WriteTimeout: 60 * time.Second, ErrorLog: slog.NewLogLogger(d.Logger.Handler(), slog.LevelWarn)}
-	d.http.RegisterOnShutdown(func() { _ = srv.Close() })
-	go func() { _ = srv.Serve(ln) }()
-	d.Logger.Info("serving metrics", "addr", d.metricsAddr)
-	return nil
-}
-
-// warnPlainBaseURL warns when links go out as http:// from a listener
-// others can reach: RFC 8058 one-click unsubscribe URLs must be https,
-// and OTP link tokens would cross the network in clear.
-func warnPlainBaseURL(log *slog.Logger, baseURL string, addr net.Addr) {
-	if !strings.HasPrefix(strings.ToLower(baseURL), "http://") {
-		return
-	}
-	if ta, ok := addr.(*net.TCPAddr); ok && ta.IP.IsLoopback() {
-		return
-	}
-	log.Warn("NOTIFYD_BASE_URL is not https but the listener is reachable from other hosts: one-click unsubscribe links (RFC 8058) require https, and OTP link tokens travel in clear; set NOTIFYD_BASE_URL to the https URL of the TLS proxy in front",
-		"base_url", baseURL, "addr", addr.String())
-}
-
-// MetricsAddr is the address of the /metrics listener, empty without one.
-func (d *Daemon) MetricsAddr() string { return d.metricsAddr }
 
 // Addr is the address the server listens on.
 func (d *Daemon) Addr() string {
@@ -339,12 +315,23 @@ func (d *Daemon) URL() string { return "http://" + d.Addr() }
 // Done reports the HTTP server's end.
 func (d *Daemon) Done() <-chan error { return d.done }
 
-// Close stops taking requests, lets in-flight requests and jobs finish
-// within ctx, then closes the queue and the store.
+// Close stops gracefully within ctx: readiness goes false, the listener
+// stops taking requests and lets those in flight finish, the queue stops
+// fetching and lets running jobs finish (their vendor calls and the
+// recording of their outcomes); when ctx ends first, running jobs are
+// cancelled, and a run still records what its vendor calls answered.
+// Only then does the worker leave the heartbeat table (leaving earlier
+// would make its running jobs look orphaned) and the store close.
 func (d *Daemon) Close(ctx context.Context) error {
+	d.stopping.Store(true)
 	var errs []error
 	if d.http != nil {
 		errs = append(errs, d.http.Shutdown(ctx))
+	}
+	if d.queue != nil && d.Config.Role != "api" {
+		if err := d.queue.Stop(ctx); err != nil {
+			errs = append(errs, d.queue.StopAndCancel(context.WithoutCancel(ctx)))
+		}
 	}
 	if d.stopRelay != nil {
 		d.stopRelay()
@@ -352,14 +339,15 @@ func (d *Daemon) Close(ctx context.Context) error {
 	if d.stopHeartbeat != nil {
 		d.stopHeartbeat()
 	}
-	if d.queue != nil && d.Config.Role != "api" {
-		if err := d.queue.Stop(ctx); err != nil {
-			errs = append(errs, d.queue.StopAndCancel(context.WithoutCancel(ctx)))
-		}
+	if d.health != nil {
+		errs = append(errs, d.health.Close())
 	}
 	errs = append(errs, d.closeDemo())
 	if d.DB != nil {
 		errs = append(errs, d.DB.Close())
+	}
+	if d.unlockWorkers != nil {
+		d.unlockWorkers()
 	}
 	return errors.Join(errs...)
 }

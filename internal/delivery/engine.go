@@ -65,6 +65,10 @@ type Options struct {
 	// DefaultWebhookTimeout).
 	WebhookAllowPrivate bool
 	WebhookTimeout      time.Duration
+	// SoleWorker says no other worker process uses the database (SQLite
+	// under the worker lock): a request left processing by another
+	// process is an orphan and is taken over at once.
+	SoleWorker bool
 }
 
 // Engine delivers requests. One lives in each worker process.
@@ -78,13 +82,20 @@ type Engine struct {
 	backoff time.Duration
 	breaker dispatch.BreakerPolicy
 	// runLease is how long a started run may still be live.
-	runLease time.Duration
+	runLease   time.Duration
+	soleWorker bool
 	// runs holds a slot per job run in progress (RunJob); a job waits
 	// runWait for one before it snoozes.
 	runs    chan struct{}
 	runWait time.Duration
 	// sends holds a slot per send in flight.
 	sends chan struct{}
+
+	// active holds the ids of the job rows this process's runs hold now:
+	// one of its own rows still processing but not here belongs to a run
+	// that ended without recording (its database went away) and is taken
+	// over at once (rescue.go).
+	active sync.Map
 
 	mu      sync.Mutex
 	clients map[string]provider.Provider // by account id and config version
@@ -109,6 +120,7 @@ func New(o Options) *Engine {
 		log: o.Logger, backoff: cmp.Or(o.Backoff, 3*time.Second), breaker: dispatch.DefaultBreakerPolicy(),
 		clients: map[string]provider.Provider{}}
 	e.runLease = cmp.Or(o.RunBound, 2*time.Minute) + recordGrace
+	e.soleWorker = o.SoleWorker
 	e.runs, e.runWait = make(chan struct{}, cmp.Or(o.MaxRuns, DefaultMaxRuns)), runSlotWait
 	e.sends = make(chan struct{}, maxSends)
 	e.lim = newLimits(e.now, o.Metrics, o.MaxWaiters)

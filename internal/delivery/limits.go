@@ -215,7 +215,7 @@ func (e *Engine) DispatchHeartbeat(ctx context.Context) error {
 		if err := tx.PutDispatchWorker(ctx, me); err != nil {
 			return err
 		}
-		if _, err := tx.DeleteStaleDispatchWorkers(ctx, now.Add(-WorkerStaleAfter)); err != nil {
+		if _, err := tx.DeleteStaleDispatchWorkers(ctx, now.Add(-DeadAfter)); err != nil { // kept until dead: RescueOrphans reads them
 			return err
 		}
 		var err error

@@ -43,3 +43,31 @@ func TestRunSlots(t *testing.T) {
 	require.ErrorAs(t, err, &snooze)
 	require.Equal(t, time.Second, snooze.After)
 }
+
+// TestOwnerDead: a processing request's earlier run is over when it was
+// this process's and no run of it holds the row (it ended without
+// recording), when this process is the only worker, or when the owner's
+// heartbeat is older than DeadAfter; a live owner's run stays live.
+func TestOwnerDead(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	e := New(Options{})
+	live := map[string]bool{"peer-alive": true}
+	dead := func(e *Engine, owner, id string) bool {
+		t.Helper()
+		d, err := e.ownerDead(ctx, nil, &notify.Job{ID: id, RunOwner: owner, Status: notify.JobProcessing}, now, &live)
+		require.NoError(t, err)
+		return d
+	}
+	e.active.Store("held", true)
+	require.False(t, dead(e, e.WorkerID(), "held"), "this process's run in progress")
+	require.True(t, dead(e, e.WorkerID(), "ended"), "this process's run ended without recording")
+	require.False(t, dead(e, "peer-alive", "x"), "a live peer's run")
+	require.True(t, dead(e, "peer-gone", "x"), "a peer without a fresh heartbeat")
+	require.False(t, dead(e, "", "x"), "an owner not recorded: the run bound decides")
+
+	sole := New(Options{SoleWorker: true})
+	require.True(t, dead(sole, "peer-alive", "x"), "the only worker: every other process is gone")
+	require.True(t, dead(sole, "", "x"))
+}

@@ -22,7 +22,8 @@ import (
 // It returns a *dispatch.SnoozeError when a request of the job may still
 // be in an earlier run (the queue hands back jobs it thinks stuck, and two
 // live runs would send a message twice): the job comes back for it once
-// that run must have ended. A run of a crashed process is taken over.
+// that run must have ended, or its process is known dead (rescue.go). A
+// run of a dead process is taken over at once.
 func (e *Engine) RunJob(ctx context.Context, queueJobID int64) error {
 	wait := time.NewTimer(e.runWait)
 	select {
@@ -46,27 +47,40 @@ func (e *Engine) RunJob(ctx context.Context, queueJobID int64) error {
 			return err
 		}
 		var claim []*notify.Job
+		var live map[string]bool
 		for _, j := range js {
 			if until := e.liveUntil(j); now.Before(until) {
-				liveUntil = maxTime(liveUntil, until)
-				continue
+				dead, err := e.ownerDead(ctx, tx, j, now, &live)
+				if err != nil {
+					return err
+				}
+				if !dead {
+					liveUntil = maxTime(liveUntil, minTime(until, now.Add(liveRecheck)))
+					continue
+				}
 			}
 			claim = append(claim, j)
 		}
 		if len(claim) == 0 {
 			return nil
 		}
-		reqs, claimed, err := tx.ClaimRequests(ctx, claim, now)
+		reqs, claimed, err := tx.ClaimRequests(ctx, claim, now, e.lim.workerID)
 		if err != nil {
 			return err
 		}
 		runs = make([]*run, len(reqs))
 		for i := range reqs {
 			runs[i] = &run{req: reqs[i], job: claimed[i]}
+			e.active.Store(claimed[i].ID, true)
 		}
 		bs, err = e.prepare(ctx, tx, runs)
 		return err
 	})
+	defer func() {
+		for _, rn := range runs {
+			e.active.Delete(rn.job.ID)
+		}
+	}()
 	if err != nil {
 		return err
 	}
@@ -109,6 +123,13 @@ func (e *Engine) liveUntil(j *notify.Job) time.Time {
 		return time.Time{}
 	}
 	return j.StartedAt.Add(e.runLease)
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }
 
 func maxTime(a, b time.Time) time.Time {

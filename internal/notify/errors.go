@@ -3,6 +3,7 @@ package notify
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Error codes of SPEC "Errors". The code decides the HTTP status in one
@@ -20,6 +21,9 @@ const (
 	CodeProviderFailed   = "SVC-50200"
 	CodePayloadTooLarge  = "SVC-41300"
 	CodeMethodNotAllowed = "SVC-40500"
+	// CodeUnavailable is ours: the database cannot be reached (a restart,
+	// a failover); the request changed nothing and may be retried.
+	CodeUnavailable = "SVC-50300"
 )
 
 // catalogue maps a code to its HTTP status and title.
@@ -39,6 +43,7 @@ var catalogue = map[string]struct {
 	CodeAPIKeyLimit:      {429, "Too Many Requests"},
 	CodeInternal:         {500, "Internal Server Error"},
 	CodeProviderFailed:   {502, "Bad Gateway"},
+	CodeUnavailable:      {503, "Service Unavailable"},
 }
 
 // Error is a domain error with a catalogue code and a human-readable detail
@@ -46,6 +51,9 @@ var catalogue = map[string]struct {
 type Error struct {
 	Code   string
 	Detail string
+	// RetryAfter, when set, is sent as the Retry-After header (the login
+	// throttle tells how long to wait).
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string { return e.Code + ": " + e.Detail }
@@ -94,6 +102,10 @@ var ErrNotFound = errors.New("not found")
 
 // ErrConflict is what store writes wrap on a unique-key violation.
 var ErrConflict = errors.New("conflict")
+
+// ErrUnavailable is what the store wraps when the database cannot be
+// reached or is shutting down: nothing was written, retrying may succeed.
+var ErrUnavailable = errors.New("database unavailable")
 
 // AsError returns the *Error in err's chain, if any.
 func AsError(err error) (*Error, bool) {

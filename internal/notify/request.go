@@ -82,6 +82,9 @@ type Job struct {
 	LastErrorCode         string
 	LastErrorMessage      string
 	LastProviderAccountID string
+	// RunOwner is the worker process whose run claimed the job last
+	// (delivery.Engine.WorkerID); empty before its first run.
+	RunOwner string
 }
 
 // Attempt is one provider call.

@@ -63,7 +63,6 @@ type Tx interface {
 	FindSession(ctx context.Context, tokenHash string, now time.Time) (*Session, error)
 	DeleteSession(ctx context.Context, tokenHash string) error
 	DeleteExpiredSessions(ctx context.Context, now time.Time) (int, error)
-	AuthTx
 
 	// API keys and replay protection.
 	CreateAPIKey(ctx context.Context, k *APIKey) error
@@ -100,8 +99,6 @@ type Tx interface {
 	CampaignTx
 	WebhookTx
 	SuppressionTx
-	InvitationTx
-	RetentionTx
 }
 
 // PipelineTx holds the verbs of the send pipeline.
@@ -159,9 +156,10 @@ type DeliveryTx interface {
 	FindJobsOfQueueJob(ctx context.Context, queueJobID int64) ([]*Job, error)
 	// ClaimRequests moves the requests of js to processing unless they
 	// reached a final state meanwhile, and their job rows to processing
-	// with one more attempt started at now. It answers the claimed
-	// requests and their updated job rows, in the same order.
-	ClaimRequests(ctx context.Context, js []*Job, now time.Time) ([]*Request, []*Job, error)
+	// with one more attempt started at now by worker process owner. It
+	// answers the claimed requests and their updated job rows, in the
+	// same order.
+	ClaimRequests(ctx context.Context, js []*Job, now time.Time, owner string) ([]*Request, []*Job, error)
 	// SettleRequests saves the state of each request that is still
 	// processing and reports which were; one canceled meanwhile stays so.
 	SettleRequests(ctx context.Context, rs []*Request) ([]bool, error)

@@ -6,32 +6,61 @@ import (
 	"time"
 )
 
-// HeartbeatService is what the dispatch-limit heartbeat calls.
+// HeartbeatService is what the worker heartbeat calls.
 type HeartbeatService interface {
 	DispatchHeartbeat(ctx context.Context) error
 	LeaveDispatchCluster(ctx context.Context) error
+	// RescueOrphans hands back the queue jobs of dead worker processes.
+	RescueOrphans(ctx context.Context) (int, error)
 }
 
-// StartHeartbeat publishes this worker process's dispatch-limit demand at
-// once and then every interval (the live workers split each configured
-// rate, service/dispatchlimit.go). stop ends the loop and deletes the
-// process's row so the other workers take its share without waiting for
-// it to go stale.
-func StartHeartbeat(svc HeartbeatService, logger *slog.Logger, interval time.Duration) (stop func()) {
+// StartHeartbeat publishes this worker process's heartbeat (and its
+// dispatch-limit demand: the live workers split each configured rate,
+// service/dispatchlimit.go) before it returns, so the process is known
+// alive before its queue fetches a job, and then every interval; every
+// rescueEvery it also hands back the jobs of dead workers, once its own
+// heartbeats have succeeded for rescueAfter (a worker's death is only
+// known from the others' fresh heartbeats). stop ends the
+// loop and deletes the process's row so the other workers take its share
+// without waiting for it to go stale: call it only once the queue has
+// stopped, or the jobs still running would look orphaned.
+func StartHeartbeat(svc HeartbeatService, logger *slog.Logger, interval, rescueEvery, rescueAfter time.Duration) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
+	// healthySince is when the heartbeats last started to succeed. After
+	// a database outage every worker's row is stale at once: this one
+	// rescues nothing until the others have had rescueAfter to beat again.
+	healthySince := time.Now()
+	failing := false
+	beat := func() {
+		err := svc.DispatchHeartbeat(ctx)
+		if err != nil && ctx.Err() == nil {
+			logger.Warn("dispatch heartbeat", "err", err)
+		}
+		if err != nil {
+			failing = true
+		} else if failing {
+			failing, healthySince = false, time.Now()
+		}
+	}
+	beat()
 	go func() {
 		defer close(done)
 		t := time.NewTicker(interval)
 		defer t.Stop()
+		lastRescue := time.Now()
 		for {
-			if err := svc.DispatchHeartbeat(ctx); err != nil && ctx.Err() == nil {
-				logger.Warn("dispatch heartbeat", "err", err)
-			}
 			select {
 			case <-ctx.Done():
 				return
 			case <-t.C:
+			}
+			beat()
+			if rescueEvery > 0 && time.Since(lastRescue) >= rescueEvery && !failing && time.Since(healthySince) >= rescueAfter {
+				lastRescue = time.Now()
+				if _, err := svc.RescueOrphans(ctx); err != nil && ctx.Err() == nil {
+					logger.Warn("rescue of dead workers' jobs", "err", err)
+				}
 			}
 		}
 	}()

@@ -37,6 +37,11 @@ const (
 	// 100 messages per call, and the first process may have a batch in
 	// flight).
 	maxDuplicates = 100
+	// recoverWithin is PERFORMANCE.md's crash target: every accepted
+	// request terminal within 15 s of the restart. The first process's
+	// jobs are rescued at once (SQLite: the restarted process holds the
+	// worker lock) or once its heartbeat is 8 s old (PostgreSQL).
+	recoverWithin = 15 * time.Second
 )
 
 var ctx = context.Background()
@@ -93,7 +98,14 @@ func (s *syncBuffer) String() string {
 // serve starts `notifyd serve` and waits until /readyz answers 200.
 func serve(t *testing.T, bin string, env []string, baseURL, name string) *node {
 	t.Helper()
-	n := &node{cmd: exec.Command(bin, "serve"), logs: &syncBuffer{}, done: make(chan struct{})}
+	return startNode(t, bin, env, baseURL, name, "serve")
+}
+
+// startNode runs the binary with args and env and waits until
+// baseURL/readyz answers 200.
+func startNode(t *testing.T, bin string, env []string, baseURL, name string, args ...string) *node {
+	t.Helper()
+	n := &node{cmd: exec.Command(bin, args...), logs: &syncBuffer{}, done: make(chan struct{})}
 	n.cmd.Env = env
 	n.cmd.Stdout = n.logs
 	n.cmd.Stderr = n.logs
@@ -210,7 +222,9 @@ func TestCrashLosesNothing(t *testing.T) {
 	simSrv := httptest.NewServer(sim)
 	t.Cleanup(simSrv.Close)
 
-	env, baseURL, owner := bootstrap(t, bin, "NOTIFYD_JOB_RESCUE_AFTER=5s", "NOTIFYD_SQLITE_SYNCHRONOUS=FULL")
+	// The default rescue settings: the restarted process must find the
+	// first one's orphaned jobs by itself, within seconds (issue 16).
+	env, baseURL, owner := bootstrap(t, bin, "NOTIFYD_SQLITE_SYNCHRONOUS=FULL")
 	first := serve(t, bin, env, baseURL, "first notifyd")
 
 	r := dashboard(t, owner, "POST", "/v1/providers", map[string]any{"providerKind": smsKind, "displayName": "sim",
@@ -278,7 +292,7 @@ func TestCrashLosesNothing(t *testing.T) {
 
 	// The dashboard metrics are not rate limited: poll them until every
 	// request is terminal, then look each request up once.
-	deadline = time.Now().Add(60 * time.Second)
+	deadline = time.Now().Add(recoverWithin)
 	for {
 		r := dashboard(t, owner, "GET", "/v1/metrics", nil, http.StatusOK)
 		var m struct {
@@ -290,7 +304,7 @@ func TestCrashLosesNothing(t *testing.T) {
 			t.Logf("all %d requests terminal %s after the restart: %v", requests, time.Since(restarted).Round(time.Millisecond), m.ByStatus)
 			break
 		}
-		require.True(t, time.Now().Before(deadline), "requests not terminal 60s after the restart: %v", m.ByStatus)
+		require.True(t, time.Now().Before(deadline), "requests not terminal %s after the restart: %v", recoverWithin, m.ByStatus)
 		time.Sleep(200 * time.Millisecond)
 	}
 	terminal := map[string]string{}

@@ -7,9 +7,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -310,4 +314,31 @@ func (e execer) Apply(ctx context.Context, m migrate.Migration) error {
 		_, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, (extract(epoch from now())*1000)::bigint)`, m.Version, m.Name)
 		return err
 	})
+}
+
+// RescueJobs makes running River jobs available again when the client
+// that fetched them last (the last element of attempted_by, a worker
+// process id) has no heartbeat row at or after liveSince.
+func (c *conn) RescueJobs(ctx context.Context, liveSince int64, runningBefore time.Time) (int, error) {
+	n, err := c.Exec(ctx, `UPDATE river_job SET state = 'available', scheduled_at = now()
+		WHERE state = 'running' AND attempted_at < ?
+		AND NOT EXISTS (SELECT 1 FROM dispatch_workers w
+			WHERE w.worker_id = river_job.attempted_by[array_length(river_job.attempted_by, 1)] AND w.heartbeat_at >= ?)`,
+		runningBefore, liveSince)
+	return int(n), err
+}
+
+// Unavailable tells the errors of a server that cannot be reached or is
+// shutting down (connection failures, SQLSTATE class 08, 57P01–57P03):
+// the API answers them 503 with Retry-After, and pgxpool reconnects by
+// itself once the server is back.
+func (b *Backend) Unavailable(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03"
+	}
+	var ce *pgconn.ConnectError
+	var ne net.Error
+	return errors.As(err, &ce) || errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || pgconn.SafeToRetry(err)
 }

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
@@ -372,4 +373,23 @@ func (e execer) Apply(ctx context.Context, m migrate.Migration) error {
 		return err
 	}
 	return tx.Commit()
+}
+
+// RescueJobs makes running River jobs available again when the client
+// that fetched them last (the last element of attempted_by, a worker
+// process id) has no heartbeat row at or after liveSince. Times in
+// River's SQLite tables are text in River's one format.
+func (c *conn) RescueJobs(ctx context.Context, liveSince int64, runningBefore time.Time) (int, error) {
+	n, err := c.Exec(ctx, `UPDATE river_job SET state = 'available', scheduled_at = ?
+		WHERE state = 'running' AND attempted_at < ?
+		AND NOT EXISTS (SELECT 1 FROM dispatch_workers w
+			WHERE w.worker_id = json_extract(river_job.attempted_by, '$[#-1]') AND w.heartbeat_at >= ?)`,
+		riverTime(time.Now()), riverTime(runningBefore), liveSince)
+	return int(n), err
+}
+
+// riverTime formats t as River's SQLite driver stores times (it compares
+// them as text).
+func riverTime(t time.Time) string {
+	return t.UTC().Round(time.Millisecond).Format("2006-01-02 15:04:05.000")
 }

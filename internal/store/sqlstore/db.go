@@ -12,6 +12,7 @@ package sqlstore
 
 import (
 	"context"
+	"time"
 
 	"github.com/riverqueue/river"
 )
@@ -46,6 +47,10 @@ type Conn interface {
 	InsertJobs(ctx context.Context, params []river.InsertManyParams) ([]int64, error)
 	// CancelJob cancels a River job on this transaction; a missing job is not an error.
 	CancelJob(ctx context.Context, id int64) error
+	// RescueJobs makes running River jobs available again when the client
+	// that fetched them last has no dispatch_workers heartbeat at or after
+	// liveSince (milliseconds) and they were fetched before runningBefore.
+	RescueJobs(ctx context.Context, liveSince int64, runningBefore time.Time) (int, error)
 }
 
 // Backend is what a dialect package provides.

@@ -34,7 +34,7 @@ func (t *Tx) FindJobsOfQueueJob(ctx context.Context, queueJobID int64) ([]*notif
 // through a VALUES list, which both planners take as a primary key lookup
 // per row (a workspace_id = ? AND id IN (…) condition made SQLite scan the
 // workspace's requests).
-func (t *Tx) ClaimRequests(ctx context.Context, js []*notify.Job, now time.Time) ([]*notify.Request, []*notify.Job, error) {
+func (t *Tx) ClaimRequests(ctx context.Context, js []*notify.Job, now time.Time, owner string) ([]*notify.Request, []*notify.Job, error) {
 	rows := make([][]any, len(js))
 	for i, j := range js {
 		rows[i] = []any{j.RequestID, j.WorkspaceID, ms(now)}
@@ -53,11 +53,11 @@ func (t *Tx) ClaimRequests(ctx context.Context, js []*notify.Job, now time.Time)
 	}
 	rows = make([][]any, len(reqs))
 	for i, r := range reqs {
-		rows[i] = []any{r.ID, r.WorkspaceID, ms(now)}
+		rows[i] = []any{r.ID, r.WorkspaceID, ms(now), owner}
 	}
 	byReq := make(map[string]*notify.Job, len(reqs))
 	err = t.updateFromValues(ctx, `UPDATE notification_jobs SET status = 'processing', attempts_made = attempts_made + 1,
-		started_at = CAST(v.column3 AS BIGINT), next_retry_at = NULL FROM `, rows,
+		started_at = CAST(v.column3 AS BIGINT), next_retry_at = NULL, run_owner = v.column4 FROM `, rows,
 		` AS v WHERE notification_jobs.request_id = v.column1 AND notification_jobs.workspace_id = v.column2
 		RETURNING `+qualified("notification_jobs", jobCols),
 		func(r Rows) error {
@@ -328,4 +328,12 @@ func (t *Tx) CloseBreakers(ctx context.Context, ids []string, now time.Time) err
 		updated_at = ? WHERE provider_account_id IN (?`+strings.Repeat(", ?", len(ids)-1)+`)
 		AND (state <> 'CLOSED' OR failures <> 0 OR trial_in_flight)`, args...)
 	return err
+}
+
+// RescueQueueJobs makes every running queue job whose worker process has
+// no heartbeat at or after liveSince, and that was fetched before
+// runningBefore, available again at once (issue 16: a dead process's
+// jobs run again within seconds, not after River's fixed rescue time).
+func (t *Tx) RescueQueueJobs(ctx context.Context, liveSince, runningBefore time.Time) (int, error) {
+	return t.c.RescueJobs(ctx, ms(liveSince), runningBefore)
 }

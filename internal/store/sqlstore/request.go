@@ -211,7 +211,7 @@ func (t *Tx) flush(ctx context.Context) error {
 		j := p.job
 		j.QueueJobID = ids[owner[i]]
 		rows[i] = []any{j.ID, j.WorkspaceID, j.RequestID, j.QueueJobID, j.Status, j.AttemptsMade, j.MaxAttempts,
-			ms(j.QueuedAt), msPtr(j.ScheduledAt), nil, nil, nil, nil, nil, nil}
+			ms(j.QueuedAt), msPtr(j.ScheduledAt), nil, nil, nil, nil, nil, nil, nil}
 	}
 	if err := t.insertRows(ctx, "notification_jobs", jobColList, rows, 1000); err != nil {
 		return err
@@ -223,13 +223,13 @@ func (t *Tx) flush(ctx context.Context) error {
 var jobColList = splitCols(jobCols)
 
 const jobCols = `id, workspace_id, request_id, queue_job_id, status, attempts_made, max_attempts, queued_at, scheduled_at,
-	started_at, finished_at, next_retry_at, last_error_code, last_error_message, last_provider_account_id`
+	started_at, finished_at, next_retry_at, last_error_code, last_error_message, last_provider_account_id, run_owner`
 
 func (t *Tx) insertJob(ctx context.Context, j *notify.Job) error {
-	_, err := t.c.Exec(ctx, `INSERT INTO notification_jobs (`+jobCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err := t.c.Exec(ctx, `INSERT INTO notification_jobs (`+jobCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		j.ID, j.WorkspaceID, j.RequestID, j.QueueJobID, j.Status, j.AttemptsMade, j.MaxAttempts, ms(j.QueuedAt), msPtr(j.ScheduledAt),
 		msPtr(j.StartedAt), msPtr(j.FinishedAt), msPtr(j.NextRetryAt), nullable(j.LastErrorCode), nullable(j.LastErrorMessage),
-		nullable(j.LastProviderAccountID))
+		nullable(j.LastProviderAccountID), nullable(j.RunOwner))
 	return err
 }
 
@@ -237,13 +237,13 @@ func scanJob(row Row) (*notify.Job, error) {
 	var j notify.Job
 	var queued int64
 	var sched, started, finished, next *int64
-	var code, msg, prov *string
+	var code, msg, prov, owner *string
 	if err := row.Scan(&j.ID, &j.WorkspaceID, &j.RequestID, &j.QueueJobID, &j.Status, &j.AttemptsMade, &j.MaxAttempts, &queued,
-		&sched, &started, &finished, &next, &code, &msg, &prov); err != nil {
+		&sched, &started, &finished, &next, &code, &msg, &prov, &owner); err != nil {
 		return nil, err
 	}
 	j.QueuedAt, j.ScheduledAt, j.StartedAt, j.FinishedAt, j.NextRetryAt = fromMs(queued), fromMsPtr(sched), fromMsPtr(started), fromMsPtr(finished), fromMsPtr(next)
-	j.LastErrorCode, j.LastErrorMessage, j.LastProviderAccountID = str(code), str(msg), str(prov)
+	j.LastErrorCode, j.LastErrorMessage, j.LastProviderAccountID, j.RunOwner = str(code), str(msg), str(prov), str(owner)
 	return &j, nil
 }
 

@@ -52,7 +52,25 @@ func (s *Store) Lookup(ctx context.Context, fn func(notify.Tx) error) error {
 	if !ok {
 		return s.View(ctx, fn)
 	}
-	return fn(&Tx{c: d.Direct()})
+	return s.unavailable(fn(&Tx{c: d.Direct()}))
+}
+
+// Unavailable is an optional part of a Backend: it tells the errors of a
+// database that cannot be reached or is shutting down.
+type Unavailable interface {
+	Unavailable(err error) bool
+}
+
+// unavailable marks err with notify.ErrUnavailable when the backend says
+// the database is away, so the API answers 503 instead of 500.
+func (s *Store) unavailable(err error) error {
+	if err == nil || errors.Is(err, notify.ErrUnavailable) {
+		return err
+	}
+	if u, ok := s.b.(Unavailable); ok && u.Unavailable(err) {
+		return fmt.Errorf("%w: %w", notify.ErrUnavailable, err)
+	}
+	return err
 }
 
 // View runs fn in a read transaction.
@@ -61,6 +79,7 @@ func (s *Store) View(ctx context.Context, fn func(notify.Tx) error) error {
 }
 
 func (s *Store) run(ctx context.Context, write bool, fn func(notify.Tx) error) (err error) {
+	defer func() { err = s.unavailable(err) }()
 	c, err := s.b.Begin(ctx, write)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)

@@ -29,7 +29,7 @@ func testDeliveryMany(t *testing.T, db *store.DB) {
 		js, err := tx.FindJobsOfQueueJob(ctx, accs[0].Job.QueueJobID)
 		require.NoError(t, err)
 		require.Len(t, js, 87)
-		reqs, claimed, err := tx.ClaimRequests(ctx, js, now)
+		reqs, claimed, err := tx.ClaimRequests(ctx, js, now, "worker-a")
 		require.NoError(t, err)
 		require.Len(t, reqs, 87)
 		for i, r := range reqs {
@@ -101,7 +101,7 @@ func testDeliveryClaim(t *testing.T, db *store.DB) {
 		js, err := tx.FindJobsOfQueueJob(ctx, qid)
 		require.NoError(t, err)
 		require.Len(t, js, 3, "the canceled job row is not open")
-		reqs, claimed, err := tx.ClaimRequests(ctx, js, now)
+		reqs, claimed, err := tx.ClaimRequests(ctx, js, now, "worker-a")
 		require.NoError(t, err)
 		require.Len(t, reqs, 2, "a request in a final state is not claimed")
 		require.Len(t, claimed, 2)
@@ -113,14 +113,23 @@ func testDeliveryClaim(t *testing.T, db *store.DB) {
 			require.Equal(t, notify.JobProcessing, claimed[i].Status)
 			require.Equal(t, 1, claimed[i].AttemptsMade)
 			require.Equal(t, now, *claimed[i].StartedAt)
+			require.Equal(t, "worker-a", claimed[i].RunOwner, "the claiming process is recorded")
 			require.Equal(t, "hi", r.Text, "the whole request is read back")
 		}
 		require.True(t, got[accs[2].Request.ID] && got[accs[3].Request.ID])
 		// A run taken over claims a processing request again.
-		reqs, claimed, err = tx.ClaimRequests(ctx, claimed[:1], now.Add(time.Minute))
+		reqs, claimed, err = tx.ClaimRequests(ctx, claimed[:1], now.Add(time.Minute), "worker-b")
 		require.NoError(t, err)
 		require.Len(t, reqs, 1)
 		require.Equal(t, 2, claimed[0].AttemptsMade)
+		require.Equal(t, "worker-b", claimed[0].RunOwner, "the new owner replaces the dead one")
+		js, err = tx.FindJobsOfQueueJob(ctx, qid)
+		require.NoError(t, err)
+		owners := map[string]int{}
+		for _, j := range js {
+			owners[j.RunOwner]++
+		}
+		require.Equal(t, map[string]int{"": 1, "worker-a": 1, "worker-b": 1}, owners, "owners are read back")
 		return nil
 	})
 	view(t, db, func(ctx context.Context, tx notify.Tx) error {
@@ -146,7 +155,7 @@ func testDeliverySettle(t *testing.T, db *store.DB) {
 	update(t, db, func(ctx context.Context, tx notify.Tx) (err error) {
 		list, err := tx.FindJobsOfQueueJob(ctx, accs[0].Job.QueueJobID)
 		require.NoError(t, err)
-		reqs, js, err = tx.ClaimRequests(ctx, list, now)
+		reqs, js, err = tx.ClaimRequests(ctx, list, now, "worker-a")
 		return err
 	})
 	require.Len(t, reqs, 3)

@@ -1,0 +1,80 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// errStopping makes /readyz answer 503 from the start of a graceful stop,
+// before the listener closes, so a load balancer stops sending first.
+var errStopping = errors.New("stopping")
+
+// ready is the readiness check of both listeners: the database answers
+// with a current schema, and the process is not stopping.
+func (d *Daemon) ready(ctx context.Context) error {
+	if d.stopping.Load() {
+		return errStopping
+	}
+	return d.DB.Ping(ctx)
+}
+
+// lockWorkers takes the worker lock of a SQLite database: a file beside
+// it, locked for as long as the process runs. Holding it, this process
+// knows no other worker uses the database, so at start every job left
+// running is an orphan of a dead process (delivery.Engine.RescueAll). A
+// second worker process on the same file is not refused: it runs without
+// the lock and relies on the heartbeat rescue, like PostgreSQL.
+func (d *Daemon) lockWorkers() bool {
+	if d.DB.Dialect != "sqlite" || d.Config.Role == "api" {
+		return false
+	}
+	path := strings.TrimPrefix(strings.TrimPrefix(d.Config.DatabaseURL, "sqlite:"), "//")
+	unlock, err := lockFile(filepath.Clean(path) + ".lock")
+	if err != nil {
+		d.Logger.Warn("another worker process holds the database's worker lock; jobs of a dead worker are rescued by heartbeat only", "err", err)
+		return false
+	}
+	d.unlockWorkers = unlock
+	return true
+}
+
+// listenHealth starts the probes-only listener (NOTIFYD_HEALTH_ADDR): a
+// worker serves no API, and Compose and Kubernetes need something to ask.
+func (d *Daemon) listenHealth() error {
+	if d.Config.HealthAddr == "" {
+		return nil
+	}
+	ln, err := net.Listen("tcp", d.Config.HealthAddr)
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
+		defer cancel()
+		w.Header().Set("Content-Type", "application/json")
+		if err := d.ready(ctx); err != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte(`{"status":"unavailable"}` + "\n"))
+			return
+		}
+		_, _ = w.Write([]byte(`{"status":"ready"}` + "\n"))
+	})
+	d.health = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	d.healthAddr = ln.Addr().String()
+	go func() { _ = d.health.Serve(ln) }()
+	d.Logger.Info("health listener", "addr", d.healthAddr)
+	return nil
+}
+
+// HealthAddr is the address of the probes-only listener, if any.
+func (d *Daemon) HealthAddr() string { return d.healthAddr }
