@@ -63,6 +63,7 @@ type Tx interface {
 	FindSession(ctx context.Context, tokenHash string, now time.Time) (*Session, error)
 	DeleteSession(ctx context.Context, tokenHash string) error
 	DeleteExpiredSessions(ctx context.Context, now time.Time) (int, error)
+	AuthTx
 
 	// API keys and replay protection.
 	CreateAPIKey(ctx context.Context, k *APIKey) error
@@ -99,6 +100,8 @@ type Tx interface {
 	CampaignTx
 	WebhookTx
 	SuppressionTx
+	InvitationTx
+	RetentionTx
 }
 
 // PipelineTx holds the verbs of the send pipeline.
