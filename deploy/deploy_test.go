@@ -425,3 +425,43 @@ func firstLine(b []byte) string {
 	s, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
 	return s
 }
+
+// TestSystemdAnalyze asks systemd itself, when systemd-analyze is
+// installed: the unit verifies, and its exposure score stays low.
+func TestSystemdAnalyze(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("systemd-analyze"); err != nil {
+		t.Skip("systemd-analyze is not installed")
+	}
+	b, err := os.ReadFile("systemd/notifyd.service")
+	require.NoError(t, err)
+	self, err := os.Executable() // verify wants an executable ExecStart
+	require.NoError(t, err)
+	unit := filepath.Join(t.TempDir(), "notifyd.service")
+	require.NoError(t, os.WriteFile(unit, bytes.ReplaceAll(b, []byte("/usr/local/bin/notifyd"), []byte(self)), 0o644))
+	out, err := exec.Command("systemd-analyze", "verify", unit).CombinedOutput()
+	require.NoError(t, err, string(out))
+	require.Empty(t, strings.TrimSpace(string(out)))
+	out, err = exec.Command("systemd-analyze", "security", "--offline=true", unit).CombinedOutput()
+	require.NoError(t, err, string(out))
+	m := regexp.MustCompile(`Overall exposure level for notifyd.service: ([0-9.]+)`).FindSubmatch(out)
+	require.NotNil(t, m, string(out))
+	score, err := strconv.ParseFloat(string(m[1]), 64)
+	require.NoError(t, err)
+	require.LessOrEqual(t, score, 2.0, "exposure (0 safest, 10 unprotected)")
+}
+
+// TestKustomize renders the manifests with kubectl when it is installed
+// (offline: no cluster needed).
+func TestKustomize(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("kubectl"); err != nil {
+		t.Skip("kubectl is not installed")
+	}
+	out, err := exec.Command("kubectl", "kustomize", "kubernetes").CombinedOutput()
+	require.NoError(t, err, string(out))
+	for _, kind := range []string{"Namespace", "ConfigMap", "Job", "Deployment", "Service"} {
+		require.Contains(t, string(out), "\nkind: "+kind+"\n", kind)
+	}
+	require.Equal(t, 5, strings.Count(string(out), "namespace: notifyd"), "every namespaced object in notifyd")
+}
