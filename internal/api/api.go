@@ -34,6 +34,9 @@ type Options struct {
 	Logger  *slog.Logger
 	// Limits counts 429 answers by code; nil counts nothing.
 	Limits *metrics.Limits
+	// TrustedProxies (NOTIFYD_TRUSTED_PROXIES) are the peers whose
+	// X-Forwarded-For names the client of the login throttle.
+	TrustedProxies TrustedProxies
 }
 
 // API serves the /v1 routes.
@@ -44,6 +47,7 @@ type API struct {
 	now     func() time.Time
 	mux     *http.ServeMux
 	limits  *metrics.Limits
+	proxies TrustedProxies
 }
 
 // New builds the API and registers every route.
@@ -52,7 +56,7 @@ func New(o Options) *API {
 		o.Logger = slog.Default()
 	}
 	a := &API{svc: o.Service, baseURL: strings.TrimRight(o.BaseURL, "/"), log: o.Logger, now: o.Service.Now, mux: http.NewServeMux(),
-		limits: o.Limits}
+		limits: o.Limits, proxies: o.TrustedProxies}
 	for _, rt := range a.routes() {
 		a.mux.Handle(rt.Method+" "+rt.Path, a.wrap(rt))
 	}

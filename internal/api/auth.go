@@ -1,8 +1,9 @@
 package api
 
 import (
-	"net"
 	"net/http"
+	"net/netip"
+	"strings"
 
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/service"
@@ -41,19 +42,51 @@ func (a *API) handleLogin(c *call) error {
 	if len(*in.Email) > 320 || len(*in.Password) > 256 {
 		return notify.Unauthorized("Invalid email or password")
 	}
-	res, err := a.svc.Login(c.ctx, *in.Email, *in.Password, in.WorkspaceID, clientAddr(c.r))
+	res, err := a.svc.Login(c.ctx, *in.Email, *in.Password, in.WorkspaceID, a.clientAddr(c.r))
 	if err != nil {
 		return err
 	}
 	return c.ok(http.StatusOK, loginBody(res))
 }
 
-func clientAddr(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
+// TrustedProxies are the reverse proxies in front of the server. A request
+// from one of them names its client in X-Forwarded-For: the client is the
+// rightmost address there that is not itself a trusted proxy (each proxy
+// appends the address it saw; entries further left are the client's word).
+// Without trusted proxies the client is the connection's peer.
+type TrustedProxies []netip.Prefix
+
+func (p TrustedProxies) trusts(ip netip.Addr) bool {
+	for _, pre := range p {
+		if pre.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// clientAddr is the address the login throttle counts a request under.
+func (a *API) clientAddr(r *http.Request) string {
+	peer, err := netip.ParseAddrPort(r.RemoteAddr)
 	if err != nil {
 		return r.RemoteAddr
 	}
-	return host
+	ip := peer.Addr().Unmap()
+	if !a.proxies.trusts(ip) {
+		return ip.String()
+	}
+	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
+	for i := len(hops) - 1; i >= 0; i-- {
+		hop, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+		if err != nil {
+			break // not an address: what is left of it is not to be trusted
+		}
+		ip = hop.Unmap()
+		if !a.proxies.trusts(ip) {
+			break
+		}
+	}
+	return ip.String()
 }
 
 func (a *API) handleSelectWorkspace(c *call) error {
@@ -75,6 +108,33 @@ func (a *API) handleLogout(c *call) error {
 		return err
 	}
 	if err := a.svc.Logout(c.ctx, c.actor); err != nil {
+		return err
+	}
+	return c.noContent()
+}
+
+func (a *API) handleLogoutAll(c *call) error {
+	if err := decodeNone(c.body); err != nil {
+		return err
+	}
+	if err := a.svc.LogoutAll(c.ctx, c.actor); err != nil {
+		return err
+	}
+	return c.noContent()
+}
+
+func (a *API) handlePasswordChange(c *call) error {
+	var in struct {
+		CurrentPassword *string `json:"currentPassword"`
+		NewPassword     *string `json:"newPassword"`
+	}
+	if err := c.decode(&in); err != nil {
+		return err
+	}
+	if in.CurrentPassword == nil || in.NewPassword == nil {
+		return notify.Invalid("currentPassword and newPassword are required")
+	}
+	if err := a.svc.ChangePassword(c.ctx, c.actor, *in.CurrentPassword, *in.NewPassword, a.clientAddr(c.r)); err != nil {
 		return err
 	}
 	return c.noContent()

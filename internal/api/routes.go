@@ -28,6 +28,8 @@ func (a *API) coreRoutes() []Route {
 		{Method: "POST", Path: "/v1/auth/login", auth: authPublic, h: a.handleLogin},
 		{Method: "POST", Path: "/v1/auth/select-workspace", auth: authSession, h: a.handleSelectWorkspace},
 		{Method: "POST", Path: "/v1/auth/logout", auth: authSession, h: a.handleLogout},
+		{Method: "POST", Path: "/v1/auth/logout-all", auth: authSession, h: a.handleLogoutAll},
+		{Method: "POST", Path: "/v1/auth/password", auth: authSession, h: a.handlePasswordChange},
 		{Method: "GET", Path: "/v1/me", auth: authSession, h: a.handleMe},
 		{Method: "GET", Path: "/v1/workspace", auth: authDashboard, Roles: admin, h: a.handleWorkspaceGet},
 		{Method: "PATCH", Path: "/v1/workspace", auth: authDashboard, Roles: admin, h: a.handleWorkspaceUpdate},

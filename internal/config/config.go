@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"slices"
@@ -46,6 +47,10 @@ type Config struct {
 	HealthAddr      string        // NOTIFYD_HEALTH_ADDR: a probes-only listener (workers)
 	DNSServer       string        // NOTIFYD_DNS_SERVER: host:port of the resolver of subscriber MX checks; empty is the system resolver
 	MXCheck         bool          // NOTIFYD_MX_CHECK: check subscriber address domains by DNS on create
+
+	// TrustedProxies is NOTIFYD_TRUSTED_PROXIES: reverse proxies whose
+	// X-Forwarded-For names the client of the login throttle.
+	TrustedProxies []netip.Prefix
 
 	// Webhook delivery; zero values (nil schedule) mean the service's
 	// defaults: 10s, the Standard Webhooks schedule, 24h.

@@ -495,6 +495,7 @@ func TestEnvAndFlagAgree(t *testing.T) {
 		"health-addr":            "127.0.0.1:8081",
 		"dns-server":             "127.0.0.1:5353",
 		"mx-check":               "false",
+		"trusted-proxies":        "10.0.0.0/8",
 		"webhook-timeout":        "3s",
 		"webhook-retry-schedule": "1s,2m",
 		"webhook-secret-overlap": "1h",

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -96,6 +97,18 @@ var options = []option{
 			Help: "allowed clock skew of X-Timestamp, in seconds"},
 		set: setUnits(func(c *Config) *time.Duration { return &c.HMACTolerance }, time.Second),
 		get: getUnits(func(c *Config) *time.Duration { return &c.HMACTolerance }, time.Second),
+	},
+	{
+		Option: Option{Env: "NOTIFYD_TRUSTED_PROXIES", Flag: "trusted-proxies", Default: "none",
+			Help: "comma-separated CIDRs or addresses of reverse proxies; only from them does X-Forwarded-For name the client the login throttle counts"},
+		set: setPrefixes(func(c *Config) *[]netip.Prefix { return &c.TrustedProxies }),
+		get: func(c Config) string {
+			out := make([]string, len(c.TrustedProxies))
+			for i, p := range c.TrustedProxies {
+				out[i] = p.String()
+			}
+			return strings.Join(out, ",")
+		},
 	},
 	{
 		Option: Option{Env: "NOTIFYD_LOG_LEVEL", Flag: "log-level", Help: "debug, info, warn or error"},
@@ -303,6 +316,35 @@ func setString(f func(*Config) *string) func(*Config, string) error {
 // then only has to know the canonical spelling.
 func setLower(f func(*Config) *string) func(*Config, string) error {
 	return func(c *Config, v string) error { *f(c) = strings.ToLower(v); return nil }
+}
+
+// setPrefixes reads a comma-separated list of CIDRs; a bare address is
+// its own /32 or /128.
+func setPrefixes(f func(*Config) *[]netip.Prefix) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		var out []netip.Prefix
+		for _, part := range strings.Split(v, ",") {
+			if part = strings.TrimSpace(part); part == "" {
+				continue
+			}
+			if !strings.Contains(part, "/") {
+				a, err := netip.ParseAddr(part)
+				if err != nil {
+					return fmt.Errorf("must be CIDRs or addresses, e.g. 10.0.0.0/8,::1: %q is neither", part)
+				}
+				a = a.Unmap()
+				out = append(out, netip.PrefixFrom(a, a.BitLen()))
+				continue
+			}
+			p, err := netip.ParsePrefix(part)
+			if err != nil {
+				return fmt.Errorf("must be CIDRs or addresses, e.g. 10.0.0.0/8,::1: %q is neither", part)
+			}
+			out = append(out, p.Masked())
+		}
+		*f(c) = out
+		return nil
+	}
 }
 
 func setBool(f func(*Config) *bool) func(*Config, string) error {

@@ -284,7 +284,8 @@ func (d *Daemon) listen() error {
 	if _, port, _ := net.SplitHostPort(d.Config.Addr); port == "0" {
 		d.Config.BaseURL = "http://" + ln.Addr().String()
 	}
-	a := apipkg.New(apipkg.Options{Service: d.Service, BaseURL: d.Config.BaseURL, Logger: d.Logger, Limits: d.Metrics.Limits})
+	a := apipkg.New(apipkg.Options{Service: d.Service, BaseURL: d.Config.BaseURL, Logger: d.Logger, Limits: d.Metrics.Limits,
+		TrustedProxies: d.Config.TrustedProxies})
 	h := server.Handler(server.Options{API: a, Metrics: d.Metrics, Logger: d.Logger, Ready: d.ready, OpenAPI: api.OpenAPI,
 		Extra: a.PublicHandlers()})
 	d.http = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second,

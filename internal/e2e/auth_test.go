@@ -148,10 +148,14 @@ func TestLoginThrottle(t *testing.T) {
 	for range 10 {
 		e.callProblem(t, e.anon(), "POST", "/v1/auth/login", map[string]string{"email": e.Email, "password": "wrong"}, 401, "SVC-40100")
 	}
-	// The 11th attempt is refused even with the right password.
+	// The 11th attempt waits a second, even with the right password: a
+	// delay, not a lock (an attempt made sooner does not move it).
 	p := e.callProblem(t, e.anon(), "POST", "/v1/auth/login", map[string]string{"email": e.Email, "password": e.Password}, 429, "SVC-42900")
 	require.NotContains(t, p.Detail, e.Email)
 	e.callProblem(t, e.anon(), "POST", "/v1/auth/login", map[string]string{"email": "OWNER@example.com", "password": e.Password}, 429, "SVC-42900")
+	requireThrottled(t, e.loginFrom(t, e.Email, e.Password, ""), 1)
+	time.Sleep(time.Second)
+	e.login(t, e.Email, e.Password, "")
 	// Other emails are not affected; existing sessions neither.
 	_, otherWS := e.NewWorkspace(t, "Other", "other@example.com")
 	_, lb := e.login(t, "other@example.com", "correct horse battery", "")

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/mail"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/notifyd/notifyd/internal/notify"
@@ -68,6 +67,8 @@ func (s *Service) Bootstrap(ctx context.Context, workspace, email, password stri
 	}
 	if password == "" {
 		password = secret.GeneratePassword()
+	} else if err := CheckPasswordRule("password", password); err != nil {
+		return nil, err
 	}
 	hash, err := secret.HashPassword(password)
 	if err != nil {
@@ -112,46 +113,16 @@ func (s *Service) HasWorkspaces(ctx context.Context) (bool, error) {
 }
 
 // Login checks a password and opens a session. Wrong email and wrong
-// password answer the same, and failures are throttled per email and per
-// client address.
+// password answer the same, and attempts are throttled per email, per
+// client address and per pair (login.go).
 func (s *Service) Login(ctx context.Context, email, password, workspaceID, clientAddr string) (*LoginResult, error) {
 	email = strings.ToLower(strings.TrimSpace(email))
-	now := s.now()
-	if !s.logins.allow(email, clientAddr, now) {
-		return nil, notify.Errorf(notify.CodeTooManyRequests, "Too many failed login attempts; try again later")
-	}
-	var user *notify.User
-	var err error
-	if storable(email) { // anything else names no user (and PostgreSQL refuses it)
-		err = s.store.View(ctx, func(tx notify.Tx) (err error) {
-			user, err = tx.FindUserByEmail(ctx, email)
-			return err
-		})
-	}
-	if err != nil && !errors.Is(err, notify.ErrNotFound) {
+	user, err := s.verifyLogin(ctx, email, password, clientAddr)
+	if err != nil {
 		return nil, err
 	}
-	// Check a password even for an unknown email so timing does not tell
-	// which emails exist.
-	hash := dummyHash
-	if user != nil {
-		hash = user.PasswordHash
-	}
-	if !secret.CheckPassword(hash, password) || user == nil {
-		s.logins.fail(email, clientAddr, now)
-		return nil, notify.Unauthorized("Invalid email or password")
-	}
-	s.logins.succeed(email)
 	return s.openSession(ctx, user, workspaceID)
 }
-
-var dummyHash = func() string {
-	h, err := secret.HashPassword("notifyd-dummy-password")
-	if err != nil {
-		panic(err)
-	}
-	return h
-}()
 
 func (s *Service) openSession(ctx context.Context, user *notify.User, workspaceID string) (*LoginResult, error) {
 	now := s.now()
@@ -266,59 +237,4 @@ func (s *Service) Me(ctx context.Context, a *Actor) (*notify.User, []WorkspaceRo
 		return err
 	})
 	return u, out, err
-}
-
-// loginThrottle limits failed logins per email and per client address in
-// this process: 10 failures per email or 50 per address in 15 minutes.
-type loginThrottle struct {
-	mu     sync.Mutex
-	counts map[string]*failWindow
-}
-
-type failWindow struct {
-	start time.Time
-	n     int
-}
-
-const (
-	loginWindow    = 15 * time.Minute
-	loginPerEmail  = 10
-	loginPerClient = 50
-)
-
-func newLoginThrottle() *loginThrottle { return &loginThrottle{counts: map[string]*failWindow{}} }
-
-func (l *loginThrottle) get(key string, now time.Time) *failWindow {
-	w := l.counts[key]
-	if w == nil || now.Sub(w.start) > loginWindow {
-		w = &failWindow{start: now}
-		l.counts[key] = w
-	}
-	return w
-}
-
-func (l *loginThrottle) allow(email, addr string, now time.Time) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.get("e:"+email, now).n < loginPerEmail && l.get("a:"+addr, now).n < loginPerClient
-}
-
-func (l *loginThrottle) fail(email, addr string, now time.Time) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.get("e:"+email, now).n++
-	l.get("a:"+addr, now).n++
-	if len(l.counts) > 100_000 { // bound memory under a spray attack
-		for k, w := range l.counts {
-			if now.Sub(w.start) > loginWindow {
-				delete(l.counts, k)
-			}
-		}
-	}
-}
-
-func (l *loginThrottle) succeed(email string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	delete(l.counts, "e:"+email)
 }
