@@ -2,7 +2,9 @@ package e2e_test
 
 import (
 	"net/http"
+	"slices"
 	"sort"
+	"sync"
 	"testing"
 	"time"
 
@@ -265,4 +267,48 @@ func TestLeaveWorkspace(t *testing.T) {
 	require.Len(t, ws, 1)
 	require.Equal(t, e.Workspace, ws[0].ID)
 	require.Equal(t, "viewer", ws[0].Role)
+}
+
+// TestMembershipRaces: two accepts of one invitation make one membership
+// (the other is 404), and two owners leaving at once leave one owner.
+func TestMembershipRaces(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	other, _ := e.NewWorkspace(t, "Other", "other-owner@example.com")
+	recordClient(other)
+	ownerID := userID(t, e.Owner)
+	twice := func(path string, c1, c2 *client.Client) []int {
+		t.Helper()
+		statuses := make([]int, 2)
+		var wg sync.WaitGroup
+		for i, c := range []*client.Client{c1, c2} {
+			wg.Go(func() { statuses[i] = do(t, c, "POST", path, nil).Status })
+		}
+		wg.Wait()
+		slices.Sort(statuses)
+		return statuses
+	}
+	for round := 1; round <= 3; round++ {
+		requireStatus(t, do(t, other, "POST", "/v1/workspace/members", map[string]string{"email": e.Email, "role": "viewer"}), http.StatusCreated)
+		inv := invitations(t, e.Owner)[0]
+		require.Equal(t, []int{http.StatusOK, http.StatusNotFound}, twice("/v1/auth/invitations/"+inv.ID+"/accept", e.Owner, e.Owner))
+		require.Equal(t, round, auditCount(t, other, "member.invite.accept"))
+		require.Equal(t, "viewer", members(t, other)[ownerID].Role)
+		requireStatus(t, do(t, other, "DELETE", "/v1/workspace/members/"+ownerID, nil), http.StatusNoContent)
+	}
+	owner := e.Owner
+	for range 3 {
+		_, owner2 := e.memberOf(t, owner, "owner")
+		require.Equal(t, []int{http.StatusNoContent, http.StatusConflict}, twice("/v1/workspace/leave", owner, owner2))
+		if do(t, owner, "GET", "/v1/workspace/members", nil).Status == http.StatusForbidden {
+			owner = owner2 // the first one left
+		}
+		owners := 0
+		for _, m := range members(t, owner) {
+			if m.Role == "owner" {
+				owners++
+			}
+		}
+		require.Equal(t, 1, owners)
+	}
 }
