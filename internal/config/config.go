@@ -23,6 +23,7 @@ type Config struct {
 	DatabaseURL         string        // NOTIFYD_DATABASE_URL: sqlite:PATH or postgres://…
 	Addr                string        // NOTIFYD_ADDR: listen address, host:port
 	BaseURL             string        // NOTIFYD_BASE_URL: public URL without trailing slash; Load defaults it from Addr
+	MetricsAddr         string        // NOTIFYD_METRICS_ADDR: host:port serving /metrics instead of Addr; empty serves it on Addr
 	SecretKey           string        // NOTIFYD_SECRET_KEY: master key as hex or base64; empty with SQLite means "use the key file"
 	OTPSigningSecret    string        // OTP_SIGNING_SECRET: empty means the daemon derives it from the secret key
 	QueueJobAttempts    int           // SVC_QUEUE_JOB_ATTEMPTS
@@ -229,12 +230,18 @@ func (c Config) Validate() error {
 		add("NOTIFYD_DATABASE_URL names no SQLite file; use sqlite:PATH, e.g. sqlite:./data/notifyd.db")
 	}
 
-	if _, port, err := net.SplitHostPort(c.Addr); err != nil {
-		add("NOTIFYD_ADDR must be host:port, e.g. 127.0.0.1:8080 or :8080 (got %q)", c.Addr)
-	} else if _, err := strconv.ParseUint(port, 10, 16); err != nil {
-		// Service names ("http") would work with net.Listen, but a number
-		// is what every deployment uses and catches typos such as ":80800".
-		add("NOTIFYD_ADDR port must be a number from 0 to 65535 (got %q)", c.Addr)
+	checkAddr := func(env, addr, example string) {
+		if _, port, err := net.SplitHostPort(addr); err != nil {
+			add("%s must be host:port, e.g. %s (got %q)", env, example, addr)
+		} else if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+			// Service names ("http") would work with net.Listen, but a number
+			// is what every deployment uses and catches typos such as ":80800".
+			add("%s port must be a number from 0 to 65535 (got %q)", env, addr)
+		}
+	}
+	checkAddr("NOTIFYD_ADDR", c.Addr, "127.0.0.1:8080 or :8080")
+	if c.MetricsAddr != "" {
+		checkAddr("NOTIFYD_METRICS_ADDR", c.MetricsAddr, "127.0.0.1:9091")
 	}
 
 	// Links are built by appending paths to the base URL, so it must be an

@@ -87,12 +87,14 @@ func TestLoadEnv(t *testing.T) {
 		"NOTIFYD_JOB_RESCUE_AFTER":       "90s",
 		"NOTIFYD_DNS_SERVER":             "10.0.0.53:53",
 		"NOTIFYD_MX_CHECK":               "false",
+		"NOTIFYD_METRICS_ADDR":           "127.0.0.1:9091",
 	}, nil)
 	require.NoError(t, err)
 	require.Equal(t, Config{
 		DatabaseURL:         "postgres://notifyd:pw@db:5432/notifyd",
 		Addr:                "0.0.0.0:9000",
 		BaseURL:             "https://notify.example.com",
+		MetricsAddr:         "127.0.0.1:9091",
 		SecretKey:           hexKey,
 		OTPSigningSecret:    "otp-secret",
 		QueueJobAttempts:    7,
@@ -301,6 +303,9 @@ func TestValidate(t *testing.T) {
 		{"addr no port", func(c *Config) { c.Addr = "localhost" }, `NOTIFYD_ADDR must be host:port, e.g. 127.0.0.1:8080 or :8080 (got "localhost")`},
 		{"addr bad port", func(c *Config) { c.Addr = ":80800" }, `NOTIFYD_ADDR port must be a number from 0 to 65535 (got ":80800")`},
 		{"addr empty port", func(c *Config) { c.Addr = "127.0.0.1:" }, "NOTIFYD_ADDR port must be a number"},
+		{"metrics addr", func(c *Config) { c.MetricsAddr = "127.0.0.1:9091" }, ""},
+		{"metrics addr no port", func(c *Config) { c.MetricsAddr = "localhost" }, `NOTIFYD_METRICS_ADDR must be host:port, e.g. 127.0.0.1:9091 (got "localhost")`},
+		{"metrics addr bad port", func(c *Config) { c.MetricsAddr = ":99999" }, `NOTIFYD_METRICS_ADDR port must be a number from 0 to 65535 (got ":99999")`},
 		{"base url relative", func(c *Config) { c.BaseURL = "notify.example.com" }, "NOTIFYD_BASE_URL must be an absolute http or https URL"},
 		{"base url scheme", func(c *Config) { c.BaseURL = "ftp://example.com" }, "NOTIFYD_BASE_URL must be"},
 		{"base url query", func(c *Config) { c.BaseURL = "https://example.com?x=1" }, "NOTIFYD_BASE_URL must be"},
@@ -478,6 +483,7 @@ func TestEnvAndFlagAgree(t *testing.T) {
 		"database-url":           "sqlite:/tmp/other.db",
 		"addr":                   "127.0.0.1:9",
 		"base-url":               "https://n.example.com",
+		"metrics-addr":           "127.0.0.1:9091",
 		"secret-key":             hexKey,
 		"otp-signing-secret":     "otp",
 		"queue-job-attempts":     "4",

@@ -54,6 +54,12 @@ var options = []option{
 		get: func(c Config) string { return c.BaseURL },
 	},
 	{
+		Option: Option{Env: "NOTIFYD_METRICS_ADDR", Flag: "metrics-addr", Default: "none: /metrics is served on the listen address",
+			Help: "host:port of a listener serving only GET /metrics; when set, the listen address no longer serves /metrics"},
+		set: setString(func(c *Config) *string { return &c.MetricsAddr }),
+		get: func(c Config) string { return c.MetricsAddr },
+	},
+	{
 		Option: Option{Env: "NOTIFYD_SECRET_KEY", Flag: "secret-key", Secret: true, File: true,
 			Default: "SQLite: generated beside the database file; PostgreSQL: required",
 			Help:    "32 random bytes as hex or base64 (openssl rand -hex 32); encrypts stored provider configs and secrets"},

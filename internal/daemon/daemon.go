@@ -57,6 +57,8 @@ type Daemon struct {
 	http     *http.Server
 	done     chan error
 	demo     *demoState // --demo: the in-process simulator (demo.go)
+	// metricsAddr is the NOTIFYD_METRICS_ADDR listener's address.
+	metricsAddr string
 	// stopRelay ends the webhook outbox relay (worker roles).
 	stopRelay func()
 	// stopHeartbeat ends the dispatch-limit heartbeat (worker roles).
@@ -287,9 +289,14 @@ func (d *Daemon) listen() error {
 	a := apipkg.New(apipkg.Options{Service: d.Service, BaseURL: d.Config.BaseURL, Logger: d.Logger, Limits: d.Metrics.Limits,
 		TrustedProxies: d.Config.TrustedProxies})
 	h := server.Handler(server.Options{API: a, Metrics: d.Metrics, Logger: d.Logger, Ready: d.ready, OpenAPI: api.OpenAPI,
-		Extra: a.PublicHandlers()})
+		Extra: a.PublicHandlers(), NoMetrics: d.Config.MetricsAddr != ""})
 	d.http = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second,
 		WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second, ErrorLog: slog.NewLogLogger(d.Logger.Handler(), slog.LevelWarn)}
+	if err := d.listenMetrics(); err != nil {
+		_ = ln.Close()
+		return err
+	}
+	warnPlainBaseURL(d.Logger, d.Config.BaseURL, ln.Addr())
 	d.done = make(chan error, 1)
 	go func() {
 		err := d.http.Serve(ln)
@@ -301,6 +308,42 @@ func (d *Daemon) listen() error {
 	d.Logger.Info("listening", "addr", ln.Addr().String(), "base_url", d.Config.BaseURL, "role", d.Config.Role)
 	return nil
 }
+
+// listenMetrics serves /metrics alone on NOTIFYD_METRICS_ADDR, when set;
+// it stops with the main server (Shutdown runs the hook).
+func (d *Daemon) listenMetrics() error {
+	if d.Config.MetricsAddr == "" {
+		return nil
+	}
+	ln, err := net.Listen("tcp", d.Config.MetricsAddr)
+	if err != nil {
+		return fmt.Errorf("metrics listener: %w", err)
+	}
+	d.metricsAddr = ln.Addr().String()
+	srv := &http.Server{Handler: server.MetricsHandler(d.Metrics), ReadHeaderTimeout: 10 * time.Second,
+		WriteTimeout: 60 * time.Second, ErrorLog: slog.NewLogLogger(d.Logger.Handler(), slog.LevelWarn)}
+	d.http.RegisterOnShutdown(func() { _ = srv.Close() })
+	go func() { _ = srv.Serve(ln) }()
+	d.Logger.Info("serving metrics", "addr", d.metricsAddr)
+	return nil
+}
+
+// warnPlainBaseURL warns when links go out as http:// from a listener
+// others can reach: RFC 8058 one-click unsubscribe URLs must be https,
+// and OTP link tokens would cross the network in clear.
+func warnPlainBaseURL(log *slog.Logger, baseURL string, addr net.Addr) {
+	if !strings.HasPrefix(strings.ToLower(baseURL), "http://") {
+		return
+	}
+	if ta, ok := addr.(*net.TCPAddr); ok && ta.IP.IsLoopback() {
+		return
+	}
+	log.Warn("NOTIFYD_BASE_URL is not https but the listener is reachable from other hosts: one-click unsubscribe links (RFC 8058) require https, and OTP link tokens travel in clear; set NOTIFYD_BASE_URL to the https URL of the TLS proxy in front",
+		"base_url", baseURL, "addr", addr.String())
+}
+
+// MetricsAddr is the address of the /metrics listener, empty without one.
+func (d *Daemon) MetricsAddr() string { return d.metricsAddr }
 
 // Addr is the address the server listens on.
 func (d *Daemon) Addr() string {
