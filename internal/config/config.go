@@ -49,6 +49,12 @@ type Config struct {
 	DNSServer       string        // NOTIFYD_DNS_SERVER: host:port of the resolver of subscriber MX checks; empty is the system resolver
 	MXCheck         bool          // NOTIFYD_MX_CHECK: check subscriber address domains by DNS on create
 
+	// Retention: terminal requests with their attempts and job rows, stale
+	// outbox events and fan-out records of ended campaigns are deleted
+	// after Retention, audit entries after AuditRetention; 0 keeps forever.
+	Retention      time.Duration // NOTIFYD_RETENTION
+	AuditRetention time.Duration // NOTIFYD_AUDIT_RETENTION
+
 	// TrustedProxies is NOTIFYD_TRUSTED_PROXIES: reverse proxies whose
 	// X-Forwarded-For names the client of the login throttle.
 	TrustedProxies []netip.Prefix
@@ -95,6 +101,8 @@ func Default() Config {
 		ShutdownTimeout:   30 * time.Second,
 		JobRescueAfter:    3 * time.Minute,
 		MXCheck:           true,
+		Retention:         30 * 24 * time.Hour,
+		AuditRetention:    365 * 24 * time.Hour,
 	}
 }
 

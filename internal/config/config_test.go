@@ -87,6 +87,8 @@ func TestLoadEnv(t *testing.T) {
 		"NOTIFYD_JOB_RESCUE_AFTER":       "90s",
 		"NOTIFYD_DNS_SERVER":             "10.0.0.53:53",
 		"NOTIFYD_MX_CHECK":               "false",
+		"NOTIFYD_RETENTION":              "90d",
+		"NOTIFYD_AUDIT_RETENTION":        "0",
 		"NOTIFYD_METRICS_ADDR":           "127.0.0.1:9091",
 	}, nil)
 	require.NoError(t, err)
@@ -109,6 +111,7 @@ func TestLoadEnv(t *testing.T) {
 		JobRescueAfter:      90 * time.Second,
 		DNSServer:           "10.0.0.53:53",
 		MXCheck:             false,
+		Retention:           90 * 24 * time.Hour,
 	}, c)
 	require.True(t, c.IsPostgres())
 }
@@ -506,6 +509,8 @@ func TestEnvAndFlagAgree(t *testing.T) {
 		"webhook-retry-schedule": "1s,2m",
 		"webhook-secret-overlap": "1h",
 		"sns-cert-hosts":         "127.0.0.1:9090",
+		"retention":              "7d",
+		"audit-retention":        "0",
 	}
 	require.Len(t, samples, len(Options), "add a sample for every new option")
 	for _, o := range Options {

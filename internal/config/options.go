@@ -264,6 +264,18 @@ var options = []option{
 		},
 		get: func(c Config) string { return strings.Join(c.SNSCertHosts, ",") },
 	},
+	{
+		Option: Option{Env: "NOTIFYD_RETENTION", Flag: "retention",
+			Help: "how long terminal requests (with attempts and job rows), stale outbox events and fan-out records of ended campaigns are kept, e.g. 30d or 720h; 0 keeps forever (metrics and campaign statistics keep their counts)"},
+		set: setRetention(func(c *Config) *time.Duration { return &c.Retention }),
+		get: func(c Config) string { return formatRetention(c.Retention) },
+	},
+	{
+		Option: Option{Env: "NOTIFYD_AUDIT_RETENTION", Flag: "audit-retention",
+			Help: "how long audit log entries are kept, e.g. 365d; 0 keeps forever"},
+		set: setRetention(func(c *Config) *time.Duration { return &c.AuditRetention }),
+		get: func(c Config) string { return formatRetention(c.AuditRetention) },
+	},
 }
 
 // Options lists every setting of `notifyd serve`, in help order. It is a
@@ -391,6 +403,46 @@ func parseInt(v string) (int, error) {
 		return 0, errors.New("must be a whole number")
 	}
 	return n, nil
+}
+
+// setRetention reads a retention period: 0 (keep forever), a number of
+// days ("30d") or a Go duration ("720h") of at least a day. A bare number
+// other than 0 is refused: seconds, as elsewhere, would purge at once.
+func setRetention(f func(*Config) *time.Duration) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		var d time.Duration
+		switch days, ok := strings.CutSuffix(v, "d"); {
+		case v == "0":
+		case ok:
+			n, err := strconv.ParseInt(days, 10, 64)
+			if err != nil || n < 0 || n > math.MaxInt64/int64(24*time.Hour) {
+				return errors.New("must be a whole number of days such as 30d, a duration such as 720h, or 0")
+			}
+			d = time.Duration(n) * 24 * time.Hour
+		default:
+			var err error
+			if d, err = time.ParseDuration(v); err != nil {
+				return errors.New("must be a whole number of days such as 30d, a duration such as 720h, or 0")
+			}
+		}
+		if d != 0 && d < 24*time.Hour {
+			return errors.New("must be 0 (keep forever) or at least 1d")
+		}
+		*f(c) = d
+		return nil
+	}
+}
+
+// formatRetention prints a retention period the way setRetention reads
+// it, in days when it is whole days.
+func formatRetention(d time.Duration) string {
+	if d == 0 {
+		return "0"
+	}
+	if d%(24*time.Hour) == 0 {
+		return strconv.FormatInt(int64(d/(24*time.Hour)), 10) + "d"
+	}
+	return d.String()
 }
 
 // parseDuration accepts Go durations ("30s", "2m") and, since the other

@@ -28,6 +28,7 @@ import (
 	"github.com/notifyd/notifyd/internal/jobs"
 	"github.com/notifyd/notifyd/internal/mailcheck"
 	"github.com/notifyd/notifyd/internal/metrics"
+	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/provider"
 	"github.com/notifyd/notifyd/internal/provider/kinds"
 	"github.com/notifyd/notifyd/internal/secret"
@@ -192,6 +193,8 @@ func (d *Daemon) startQueue(ctx context.Context) error {
 	if d.Config.Role != "api" {
 		workers := river.NewWorkers()
 		river.AddWorker(workers, &worker.Cleanup{Service: d.Service, Logger: d.Logger})
+		river.AddWorker(workers, &worker.Retention{Service: d.Service, Metrics: d.Metrics.Retention, Logger: d.Logger,
+			Policy: notify.Retention{Data: d.Config.Retention, Audit: d.Config.AuditRetention}})
 		// A job left running by a crashed process is handed back after
 		// NOTIFYD_JOB_RESCUE_AFTER; River requires the job timeout below it,
 		// so runs are bounded by two thirds of it, at most 2 minutes.
@@ -211,6 +214,9 @@ func (d *Daemon) startQueue(ctx context.Context) error {
 		cfg.PeriodicJobs = []*river.PeriodicJob{
 			river.NewPeriodicJob(river.PeriodicInterval(5*time.Minute),
 				func() (river.JobArgs, *river.InsertOpts) { return jobs.Cleanup{}, nil },
+				&river.PeriodicJobOpts{RunOnStart: true}),
+			river.NewPeriodicJob(river.PeriodicInterval(jobs.RetentionInterval),
+				func() (river.JobArgs, *river.InsertOpts) { return jobs.Retention{}, nil },
 				&river.PeriodicJobOpts{RunOnStart: true}),
 		}
 		// River's defaults poll every 100 ms for 100 jobs; tighter fetches
