@@ -10,7 +10,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,12 +30,6 @@ import (
 // settings checks.
 const sampleKey = "0000000000000000000000000000000000000000000000000000000000000001"
 
-// pendingSettings are settings the files use that another change of
-// issue 16 adds to the option table (item 6: the workers' probes
-// listener). Once the table has one, it is checked like any other; then
-// drop it from here.
-var pendingSettings = map[string]bool{"NOTIFYD_HEALTH_ADDR": true}
-
 // checkSettings asserts that every variable in env is a notifyd setting
 // (or its _FILE form) and that serve would start with them and args: the
 // values parse and validate.
@@ -51,12 +44,7 @@ func checkSettings(t *testing.T, where string, args []string, env map[string]str
 			}
 		}
 	}
-	env = maps.Clone(env)
 	for k := range env {
-		if !known[k] && pendingSettings[k] {
-			delete(env, k)
-			continue
-		}
 		require.True(t, known[k], "%s sets %s, which is no notifyd setting", where, k)
 	}
 	if len(args) > 0 && args[0] == "serve" {

@@ -157,3 +157,15 @@ func TestRetentionPurge(t *testing.T) {
 		require.Equal(t, want, notifytest.Counter(t, reg, "notifyd_retention_deleted_total", map[string]string{"table": table}), table)
 	}
 }
+
+// TestRetentionJobRuns: the daemon registers the retention job as a
+// periodic job run at start, and its worker completes it.
+func TestRetentionJobRuns(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	deadline := time.Now().Add(20 * time.Second)
+	for count(t, b, `SELECT COUNT(*) FROM river_job WHERE kind = 'retention' AND state = 'completed'`) == 0 {
+		require.True(t, time.Now().Before(deadline), "no completed retention job")
+		time.Sleep(50 * time.Millisecond)
+	}
+}
