@@ -144,7 +144,7 @@ func TestLoginSeveralWorkspaces(t *testing.T) {
 
 func TestLoginThrottle(t *testing.T) {
 	t.Parallel()
-	e := start(t)
+	e, clk := startFrozen(t)
 	for range 10 {
 		e.callProblem(t, e.anon(), "POST", "/v1/auth/login", map[string]string{"email": e.Email, "password": "wrong"}, 401, "SVC-40100")
 	}
@@ -154,7 +154,7 @@ func TestLoginThrottle(t *testing.T) {
 	require.NotContains(t, p.Detail, e.Email)
 	e.callProblem(t, e.anon(), "POST", "/v1/auth/login", map[string]string{"email": "OWNER@example.com", "password": e.Password}, 429, "SVC-42900")
 	requireThrottled(t, e.loginFrom(t, e.Email, e.Password, ""), 1)
-	time.Sleep(time.Second)
+	clk.advance(time.Second)
 	e.login(t, e.Email, e.Password, "")
 	// Other emails are not affected; existing sessions neither.
 	_, otherWS := e.NewWorkspace(t, "Other", "other@example.com")
