@@ -5,9 +5,23 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"reflect"
 	"strings"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/notifyd/notifyd/internal/notify"
+)
+
+// decodeOptions: names match in exact case and a name given twice is
+// refused (encoding/json matched "CHANNEL" to channel and kept the last of
+// two, so a body could mean something else than it reads); invalid UTF-8 is
+// still replaced rather than refused, as before.
+var decodeOptions = jsonv2.JoinOptions(
+	jsonv2.RejectUnknownMembers(true),
+	jsontext.AllowDuplicateNames(false),
+	jsontext.AllowInvalidUTF8(true),
 )
 
 // decodeJSON decodes body into v strictly: unknown fields, wrong types,
@@ -22,12 +36,11 @@ func decodeJSON(body []byte, v any) error {
 	if string(trimmed) == "null" {
 		return notify.Invalid("Request body must be a JSON object")
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return decodeError(err)
+	dec := jsontext.NewDecoder(bytes.NewReader(body), decodeOptions)
+	if err := jsonv2.UnmarshalDecode(dec, v); err != nil {
+		return decodeError(err, reflect.TypeOf(v))
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+	if _, err := dec.ReadToken(); !errors.Is(err, io.EOF) {
 		return notify.Invalid("Request body must hold a single JSON value")
 	}
 	if hasNUL(trimmed) {
@@ -70,26 +83,87 @@ func decodeNone(body []byte) error {
 	return decodeJSON(body, &struct{}{})
 }
 
-func decodeError(err error) error {
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &se), errors.Is(err, io.ErrUnexpectedEOF):
-		return notify.Invalid("Request body is not valid JSON")
-	case errors.As(err, &te):
-		if te.Field == "" {
-			return notify.Invalid("Request body must be a JSON %s", jsonType(te.Type.Kind().String()))
-		}
-		return notify.Invalid("%s must be %s", te.Field, article(jsonType(te.Type.Kind().String())))
-	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-		return notify.Invalid("%s is not an allowed field", name)
-	}
+func decodeError(err error, t reflect.Type) error {
 	var ie *notify.Error
 	if errors.As(err, &ie) {
 		return ie
 	}
-	return notify.Invalid("Request body is invalid: %s", strings.TrimPrefix(err.Error(), "json: "))
+	var syn *jsontext.SyntacticError
+	var sem *jsonv2.SemanticError
+	switch {
+	case errors.As(err, &syn) && errors.Is(err, jsontext.ErrDuplicateName):
+		return notify.Invalid("Request body is not valid JSON: %s is given more than once", syn.JSONPointer.LastToken())
+	case errors.As(err, &syn), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return notify.Invalid("Request body is not valid JSON")
+	case errors.As(err, &sem) && errors.Is(err, jsonv2.ErrUnknownName):
+		return notify.Invalid("%s is not an allowed field", sem.JSONPointer.LastToken())
+	case errors.As(err, &sem) && sem.GoType != nil:
+		want := jsonType(sem.GoType.Kind().String())
+		if field := fieldPath(t, sem.JSONPointer); field != "" {
+			return notify.Invalid("%s must be %s", field, article(want))
+		}
+		return notify.Invalid("Request body must be a JSON %s", want)
+	}
+	return notify.Invalid("Request body is invalid")
+}
+
+// fieldPath names the field at ptr the way details always have: struct
+// field names joined by dots, without array indices or map keys
+// ("items.priority", "attributes").
+func fieldPath(t reflect.Type, ptr jsontext.Pointer) string {
+	var names []string
+	for tok := range ptr.Tokens() {
+		t = valueType(t)
+		switch t.Kind() {
+		case reflect.Struct:
+			f, ok := structField(t, tok)
+			if !ok {
+				return strings.Join(names, ".")
+			}
+			names = append(names, tok)
+			t = f.Type
+		case reflect.Map, reflect.Slice, reflect.Array:
+			t = t.Elem()
+		default:
+			return strings.Join(names, ".")
+		}
+	}
+	return strings.Join(names, ".")
+}
+
+// optional is implemented by Optional: its JSON value is its Value's.
+type optional interface{ valueType() reflect.Type }
+
+func valueType(t reflect.Type) reflect.Type {
+	for {
+		switch {
+		case t.Kind() == reflect.Pointer:
+			t = t.Elem()
+		case t.Implements(reflect.TypeFor[optional]()):
+			t = reflect.Zero(t).Interface().(optional).valueType()
+		default:
+			return t
+		}
+	}
+}
+
+// structField finds the field of t named name in JSON, embedded structs
+// included.
+func structField(t reflect.Type, name string) (reflect.StructField, bool) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case tag == "-":
+		case f.Anonymous && tag == "" && valueType(f.Type).Kind() == reflect.Struct:
+			if g, ok := structField(valueType(f.Type), name); ok {
+				return g, true
+			}
+		case tag == name, tag == "" && f.Name == name:
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
 }
 
 func jsonType(goKind string) string {
@@ -134,6 +208,21 @@ func (o *Optional[T]) UnmarshalJSON(b []byte) error {
 	}
 	return json.Unmarshal(b, &o.Value)
 }
+
+// UnmarshalJSONFrom is UnmarshalJSON for decodeJSON: the value is decoded
+// with the same options (exact names, no duplicates) and its errors keep
+// their place in the body.
+func (o *Optional[T]) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	o.Set = true
+	if dec.PeekKind() == 'n' {
+		o.Null = true
+		_, err := dec.ReadToken()
+		return err
+	}
+	return jsonv2.UnmarshalDecode(dec, &o.Value)
+}
+
+func (Optional[T]) valueType() reflect.Type { return reflect.TypeFor[T]() }
 
 // checkLen returns a 400 when s is longer than max characters.
 func checkLen(field, s string, max int) error {

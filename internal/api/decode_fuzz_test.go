@@ -127,6 +127,20 @@ func TestDecodeJSONDetails(t *testing.T) {
 		`{"items":[{"priority":"x"}]}`:    "items.priority must be an integer",
 		`{"name":"\u0000"}`:               "Request body must not contain NUL characters",
 		`{"config":{"a":{"b":"\u0000"}}}`: "Request body must not contain NUL characters",
+		// Names match in exact case, and no name may be given twice
+		// (encoding/json took CHANNEL for channel and kept the last).
+		`{"NAME":"x"}`:                       "NAME is not an allowed field",
+		`{"name":"a","NAME":"b"}`:            "NAME is not an allowed field",
+		`{"nested":{"ID":"a"}}`:              "ID is not an allowed field",
+		`{"title":"a","Title":"b"}`:          "Title is not an allowed field",
+		`{"name":"a","name":"b"}`:            "Request body is not valid JSON: name is given more than once",
+		`{"items":[{"id":"a","id":"b"}]}`:    "Request body is not valid JSON: id is given more than once",
+		`{"optional":{"k":"v","k":"w"}}`:     "Request body is not valid JSON: k is given more than once",
+		`{"meta":{"a":{"b":1,"b":2}}}`:       "Request body is not valid JSON: b is given more than once",
+		`{"optional":{"k":1}}`:               "optional must be a string",
+		`{"title":1}`:                        "title must be a string",
+		`{"labels":{"a":1}}`:                 "labels must be a string",
+		`{"items":[{"inner":{"value":-1}}]}`: "items.inner.value must be an integer",
 	} {
 		var v fuzzBody
 		err := decodeJSON([]byte(body), &v)
