@@ -141,6 +141,9 @@ func (in *CampaignInput) validate() error {
 		if err := maxLen("subject", *in.Subject, MaxCampaignSubject); err != nil {
 			return err
 		}
+		if err := oneLine("subject", *in.Subject); err != nil {
+			return err
+		}
 	}
 	if in.ContentText != nil && (*in.ContentText == "" || len([]rune(*in.ContentText)) > MaxCampaignText) {
 		return notify.Invalid("contentText must be 1 to %d characters", MaxCampaignText)

@@ -139,6 +139,12 @@ func (s *Service) validateOTPSend(in *OTPSendInput) (notify.Channel, string, err
 			return "", "", err
 		}
 	}
+	// Checked before normalizing, which would drop a line break from to.
+	for _, c := range []struct{ f, v string }{{"to", *in.To}, {"recipientName", in.RecipientName}, {"brandName", in.BrandName}, {"purpose", in.Purpose}} {
+		if err := oneLine(c.f, c.v); err != nil {
+			return "", "", err
+		}
+	}
 	switch in.Mode {
 	case "":
 		in.Mode = notify.OTPModeCode

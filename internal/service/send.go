@@ -99,6 +99,9 @@ func (s *Service) validateSend(in *SendInput, prefix string, now time.Time) (*ti
 			return nil, err
 		}
 	}
+	if err := checkRecipient(f, notify.Channel(in.Channel), *in.RecipientAddress, in.RecipientName, in.Title); err != nil {
+		return nil, err
+	}
 	if in.TemplateCode == "" && (in.Text == nil || *in.Text == "") {
 		return nil, notify.Invalid("%s is required when content.templateCode is absent", f("content.text"))
 	}
@@ -157,6 +160,10 @@ func (s *Service) buildRequest(ctx context.Context, tx notify.Tx, ws string, key
 	}
 	if in.TemplateCode != "" || len(in.TemplateVariables) > 0 {
 		r.Title = render.Substitute(r.Title, in.TemplateVariables)
+		// A variable must not break the title (an email subject) either.
+		if err := oneLine("content.title", r.Title); err != nil {
+			return nil, err
+		}
 		r.Text = render.Substitute(r.Text, in.TemplateVariables)
 		r.HTML = render.Substitute(r.HTML, render.HTMLEscapeVars(in.TemplateVariables))
 	}

@@ -135,6 +135,9 @@ func validSubscriberFields(name, source *string, attrs map[string]string) error 
 		if err := maxLen("name", *name, MaxSubscriberName); err != nil {
 			return err
 		}
+		if err := oneLine("name", *name); err != nil {
+			return err
+		}
 	}
 	if source != nil {
 		if err := maxLen("consentSource", *source, MaxConsentSource); err != nil {

@@ -268,6 +268,9 @@ func (s *Service) CreateTemplateVersion(ctx context.Context, a *Actor, id string
 		if err := maxLen("title", *in.Title, 200); err != nil {
 			return nil, err
 		}
+		if err := oneLine("title", *in.Title); err != nil {
+			return nil, err
+		}
 		v.Title = *in.Title
 	}
 	if in.HTML != nil {

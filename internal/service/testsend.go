@@ -88,6 +88,9 @@ func (s *Service) testRequest(ctx context.Context, tx notify.Tx, ws string, p *n
 	if addr == "" && !webhook {
 		return nil, notify.Invalid("recipient.address is required for channel %s", p.Channel)
 	}
+	if err := checkRecipient(func(f string) string { return f }, p.Channel, in.RecipientAddress, in.RecipientName, in.Title); err != nil {
+		return nil, err
+	}
 	if addr == "" {
 		addr = "webhook"
 	}

@@ -617,6 +617,9 @@ func TestRecipientFormat(t *testing.T) {
 		{"email", "user@localhost", "to must be an email address for channel email"},
 		{"email", "Bob <bob@example.com>", "to must be an email address for channel email"},
 		{"email", "01012345678", "to must be an email address for channel email"},
+		// Normalizing would drop a line break: it is refused first.
+		{"sms", "010\r\n12345678", "to must not contain control characters"},
+		{"email", "a@example.com\r\nBcc: b@example.com", "to must not contain control characters"},
 	} {
 		problem(t, b.signed(t, "POST", "/v1/otp", map[string]any{"channel": c.channel, "to": c.to}), 400, "SVC-40000", c.detail)
 	}
