@@ -97,7 +97,9 @@ func tryError(err error, timeout time.Duration) string {
 	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()):
 		return "timeout after " + timeout.String()
 	}
-	msg := textExcerpt([]byte(err.Error()))
+	// The URL's path and query may be a credential, the resolver is the
+	// host's business: neither belongs in the delivery log.
+	msg := textExcerpt([]byte(provider.ErrorText(err)))
 	if len(msg) > 500 {
 		msg = msg[:500]
 	}

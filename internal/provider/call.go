@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"time"
 
@@ -25,6 +27,10 @@ type Call struct {
 	// Logged is what the attempt history shows as the request: the body
 	// with secrets removed. Adapters must never put credentials here.
 	Logged any
+	// SecretURL marks URL as the account's configured URL (incoming
+	// webhooks), whose path and query are the credential: the exchange
+	// and every message show only its scheme and host.
+	SecretURL bool
 }
 
 // Do performs c with client and returns the exchange, the raw answer body,
@@ -33,10 +39,21 @@ type Call struct {
 // unauthorized). Other statuses return a nil error: the adapter reads the
 // body and classifies vendor codes itself (many vendors fail with 200).
 func Do(ctx context.Context, client *http.Client, c Call) (Exchange, []byte, *Error) {
-	ex := Exchange{Method: c.Method, URL: redactURL(c.URL), Request: c.Logged}
+	ex := Exchange{Method: c.Method, URL: c.URL, Request: c.Logged}
+	if c.SecretURL {
+		ex.URL = RedactURL(c.URL)
+	}
+	ex, body, perr := do(ctx, client, c, ex)
+	if perr != nil && c.SecretURL {
+		perr.Message = RedactIn(perr.Message, c.URL)
+	}
+	return ex, body, perr
+}
+
+func do(ctx context.Context, client *http.Client, c Call, ex Exchange) (Exchange, []byte, *Error) {
 	req, err := http.NewRequestWithContext(ctx, c.Method, c.URL, bytes.NewReader(c.Body))
 	if err != nil {
-		return ex, nil, Errorf(notify.FailureInvalidRequest, "build request: %v", err)
+		return ex, nil, Errorf(notify.FailureInvalidRequest, "build request: %s", ErrorText(err))
 	}
 	for k, vs := range c.Header {
 		req.Header[k] = vs
@@ -83,19 +100,46 @@ func StatusError(status int, h http.Header, body string) *Error {
 // as invalid_request (API-DECISIONS section 1).
 var ErrBlockedTarget = errors.New("target address is not allowed")
 
-// transportError classifies a failed call. A *url.Error quotes the full
-// URL, which for webhook kinds is the credential, so it is redacted first.
+// transportError classifies a failed call, in words fit for users
+// (ErrorText).
 func transportError(err error) *Error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		c := *ue
-		c.URL = redactURL(ue.URL)
-		err = &c
-	}
 	if errors.Is(err, ErrBlockedTarget) {
-		return Errorf(notify.FailureInvalidRequest, "%v", err)
+		return Errorf(notify.FailureInvalidRequest, "%s", ErrorText(err))
 	}
-	return Errorf(notify.FailureTemporaryUnavailable, "%v", err)
+	return Errorf(notify.FailureTemporaryUnavailable, "%s", ErrorText(err))
+}
+
+// urlRE finds URLs in an error text; a quote, bracket or white space ends one.
+var urlRE = regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://[^\s"'<>]+`)
+
+// ErrorText is the text of a transport error as attempts, test-sends and
+// webhook delivery logs show it, which viewers and API keys read: every
+// URL in it (a *url.Error quotes the whole URL, whose path or query is the
+// credential of a webhook) is cut to its scheme and host, and a DNS error
+// does not name the resolver it asked.
+func ErrorText(err error) string {
+	msg := err.Error()
+	var de *net.DNSError
+	if errors.As(err, &de) && de.Server != "" {
+		msg = strings.ReplaceAll(msg, " on "+de.Server, "")
+	}
+	return urlRE.ReplaceAllStringFunc(msg, RedactURL)
+}
+
+// RedactIn replaces secretURL, and its path and query, wherever they occur
+// in msg (a receiver's answer may echo them) by the redacted URL.
+func RedactIn(msg, secretURL string) string {
+	msg = strings.ReplaceAll(msg, secretURL, RedactURL(secretURL))
+	u, err := url.Parse(secretURL)
+	if err != nil {
+		return msg
+	}
+	for _, part := range []string{u.EscapedPath(), u.Path, u.RawQuery} {
+		if len(part) > 1 {
+			msg = strings.ReplaceAll(msg, part, "…")
+		}
+	}
+	return msg
 }
 
 func parseRetryAfter(v string) time.Duration {
@@ -116,13 +160,26 @@ func flattenHeader(h http.Header) map[string]string {
 	return out
 }
 
-// redactURL hides the secret parts of webhook URLs (the path is the
-// credential for Slack and Discord webhooks) while keeping the host.
-func redactURL(u string) string {
+// RedactURL hides the path and query of a URL (the credential of an
+// incoming webhook) and keeps its scheme and host; Slack's and Discord's
+// webhook URLs keep the fixed part that names the kind ("/services/…").
+func RedactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" {
+		// Not a URL with a host: keep nothing after the scheme.
+		if i := strings.Index(s, "://"); i >= 0 {
+			return s[:i+3] + "…"
+		}
+		return "…"
+	}
+	out := u.Scheme + "://" + u.Host
 	for _, marker := range []string{"/services/", "/api/webhooks/"} {
-		if i := strings.Index(u, marker); i >= 0 {
-			return u[:i+len(marker)] + "…"
+		if strings.HasPrefix(u.Path, marker) {
+			return out + marker + "…"
 		}
 	}
-	return u
+	if (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
+		out += "/…"
+	}
+	return out
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"strings"
 
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/provider"
@@ -57,15 +56,16 @@ func (p *webhookProvider) send(ctx context.Context, msg provider.Message) provid
 		return provider.Result{Err: perr}
 	}
 	res := send(ctx, p.client, provider.Call{
-		Method: http.MethodPost,
-		URL:    p.url,
-		Header: http.Header{"Content-Type": {"application/json"}},
-		Body:   body,
-		Logged: pl,
+		Method:    http.MethodPost,
+		URL:       p.url,
+		Header:    http.Header{"Content-Type": {"application/json"}},
+		Body:      body,
+		Logged:    pl,
+		SecretURL: true, // the path is the credential
 	})
 	if res.Err != nil {
-		// Transport errors quote the URL, whose path is the credential.
-		res.Err.Message = strings.ReplaceAll(res.Err.Message, p.url, res.Exchange.URL)
+		// The receiver's answer may echo the URL.
+		res.Err.Message = provider.RedactIn(res.Err.Message, p.url)
 	}
 	return res
 }

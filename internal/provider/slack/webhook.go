@@ -55,18 +55,22 @@ func (p *webhookProvider) send(ctx context.Context, msg provider.Message) provid
 		return provider.Result{Err: provider.Errorf(notify.FailureInvalidRequest, "encode payload: %v", err)}
 	}
 	ex, raw, perr := provider.Do(ctx, p.client, provider.Call{
-		Method: http.MethodPost,
-		URL:    p.url,
-		Header: http.Header{"Content-Type": {"application/json"}},
-		Body:   body,
-		Logged: payload,
+		Method:    http.MethodPost,
+		URL:       p.url,
+		Header:    http.Header{"Content-Type": {"application/json"}},
+		Body:      body,
+		Logged:    payload,
+		SecretURL: true, // the path is the credential
 	})
 	if perr != nil {
-		// Transport errors quote the URL, whose path is the credential.
-		perr.Message = strings.ReplaceAll(perr.Message, p.url, ex.URL)
 		return provider.Result{Err: perr, Exchange: ex}
 	}
-	return provider.Result{Err: webhookResult(status(ex), string(raw)), Exchange: ex}
+	perr = webhookResult(status(ex), string(raw))
+	if perr != nil {
+		// The receiver's answer may echo the URL.
+		perr.Message = provider.RedactIn(perr.Message, p.url)
+	}
+	return provider.Result{Err: perr, Exchange: ex}
 }
 
 // webhookResult classifies an answer that provider.Do left unclassified.
