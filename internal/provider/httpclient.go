@@ -38,6 +38,9 @@ type HTTPOptions struct {
 	// and a name resolving to loopback needs a fake resolver.
 	blocked func(netip.AddrPort) bool
 	lookup  func(ctx context.Context, host string) ([]netip.Addr, error)
+	// interfaceAddrs replaces net.InterfaceAddrs (tests: a public address
+	// of "this host").
+	interfaceAddrs func() ([]net.Addr, error)
 }
 
 // NewHTTPClient returns the outbound client for vendor calls: a tuned
@@ -54,7 +57,11 @@ func NewHTTPClient(opts HTTPOptions) *http.Client {
 	}
 	g := &guard{blocked: opts.blocked, lookup: opts.lookup}
 	if g.blocked == nil {
-		g.blocked = func(ap netip.AddrPort) bool { return BlockedAddr(ap.Addr()) }
+		own := &ownAddrs{list: opts.interfaceAddrs}
+		if own.list == nil {
+			own.list = net.InterfaceAddrs
+		}
+		g.blocked = func(ap netip.AddrPort) bool { return BlockedAddr(ap.Addr()) || own.has(ap.Addr()) }
 	}
 	g.dialer = net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}
 	if !opts.AllowPrivate {
@@ -147,29 +154,65 @@ func (g *guard) control(network, address string, _ syscall.RawConn) error {
 	return nil
 }
 
+// ownAddrsTTL is how long the host's interface addresses are kept before
+// they are listed again (an address can be added while the process runs).
+const ownAddrsTTL = 30 * time.Second
+
+// ownAddrs are the addresses of the host's own interfaces: a public one
+// reaches the host's own services as surely as loopback does.
+type ownAddrs struct {
+	list func() ([]net.Addr, error)
+
+	mu    sync.Mutex
+	addrs map[netip.Addr]bool
+	at    time.Time
+}
+
+func (o *ownAddrs) has(a netip.Addr) bool {
+	a = a.WithZone("").Unmap()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.addrs == nil || time.Since(o.at) > ownAddrsTTL {
+		addrs, err := o.list()
+		if err != nil && o.addrs != nil {
+			return o.addrs[a] // keep the last good list
+		}
+		o.addrs, o.at = map[netip.Addr]bool{}, time.Now()
+		for _, ad := range addrs {
+			if p, err := netip.ParsePrefix(ad.String()); err == nil {
+				o.addrs[p.Addr().WithZone("").Unmap()] = true
+			}
+		}
+	}
+	return o.addrs[a]
+}
+
 // blockedPrefixes are the ranges the guard refuses. Some overlap netip's
 // predicates in BlockedAddr; they are listed anyway so the policy reads as
 // one table.
 var blockedPrefixes = []netip.Prefix{
-	netip.MustParsePrefix("127.0.0.0/8"),    // loopback
-	netip.MustParsePrefix("10.0.0.0/8"),     // private
-	netip.MustParsePrefix("172.16.0.0/12"),  // private
-	netip.MustParsePrefix("192.168.0.0/16"), // private
-	netip.MustParsePrefix("169.254.0.0/16"), // link-local, cloud metadata 169.254.169.254
-	netip.MustParsePrefix("100.64.0.0/10"),  // CGNAT shared space, often internal in clouds
-	netip.MustParsePrefix("0.0.0.0/8"),      // "this network": 0.x.x.x reaches the local host on Linux
-	netip.MustParsePrefix("192.0.0.0/24"),   // IETF protocol assignments
-	netip.MustParsePrefix("198.18.0.0/15"),  // benchmarking networks
-	netip.MustParsePrefix("224.0.0.0/4"),    // multicast
-	netip.MustParsePrefix("240.0.0.0/4"),    // reserved, broadcast included
-	netip.MustParsePrefix("::/96"),          // ::, ::1 and deprecated IPv4-compatible ::a.b.c.d
-	netip.MustParsePrefix("fc00::/7"),       // unique local
-	netip.MustParsePrefix("fe80::/10"),      // link-local
-	netip.MustParsePrefix("fec0::/10"),      // deprecated site-local
-	netip.MustParsePrefix("ff00::/8"),       // multicast
-	netip.MustParsePrefix("64:ff9b:1::/48"), // local-use NAT64
-	netip.MustParsePrefix("100::/64"),       // discard-only
-	netip.MustParsePrefix("2001:db8::/32"),  // documentation
+	netip.MustParsePrefix("127.0.0.0/8"),     // loopback
+	netip.MustParsePrefix("10.0.0.0/8"),      // private
+	netip.MustParsePrefix("172.16.0.0/12"),   // private
+	netip.MustParsePrefix("192.168.0.0/16"),  // private
+	netip.MustParsePrefix("169.254.0.0/16"),  // link-local, cloud metadata 169.254.169.254
+	netip.MustParsePrefix("100.64.0.0/10"),   // CGNAT shared space, often internal in clouds
+	netip.MustParsePrefix("0.0.0.0/8"),       // "this network": 0.x.x.x reaches the local host on Linux
+	netip.MustParsePrefix("192.0.0.0/24"),    // IETF protocol assignments
+	netip.MustParsePrefix("198.18.0.0/15"),   // benchmarking networks
+	netip.MustParsePrefix("192.0.2.0/24"),    // documentation (TEST-NET-1)
+	netip.MustParsePrefix("198.51.100.0/24"), // documentation (TEST-NET-2)
+	netip.MustParsePrefix("203.0.113.0/24"),  // documentation (TEST-NET-3)
+	netip.MustParsePrefix("224.0.0.0/4"),     // multicast
+	netip.MustParsePrefix("240.0.0.0/4"),     // reserved, broadcast included
+	netip.MustParsePrefix("::/96"),           // ::, ::1 and deprecated IPv4-compatible ::a.b.c.d
+	netip.MustParsePrefix("fc00::/7"),        // unique local
+	netip.MustParsePrefix("fe80::/10"),       // link-local
+	netip.MustParsePrefix("fec0::/10"),       // deprecated site-local
+	netip.MustParsePrefix("ff00::/8"),        // multicast
+	netip.MustParsePrefix("64:ff9b:1::/48"),  // local-use NAT64
+	netip.MustParsePrefix("100::/64"),        // discard-only
+	netip.MustParsePrefix("2001:db8::/32"),   // documentation
 }
 
 // Prefixes whose addresses embed an IPv4 address in their last 32 bits
@@ -180,8 +223,9 @@ var (
 )
 
 // BlockedAddr reports whether the SSRF guard refuses a: loopback, private,
-// link-local (cloud metadata included), unspecified, CGNAT, multicast and
-// reserved ranges, in IPv4, IPv6 and IPv4-mapped IPv6 form.
+// link-local (cloud metadata included), unspecified, CGNAT, multicast,
+// documentation and reserved ranges, in IPv4, IPv6 and IPv4-mapped IPv6
+// form. The guard also refuses the host's own interface addresses.
 func BlockedAddr(a netip.Addr) bool {
 	if !a.IsValid() {
 		return true

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -45,6 +46,13 @@ func TestBlockedAddr(t *testing.T) {
 		"2002:a9fe:a9fe::1":        true, // 6to4 of 169.254.169.254
 		"224.0.0.1":                true,
 		"255.255.255.255":          true,
+		"192.0.2.1":                true, // documentation ranges (issue 17)
+		"198.51.100.255":           true,
+		"203.0.113.7":              true,
+		"::ffff:203.0.113.7":       true,
+		"192.0.3.1":                false,
+		"198.51.101.1":             false,
+		"203.0.114.1":              false,
 		"8.8.8.8":                  false,
 		"172.32.0.1":               false,
 		"100.128.0.1":              false,
@@ -117,6 +125,29 @@ func TestGuardBlocksPrivateTargets(t *testing.T) {
 		_, err := get(c, u)
 		require.ErrorIs(t, err, ErrBlockedTarget, u)
 	}
+}
+
+// TestGuardBlocksOwnAddresses (issue 17): an address of one of the host's
+// own interfaces, public or not, is refused like loopback (without
+// connecting: the guard runs before connect), unless private targets are
+// allowed.
+func TestGuardBlocksOwnAddresses(t *testing.T) {
+	t.Parallel()
+	own := func() ([]net.Addr, error) {
+		return []net.Addr{&net.IPNet{IP: net.ParseIP("8.8.4.4"), Mask: net.CIDRMask(24, 32)},
+			&net.IPNet{IP: net.ParseIP("2606:4700::6810:1"), Mask: net.CIDRMask(64, 128)}}, nil
+	}
+	c := NewHTTPClient(HTTPOptions{Timeout: 2 * time.Second, interfaceAddrs: own})
+	for _, u := range []string{"http://8.8.4.4/", "http://[::ffff:8.8.4.4]/", "http://[2606:4700::6810:1]/"} {
+		_, err := get(c, u)
+		require.ErrorIs(t, err, ErrBlockedTarget, u)
+	}
+	// Another address of the same network is not the host's.
+	g := &ownAddrs{list: own}
+	require.False(t, g.has(netip.MustParseAddr("8.8.4.5")))
+	require.True(t, g.has(netip.MustParseAddr("8.8.4.4")))
+	// The real list: loopback is always one of them.
+	require.True(t, (&ownAddrs{list: net.InterfaceAddrs}).has(netip.MustParseAddr("127.0.0.1")))
 }
 
 func TestGuardChecksResolvedAddress(t *testing.T) {
