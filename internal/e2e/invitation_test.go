@@ -1,6 +1,7 @@
 package e2e_test
 
 import (
+	"context"
 	"net/http"
 	"slices"
 	"sort"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/notifyd/notifyd/client"
+	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/notifytest"
 )
 
@@ -224,6 +226,22 @@ func TestInvitationDeclineRevokeExpire(t *testing.T) {
 	require.Equal(t, "SVC-40400", decode[problem](t, r).Code)
 	o, _ := e.login(t, "other-owner@example.com", "correct horse battery", otherWS)
 	require.NotContains(t, members(t, o), ownerID)
+
+	// The periodic cleanup deletes it.
+	ctx := context.Background()
+	stored := func() int {
+		var n int
+		require.NoError(t, e.Daemon.DB.View(ctx, func(tx notify.Tx) error {
+			all, err := tx.FindInvitationsOfUser(ctx, ownerID, time.Time{}) // expired ones too
+			n = len(all)
+			return err
+		}))
+		return n
+	}
+	require.Equal(t, 1, stored())
+	_, _, err := e.Daemon.Service.Cleanup(ctx)
+	require.NoError(t, err)
+	require.Zero(t, stored())
 }
 
 // TestLeaveWorkspace: a member leaves on their own; the last owner cannot.
