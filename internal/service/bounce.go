@@ -180,7 +180,12 @@ type CallbackResult struct {
 	Confirmed  bool // an SNS subscription was confirmed
 }
 
-var errCallbackAuth = notify.Unauthorized("Invalid callback credentials")
+// errCallbackAuth answers a callback whose account is unknown or whose
+// callback secret is missing or wrong alike: 404, as SPEC answers for
+// another workspace's records, so the public endpoint does not tell which
+// provider ids exist (it answered 404 for unknown ids and 401 for the
+// others). Once the secret is proven, a bad vendor signature is 401.
+var errCallbackAuth = notify.NotFound("Provider")
 
 // ReceiveCallback authenticates a vendor callback by the provider
 // account's callback secret, verifies the vendor's own signature (SNS,
@@ -193,13 +198,13 @@ func (s *Service) ReceiveCallback(ctx context.Context, in CallbackInput) (*Callb
 		return nil, notify.Invalid("Callback body must be JSON")
 	}
 	if !isUUID(in.ProviderAccountID) {
-		return nil, notify.NotFound("Provider")
+		return nil, errCallbackAuth
 	}
 	var p *notify.ProviderAccount
 	err := s.store.View(ctx, func(tx notify.Tx) error {
 		var err error
 		if p, err = tx.FindProviderAccountAnyWorkspace(ctx, in.ProviderAccountID); err != nil {
-			return notFound(err, "Provider")
+			return err
 		}
 		if in.Token == "" || len(in.Token) > 200 {
 			return errCallbackAuth

@@ -213,15 +213,13 @@ func TestCallbackAuthentication(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, st, "no svix headers")
 	require.Equal(t, "", b.reasonOf(t, "r@example.com"))
 
-	// The callback secret: wrong, missing, another account's; an unknown
-	// account is 404; a body that is not JSON is 400.
+	// The callback secret: wrong, missing, another account's, and an
+	// unknown account all answer the same 404 (issue 17: a wrong secret
+	// was 401 and an unknown id 404, which told which ids exist); a body
+	// that is not JSON is 400.
 	pmBody := []byte(`{"RecordType":"Bounce","Type":"HardBounce","ID":1,"MessageID":"m","Email":"p@example.com"}`)
-	for _, u := range []string{b.callbackURL(pm, "wrong"), b.env.Daemon.URL() + "/v1/callbacks/" + pm, b.callbackURL(pm, sesSec.Secret)} {
-		st, detail := post(u, pmBody, nil)
-		require.Equal(t, http.StatusUnauthorized, st, u)
-		require.Equal(t, "Invalid callback credentials", detail)
-	}
-	for _, u := range []string{b.callbackURL("01890000-0000-7000-8000-000000000000", pmSec.Secret), b.callbackURL("nope", pmSec.Secret)} {
+	for _, u := range []string{b.callbackURL(pm, "wrong"), b.env.Daemon.URL() + "/v1/callbacks/" + pm, b.callbackURL(pm, sesSec.Secret),
+		b.callbackURL("01890000-0000-7000-8000-000000000000", pmSec.Secret), b.callbackURL("nope", pmSec.Secret)} {
 		st, detail := post(u, pmBody, nil)
 		require.Equal(t, http.StatusNotFound, st, u)
 		require.Equal(t, "Provider not found", detail)
@@ -285,7 +283,7 @@ func TestCallbackSecretRotation(t *testing.T) {
 	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
 	require.NoError(t, r.Decode(&st))
 	require.False(t, st.CallbackSecret.RotationPending)
-	require.Equal(t, http.StatusUnauthorized, status(first.Secret, 4), "old secret refused after finalize")
+	require.Equal(t, http.StatusNotFound, status(first.Secret, 4), "old secret refused after finalize")
 	require.Equal(t, http.StatusOK, status(second.Secret, 5))
 	problem(t, b.owner(t, "POST", "/v1/providers/"+pid+"/callback-secret/finalize", nil), http.StatusConflict, "SVC-40900")
 
