@@ -91,6 +91,10 @@ type LimitTx interface {
 	PutDispatchLimit(ctx context.Context, l *DispatchLimit) error
 	FindDispatchLimits(ctx context.Context, workspaceID string) ([]*DispatchLimit, error)
 	DeleteDispatchLimit(ctx context.Context, workspaceID, id string) error
+	// DispatchTargetWorkspace returns the workspace of the provider
+	// account (scope provider) or API key (scope apiKey) whose id is
+	// targetID, whichever workspace it is in; ErrNotFound when none.
+	DispatchTargetWorkspace(ctx context.Context, scope, targetID string) (string, error)
 
 	// PutDispatchWorker upserts a worker's heartbeat row by ID.
 	PutDispatchWorker(ctx context.Context, w *DispatchWorker) error

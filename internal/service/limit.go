@@ -180,6 +180,9 @@ func (s *Service) PutDispatchLimit(ctx context.Context, a *Actor, in DispatchLim
 	l := &notify.DispatchLimit{ID: newID(), WorkspaceID: a.WorkspaceID, Scope: in.Scope, TargetID: in.TargetID,
 		RatePerSecond: in.RatePerSecond, Enabled: in.Enabled == nil || *in.Enabled, CreatedAt: now, UpdatedAt: now}
 	err := s.store.Update(ctx, func(tx notify.Tx) error {
+		if err := foreignTarget(ctx, tx, a.WorkspaceID, l); err != nil {
+			return err
+		}
 		if err := tx.PutDispatchLimit(ctx, l); err != nil {
 			return err
 		}
@@ -191,6 +194,29 @@ func (s *Service) PutDispatchLimit(ctx context.Context, a *Actor, in DispatchLim
 	}
 	s.forgetLimits(a.WorkspaceID)
 	return l, nil
+}
+
+// foreignTarget answers 404 when a limit names another workspace's
+// provider account or API key, as every cross-workspace id does (it was
+// stored and limited nothing). A target that exists nowhere is still
+// taken: SPEC holds targetId only to 64 characters, and a limit may be
+// set before its provider or key exists.
+func foreignTarget(ctx context.Context, tx notify.Tx, ws string, l *notify.DispatchLimit) error {
+	if l.Scope == notify.DispatchScopeWorkspace {
+		return nil
+	}
+	owner, err := tx.DispatchTargetWorkspace(ctx, l.Scope, l.TargetID)
+	switch {
+	case notify.IsNotFound(err):
+		return nil
+	case err != nil:
+		return err
+	case owner != ws && l.Scope == notify.DispatchScopeAPIKey:
+		return notify.NotFound("API key")
+	case owner != ws:
+		return notify.NotFound("Provider")
+	}
+	return nil
 }
 
 // limitTarget is a limit's targetId as shown: null for the workspace scope.

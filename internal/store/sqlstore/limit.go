@@ -125,6 +125,16 @@ func (t *Tx) DeleteDispatchLimit(ctx context.Context, workspaceID, id string) er
 	return expectOne(t.c.Exec(ctx, `DELETE FROM dispatch_limits WHERE workspace_id = ? AND id = ?`, workspaceID, id))
 }
 
+func (t *Tx) DispatchTargetWorkspace(ctx context.Context, scope, targetID string) (string, error) {
+	table := "provider_accounts"
+	if scope == notify.DispatchScopeAPIKey {
+		table = "api_keys"
+	}
+	var ws string
+	err := t.c.QueryRow(ctx, `SELECT workspace_id FROM `+table+` WHERE id = ?`, targetID).Scan(&ws)
+	return ws, err
+}
+
 func (t *Tx) PutDispatchWorker(ctx context.Context, w *notify.DispatchWorker) error {
 	d := w.Demand
 	if d == nil {

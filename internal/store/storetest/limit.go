@@ -183,3 +183,29 @@ func testRateCountsMany(t *testing.T, db *store.DB) {
 		return nil
 	})
 }
+
+func init() { tests["DispatchTarget"] = testDispatchTarget }
+
+// testDispatchTarget: a limit's target is found in whichever workspace
+// holds it, by scope; an id of the other kind or of nothing is not found.
+func testDispatchTarget(t *testing.T, db *store.DB) {
+	ws1, ws2 := Workspace(t, db), Workspace(t, db)
+	p := emailProvider(t, db, ws1, "mailx_email")
+	k := &notify.APIKey{ID: id(), WorkspaceID: ws2, KeyID: "nk_" + id(), Name: "k", Scopes: []string{}, Status: notify.APIKeyActive,
+		SecretHash: "sh", HMACSecretEnc: "enc", CreatedAt: t0, UpdatedAt: t0}
+	update(t, db, func(ctx context.Context, tx notify.Tx) error { return tx.CreateAPIKey(ctx, k) })
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		got, err := tx.DispatchTargetWorkspace(ctx, notify.DispatchScopeProvider, p.ID)
+		require.NoError(t, err)
+		require.Equal(t, ws1, got)
+		got, err = tx.DispatchTargetWorkspace(ctx, notify.DispatchScopeAPIKey, k.ID)
+		require.NoError(t, err)
+		require.Equal(t, ws2, got)
+		for _, c := range []struct{ scope, id string }{{notify.DispatchScopeProvider, k.ID}, {notify.DispatchScopeAPIKey, p.ID},
+			{notify.DispatchScopeProvider, "prov-1"}, {notify.DispatchScopeAPIKey, id()}} {
+			_, err = tx.DispatchTargetWorkspace(ctx, c.scope, c.id)
+			require.ErrorIs(t, err, notify.ErrNotFound, c)
+		}
+		return nil
+	})
+}
