@@ -43,6 +43,7 @@ api|api|worker] [--no-migrate] [flags]   run the API server and workers
   notifyd simulate [--addr 127.0.0.1:9090]                        run the provider simulator
   notifyd send --channel CH --to ADDR --text T [--wait] [flags]   send one notification (NOTIFYD_API_KEY, NOTIFYD_HMAC_SECRET)
   notifyd backup FILE                                             copy the SQLite database while it serves (PostgreSQL: pg_dump)
+  notifyd rekey                                                   re-seal stored secrets under NOTIFYD_SECRET_KEY (after a key change)
   notifyd healthcheck [URL]                                       GET the readiness endpoint; exit 0 when ready (container HEALTHCHECK)
   notifyd version                                                 print the version and commit
 
@@ -68,6 +69,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = send(ctx, args[1:], stdout, stderr)
 	case "backup":
 		err = backup(ctx, args[1:], stdout, stderr)
+	case "rekey":
+		err = rekey(ctx, args[1:], stderr)
 	case "healthcheck":
 		err = healthcheck(ctx, args[1:], stdout, stderr)
 	case "version", "--version":

@@ -25,6 +25,7 @@ type Config struct {
 	BaseURL             string        // NOTIFYD_BASE_URL: public URL without trailing slash; Load defaults it from Addr
 	MetricsAddr         string        // NOTIFYD_METRICS_ADDR: host:port serving /metrics instead of Addr; empty serves it on Addr
 	SecretKey           string        // NOTIFYD_SECRET_KEY: master key as hex or base64; empty with SQLite means "use the key file"
+	SecretKeyPrevious   []string      // NOTIFYD_SECRET_KEY_PREVIOUS: former master keys, read but never sealed with (key rotation)
 	OTPSigningSecret    string        // OTP_SIGNING_SECRET: empty means the daemon derives it from the secret key
 	QueueJobAttempts    int           // SVC_QUEUE_JOB_ATTEMPTS
 	QueueBackoff        time.Duration // SVC_QUEUE_BACKOFF_MS
@@ -267,6 +268,11 @@ func (c Config) Validate() error {
 	case c.SecretKey != "":
 		if _, err := secret.ParseKey(c.SecretKey); err != nil {
 			add("NOTIFYD_SECRET_KEY is invalid: %s", strings.TrimPrefix(err.Error(), "secret: "))
+		}
+	}
+	for i, k := range c.SecretKeyPrevious {
+		if _, err := secret.ParseKey(k); err != nil {
+			add("NOTIFYD_SECRET_KEY_PREVIOUS key %d is invalid: %s", i+1, strings.TrimPrefix(err.Error(), "secret: "))
 		}
 	}
 

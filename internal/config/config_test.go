@@ -488,6 +488,7 @@ func TestEnvAndFlagAgree(t *testing.T) {
 		"base-url":               "https://n.example.com",
 		"metrics-addr":           "127.0.0.1:9091",
 		"secret-key":             hexKey,
+		"secret-key-previous":    hexKey,
 		"otp-signing-secret":     "otp",
 		"queue-job-attempts":     "4",
 		"queue-backoff-ms":       "10",

@@ -67,6 +67,20 @@ var options = []option{
 		get: func(c Config) string { return c.SecretKey },
 	},
 	{
+		Option: Option{Env: "NOTIFYD_SECRET_KEY_PREVIOUS", Flag: "secret-key-previous", Secret: true, File: true, Default: "none",
+			Help: "comma-separated former secret keys, used only to read secrets sealed before a key change; `notifyd rekey` re-seals them under the secret key"},
+		set: func(c *Config, v string) error {
+			c.SecretKeyPrevious = nil
+			for k := range strings.SplitSeq(v, ",") {
+				if k = strings.TrimSpace(k); k != "" {
+					c.SecretKeyPrevious = append(c.SecretKeyPrevious, k)
+				}
+			}
+			return nil
+		},
+		get: func(c Config) string { return strings.Join(c.SecretKeyPrevious, ",") },
+	},
+	{
 		Option: Option{Env: "OTP_SIGNING_SECRET", Flag: "otp-signing-secret", Secret: true, File: true,
 			Default: "derived from the secret key", Help: "HMAC key of OTP verification tokens"},
 		set: setString(func(c *Config) *string { return &c.OTPSigningSecret }),

@@ -86,7 +86,8 @@ func New(cfg config.Config, logger *slog.Logger, stdout io.Writer) *Daemon {
 }
 
 // OpenStore opens the database, migrates it (unless NoMigrate, which
-// instead refuses a stale schema) and loads the secret key.
+// instead refuses a stale schema) and loads the secret key, refusing a
+// database whose secrets were sealed with a key it was not given (keys.go).
 func (d *Daemon) OpenStore(ctx context.Context, migrate bool) (*secret.Box, error) {
 	db, err := store.Open(ctx, d.Config.DatabaseURL, store.Options{SQLiteSynchronous: d.Config.SQLiteSynchronous})
 	if err != nil {
@@ -100,11 +101,12 @@ func (d *Daemon) OpenStore(ctx context.Context, migrate bool) (*secret.Box, erro
 	} else if err := db.Ping(ctx); err != nil {
 		return nil, err
 	}
+	created := d.keyFileMissing()
 	key, err := d.secretKey()
 	if err != nil {
 		return nil, err
 	}
-	return secret.NewBox(key)
+	return d.openBox(ctx, key, created)
 }
 
 // secretKey parses NOTIFYD_SECRET_KEY, or with SQLite loads (creating on

@@ -100,6 +100,7 @@ type Tx interface {
 	CampaignTx
 	WebhookTx
 	SuppressionTx
+	SealedTx
 	InvitationTx
 	RetentionTx
 }

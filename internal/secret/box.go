@@ -74,6 +74,12 @@ func KeyID(key []byte) string {
 // can tell which stored values still need re-sealing.
 func (b *Box) PrimaryKeyID() string { return b.primary }
 
+// HasKey reports whether the box opens values sealed with key id kid.
+func (b *Box) HasKey(kid string) bool {
+	_, ok := b.aeads[kid]
+	return ok
+}
+
 // Seal encrypts plaintext with the primary key, unbound to any context. The
 // result is "v1.<kid>.<base64url(nonce|ciphertext)>".
 func (b *Box) Seal(plaintext []byte) (string, error) { return b.SealFor("", plaintext) }
