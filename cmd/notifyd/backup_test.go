@@ -25,13 +25,16 @@ import (
 
 // openSQLite runs a daemon on the SQLite database in dir with the key file
 // beside it (no NOTIFYD_SECRET_KEY), closed after the test.
-func openSQLite(t *testing.T, dir string) (*daemon.Daemon, config.Config) {
+func openSQLite(t *testing.T, dir string, opts ...func(*config.Config)) (*daemon.Daemon, config.Config) {
 	t.Helper()
 	cfg := config.Default()
 	cfg.DatabaseURL = "sqlite:" + filepath.Join(dir, "notifyd.db")
 	cfg.Addr = "127.0.0.1:0"
 	cfg.AllowPrivateTargets, cfg.MXCheck, cfg.SQLiteSynchronous = true, false, "NORMAL"
 	cfg.QueueBackoff = 50 * time.Millisecond
+	for _, o := range opts {
+		o(&cfg)
+	}
 	d := daemon.New(cfg, nil, nil)
 	require.NoError(t, d.Open(context.Background()))
 	t.Cleanup(func() { closeDaemon(d) })
@@ -252,4 +255,18 @@ func TestHealthcheck(t *testing.T) {
 	require.Equal(t, "http://127.0.0.1:8080/readyz", localReadyURL("", "0.0.0.0:8080"))
 	require.Equal(t, "http://10.0.0.5:9000/readyz", localReadyURL("", "10.0.0.5:9000"))
 	require.Equal(t, "http://127.0.0.1:8080/readyz", localReadyURL("", ""))
+}
+
+// TestHealthcheckWorker: the probe of the compose file and the image's
+// HEALTHCHECK against a real worker: /readyz and /healthz of its
+// NOTIFYD_HEALTH_ADDR listener answer, so `notifyd healthcheck` exits 0.
+func TestHealthcheckWorker(t *testing.T) {
+	t.Parallel()
+	d, _ := openSQLite(t, t.TempDir(), func(c *config.Config) { c.Role, c.HealthAddr = "worker", "127.0.0.1:0" })
+	require.NotEmpty(t, d.HealthAddr())
+	for _, path := range []string{"/readyz", "/healthz"} {
+		var out bytes.Buffer
+		require.Equal(t, 0, run(context.Background(), []string{"healthcheck", "http://" + d.HealthAddr() + path}, &out, &out), out.String())
+	}
+	require.Equal(t, "http://"+d.HealthAddr()+"/readyz", localReadyURL(d.HealthAddr(), ":8080"))
 }
