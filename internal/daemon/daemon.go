@@ -68,6 +68,8 @@ type Daemon struct {
 	stopping atomic.Bool
 	// unlockWorkers releases the SQLite worker lock (lifecycle.go).
 	unlockWorkers func()
+	// tracker knows the queue jobs this process works (worker roles).
+	tracker *worker.Tracker
 	// health is the probes-only listener (NOTIFYD_HEALTH_ADDR).
 	health     *http.Server
 	healthAddr string
@@ -231,6 +233,8 @@ func (d *Daemon) startQueue(ctx context.Context) error {
 		// job whose client has no fresh heartbeat belongs to a dead
 		// process and is rescued within seconds (delivery/rescue.go).
 		cfg.ID = d.Delivery.WorkerID()
+		d.tracker = worker.NewTracker()
+		cfg.Middleware = append(cfg.Middleware, d.tracker)
 	}
 	q, err := d.DB.NewQueue(cfg)
 	if err != nil {
@@ -245,7 +249,7 @@ func (d *Daemon) startQueue(ctx context.Context) error {
 		}
 		// Alive before the first fetch, so no other worker takes this
 		// one's jobs for a dead process's.
-		d.stopHeartbeat = worker.StartHeartbeat(d.Delivery, d.Logger, delivery.HeartbeatInterval, delivery.RescueInterval, delivery.DeadAfter)
+		d.stopHeartbeat = worker.StartHeartbeat(d.Delivery, d.tracker, d.Logger, delivery.HeartbeatInterval, delivery.RescueInterval, delivery.DeadAfter)
 		// Not ctx: cancelling Start's context is River's hard stop, which
 		// abandons running jobs; Close stops the queue gracefully.
 		if err := q.Start(context.WithoutCancel(ctx)); err != nil {

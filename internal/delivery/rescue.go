@@ -22,12 +22,13 @@ const (
 )
 
 // RescueOrphans makes the queue jobs of dead worker processes available
-// again and reports how many there were.
-func (e *Engine) RescueOrphans(ctx context.Context) (int, error) {
+// again, and those of this process that it neither works nor finished
+// lately (busy): their end was never recorded. It reports how many.
+func (e *Engine) RescueOrphans(ctx context.Context, busy []int64) (int, error) {
 	var n int
 	err := e.store.Update(ctx, func(tx notify.Tx) error {
 		var err error
-		n, err = tx.RescueQueueJobs(ctx, e.now().Add(-DeadAfter), time.Now().Add(-DeadAfter))
+		n, err = tx.RescueQueueJobs(ctx, e.now().Add(-DeadAfter), time.Now().Add(-DeadAfter), e.lim.workerID, busy)
 		return err
 	})
 	if n > 0 {
@@ -47,7 +48,7 @@ func (e *Engine) RescueAll(ctx context.Context) (int, error) {
 			return err
 		}
 		var err error
-		n, err = tx.RescueQueueJobs(ctx, e.now().Add(time.Hour), time.Now().Add(time.Hour))
+		n, err = tx.RescueQueueJobs(ctx, e.now().Add(time.Hour), time.Now().Add(time.Hour), "", nil)
 		return err
 	})
 	if n > 0 {

@@ -128,7 +128,13 @@ func (e *Engine) send(ctx context.Context, rn *run, a *notify.ProviderAccount) (
 	if perr != nil {
 		return provider.Result{Err: perr}, nil
 	}
-	return e.deliver(ctx, a, p, message(rn.req), !rn.sync)
+	m := message(rn.req)
+	if !rn.sync && rn.job != nil {
+		// A run taken over after a crash keeps the attempt number
+		// (ClaimRequests), so its repeat carries the same key.
+		m.IdempotencyKey = rn.req.ID + "/" + strconv.Itoa(rn.job.AttemptsMade) + "/" + a.ID
+	}
+	return e.deliver(ctx, a, p, m, !rn.sync)
 }
 
 func message(r *notify.Request) provider.Message {

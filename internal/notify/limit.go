@@ -107,10 +107,11 @@ type LimitTx interface {
 	// FindDispatchWorkers lists the rows with a heartbeat at or after
 	// since, by id.
 	FindDispatchWorkers(ctx context.Context, since time.Time) ([]*DispatchWorker, error)
-	// RescueQueueJobs makes the running queue jobs of worker processes
-	// with no heartbeat at or after liveSince, fetched before
-	// runningBefore, available again; it returns how many.
-	RescueQueueJobs(ctx context.Context, liveSince, runningBefore time.Time) (int, error)
+	// RescueQueueJobs makes running queue jobs fetched before
+	// runningBefore available again when their worker process has no
+	// heartbeat at or after liveSince, or when it is self and the job is
+	// not in busy; it returns how many.
+	RescueQueueJobs(ctx context.Context, liveSince, runningBefore time.Time, self string, busy []int64) (int, error)
 }
 
 // RateWindow names one request-limit counter: a scope key and the start of

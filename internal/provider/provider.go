@@ -38,6 +38,11 @@ type Message struct {
 	Headers map[string]string
 	// Data is key-value data for push messages.
 	Data map[string]string
+	// IdempotencyKey is the same for a send repeated after its process
+	// died before recording the outcome, and differs for a retry after a
+	// recorded outcome; vendors that honour one (Resend) drop the repeat.
+	// Empty for sends outside a queued run (OTP, test-send).
+	IdempotencyKey string
 }
 
 // Response is the vendor's answer as received, kept for attempt history.

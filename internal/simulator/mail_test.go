@@ -508,3 +508,28 @@ func TestPostmarkFaults(t *testing.T) {
 		})
 	}
 }
+
+// TestResendIdempotencyKey: a repeat of a sent email with the same
+// Idempotency-Key and body answers the first id and sends nothing; the
+// key with another body is a 409; another API key has its own keys.
+func TestResendIdempotencyKey(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	hdr := map[string]string{"Authorization": "Bearer re_team1", "Idempotency-Key": "req-1:1:acc"}
+	first := e.postJSON("/emails", hdr, resendMail("a@y.com"))
+	require.Equal(t, 200, first.status, "%s", first.body)
+	again := e.postJSON("/emails", hdr, resendMail("a@y.com"))
+	require.Equal(t, 200, again.status, "%s", again.body)
+	require.Equal(t, first.obj(t)["id"], again.obj(t)["id"])
+	require.Len(t, e.messages(kindMailX, ""), 1, "the repeat sent nothing")
+
+	other := e.postJSON("/emails", hdr, resendMail("b@y.com"))
+	require.Equal(t, 409, other.status, "%s", other.body)
+	require.Equal(t, "invalid_idempotent_request", other.obj(t)["name"])
+
+	team2 := map[string]string{"Authorization": "Bearer re_team2", "Idempotency-Key": "req-1:1:acc"}
+	require.Equal(t, 200, e.postJSON("/emails", team2, resendMail("a@y.com")).status)
+	noKey := map[string]string{"Authorization": "Bearer re_team1"}
+	require.Equal(t, 200, e.postJSON("/emails", noKey, resendMail("a@y.com")).status)
+	require.Len(t, e.messages(kindMailX, ""), 3)
+}

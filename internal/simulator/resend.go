@@ -184,17 +184,17 @@ func (e *resendEmail) messages(id string, to []string) []Message {
 	return out
 }
 
-func resendDecode(w http.ResponseWriter, r *http.Request, v any) bool {
+func resendDecode(w http.ResponseWriter, r *http.Request, v any) ([]byte, bool) {
 	body, err := readBody(r)
 	if err != nil {
 		resendError(w, http.StatusRequestEntityTooLarge, "validation_error", "Request body too large.")
-		return false
+		return nil, false
 	}
 	if err := json.Unmarshal(body, v); err != nil {
 		resendError(w, http.StatusUnprocessableEntity, "validation_error", "Invalid JSON body: "+err.Error())
-		return false
+		return nil, false
 	}
-	return true
+	return body, true
 }
 
 // resendSend serves POST /emails.
@@ -203,8 +203,21 @@ func (s *Simulator) resendSend(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var e resendEmail
-	if !resendDecode(w, r, &e) {
+	body, ok := resendDecode(w, r, &e)
+	if !ok {
 		return
+	}
+	// A repeat of an answered request: the first answer, nothing sent.
+	token, _ := authToken(r, "Bearer")
+	key := r.Header.Get("Idempotency-Key")
+	if key != "" {
+		if id, ok, conflict := s.idem.lookup(token, key, body, s.now()); conflict {
+			resendError(w, http.StatusConflict, "invalid_idempotent_request", "Same idempotency key used with a different request payload. Change your idempotency key or payload.")
+			return
+		} else if ok {
+			writeJSON(w, http.StatusOK, map[string]string{"id": id})
+			return
+		}
 	}
 	if f, aborted := s.takeFault(r, opSend, kindMailX); aborted {
 		return
@@ -219,6 +232,9 @@ func (s *Simulator) resendSend(w http.ResponseWriter, r *http.Request) {
 	}
 	id := s.uuid()
 	s.record(kindMailX, e.messages(id, to))
+	if key != "" {
+		s.idem.store(token, key, body, id, s.now())
+	}
 	writeJSON(w, http.StatusOK, map[string]string{"id": id})
 }
 
@@ -239,7 +255,7 @@ func (s *Simulator) resendBatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var emails []resendEmail
-	if !resendDecode(w, r, &emails) {
+	if _, ok := resendDecode(w, r, &emails); !ok {
 		return
 	}
 	if len(emails) == 0 || len(emails) > 100 {

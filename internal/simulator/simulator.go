@@ -69,6 +69,8 @@ type Simulator struct {
 	sigs     sigCache
 	// callbacks: bounce/complaint callbacks to the service (callbacks.go).
 	callbacks callbackState
+	// idem keeps Resend's Idempotency-Key answers (idempotency.go).
+	idem idempotency
 
 	// secret signs the stateless tokens (AlimTalk token, OAuth access token),
 	// so that checking one needs no shared map on the send path.

@@ -10,8 +10,9 @@ import (
 type HeartbeatService interface {
 	DispatchHeartbeat(ctx context.Context) error
 	LeaveDispatchCluster(ctx context.Context) error
-	// RescueOrphans hands back the queue jobs of dead worker processes.
-	RescueOrphans(ctx context.Context) (int, error)
+	// RescueOrphans hands back the queue jobs of dead worker processes,
+	// and this process's running jobs other than busy.
+	RescueOrphans(ctx context.Context, busy []int64) (int, error)
 }
 
 // StartHeartbeat publishes this worker process's heartbeat (and its
@@ -24,7 +25,7 @@ type HeartbeatService interface {
 // loop and deletes the process's row so the other workers take its share
 // without waiting for it to go stale: call it only once the queue has
 // stopped, or the jobs still running would look orphaned.
-func StartHeartbeat(svc HeartbeatService, logger *slog.Logger, interval, rescueEvery, rescueAfter time.Duration) (stop func()) {
+func StartHeartbeat(svc HeartbeatService, tracker *Tracker, logger *slog.Logger, interval, rescueEvery, rescueAfter time.Duration) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	// healthySince is when the heartbeats last started to succeed. After
@@ -58,7 +59,7 @@ func StartHeartbeat(svc HeartbeatService, logger *slog.Logger, interval, rescueE
 			beat()
 			if rescueEvery > 0 && time.Since(lastRescue) >= rescueEvery && !failing && time.Since(healthySince) >= rescueAfter {
 				lastRescue = time.Now()
-				if _, err := svc.RescueOrphans(ctx); err != nil && ctx.Err() == nil {
+				if _, err := svc.RescueOrphans(ctx, tracker.Busy()); err != nil && ctx.Err() == nil {
 					logger.Warn("rescue of dead workers' jobs", "err", err)
 				}
 			}

@@ -123,7 +123,12 @@ func (p *Provider) sendOne(ctx context.Context, m provider.Message) provider.Res
 	if err != nil {
 		return provider.Result{Err: provider.Errorf(notify.FailureInvalidRequest, "encode request: %v", err)}
 	}
-	ex, raw, perr := provider.Do(ctx, p.http, p.call("/emails", body, nil))
+	var extra http.Header
+	if m.IdempotencyKey != "" {
+		// Resend keeps a key 24 h: a repeat after a crash is not sent twice.
+		extra = http.Header{"Idempotency-Key": {m.IdempotencyKey}}
+	}
+	ex, raw, perr := provider.Do(ctx, p.http, p.call("/emails", body, extra))
 	if e := classify(ex, raw, perr); e != nil {
 		return provider.Result{Err: e, Exchange: ex}
 	}

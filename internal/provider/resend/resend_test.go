@@ -167,11 +167,24 @@ func TestSendSingle(t *testing.T) {
 	require.Equal(t, "Bearer "+apiKey, got.Header.Get("Authorization"))
 	require.Equal(t, "application/json", got.Header.Get("Content-Type"))
 	require.Empty(t, got.Header.Get("X-Batch-Validation"))
+	require.Empty(t, got.Header.Get("Idempotency-Key"), "no key outside a queued run")
 	golden(t, "single", got.Body)
 
 	require.Equal(t, 200, res[0].Exchange.Response.HTTPStatus)
 	require.True(t, strings.HasSuffix(res[0].Exchange.URL, "/emails"))
 	requireNoSecret(t, res[0].Exchange)
+}
+
+// TestSendSingleIdempotencyKey: a single send carries the message's
+// idempotency key, so Resend drops a repeat after a crash.
+func TestSendSingleIdempotencyKey(t *testing.T) {
+	t.Parallel()
+	f, p := serve(t, 200, `{"id":"49a3999c-0ce1-4ea6-ab68-afcd6dc2e794"}`)
+	m := msg("user@example.test")
+	m.IdempotencyKey = "req/1/acc"
+	res := p.Send(context.Background(), []provider.Message{m})
+	require.Nil(t, res[0].Err)
+	require.Equal(t, "req/1/acc", f.last(t).Header.Get("Idempotency-Key"))
 }
 
 func TestSendBatch(t *testing.T) {

@@ -319,12 +319,13 @@ func (e execer) Apply(ctx context.Context, m migrate.Migration) error {
 // RescueJobs makes running River jobs available again when the client
 // that fetched them last (the last element of attempted_by, a worker
 // process id) has no heartbeat row at or after liveSince.
-func (c *conn) RescueJobs(ctx context.Context, liveSince int64, runningBefore time.Time) (int, error) {
+func (c *conn) RescueJobs(ctx context.Context, liveSince int64, runningBefore time.Time, self string, busy []int64) (int, error) {
 	n, err := c.Exec(ctx, `UPDATE river_job SET state = 'available', scheduled_at = now()
 		WHERE state = 'running' AND attempted_at < ?
-		AND NOT EXISTS (SELECT 1 FROM dispatch_workers w
-			WHERE w.worker_id = river_job.attempted_by[array_length(river_job.attempted_by, 1)] AND w.heartbeat_at >= ?)`,
-		runningBefore, liveSince)
+		AND CASE river_job.attempted_by[array_length(river_job.attempted_by, 1)] WHEN ? THEN NOT (id = ANY(?))
+			ELSE NOT EXISTS (SELECT 1 FROM dispatch_workers w
+				WHERE w.worker_id = river_job.attempted_by[array_length(river_job.attempted_by, 1)] AND w.heartbeat_at >= ?) END`,
+		runningBefore, self, busy, liveSince)
 	return int(n), err
 }
 

@@ -7,6 +7,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -379,12 +380,14 @@ func (e execer) Apply(ctx context.Context, m migrate.Migration) error {
 // that fetched them last (the last element of attempted_by, a worker
 // process id) has no heartbeat row at or after liveSince. Times in
 // River's SQLite tables are text in River's one format.
-func (c *conn) RescueJobs(ctx context.Context, liveSince int64, runningBefore time.Time) (int, error) {
+func (c *conn) RescueJobs(ctx context.Context, liveSince int64, runningBefore time.Time, self string, busy []int64) (int, error) {
+	ids, _ := json.Marshal(busy)
 	n, err := c.Exec(ctx, `UPDATE river_job SET state = 'available', scheduled_at = ?
 		WHERE state = 'running' AND attempted_at < ?
-		AND NOT EXISTS (SELECT 1 FROM dispatch_workers w
-			WHERE w.worker_id = json_extract(river_job.attempted_by, '$[#-1]') AND w.heartbeat_at >= ?)`,
-		riverTime(time.Now()), riverTime(runningBefore), liveSince)
+		AND CASE json_extract(river_job.attempted_by, '$[#-1]') WHEN ? THEN id NOT IN (SELECT value FROM json_each(?))
+			ELSE NOT EXISTS (SELECT 1 FROM dispatch_workers w
+				WHERE w.worker_id = json_extract(river_job.attempted_by, '$[#-1]') AND w.heartbeat_at >= ?) END`,
+		riverTime(time.Now()), riverTime(runningBefore), self, string(ids), liveSince)
 	return int(n), err
 }
 

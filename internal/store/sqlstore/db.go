@@ -47,10 +47,13 @@ type Conn interface {
 	InsertJobs(ctx context.Context, params []river.InsertManyParams) ([]int64, error)
 	// CancelJob cancels a River job on this transaction; a missing job is not an error.
 	CancelJob(ctx context.Context, id int64) error
-	// RescueJobs makes running River jobs available again when the client
-	// that fetched them last has no dispatch_workers heartbeat at or after
-	// liveSince (milliseconds) and they were fetched before runningBefore.
-	RescueJobs(ctx context.Context, liveSince int64, runningBefore time.Time) (int, error)
+	// RescueJobs makes running River jobs fetched before runningBefore
+	// available again when the client that fetched them last has no
+	// dispatch_workers heartbeat at or after liveSince (milliseconds) and
+	// is not self, or is self and the job is not in busy (this process's
+	// own heartbeat may lag behind a loaded writer: it never makes its
+	// own jobs look dead).
+	RescueJobs(ctx context.Context, liveSince int64, runningBefore time.Time, self string, busy []int64) (int, error)
 }
 
 // Backend is what a dialect package provides.

@@ -56,7 +56,11 @@ func (t *Tx) ClaimRequests(ctx context.Context, js []*notify.Job, now time.Time,
 		rows[i] = []any{r.ID, r.WorkspaceID, ms(now), owner}
 	}
 	byReq := make(map[string]*notify.Job, len(reqs))
-	err = t.updateFromValues(ctx, `UPDATE notification_jobs SET status = 'processing', attempts_made = attempts_made + 1,
+	// A run taken over (the job row still processing: its run died before
+	// recording) keeps the attempt number, so the vendor idempotency key
+	// of its repeated send is the same.
+	err = t.updateFromValues(ctx, `UPDATE notification_jobs SET status = 'processing',
+		attempts_made = attempts_made + CASE WHEN notification_jobs.status = 'processing' THEN 0 ELSE 1 END,
 		started_at = CAST(v.column3 AS BIGINT), next_retry_at = NULL, run_owner = v.column4 FROM `, rows,
 		` AS v WHERE notification_jobs.request_id = v.column1 AND notification_jobs.workspace_id = v.column2
 		RETURNING `+qualified("notification_jobs", jobCols),
@@ -334,6 +338,9 @@ func (t *Tx) CloseBreakers(ctx context.Context, ids []string, now time.Time) err
 // no heartbeat at or after liveSince, and that was fetched before
 // runningBefore, available again at once (issue 16: a dead process's
 // jobs run again within seconds, not after River's fixed rescue time).
-func (t *Tx) RescueQueueJobs(ctx context.Context, liveSince, runningBefore time.Time) (int, error) {
-	return t.c.RescueJobs(ctx, ms(liveSince), runningBefore)
+func (t *Tx) RescueQueueJobs(ctx context.Context, liveSince, runningBefore time.Time, self string, busy []int64) (int, error) {
+	if busy == nil {
+		busy = []int64{}
+	}
+	return t.c.RescueJobs(ctx, ms(liveSince), runningBefore, self, busy)
 }
