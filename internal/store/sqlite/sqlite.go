@@ -58,6 +58,9 @@ func Open(path string, opts Options) (*Backend, error) {
 			return nil, fmt.Errorf("create database folder: %w", err)
 		}
 	}
+	if err := privateFiles(path); err != nil {
+		return nil, err
+	}
 	syncMode := opts.Synchronous
 	if syncMode == "" {
 		syncMode = "FULL"
