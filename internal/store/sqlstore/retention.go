@@ -22,16 +22,17 @@ func (t *Tx) WorkspaceIDs(ctx context.Context) ([]string, error) {
 
 func (t *Tx) PurgeRequests(ctx context.Context, workspaceID string, before time.Time, limit int) (notify.PurgedRequests, error) {
 	var p notify.PurgedRequests
-	// The workspace's index on requested_at bounds the scan; updated_at
-	// keeps a request that ended recently (scheduled long after it was
-	// accepted, or retried for days).
+	// The workspace's index on requested_at bounds the scan and gives the
+	// order, so the LIMIT stops it early (a tie-breaker on id would sort
+	// every old row first); updated_at keeps a request that ended recently
+	// (scheduled long after it was accepted, or retried for days).
 	ids, err := queryAll(ctx, t.c, func(r Row) (any, error) {
 		var id string
 		return id, r.Scan(&id)
 	}, `SELECT id FROM notification_requests r WHERE workspace_id = ? AND requested_at < ? AND updated_at < ?
 		AND status IN ('sent', 'failed', 'canceled')
 		AND NOT EXISTS (SELECT 1 FROM dead_letters d WHERE d.request_id = r.id)
-		ORDER BY requested_at, id LIMIT ?`, workspaceID, ms(before), ms(before), limit)
+		ORDER BY requested_at LIMIT ?`, workspaceID, ms(before), ms(before), limit)
 	if err != nil || len(ids) == 0 {
 		return p, err
 	}
