@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/notifyd/notifyd/internal/server"
 )
 
 // errStopping makes /readyz answer 503 from the start of a graceful stop,
@@ -45,6 +47,7 @@ func (d *Daemon) lockWorkers() bool {
 
 // listenHealth starts the probes-only listener (NOTIFYD_HEALTH_ADDR): a
 // worker serves no API, and Compose and Kubernetes need something to ask.
+// On a worker it also serves /metrics.
 func (d *Daemon) listenHealth() error {
 	if d.Config.HealthAddr == "" {
 		return nil
@@ -69,6 +72,11 @@ func (d *Daemon) listenHealth() error {
 		}
 		_, _ = w.Write([]byte(`{"status":"ready"}` + "\n"))
 	})
+	if d.Config.Role == "worker" {
+		// A worker has no other listener: its metrics (dispatch limits,
+		// batches, retention) are scraped here.
+		mux.Handle("GET /metrics", server.MetricsHandler(d.Metrics))
+	}
 	d.health = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	d.healthAddr = ln.Addr().String()
 	go func() { _ = d.health.Serve(ln) }()

@@ -69,3 +69,21 @@ func TestPlainBaseURLWarning(t *testing.T) {
 		require.Equal(t, tc.warn, warned, tc.addr)
 	}
 }
+
+// A worker serves no API: NOTIFYD_HEALTH_ADDR gives it a listener with
+// the probes and its metrics (issue 16).
+func TestWorkerHealthListener(t *testing.T) {
+	env := notifytest.StartDaemon(t)
+	w := env.StartPeer(t, nil, notifytest.WithRole("worker"), func(c *config.Config) { c.HealthAddr = "127.0.0.1:0" })
+	require.NotEmpty(t, w.HealthAddr())
+	for _, path := range []string{"/healthz", "/readyz"} {
+		status, body := get(t, "http://"+w.HealthAddr()+path)
+		require.Equal(t, http.StatusOK, status, path)
+		require.True(t, strings.HasPrefix(body, `{"status":`), body)
+	}
+	status, body := get(t, "http://"+w.HealthAddr()+"/metrics")
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, body, "notifyd_dispatch_cluster_workers")
+	status, _ = get(t, "http://"+w.HealthAddr()+"/v1/me")
+	require.Equal(t, http.StatusNotFound, status, "no API on the probes listener")
+}
