@@ -25,14 +25,18 @@ func (t *Tx) PurgeRequests(ctx context.Context, workspaceID string, before time.
 	// The workspace's index on requested_at bounds the scan and gives the
 	// order, so the LIMIT stops it early (a tie-breaker on id would sort
 	// every old row first); updated_at keeps a request that ended recently
-	// (scheduled long after it was accepted, or retried for days).
+	// (scheduled long after it was accepted, or retried for days). The
+	// no-op UPDATE locks the chosen rows: a concurrent purge of the same
+	// rows waits, then finds them gone and counts nothing, where a plain
+	// read would let both add the rows to the rollups.
 	ids, err := queryAll(ctx, t.c, func(r Row) (any, error) {
 		var id string
 		return id, r.Scan(&id)
-	}, `SELECT id FROM notification_requests r WHERE workspace_id = ? AND requested_at < ? AND updated_at < ?
+	}, `UPDATE notification_requests SET updated_at = updated_at WHERE id IN (
+		SELECT id FROM notification_requests r WHERE workspace_id = ? AND requested_at < ? AND updated_at < ?
 		AND status IN ('sent', 'failed', 'canceled')
 		AND NOT EXISTS (SELECT 1 FROM dead_letters d WHERE d.request_id = r.id)
-		ORDER BY requested_at LIMIT ?`, workspaceID, ms(before), ms(before), limit)
+		ORDER BY requested_at LIMIT ?) RETURNING id`, workspaceID, ms(before), ms(before), limit)
 	if err != nil || len(ids) == 0 {
 		return p, err
 	}
