@@ -122,6 +122,8 @@ func ErrorText(err error) string {
 	var de *net.DNSError
 	if errors.As(err, &de) && de.Server != "" {
 		msg = strings.ReplaceAll(msg, " on "+de.Server, "")
+		// A network error of the lookup may name it again.
+		msg = strings.ReplaceAll(msg, de.Server, "the resolver")
 	}
 	return urlRE.ReplaceAllStringFunc(msg, RedactURL)
 }

@@ -42,6 +42,9 @@ func TestErrorText(t *testing.T) {
 	const want = `Post "https://chat.example.com/…": dial tcp: lookup chat.example.com: no such host`
 	require.Equal(t, want, ErrorText(err))
 	require.Equal(t, "send: "+want, ErrorText(fmt.Errorf("send: %w", err)))
+	err.Err.(*net.OpError).Err = &net.DNSError{Err: "read udp 10.0.0.5:41234->10.9.8.7:53: i/o timeout", Name: "chat.example.com",
+		Server: "10.9.8.7:53", IsTimeout: true}
+	require.NotContains(t, ErrorText(err), "10.9.8.7")
 }
 
 // TestDoSecretURL (issue 17, finding 7): a call to a configured webhook
