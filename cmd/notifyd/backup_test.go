@@ -175,6 +175,14 @@ func TestBackupUnderLoadAndRestore(t *testing.T) {
 	// Restore: the copy and the key file in a fresh directory.
 	dir2 := t.TempDir()
 	copyFile(t, dest, filepath.Join(dir2, "notifyd.db"))
+	// Without its key the copy is refused rather than served with
+	// secrets nobody can read.
+	bare := cfg
+	bare.DatabaseURL = "sqlite:" + filepath.Join(dir2, "notifyd.db")
+	nokey := daemon.New(bare, nil, nil)
+	require.Error(t, nokey.Open(ctx), "a restore without the key file")
+	closeDaemon(nokey)
+	require.NoFileExists(t, filepath.Join(dir2, "notifyd.key"), "no new key left behind")
 	copyFile(t, filepath.Join(dir, "notifyd.key"), filepath.Join(dir2, "notifyd.key"))
 	d2, _ := openSQLite(t, dir2)
 	key2 := *key
