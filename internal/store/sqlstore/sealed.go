@@ -44,6 +44,8 @@ func scanString(r Row) (string, error) {
 	return s, err
 }
 
+// FindSealedValues, like SealedKeyIDs, sees only values in the sealed
+// format: anything else fails where it is read, as before.
 func (t *Tx) FindSealedValues(ctx context.Context, keep string) ([]notify.SealedValue, error) {
 	var out []notify.SealedValue
 	for _, c := range sealedColumns {
@@ -51,7 +53,7 @@ func (t *Tx) FindSealedValues(ctx context.Context, keep string) ([]notify.Sealed
 			v := notify.SealedValue{Kind: c.kind}
 			err := r.Scan(&v.ID, &v.Value)
 			return v, err
-		}, `SELECT id, `+c.column+` FROM `+c.table+` WHERE `+c.column+` IS NOT NULL AND `+c.column+` <> ''
+		}, `SELECT id, `+c.column+` FROM `+c.table+` WHERE `+c.column+` LIKE 'v1.%'
 			AND substr(`+c.column+`, 4, 8) <> ? ORDER BY id`, keep)
 		if err != nil {
 			return nil, err

@@ -32,11 +32,15 @@ func testSealed(t *testing.T, db *store.DB) {
 		SecretEnc: "v1.bbbbbbbb.current", PreviousSecretEnc: "v1.cccccccc.previous", CreatedAt: t0, UpdatedAt: t0}
 	w2 := &notify.Webhook{ID: id(), WorkspaceID: ws, URL: "https://b.example/hook", Events: []string{notify.EventDelivered},
 		SecretEnc: "v1.aaaaaaaa.only", CreatedAt: t0, UpdatedAt: t0}
+	// Not in the sealed format: neither a key id nor a value to re-seal.
+	w3 := &notify.Webhook{ID: id(), WorkspaceID: ws, URL: "https://c.example/hook", Events: []string{notify.EventDelivered},
+		SecretEnc: "plain", CreatedAt: t0, UpdatedAt: t0}
 	update(t, db, func(ctx context.Context, tx notify.Tx) error {
 		require.NoError(t, tx.CreateProviderAccount(ctx, p))
 		require.NoError(t, tx.CreateAPIKey(ctx, k))
 		require.NoError(t, tx.CreateWebhook(ctx, w))
-		return tx.CreateWebhook(ctx, w2)
+		require.NoError(t, tx.CreateWebhook(ctx, w2))
+		return tx.CreateWebhook(ctx, w3)
 	})
 	var stale []notify.SealedValue
 	view(t, db, func(ctx context.Context, tx notify.Tx) error {
