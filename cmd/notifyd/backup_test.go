@@ -20,6 +20,7 @@ import (
 	"github.com/notifyd/notifyd/client"
 	"github.com/notifyd/notifyd/internal/config"
 	"github.com/notifyd/notifyd/internal/daemon"
+	"github.com/notifyd/notifyd/internal/notifytest"
 	"github.com/notifyd/notifyd/internal/simulator"
 )
 
@@ -105,20 +106,8 @@ func TestBackupUnderLoadAndRestore(t *testing.T) {
 	require.NoError(t, err)
 	owner := client.New(d.URL())
 	owner.Token = res.AccessToken
-	r, err := owner.Dashboard(ctx, "POST", "/v1/providers", map[string]any{"providerKind": "vendora_sms", "displayName": "A",
-		"configJson": map[string]string{"vendora_user_id": "u", "vendora_api_key": "k", "vendora_sender": "0212345678", "base_url": sim.URL}})
-	require.NoError(t, err)
-	require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
-	var prov struct {
-		Provider struct {
-			ID string `json:"id"`
-		} `json:"provider"`
-	}
-	require.NoError(t, r.Decode(&prov))
-	r, err = owner.Dashboard(ctx, "PUT", "/v1/routes", map[string]any{"routes": []map[string]any{
-		{"channel": "sms", "providerAccountId": prov.Provider.ID, "priority": 1}}})
-	require.NoError(t, err)
-	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+	notifytest.RegisterRoute(t, owner, "sms", "vendora_sms",
+		map[string]string{"vendora_user_id": "u", "vendora_api_key": "k", "vendora_sender": "0212345678", "base_url": sim.URL})
 	key, _, err := owner.CreateAPIKey(ctx, "k", "notifications:send", "notifications:read")
 	require.NoError(t, err)
 
