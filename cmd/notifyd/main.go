@@ -20,6 +20,7 @@ import (
 
 	"github.com/notifyd/notifyd/internal/config"
 	"github.com/notifyd/notifyd/internal/daemon"
+	"github.com/notifyd/notifyd/internal/secret"
 	"github.com/notifyd/notifyd/internal/service"
 	"github.com/notifyd/notifyd/internal/simulator"
 )
@@ -161,17 +162,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 }
 
 func migrate(ctx context.Context, args []string, stderr io.Writer) error {
-	cfg, err := loadConfig(args, stderr)
-	if err != nil {
-		return err
-	}
-	d := daemon.New(cfg, newLogger(cfg, stderr), nil)
-	defer d.Close(context.Background())
-	if _, err := d.OpenStore(ctx, true); err != nil {
-		return err
-	}
-	fmt.Fprintln(stderr, "notifyd: migrations applied")
-	return nil
+	return withStore(ctx, args, stderr, func(*daemon.Daemon, *secret.Box) error {
+		fmt.Fprintln(stderr, "notifyd: migrations applied")
+		return nil
+	})
 }
 
 func bootstrap(ctx context.Context, args []string, stdout, stderr io.Writer) error {
