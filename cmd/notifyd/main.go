@@ -38,7 +38,7 @@ func main() {
 const usage = `notifyd: multi-channel notification delivery service
 
 Usage:
-api|api|worker] [--no-migrate] [flags]   run the API server and workers
+  notifyd serve [--role all|api|worker] [--no-migrate] [flags]   run the API server and workers
   notifyd migrate                                                 apply all migrations and exit
   notifyd bootstrap --workspace NAME --email EMAIL [--password PW] create a workspace and its owner
   notifyd simulate [--addr 127.0.0.1:9090]                        run the provider simulator
