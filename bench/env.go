@@ -197,7 +197,7 @@ func bareServer(secret string) (string, func()) {
 		want := mac.Sum(nil)
 		got, _ := hex.DecodeString(r.Header.Get("X-Signature"))
 		if !hmac.Equal(want, got) {
-			http.Error(w, "sig", 401)
+			http.Error(w, "sig", http.StatusUnauthorized)
 			return
 		}
 		var v map[string]any

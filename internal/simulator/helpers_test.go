@@ -15,7 +15,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -185,8 +184,6 @@ func (e *env) fcmAccessToken() string {
 	require.Equal(e.t, http.StatusOK, r.status, "%s", r.body)
 	return r.obj(e.t)["access_token"].(string)
 }
-
-func contains(s, sub string) bool { return strings.Contains(s, sub) }
 
 // discardWriter is a minimal ResponseWriter for benchmarks.
 type discardWriter struct {
