@@ -52,7 +52,8 @@ func (e *Engine) PostWebhook(ctx context.Context, p notify.WebhookPost) notify.W
 	defer cancel()
 	req, err := http.NewRequestWithContext(cctx, http.MethodPost, p.URL, bytes.NewReader(p.Body))
 	if err != nil {
-		return notify.WebhookPostResult{Error: "invalid url: " + err.Error()}
+		// The parse error quotes the whole URL, whose path may be a token.
+		return notify.WebhookPostResult{Error: "invalid url " + provider.RedactURL(p.URL)}
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "notifyd-webhooks")
