@@ -103,21 +103,21 @@ func TestScaleOut(t *testing.T) {
 	workers[0].kill()
 	killedAt := time.Now()
 	atKill := len(sim.Messages(smsKind, "", 0))
-	// What is left takes (n-atKill)/rate at the limit; the dead worker's
-	// jobs must come back within 15 s on top of that (twice that time:
-	// a loaded machine may send below the limit).
-	budget := 15*time.Second + 2*time.Duration(n-atKill)*time.Second/rate
+	// The limit has been measured below (before the kill); lifting it now
+	// leaves the dead worker's rescue as the only wait: PERFORMANCE.md's
+	// target, every request terminal within 15 s of the kill.
+	dashboard(t, owner, "PUT", "/v1/limits/dispatch", map[string]any{"scope": "workspace", "ratePerSecond": rate, "enabled": false}, http.StatusOK)
 	var m map[string]int
 	for {
 		m = byStatus(t, owner)
 		if m["sent"]+m["failed"]+m["canceled"] == n {
 			break
 		}
-		require.True(t, time.Since(killedAt) < budget, "not terminal %s after the kill: %v", budget, m)
+		require.True(t, time.Since(killedAt) < recoverWithin, "not terminal %s after the kill: %v", recoverWithin, m)
 		time.Sleep(100 * time.Millisecond)
 	}
-	t.Logf("killed a worker at %d of %d delivered; all terminal %s after the kill (budget %s): %v",
-		atKill, n, time.Since(killedAt).Round(time.Millisecond), budget, m)
+	t.Logf("killed a worker at %d of %d delivered; all terminal %s after the kill: %v",
+		atKill, n, time.Since(killedAt).Round(time.Millisecond), m)
 	require.Equal(t, n, m["sent"])
 
 	msgs := sim.Messages(smsKind, "", 0)
