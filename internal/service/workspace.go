@@ -88,8 +88,8 @@ func (s *Service) AddMember(ctx context.Context, a *Actor, email string, role no
 	res := &AddMemberResult{}
 	var hash string
 	if password != "" {
-		if len(password) < 8 || len(password) > 256 {
-			return nil, notify.Invalid("password must be 8 to 256 characters")
+		if err := CheckPasswordRule("password", password); err != nil {
+			return nil, err
 		}
 		if hash, err = secret.HashPassword(password); err != nil {
 			return nil, err
