@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/service"
 )
 
 func (a *API) handleJobList(c *call) error {
@@ -115,4 +116,34 @@ func (a *API) handleMetrics(c *call) error {
 	return c.ok(http.StatusOK, map[string]any{"from": Timestamp(from), "to": Timestamp(to), "totalRequests": counts.TotalRequests,
 		"byStatus": byStatus, "byChannel": counts.ByChannel, "totalAttempts": counts.TotalAttempts,
 		"successAttempts": counts.SuccessAttempts, "failedAttempts": counts.FailedAttempts})
+}
+
+func (a *API) handleDeadLetterReplay(c *call) error {
+	if err := decodeNone(c.body); err != nil {
+		return err
+	}
+	d, err := a.svc.ReplayDeadLetter(c.ctx, c.actor, c.r.PathValue("jobId"))
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusOK, map[string]any{"replayed": 1, "jobId": d.JobID, "notificationRequestId": d.RequestID,
+		"status": notify.StatusQueued})
+}
+
+func (a *API) handleDeadLetterReplaySet(c *call) error {
+	var in struct {
+		Channel     *string `json:"channel"`
+		FailureCode *string `json:"failureCode"`
+		From        *string `json:"from"`
+		To          *string `json:"to"`
+	}
+	if err := c.decode(&in); err != nil {
+		return err
+	}
+	n, err := a.svc.ReplayDeadLetters(c.ctx, c.actor, service.ReplayInput{Channel: in.Channel, FailureCode: in.FailureCode,
+		From: in.From, To: in.To})
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusOK, map[string]any{"replayed": n})
 }

@@ -73,6 +73,8 @@ func (a *API) coreRoutes() []Route {
 		{Method: "POST", Path: "/v1/jobs/{id}/cancel", auth: authDashboard, Roles: op, h: a.handleJobCancel},
 		{Method: "GET", Path: "/v1/attempts", auth: authDashboard, Roles: all, h: a.handleAttemptList},
 		{Method: "GET", Path: "/v1/dead-letter", auth: authDashboard, Roles: admin, h: a.handleDeadLetterList},
+		{Method: "POST", Path: "/v1/dead-letter/replay", auth: authDashboard, Roles: op, h: a.handleDeadLetterReplaySet},
+		{Method: "POST", Path: "/v1/dead-letter/{jobId}/replay", auth: authDashboard, Roles: op, h: a.handleDeadLetterReplay},
 		{Method: "GET", Path: "/v1/metrics", auth: authDashboard, Roles: all, h: a.handleMetrics},
 	}
 }

@@ -255,6 +255,8 @@ func TestRoles(t *testing.T) {
 		{"PATCH", "/v1/providers/" + id, map[string]any{"displayName": "x"}, "operator"},
 		{"GET", "/v1/routes", nil, "viewer"},
 		{"PUT", "/v1/routes", map[string]any{"routes": []any{map[string]any{"channel": "bogus", "providerAccountId": id, "priority": 1}}}, "operator"},
+		{"POST", "/v1/dead-letter/" + id + "/replay", nil, "operator"},                     // 404: no such item
+		{"POST", "/v1/dead-letter/replay", map[string]any{"channel": "bogus"}, "operator"}, // 400: nothing replayed
 	}
 	rank := map[string]int{"viewer": 0, "operator": 1, "admin": 2, "owner": 3}
 	clients := map[string]*client.Client{"viewer": viewer, "operator": operator, "admin": admin, "owner": e.Owner}

@@ -83,6 +83,8 @@ type Tx interface {
 
 	// Audit log.
 	CreateAudit(ctx context.Context, e *AuditEntry) error
+	// CreateAudits writes many entries in bulk (a bulk action's items).
+	CreateAudits(ctx context.Context, es []*AuditEntry) error
 	FindAudit(ctx context.Context, workspaceID string, f AuditFilter) ([]*AuditEntry, error)
 
 	// Provider accounts and routes.
@@ -103,6 +105,7 @@ type Tx interface {
 	SealedTx
 	InvitationTx
 	RetentionTx
+	DeadLetterTx
 }
 
 // PipelineTx holds the verbs of the send pipeline.

@@ -113,17 +113,21 @@ func (t *Tx) CreateDeadLetter(ctx context.Context, d *notify.DeadLetter) error {
 	return err
 }
 
+const deadLetterCols = `id, workspace_id, job_id, request_id, channel, failed_reason, failed_at, attempts_made`
+
+func scanDeadLetter(row Row) (*notify.DeadLetter, error) {
+	var d notify.DeadLetter
+	var ch string
+	var at int64
+	if err := row.Scan(&d.ID, &d.WorkspaceID, &d.JobID, &d.RequestID, &ch, &d.FailedReason, &at, &d.AttemptsMade); err != nil {
+		return nil, err
+	}
+	d.Channel, d.FailedAt = notify.Channel(ch), fromMs(at)
+	return &d, nil
+}
+
 func (t *Tx) FindDeadLetters(ctx context.Context, workspaceID string, limit int) ([]*notify.DeadLetter, int, error) {
-	ds, err := queryAll(ctx, t.c, func(row Row) (*notify.DeadLetter, error) {
-		var d notify.DeadLetter
-		var ch string
-		var at int64
-		if err := row.Scan(&d.ID, &d.WorkspaceID, &d.JobID, &d.RequestID, &ch, &d.FailedReason, &at, &d.AttemptsMade); err != nil {
-			return nil, err
-		}
-		d.Channel, d.FailedAt = notify.Channel(ch), fromMs(at)
-		return &d, nil
-	}, `SELECT id, workspace_id, job_id, request_id, channel, failed_reason, failed_at, attempts_made FROM dead_letters
+	ds, err := queryAll(ctx, t.c, scanDeadLetter, `SELECT `+deadLetterCols+` FROM dead_letters
 		WHERE workspace_id = ? ORDER BY failed_at DESC, id DESC LIMIT ?`, workspaceID, limit)
 	if err != nil {
 		return nil, 0, err

@@ -8,14 +8,29 @@ import (
 )
 
 func (t *Tx) CreateAudit(ctx context.Context, e *notify.AuditEntry) error {
+	_, err := t.c.Exec(ctx, `INSERT INTO audit_logs (`+auditCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, auditArgs(e)...)
+	return err
+}
+
+// CreateAudits writes audit entries in bulk (one per item of a bulk action).
+func (t *Tx) CreateAudits(ctx context.Context, es []*notify.AuditEntry) error {
+	rows := make([][]any, len(es))
+	for i, e := range es {
+		rows[i] = auditArgs(e)
+	}
+	return t.insertRows(ctx, "audit_logs", auditColList, rows, 1000)
+}
+
+const auditCols = `id, workspace_id, actor_user_id, action, target_type, target_id, payload, created_at`
+
+var auditColList = splitCols(auditCols)
+
+func auditArgs(e *notify.AuditEntry) []any {
 	payload := e.Payload
 	if payload == nil {
 		payload = map[string]any{}
 	}
-	_, err := t.c.Exec(ctx, `INSERT INTO audit_logs (id, workspace_id, actor_user_id, action, target_type, target_id, payload, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-		e.ID, e.WorkspaceID, e.ActorUserID, e.Action, e.TargetType, e.TargetID, toJSON(payload), ms(e.CreatedAt))
-	return err
+	return []any{e.ID, e.WorkspaceID, e.ActorUserID, e.Action, e.TargetType, e.TargetID, toJSON(payload), ms(e.CreatedAt)}
 }
 
 // FindAudit pages newest first by (created_at, id), a keyset that stays
