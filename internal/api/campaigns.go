@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -22,6 +23,9 @@ func (a *API) campaignRoutes() []Route {
 		{Method: "GET", Path: "/v1/newsletter/campaigns/{id}/audience", auth: authDashboard, Roles: all, h: a.handleCampaignAudience},
 		{Method: "POST", Path: "/v1/newsletter/campaigns/{id}/send", auth: authDashboard, Roles: op, h: a.handleCampaignSend},
 		{Method: "POST", Path: "/v1/newsletter/campaigns/{id}/cancel", auth: authDashboard, Roles: op, h: a.handleCampaignCancel},
+		{Method: "POST", Path: "/v1/newsletter/campaigns/{id}/pause", auth: authDashboard, Roles: op, h: a.handleCampaignPause},
+		{Method: "POST", Path: "/v1/newsletter/campaigns/{id}/resume", auth: authDashboard, Roles: op, h: a.handleCampaignResume},
+		{Method: "POST", Path: "/v1/newsletter/campaigns/{id}/retry-failed", auth: authDashboard, Roles: op, h: a.handleCampaignRetryFailed},
 	}
 }
 
@@ -247,4 +251,37 @@ func (a *API) handleCampaignCancel(c *call) error {
 		return err
 	}
 	return c.ok(http.StatusOK, map[string]any{"campaignId": c.r.PathValue("id"), "status": notify.CampaignCanceled, "canceledRequests": n})
+}
+
+func (a *API) handleCampaignPause(c *call) error {
+	return a.campaignHold(c, a.svc.PauseCampaign)
+}
+
+func (a *API) handleCampaignResume(c *call) error {
+	return a.campaignHold(c, a.svc.ResumeCampaign)
+}
+
+// campaignHold runs a pause or a resume (no body) and answers its counts.
+func (a *API) campaignHold(c *call, move func(context.Context, *service.Actor, string) (*service.CampaignPauseResult, error)) error {
+	if err := decodeNone(c.body); err != nil {
+		return err
+	}
+	res, err := move(c.ctx, c.actor, c.r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusOK, map[string]any{"campaignId": res.CampaignID, "status": res.Status,
+		"queuedRequests": res.Queued, "inFlightRequests": res.InFlight})
+}
+
+func (a *API) handleCampaignRetryFailed(c *call) error {
+	if err := decodeNone(c.body); err != nil {
+		return err
+	}
+	res, err := a.svc.RetryFailedCampaign(c.ctx, c.actor, c.r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusOK, map[string]any{"campaignId": res.CampaignID, "status": res.Status,
+		"retriedRequests": res.Retried, "skippedRequests": res.Skipped})
 }

@@ -96,6 +96,9 @@ type Engine struct {
 	// that ended without recording (its database went away) and is taken
 	// over at once (rescue.go).
 	active sync.Map
+	// paused holds the queue jobs whose last run left requests of a
+	// paused campaign queued (run.go): their next run checks first.
+	paused sync.Map
 
 	mu      sync.Mutex
 	clients map[string]provider.Provider // by account id and config version

@@ -40,42 +40,26 @@ func (e *Engine) RunJob(ctx context.Context, queueJobID int64) error {
 	var runs []*run
 	var bs *breakers
 	var liveUntil time.Time
-	err := e.store.Update(ctx, func(tx notify.Tx) error {
-		runs, bs, liveUntil = nil, nil, time.Time{}
-		js, err := tx.FindJobsOfQueueJob(ctx, queueJobID)
-		if err != nil || len(js) == 0 {
-			return err
+	// held are the job rows left queued because their campaign is paused;
+	// the job comes back for them (a resume changes nothing else).
+	held := map[string]bool{}
+	_, hinted := e.paused.Load(queueJobID)
+	var err error
+	for {
+		err = e.store.Update(ctx, func(tx notify.Tx) error {
+			return e.claim(ctx, tx, queueJobID, now, hinted, held, &runs, &bs, &liveUntil)
+		})
+		if !errors.Is(err, errHeld) {
+			break
 		}
-		var claim []*notify.Job
-		var live map[string]bool
-		for _, j := range js {
-			if until := e.liveUntil(j); now.Before(until) {
-				dead, err := e.ownerDead(ctx, tx, j, now, &live)
-				if err != nil {
-					return err
-				}
-				if !dead {
-					liveUntil = maxTime(liveUntil, minTime(until, now.Add(liveRecheck)))
-					continue
-				}
-			}
-			claim = append(claim, j)
-		}
-		if len(claim) == 0 {
-			return nil
-		}
-		reqs, claimed, err := tx.ClaimRequests(ctx, claim, now, e.lim.workerID)
-		if err != nil {
-			return err
-		}
-		runs = make([]*run, len(reqs))
-		for i := range reqs {
-			runs[i] = &run{req: reqs[i], job: claimed[i]}
-			e.active.Store(claimed[i].ID, true)
-		}
-		bs, err = e.prepare(ctx, tx, runs)
-		return err
-	})
+		// A claimed request's campaign was paused: the claim is rolled
+		// back, and made again without the held rows.
+	}
+	if len(held) > 0 {
+		e.paused.Store(queueJobID, true)
+	} else if hinted {
+		e.paused.Delete(queueJobID)
+	}
 	defer func() {
 		for _, rn := range runs {
 			e.active.Delete(rn.job.ID)
@@ -108,7 +92,113 @@ func (e *Engine) RunJob(ctx context.Context, queueJobID int64) error {
 		}
 	}
 	if !liveUntil.IsZero() {
-		return &dispatch.SnoozeError{After: liveUntil.Sub(now) + time.Second, Reason: "an earlier run of a request of this job may still be live"}
+		after := liveUntil.Sub(now) + time.Second
+		if len(held) > 0 {
+			after = min(after, PausedRecheck)
+		}
+		return &dispatch.SnoozeError{After: after, Reason: "an earlier run of a request of this job may still be live"}
+	}
+	if len(held) > 0 {
+		return &dispatch.SnoozeError{After: PausedRecheck, Reason: "a request of this job belongs to a paused campaign"}
+	}
+	return nil
+}
+
+// PausedRecheck is how often a queue job holding requests of a paused
+// campaign comes back to see whether it was resumed (River's scheduler
+// interval: a shorter snooze would wait for the scheduler anyway).
+const PausedRecheck = 5 * time.Second
+
+// errHeld rolls a claim back that took a request of a paused campaign.
+var errHeld = errors.New("a claimed request belongs to a paused campaign")
+
+// claim is the first transaction of a run: it claims the requests of
+// queue job queueJobID that no earlier run may still hold, and reads what
+// their route choice needs. A request of a paused campaign is not
+// claimed: the check runs after the claim, in a statement of its own, so
+// a pause committed before it is seen (on PostgreSQL a read before the
+// claim could miss a pause committing in between); it then adds the
+// request's job row to held and answers errHeld to roll the claim back.
+// hinted (the job held rows before) checks the job rows first, so a job
+// that comes back while its campaign is still paused writes nothing.
+func (e *Engine) claim(ctx context.Context, tx notify.Tx, queueJobID int64, now time.Time, hinted bool, held map[string]bool,
+	runs *[]*run, bs **breakers, liveUntil *time.Time) error {
+	*runs, *bs, *liveUntil = nil, nil, time.Time{}
+	js, err := tx.FindJobsOfQueueJob(ctx, queueJobID)
+	if err != nil || len(js) == 0 {
+		return err
+	}
+	if hinted {
+		if err := e.heldJobs(ctx, tx, js, func(i int) (string, string) { return js[i].WorkspaceID, js[i].RequestID }, held); err != nil {
+			return err
+		}
+	}
+	var claim []*notify.Job
+	var live map[string]bool
+	for _, j := range js {
+		if held[j.ID] {
+			continue
+		}
+		if until := e.liveUntil(j); now.Before(until) {
+			dead, err := e.ownerDead(ctx, tx, j, now, &live)
+			if err != nil {
+				return err
+			}
+			if !dead {
+				*liveUntil = maxTime(*liveUntil, minTime(until, now.Add(liveRecheck)))
+				continue
+			}
+		}
+		claim = append(claim, j)
+	}
+	if len(claim) == 0 {
+		return nil
+	}
+	reqs, claimed, err := tx.ClaimRequests(ctx, claim, now, e.lim.workerID)
+	if err != nil {
+		return err
+	}
+	n := len(held)
+	if err := e.heldJobs(ctx, tx, claimed, func(i int) (string, string) {
+		if reqs[i].CampaignID == "" {
+			return "", "" // not a campaign's: no query for an API send
+		}
+		return reqs[i].WorkspaceID, reqs[i].ID
+	}, held); err != nil {
+		return err
+	}
+	if len(held) > n {
+		return errHeld
+	}
+	*runs = make([]*run, len(reqs))
+	for i := range reqs {
+		(*runs)[i] = &run{req: reqs[i], job: claimed[i]}
+		e.active.Store(claimed[i].ID, true)
+	}
+	*bs, err = e.prepare(ctx, tx, *runs)
+	return err
+}
+
+// heldJobs adds to held the job rows of js whose request (ref gives its
+// workspace and id; an empty workspace skips it) belongs to a paused
+// campaign.
+func (e *Engine) heldJobs(ctx context.Context, tx notify.Tx, js []*notify.Job, ref func(i int) (ws, req string), held map[string]bool) error {
+	byWS := map[string][]string{}
+	jobOf := map[string]string{}
+	for i, j := range js {
+		if ws, req := ref(i); ws != "" {
+			byWS[ws] = append(byWS[ws], req)
+			jobOf[req] = j.ID
+		}
+	}
+	for ws, ids := range byWS {
+		paused, err := tx.FindPausedRequests(ctx, ws, ids)
+		if err != nil {
+			return err
+		}
+		for id := range paused {
+			held[jobOf[id]] = true
+		}
 	}
 	return nil
 }

@@ -13,12 +13,15 @@ const (
 	CampaignSent      = "sent"
 	CampaignCanceled  = "canceled"
 	CampaignFailed    = "failed"
+	// CampaignPaused is an addition to SPEC's statuses: a sending campaign
+	// whose fan-out and undispatched requests are held until resumed.
+	CampaignPaused = "paused"
 )
 
 // ValidCampaignStatus reports whether s is a campaign status.
 func ValidCampaignStatus(s string) bool {
 	switch s {
-	case CampaignDraft, CampaignScheduled, CampaignSending, CampaignSent, CampaignCanceled, CampaignFailed:
+	case CampaignDraft, CampaignScheduled, CampaignSending, CampaignSent, CampaignCanceled, CampaignFailed, CampaignPaused:
 		return true
 	}
 	return false
@@ -121,4 +124,25 @@ type CampaignTx interface {
 	// requests and their jobs (finalErrorCode code) and returns the
 	// canceled requests (for their notification.canceled events).
 	CancelCampaignRequests(ctx context.Context, workspaceID, id, code, message string, now time.Time) ([]*Request, error)
+
+	// FindPausedRequests answers which of the workspace's requests ids
+	// belong to a paused campaign (their dispatch is held).
+	FindPausedRequests(ctx context.Context, workspaceID string, ids []string) (map[string]bool, error)
+	// FindFailedRecipients lists the campaign's recipients whose request
+	// is failed, with their subscriber (nil when it was deleted).
+	FindFailedRecipients(ctx context.Context, workspaceID, campaignID string) ([]*FailedRecipient, error)
+	// RequeueFailedRequests puts the workspace's failed requests ids back
+	// to queued, each job row in a new queue job with budget more attempts
+	// than it has made (its attempt count goes on), and takes their dead
+	// letters out of the queue. Only a request still failed moves (a
+	// conditional update), so of two concurrent calls, or a call and a
+	// dead-letter replay, exactly one re-queues it; it answers how many
+	// moved.
+	RequeueFailedRequests(ctx context.Context, workspaceID string, ids []string, budget int, now time.Time) (int, error)
+}
+
+// FailedRecipient is a campaign recipient whose request failed.
+type FailedRecipient struct {
+	RequestID  string
+	Subscriber *Subscriber
 }

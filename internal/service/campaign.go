@@ -256,7 +256,7 @@ func (s *Service) ListCampaigns(ctx context.Context, a *Actor, status string, li
 		return nil, 0, 0, notify.Invalid("offset must be 0 or greater")
 	}
 	if status != "" && !notify.ValidCampaignStatus(status) {
-		return nil, 0, 0, notify.Invalid("status must be one of draft, scheduled, sending, sent, canceled, failed")
+		return nil, 0, 0, notify.Invalid("status must be one of draft, scheduled, sending, paused, sent, canceled, failed")
 	}
 	var out []*notify.Campaign
 	var total int
@@ -541,12 +541,13 @@ func (s *Service) cancelCampaign(ctx context.Context, a *Actor, id string, n *in
 		// The conditional move takes the campaign row's lock: a fan-out
 		// batch committing meanwhile is either fully counted below or,
 		// finding the campaign canceled, inserts nothing.
-		ok, err := tx.MoveCampaign(ctx, c.WorkspaceID, c.ID, []string{notify.CampaignScheduled, notify.CampaignSending}, notify.CampaignCanceled, now)
+		ok, err := tx.MoveCampaign(ctx, c.WorkspaceID, c.ID, []string{notify.CampaignScheduled, notify.CampaignSending, notify.CampaignPaused},
+			notify.CampaignCanceled, now)
 		if err != nil {
 			return err
 		}
 		if !ok {
-			return notify.Conflict("Campaign is %s; only a scheduled or sending campaign can be canceled", c.Status)
+			return notify.Conflict("Campaign is %s; only a scheduled, sending or paused campaign can be canceled", c.Status)
 		}
 		if c.FanoutJobID != 0 {
 			if err := tx.CancelQueueJob(ctx, c.FanoutJobID); err != nil {

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/notifyd/notifyd/internal/dispatch"
 	"github.com/notifyd/notifyd/internal/mailcheck"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/render"
@@ -54,6 +55,27 @@ func (s *Service) fault(campaignID string, n int) error {
 	return f(campaignID, n)
 }
 
+// FanoutPausedRecheck is how often the fan-out job of a paused campaign
+// comes back to see whether it was resumed (a resume also enqueues a new
+// job, which starts at once).
+const FanoutPausedRecheck = 5 * time.Second
+
+// pausedFanout is a *dispatch.SnoozeError when the campaign is paused and
+// jobID is its current fan-out job, else nil (the run ends).
+func (s *Service) pausedFanout(ctx context.Context, tx notify.Tx, ws, campaignID string, jobID int64) error {
+	c, err := tx.FindCampaign(ctx, ws, campaignID)
+	if notify.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if c.Status == notify.CampaignPaused && c.FanoutJobID == jobID {
+		return &dispatch.SnoozeError{After: FanoutPausedRecheck, Reason: "campaign paused"}
+	}
+	return nil
+}
+
 // errNotCurrent rolls back the start of a run of a replaced fan-out job.
 var errNotCurrent = errors.New("not the campaign's current fan-out job")
 
@@ -78,8 +100,11 @@ func (s *Service) RunFanout(ctx context.Context, ws, campaignID string, jobID in
 		if err == nil && !ok {
 			ok, err = tx.MoveCampaign(ctx, ws, campaignID, []string{notify.CampaignSending}, notify.CampaignSending, now)
 		}
-		if err != nil || !ok {
-			return err // not scheduled or sending (or gone): nothing to do
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return s.pausedFanout(ctx, tx, ws, campaignID, jobID) // not scheduled or sending (or gone): nothing to do
 		}
 		if c, err = tx.FindCampaign(ctx, ws, campaignID); err != nil {
 			return err
@@ -144,7 +169,12 @@ func (s *Service) RunFanout(ctx context.Context, ws, campaignID string, jobID in
 		if err != nil {
 			return false, err
 		}
-		if stop || b.last {
+		if stop {
+			// Canceled, paused or replaced meanwhile: a paused campaign's
+			// job comes back for the rest.
+			return false, s.store.View(ctx, func(tx notify.Tx) error { return s.pausedFanout(ctx, tx, ws, c.ID, jobID) })
+		}
+		if b.last {
 			return false, nil
 		}
 		if err := s.fault(c.ID, n); err != nil {
@@ -214,6 +244,12 @@ func (s *Service) writeBatch(ctx context.Context, tx notify.Tx, c *notify.Campai
 	if err != nil || !ok {
 		return true, err
 	}
+	// A pause and a resume between two batches replace the fan-out job:
+	// this run then stops, and the resumed job goes on.
+	cur, err := tx.FindCampaign(ctx, c.WorkspaceID, c.ID)
+	if err != nil || cur.FanoutJobID != c.FanoutJobID {
+		return true, err
+	}
 	if len(b.accepts) > 0 {
 		if err := tx.AcceptRequests(ctx, b.accepts, now); err != nil {
 			return false, err
@@ -235,10 +271,6 @@ func (s *Service) writeBatch(ctx context.Context, tx notify.Tx, c *notify.Campai
 	}
 	if !b.last {
 		return false, nil
-	}
-	cur, err := tx.FindCampaign(ctx, c.WorkspaceID, c.ID)
-	if err != nil {
-		return false, err
 	}
 	done := s.now()
 	cur.FanoutDoneAt, cur.UpdatedAt = &done, done
@@ -347,7 +379,8 @@ func (s *Service) FailFanout(ctx context.Context, ws, campaignID string, jobID i
 			return err
 		}
 		now := s.now()
-		ok, err := tx.MoveCampaign(ctx, ws, campaignID, []string{notify.CampaignScheduled, notify.CampaignSending}, notify.CampaignFailed, now)
+		ok, err := tx.MoveCampaign(ctx, ws, campaignID, []string{notify.CampaignScheduled, notify.CampaignSending, notify.CampaignPaused},
+			notify.CampaignFailed, now)
 		if err != nil || !ok {
 			return err
 		}

@@ -42,6 +42,11 @@ func (w *Fanout) Work(ctx context.Context, job *river.Job[jobs.Fanout]) error {
 		// start without spending an attempt.
 		return river.JobSnooze(0)
 	}
+	var snooze *dispatch.SnoozeError
+	if errors.As(err, &snooze) {
+		// A paused campaign: back later, no attempt spent.
+		return river.JobSnooze(snooze.After)
+	}
 	if err != nil {
 		if job.Attempt >= job.MaxAttempts {
 			if ferr := w.Service.FailFanout(context.WithoutCancel(ctx), job.Args.WorkspaceID, job.Args.CampaignID, job.ID, err); ferr != nil {

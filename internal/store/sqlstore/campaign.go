@@ -225,3 +225,132 @@ func (t *Tx) CancelCampaignRequests(ctx context.Context, workspaceID, id, code, 
 	}
 	return canceled, nil
 }
+
+// inChunk bounds the ids of one IN list.
+const inChunk = 500
+
+// eachIn runs fn on ids in chunks, with the placeholders of an IN list.
+func eachIn(ids []string, fn func(in string, part []any) error) error {
+	for start := 0; start < len(ids); start += inChunk {
+		part := make([]any, 0, inChunk)
+		for _, id := range ids[start:min(start+inChunk, len(ids))] {
+			part = append(part, id)
+		}
+		if err := fn(`(?`+strings.Repeat(", ?", len(part)-1)+`)`, part); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func scanID(r Row) (string, error) {
+	var id string
+	return id, r.Scan(&id)
+}
+
+func (t *Tx) FindPausedRequests(ctx context.Context, workspaceID string, ids []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	err := eachIn(ids, func(in string, part []any) error {
+		held, err := queryAll(ctx, t.c, scanID, `SELECT r.id FROM notification_requests r JOIN campaigns c
+			ON c.id = r.campaign_id AND c.workspace_id = r.workspace_id
+			WHERE r.workspace_id = ? AND r.id IN `+in+` AND c.status = 'paused'`, append([]any{workspaceID}, part...)...)
+		for _, id := range held {
+			out[id] = true
+		}
+		return err
+	})
+	return out, err
+}
+
+func (t *Tx) FindFailedRecipients(ctx context.Context, workspaceID, campaignID string) ([]*notify.FailedRecipient, error) {
+	type pair struct{ req, sub string }
+	pairs, err := queryAll(ctx, t.c, func(r Row) (pair, error) {
+		var p pair
+		return p, r.Scan(&p.req, &p.sub)
+	}, `SELECT r.id, cr.subscriber_id FROM campaign_recipients cr JOIN notification_requests r ON r.id = cr.request_id
+		WHERE cr.campaign_id = ? AND r.workspace_id = ? AND r.campaign_id = ? AND r.status = 'failed' ORDER BY r.id`,
+		campaignID, workspaceID, campaignID)
+	if err != nil || len(pairs) == 0 {
+		return nil, err
+	}
+	subIDs := make([]string, len(pairs))
+	for i, p := range pairs {
+		subIDs[i] = p.sub
+	}
+	subs := map[string]*notify.Subscriber{}
+	err = eachIn(subIDs, func(in string, part []any) error {
+		list, err := queryAll(ctx, t.c, scanSubscriber, `SELECT `+subscriberCols+` FROM subscribers
+			WHERE workspace_id = ? AND id IN `+in, append([]any{workspaceID}, part...)...)
+		for _, s := range list {
+			subs[s.ID] = s
+		}
+		return err
+	})
+	out := make([]*notify.FailedRecipient, len(pairs))
+	for i, p := range pairs {
+		out[i] = &notify.FailedRecipient{RequestID: p.req, Subscriber: subs[p.sub]}
+	}
+	return out, err
+}
+
+func (t *Tx) RequeueFailedRequests(ctx context.Context, workspaceID string, ids []string, budget int, now time.Time) (int, error) {
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	// Dead letters, then job rows, then requests: the order of a
+	// dead-letter replay, so the two never deadlock; a replay that took an
+	// item first leaves its job queued and its request no longer failed,
+	// and this call then moves neither.
+	var jobIDs []string
+	err := eachIn(ids, func(in string, part []any) error {
+		args := append([]any{workspaceID}, part...)
+		if _, err := t.c.Exec(ctx, `DELETE FROM dead_letters WHERE workspace_id = ? AND request_id IN `+in, args...); err != nil {
+			return err
+		}
+		js, err := queryAll(ctx, t.c, scanID, `SELECT id FROM notification_jobs WHERE workspace_id = ? AND request_id IN `+in+`
+			AND status IN ('failed', 'dead_letter') ORDER BY id`, args...)
+		jobIDs = append(jobIDs, js...)
+		return err
+	})
+	if err != nil || len(jobIDs) == 0 {
+		return 0, err
+	}
+	// One dispatch_batch job per DispatchBatchMax requests, as a fan-out
+	// batch has: a run finds its requests through their job rows.
+	var params []river.InsertManyParams
+	for start := 0; start < len(jobIDs); start += jobs.DispatchBatchMax {
+		params = append(params, river.InsertManyParams{Args: jobs.DispatchBatch{Count: min(jobs.DispatchBatchMax, len(jobIDs)-start)},
+			InsertOpts: &river.InsertOpts{MaxAttempts: jobs.DispatchMaxAttempts}})
+	}
+	qids, err := t.c.InsertJobs(ctx, params)
+	if err != nil {
+		return 0, err
+	}
+	rows := make([][]any, len(jobIDs))
+	for i, id := range jobIDs {
+		rows[i] = []any{id, workspaceID, qids[i/jobs.DispatchBatchMax], ms(now), budget}
+	}
+	// The attempt count goes on, so the next attempt has a number, and a
+	// vendor idempotency key, of its own.
+	var moved []string
+	if err := t.updateFromValues(ctx, `UPDATE notification_jobs SET status = 'queued', queue_job_id = CAST(v.column3 AS BIGINT),
+		queued_at = CAST(v.column4 AS BIGINT), max_attempts = notification_jobs.attempts_made + CAST(v.column5 AS INTEGER),
+		started_at = NULL, finished_at = NULL, next_retry_at = NULL FROM `, rows,
+		` AS v WHERE notification_jobs.id = v.column1 AND notification_jobs.workspace_id = v.column2
+		AND notification_jobs.status IN ('failed', 'dead_letter') RETURNING notification_jobs.request_id`, func(r Rows) error {
+			id, err := scanID(r)
+			moved = append(moved, id)
+			return err
+		}); err != nil {
+		return 0, err
+	}
+	n := 0
+	err = eachIn(moved, func(in string, part []any) error {
+		k, err := t.c.Exec(ctx, `UPDATE notification_requests SET status = 'queued', updated_at = ?, final_error_code = NULL,
+			final_error_message = NULL WHERE workspace_id = ? AND id IN `+in+` AND status = 'failed'`,
+			append([]any{ms(now), workspaceID}, part...)...)
+		n += int(k)
+		return err
+	})
+	return n, err
+}
