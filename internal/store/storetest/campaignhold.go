@@ -1,0 +1,156 @@
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/store"
+)
+
+// Campaign pause and retry of failed recipients: which requests a paused
+// campaign holds, its failed recipients, and their conditional way back
+// to queued.
+func init() {
+	tests["CampaignPausedRequests"] = testCampaignPausedRequests
+	tests["CampaignRetryFailed"] = testCampaignRetryFailed
+}
+
+// campaignRequest accepts a queued email request of campaign c to addr.
+func campaignRequest(t *testing.T, db *store.DB, c *notify.Campaign, addr string) (*notify.Request, *notify.Job) {
+	t.Helper()
+	r := newRequest(c.WorkspaceID, "")
+	r.Channel, r.Source, r.CampaignID, r.RecipientAddress = notify.ChannelEmail, notify.SourceCampaign, c.ID, addr
+	a := &notify.Accept{Request: r, MaxAttempts: 3}
+	update(t, db, func(ctx context.Context, tx notify.Tx) error { return tx.AcceptRequests(ctx, []*notify.Accept{a}, t0) })
+	return r, a.Job
+}
+
+func testCampaignPausedRequests(t *testing.T, db *store.DB) {
+	ws, ws2 := Workspace(t, db), Workspace(t, db)
+	c := newCampaign(ws, t0)
+	c.Status = notify.CampaignSending
+	update(t, db, func(ctx context.Context, tx notify.Tx) error { return tx.CreateCampaign(ctx, c) })
+	inCampaign, _ := campaignRequest(t, db, c, "a@example.com")
+	api := newRequest(ws, "")
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		return tx.AcceptRequests(ctx, []*notify.Accept{{Request: api, MaxAttempts: 3}}, t0)
+	})
+	ids := []string{inCampaign.ID, api.ID, id()}
+	paused := func(ws string) map[string]bool {
+		var out map[string]bool
+		view(t, db, func(ctx context.Context, tx notify.Tx) (err error) {
+			out, err = tx.FindPausedRequests(ctx, ws, ids)
+			return err
+		})
+		return out
+	}
+	require.Empty(t, paused(ws), "a sending campaign holds nothing")
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		ok, err := tx.MoveCampaign(ctx, ws, c.ID, []string{notify.CampaignSending}, notify.CampaignPaused, t0)
+		require.True(t, ok)
+		return err
+	})
+	require.Equal(t, map[string]bool{inCampaign.ID: true}, paused(ws))
+	require.Empty(t, paused(ws2), "other workspace")
+}
+
+func testCampaignRetryFailed(t *testing.T, db *store.DB) {
+	ws, ws2 := Workspace(t, db), Workspace(t, db)
+	c := newCampaign(ws, t0)
+	c.Status = notify.CampaignSent
+	var subs []*notify.Subscriber
+	for i := 0; i < 3; i++ {
+		x := newSubscriber(ws, fmt.Sprintf("r%d@example.com", i), t0)
+		x.ConsentStatus = notify.ConsentSubscribed
+		subs = append(subs, x)
+	}
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		require.NoError(t, tx.UpsertSubscribers(ctx, subs))
+		return tx.CreateCampaign(ctx, c)
+	})
+	// r0 failed for good, r1 spent its attempts (a dead letter), r2 sent.
+	var reqs []*notify.Request
+	var js []*notify.Job
+	var recips []notify.CampaignRecipient
+	for i, x := range subs {
+		r, j := campaignRequest(t, db, c, x.Address)
+		reqs, js = append(reqs, r), append(js, j)
+		recips = append(recips, notify.CampaignRecipient{SubscriberID: x.ID, RequestID: r.ID})
+		update(t, db, func(ctx context.Context, tx notify.Tx) error {
+			r.Status, j.Status, j.AttemptsMade, j.FinishedAt = notify.StatusFailed, notify.JobFailed, 3, &t0
+			r.FinalErrorCode, r.FinalErrorMessage = string(notify.FailureInvalidRequest), "no"
+			switch i {
+			case 1:
+				j.Status = notify.JobDeadLetter
+				require.NoError(t, tx.CreateDeadLetter(ctx, &notify.DeadLetter{ID: id(), WorkspaceID: ws, JobID: j.ID, RequestID: r.ID,
+					Channel: notify.ChannelEmail, FailedReason: "x", FailedAt: t0, AttemptsMade: 3}))
+			case 2:
+				r.Status, j.Status, r.FinalErrorCode, r.FinalErrorMessage = notify.StatusSent, notify.JobCompleted, "", ""
+			}
+			require.NoError(t, tx.UpdateRequest(ctx, r))
+			return tx.UpdateJob(ctx, j)
+		})
+	}
+	update(t, db, func(ctx context.Context, tx notify.Tx) error { return tx.AddCampaignRecipients(ctx, c.ID, recips) })
+
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		fr, err := tx.FindFailedRecipients(ctx, ws, c.ID)
+		require.NoError(t, err)
+		got := map[string]string{}
+		for _, f := range fr {
+			got[f.RequestID] = f.Subscriber.Address
+		}
+		require.Equal(t, map[string]string{reqs[0].ID: subs[0].Address, reqs[1].ID: subs[1].Address}, got)
+		none, err := tx.FindFailedRecipients(ctx, ws2, c.ID)
+		require.NoError(t, err)
+		require.Empty(t, none, "other workspace")
+		return nil
+	})
+	ids := []string{reqs[0].ID, reqs[1].ID, reqs[2].ID}
+	requeue := func(ws string) int {
+		var n int
+		update(t, db, func(ctx context.Context, tx notify.Tx) (err error) {
+			n, err = tx.RequeueFailedRequests(ctx, ws, ids, 2, t0)
+			return err
+		})
+		return n
+	}
+	require.Zero(t, requeue(ws2), "other workspace")
+	require.Equal(t, 2, requeue(ws), "the two failed requests, not the sent one")
+	require.Zero(t, requeue(ws), "a request no longer failed is not taken again")
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		var qids []int64
+		for i, want := range []string{notify.StatusQueued, notify.StatusQueued, notify.StatusSent} {
+			r, err := tx.FindRequest(ctx, ws, reqs[i].ID)
+			require.NoError(t, err)
+			require.Equal(t, want, r.Status)
+			j, err := tx.FindJobByRequest(ctx, ws, reqs[i].ID)
+			require.NoError(t, err)
+			if i == 2 {
+				require.Equal(t, notify.JobCompleted, j.Status)
+				continue
+			}
+			require.Empty(t, r.FinalErrorCode)
+			require.Equal(t, notify.JobQueued, j.Status)
+			require.Equal(t, 3, j.AttemptsMade, "the attempt count goes on")
+			require.Equal(t, 5, j.MaxAttempts, "a fresh budget of 2")
+			require.Nil(t, j.FinishedAt)
+			require.NotEqual(t, js[i].QueueJobID, j.QueueJobID, "a new queue job")
+			qids = append(qids, j.QueueJobID)
+		}
+		sort.Slice(qids, func(a, b int) bool { return qids[a] < qids[b] })
+		require.Equal(t, qids[0], qids[1], "one dispatch_batch job carries both")
+		_, n, err := tx.FindDeadLetters(ctx, ws, 10)
+		require.NoError(t, err)
+		require.Zero(t, n, "the dead letter left the queue")
+		fr, err := tx.FindFailedRecipients(ctx, ws, c.ID)
+		require.NoError(t, err)
+		require.Empty(t, fr)
+		return nil
+	})
+}
