@@ -257,6 +257,9 @@ func TestRoles(t *testing.T) {
 		{"PUT", "/v1/routes", map[string]any{"routes": []any{map[string]any{"channel": "bogus", "providerAccountId": id, "priority": 1}}}, "operator"},
 		{"POST", "/v1/dead-letter/" + id + "/replay", nil, "operator"},                     // 404: no such item
 		{"POST", "/v1/dead-letter/replay", map[string]any{"channel": "bogus"}, "operator"}, // 400: nothing replayed
+		{"POST", "/v1/newsletter/campaigns/" + id + "/pause", nil, "operator"},             // 404: no such campaign
+		{"POST", "/v1/newsletter/campaigns/" + id + "/resume", nil, "operator"},            // 404
+		{"POST", "/v1/newsletter/campaigns/" + id + "/retry-failed", nil, "operator"},      // 404
 	}
 	rank := map[string]int{"viewer": 0, "operator": 1, "admin": 2, "owner": 3}
 	clients := map[string]*client.Client{"viewer": viewer, "operator": operator, "admin": admin, "owner": e.Owner}
