@@ -232,8 +232,35 @@ func TestCampaignRetryFailed(t *testing.T) {
 	subDo(t, o, "POST", "/v1/suppressions", map[string]any{"address": failedAddrs[0], "reason": "manual"}, http.StatusCreated)
 	// Some of the retried mails are refused again.
 	holdFault(t, env, `{"kind":"mailx_email","status":422,"count":1}`)
-	r := holdPost[retryAnswer](t, o, x.ID, "retry-failed")
+	// Two retries at once: one re-queues the failed requests; the other
+	// finds the campaign sending again (409), or nothing failed left.
+	answers := make(chan *client.Response, 2)
+	for i := 0; i < 2; i++ {
+		go func() {
+			r, err := o.Dashboard(ctx, "POST", "/v1/newsletter/campaigns/"+c.ID+"/retry-failed", nil)
+			if err != nil {
+				r = &client.Response{Body: []byte(err.Error())}
+			}
+			answers <- r
+		}()
+	}
+	var r retryAnswer
+	retried := 0
+	for i := 0; i < 2; i++ {
+		resp := <-answers
+		if resp.Status == http.StatusConflict {
+			continue
+		}
+		require.Equal(t, http.StatusOK, resp.Status, string(resp.Body))
+		var a retryAnswer
+		require.NoError(t, resp.Decode(&a))
+		if a.RetriedRequests > 0 {
+			r = a
+		}
+		retried += a.RetriedRequests
+	}
 	require.Equal(t, retryAnswer{CampaignID: c.ID, Status: "sending", RetriedRequests: failed - 1, SkippedRequests: 1}, r)
+	require.Equal(t, failed-1, retried, "each failed request is re-queued once")
 	x = campWait(t, o, c.ID, 2*time.Minute, func(x campJSON) bool { return x.Status == "sent" })
 	again := x.DeliveryStats["failed"]
 	require.Greater(t, again, 1, "the suppressed recipient and the refused retries")
@@ -268,7 +295,7 @@ func TestCampaignRetryFailed(t *testing.T) {
 	r = holdPost[retryAnswer](t, o, x.ID, "retry-failed")
 	require.Equal(t, retryAnswer{CampaignID: c.ID, Status: "sent", RetriedRequests: 0, SkippedRequests: 1}, r)
 	require.Equal(t, "sent", campGet(t, o, c.ID).Status)
-	require.Len(t, holdAudits(t, o, "campaign.retry"), 3)
+	require.GreaterOrEqual(t, len(holdAudits(t, o, "campaign.retry")), 3)
 	campProblem(t, o, "POST", "/v1/newsletter/campaigns/"+c.ID+"/pause", nil, http.StatusConflict,
 		"Campaign is sent; only a sending campaign can be paused")
 	campProblem(t, o, "POST", "/v1/newsletter/campaigns/"+c.ID+"/resume", nil, http.StatusConflict,
