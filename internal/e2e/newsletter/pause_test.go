@@ -76,8 +76,11 @@ func TestCampaignPauseResume(t *testing.T) {
 	campEmailRoute(t, env)
 	const n = 5000
 	campImport(t, env, n, nil)
-	holdFault(t, env, `{"kind":"mailx_email","latencyMs":1500,"count":100000}`)
+	// A slow vendor, and a dispatch limit that keeps dispatch behind the
+	// fan-out (even under the race detector), so requests wait queued.
+	holdFault(t, env, `{"kind":"mailx_email","latencyMs":300,"count":100000}`)
 	o := env.Owner
+	subDo(t, o, "PUT", "/v1/limits/dispatch", map[string]any{"scope": "workspace", "ratePerSecond": 300}, http.StatusOK)
 	c := campCreate(t, o, map[string]any{"name": "n", "channel": "email", "subject": "s", "contentText": "t"})
 	campSendIt(t, o, c.ID, nil)
 	// Mid fan-out, with more requests made than the slow vendor takes.
