@@ -45,8 +45,12 @@ func TestDatabaseRestart(t *testing.T) {
 	u.Host = px.addr
 	env = append(env, "NOTIFYD_DATABASE_URL="+u.String())
 	serve(t, bin, env, baseURL, "notifyd")
-	key := smsRoute(t, owner, simSrv.URL)
-	dashboard(t, owner, "PUT", "/v1/limits/rate/workspace", map[string]any{"windowSeconds": 3600, "maxRequests": 1_000_000}, http.StatusOK)
+	key, keyID := smsRoute(t, owner, simSrv.URL)
+	// Request limits lifted: the senders and the lookups at the end must
+	// see the database, not a 429.
+	lifted := map[string]any{"windowSeconds": 3600, "maxRequests": 1_000_000}
+	dashboard(t, owner, "PUT", "/v1/limits/rate/workspace", lifted, http.StatusOK)
+	dashboard(t, owner, "PUT", "/v1/limits/rate/api-keys/"+keyID, lifted, http.StatusOK)
 
 	var (
 		mu        sync.Mutex

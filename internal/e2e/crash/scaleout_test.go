@@ -50,7 +50,7 @@ func TestScaleOut(t *testing.T) {
 		workers = append(workers, serveArgs(t, bin, e, "http://"+health, fmt.Sprintf("worker %d", i+1), "--no-migrate"))
 	}
 
-	key := smsRoute(t, owner, simSrv.URL)
+	key, _ := smsRoute(t, owner, simSrv.URL)
 	dashboard(t, owner, "PUT", "/v1/limits/dispatch", map[string]any{"scope": "workspace", "ratePerSecond": rate, "enabled": true}, http.StatusOK)
 	simControl(t, simSrv.URL, "POST", "/_sim/faults", map[string]any{"kind": smsKind, "latencyMs": 300, "count": 1_000_000})
 

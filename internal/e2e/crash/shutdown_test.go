@@ -27,7 +27,7 @@ func TestGracefulStop(t *testing.T) {
 	healthAddr := freeAddr(t)
 	env, baseURL, owner := bootstrap(t, bin, "NOTIFYD_HEALTH_ADDR="+healthAddr, "NOTIFYD_SHUTDOWN_TIMEOUT=30s")
 	first := serve(t, bin, env, baseURL, "first notifyd")
-	key := smsRoute(t, owner, simSrv.URL)
+	key, _ := smsRoute(t, owner, simSrv.URL)
 	simControl(t, simSrv.URL, "POST", "/_sim/faults", map[string]any{"kind": smsKind, "latencyMs": latency.Milliseconds(), "count": 1_000_000})
 
 	var ids []string
@@ -97,8 +97,8 @@ func TestGracefulStop(t *testing.T) {
 }
 
 // smsRoute registers the simulator's vendorB SMS account as the only sms
-// route and answers a key that may send and read.
-func smsRoute(t *testing.T, owner *client.Client, simURL string) *client.Client {
+// route and answers a key that may send and read, and its id.
+func smsRoute(t *testing.T, owner *client.Client, simURL string) (*client.Client, string) {
 	t.Helper()
 	r := dashboard(t, owner, "POST", "/v1/providers", map[string]any{"providerKind": smsKind, "displayName": "sim",
 		"configJson": map[string]string{"base_url": simURL, "vendorb_api_key": "k", "vendorb_api_secret": "s", "vendorb_sender": "0212345678"}}, http.StatusCreated)
@@ -110,9 +110,9 @@ func smsRoute(t *testing.T, owner *client.Client, simURL string) *client.Client 
 	require.NoError(t, r.Decode(&prov))
 	dashboard(t, owner, "PUT", "/v1/routes", map[string]any{"routes": []map[string]any{
 		{"channel": "sms", "providerAccountId": prov.Provider.ID, "priority": 1}}}, http.StatusOK)
-	key, _, err := owner.CreateAPIKey(ctx, "crash", "notifications:send", "notifications:read")
+	key, id, err := owner.CreateAPIKey(ctx, "crash", "notifications:send", "notifications:read")
 	require.NoError(t, err)
-	return key
+	return key, id
 }
 
 // byStatus reads the dashboard metrics' request counts per status.
