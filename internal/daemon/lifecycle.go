@@ -57,21 +57,7 @@ func (d *Daemon) listenHealth() error {
 		return err
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
-	})
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
-		defer cancel()
-		w.Header().Set("Content-Type", "application/json")
-		if err := d.ready(ctx); err != nil {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			_, _ = w.Write([]byte(`{"status":"unavailable"}` + "\n"))
-			return
-		}
-		_, _ = w.Write([]byte(`{"status":"ready"}` + "\n"))
-	})
+	server.Probes(mux, d.ready, d.Logger)
 	if d.Config.Role == "worker" {
 		// A worker has no other listener: its metrics (dispatch limits,
 		// batches, retention) are scraped here.

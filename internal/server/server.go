@@ -43,9 +43,10 @@ func MetricsHandler(m *metrics.Metrics) http.Handler {
 	return mux
 }
 
-// Handler builds the root handler.
-func Handler(o Options) http.Handler {
-	mux := http.NewServeMux()
+// Probes mounts GET /healthz (the process answers) and GET /readyz (ready
+// reports nil within 3 s) on mux: the API listener and a worker's probes
+// listener answer them alike.
+func Probes(mux *http.ServeMux, ready func(ctx context.Context) error, log *slog.Logger) {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
@@ -54,14 +55,20 @@ func Handler(o Options) http.Handler {
 		ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
 		defer cancel()
 		w.Header().Set("Content-Type", "application/json")
-		if err := o.Ready(ctx); err != nil {
-			o.Logger.WarnContext(ctx, "not ready", "err", err)
+		if err := ready(ctx); err != nil {
+			log.WarnContext(ctx, "not ready", "err", err)
 			w.WriteHeader(http.StatusServiceUnavailable)
 			_, _ = w.Write([]byte(`{"status":"unavailable"}` + "\n"))
 			return
 		}
 		_, _ = w.Write([]byte(`{"status":"ready"}` + "\n"))
 	})
+}
+
+// Handler builds the root handler.
+func Handler(o Options) http.Handler {
+	mux := http.NewServeMux()
+	Probes(mux, o.Ready, o.Logger)
 	if !o.NoMetrics {
 		mux.Handle("GET /metrics", promhttp.HandlerFor(o.Metrics.Registry, promhttp.HandlerOpts{}))
 	}

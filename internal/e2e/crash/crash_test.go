@@ -227,18 +227,7 @@ func TestCrashLosesNothing(t *testing.T) {
 	env, baseURL, owner := bootstrap(t, bin, "NOTIFYD_SQLITE_SYNCHRONOUS=FULL")
 	first := serve(t, bin, env, baseURL, "first notifyd")
 
-	r := dashboard(t, owner, "POST", "/v1/providers", map[string]any{"providerKind": smsKind, "displayName": "sim",
-		"configJson": map[string]string{"base_url": simSrv.URL, "vendorb_api_key": "k", "vendorb_api_secret": "s", "vendorb_sender": "0212345678"}}, http.StatusCreated)
-	var prov struct {
-		Provider struct {
-			ID string `json:"id"`
-		} `json:"provider"`
-	}
-	require.NoError(t, r.Decode(&prov))
-	dashboard(t, owner, "PUT", "/v1/routes", map[string]any{"routes": []map[string]any{
-		{"channel": "sms", "providerAccountId": prov.Provider.ID, "priority": 1}}}, http.StatusOK)
-	key, _, err := owner.CreateAPIKey(ctx, "crash", "notifications:send", "notifications:read")
-	require.NoError(t, err)
+	key, _ := smsRoute(t, owner, simSrv.URL)
 
 	// Slow the provider so that many deliveries are in flight at the kill.
 	simControl(t, simSrv.URL, "POST", "/_sim/faults", map[string]any{"kind": smsKind, "latencyMs": latencyMs, "count": 1_000_000})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/notifyd/notifyd/internal/notifytest"
 	"github.com/notifyd/notifyd/internal/simulator"
 )
 
@@ -26,17 +27,8 @@ func TestCrashIdempotentKind(t *testing.T) {
 	env, baseURL, owner := bootstrap(t, bin)
 	first := serve(t, bin, env, baseURL, "first notifyd")
 
-	r := dashboard(t, owner, "POST", "/v1/providers", map[string]any{"providerKind": mailKind, "displayName": "sim",
-		"configJson": map[string]string{"base_url": simSrv.URL, "mailx_api_key": "re_test", "mailx_from_email": "news@example.com",
-			"dispatch_max_batch_size": "1", "dispatch_max_requests_per_second": "100"}}, http.StatusCreated)
-	var prov struct {
-		Provider struct {
-			ID string `json:"id"`
-		} `json:"provider"`
-	}
-	require.NoError(t, r.Decode(&prov))
-	dashboard(t, owner, "PUT", "/v1/routes", map[string]any{"routes": []map[string]any{
-		{"channel": "email", "providerAccountId": prov.Provider.ID, "priority": 1}}}, http.StatusOK)
+	notifytest.RegisterRoute(t, owner, "email", mailKind, map[string]string{"base_url": simSrv.URL, "mailx_api_key": "re_test",
+		"mailx_from_email": "news@example.com", "dispatch_max_batch_size": "1", "dispatch_max_requests_per_second": "100"})
 	key, _, err := owner.CreateAPIKey(ctx, "crash", "notifications:send", "notifications:read")
 	require.NoError(t, err)
 	simControl(t, simSrv.URL, "POST", "/_sim/faults", map[string]any{"kind": mailKind, "latencyMs": 1000, "count": 1_000_000})
@@ -46,9 +38,9 @@ func TestCrashIdempotentKind(t *testing.T) {
 		items[i] = map[string]any{"channel": "email", "recipient": map[string]any{"address": fmt.Sprintf("r%02d@example.com", i)},
 			"content": map[string]any{"title": "Hello", "text": "once"}}
 	}
-	r2, err := key.Signed(ctx, "POST", "/v1/notifications/bulk", map[string]any{"items": items})
+	r, err := key.Signed(ctx, "POST", "/v1/notifications/bulk", map[string]any{"items": items})
 	require.NoError(t, err)
-	require.Equal(t, http.StatusCreated, r2.Status, string(r2.Body))
+	require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
 
 	// Kill as soon as the vendor has accepted a message: the run records
 	// its outcomes only once all its calls are back.

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/notifyd/notifyd/client"
+	"github.com/notifyd/notifyd/internal/notifytest"
 	"github.com/notifyd/notifyd/internal/simulator"
 )
 
@@ -100,16 +101,8 @@ func TestGracefulStop(t *testing.T) {
 // route and answers a key that may send and read, and its id.
 func smsRoute(t *testing.T, owner *client.Client, simURL string) (*client.Client, string) {
 	t.Helper()
-	r := dashboard(t, owner, "POST", "/v1/providers", map[string]any{"providerKind": smsKind, "displayName": "sim",
-		"configJson": map[string]string{"base_url": simURL, "vendorb_api_key": "k", "vendorb_api_secret": "s", "vendorb_sender": "0212345678"}}, http.StatusCreated)
-	var prov struct {
-		Provider struct {
-			ID string `json:"id"`
-		} `json:"provider"`
-	}
-	require.NoError(t, r.Decode(&prov))
-	dashboard(t, owner, "PUT", "/v1/routes", map[string]any{"routes": []map[string]any{
-		{"channel": "sms", "providerAccountId": prov.Provider.ID, "priority": 1}}}, http.StatusOK)
+	notifytest.RegisterRoute(t, owner, "sms", smsKind, map[string]string{"base_url": simURL,
+		"vendorb_api_key": "k", "vendorb_api_secret": "s", "vendorb_sender": "0212345678"})
 	key, id, err := owner.CreateAPIKey(ctx, "crash", "notifications:send", "notifications:read")
 	require.NoError(t, err)
 	return key, id

@@ -315,14 +315,7 @@ func (t *Tx) RequeueFailedRequests(ctx context.Context, workspaceID string, ids 
 	if err != nil || len(jobIDs) == 0 {
 		return 0, err
 	}
-	// One dispatch_batch job per DispatchBatchMax requests, as a fan-out
-	// batch has: a run finds its requests through their job rows.
-	var params []river.InsertManyParams
-	for start := 0; start < len(jobIDs); start += jobs.DispatchBatchMax {
-		params = append(params, river.InsertManyParams{Args: jobs.DispatchBatch{Count: min(jobs.DispatchBatchMax, len(jobIDs)-start)},
-			InsertOpts: &river.InsertOpts{MaxAttempts: jobs.DispatchMaxAttempts}})
-	}
-	qids, err := t.c.InsertJobs(ctx, params)
+	qids, err := t.insertBatchJobs(ctx, len(jobIDs))
 	if err != nil {
 		return 0, err
 	}

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/riverqueue/river"
-
 	"github.com/notifyd/notifyd/internal/jobs"
 	"github.com/notifyd/notifyd/internal/notify"
 )
@@ -56,14 +54,7 @@ func (t *Tx) ReplayDeadLetters(ctx context.Context, workspaceID string, f notify
 		return cmp.Or(a.FailedAt.Compare(b.FailedAt), strings.Compare(a.ID, b.ID))
 	})
 
-	// One dispatch_batch job per DispatchBatchMax requests, like a group
-	// commit's: a run finds its requests through their job rows.
-	var params []river.InsertManyParams
-	for start := 0; start < len(ds); start += jobs.DispatchBatchMax {
-		params = append(params, river.InsertManyParams{Args: jobs.DispatchBatch{Count: min(jobs.DispatchBatchMax, len(ds)-start)},
-			InsertOpts: &river.InsertOpts{MaxAttempts: jobs.DispatchMaxAttempts}})
-	}
-	ids, err := t.c.InsertJobs(ctx, params)
+	ids, err := t.insertBatchJobs(ctx, len(ds))
 	if err != nil {
 		return nil, err
 	}

@@ -344,3 +344,16 @@ func (t *Tx) RescueQueueJobs(ctx context.Context, liveSince, runningBefore time.
 	}
 	return t.c.RescueJobs(ctx, ms(liveSince), runningBefore, self, busy)
 }
+
+// insertBatchJobs inserts the dispatch_batch queue jobs of n requests
+// queued again (a replay, a retry): one per DispatchBatchMax, like a group
+// commit's; request i goes to the job at i/DispatchBatchMax. A run finds
+// its requests through their job rows.
+func (t *Tx) insertBatchJobs(ctx context.Context, n int) ([]int64, error) {
+	var params []river.InsertManyParams
+	for start := 0; start < n; start += jobs.DispatchBatchMax {
+		params = append(params, river.InsertManyParams{Args: jobs.DispatchBatch{Count: min(jobs.DispatchBatchMax, n-start)},
+			InsertOpts: &river.InsertOpts{MaxAttempts: jobs.DispatchMaxAttempts}})
+	}
+	return t.c.InsertJobs(ctx, params)
+}
