@@ -298,14 +298,7 @@ func TestCrashLosesNothing(t *testing.T) {
 	}
 	terminal := map[string]string{}
 	for _, id := range ids {
-		r, err := key.Signed(ctx, "GET", "/v1/notifications/"+id, nil)
-		require.NoError(t, err)
-		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
-		var out struct {
-			Status string `json:"status"`
-		}
-		require.NoError(t, r.Data(&out))
-		terminal[id] = out.Status
+		terminal[id] = lookup(t, key, id).Status
 	}
 	for _, id := range ids {
 		require.Equal(t, "sent", terminal[id], "request %s", id)

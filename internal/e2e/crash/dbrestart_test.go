@@ -128,14 +128,7 @@ func TestDatabaseRestart(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	for _, id := range accepted {
-		r, err := key.Signed(ctx, "GET", "/v1/notifications/"+id, nil)
-		require.NoError(t, err)
-		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
-		var out struct {
-			Status string `json:"status"`
-		}
-		require.NoError(t, r.Data(&out))
-		require.Equal(t, "sent", out.Status, "request %s", id)
+		require.Equal(t, "sent", lookup(t, key, id).Status, "request %s", id)
 	}
 }
 

@@ -79,22 +79,32 @@ func TestGracefulStop(t *testing.T) {
 	simControl(t, simSrv.URL, "DELETE", "/_sim/faults?kind="+smsKind, nil)
 	serve(t, bin, env, baseURL, "second notifyd")
 	for _, id := range ids {
-		r, err := key.Signed(ctx, "GET", "/v1/notifications/"+id, nil)
-		require.NoError(t, err)
-		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
-		var out struct {
-			Status   string `json:"status"`
-			Attempts []struct {
-				Status string `json:"status"`
-			} `json:"attempts"`
-		}
-		require.NoError(t, r.Data(&out))
+		out := lookup(t, key, id)
 		require.Equal(t, "sent", out.Status, "request %s", id)
 		require.Len(t, out.Attempts, 1, "request %s", id)
 		require.Equal(t, "success", out.Attempts[0].Status)
 	}
 	time.Sleep(time.Second)
 	require.Len(t, sim.Messages(smsKind, "", 0), n, "nothing is sent twice")
+}
+
+// requestState is the part of a status lookup the crash tests read.
+type requestState struct {
+	Status   string `json:"status"`
+	Attempts []struct {
+		Status string `json:"status"`
+	} `json:"attempts"`
+}
+
+// lookup reads request id through the signed status lookup.
+func lookup(t *testing.T, key *client.Client, id string) requestState {
+	t.Helper()
+	r, err := key.Signed(ctx, "GET", "/v1/notifications/"+id, nil)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+	var out requestState
+	require.NoError(t, r.Data(&out))
+	return out
 }
 
 // smsRoute registers the simulator's vendorB SMS account as the only sms

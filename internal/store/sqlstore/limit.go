@@ -185,6 +185,12 @@ func (t *Tx) RateCounts(ctx context.Context, ws []notify.RateWindow) ([]int, err
 	if err != nil {
 		return nil, err
 	}
+	return windowCounts(rows, ws, out)
+}
+
+// windowCounts reads (scope_key, window_start, count) rows into out, at
+// the index of each row's window in ws, and closes rows.
+func windowCounts(rows Rows, ws []notify.RateWindow, out []int) ([]int, error) {
 	defer rows.Close()
 	for rows.Next() {
 		var key string
@@ -218,19 +224,5 @@ func (t *Tx) AddRateCounts(ctx context.Context, ws []notify.RateWindow) ([]int, 
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var key string
-		var start int64
-		var n int
-		if err := rows.Scan(&key, &start, &n); err != nil {
-			return nil, err
-		}
-		for i, w := range ws {
-			if w.ScopeKey == key && ms(w.Start) == start {
-				out[i] = n
-			}
-		}
-	}
-	return out, rows.Err()
+	return windowCounts(rows, ws, out)
 }
