@@ -139,10 +139,15 @@ func TestBackupUnderLoadAndRestore(t *testing.T) {
 			}
 		}()
 	}
-	time.Sleep(100 * time.Millisecond)
-	mu.Lock()
-	before := append([]string(nil), acked...)
-	mu.Unlock()
+	// The backup starts once the load is under way (a fixed pause was too
+	// short for a loaded -race run: nothing was acknowledged yet).
+	var before []string
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		before = append([]string(nil), acked...)
+		return len(before) >= 3
+	}, 30*time.Second, 5*time.Millisecond, "no send acknowledged")
 	dest := filepath.Join(t.TempDir(), "backup.db")
 	var stdout, stderr bytes.Buffer
 	code := run(ctx, []string{"backup", "--database-url", cfg.DatabaseURL, dest}, &stdout, &stderr)
