@@ -107,13 +107,20 @@ func TestScaleOut(t *testing.T) {
 	// leaves the dead worker's rescue as the only wait: PERFORMANCE.md's
 	// target, every request terminal within 15 s of the kill.
 	dashboard(t, owner, "PUT", "/v1/limits/dispatch", map[string]any{"scope": "workspace", "ratePerSecond": rate, "enabled": false}, http.StatusOK)
+	// Under -race in CI the other packages' tests share the 2 cores and
+	// can stall these processes for seconds: the bound doubles there (the
+	// 15 s figure is measured unloaded: docs/BENCHMARKS.md, 7.9 s).
+	within := recoverWithin
+	if raceBuild {
+		within *= 2
+	}
 	var m map[string]int
 	for {
 		m = byStatus(t, owner)
 		if m["sent"]+m["failed"]+m["canceled"] == n {
 			break
 		}
-		require.True(t, time.Since(killedAt) < recoverWithin, "not terminal %s after the kill: %v", recoverWithin, m)
+		require.True(t, time.Since(killedAt) < within, "not terminal %s after the kill: %v", within, m)
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Logf("killed a worker at %d of %d delivered; all terminal %s after the kill: %v",

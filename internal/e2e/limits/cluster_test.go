@@ -58,7 +58,11 @@ func TestDispatchClusterRate(t *testing.T) {
 	// machine (-race, 2 cores) may deliver below R on its own. The 10%
 	// target both ways is measured by bench -scenario dispatchrate.
 	require.LessOrEqual(t, got, rate*1.1, "cluster rate at most R + 10%%")
-	require.GreaterOrEqual(t, got, rate*0.7, "cluster rate not starved")
+	floor := 0.7
+	if raceBuild { // beside every other package's -race tests on 2 cores
+		floor = 0.5
+	}
+	require.GreaterOrEqual(t, got, rate*floor, "cluster rate not starved")
 	// Both processes sent.
 	require.Positive(t, notifytest.HistogramCount(t, b.env.Daemon.Metrics.Registry, "notifyd_dispatch_limit_wait_seconds"))
 	require.Positive(t, notifytest.HistogramCount(t, peer.Metrics.Registry, "notifyd_dispatch_limit_wait_seconds"))

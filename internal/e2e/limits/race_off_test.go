@@ -1,0 +1,5 @@
+//go:build !race
+
+package limits_test
+
+const raceBuild = false
