@@ -12,12 +12,6 @@ import (
 	"github.com/notifyd/notifyd/internal/store"
 )
 
-func init() {
-	tests["LoginCounters"] = testLoginCounters
-	tests["LoginCountersConcurrent"] = testLoginCountersConcurrent
-	tests["SessionsOfUser"] = testSessionsOfUser
-}
-
 func testLoginCounters(t *testing.T, db *store.DB) {
 	exp := t0.Add(time.Hour)
 	update(t, db, func(ctx context.Context, tx notify.Tx) error {

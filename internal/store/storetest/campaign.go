@@ -13,12 +13,6 @@ import (
 	"github.com/notifyd/notifyd/internal/store"
 )
 
-func init() {
-	tests["Campaigns"] = testCampaigns
-	tests["CampaignFanout"] = testCampaignFanout
-	tests["AcceptManyPlain"] = testAcceptManyPlain
-}
-
 func newCampaign(ws string, at time.Time) *notify.Campaign {
 	return &notify.Campaign{ID: id(), WorkspaceID: ws, Name: "c", Channel: notify.ChannelEmail, Status: notify.CampaignDraft,
 		Subject: "s", ContentText: "t", IsAdvertisement: true, IncludeUnsubscribe: true, CreatedAt: at, UpdatedAt: at}

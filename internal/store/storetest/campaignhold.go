@@ -15,10 +15,6 @@ import (
 // Campaign pause and retry of failed recipients: which requests a paused
 // campaign holds, its failed recipients, and their conditional way back
 // to queued.
-func init() {
-	tests["CampaignPausedRequests"] = testCampaignPausedRequests
-	tests["CampaignRetryFailed"] = testCampaignRetryFailed
-}
 
 // campaignRequest accepts a queued email request of campaign c to addr.
 func campaignRequest(t *testing.T, db *store.DB, c *notify.Campaign, addr string) (*notify.Request, *notify.Job) {

@@ -14,11 +14,6 @@ import (
 
 // Dead-letter replay: the conditional take-out of the queue and the
 // requests' way back to queued; the bulk audit write it records with.
-func init() {
-	tests["ReplayDeadLetters"] = testReplayDeadLetters
-	tests["ReplayDeadLettersConcurrent"] = testReplayDeadLettersConcurrent
-	tests["CreateAudits"] = testCreateAudits
-}
 
 // deadLettered stores a request of ws on channel whose job spent 3
 // attempts and failed with code at failedAt, as a delivery run leaves it

@@ -11,14 +11,6 @@ import (
 	"github.com/notifyd/notifyd/internal/store"
 )
 
-func init() {
-	tests["DeliveryClaim"] = testDeliveryClaim
-	tests["DeliverySettle"] = testDeliverySettle
-	tests["DeliveryBreakers"] = testDeliveryBreakers
-	tests["DeliveryMany"] = testDeliveryMany
-	tests["OpenJobs"] = testOpenJobs
-}
-
 // testDeliveryMany: a run of more requests than one statement shape takes
 // (the multi-row statements go in chunks) claims and settles every one.
 func testDeliveryMany(t *testing.T, db *store.DB) {

@@ -11,8 +11,6 @@ import (
 	"github.com/notifyd/notifyd/internal/store"
 )
 
-func init() { tests["DispatchWorkers"] = testDispatchWorkers }
-
 func testDispatchWorkers(t *testing.T, db *store.DB) {
 	a := &notify.DispatchWorker{ID: "a-" + id(), Demand: map[string]float64{"workspace:w": 12.5, "provider:w:p": 3}, HeartbeatAt: t0}
 	b := &notify.DispatchWorker{ID: "b-" + id(), HeartbeatAt: t0.Add(-5 * time.Second)}

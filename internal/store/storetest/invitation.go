@@ -11,10 +11,6 @@ import (
 	"github.com/notifyd/notifyd/internal/store"
 )
 
-func init() {
-	tests["Invitations"] = testInvitations
-}
-
 func testInvitations(t *testing.T, db *store.DB) {
 	ws1, ws2 := Workspace(t, db), Workspace(t, db)
 	inviter := &notify.User{ID: id(), Email: "inviter@example.com", PasswordHash: "h", CreatedAt: t0}

@@ -184,8 +184,6 @@ func testRateCountsMany(t *testing.T, db *store.DB) {
 	})
 }
 
-func init() { tests["DispatchTarget"] = testDispatchTarget }
-
 // testDispatchTarget: a limit's target is found in whichever workspace
 // holds it, by scope; an id of the other kind or of nothing is not found.
 func testDispatchTarget(t *testing.T, db *store.DB) {

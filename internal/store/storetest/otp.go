@@ -119,8 +119,6 @@ func testOTP(t *testing.T, db *store.DB) {
 	require.Equal(t, 4, inc(ws1, "010", notify.OTPWindowHour, h))
 }
 
-func init() { tests["OTPCleanup"] = testOTPCleanup }
-
 func testOTPCleanup(t *testing.T, db *store.DB) {
 	ws1, ws2 := Workspace(t, db), Workspace(t, db)
 	mk := func(ws string, exp time.Time, status string) *notify.OTPSession {

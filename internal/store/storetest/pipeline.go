@@ -14,14 +14,6 @@ import (
 
 // The send pipeline's verbs beyond acceptance: attempts and their paging,
 // dead letters, circuit breakers, activity counts and templates.
-func init() {
-	tests["Attempts"] = testAttempts
-	tests["DeadLetters"] = testDeadLetters
-	tests["Breakers"] = testBreakers
-	tests["CountActivity"] = testCountActivity
-	tests["Templates"] = testTemplates
-	tests["LockRequest"] = testLockRequest
-}
 
 // accepted stores one accepted request of ws and returns it with its job.
 func accepted(t *testing.T, db *store.DB, ws string) (*notify.Request, *notify.Job) {

@@ -12,12 +12,6 @@ import (
 	"github.com/notifyd/notifyd/internal/store"
 )
 
-func init() {
-	tests["PurgeRequests"] = testPurgeRequests
-	tests["PurgeOther"] = testPurgeOther
-	tests["PurgeConcurrent"] = testPurgeConcurrent
-}
-
 // purgeAll runs PurgeRequests in batches of limit until one deletes
 // nothing, and sums what they deleted.
 func purgeAll(t *testing.T, db *store.DB, ws string, before time.Time, limit int) notify.PurgedRequests {

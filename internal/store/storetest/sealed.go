@@ -10,10 +10,6 @@ import (
 	"github.com/notifyd/notifyd/internal/store"
 )
 
-func init() {
-	tests["Sealed"] = testSealed
-}
-
 // testSealed: the key ids of every sealed column, the values not sealed
 // with a key, and a compare-and-set replacement.
 func testSealed(t *testing.T, db *store.DB) {

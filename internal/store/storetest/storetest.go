@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/notifyd/notifyd/internal/notify"
-	"github.com/notifyd/notifyd/internal/notifytest"
 	"github.com/notifyd/notifyd/internal/store"
+	"github.com/notifyd/notifyd/internal/store/testdb"
 )
 
 // Opener opens a fresh, migrated database for one test.
@@ -32,16 +32,16 @@ func Run(t *testing.T, open Opener) {
 
 // RunAll runs the suite on every backend configured for this test run.
 func RunAll(t *testing.T) {
-	for name, url := range notifytest.Backends(t) {
+	for name, url := range testdb.Backends(t) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			Run(t, func(t testing.TB) *store.DB { return notifytest.OpenDB(t, url(t)) })
+			Run(t, func(t testing.TB) *store.DB { return testdb.OpenDB(t, url(t)) })
 		})
 	}
 }
 
-// tests lists the conformance tests; files of later features add theirs
-// from an init function.
+// tests is the one table of conformance tests, grouped by the file that
+// holds them.
 var tests = map[string]func(t *testing.T, db *store.DB){
 	"Workspace":             testWorkspace,
 	"UserAndMembers":        testUserAndMembers,
@@ -57,6 +57,81 @@ var tests = map[string]func(t *testing.T, db *store.DB){
 	"LockRateCount":         testLockRateCount,
 	"RateCountsMany":        testRateCountsMany,
 	"OTP":                   testOTP,
+
+	// job.go
+	"FindJob":        testFindJob,
+	"UpdateJob":      testUpdateJob,
+	"CancelQueueJob": testCancelQueueJob,
+	"LockWorkspace":  testLockWorkspace,
+
+	// auth.go
+	"LoginCounters":           testLoginCounters,
+	"LoginCountersConcurrent": testLoginCountersConcurrent,
+	"SessionsOfUser":          testSessionsOfUser,
+
+	// campaign.go
+	"Campaigns":       testCampaigns,
+	"CampaignFanout":  testCampaignFanout,
+	"AcceptManyPlain": testAcceptManyPlain,
+
+	// campaignhold.go
+	"CampaignPausedRequests": testCampaignPausedRequests,
+	"CampaignRetryFailed":    testCampaignRetryFailed,
+
+	// deadletter.go
+	"ReplayDeadLetters":           testReplayDeadLetters,
+	"ReplayDeadLettersConcurrent": testReplayDeadLettersConcurrent,
+	"CreateAudits":                testCreateAudits,
+
+	// delivery.go
+	"DeliveryClaim":    testDeliveryClaim,
+	"DeliverySettle":   testDeliverySettle,
+	"DeliveryBreakers": testDeliveryBreakers,
+	"DeliveryMany":     testDeliveryMany,
+	"OpenJobs":         testOpenJobs,
+
+	// dispatchworker.go
+	"DispatchWorkers": testDispatchWorkers,
+
+	// invitation.go
+	"Invitations": testInvitations,
+
+	// limit.go
+	"DispatchTarget": testDispatchTarget,
+
+	// otp.go
+	"OTPCleanup": testOTPCleanup,
+
+	// pipeline.go
+	"Attempts":      testAttempts,
+	"DeadLetters":   testDeadLetters,
+	"Breakers":      testBreakers,
+	"CountActivity": testCountActivity,
+	"Templates":     testTemplates,
+	"LockRequest":   testLockRequest,
+
+	// retention.go
+	"PurgeRequests":   testPurgeRequests,
+	"PurgeOther":      testPurgeOther,
+	"PurgeConcurrent": testPurgeConcurrent,
+
+	// sealed.go
+	"Sealed": testSealed,
+
+	// subscriber.go
+	"Subscribers":                 testSubscribers,
+	"SubscriberUpsert":            testSubscriberUpsert,
+	"LiftUnsubscribeSuppressions": testLiftUnsubscribeSuppressions,
+	"LockSubscriber":              testLockSubscriber,
+
+	// suppression.go
+	"Suppressions":     testSuppressions,
+	"CallbackSecrets":  testCallbackSecrets,
+	"DeliveryFeedback": testDeliveryFeedback,
+
+	// webhook.go
+	"Webhooks":      testWebhooks,
+	"WebhookOutbox": testWebhookOutbox,
 }
 
 var t0 = time.Date(2026, 11, 22, 3, 25, 5, 123_000_000, time.UTC)

@@ -12,13 +12,6 @@ import (
 	"github.com/notifyd/notifyd/internal/store"
 )
 
-func init() {
-	tests["Subscribers"] = testSubscribers
-	tests["SubscriberUpsert"] = testSubscriberUpsert
-	tests["LiftUnsubscribeSuppressions"] = testLiftUnsubscribeSuppressions
-	tests["LockSubscriber"] = testLockSubscriber
-}
-
 func newSubscriber(ws, addr string, at time.Time) *notify.Subscriber {
 	return &notify.Subscriber{ID: id(), WorkspaceID: ws, Channel: notify.ChannelEmail, Address: addr, Name: "",
 		ConsentStatus: notify.ConsentPending, Attributes: map[string]string{}, UnsubscribeToken: "tok-" + id(),

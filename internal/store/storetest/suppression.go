@@ -11,12 +11,6 @@ import (
 	"github.com/notifyd/notifyd/internal/store"
 )
 
-func init() {
-	tests["Suppressions"] = testSuppressions
-	tests["CallbackSecrets"] = testCallbackSecrets
-	tests["DeliveryFeedback"] = testDeliveryFeedback
-}
-
 func testSuppressions(t *testing.T, db *store.DB) {
 	ws1, ws2 := Workspace(t, db), Workspace(t, db)
 	update(t, db, func(ctx context.Context, tx notify.Tx) error {

@@ -11,11 +11,6 @@ import (
 	"github.com/notifyd/notifyd/internal/store"
 )
 
-func init() {
-	tests["Webhooks"] = testWebhooks
-	tests["WebhookOutbox"] = testWebhookOutbox
-}
-
 func testWebhooks(t *testing.T, db *store.DB) {
 	ws1, ws2 := Workspace(t, db), Workspace(t, db)
 	w := &notify.Webhook{ID: id(), WorkspaceID: ws1, URL: "https://a.example/hook", Events: []string{notify.EventDelivered},
