@@ -267,16 +267,25 @@ func (a *API) serve(c *call, rt Route, limit int64) error {
 			return err
 		}
 		if err := service.RequireScope(key, rt.Scope); err != nil {
+			// Refused before its use: the nonce is recorded, the call not
+			// counted toward the limits (the key may not send at all).
 			return a.svc.RefuseSigned(c.ctx, c.nonce, err)
 		}
 		if rt.rateLimited && !rt.ownNonce {
 			if err := a.svc.CheckRequestLimit(c.ctx, key); err != nil {
-				return a.svc.RefuseSigned(c.ctx, c.nonce, err)
+				return err // VerifySignature recorded the nonce
 			}
 		}
 		c.key = key
 	}
-	return rt.h(c)
+	err := rt.h(c)
+	if err != nil && c.nonce.Pending() {
+		// The handler refused the request before handing the nonce to its
+		// use case (a body that does not decode): it still counts toward
+		// the limits and records its nonce, as an accepted send does.
+		return a.svc.RefuseSend(c.ctx, c.key, c.nonce, err)
+	}
+	return err
 }
 
 func bearer(h string) (string, bool) {

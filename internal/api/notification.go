@@ -57,7 +57,7 @@ func sendResult(r service.SendResult) sendJSON {
 func (a *API) handleSend(c *call) error {
 	var b sendBody
 	if err := c.decode(&b); err != nil {
-		return a.svc.RefuseSend(c.ctx, c.key, c.nonce, err)
+		return err
 	}
 	res, err := a.svc.Send(c.ctx, c.key, c.nonce, b.input())
 	if err != nil {
@@ -71,20 +71,20 @@ func (a *API) handleSendBulk(c *call) error {
 		Items *[]json.RawMessage `json:"items"`
 	}
 	if err := c.decode(&b); err != nil {
-		return a.svc.RefuseSend(c.ctx, c.key, c.nonce, err)
+		return err
 	}
 	if b.Items == nil {
-		return a.svc.RefuseSend(c.ctx, c.key, c.nonce, notify.Invalid("items is required"))
+		return notify.Invalid("items is required")
 	}
-	if len(*b.Items) > 500 {
-		return a.svc.RefuseSend(c.ctx, c.key, c.nonce, notify.Invalid("items must hold at most 500 items"))
+	if err := service.CheckBulkSize(len(*b.Items)); err != nil {
+		return err
 	}
 	items := make([]*service.SendInput, len(*b.Items))
 	for i, raw := range *b.Items {
 		var sb sendBody
 		if err := decodeJSON(raw, &sb); err != nil {
 			e, _ := notify.AsError(err)
-			return a.svc.RefuseSend(c.ctx, c.key, c.nonce, notify.Invalid("items[%d]: %s", i, e.Detail))
+			return notify.Invalid("items[%d]: %s", i, e.Detail)
 		}
 		items[i] = sb.input()
 	}

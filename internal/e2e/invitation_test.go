@@ -238,7 +238,10 @@ func TestInvitationDeclineRevokeExpire(t *testing.T) {
 		}))
 		return n
 	}
-	require.Equal(t, 1, stored())
+	// The daemon's own periodic cleanup runs once at start; on a loaded
+	// machine it may run only now, after the clock moved, and delete the
+	// invitation itself: either way only Cleanup deletes it.
+	require.LessOrEqual(t, stored(), 1)
 	_, _, err := e.Daemon.Service.Cleanup(ctx)
 	require.NoError(t, err)
 	require.Zero(t, stored())

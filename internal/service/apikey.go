@@ -340,7 +340,25 @@ type Nonce struct {
 	// cached and turns out to have changed.
 	req    SignedRequest
 	cached bool
+	// taken: a use case (or a refusal) has it; it records the nonce in its
+	// own transaction, and the request must not be refused again.
+	taken bool
 }
+
+// take hands n to a use case; it reports false when n is nil or another
+// use case took it first.
+func (n *Nonce) take() bool {
+	if n == nil || n.taken {
+		return false
+	}
+	n.taken = true
+	return true
+}
+
+// Pending reports whether n was deferred and no use case has taken it: a
+// request failing now must still record it (RefuseSend) so a replay
+// answers 401.
+func (n *Nonce) Pending() bool { return n != nil && !n.taken }
 
 // VerifySignature authenticates a request and records its nonce.
 func (s *Service) VerifySignature(ctx context.Context, r SignedRequest) (*notify.APIKey, error) {
@@ -376,6 +394,9 @@ func (s *Service) recordNonce(ctx context.Context, tx notify.Tx, n *Nonce) error
 // RefuseSigned answers err for a signed request refused before its use
 // case ran, recording its deferred nonce first so a replay answers 401.
 func (s *Service) RefuseSigned(ctx context.Context, n *Nonce, err error) error {
+	if !n.take() {
+		return err
+	}
 	return s.refuseWithNonce(ctx, n, err)
 }
 

@@ -256,6 +256,7 @@ func (s *Service) RefuseSend(ctx context.Context, key *notify.APIKey, nonce *Non
 // to have changed wrote nothing: it is verified again against the stored
 // key and prepared anew (the key's template list may differ).
 func (s *Service) submit(ctx context.Context, key *notify.APIKey, nonce *Nonce, prepare func(*acceptCall) error) error {
+	nonce.take()
 	for try := 0; ; try++ {
 		c := &acceptCall{ctx: ctx, key: key, nonce: nonce}
 		if err := prepare(c); err != nil {
@@ -323,6 +324,19 @@ func acceptResult(a *notify.Accept) SendResult {
 	return SendResult{RequestID: a.Request.ID, Status: a.Request.Status, QueueJobID: &id, ScheduledAt: a.Request.ScheduledAt}
 }
 
+// MaxBulkItems is the most items one bulk send may hold.
+const MaxBulkItems = 500
+
+// CheckBulkSize refuses a bulk send of more than MaxBulkItems items. The
+// API checks it before decoding the items, so an oversized call answers
+// this rule rather than a bad item's.
+func CheckBulkSize(n int) error {
+	if n > MaxBulkItems {
+		return notify.Invalid("items must hold at most %d items", MaxBulkItems)
+	}
+	return nil
+}
+
 // SendBulk validates every item (one bad item refuses the call), then
 // accepts the valid items together; items failing acceptance (template
 // resolution) are left out. The call counts once toward the limits.
@@ -334,8 +348,8 @@ func (s *Service) SendBulk(ctx context.Context, key *notify.APIKey, nonce *Nonce
 			c.refuse = notify.Invalid("items must hold at least one item")
 			return nil
 		}
-		if len(items) > 500 {
-			c.refuse = notify.Invalid("items must hold at most 500 items")
+		if err := CheckBulkSize(len(items)); err != nil {
+			c.refuse = err
 			return nil
 		}
 		now := s.now()
