@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/notifyd/notifyd/internal/groupcommit"
 	"github.com/notifyd/notifyd/internal/notify"
 )
 
@@ -44,7 +45,7 @@ var errStaleKey = errors.New("API key changed since it was cached")
 // acceptor runs the send group commit.
 type acceptor struct {
 	s       *Service
-	q       *queue[*acceptCall]
+	q       *groupcommit.Queue[*acceptCall]
 	mu      sync.Mutex
 	touched map[string]time.Time // when each key's last use was last written
 }
@@ -53,14 +54,14 @@ type acceptor struct {
 // writer); more were slower on PostgreSQL too (docs/BENCHMARKS.md).
 func newAcceptor(s *Service, writers int) *acceptor {
 	a := &acceptor{s: s, touched: map[string]time.Time{}}
-	a.q = newQueue(max(writers, 1), maxAcceptBatch, a.run)
+	a.q = groupcommit.New(max(writers, 1), maxAcceptBatch, a.run)
 	return a
 }
 
 // do queues c for the next batch and waits for its answer.
 func (a *acceptor) do(c *acceptCall) error {
 	c.done = make(chan struct{})
-	a.q.add(c)
+	a.q.Add(c)
 	select {
 	case <-c.done:
 		return c.err

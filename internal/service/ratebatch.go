@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/notifyd/notifyd/internal/groupcommit"
 	"github.com/notifyd/notifyd/internal/notify"
 )
 
@@ -21,12 +22,12 @@ const maxRateBatch = 256
 // commit; while it runs, new checks queue for the next batch.
 type rateChecks struct {
 	s *Service
-	q *queue[*rateCheck]
+	q *groupcommit.Queue[*rateCheck]
 }
 
 func newRateChecks(s *Service) *rateChecks {
 	b := &rateChecks{s: s}
-	b.q = newQueue(1, maxRateBatch, b.run)
+	b.q = groupcommit.New(1, maxRateBatch, b.run)
 	return b
 }
 
@@ -40,7 +41,7 @@ type rateCheck struct {
 
 func (b *rateChecks) check(ctx context.Context, key *notify.APIKey, now time.Time) error {
 	c := &rateCheck{ctx: ctx, key: key, now: now, done: make(chan error, 1)}
-	b.q.add(c)
+	b.q.Add(c)
 	select {
 	case err := <-c.done:
 		return err

@@ -3,8 +3,8 @@ package sqlstore
 import (
 	"context"
 	"fmt"
-	"sync"
 
+	"github.com/notifyd/notifyd/internal/groupcommit"
 	"github.com/notifyd/notifyd/internal/notify"
 )
 
@@ -19,14 +19,11 @@ type batchCall struct {
 	done chan error
 }
 
-// batcher implements group commit with no fixed delay: while one batch is
-// committing, new callers queue up and go together in the next one, so
-// batches grow with load and a lone caller never waits.
+// batcher runs the calls of one group commit in one transaction; its
+// queue gathers them (at most the backend's writers batches at once).
 type batcher struct {
-	s       *Store
-	mu      sync.Mutex
-	pending []*batchCall
-	running int // batch loops running, at most the backend's writers
+	s *Store
+	q *groupcommit.Queue[*batchCall]
 }
 
 // Batch runs fn in a write transaction that it may share with concurrent
@@ -38,39 +35,13 @@ func (s *Store) Batch(ctx context.Context, fn func(notify.Tx) error) error {
 		return s.Update(ctx, fn)
 	}
 	c := &batchCall{ctx: ctx, fn: fn, done: make(chan error, 1)}
-	b := &s.batch
-	b.mu.Lock()
-	b.pending = append(b.pending, c)
-	if b.running < b.s.writers {
-		b.running++
-		go b.loop()
-	}
-	b.mu.Unlock()
+	s.batch.q.Add(c)
 	select {
 	case err := <-c.done:
 		return err
 	case <-ctx.Done():
 		// The call may still commit; the caller has given up on the answer.
 		return ctx.Err()
-	}
-}
-
-func (b *batcher) loop() {
-	for {
-		b.mu.Lock()
-		n := len(b.pending)
-		if n == 0 {
-			b.running--
-			b.mu.Unlock()
-			return
-		}
-		if n > maxBatch {
-			n = maxBatch
-		}
-		calls := b.pending[:n:n]
-		b.pending = append([]*batchCall(nil), b.pending[n:]...)
-		b.mu.Unlock()
-		b.run(calls)
 	}
 }
 

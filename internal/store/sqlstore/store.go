@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/notifyd/notifyd/internal/groupcommit"
 	"github.com/notifyd/notifyd/internal/notify"
 )
 
@@ -28,6 +29,7 @@ func New(b Backend) *Store {
 		s.writers = w.Writers()
 	}
 	s.batch.s = s
+	s.batch.q = groupcommit.New(s.writers, maxBatch, s.batch.run)
 	return s
 }
 

@@ -1,0 +1,52 @@
+// Package groupcommit is the waiting room of a group commit: callers add
+// themselves, and up to writers loops take what waits, up to max at a
+// time, and run it as one batch. There is no fixed delay: while one batch
+// runs, the next one gathers, so batches grow with load and a lone caller
+// never waits. The store's Batch and the service's send and rate-check
+// batches share it.
+package groupcommit
+
+import "sync"
+
+// Queue gathers items of type T for run.
+type Queue[T any] struct {
+	mu      sync.Mutex
+	pending []T
+	running int
+	writers int
+	max     int
+	run     func([]T)
+}
+
+// New returns a queue running at most writers batches at once, each of at
+// most max items.
+func New[T any](writers, max int, run func([]T)) *Queue[T] {
+	return &Queue[T]{writers: writers, max: max, run: run}
+}
+
+// Add queues c for the next batch.
+func (q *Queue[T]) Add(c T) {
+	q.mu.Lock()
+	q.pending = append(q.pending, c)
+	if q.running < q.writers {
+		q.running++
+		go q.loop()
+	}
+	q.mu.Unlock()
+}
+
+func (q *Queue[T]) loop() {
+	for {
+		q.mu.Lock()
+		n := min(len(q.pending), q.max)
+		if n == 0 {
+			q.running--
+			q.mu.Unlock()
+			return
+		}
+		batch := q.pending[:n:n]
+		q.pending = append([]T(nil), q.pending[n:]...)
+		q.mu.Unlock()
+		q.run(batch)
+	}
+}
