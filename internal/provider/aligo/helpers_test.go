@@ -2,13 +2,10 @@ package aligo
 
 import (
 	"encoding/json"
-	"flag"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -16,9 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/notifyd/notifyd/internal/provider"
+	"github.com/notifyd/notifyd/internal/provider/providertest"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
 // Test credentials; tests assert none of them reaches attempt history.
 const (
@@ -142,16 +138,7 @@ func newMsgrProvider(t *testing.T, f *fakeAligo, c *clock) *msgrProvider {
 // golden compares the exact wire request with testdata/<name>.golden.
 func golden(t *testing.T, name string, r captured) {
 	t.Helper()
-	got := r.Method + " " + r.Path + "\nContent-Type: " + r.ContentType + "\n\n" + r.Body + "\n"
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		require.NoError(t, os.MkdirAll("testdata", 0o755))
-		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
-		return
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test -update to create %s", path)
-	require.Equal(t, string(want), got)
+	providertest.Golden(t, name, []byte(r.Method+" "+r.Path+"\nContent-Type: "+r.ContentType+"\n\n"+r.Body+"\n"))
 }
 
 // requireNoSecrets asserts the logged request hides every credential.

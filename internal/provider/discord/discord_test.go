@@ -15,6 +15,7 @@ import (
 
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/provider"
+	"github.com/notifyd/notifyd/internal/provider/providertest"
 )
 
 const channelID = "1098765432101234567"
@@ -46,7 +47,7 @@ func TestMissingKey(t *testing.T) {
 		{BotKind(), provider.Config{}},
 		{BotKind(), provider.Config{"chatb_bot_token": "t", "base_url": "ftp://discord.com"}},
 	} {
-		_, err := tc.kind.New(tc.cfg, testDeps())
+		_, err := tc.kind.New(tc.cfg, providertest.Deps())
 		var perr *provider.Error
 		require.True(t, errors.As(err, &perr), "%s %v", tc.kind.ID, tc.cfg)
 		require.Equal(t, notify.FailureInvalidRequest, perr.Code)
@@ -80,7 +81,7 @@ func TestWebhookURLGetsWait(t *testing.T) {
 		"https://discord.com/api/webhooks/1/tok?wait=true#frag":    "https://discord.com/api/webhooks/1/tok?wait=true",
 		"https://discord.com/api/webhooks/1/tok?thread_id=9&wait=": "https://discord.com/api/webhooks/1/tok?thread_id=9&wait=true",
 	} {
-		p, err := newWebhook(provider.Config{keyWebhookURL: in}, testDeps())
+		p, err := newWebhook(provider.Config{keyWebhookURL: in}, providertest.Deps())
 		require.NoError(t, err)
 		require.Equal(t, want, p.(*webhookProvider).url, in)
 	}
@@ -88,23 +89,23 @@ func TestWebhookURLGetsWait(t *testing.T) {
 
 func TestWebhookSuccess(t *testing.T) {
 	t.Parallel()
-	rec, srv := newRecorder(t, http.StatusOK, `{"id":"1234567890123456789","channel_id":"42","content":"x"}`, nil)
-	p := mustNew(t, WebhookKind(), provider.Config{"chatb_webhook_url": srv.URL + "/api/webhooks/111/secret-token?thread_id=5"})
+	rec, srv := providertest.NewRecorder(t, http.StatusOK, `{"id":"1234567890123456789","channel_id":"42","content":"x"}`, nil)
+	p := providertest.MustNew(t, WebhookKind(), provider.Config{"chatb_webhook_url": srv.URL + "/api/webhooks/111/secret-token?thread_id=5"})
 	res := p.Send(context.Background(), []provider.Message{msg})
 	require.Len(t, res, 1)
 	require.Nil(t, res[0].Err)
 	require.Equal(t, "1234567890123456789", res[0].MessageID)
 	require.Equal(t, srv.URL+"/api/webhooks/…", res[0].Exchange.URL, "the secret path is redacted")
 	require.Equal(t, payload{Content: "**Deploy**\nbuild 42 is live"}, res[0].Exchange.Request)
-	reqs := rec.requests()
+	reqs := rec.Requests()
 	require.Len(t, reqs, 1)
-	golden(t, "webhook", reqs[0])
+	providertest.Golden(t, "webhook", []byte(reqs[0]))
 }
 
 func TestWebhook204(t *testing.T) {
 	t.Parallel()
-	_, srv := newRecorder(t, http.StatusNoContent, "", nil)
-	p := mustNew(t, WebhookKind(), provider.Config{"chatb_webhook_url": srv.URL})
+	_, srv := providertest.NewRecorder(t, http.StatusNoContent, "", nil)
+	p := providertest.MustNew(t, WebhookKind(), provider.Config{"chatb_webhook_url": srv.URL})
 	res := p.Send(context.Background(), []provider.Message{msg})
 	require.Nil(t, res[0].Err)
 	require.Empty(t, res[0].MessageID)
@@ -112,9 +113,9 @@ func TestWebhook204(t *testing.T) {
 
 func TestBotSuccess(t *testing.T) {
 	t.Parallel()
-	rec, srv := newRecorder(t, http.StatusOK, `{"id":"1234567890123456789","channel_id":"`+channelID+`"}`, nil)
+	rec, srv := providertest.NewRecorder(t, http.StatusOK, `{"id":"1234567890123456789","channel_id":"`+channelID+`"}`, nil)
 	// base_url replaces scheme and host only; its path is ignored.
-	p := mustNew(t, BotKind(), provider.Config{"chatb_bot_token": "bot-test-token", "base_url": srv.URL + "/ignored"})
+	p := providertest.MustNew(t, BotKind(), provider.Config{"chatb_bot_token": "bot-test-token", "base_url": srv.URL + "/ignored"})
 	res := p.Send(context.Background(), []provider.Message{msg})
 	require.Len(t, res, 1)
 	require.Nil(t, res[0].Err)
@@ -123,15 +124,15 @@ func TestBotSuccess(t *testing.T) {
 	logged, err := json.Marshal(res[0].Exchange.Request)
 	require.NoError(t, err)
 	require.NotContains(t, string(logged), "bot-test-token", "the token is never logged")
-	reqs := rec.requests()
+	reqs := rec.Requests()
 	require.Len(t, reqs, 1)
-	golden(t, "bot", reqs[0])
+	providertest.Golden(t, "bot", []byte(reqs[0]))
 }
 
 func TestBotSendsOneCallPerMessage(t *testing.T) {
 	t.Parallel()
-	rec, srv := newRecorder(t, http.StatusOK, `{"id":"1"}`, nil)
-	p := mustNew(t, BotKind(), provider.Config{"chatb_bot_token": "t", "base_url": srv.URL})
+	rec, srv := providertest.NewRecorder(t, http.StatusOK, `{"id":"1"}`, nil)
+	p := providertest.MustNew(t, BotKind(), provider.Config{"chatb_bot_token": "t", "base_url": srv.URL})
 	msgs := []provider.Message{
 		{To: channelID, Text: "a"},
 		{To: "", Text: "b"},
@@ -148,7 +149,7 @@ func TestBotSendsOneCallPerMessage(t *testing.T) {
 		require.Nil(t, r.Exchange.Response, "no call was made")
 	}
 	require.Nil(t, res[4].Err)
-	require.Len(t, rec.requests(), 2)
+	require.Len(t, rec.Requests(), 2)
 }
 
 type errorRow struct {
@@ -171,8 +172,8 @@ func runErrorRows(t *testing.T, kind provider.Kind, cfg func(url string) provide
 	for _, row := range rows {
 		t.Run(row.name, func(t *testing.T) {
 			t.Parallel()
-			_, srv := newRecorder(t, row.status, row.body, row.header)
-			p := mustNew(t, kind, cfg(srv.URL))
+			_, srv := providertest.NewRecorder(t, row.status, row.body, row.header)
+			p := providertest.MustNew(t, kind, cfg(srv.URL))
 			res := p.Send(context.Background(), []provider.Message{msg})
 			require.NotNil(t, res[0].Err)
 			require.Equal(t, row.want, res[0].Err.Code, res[0].Err.Message)
@@ -254,7 +255,7 @@ func TestTimeout(t *testing.T) {
 // client), the SSRF guard refuses the loopback test server.
 func TestGuardedByDefault(t *testing.T) {
 	t.Parallel()
-	rec, srv := newRecorder(t, http.StatusOK, "ok", nil)
+	rec, srv := providertest.NewRecorder(t, http.StatusOK, "ok", nil)
 	for _, deps := range []provider.Deps{{}, {HTTP: provider.NewHTTPClient(provider.HTTPOptions{})}} {
 		p, err := BotKind().New(provider.Config{"chatb_bot_token": "t", "base_url": srv.URL}, deps)
 		require.NoError(t, err)
@@ -262,5 +263,5 @@ func TestGuardedByDefault(t *testing.T) {
 		require.NotNil(t, res[0].Err)
 		require.Equal(t, notify.FailureInvalidRequest, res[0].Err.Code, res[0].Err.Message)
 	}
-	require.Empty(t, rec.requests())
+	require.Empty(t, rec.Requests())
 }

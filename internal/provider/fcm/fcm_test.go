@@ -13,14 +13,11 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -32,9 +29,8 @@ import (
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/provider"
 	"github.com/notifyd/notifyd/internal/provider/fcm"
+	"github.com/notifyd/notifyd/internal/provider/providertest"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
 const (
 	projectID   = "demo-project"
@@ -230,18 +226,6 @@ func setup(t *testing.T) (*fake, *clock, provider.Provider) {
 	return f, clk, f.provider(t, clk, sendSrv, pkcs8PEM(t), 2*time.Second)
 }
 
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		require.NoError(t, os.MkdirAll("testdata", 0o755))
-		require.NoError(t, os.WriteFile(path, got, 0o644))
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test -update to create %s", path)
-	require.Equal(t, string(want), string(got))
-}
-
 func push(token string) provider.Message {
 	return provider.Message{
 		ID:      "req-" + token,
@@ -347,7 +331,7 @@ func TestSendSingle(t *testing.T) {
 	require.EqualValues(t, 1, f.tokenCalls.Load())
 	require.EqualValues(t, 1, f.sendCalls.Load())
 	verifyAssertion(t, f.assertion(t, 0), f.tokenURL, clk.Now())
-	golden(t, "send", f.body(t, 0))
+	providertest.Golden(t, "send", f.body(t, 0))
 	requireNoSecret(t, res[0].Exchange, f)
 }
 
@@ -366,7 +350,7 @@ func TestSendMinimalPayload(t *testing.T) {
 	f, _, p := setup(t)
 	res := p.Send(context.Background(), []provider.Message{{Channel: notify.ChannelPush, To: "device-a"}})
 	require.Nil(t, res[0].Err)
-	golden(t, "send_minimal", f.body(t, 0))
+	providertest.Golden(t, "send_minimal", f.body(t, 0))
 }
 
 // Several messages: one call each, bounded concurrency, results in order,

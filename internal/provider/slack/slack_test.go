@@ -14,6 +14,7 @@ import (
 
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/provider"
+	"github.com/notifyd/notifyd/internal/provider/providertest"
 )
 
 var msg = provider.Message{ID: "req-1", Channel: notify.ChannelChatABot, To: "C0123ABC", Title: "Deploy", Text: "build 42 is live"}
@@ -44,7 +45,7 @@ func TestMissingKey(t *testing.T) {
 		{BotKind(), provider.Config{}},
 		{BotKind(), provider.Config{"chata_bot_token": "xoxb-1", "base_url": "slack.com"}},
 	} {
-		_, err := tc.kind.New(tc.cfg, testDeps())
+		_, err := tc.kind.New(tc.cfg, providertest.Deps())
 		var perr *provider.Error
 		require.True(t, errors.As(err, &perr), "%s %v", tc.kind.ID, tc.cfg)
 		require.Equal(t, notify.FailureInvalidRequest, perr.Code)
@@ -60,8 +61,8 @@ func TestText(t *testing.T) {
 
 func TestWebhookSuccess(t *testing.T) {
 	t.Parallel()
-	rec, srv := newRecorder(t, http.StatusOK, "ok", nil)
-	p := mustNew(t, WebhookKind(), provider.Config{"chata_webhook_url": srv.URL + "/services/T000/B000/XXXX"})
+	rec, srv := providertest.NewRecorder(t, http.StatusOK, "ok", nil)
+	p := providertest.MustNew(t, WebhookKind(), provider.Config{"chata_webhook_url": srv.URL + "/services/T000/B000/XXXX"})
 	res := p.Send(context.Background(), []provider.Message{msg})
 	require.Len(t, res, 1)
 	require.Nil(t, res[0].Err)
@@ -69,17 +70,17 @@ func TestWebhookSuccess(t *testing.T) {
 	require.Equal(t, srv.URL+"/services/…", res[0].Exchange.URL, "the secret path is redacted")
 	require.Equal(t, 200, res[0].Exchange.Response.HTTPStatus)
 	require.Equal(t, webhookPayload{Text: "*Deploy*\nbuild 42 is live"}, res[0].Exchange.Request)
-	reqs := rec.requests()
+	reqs := rec.Requests()
 	require.Len(t, reqs, 1)
-	golden(t, "webhook", reqs[0])
+	providertest.Golden(t, "webhook", []byte(reqs[0]))
 }
 
 func TestBotSuccess(t *testing.T) {
 	t.Parallel()
-	rec, srv := newRecorder(t, http.StatusOK,
+	rec, srv := providertest.NewRecorder(t, http.StatusOK,
 		`{"ok":true,"channel":"C0123ABC","ts":"1503435956.000247","message":{"text":"x"}}`, nil)
 	// base_url replaces scheme and host only; its path is ignored.
-	p := mustNew(t, BotKind(), provider.Config{"chata_bot_token": "xoxb-test-token", "base_url": srv.URL + "/ignored"})
+	p := providertest.MustNew(t, BotKind(), provider.Config{"chata_bot_token": "xoxb-test-token", "base_url": srv.URL + "/ignored"})
 	res := p.Send(context.Background(), []provider.Message{msg})
 	require.Len(t, res, 1)
 	require.Nil(t, res[0].Err)
@@ -88,15 +89,15 @@ func TestBotSuccess(t *testing.T) {
 	logged, err := json.Marshal(res[0].Exchange.Request)
 	require.NoError(t, err)
 	require.NotContains(t, string(logged), "xoxb", "the token is never logged")
-	reqs := rec.requests()
+	reqs := rec.Requests()
 	require.Len(t, reqs, 1)
-	golden(t, "bot", reqs[0])
+	providertest.Golden(t, "bot", []byte(reqs[0]))
 }
 
 func TestBotSendsOneCallPerMessage(t *testing.T) {
 	t.Parallel()
-	rec, srv := newRecorder(t, http.StatusOK, `{"ok":true,"channel":"C1","ts":"1.2"}`, nil)
-	p := mustNew(t, BotKind(), provider.Config{"chata_bot_token": "xoxb-t", "base_url": srv.URL})
+	rec, srv := providertest.NewRecorder(t, http.StatusOK, `{"ok":true,"channel":"C1","ts":"1.2"}`, nil)
+	p := providertest.MustNew(t, BotKind(), provider.Config{"chata_bot_token": "xoxb-t", "base_url": srv.URL})
 	msgs := []provider.Message{{To: "C1", Text: "a"}, {To: "", Text: "b"}, {To: "C1", Text: "c"}}
 	res := p.Send(context.Background(), msgs)
 	require.Len(t, res, 3)
@@ -105,16 +106,16 @@ func TestBotSendsOneCallPerMessage(t *testing.T) {
 	require.Equal(t, notify.FailureInvalidRequest, res[1].Err.Code)
 	require.Nil(t, res[1].Exchange.Response, "no call was made")
 	require.Nil(t, res[2].Err)
-	require.Len(t, rec.requests(), 2)
+	require.Len(t, rec.Requests(), 2)
 }
 
 func TestEmptyText(t *testing.T) {
 	t.Parallel()
-	rec, srv := newRecorder(t, http.StatusOK, "ok", nil)
-	p := mustNew(t, WebhookKind(), provider.Config{"chata_webhook_url": srv.URL})
+	rec, srv := providertest.NewRecorder(t, http.StatusOK, "ok", nil)
+	p := providertest.MustNew(t, WebhookKind(), provider.Config{"chata_webhook_url": srv.URL})
 	res := p.Send(context.Background(), []provider.Message{{}})
 	require.Equal(t, notify.FailureInvalidRequest, res[0].Err.Code)
-	require.Empty(t, rec.requests())
+	require.Empty(t, rec.Requests())
 }
 
 type errorRow struct {
@@ -150,8 +151,8 @@ func TestErrorMappingWebhook(t *testing.T) {
 	for _, row := range rows {
 		t.Run(row.name, func(t *testing.T) {
 			t.Parallel()
-			_, srv := newRecorder(t, row.status, row.body, row.header)
-			p := mustNew(t, WebhookKind(), provider.Config{"chata_webhook_url": srv.URL})
+			_, srv := providertest.NewRecorder(t, row.status, row.body, row.header)
+			p := providertest.MustNew(t, WebhookKind(), provider.Config{"chata_webhook_url": srv.URL})
 			res := p.Send(context.Background(), []provider.Message{msg})
 			require.NotNil(t, res[0].Err)
 			require.Equal(t, row.want, res[0].Err.Code, res[0].Err.Message)
@@ -191,8 +192,8 @@ func TestErrorMappingBot(t *testing.T) {
 	for _, row := range rows {
 		t.Run(row.name, func(t *testing.T) {
 			t.Parallel()
-			_, srv := newRecorder(t, row.status, row.body, row.header)
-			p := mustNew(t, BotKind(), provider.Config{"chata_bot_token": "xoxb-t", "base_url": srv.URL})
+			_, srv := providertest.NewRecorder(t, row.status, row.body, row.header)
+			p := providertest.MustNew(t, BotKind(), provider.Config{"chata_bot_token": "xoxb-t", "base_url": srv.URL})
 			res := p.Send(context.Background(), []provider.Message{msg})
 			require.NotNil(t, res[0].Err)
 			require.Equal(t, row.want, res[0].Err.Code, res[0].Err.Message)
@@ -235,7 +236,7 @@ func TestTimeout(t *testing.T) {
 // client), the SSRF guard refuses the loopback test server.
 func TestGuardedByDefault(t *testing.T) {
 	t.Parallel()
-	rec, srv := newRecorder(t, http.StatusOK, "ok", nil)
+	rec, srv := providertest.NewRecorder(t, http.StatusOK, "ok", nil)
 	for _, deps := range []provider.Deps{{}, {HTTP: provider.NewHTTPClient(provider.HTTPOptions{})}} {
 		p, err := BotKind().New(provider.Config{"chata_bot_token": "xoxb-t", "base_url": srv.URL}, deps)
 		require.NoError(t, err)
@@ -243,5 +244,5 @@ func TestGuardedByDefault(t *testing.T) {
 		require.NotNil(t, res[0].Err)
 		require.Equal(t, notify.FailureInvalidRequest, res[0].Err.Code, res[0].Err.Message)
 	}
-	require.Empty(t, rec.requests())
+	require.Empty(t, rec.Requests())
 }

@@ -5,13 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"regexp"
 	"sync"
 	"testing"
@@ -20,9 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/notifyd/notifyd/internal/provider"
+	"github.com/notifyd/notifyd/internal/provider/providertest"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
 // Test credentials; tests assert none of them reaches attempt history.
 const (
@@ -167,16 +163,7 @@ func verifyAuth(t *testing.T, header string) (date time.Time, salt string) {
 // golden compares the exact wire request with testdata/<name>.golden.
 func golden(t *testing.T, name string, r captured) {
 	t.Helper()
-	got := fmt.Sprintf("%s %s\nAuthorization: %s\nContent-Type: %s\n\n%s\n", r.Method, r.Path, r.Authorization, r.ContentType, r.Body)
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		require.NoError(t, os.MkdirAll("testdata", 0o755))
-		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
-		return
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test -update to create %s", path)
-	require.Equal(t, string(want), got)
+	providertest.Golden(t, name, fmt.Appendf(nil, "%s %s\nAuthorization: %s\nContent-Type: %s\n\n%s\n", r.Method, r.Path, r.Authorization, r.ContentType, r.Body))
 }
 
 // requireNoSecrets asserts attempt history holds no credential.
