@@ -103,7 +103,11 @@ func New(o Options) *Console {
 	}
 	// A nav section no group serves yet answers a short page.
 	for _, s := range Sections {
-		if rt := (Route{Method: "GET", Path: s.Path, Auth: Member, Roles: notify.RolesAll, h: c.notBuilt(s)}); !have[rt.Pattern()] {
+		path := s.Path
+		if path == "/" {
+			path = "/{$}" // "/" alone would take every path the API does not
+		}
+		if rt := (Route{Method: "GET", Path: path, Auth: Member, Roles: notify.RolesAll, h: c.notBuilt(s)}); !have[rt.Pattern()] {
 			c.routes = append(c.routes, rt)
 		}
 	}
