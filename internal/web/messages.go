@@ -101,7 +101,6 @@ func timeline(d *service.RequestDetail) []Event {
 	return ev
 }
 
-
 func (c *Console) messagePage(x *Ctx) error {
 	d, err := c.svc.GetRequestOf(x.Context(), x.Actor, x.R.PathValue("id"))
 	if err != nil {

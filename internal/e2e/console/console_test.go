@@ -231,7 +231,7 @@ func TestConsoleMessages(t *testing.T) {
 	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
 	require.Contains(t, body, "status must be one of")
 
-	resp, body = c.Get(t, "/messages/" + id)
+	resp, body = c.Get(t, "/messages/"+id)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.NotContains(t, body, evil)
 	require.Contains(t, body, "hi &lt;script&gt;")
@@ -246,7 +246,7 @@ func TestConsoleMessages(t *testing.T) {
 	other, _ := f.env.NewWorkspace(t, "Other", "other@example.com")
 	_ = other
 	oc := f.env.ConsoleLogin(t, "other@example.com", "correct horse battery")
-	resp, _ = oc.Get(t, "/messages/" + id)
+	resp, _ = oc.Get(t, "/messages/"+id)
 	require.Equal(t, http.StatusNotFound, resp.StatusCode, "another workspace's request is 404")
 
 	resp, body = c.Get(t, "/")
