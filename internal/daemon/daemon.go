@@ -302,12 +302,8 @@ func (d *Daemon) listen() error {
 	a := apipkg.New(apipkg.Options{Service: d.Service, BaseURL: d.Config.BaseURL, Logger: d.Logger, Limits: d.Metrics.Limits,
 		TrustedProxies: d.Config.TrustedProxies})
 	console := web.New(web.Options{Service: d.Service, BaseURL: d.Config.BaseURL, Logger: d.Logger, ClientAddr: a.ClientAddr})
-	extra := console.Handlers()
-	for p, h := range a.PublicHandlers() {
-		extra[p] = h
-	}
 	h := server.Handler(server.Options{API: a, Metrics: d.Metrics, Logger: d.Logger, Ready: d.ready, OpenAPI: api.OpenAPI,
-		Extra: extra, NoMetrics: d.Config.MetricsAddr != ""})
+		Extra: server.Merge(console.Handlers(), a.PublicHandlers()), NoMetrics: d.Config.MetricsAddr != ""})
 	d.http = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second,
 		WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second, ErrorLog: slog.NewLogLogger(d.Logger.Handler(), slog.LevelWarn)}
 	if err := d.listenMetrics(); err != nil {
