@@ -172,4 +172,3 @@ func (c *Console) handleUnsubscribeForm(w http.ResponseWriter, r *http.Request) 
 		writePage(w, r, http.StatusOK, pageInvalidLink)
 	}
 }
-
