@@ -108,7 +108,7 @@ func TestConsoleSession(t *testing.T) {
 	}
 	resp, _ = c.Post(t, "/login", form("", e.Password))
 	require.Equal(t, http.StatusForbidden, resp.StatusCode, "no CSRF token")
-	resp, _ = c.Get(t, "/login")
+	c.Get(t, "/login")
 	resp, _ = c.Post(t, "/login", form("wrong", e.Password))
 	require.Equal(t, http.StatusForbidden, resp.StatusCode, "wrong CSRF token")
 	c.Get(t, "/login")
@@ -243,8 +243,7 @@ func TestConsoleMessages(t *testing.T) {
 
 	resp, _ = c.Get(t, "/messages/00000000-0000-7000-8000-000000000000")
 	require.Equal(t, http.StatusNotFound, resp.StatusCode)
-	other, _ := f.env.NewWorkspace(t, "Other", "other@example.com")
-	_ = other
+	f.env.NewWorkspace(t, "Other", "other@example.com")
 	oc := f.env.ConsoleLogin(t, "other@example.com", "correct horse battery")
 	resp, _ = oc.Get(t, "/messages/"+id)
 	require.Equal(t, http.StatusNotFound, resp.StatusCode, "another workspace's request is 404")
