@@ -99,9 +99,12 @@ func (c *Console) do(t testing.TB, method, path string, body io.Reader) (*http.R
 // waits for the overview.
 func ConsoleLoginInBrowser(t testing.TB, b *Browser, baseURL, email, password string) {
 	t.Helper()
-	b.Run(t, chromedp.Navigate(baseURL+"/login"),
-		chromedp.SendKeys("#email", email, chromedp.ByID),
-		chromedp.SendKeys("#password", password, chromedp.ByID),
-		chromedp.Click("#login", chromedp.ByID))
+	// One Run per step: each gets the browser's whole timeout on a
+	// loaded machine.
+	b.Run(t, chromedp.Navigate(baseURL+"/login"))
+	b.Run(t, chromedp.WaitVisible("#email", chromedp.ByID))
+	b.Run(t, chromedp.SendKeys("#email", email, chromedp.ByID))
+	b.Run(t, chromedp.SendKeys("#password", password, chromedp.ByID))
+	b.Run(t, chromedp.Click("#login", chromedp.ByID))
 	b.WaitText(t, "h1", "Overview")
 }

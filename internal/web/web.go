@@ -202,13 +202,10 @@ var errNoWorkspace = errors.New("no workspace selected")
 
 func (c *Console) serve(x *Ctx, rt Route) error {
 	r := x.R
-	if r.Method == http.MethodPost {
-		r.Body = http.MaxBytesReader(x.W, r.Body, maxFormBody)
-		if err := r.ParseForm(); err != nil {
-			return notify.Invalid("The form could not be read")
-		}
-	}
 	if rt.Auth == Public {
+		if err := parseForm(x); err != nil {
+			return err
+		}
 		return rt.h(x)
 	}
 	token := sessionToken(r)
@@ -224,6 +221,11 @@ func (c *Console) serve(x *Ctx, rt Route) error {
 		return err
 	}
 	x.Actor, x.CSRF = actor, csrfToken(token)
+	// The form is read only once the caller is known, as the API reads
+	// bodies.
+	if err := parseForm(x); err != nil {
+		return err
+	}
 	// The CSRF check comes before the role check: a forged cross-site
 	// POST is refused whatever the role, and a member's own POST with a
 	// valid token still meets the role check below.
@@ -239,6 +241,22 @@ func (c *Console) serve(x *Ctx, rt Route) error {
 		}
 	}
 	return rt.h(x)
+}
+
+// parseForm reads a POST's form, at most maxFormBody bytes.
+func parseForm(x *Ctx) error {
+	if x.R.Method != http.MethodPost {
+		return nil
+	}
+	x.R.Body = http.MaxBytesReader(x.W, x.R.Body, maxFormBody)
+	if err := x.R.ParseForm(); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return err
+		}
+		return notify.Invalid("The form could not be read")
+	}
+	return nil
 }
 
 // fail answers a handler's error: a redirect to log in or pick a
