@@ -1,10 +1,8 @@
 package api
 
 import (
-	"encoding/base64"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/notifyd/notifyd/internal/notify"
@@ -25,34 +23,10 @@ func intParam(v, name string) (int, error) {
 	return n, nil
 }
 
-// Cursors are opaque: base64url of "<unix ms>:<id>".
-func encodeCursor(c *notify.Cursor) *string {
-	if c == nil {
-		return nil
-	}
-	s := base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(c.At.UnixMilli(), 10) + ":" + c.ID))
-	return &s
-}
+// Cursors are opaque (notify.EncodeCursor).
+func encodeCursor(c *notify.Cursor) *string { return notify.EncodeCursor(c) }
 
-func decodeCursor(s string) (*notify.Cursor, error) {
-	if s == "" {
-		return nil, nil
-	}
-	bad := notify.Invalid("cursor is not valid")
-	if len(s) > 200 {
-		return nil, bad
-	}
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
-		return nil, bad
-	}
-	at, id, ok := strings.Cut(string(b), ":")
-	ms, err := strconv.ParseInt(at, 10, 64)
-	if !ok || err != nil || id == "" || checkText("cursor", id) != nil {
-		return nil, bad
-	}
-	return &notify.Cursor{At: time.UnixMilli(ms).UTC(), ID: id}, nil
-}
+func decodeCursor(s string) (*notify.Cursor, error) { return notify.DecodeCursor(s) }
 
 // checkText refuses a query value that is not valid UTF-8 or holds a NUL
 // byte: no stored value can match it, and PostgreSQL rejects such

@@ -6,77 +6,18 @@ import (
 	"net/http"
 
 	"github.com/notifyd/notifyd/internal/notify"
-	"github.com/notifyd/notifyd/internal/otp"
 	"github.com/notifyd/notifyd/internal/service"
 )
 
-// Public unsubscribe endpoints (API-DECISIONS 5): the confirmation page,
-// the form confirm, and the programmatic one-click confirm. The token is
-// the only authorization.
+// The programmatic one-click unsubscribe (API-DECISIONS 5); the
+// confirmation page and the form confirm are HTML pages of internal/web.
+// The token is the only authorization.
 
 const (
 	unsubscribePath = "/v1/newsletter/unsubscribe"
 	// maxUnsubscribeBody bounds the small form and JSON bodies.
 	maxUnsubscribeBody = 16 << 10
 )
-
-var (
-	pageInvalidLink = pageData{Title: "Link invalid",
-		Message: "This unsubscribe link is invalid. Please use the link from the most recent email you received."}
-	pageUnavailable = pageData{Title: "Unsubscribe unavailable", Message: "Something went wrong. Please try again later."}
-)
-
-func pageDone(address string) pageData {
-	return pageData{Title: "Unsubscribed",
-		Message: otp.Mask(notify.ChannelEmail, address) + " is unsubscribed and will receive no more newsletters from this sender."}
-}
-
-// handleUnsubscribePage is GET /v1/newsletter/unsubscribe?token=T: it
-// shows a confirmation form and changes nothing, so link scanners that
-// fetch it unsubscribe nobody.
-func (a *API) handleUnsubscribePage(w http.ResponseWriter, r *http.Request) {
-	token := r.URL.Query().Get("token")
-	v, err := a.svc.UnsubscribeLanding(r.Context(), token)
-	switch {
-	case err != nil:
-		a.log.ErrorContext(r.Context(), "unsubscribe page", "err", err)
-		writePage(w, r, http.StatusInternalServerError, pageUnavailable)
-	case v.State == service.UnsubscribePending:
-		writePage(w, r, http.StatusOK, pageData{Title: "Unsubscribe",
-			Message: "Unsubscribe " + otp.Mask(notify.ChannelEmail, v.Address) + " from this sender's newsletters?",
-			Form:    true, Action: unsubscribePath, Button: "Unsubscribe", Field: "token", Value: token})
-	case v.State == service.UnsubscribeDone:
-		writePage(w, r, http.StatusOK, pageDone(v.Address))
-	default:
-		writePage(w, r, http.StatusOK, pageInvalidLink)
-	}
-}
-
-// handleUnsubscribeForm is POST /v1/newsletter/unsubscribe with the form
-// field token: it unsubscribes and answers a result page.
-func (a *API) handleUnsubscribeForm(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, maxUnsubscribeBody)
-	if err := r.ParseForm(); err != nil {
-		writePage(w, r, http.StatusBadRequest, pageData{Title: "Bad request", Message: "The unsubscribe form could not be read."})
-		return
-	}
-	token := r.PostForm.Get("token")
-	if bad, _ := service.UnsubscribeTokenShape(token); bad {
-		writePage(w, r, http.StatusBadRequest, pageData{Title: "Bad request",
-			Message: "The unsubscribe token is missing or too long. Please use the link from your email."})
-		return
-	}
-	v, err := a.svc.Unsubscribe(r.Context(), token)
-	switch {
-	case err != nil:
-		a.log.ErrorContext(r.Context(), "unsubscribe", "err", err)
-		writePage(w, r, http.StatusInternalServerError, pageUnavailable)
-	case v.State == service.UnsubscribeDone:
-		writePage(w, r, http.StatusOK, pageDone(v.Address))
-	default:
-		writePage(w, r, http.StatusOK, pageInvalidLink)
-	}
-}
 
 // handleUnsubscribeOneClick is POST /v1/newsletter/unsubscribe/one-click:
 // JSON {token} answered in the envelope, or the RFC 8058 one-click post

@@ -35,6 +35,7 @@ import (
 	"github.com/notifyd/notifyd/internal/server"
 	"github.com/notifyd/notifyd/internal/service"
 	"github.com/notifyd/notifyd/internal/store"
+	"github.com/notifyd/notifyd/internal/web"
 	"github.com/notifyd/notifyd/internal/worker"
 )
 
@@ -283,8 +284,8 @@ func (d *Daemon) firstStart(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(d.Stdout, "notifyd: first start, created workspace %s and its owner.\n  email:    %s\n  password: %s\n  (shown once; log in with POST /v1/auth/login)\n",
-		res.WorkspaceID, res.Email, res.Password)
+	fmt.Fprintf(d.Stdout, "notifyd: first start, created workspace %s and its owner.\n  email:    %s\n  password: %s\n  (shown once; log in to the web console at %s/ or with POST /v1/auth/login)\n",
+		res.WorkspaceID, res.Email, res.Password, d.Config.BaseURL)
 	return nil
 }
 
@@ -300,8 +301,9 @@ func (d *Daemon) listen() error {
 	}
 	a := apipkg.New(apipkg.Options{Service: d.Service, BaseURL: d.Config.BaseURL, Logger: d.Logger, Limits: d.Metrics.Limits,
 		TrustedProxies: d.Config.TrustedProxies})
+	console := web.New(web.Options{Service: d.Service, BaseURL: d.Config.BaseURL, Logger: d.Logger, ClientAddr: a.ClientAddr})
 	h := server.Handler(server.Options{API: a, Metrics: d.Metrics, Logger: d.Logger, Ready: d.ready, OpenAPI: api.OpenAPI,
-		Extra: a.PublicHandlers(), NoMetrics: d.Config.MetricsAddr != ""})
+		Extra: server.Merge(console.Handlers(), a.PublicHandlers()), NoMetrics: d.Config.MetricsAddr != ""})
 	d.http = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second,
 		WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second, ErrorLog: slog.NewLogLogger(d.Logger.Handler(), slog.LevelWarn)}
 	if err := d.listenMetrics(); err != nil {

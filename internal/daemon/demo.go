@@ -307,6 +307,7 @@ func (d *Daemon) printDemo(workspaceID string, login *service.BootstrapResult, k
 	if login != nil {
 		fmt.Fprintf(&b, "  Dashboard login of the demo workspace (shown once): %s / %s\n", login.Email, login.Password)
 	}
+	fmt.Fprintf(&b, "  Web console: %s/ (log in with the dashboard login)\n", d.demoURL())
 	fmt.Fprintf(&b, "\nAn API key with all scopes (a new one on every demo start):\n\n")
 	fmt.Fprintf(&b, "  export NOTIFYD_URL=%s\n", d.demoURL())
 	fmt.Fprintf(&b, "  export NOTIFYD_API_KEY=%s\n", key.Token)

@@ -260,6 +260,11 @@ func TestRoles(t *testing.T) {
 		{"POST", "/v1/newsletter/campaigns/" + id + "/pause", nil, "operator"},             // 404: no such campaign
 		{"POST", "/v1/newsletter/campaigns/" + id + "/resume", nil, "operator"},            // 404
 		{"POST", "/v1/newsletter/campaigns/" + id + "/retry-failed", nil, "operator"},      // 404
+		// Console reads (issue 18).
+		{"GET", "/v1/requests", nil, "viewer"},
+		{"GET", "/v1/requests/" + id, nil, "viewer"},                // 404
+		{"POST", "/v1/requests/" + id + "/cancel", nil, "operator"}, // 404
+		{"GET", "/v1/overview", nil, "viewer"},
 	}
 	rank := map[string]int{"viewer": 0, "operator": 1, "admin": 2, "owner": 3}
 	clients := map[string]*client.Client{"viewer": viewer, "operator": operator, "admin": admin, "owner": e.Owner}

@@ -194,11 +194,25 @@ type AttemptFilter struct {
 	Before    *Cursor
 }
 
+// RequestFilter pages requests newest first (requested_at, id), each
+// field narrowing when set.
+type RequestFilter struct {
+	Status    string
+	Channel   Channel
+	From, To  *time.Time
+	Recipient string // exact recipient address
+	RequestID string
+	Limit     int
+	Before    *Cursor
+}
+
 // Counts are the metrics aggregates of a time range.
 type Counts struct {
-	TotalRequests   int
-	ByStatus        map[string]int
-	ByChannel       map[string]int
+	TotalRequests int
+	ByStatus      map[string]int
+	ByChannel     map[string]int
+	// ByChannelStatus counts requests per channel, then per status.
+	ByChannelStatus map[string]map[string]int
 	TotalAttempts   int
 	SuccessAttempts int
 	FailedAttempts  int
@@ -231,4 +245,18 @@ func nilIfEmpty(s string) any {
 		return nil
 	}
 	return s
+}
+
+// AddRequests counts n requests of channel ch in status.
+func (c *Counts) AddRequests(ch, status string, n int) {
+	c.TotalRequests += n
+	c.ByStatus[status] += n
+	c.ByChannel[ch] += n
+	if c.ByChannelStatus == nil {
+		c.ByChannelStatus = map[string]map[string]int{}
+	}
+	if c.ByChannelStatus[ch] == nil {
+		c.ByChannelStatus[ch] = map[string]int{}
+	}
+	c.ByChannelStatus[ch][status] += n
 }

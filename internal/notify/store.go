@@ -130,6 +130,9 @@ type PipelineTx interface {
 	CreateAttempts(ctx context.Context, as []*Attempt) error
 	FindAttemptsOfRequest(ctx context.Context, workspaceID, requestID string) ([]*Attempt, error)
 	FindAttempts(ctx context.Context, workspaceID string, f AttemptFilter) ([]*Attempt, []*Request, error)
+	// FindRequests pages a workspace's requests newest first (console and
+	// GET /v1/requests).
+	FindRequests(ctx context.Context, workspaceID string, f RequestFilter) ([]*Request, error)
 	CreateEvent(ctx context.Context, e *Event) error
 	// CreateDeadLetter records a dead letter, keeping the newest 10,000 per workspace.
 	CreateDeadLetter(ctx context.Context, d *DeadLetter) error

@@ -36,6 +36,18 @@ type Options struct {
 	NoMetrics bool
 }
 
+// Merge joins handler maps by pattern (Options.Extra: the web console's
+// and public pages' handlers beside the API's own by-pattern ones).
+func Merge(ms ...map[string]http.Handler) map[string]http.Handler {
+	out := map[string]http.Handler{}
+	for _, m := range ms {
+		for p, h := range m {
+			out[p] = h
+		}
+	}
+	return out
+}
+
 // MetricsHandler serves GET /metrics alone, for a listener of its own.
 func MetricsHandler(m *metrics.Metrics) http.Handler {
 	mux := http.NewServeMux()

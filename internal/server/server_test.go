@@ -26,6 +26,7 @@ import (
 	"github.com/notifyd/notifyd/internal/metrics"
 	"github.com/notifyd/notifyd/internal/notifytest"
 	"github.com/notifyd/notifyd/internal/server"
+	"github.com/notifyd/notifyd/internal/web"
 )
 
 // front is the whole HTTP front over a running daemon's service, with its
@@ -45,8 +46,10 @@ func newFront(t *testing.T) *front {
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	a := apipkg.New(apipkg.Options{Service: env.Daemon.Service, BaseURL: "http://notifyd.test", Logger: log})
 	m := metrics.New()
+	// The public pages live in internal/web.
+	extra := server.Merge(web.New(web.Options{Service: env.Daemon.Service, Logger: log}).Handlers(), a.PublicHandlers())
 	h := server.Handler(server.Options{API: a, Metrics: m, Logger: log, Ready: env.Daemon.DB.Ping,
-		OpenAPI: spec.OpenAPI, Extra: a.PublicHandlers()})
+		OpenAPI: spec.OpenAPI, Extra: extra})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return &front{env: env, h: h, srv: srv, metrics: m, logs: logs}

@@ -116,6 +116,9 @@ func (s *Service) HasWorkspaces(ctx context.Context) (bool, error) {
 // password answer the same, and attempts are throttled per email, per
 // client address and per pair (login.go).
 func (s *Service) Login(ctx context.Context, email, password, workspaceID, clientAddr string) (*LoginResult, error) {
+	if len(email) > 320 || len(password) > 256 {
+		return nil, notify.Unauthorized("Invalid email or password")
+	}
 	email = strings.ToLower(strings.TrimSpace(email))
 	user, err := s.verifyLogin(ctx, email, password, clientAddr)
 	if err != nil {

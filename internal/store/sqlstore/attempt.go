@@ -139,7 +139,7 @@ func (t *Tx) FindDeadLetters(ctx context.Context, workspaceID string, limit int)
 
 // CountActivity aggregates requests accepted and attempts started in [from, to].
 func (t *Tx) CountActivity(ctx context.Context, workspaceID string, from, to time.Time) (*notify.Counts, error) {
-	c := &notify.Counts{ByStatus: map[string]int{}, ByChannel: map[string]int{}}
+	c := &notify.Counts{ByStatus: map[string]int{}, ByChannel: map[string]int{}, ByChannelStatus: map[string]map[string]int{}}
 	rows, err := t.c.Query(ctx, `SELECT status, channel, COUNT(*) FROM notification_requests
 		WHERE workspace_id = ? AND requested_at >= ? AND requested_at <= ? GROUP BY status, channel`, workspaceID, ms(from), ms(to))
 	if err != nil {
@@ -152,9 +152,7 @@ func (t *Tx) CountActivity(ctx context.Context, workspaceID string, from, to tim
 		if err := rows.Scan(&status, &ch, &n); err != nil {
 			return nil, err
 		}
-		c.TotalRequests += n
-		c.ByStatus[status] += n
-		c.ByChannel[ch] += n
+		c.AddRequests(ch, status, n)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -335,4 +336,40 @@ func (t *Tx) CreateDirectRequest(ctx context.Context, r *notify.Request, j *noti
 		return err
 	}
 	return t.insertJob(ctx, j)
+}
+
+// FindRequests pages a workspace's requests newest first.
+func (t *Tx) FindRequests(ctx context.Context, workspaceID string, f notify.RequestFilter) ([]*notify.Request, error) {
+	var where strings.Builder
+	args := []any{workspaceID}
+	where.WriteString(`workspace_id = ?`)
+	add := func(cond string, v any) {
+		where.WriteString(` AND ` + cond)
+		args = append(args, v)
+	}
+	if f.Status != "" {
+		add(`status = ?`, f.Status)
+	}
+	if f.Channel != "" {
+		add(`channel = ?`, string(f.Channel))
+	}
+	if f.From != nil {
+		add(`requested_at >= ?`, ms(*f.From))
+	}
+	if f.To != nil {
+		add(`requested_at <= ?`, ms(*f.To))
+	}
+	if f.Recipient != "" {
+		add(`recipient_address = ?`, f.Recipient)
+	}
+	if f.RequestID != "" {
+		add(`id = ?`, f.RequestID)
+	}
+	if f.Before != nil {
+		where.WriteString(` AND (requested_at < ? OR (requested_at = ? AND id < ?))`)
+		args = append(args, ms(f.Before.At), ms(f.Before.At), f.Before.ID)
+	}
+	args = append(args, f.Limit)
+	return queryAll(ctx, t.c, scanRequest, `SELECT `+requestCols+` FROM notification_requests WHERE `+where.String()+`
+		ORDER BY requested_at DESC, id DESC LIMIT ?`, args...)
 }

@@ -104,9 +104,7 @@ func (t *Tx) rollupActivity(ctx context.Context, c *notify.Counts, workspaceID s
 			}
 			continue
 		}
-		c.TotalRequests += n
-		c.ByStatus[status] += n
-		c.ByChannel[ch] += n
+		c.AddRequests(ch, status, n)
 	}
 	return rows.Err()
 }

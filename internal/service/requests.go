@@ -1,0 +1,175 @@
+package service
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/notifyd/notifyd/internal/dispatch"
+	"github.com/notifyd/notifyd/internal/notify"
+)
+
+// RequestQuery is a request-list filter as a client wrote it (the query of
+// GET /v1/requests or the console's Messages form); ListRequests
+// validates it, so the API and the console refuse alike.
+type RequestQuery struct {
+	Status, Channel, From, To, Recipient, RequestID, Cursor string
+	Limit                                                   int
+}
+
+// RequestPage is one page of requests, newest first.
+type RequestPage struct {
+	Requests []*notify.Request
+	Cursor   *notify.Cursor
+	HasNext  bool
+}
+
+var requestStatuses = []string{notify.StatusQueued, notify.StatusProcessing, notify.StatusSent, notify.StatusFailed, notify.StatusCanceled}
+
+// ListRequests pages the actor's workspace's requests newest first.
+func (s *Service) ListRequests(ctx context.Context, a *Actor, q RequestQuery) (*RequestPage, error) {
+	f, err := q.filter()
+	if err != nil {
+		return nil, err
+	}
+	want := f.Limit
+	f.Limit++
+	p := &RequestPage{}
+	err = s.store.View(ctx, func(tx notify.Tx) (err error) {
+		p.Requests, err = tx.FindRequests(ctx, a.WorkspaceID, f)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(p.Requests) > want {
+		p.Requests, p.HasNext = p.Requests[:want], true
+		last := p.Requests[want-1]
+		p.Cursor = &notify.Cursor{At: last.RequestedAt, ID: last.ID}
+	}
+	return p, nil
+}
+
+func (q RequestQuery) filter() (notify.RequestFilter, error) {
+	f := notify.RequestFilter{Status: q.Status, Channel: notify.Channel(q.Channel), Recipient: q.Recipient, RequestID: q.RequestID, Limit: q.Limit}
+	if f.Limit == 0 {
+		f.Limit = 50
+	}
+	if f.Limit < 1 || f.Limit > 500 {
+		return f, notify.Invalid("limit must be between 1 and 500")
+	}
+	if f.Status != "" && !contains(requestStatuses, f.Status) {
+		return f, notify.Invalid("status must be one of %s", strings.Join(requestStatuses, ", "))
+	}
+	if f.Channel != "" && !f.Channel.Valid() {
+		return f, notify.Invalid("channel is not a valid channel")
+	}
+	if f.RequestID != "" && !isUUID(f.RequestID) {
+		return f, notify.Invalid("requestId must be a UUID")
+	}
+	if len(f.Recipient) > 320 || !storable(f.Recipient) {
+		return f, notify.Invalid("recipient must be at most 320 characters of text")
+	}
+	for _, t := range []struct {
+		name, v string
+		to      **time.Time
+	}{{"from", q.From, &f.From}, {"to", q.To, &f.To}} {
+		if t.v == "" {
+			continue
+		}
+		at, err := time.Parse(time.RFC3339Nano, t.v)
+		if err != nil {
+			return f, notify.Invalid("%s must be an ISO 8601 date-time", t.name)
+		}
+		*t.to = &at
+	}
+	if f.From != nil && f.To != nil && f.From.After(*f.To) {
+		return f, notify.Invalid("from must not be after to")
+	}
+	var err error
+	f.Before, err = notify.DecodeCursor(q.Cursor)
+	return f, err
+}
+
+func contains(list []string, v string) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// GetRequestOf is GetRequest in the actor's workspace (dashboard).
+func (s *Service) GetRequestOf(ctx context.Context, a *Actor, id string) (*RequestDetail, error) {
+	return s.GetRequest(ctx, a.WorkspaceID, id)
+}
+
+// CancelRequestOf is CancelRequest by a dashboard member, audited.
+func (s *Service) CancelRequestOf(ctx context.Context, a *Actor, id string) (*CancelResult, error) {
+	user := a.UserID
+	res, err := s.CancelRequest(ctx, a.WorkspaceID, id, &user)
+	if err != nil || !res.Canceled {
+		return res, err
+	}
+	err = s.store.Update(ctx, func(tx notify.Tx) error {
+		return s.audit(ctx, tx, a, a.WorkspaceID, "notification.cancel", "notification_request", id, nil)
+	})
+	return res, err
+}
+
+// Overview is the console's first page and GET /v1/overview.
+type Overview struct {
+	Day, Week *notify.Counts
+	// QueueDepth counts the open (not terminal) jobs, at most 1000.
+	QueueDepth     int
+	OpenBreakers   []*notify.ProviderAccount
+	DeadLetters    int
+	LatestFailures []*notify.Request
+}
+
+// overviewQueueCap bounds the open jobs Overview counts.
+const overviewQueueCap = 1000
+
+// Overview gathers the workspace's activity of the last 24 h and 7 days,
+// its queue, open circuit breakers, dead letters and latest failures.
+func (s *Service) Overview(ctx context.Context, a *Actor) (*Overview, error) {
+	now := s.now()
+	o := &Overview{}
+	ws := a.WorkspaceID
+	err := s.store.View(ctx, func(tx notify.Tx) (err error) {
+		if o.Day, err = tx.CountActivity(ctx, ws, now.Add(-24*time.Hour), now); err != nil {
+			return err
+		}
+		if o.Week, err = tx.CountActivity(ctx, ws, now.Add(-7*24*time.Hour), now); err != nil {
+			return err
+		}
+		jobs, err := tx.FindOpenJobs(ctx, ws, overviewQueueCap)
+		if err != nil {
+			return err
+		}
+		o.QueueDepth = len(jobs)
+		if _, o.DeadLetters, err = tx.FindDeadLetters(ctx, ws, 1); err != nil {
+			return err
+		}
+		if o.LatestFailures, err = tx.FindRequests(ctx, ws, notify.RequestFilter{Status: notify.StatusFailed, Limit: 10}); err != nil {
+			return err
+		}
+		ps, err := tx.FindProviderAccounts(ctx, ws)
+		if err != nil || len(ps) == 0 {
+			return err
+		}
+		ids := make([]string, len(ps))
+		for i, p := range ps {
+			ids[i] = p.ID
+		}
+		bs, err := tx.FindBreakers(ctx, ids)
+		for _, p := range ps {
+			if b := bs[p.ID]; b != nil && b.State != dispatch.Closed.String() {
+				o.OpenBreakers = append(o.OpenBreakers, p)
+			}
+		}
+		return err
+	})
+	return o, err
+}

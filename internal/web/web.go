@@ -1,0 +1,300 @@
+// Package web is the browser side of notifyd: the web console (issue 18)
+// and the public HTML pages (OTP link, unsubscribe). Pages are
+// server-rendered html/template with a little same-origin JavaScript;
+// templates and assets are embedded (go:embed), so the binary is the
+// whole set-up. The console calls the service layer with the member's
+// role, never the store: every console route is one entry of the route
+// table (Routes), whose roles a test checks. See docs/CONSOLE.md.
+package web
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/service"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+// Options configure the console.
+type Options struct {
+	Service *service.Service
+	// BaseURL is the public base URL; https makes the cookies Secure.
+	BaseURL string
+	Logger  *slog.Logger
+	// ClientAddr is the address the login throttle counts a request
+	// under: the API's (trusted proxies), so both logins count alike.
+	ClientAddr func(*http.Request) string
+}
+
+// Console serves the console and the public pages.
+type Console struct {
+	svc        *service.Service
+	log        *slog.Logger
+	secure     bool
+	clientAddr func(*http.Request) string
+	pages      map[string]*template.Template
+	routes     []Route
+	allowed    map[string][]notify.Role // "METHOD /path" -> roles, for Page.Allowed
+}
+
+// Auth says what a console route needs of its caller.
+type Auth int
+
+const (
+	// Public routes need nothing (login form, assets, public pages).
+	Public Auth = iota
+	// Session routes need a logged-in user, workspace or not
+	// (workspace selection, logout).
+	Session
+	// Member routes need a selected workspace and a role in Roles.
+	Member
+)
+
+// Route is one entry of the console's route table.
+type Route struct {
+	Method, Path string
+	Auth         Auth
+	Roles        []notify.Role // Member routes: the roles allowed
+	// Raw routes write their own answer (public pages, assets): no
+	// session lookup, no CSRF check, no console security headers.
+	Raw http.Handler
+	h   func(x *Ctx) error
+}
+
+// Pattern is the route's ServeMux pattern.
+func (rt Route) Pattern() string { return rt.Method + " " + rt.Path }
+
+// groups are the page groups' route functions, registered by each group
+// file's init (register): adding a page group touches no shared file.
+var groups []func(c *Console) []Route
+
+// register adds a page group's routes to every console.
+func register(g func(c *Console) []Route) { groups = append(groups, g) }
+
+// New builds the console.
+func New(o Options) *Console {
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.ClientAddr == nil {
+		o.ClientAddr = func(r *http.Request) string { return r.RemoteAddr }
+	}
+	c := &Console{svc: o.Service, log: o.Logger, secure: strings.HasPrefix(strings.ToLower(o.BaseURL), "https://"),
+		clientAddr: o.ClientAddr, pages: parsePages(), allowed: map[string][]notify.Role{}}
+	have := map[string]bool{}
+	for _, g := range groups {
+		for _, rt := range g(c) {
+			c.routes = append(c.routes, rt)
+			have[rt.Pattern()] = true
+		}
+	}
+	// A nav section no group serves yet answers a short page.
+	for _, s := range Sections {
+		path := s.Path
+		if path == "/" {
+			path = "/{$}" // "/" alone would take every path the API does not
+		}
+		if rt := (Route{Method: "GET", Path: path, Auth: Member, Roles: notify.RolesAll, h: c.notBuilt(s)}); !have[rt.Pattern()] {
+			c.routes = append(c.routes, rt)
+		}
+	}
+	for _, rt := range c.routes {
+		c.allowed[rt.Pattern()] = rt.Roles
+	}
+	return c
+}
+
+// Routes is the route table (for the role test).
+func (c *Console) Routes() []Route { return c.routes }
+
+// Handlers are the console's and public pages' handlers by ServeMux
+// pattern, for the root mux (server.Options.Extra).
+func (c *Console) Handlers() map[string]http.Handler {
+	out := make(map[string]http.Handler, len(c.routes))
+	for _, rt := range c.routes {
+		out[rt.Pattern()] = c.wrap(rt)
+	}
+	return out
+}
+
+// staticHandler serves the embedded assets under /static/.
+func staticHandler() http.Handler {
+	sub, err := fs.Sub(staticFS, "static")
+	if err != nil {
+		panic(err)
+	}
+	files := http.StripPrefix("/static/", http.FileServerFS(sub))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Header().Set("Cache-Control", "public, max-age=3600")
+		files.ServeHTTP(w, r)
+	})
+}
+
+func init() {
+	register(func(c *Console) []Route {
+		return []Route{{Method: "GET", Path: "/static/", Auth: Public, Raw: staticHandler()}}
+	})
+}
+
+// Ctx is one console request as a page handler sees it.
+type Ctx struct {
+	c *Console
+	W http.ResponseWriter
+	R *http.Request
+	// Actor is the logged-in member (nil on Public routes).
+	Actor *service.Actor
+	// CSRF is the session's form token (every POST form carries it).
+	CSRF  string
+	route Route
+}
+
+// Context is the request's context.
+func (x *Ctx) Context() context.Context { return x.R.Context() }
+
+// Service is the service layer the page calls (with x.Actor).
+func (x *Ctx) Service() *service.Service { return x.c.svc }
+
+// setSecurityHeaders sets the headers every console answer carries.
+func setSecurityHeaders(h http.Header) {
+	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "+
+		"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "same-origin")
+	h.Set("Cache-Control", "no-store")
+}
+
+// maxFormBody bounds a console form.
+const maxFormBody = 1 << 20
+
+func (c *Console) wrap(rt Route) http.Handler {
+	if rt.Raw != nil {
+		return rt.Raw
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		setSecurityHeaders(w.Header())
+		x := &Ctx{c: c, W: w, R: r, route: rt}
+		if err := c.serve(x, rt); err != nil {
+			c.fail(x, err)
+		}
+	})
+}
+
+// errLogin sends the browser to the login page.
+var errLogin = errors.New("login required")
+
+// errNoWorkspace sends the browser to the workspace selection.
+var errNoWorkspace = errors.New("no workspace selected")
+
+func (c *Console) serve(x *Ctx, rt Route) error {
+	r := x.R
+	if rt.Auth == Public {
+		if err := parseForm(x); err != nil {
+			return err
+		}
+		return rt.h(x)
+	}
+	token := sessionToken(r)
+	if token == "" {
+		return errLogin
+	}
+	actor, err := c.svc.Authenticate(r.Context(), token)
+	if err != nil {
+		if e, ok := notify.AsError(err); ok && e.Status() == http.StatusUnauthorized {
+			clearSession(x.W, c.secure)
+			return errLogin
+		}
+		return err
+	}
+	x.Actor, x.CSRF = actor, csrfToken(token)
+	// The form is read only once the caller is known, as the API reads
+	// bodies.
+	if err := parseForm(x); err != nil {
+		return err
+	}
+	// The CSRF check comes before the role check: a forged cross-site
+	// POST is refused whatever the role, and a member's own POST with a
+	// valid token still meets the role check below.
+	if r.Method != http.MethodGet && r.Method != http.MethodHead && !validCSRF(r, x.CSRF) {
+		return notify.Forbidden("The form's CSRF token is missing or wrong; reload the page and try again")
+	}
+	if rt.Auth == Member {
+		if actor.WorkspaceID == "" {
+			return errNoWorkspace
+		}
+		if !actor.Role.Allowed(rt.Roles) {
+			return notify.Forbidden("Role %s is not allowed to perform this operation", actor.Role)
+		}
+	}
+	return rt.h(x)
+}
+
+// parseForm reads a POST's form, at most maxFormBody bytes.
+func parseForm(x *Ctx) error {
+	if x.R.Method != http.MethodPost {
+		return nil
+	}
+	x.R.Body = http.MaxBytesReader(x.W, x.R.Body, maxFormBody)
+	if err := x.R.ParseForm(); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return err
+		}
+		return notify.Invalid("The form could not be read")
+	}
+	return nil
+}
+
+// fail answers a handler's error: a redirect to log in or pick a
+// workspace, or an error page with the problem's status and detail.
+func (c *Console) fail(x *Ctx, err error) {
+	switch {
+	case errors.Is(err, errLogin):
+		if x.R.Method == http.MethodGet {
+			http.Redirect(x.W, x.R, "/login", http.StatusSeeOther)
+			return
+		}
+		err = notify.Unauthorized("Your session has ended; log in again")
+	case errors.Is(err, errNoWorkspace):
+		http.Redirect(x.W, x.R, "/workspaces", http.StatusSeeOther)
+		return
+	}
+	e := problemOf(c.log, x.R, err)
+	if e.RetryAfter > 0 {
+		x.W.Header().Set("Retry-After", retryAfter(e.RetryAfter))
+	}
+	_ = x.Render(e.Status(), "error.html", &Page{Title: e.Title(), Problem: e})
+}
+
+// problemOf is err as a domain error; anything else is logged and shown
+// as an internal error (never its text).
+func problemOf(log *slog.Logger, r *http.Request, err error) *notify.Error {
+	if e, ok := notify.AsError(err); ok {
+		return e
+	}
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return notify.Errorf(notify.CodePayloadTooLarge, "The form must be at most %d bytes", mbe.Limit)
+	}
+	if errors.Is(err, notify.ErrUnavailable) {
+		e := notify.Errorf(notify.CodeUnavailable, "The database is unavailable; retry shortly")
+		e.RetryAfter = 2 * time.Second
+		return e
+	}
+	log.ErrorContext(r.Context(), "console error", "path", r.URL.Path, "err", err)
+	return notify.Errorf(notify.CodeInternal, "An internal error occurred")
+}
