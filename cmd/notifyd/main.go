@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/notifyd/notifyd/cmd/notifyd/demo"
 	"github.com/notifyd/notifyd/internal/config"
 	"github.com/notifyd/notifyd/internal/daemon"
 	"github.com/notifyd/notifyd/internal/secret"
@@ -139,6 +140,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		defer pprof.StopCPUProfile()
 	}
 	d := daemon.New(cfg, logger, stdout)
+	if cfg.Demo {
+		demo.Attach(d)
+	}
 	if err := d.Open(ctx); err != nil {
 		_ = d.Close(context.Background())
 		return err

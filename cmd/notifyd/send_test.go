@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/notifyd/notifyd/cmd/notifyd/demo"
 	"github.com/notifyd/notifyd/internal/config"
 	"github.com/notifyd/notifyd/internal/daemon"
 )
@@ -70,6 +71,7 @@ func TestSendCommand(t *testing.T) {
 	cfg.Demo = true
 	var printed bytes.Buffer
 	d := daemon.New(cfg, nil, &printed)
+	m := demo.Attach(d)
 	t.Cleanup(func() { _ = d.Close(context.Background()) })
 	require.NoError(t, d.Open(t.Context()))
 	for _, m := range regexp.MustCompile(`export (NOTIFYD_[A-Z_]+)=(\S+)`).FindAllStringSubmatch(printed.String(), -1) {
@@ -86,7 +88,7 @@ func TestSendCommand(t *testing.T) {
 	require.Equal(t, "queued", accepted["status"])
 	require.Equal(t, accepted["requestId"], final["requestId"])
 	require.Equal(t, "sent", final["status"])
-	require.Len(t, d.Simulator().Messages("", "010-1234-5678", 0), 1)
+	require.Len(t, m.Simulator().Messages("", "010-1234-5678", 0), 1)
 
 	// Without --wait: accepted is enough.
 	out.Reset()

@@ -88,6 +88,9 @@ var rules = []rule{
 	{"use cases and policy speak no HTTP", is("internal/service", "internal/notify", "internal/dispatch", "internal/render", "internal/otp"),
 		is("net/http")},
 	{"use cases call no vendor adapter", is("internal/service"), ourUnder("internal/provider")},
+	{"only commands (and the e2e test kit) run the provider simulator",
+		func(p string) bool { return !under("cmd", "bench", "internal/simulator", "internal/notifytest")(p) },
+		ourUnder("internal/simulator")},
 	{"storage knows no use case", under("internal/store"), ourUnder("internal/service", "internal/api", "internal/web", "internal/delivery", "internal/daemon")},
 }
 

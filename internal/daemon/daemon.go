@@ -58,7 +58,9 @@ type Daemon struct {
 	listener net.Listener
 	http     *http.Server
 	done     chan error
-	demo     *demoState // --demo: the in-process simulator (demo.go)
+	// Addons run beside the daemon once it listens, and close after its
+	// workers stopped: demo mode's simulator, attached by the command.
+	Addons []Addon
 	// metricsAddr is the NOTIFYD_METRICS_ADDR listener's address.
 	metricsAddr string
 	// stopRelay ends the webhook outbox relay (worker roles).
@@ -181,10 +183,18 @@ func (d *Daemon) Open(ctx context.Context) error {
 	if err := d.listen(); err != nil {
 		return err
 	}
-	if d.Config.Demo {
-		return d.startDemo(ctx)
+	for _, a := range d.Addons {
+		if err := a.Start(ctx, d); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// Addon is something a command runs beside the daemon.
+type Addon interface {
+	Start(ctx context.Context, d *Daemon) error
+	Close() error
 }
 
 // dispatchJobTimeout bounds a job run: two thirds of the rescue time, at
@@ -400,7 +410,9 @@ func (d *Daemon) Close(ctx context.Context) error {
 	if d.health != nil {
 		errs = append(errs, d.health.Close())
 	}
-	errs = append(errs, d.closeDemo())
+	for _, a := range d.Addons {
+		errs = append(errs, a.Close())
+	}
 	if d.DB != nil {
 		errs = append(errs, d.DB.Close())
 	}

@@ -1,4 +1,7 @@
-package daemon
+// Package demo is demo mode (`notifyd serve --demo`, issue "Try it in one
+// minute"), attached to the daemon by the command so that only commands
+// import the provider simulator.
+package demo
 
 // Demo mode (`notifyd serve --demo`, issue "Try it in one minute").
 //
@@ -35,6 +38,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/notifyd/notifyd/internal/daemon"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/provider/kinds"
 	"github.com/notifyd/notifyd/internal/service"
@@ -49,24 +53,29 @@ const (
 	demoFCMProject    = "notifyd-demo"
 )
 
-// demoState is what demo mode runs besides the daemon.
-type demoState struct {
+// Demo is what demo mode runs besides the daemon: a daemon.Addon.
+type Demo struct {
+	d      *daemon.Daemon
 	sim    *simulator.Simulator
 	srv    *http.Server
 	simURL string
 }
 
-// Simulator is the in-process provider simulator of demo mode, nil otherwise.
-func (d *Daemon) Simulator() *simulator.Simulator {
-	if d.demo == nil {
-		return nil
-	}
-	return d.demo.sim
+// Attach makes d run demo mode once it listens.
+func Attach(d *daemon.Daemon) *Demo {
+	m := &Demo{}
+	d.Addons = append(d.Addons, m)
+	return m
 }
 
-// startDemo starts the simulator, prepares the demo workspace and prints
-// how to send. It runs after listen, so that the printed URL is final.
-func (d *Daemon) startDemo(ctx context.Context) error {
+// Simulator is the in-process provider simulator, nil before Start.
+func (m *Demo) Simulator() *simulator.Simulator { return m.sim }
+
+// Start starts the simulator, prepares the demo workspace and prints how
+// to send. The daemon runs it after listen, so that the printed URL is
+// final.
+func (m *Demo) Start(ctx context.Context, d *daemon.Daemon) error {
+	m.d = d
 	if d.Config.Role != "all" {
 		return errors.New("--demo needs --role all: the simulator runs in the process that sends")
 	}
@@ -78,19 +87,19 @@ func (d *Daemon) startDemo(ctx context.Context) error {
 	}
 	sim := simulator.New()
 	srv := &http.Server{Handler: sim, ReadHeaderTimeout: 10 * time.Second}
-	d.demo = &demoState{sim: sim, srv: srv, simURL: "http://" + ln.Addr().String()}
+	m.sim, m.srv, m.simURL = sim, srv, "http://"+ln.Addr().String()
 	d.Service.TrustSNSHost(ln.Addr().String()) // the simulator signs SES bounce callbacks
 	go func() { _ = srv.Serve(ln) }()
-	d.Logger.Info("demo: provider simulator listening", "url", d.demo.simURL)
+	d.Logger.Info("demo: provider simulator listening", "url", m.simURL)
 
-	actor, login, err := d.demoWorkspace(ctx)
+	actor, login, err := m.demoWorkspace(ctx)
 	if err != nil {
 		return fmt.Errorf("demo: workspace: %w", err)
 	}
-	if err := d.demoProviders(ctx, actor); err != nil {
+	if err := m.demoProviders(ctx, actor); err != nil {
 		return fmt.Errorf("demo: providers: %w", err)
 	}
-	if err := d.demoTemplate(ctx, actor); err != nil {
+	if err := m.demoTemplate(ctx, actor); err != nil {
 		return fmt.Errorf("demo: template: %w", err)
 	}
 	name := "Demo key " + time.Now().UTC().Format("2006-01-02 15:04:05")
@@ -99,23 +108,25 @@ func (d *Daemon) startDemo(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("demo: api key: %w", err)
 	}
-	d.printDemo(actor.WorkspaceID, login, key)
+	m.printDemo(actor.WorkspaceID, login, key)
 	return nil
 }
 
-// closeDemo stops the simulator. It runs after the workers have stopped,
-// so nothing of ours is still sending; Close, unlike Shutdown, does not
-// wait 5 s for connections the provider client dialed but never used.
-func (d *Daemon) closeDemo() error {
-	if d.demo == nil {
+// Close stops the simulator. The daemon runs it after the workers have
+// stopped, so nothing of ours is still sending; Close, unlike Shutdown,
+// does not wait 5 s for connections the provider client dialed but never
+// used.
+func (m *Demo) Close() error {
+	if m.srv == nil {
 		return nil
 	}
-	return d.demo.srv.Close()
+	return m.srv.Close()
 }
 
 // demoWorkspace finds the demo workspace by its owner's email, creating
 // both on the first demo start (login is then the one-time password).
-func (d *Daemon) demoWorkspace(ctx context.Context) (actor *service.Actor, login *service.BootstrapResult, err error) {
+func (m *Demo) demoWorkspace(ctx context.Context) (actor *service.Actor, login *service.BootstrapResult, err error) {
+	d := m.d
 	find := func() (*service.Actor, error) {
 		var a *service.Actor
 		err := d.DB.View(ctx, func(tx notify.Tx) error {
@@ -154,7 +165,8 @@ func (d *Daemon) demoWorkspace(ctx context.Context) (actor *service.Actor, login
 
 // demoProviders registers (or re-points) one simulated account per kind
 // and routes every channel to them, in kind order.
-func (d *Daemon) demoProviders(ctx context.Context, actor *service.Actor) error {
+func (m *Demo) demoProviders(ctx context.Context, actor *service.Actor) error {
+	d := m.d
 	var existing []*notify.ProviderAccount
 	if err := d.DB.View(ctx, func(tx notify.Tx) (err error) {
 		existing, err = tx.FindProviderAccounts(ctx, actor.WorkspaceID)
@@ -167,7 +179,7 @@ func (d *Daemon) demoProviders(ctx context.Context, actor *service.Actor) error 
 	prio := map[notify.Channel]int{}
 	on := true
 	for _, kind := range reg.IDs() {
-		cfg, err := d.demoConfig(kind)
+		cfg, err := m.demoConfig(kind)
 		if err != nil {
 			return err
 		}
@@ -196,8 +208,8 @@ func (d *Daemon) demoProviders(ctx context.Context, actor *service.Actor) error 
 }
 
 // demoConfig is the configJson of a simulated account of kind.
-func (d *Daemon) demoConfig(kind string) (map[string]string, error) {
-	u := d.demo.simURL
+func (m *Demo) demoConfig(kind string) (map[string]string, error) {
+	u := m.simURL
 	switch kind {
 	case "vendora_sms":
 		return map[string]string{"vendora_user_id": "notifyd-demo", "vendora_api_key": "demo-vendora-key",
@@ -259,7 +271,8 @@ func demoServiceAccount(simURL string) (string, error) {
 
 // demoTemplate creates, publishes and approves the DEMO_WELCOME messenger
 // template once.
-func (d *Daemon) demoTemplate(ctx context.Context, actor *service.Actor) error {
+func (m *Demo) demoTemplate(ctx context.Context, actor *service.Actor) error {
+	d := m.d
 	err := d.DB.View(ctx, func(tx notify.Tx) error {
 		_, err := tx.FindTemplateByCode(ctx, actor.WorkspaceID, demoTemplateCode, notify.ChannelAlimTalk)
 		return err
@@ -288,7 +301,8 @@ func (d *Daemon) demoTemplate(ctx context.Context, actor *service.Actor) error {
 
 // demoURL is the server URL for clients on this host: an unspecified
 // listen host (":8080") becomes 127.0.0.1.
-func (d *Daemon) demoURL() string {
+func (m *Demo) demoURL() string {
+	d := m.d
 	host, port, err := net.SplitHostPort(d.Addr())
 	if err != nil {
 		return d.URL()
@@ -299,17 +313,18 @@ func (d *Daemon) demoURL() string {
 	return "http://" + net.JoinHostPort(host, port)
 }
 
-func (d *Daemon) printDemo(workspaceID string, login *service.BootstrapResult, key *service.NewAPIKey) {
+func (m *Demo) printDemo(workspaceID string, login *service.BootstrapResult, key *service.NewAPIKey) {
+	d := m.d
 	var b strings.Builder
-	sim := d.demo.simURL
+	sim := m.simURL
 	fmt.Fprintf(&b, "notifyd demo: workspace %s (%s) has a simulated provider of every kind, routes for every channel\n", demoWorkspaceName, workspaceID)
 	fmt.Fprintf(&b, "  and the approved messenger template %s. Providers answer from the simulator at %s.\n", demoTemplateCode, sim)
 	if login != nil {
 		fmt.Fprintf(&b, "  Dashboard login of the demo workspace (shown once): %s / %s\n", login.Email, login.Password)
 	}
-	fmt.Fprintf(&b, "  Web console: %s/ (log in with the dashboard login)\n", d.demoURL())
+	fmt.Fprintf(&b, "  Web console: %s/ (log in with the dashboard login)\n", m.demoURL())
 	fmt.Fprintf(&b, "\nAn API key with all scopes (a new one on every demo start):\n\n")
-	fmt.Fprintf(&b, "  export NOTIFYD_URL=%s\n", d.demoURL())
+	fmt.Fprintf(&b, "  export NOTIFYD_URL=%s\n", m.demoURL())
 	fmt.Fprintf(&b, "  export NOTIFYD_API_KEY=%s\n", key.Token)
 	fmt.Fprintf(&b, "  export NOTIFYD_HMAC_SECRET=%s\n", key.HMACSecret)
 	fmt.Fprintf(&b, "\nSend one and wait for it:\n\n")

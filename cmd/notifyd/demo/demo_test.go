@@ -1,4 +1,4 @@
-package daemon_test
+package demo_test
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/notifyd/notifyd/client"
+	"github.com/notifyd/notifyd/cmd/notifyd/demo"
 	"github.com/notifyd/notifyd/internal/config"
 	"github.com/notifyd/notifyd/internal/daemon"
 )
@@ -54,13 +55,14 @@ func openDemo(t *testing.T, dbPath string) (*daemon.Daemon, demoPrint) {
 	cfg.QueueBackoff = 100 * time.Millisecond
 	var out bytes.Buffer
 	d := daemon.New(cfg, nil, &out)
+	m := demo.Attach(d)
 	err := d.Open(t.Context())
 	if err != nil {
 		_ = d.Close(context.Background())
 	}
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = d.Close(context.Background()) })
-	require.NotNil(t, d.Simulator())
+	require.NotNil(t, m.Simulator())
 	return d, parseDemoPrint(t, out.String())
 }
 
