@@ -8,24 +8,53 @@ import (
 	"github.com/notifyd/notifyd/internal/service"
 )
 
-// sendBody is the strict schema of SPEC "Send a notification".
+// sendBody is the strict schema of SPEC "Send a notification", plus
+// channelFallback (cross-channel fallback, docs/DECISIONS.md).
 type sendBody struct {
-	Channel   string `json:"channel"`
-	Recipient *struct {
-		Address *string `json:"address"`
-		Name    string  `json:"name"`
-	} `json:"recipient"`
-	Content *struct {
-		Text              *string           `json:"text"`
-		Title             *string           `json:"title"`
-		HTML              *string           `json:"html"`
-		TemplateCode      string            `json:"templateCode"`
-		TemplateVariables map[string]string `json:"templateVariables"`
-	} `json:"content"`
+	Channel                     string            `json:"channel"`
+	Recipient                   *sendRecipient    `json:"recipient"`
+	Content                     *sendContent      `json:"content"`
 	IdempotencyKey              string            `json:"idempotencyKey"`
 	ScheduledAt                 *string           `json:"scheduledAt"`
 	PreferredProviderAccountIDs []string          `json:"preferredProviderAccountIds"`
 	Metadata                    map[string]string `json:"metadata"`
+	ChannelFallback             *[]*fallbackStep  `json:"channelFallback"`
+}
+
+type sendRecipient struct {
+	Address *string `json:"address"`
+	Name    string  `json:"name"`
+}
+
+type sendContent struct {
+	Text              *string           `json:"text"`
+	Title             *string           `json:"title"`
+	HTML              *string           `json:"html"`
+	TemplateCode      string            `json:"templateCode"`
+	TemplateVariables map[string]string `json:"templateVariables"`
+}
+
+// fallbackStep is one step of channelFallback: a channel with, optionally,
+// its own recipient and content in the send's shape.
+type fallbackStep struct {
+	Channel   string         `json:"channel"`
+	Recipient *sendRecipient `json:"recipient"`
+	Content   *sendContent   `json:"content"`
+}
+
+func (f *fallbackStep) input() *service.FallbackInput {
+	if f == nil {
+		return nil
+	}
+	in := &service.FallbackInput{Channel: f.Channel}
+	if f.Recipient != nil {
+		in.HasRecipient, in.RecipientAddress, in.RecipientName = true, f.Recipient.Address, f.Recipient.Name
+	}
+	if c := f.Content; c != nil {
+		in.HasContent, in.Text, in.Title, in.HTML = true, c.Text, c.Title, c.HTML
+		in.TemplateCode, in.TemplateVariables = c.TemplateCode, c.TemplateVariables
+	}
+	return in
 }
 
 func (b *sendBody) input() *service.SendInput {
@@ -37,6 +66,13 @@ func (b *sendBody) input() *service.SendInput {
 	if b.Content != nil {
 		in.Text, in.Title, in.HTML = b.Content.Text, b.Content.Title, b.Content.HTML
 		in.TemplateCode, in.TemplateVariables = b.Content.TemplateCode, b.Content.TemplateVariables
+	}
+	if b.ChannelFallback != nil {
+		steps := make([]*service.FallbackInput, len(*b.ChannelFallback))
+		for i, f := range *b.ChannelFallback {
+			steps[i] = f.input()
+		}
+		in.ChannelFallback = &steps
 	}
 	return in
 }
@@ -133,6 +169,9 @@ func attemptBody(at *notify.Attempt) map[string]any {
 		"providerDisplayName": at.ProviderDisplayName, "status": status, "failureCode": strOrNil(at.FailureCode),
 		"failureMessage": strOrNil(at.FailureMessage), "providerMessageId": strOrNil(at.ProviderMessageID),
 		"startedAt": Timestamp(at.StartedAt), "finishedAt": Timestamp(at.FinishedAt),
+		// The channel of the call: a request's cross-channel fallback
+		// sends through more than one.
+		"channel": at.Channel,
 	}
 	if len(at.Feedback) > 0 {
 		m["deliveryFeedback"] = feedbackBody(at.Feedback) // bounces and complaints reported later
@@ -169,7 +208,23 @@ func requestBody(d *service.RequestDetail) map[string]any {
 		"selectedProviderAccountId": strOrNil(r.SelectedProviderID), "selectedProviderMessageId": strOrNil(r.SelectedMessageID),
 		"finalErrorCode": strOrNil(r.FinalErrorCode), "finalErrorMessage": strOrNil(r.FinalErrorMessage),
 		"job": job, "attempts": attempts,
+		"deliveredChannel": strOrNil(string(r.DeliveredChannel())), "channelFallback": fallbackBody(r),
 	}
+}
+
+// fallbackBody is the progress of a request's cross-channel fallback: the
+// step being (or last) delivered (0: the request's own channel) and each
+// step with its status; null without a chain.
+func fallbackBody(r *notify.Request) any {
+	if r.Fallback == nil {
+		return nil
+	}
+	steps := make([]map[string]any, len(r.Fallback.Steps))
+	for i, st := range r.Fallback.Steps {
+		steps[i] = map[string]any{"step": i + 1, "channel": st.Channel, "recipientAddress": st.RecipientAddress,
+			"templateCode": strOrNil(st.TemplateCode), "status": r.StepStatus(i + 1)}
+	}
+	return map[string]any{"currentStep": r.FallbackStep, "currentChannel": r.StepChannel(), "steps": steps}
 }
 
 func itoa(n int64) string {

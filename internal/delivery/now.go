@@ -12,7 +12,7 @@ import (
 // a dispatch limit (it takes its tokens), and is not retried. The caller
 // records the outcome in its own transaction.
 func (e *Engine) SendNow(ctx context.Context, d notify.DirectSend) notify.DirectOutcome {
-	rn := &run{req: d.Request, job: d.Job, sync: true, secrets: d.Secrets}
+	rn := &run{req: d.Request, msg: d.Request, job: d.Job, sync: true, secrets: d.Secrets}
 	var bs *breakers
 	err := e.store.View(ctx, func(tx notify.Tx) error {
 		r := d.Request

@@ -21,7 +21,11 @@ type candidate struct {
 
 // run is one request's way through its routes.
 type run struct {
-	req      *notify.Request
+	req *notify.Request
+	// msg is what this run sends: req itself, or for a request that moved
+	// along its cross-channel fallback, the current step's channel,
+	// recipient and content (notify.Request.Target).
+	msg      *notify.Request
 	job      *notify.Job
 	cands    []candidate
 	attempts []*notify.Attempt
@@ -128,7 +132,7 @@ func (e *Engine) send(ctx context.Context, rn *run, a *notify.ProviderAccount) (
 	if perr != nil {
 		return provider.Result{Err: perr}, nil
 	}
-	m := message(rn.req)
+	m := message(rn.msg)
 	if !rn.sync && rn.job != nil {
 		// A run taken over after a crash keeps the attempt number
 		// (ClaimRequests), so its repeat carries the same key.
@@ -148,7 +152,7 @@ func message(r *notify.Request) provider.Message {
 func (e *Engine) attempt(rn *run, c candidate, start, end time.Time, res provider.Result) *notify.Attempt {
 	a := &notify.Attempt{ID: newID(), WorkspaceID: rn.req.WorkspaceID, RequestID: rn.req.ID, JobID: rn.job.ID,
 		ProviderAccountID: c.account.ID, ProviderKind: c.account.ProviderKind, ProviderDisplayName: c.account.DisplayName,
-		Channel: rn.req.Channel, Success: res.Err == nil, ProviderMessageID: res.MessageID, StartedAt: start, FinishedAt: end}
+		Channel: rn.msg.Channel, Success: res.Err == nil, ProviderMessageID: res.MessageID, StartedAt: start, FinishedAt: end}
 	if res.Err != nil {
 		a.FailureCode, a.FailureMessage = string(res.Err.Code), res.Err.Message
 	}

@@ -172,7 +172,7 @@ func (e *Engine) claim(ctx context.Context, tx notify.Tx, queueJobID int64, now 
 	}
 	*runs = make([]*run, len(reqs))
 	for i := range reqs {
-		(*runs)[i] = &run{req: reqs[i], job: claimed[i]}
+		(*runs)[i] = &run{req: reqs[i], msg: reqs[i].Target(), job: claimed[i]}
 		e.active.Store(claimed[i].ID, true)
 	}
 	*bs, err = e.prepare(ctx, tx, *runs)
@@ -248,8 +248,8 @@ func (e *Engine) prepare(ctx context.Context, tx notify.Tx, runs []*run) (*break
 		group := byWS[ws]
 		var emails []string
 		for _, rn := range group {
-			if rn.req.Channel == notify.ChannelEmail {
-				emails = append(emails, rn.req.RecipientAddress)
+			if rn.msg.Channel == notify.ChannelEmail {
+				emails = append(emails, rn.msg.RecipientAddress)
 			}
 		}
 		suppressed := map[string]bool{}
@@ -290,9 +290,9 @@ func (e *Engine) prepare(ctx context.Context, tx notify.Tx, runs []*run) (*break
 }
 
 // choose applies the pre-block and the route choice to one run (SPEC
-// "Dispatch flow", steps 1 to 3).
+// "Dispatch flow", steps 1 to 3), on the channel of its current step.
 func (e *Engine) choose(rn *run, routes []*notify.Route, accounts map[string]*notify.ProviderAccount, suppressed map[string]bool) {
-	r := rn.req
+	r := rn.msg
 	if r.Channel == notify.ChannelEmail && suppressed[r.RecipientAddress] {
 		rn.decided, rn.out = true, outcome{code: notify.FailureInvalidRequest, msg: "recipient address is on the suppression list", final: true}
 		return
@@ -310,6 +310,7 @@ type settlement struct {
 	after time.Duration // (zero: at once)
 	event string        // the event of a final state
 	dead  bool          // a dead letter (retryable failures spent every attempt)
+	next  bool          // the request moved to the next step of its channel fallback
 }
 
 // settle moves a run's request and job to their state after the run.
@@ -345,6 +346,17 @@ func (e *Engine) settle(rn *run, now time.Time) settlement {
 		j.Status, j.NextRetryAt = notify.JobRetrying, &at
 		j.LastErrorCode, j.LastErrorMessage = string(out.code), out.msg
 		return settlement{own: true, after: wait}
+	}
+	if r.HasNextStep() {
+		// Cross-channel fallback: the step would fail the request, so the
+		// next channel takes over, with an attempt budget of its own, in a
+		// queue job of its own due at once. Its step number is saved with
+		// this outcome, so no run sends through this channel again.
+		r.FallbackStep++
+		r.Status = notify.StatusQueued
+		j.Status, j.NextRetryAt, j.MaxAttempts = notify.JobQueued, nil, j.AttemptsMade+r.Fallback.Attempts
+		j.LastErrorCode, j.LastErrorMessage = string(out.code), out.msg
+		return settlement{own: true, next: true}
 	}
 	r.Status, r.FinalErrorCode, r.FinalErrorMessage = notify.StatusFailed, string(out.code), out.msg
 	j.LastErrorCode, j.LastErrorMessage, j.FinishedAt, j.NextRetryAt = string(out.code), out.msg, &now, nil
@@ -409,11 +421,15 @@ func (e *Engine) write(ctx context.Context, runs []*run, sets []settlement, atte
 		var jobs, own []*notify.Job
 		var at []time.Time
 		var events []*notify.Event
+		var moved []*notify.Request
 		for i, rn := range runs {
 			if !settled[i] {
 				continue
 			}
 			jobs = append(jobs, rn.job)
+			if sets[i].next {
+				moved = append(moved, rn.req)
+			}
 			if sets[i].own {
 				// The queue keeps real time whatever the service clock says.
 				due := time.Time{}
@@ -432,6 +448,11 @@ func (e *Engine) write(ctx context.Context, runs []*run, sets []settlement, atte
 					FailedAt: now, AttemptsMade: rn.job.AttemptsMade}); err != nil {
 					return err
 				}
+			}
+		}
+		if len(moved) > 0 {
+			if err := tx.SetFallbackSteps(ctx, moved); err != nil {
+				return err
 			}
 		}
 		if err := tx.ScheduleDispatch(ctx, own, at); err != nil {

@@ -63,6 +63,11 @@ type Request struct {
 	SelectedMessageID    string
 	FinalErrorCode       string
 	FinalErrorMessage    string
+	// Fallback is the cross-channel fallback chain (nil: none) and
+	// FallbackStep the step being delivered (0: the request's own
+	// channel); fallback.go.
+	Fallback     *ChannelFallback
+	FallbackStep int
 }
 
 // Job is the service's record of a request's queue job.
@@ -237,7 +242,16 @@ func RequestEvent(id, typ string, r *Request, now time.Time) *Event {
 			"recipientAddress": r.RecipientAddress, "selectedProviderAccountId": nilIfEmpty(r.SelectedProviderID),
 			"selectedProviderMessageId": nilIfEmpty(r.SelectedMessageID), "finalErrorCode": nilIfEmpty(r.FinalErrorCode),
 			"finalErrorMessage": nilIfEmpty(r.FinalErrorMessage), "metadata": r.Metadata,
+			"deliveredChannel": nilIfEmpty(string(r.DeliveredChannel())), "fallbackStep": fallbackStep(r),
 		}}
+}
+
+// fallbackStep is the event's fallbackStep: null without a chain.
+func fallbackStep(r *Request) any {
+	if r.Fallback == nil {
+		return nil
+	}
+	return r.FallbackStep
 }
 
 func nilIfEmpty(s string) any {

@@ -27,6 +27,8 @@ type SendInput struct {
 	ScheduledAt                 *string
 	PreferredProviderAccountIDs []string
 	Metadata                    map[string]string
+	// ChannelFallback is the cross-channel fallback chain (nil: none).
+	ChannelFallback *[]*FallbackInput
 }
 
 // SendResult is the answer for one accepted (or deduplicated) request.
@@ -113,6 +115,9 @@ func (s *Service) validateSend(in *SendInput, prefix string, now time.Time) (*ti
 			return nil, notify.Invalid("%s must hold UUIDs", f("preferredProviderAccountIds"))
 		}
 	}
+	if err := validateFallback(in, prefix); err != nil {
+		return nil, err
+	}
 	if in.ScheduledAt != nil {
 		t, err := ParseScheduledAt(*in.ScheduledAt, now)
 		if err != nil {
@@ -174,6 +179,9 @@ func (s *Service) buildRequest(ctx context.Context, tx notify.Tx, ws string, key
 			}
 			return nil, err
 		}
+	}
+	if err := s.buildFallback(ctx, tx, key, in, r); err != nil {
+		return nil, err
 	}
 	return r, nil
 }
@@ -303,7 +311,7 @@ func (s *Service) buildRequests(ctx context.Context, key *notify.APIKey, ins []*
 	}
 	reads := false
 	for _, in := range ins {
-		reads = reads || in.TemplateCode != "" || len(in.PreferredProviderAccountIDs) > 0
+		reads = reads || in.TemplateCode != "" || len(in.PreferredProviderAccountIDs) > 0 || fallbackReads(in)
 	}
 	if !reads {
 		return out, build(nil)

@@ -125,6 +125,18 @@ func (t *Tx) SettleRequests(ctx context.Context, rs []*notify.Request) ([]bool, 
 	return settled, err
 }
 
+// SetFallbackSteps saves the fallback step of each request of rs: only
+// runs whose request moved to its next channel call it, so a request
+// without a chain costs no statement.
+func (t *Tx) SetFallbackSteps(ctx context.Context, rs []*notify.Request) error {
+	rows := make([][]any, len(rs))
+	for i, r := range rs {
+		rows[i] = []any{r.ID, r.WorkspaceID, r.FallbackStep}
+	}
+	return t.updateFromValues(ctx, `UPDATE notification_requests SET fallback_step = CAST(v.column3 AS INTEGER) FROM `, rows,
+		` AS v WHERE notification_requests.id = v.column1 AND notification_requests.workspace_id = v.column2`, nil)
+}
+
 // UpdateJobs saves the mutable state of many job rows, queue job id
 // included.
 func (t *Tx) UpdateJobs(ctx context.Context, js []*notify.Job) error {

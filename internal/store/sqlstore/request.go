@@ -14,7 +14,7 @@ import (
 const requestCols = `id, workspace_id, api_key_id, source, channel, status, recipient_address, recipient_name, title, text, html,
 	template_code, template_variables, vendor_template_id, sender_profile_key, headers, metadata, preferred_provider_ids,
 	idempotency_key, campaign_id, requested_at, scheduled_at, updated_at, selected_provider_account_id,
-	selected_provider_message_id, final_error_code, final_error_message`
+	selected_provider_message_id, final_error_code, final_error_message, fallback, fallback_step`
 
 func nullable(s string) *string {
 	if s == "" {
@@ -45,18 +45,19 @@ func requestArgs(r *notify.Request) []any {
 		jsonOrNil(r.Headers, len(r.Headers) == 0), jsonOrNil(r.Metadata, len(r.Metadata) == 0),
 		jsonOrNil(r.PreferredProviderIDs, len(r.PreferredProviderIDs) == 0), nullable(r.IdempotencyKey), nullable(r.CampaignID),
 		ms(r.RequestedAt), msPtr(r.ScheduledAt), ms(r.UpdatedAt), nullable(r.SelectedProviderID), nullable(r.SelectedMessageID),
-		nullable(r.FinalErrorCode), nullable(r.FinalErrorMessage)}
+		nullable(r.FinalErrorCode), nullable(r.FinalErrorMessage), jsonOrNil(r.Fallback, r.Fallback == nil), r.FallbackStep}
 }
 
 func scanRequest(row Row) (*notify.Request, error) {
 	var r notify.Request
 	var apiKey, name, title, text, html, tcode, tvars, vtid, spk, headers, meta, pref, idem, camp *string
-	var sel, selMsg, fcode, fmsg *string
+	var sel, selMsg, fcode, fmsg, fallback *string
 	var ch string
 	var req, upd int64
 	var sched *int64
 	if err := row.Scan(&r.ID, &r.WorkspaceID, &apiKey, &r.Source, &ch, &r.Status, &r.RecipientAddress, &name, &title, &text, &html,
-		&tcode, &tvars, &vtid, &spk, &headers, &meta, &pref, &idem, &camp, &req, &sched, &upd, &sel, &selMsg, &fcode, &fmsg); err != nil {
+		&tcode, &tvars, &vtid, &spk, &headers, &meta, &pref, &idem, &camp, &req, &sched, &upd, &sel, &selMsg, &fcode, &fmsg,
+		&fallback, &r.FallbackStep); err != nil {
 		return nil, err
 	}
 	r.APIKeyID, r.Channel, r.RecipientName, r.Title, r.Text, r.HTML = str(apiKey), notify.Channel(ch), str(name), str(title), str(text), str(html)
@@ -66,7 +67,7 @@ func scanRequest(row Row) (*notify.Request, error) {
 	for _, f := range []struct {
 		src *string
 		dst any
-	}{{tvars, &r.TemplateVariables}, {headers, &r.Headers}, {meta, &r.Metadata}, {pref, &r.PreferredProviderIDs}} {
+	}{{tvars, &r.TemplateVariables}, {headers, &r.Headers}, {meta, &r.Metadata}, {pref, &r.PreferredProviderIDs}, {fallback, &r.Fallback}} {
 		if f.src != nil {
 			if err := fromJSON(*f.src, f.dst); err != nil {
 				return nil, err
@@ -118,10 +119,10 @@ func (t *Tx) AcceptRequests(ctx context.Context, accepts []*notify.Accept, now t
 
 var requestColList = splitCols(requestCols)
 
-// requestValues is one row of requestCols; requestChunk rows of 27
+// requestValues is one row of requestCols; requestChunk rows of 29
 // parameters stay below SQLite's (32766) and PostgreSQL's (65535) limits.
 const (
-	requestValues = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	requestValues = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	requestChunk  = 500
 )
 

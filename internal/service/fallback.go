@@ -1,0 +1,162 @@
+package service
+
+import (
+	"context"
+	"strings"
+
+	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/render"
+)
+
+// FallbackInput is one step of a send's channelFallback as the API
+// received it (cross-channel fallback, notify/fallback.go). HasRecipient
+// and HasContent say whether the step gave its own recipient and content;
+// without them it takes the send's recipient and rendered content.
+type FallbackInput struct {
+	Channel           string
+	HasRecipient      bool
+	RecipientAddress  *string
+	RecipientName     string
+	HasContent        bool
+	Text              *string
+	Title             *string
+	HTML              *string
+	TemplateCode      string
+	TemplateVariables map[string]string
+}
+
+// validateFallback checks the channelFallback of a send (already checked
+// itself) with the rules of the send's own fields; prefix names a bulk
+// item.
+func validateFallback(in *SendInput, prefix string) error {
+	if in.ChannelFallback == nil {
+		return nil
+	}
+	steps := *in.ChannelFallback
+	if len(steps) == 0 || len(steps) > notify.MaxFallbackSteps {
+		return notify.Invalid("%schannelFallback must hold 1 to %d steps", prefix, notify.MaxFallbackSteps)
+	}
+	seen := map[string]bool{in.Channel: true}
+	for i, st := range steps {
+		p := prefix + "channelFallback[" + itoa(int64(i)) + "]."
+		f := func(name string) string { return p + name }
+		if st == nil {
+			return notify.Invalid("%s must be an object", strings.TrimSuffix(p, "."))
+		}
+		if st.Channel == "" {
+			return notify.Invalid("%s is required", f("channel"))
+		}
+		if !notify.Channel(st.Channel).Valid() {
+			return notify.Invalid("%s must be one of sms, msgr_alimtalk, email, push_mobile, chata_webhook, chatb_webhook, chata_bot, chatb_bot", f("channel"))
+		}
+		if seen[st.Channel] {
+			return notify.Invalid("%s must differ from channel and from the other steps' channels", f("channel"))
+		}
+		seen[st.Channel] = true
+		addr, name := *in.RecipientAddress, in.RecipientName
+		if st.HasRecipient {
+			if st.RecipientAddress == nil || strings.TrimSpace(*st.RecipientAddress) == "" {
+				return notify.Invalid("%s is required", f("recipient.address"))
+			}
+			addr, name = *st.RecipientAddress, st.RecipientName
+		}
+		if err := maxLen(f("recipient.address"), addr, 320); err != nil {
+			return err
+		}
+		if err := maxLen(f("recipient.name"), name, 120); err != nil {
+			return err
+		}
+		if err := maxLen(f("content.templateCode"), st.TemplateCode, 120); err != nil {
+			return err
+		}
+		if st.Title != nil {
+			if err := maxLen(f("content.title"), *st.Title, 200); err != nil {
+				return err
+			}
+		}
+		if err := checkRecipient(f, notify.Channel(st.Channel), addr, name, st.Title); err != nil {
+			return err
+		}
+		if st.HasContent && st.TemplateCode == "" && (st.Text == nil || *st.Text == "") {
+			return notify.Invalid("%s is required when %s is absent", f("content.text"), f("content.templateCode"))
+		}
+	}
+	return nil
+}
+
+// buildFallback renders the steps of in's channelFallback onto r (the
+// send's request, already rendered): templates are resolved as for the
+// send itself (SPEC rules 3.1 to 3.6, on the step's channel). A step
+// without content takes the send's rendered title, text and HTML; a step
+// without templateVariables takes the send's.
+func (s *Service) buildFallback(ctx context.Context, tx notify.Tx, key *notify.APIKey, in *SendInput, r *notify.Request) error {
+	if in.ChannelFallback == nil {
+		return nil
+	}
+	fb := &notify.ChannelFallback{Attempts: s.jobAttempts}
+	for i, in2 := range *in.ChannelFallback {
+		ch := notify.Channel(in2.Channel)
+		st := notify.ChannelStep{Channel: ch, RecipientAddress: r.RecipientAddress, RecipientName: r.RecipientName}
+		if in2.HasRecipient {
+			st.RecipientAddress, st.RecipientName = strings.TrimSpace(*in2.RecipientAddress), in2.RecipientName
+		}
+		if ch == notify.ChannelEmail {
+			st.RecipientAddress = strings.ToLower(st.RecipientAddress)
+		}
+		if !in2.HasContent {
+			st.Title, st.Text, st.HTML = r.Title, r.Text, r.HTML
+			fb.Steps = append(fb.Steps, st)
+			continue
+		}
+		if in2.TemplateCode != "" {
+			t, v, err := s.resolveTemplate(ctx, tx, r.WorkspaceID, key, in2.TemplateCode, ch)
+			if err != nil {
+				if e, ok := notify.AsError(err); ok {
+					return notify.Errorf(e.Code, "channelFallback[%d]: %s", i, e.Detail)
+				}
+				return err
+			}
+			st.Title, st.Text, st.HTML = v.Title, v.Text, v.HTML
+			st.VendorTemplateID, st.SenderProfileKey = t.VendorTemplateID, t.SenderProfileKey
+		}
+		if in2.Text != nil {
+			st.Text = *in2.Text
+		}
+		if in2.Title != nil {
+			st.Title = *in2.Title
+		}
+		if in2.HTML != nil {
+			st.HTML = *in2.HTML
+		}
+		vars := in2.TemplateVariables
+		if vars == nil {
+			vars = in.TemplateVariables
+		}
+		st.TemplateCode, st.TemplateVariables = in2.TemplateCode, vars
+		if in2.TemplateCode != "" || len(vars) > 0 {
+			st.Title = render.Substitute(st.Title, vars)
+			if err := oneLine("channelFallback["+itoa(int64(i))+"].content.title", st.Title); err != nil {
+				return err
+			}
+			st.Text = render.Substitute(st.Text, vars)
+			st.HTML = render.Substitute(st.HTML, render.HTMLEscapeVars(vars))
+		}
+		fb.Steps = append(fb.Steps, st)
+	}
+	r.Fallback = fb
+	return nil
+}
+
+// fallbackReads reports whether in's channelFallback needs the database
+// (a step with a template).
+func fallbackReads(in *SendInput) bool {
+	if in.ChannelFallback == nil {
+		return false
+	}
+	for _, st := range *in.ChannelFallback {
+		if st != nil && st.TemplateCode != "" {
+			return true
+		}
+	}
+	return false
+}
