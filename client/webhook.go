@@ -38,6 +38,12 @@ type WebhookEventData struct {
 	FinalErrorCode            *string           `json:"finalErrorCode"`
 	FinalErrorMessage         *string           `json:"finalErrorMessage"`
 	Metadata                  map[string]string `json:"metadata"`
+	// DeliveredChannel is the channel that delivered the request (nil
+	// unless sent): with a cross-channel fallback, a later step's channel.
+	DeliveredChannel *string `json:"deliveredChannel"`
+	// FallbackStep is the step of the request's cross-channel fallback it
+	// reached (0: its own channel); nil for a request without one.
+	FallbackStep *int `json:"fallbackStep"`
 }
 
 // VerifyWebhook checks a delivery the Standard Webhooks way: the

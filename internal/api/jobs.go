@@ -52,7 +52,9 @@ func (a *API) handleAttemptList(c *call) error {
 	}
 	out := make([]map[string]any, len(page.Attempts))
 	for i, at := range page.Attempts {
-		r := page.Requests[i]
+		// The content the attempt's channel sent (a step of a cross-channel
+		// fallback has its own).
+		r := page.Requests[i].ForChannel(at.Channel)
 		m := attemptBody(at)
 		m["id"], m["notificationRequestId"], m["channel"] = at.ID, at.RequestID, at.Channel
 		vars := r.TemplateVariables

@@ -422,13 +422,14 @@ func (e *Engine) write(ctx context.Context, runs []*run, sets []settlement, atte
 		var at []time.Time
 		var events []*notify.Event
 		var moved []*notify.Request
+		var movedJobs []*notify.Job
 		for i, rn := range runs {
 			if !settled[i] {
 				continue
 			}
 			jobs = append(jobs, rn.job)
 			if sets[i].next {
-				moved = append(moved, rn.req)
+				moved, movedJobs = append(moved, rn.req), append(movedJobs, rn.job)
 			}
 			if sets[i].own {
 				// The queue keeps real time whatever the service clock says.
@@ -451,7 +452,7 @@ func (e *Engine) write(ctx context.Context, runs []*run, sets []settlement, atte
 			}
 		}
 		if len(moved) > 0 {
-			if err := tx.SetFallbackSteps(ctx, moved); err != nil {
+			if err := tx.MoveFallbackSteps(ctx, moved, movedJobs); err != nil {
 				return err
 			}
 		}

@@ -55,7 +55,25 @@ func (r *Request) Target() *Request {
 	if r.Fallback == nil || r.FallbackStep == 0 || r.FallbackStep > len(r.Fallback.Steps) {
 		return r
 	}
-	s := &r.Fallback.Steps[r.FallbackStep-1]
+	return r.withStep(&r.Fallback.Steps[r.FallbackStep-1])
+}
+
+// ForChannel is what r sends through channel ch: the step of that channel
+// (a chain names each channel once), or r itself.
+func (r *Request) ForChannel(ch Channel) *Request {
+	if r.Fallback == nil || ch == r.Channel {
+		return r
+	}
+	for i := range r.Fallback.Steps {
+		if r.Fallback.Steps[i].Channel == ch {
+			return r.withStep(&r.Fallback.Steps[i])
+		}
+	}
+	return r
+}
+
+// withStep is a copy of r with s's channel, recipient and content.
+func (r *Request) withStep(s *ChannelStep) *Request {
 	c := *r
 	c.Channel, c.RecipientAddress, c.RecipientName = s.Channel, s.RecipientAddress, s.RecipientName
 	c.Title, c.Text, c.HTML, c.TemplateCode, c.TemplateVariables = s.Title, s.Text, s.HTML, s.TemplateCode, s.TemplateVariables

@@ -173,9 +173,10 @@ type DeliveryTx interface {
 	// SettleRequests saves the state of each request that is still
 	// processing and reports which were; one canceled meanwhile stays so.
 	SettleRequests(ctx context.Context, rs []*Request) ([]bool, error)
-	// SetFallbackSteps saves the FallbackStep of each request of rs (the
-	// cross-channel fallback moved them to their next channel).
-	SetFallbackSteps(ctx context.Context, rs []*Request) error
+	// MoveFallbackSteps saves the FallbackStep of each request of rs and
+	// the MaxAttempts of its job js[i] (the cross-channel fallback moved
+	// them to their next channel, with an attempt budget of its own).
+	MoveFallbackSteps(ctx context.Context, rs []*Request, js []*Job) error
 	// UpdateJobs saves many job rows, queue job id included.
 	UpdateJobs(ctx context.Context, js []*Job) error
 	// CreateEvents writes outbox rows in bulk.

@@ -31,3 +31,13 @@ func RegisterRoute(t testing.TB, owner *client.Client, channel, kind string, cfg
 	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
 	return out.Provider.ID
 }
+
+// Fault queues a fault in the simulator (POST /_sim/faults): f holds
+// kind, and status, vendorCode, count and the other fault fields.
+func (e *Env) Fault(t testing.TB, f map[string]any) {
+	t.Helper()
+	c := client.New(e.SimURL)
+	r, err := c.Dashboard(context.Background(), "POST", "/_sim/faults", f)
+	require.NoError(t, err)
+	require.Less(t, r.Status, 300, string(r.Body))
+}

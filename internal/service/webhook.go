@@ -484,6 +484,10 @@ type webhookData struct {
 	FinalErrorCode            *string           `json:"finalErrorCode"`
 	FinalErrorMessage         *string           `json:"finalErrorMessage"`
 	Metadata                  map[string]string `json:"metadata"`
+	// Cross-channel fallback: the channel that delivered the request (null
+	// unless sent) and the step it reached (null without a chain).
+	DeliveredChannel *string `json:"deliveredChannel"`
+	FallbackStep     *int    `json:"fallbackStep"`
 }
 
 // eventBody renders {type, timestamp, data} from the outbox row, whose

@@ -125,16 +125,25 @@ func (t *Tx) SettleRequests(ctx context.Context, rs []*notify.Request) ([]bool, 
 	return settled, err
 }
 
-// SetFallbackSteps saves the fallback step of each request of rs: only
-// runs whose request moved to its next channel call it, so a request
-// without a chain costs no statement.
-func (t *Tx) SetFallbackSteps(ctx context.Context, rs []*notify.Request) error {
+// MoveFallbackSteps saves the fallback step of each request of rs and
+// the attempt ceiling of its job js[i]: only runs whose request moved to
+// its next channel call it, so a request without a chain costs no
+// statement (UpdateJobs leaves max_attempts alone).
+func (t *Tx) MoveFallbackSteps(ctx context.Context, rs []*notify.Request, js []*notify.Job) error {
 	rows := make([][]any, len(rs))
 	for i, r := range rs {
 		rows[i] = []any{r.ID, r.WorkspaceID, r.FallbackStep}
 	}
-	return t.updateFromValues(ctx, `UPDATE notification_requests SET fallback_step = CAST(v.column3 AS INTEGER) FROM `, rows,
-		` AS v WHERE notification_requests.id = v.column1 AND notification_requests.workspace_id = v.column2`, nil)
+	if err := t.updateFromValues(ctx, `UPDATE notification_requests SET fallback_step = CAST(v.column3 AS INTEGER) FROM `, rows,
+		` AS v WHERE notification_requests.id = v.column1 AND notification_requests.workspace_id = v.column2`, nil); err != nil {
+		return err
+	}
+	rows = make([][]any, len(js))
+	for i, j := range js {
+		rows[i] = []any{j.ID, j.WorkspaceID, j.MaxAttempts}
+	}
+	return t.updateFromValues(ctx, `UPDATE notification_jobs SET max_attempts = CAST(v.column3 AS INTEGER) FROM `, rows,
+		` AS v WHERE notification_jobs.id = v.column1 AND notification_jobs.workspace_id = v.column2`, nil)
 }
 
 // UpdateJobs saves the mutable state of many job rows, queue job id
