@@ -340,7 +340,7 @@ func (e *Engine) settle(rn *run, now time.Time) settlement {
 		return settlement{event: notify.EventDelivered}
 	case !out.final && j.AttemptsMade < j.MaxAttempts:
 		// Job-level retry with SPEC's backoff, in a queue job of its own.
-		wait := dispatch.Backoff(e.backoff, j.AttemptsMade)
+		wait := dispatch.Backoff(e.backoff, stepAttempt(r, j))
 		at := now.Add(wait)
 		r.Status = notify.StatusQueued
 		j.Status, j.NextRetryAt = notify.JobRetrying, &at
@@ -365,6 +365,17 @@ func (e *Engine) settle(rn *run, now time.Time) settlement {
 		j.Status = notify.JobDeadLetter
 	}
 	return settlement{event: notify.EventFailed, dead: !out.final}
+}
+
+// stepAttempt is the attempt number the backoff counts from: the job's,
+// or for a request that moved along its cross-channel fallback, the
+// number within the current step (whose budget ends at MaxAttempts), so
+// each channel's retries follow SPEC's schedule from its first attempt.
+func stepAttempt(r *notify.Request, j *notify.Job) int {
+	if r.Fallback == nil || r.FallbackStep == 0 {
+		return j.AttemptsMade
+	}
+	return max(j.AttemptsMade-(j.MaxAttempts-r.Fallback.Attempts), 1)
 }
 
 // record writes the outcomes of runs in one transaction: every attempt,

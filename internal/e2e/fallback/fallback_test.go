@@ -1,6 +1,7 @@
 package fallback_test
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -377,4 +378,89 @@ func TestFallbackRequestIsolation(t *testing.T) {
 	r, err := key.Signed(ctx, "GET", "/v1/notifications/"+id, nil)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusNotFound, r.Status, string(r.Body))
+}
+
+// A cancel while the SMS step waits for its retry ends the request there:
+// the retry never sends, the step shows canceled, one canceled event.
+func TestCancelDuringFallback(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(c *config.Config) { c.QueueBackoff = 3 * time.Second })
+	rc := b.webhook(t)
+	b.env.Fault(t, map[string]any{"kind": "vendorb_msgr", "vendorCode": "3104", "count": 1})
+	b.env.Fault(t, map[string]any{"kind": "vendora_sms", "status": 500, "count": 1})
+	id := b.send(t, alimtalk(smsStep("canceled before the retry")))
+	b.waitFor(t, id, "the SMS step waiting for its retry", func(o requestOut) bool {
+		return o.ChannelFallback.CurrentStep == 1 && o.Job.Status == "retrying"
+	})
+	// The SMS step's first retry waits SPEC's first backoff (3 s), not the
+	// doubled one its job-wide attempt number (2) would give.
+	var open struct {
+		Jobs []struct {
+			NotificationRequestID string  `json:"notificationRequestId"`
+			NextRetryAt           *string `json:"nextRetryAt"`
+		} `json:"jobs"`
+	}
+	b.dashOK(t, "GET", "/v1/jobs", nil, &open)
+	require.Len(t, open.Jobs, 1)
+	require.Equal(t, id, open.Jobs[0].NotificationRequestID)
+	mid := b.get(t, id)
+	failedAt, err := time.Parse(time.RFC3339, mid.Attempts[1].FinishedAt)
+	require.NoError(t, err)
+	retryAt, err := time.Parse(time.RFC3339, *open.Jobs[0].NextRetryAt)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, retryAt.Sub(failedAt), 3*time.Second)
+	require.Less(t, retryAt.Sub(failedAt), 6*time.Second)
+
+	r, err := b.key.Signed(ctx, "POST", "/v1/notifications/"+id+"/cancel", nil)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+	evs := rc.await(t, id, "notification.canceled")
+	time.Sleep(5 * time.Second) // past the retry's backoff (3 s: the step's first retry)
+	out := b.get(t, id)
+	require.Equal(t, "canceled", out.Status)
+	require.Equal(t, "canceled", out.ChannelFallback.Steps[0].Status)
+	require.Equal(t, []string{"msgr_alimtalk", "sms"}, channels(out.Attempts))
+	require.Empty(t, b.env.Sim.Messages("vendora_sms", "", 0))
+	require.Len(t, evs, 1)
+	require.Equal(t, 1, *evs[0].Data.FallbackStep)
+}
+
+// Many requests of one queue job move on together (the run's multi-row
+// statements): each is delivered once by SMS, none twice.
+func TestManyRequestsMoveOnTogether(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.env.Fault(t, map[string]any{"kind": "vendorb_msgr", "vendorCode": "3104", "count": 1000})
+	const n = 60
+	items := make([]any, n)
+	for i := range items {
+		body := alimtalk(smsStep("bulk {{name}}"))
+		body["recipient"] = map[string]any{"address": fmt.Sprintf("0109000%04d", i)}
+		items[i] = body
+	}
+	r, err := b.key.Signed(ctx, "POST", "/v1/notifications/bulk", map[string]any{"items": items})
+	require.NoError(t, err)
+	require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
+	var res struct {
+		Items []struct {
+			RequestID string `json:"requestId"`
+		} `json:"items"`
+	}
+	require.NoError(t, r.Data(&res))
+	require.Len(t, res.Items, n)
+	for _, it := range res.Items {
+		out := b.wait(t, it.RequestID)
+		require.Equal(t, "sent", out.Status, "%+v", out)
+		require.Equal(t, []string{"msgr_alimtalk", "sms"}, channels(out.Attempts))
+		require.Equal(t, "sms", *out.DeliveredChannel)
+	}
+	msgs := b.env.Sim.Messages("vendora_sms", "", 0)
+	require.Len(t, msgs, n)
+	seen := map[string]bool{}
+	for _, m := range msgs {
+		require.False(t, seen[m.To], "%s got two SMS", m.To)
+		seen[m.To] = true
+		require.Equal(t, "bulk Kim", m.Text)
+	}
+	require.Empty(t, b.env.Sim.Messages("vendorb_msgr", "", 0))
 }

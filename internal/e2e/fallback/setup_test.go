@@ -132,6 +132,7 @@ type attemptOut struct {
 	Channel           string  `json:"channel"`
 	Status            string  `json:"status"`
 	FailureCode       *string `json:"failureCode"`
+	FinishedAt        string  `json:"finishedAt"`
 }
 
 type stepOut struct {
