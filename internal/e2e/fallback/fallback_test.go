@@ -248,18 +248,8 @@ func TestLongerChainAndBulk(t *testing.T) {
 		body["recipient"] = map[string]any{"address": to}
 		return body
 	}
-	r, err := b.key.Signed(ctx, "POST", "/v1/notifications/bulk", map[string]any{"items": []any{item("01011110000"), item("01011110001")}})
-	require.NoError(t, err)
-	require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
-	var res struct {
-		Items []struct {
-			RequestID string `json:"requestId"`
-		} `json:"items"`
-	}
-	require.NoError(t, r.Data(&res))
-	require.Len(t, res.Items, 2)
-	for i, it := range res.Items {
-		out := b.wait(t, it.RequestID)
+	for i, id := range b.bulk(t, []any{item("01011110000"), item("01011110001")}) {
+		out := b.wait(t, id)
 		require.Equal(t, "sent", out.Status, "%+v", out)
 		require.Equal(t, []string{"msgr_alimtalk", "sms"}, channels(out.Attempts))
 		require.Equal(t, 2, out.ChannelFallback.CurrentStep)
@@ -438,18 +428,8 @@ func TestManyRequestsMoveOnTogether(t *testing.T) {
 		body["recipient"] = map[string]any{"address": fmt.Sprintf("0109000%04d", i)}
 		items[i] = body
 	}
-	r, err := b.key.Signed(ctx, "POST", "/v1/notifications/bulk", map[string]any{"items": items})
-	require.NoError(t, err)
-	require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
-	var res struct {
-		Items []struct {
-			RequestID string `json:"requestId"`
-		} `json:"items"`
-	}
-	require.NoError(t, r.Data(&res))
-	require.Len(t, res.Items, n)
-	for _, it := range res.Items {
-		out := b.wait(t, it.RequestID)
+	for _, id := range b.bulk(t, items) {
+		out := b.wait(t, id)
 		require.Equal(t, "sent", out.Status, "%+v", out)
 		require.Equal(t, []string{"msgr_alimtalk", "sms"}, channels(out.Attempts))
 		require.Equal(t, "sms", *out.DeliveredChannel)

@@ -126,6 +126,27 @@ func (b *bundle) send(t *testing.T, body map[string]any) string {
 	return out.RequestID
 }
 
+// bulk sends items in one bulk call, requires every one accepted and
+// returns their request ids in order.
+func (b *bundle) bulk(t *testing.T, items []any) []string {
+	t.Helper()
+	r, err := b.key.Signed(ctx, "POST", "/v1/notifications/bulk", map[string]any{"items": items})
+	require.NoError(t, err)
+	require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
+	var res struct {
+		Items []struct {
+			RequestID string `json:"requestId"`
+		} `json:"items"`
+	}
+	require.NoError(t, r.Data(&res))
+	require.Len(t, res.Items, len(items))
+	ids := make([]string, len(items))
+	for i, it := range res.Items {
+		ids[i] = it.RequestID
+	}
+	return ids
+}
+
 type attemptOut struct {
 	ProviderAccountID string  `json:"providerAccountId"`
 	ProviderKind      string  `json:"providerKind"`
