@@ -11,10 +11,6 @@ import (
 	"github.com/notifyd/notifyd/internal/store"
 )
 
-func init() {
-	tests["ChannelFallback"] = testChannelFallback
-}
-
 // testChannelFallback: a request's cross-channel fallback chain is stored
 // with it (bulk and single inserts alike), comes back from every read and
 // from the claim, and MoveFallbackSteps saves the step and the job's new

@@ -132,6 +132,9 @@ var tests = map[string]func(t *testing.T, db *store.DB){
 	// webhook.go
 	"Webhooks":      testWebhooks,
 	"WebhookOutbox": testWebhookOutbox,
+
+	// fallback.go
+	"ChannelFallback": testChannelFallback,
 }
 
 var t0 = time.Date(2026, 11, 22, 3, 25, 5, 123_000_000, time.UTC)
