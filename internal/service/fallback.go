@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/notifyd/notifyd/internal/notify"
-	"github.com/notifyd/notifyd/internal/render"
 )
 
 // FallbackInput is one step of a send's channelFallback as the API
@@ -108,6 +107,7 @@ func (s *Service) buildFallback(ctx context.Context, tx notify.Tx, key *notify.A
 			fb.Steps = append(fb.Steps, st)
 			continue
 		}
+		var base content
 		if in2.TemplateCode != "" {
 			t, v, err := s.resolveTemplate(ctx, tx, r.WorkspaceID, key, in2.TemplateCode, ch)
 			if err != nil {
@@ -116,31 +116,20 @@ func (s *Service) buildFallback(ctx context.Context, tx notify.Tx, key *notify.A
 				}
 				return err
 			}
-			st.Title, st.Text, st.HTML = v.Title, v.Text, v.HTML
+			base = content{v.Title, v.Text, v.HTML}
 			st.VendorTemplateID, st.SenderProfileKey = t.VendorTemplateID, t.SenderProfileKey
-		}
-		if in2.Text != nil {
-			st.Text = *in2.Text
-		}
-		if in2.Title != nil {
-			st.Title = *in2.Title
-		}
-		if in2.HTML != nil {
-			st.HTML = *in2.HTML
 		}
 		vars := in2.TemplateVariables
 		if vars == nil {
 			vars = in.TemplateVariables
 		}
-		st.TemplateCode, st.TemplateVariables = in2.TemplateCode, vars
-		if in2.TemplateCode != "" || len(vars) > 0 {
-			st.Title = render.Substitute(st.Title, vars)
-			if err := oneLine("channelFallback["+itoa(int64(i))+"].content.title", st.Title); err != nil {
-				return err
-			}
-			st.Text = render.Substitute(st.Text, vars)
-			st.HTML = render.Substitute(st.HTML, render.HTMLEscapeVars(vars))
+		c, err := renderContent(base, in2.Title, in2.Text, in2.HTML, in2.TemplateCode != "", vars,
+			"channelFallback["+itoa(int64(i))+"].content.title")
+		if err != nil {
+			return err
 		}
+		st.Title, st.Text, st.HTML = c.title, c.text, c.html
+		st.TemplateCode, st.TemplateVariables = in2.TemplateCode, vars
 		fb.Steps = append(fb.Steps, st)
 	}
 	r.Fallback = fb

@@ -146,32 +146,20 @@ func (s *Service) buildRequest(ctx context.Context, tx notify.Tx, ws string, key
 	if ch == notify.ChannelEmail {
 		r.RecipientAddress = strings.ToLower(r.RecipientAddress)
 	}
+	var base content
 	if in.TemplateCode != "" {
 		t, v, err := s.resolveTemplate(ctx, tx, ws, key, in.TemplateCode, ch)
 		if err != nil {
 			return nil, err
 		}
-		r.Title, r.Text, r.HTML = v.Title, v.Text, v.HTML
+		base = content{v.Title, v.Text, v.HTML}
 		r.VendorTemplateID, r.SenderProfileKey = t.VendorTemplateID, t.SenderProfileKey
 	}
-	if in.Text != nil {
-		r.Text = *in.Text
+	c, err := renderContent(base, in.Title, in.Text, in.HTML, in.TemplateCode != "", in.TemplateVariables, "content.title")
+	if err != nil {
+		return nil, err
 	}
-	if in.Title != nil {
-		r.Title = *in.Title
-	}
-	if in.HTML != nil {
-		r.HTML = *in.HTML
-	}
-	if in.TemplateCode != "" || len(in.TemplateVariables) > 0 {
-		r.Title = render.Substitute(r.Title, in.TemplateVariables)
-		// A variable must not break the title (an email subject) either.
-		if err := oneLine("content.title", r.Title); err != nil {
-			return nil, err
-		}
-		r.Text = render.Substitute(r.Text, in.TemplateVariables)
-		r.HTML = render.Substitute(r.HTML, render.HTMLEscapeVars(in.TemplateVariables))
-	}
+	r.Title, r.Text, r.HTML = c.title, c.text, c.html
 	for _, id := range in.PreferredProviderAccountIDs {
 		if _, err := tx.FindProviderAccount(ctx, ws, id); err != nil {
 			if notify.IsNotFound(err) {
@@ -184,6 +172,36 @@ func (s *Service) buildRequest(ctx context.Context, tx notify.Tx, ws string, key
 		return nil, err
 	}
 	return r, nil
+}
+
+// content is a message's title, text and HTML.
+type content struct{ title, text, html string }
+
+// renderContent puts the sent title, text and HTML over base (the
+// template version's, or nothing) and, when a template or variables are
+// given, substitutes vars (SPEC rules 3.4 and 3.5); a title a variable
+// breaks is refused, naming titleField.
+func renderContent(base content, title, text, html *string, templated bool, vars map[string]string, titleField string) (content, error) {
+	c := base
+	if text != nil {
+		c.text = *text
+	}
+	if title != nil {
+		c.title = *title
+	}
+	if html != nil {
+		c.html = *html
+	}
+	if templated || len(vars) > 0 {
+		c.title = render.Substitute(c.title, vars)
+		// A variable must not break the title (an email subject) either.
+		if err := oneLine(titleField, c.title); err != nil {
+			return content{}, err
+		}
+		c.text = render.Substitute(c.text, vars)
+		c.html = render.Substitute(c.html, render.HTMLEscapeVars(vars))
+	}
+	return c, nil
 }
 
 // resolveTemplate applies SPEC rules 3.1, 3.2, 3.3 and 3.6.
