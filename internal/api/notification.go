@@ -26,11 +26,12 @@ type sendBody struct {
 	ScheduledAt                 *string           `json:"scheduledAt"`
 	PreferredProviderAccountIDs []string          `json:"preferredProviderAccountIds"`
 	Metadata                    map[string]string `json:"metadata"`
+	Locale                      *string           `json:"locale"` // issue 21
 }
 
 func (b *sendBody) input() *service.SendInput {
 	in := &service.SendInput{Channel: b.Channel, IdempotencyKey: b.IdempotencyKey, ScheduledAt: b.ScheduledAt,
-		PreferredProviderAccountIDs: b.PreferredProviderAccountIDs, Metadata: b.Metadata}
+		PreferredProviderAccountIDs: b.PreferredProviderAccountIDs, Metadata: b.Metadata, Locale: b.Locale}
 	if b.Recipient != nil {
 		in.RecipientAddress, in.RecipientName = b.Recipient.Address, b.Recipient.Name
 	}

@@ -9,7 +9,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/notifyd/notifyd/internal/notify"
-	"github.com/notifyd/notifyd/internal/render"
 )
 
 // SendInput is one notification as the API received it (already decoded
@@ -27,6 +26,9 @@ type SendInput struct {
 	ScheduledAt                 *string
 	PreferredProviderAccountIDs []string
 	Metadata                    map[string]string
+	// Locale chooses the template version (issue 21); nil when absent.
+	// validateSend replaces it with its canonical form.
+	Locale *string
 }
 
 // SendResult is the answer for one accepted (or deduplicated) request.
@@ -113,6 +115,13 @@ func (s *Service) validateSend(in *SendInput, prefix string, now time.Time) (*ti
 			return nil, notify.Invalid("%s must hold UUIDs", f("preferredProviderAccountIds"))
 		}
 	}
+	if in.Locale != nil {
+		canon, err := ParseLocale(f("locale"), *in.Locale)
+		if err != nil {
+			return nil, err
+		}
+		*in.Locale = canon
+	}
 	if in.ScheduledAt != nil {
 		t, err := ParseScheduledAt(*in.ScheduledAt, now)
 		if err != nil {
@@ -141,9 +150,17 @@ func (s *Service) buildRequest(ctx context.Context, tx notify.Tx, ws string, key
 	if ch == notify.ChannelEmail {
 		r.RecipientAddress = strings.ToLower(r.RecipientAddress)
 	}
+	var layout *notify.Layout
 	if in.TemplateCode != "" {
-		t, v, err := s.resolveTemplate(ctx, tx, ws, key, in.TemplateCode, ch)
+		locale := ""
+		if in.Locale != nil {
+			locale = *in.Locale
+		}
+		t, v, err := s.resolveTemplate(ctx, tx, ws, key, in.TemplateCode, ch, locale)
 		if err != nil {
+			return nil, err
+		}
+		if layout, err = versionLayout(ctx, tx, ws, v); err != nil {
 			return nil, err
 		}
 		r.Title, r.Text, r.HTML = v.Title, v.Text, v.HTML
@@ -159,13 +176,12 @@ func (s *Service) buildRequest(ctx context.Context, tx notify.Tx, ws string, key
 		r.HTML = *in.HTML
 	}
 	if in.TemplateCode != "" || len(in.TemplateVariables) > 0 {
-		r.Title = render.Substitute(r.Title, in.TemplateVariables)
+		m := renderMessage(message{Title: r.Title, Text: r.Text, HTML: r.HTML}, layout, in.TemplateVariables)
 		// A variable must not break the title (an email subject) either.
-		if err := oneLine("content.title", r.Title); err != nil {
+		if err := oneLine("content.title", m.Title); err != nil {
 			return nil, err
 		}
-		r.Text = render.Substitute(r.Text, in.TemplateVariables)
-		r.HTML = render.Substitute(r.HTML, render.HTMLEscapeVars(in.TemplateVariables))
+		r.Title, r.Text, r.HTML = m.Title, m.Text, m.HTML
 	}
 	for _, id := range in.PreferredProviderAccountIDs {
 		if _, err := tx.FindProviderAccount(ctx, ws, id); err != nil {
@@ -178,8 +194,9 @@ func (s *Service) buildRequest(ctx context.Context, tx notify.Tx, ws string, key
 	return r, nil
 }
 
-// resolveTemplate applies SPEC rules 3.1, 3.2, 3.3 and 3.6.
-func (s *Service) resolveTemplate(ctx context.Context, tx notify.Tx, ws string, key *notify.APIKey, code string, ch notify.Channel) (*notify.Template, *notify.TemplateVersion, error) {
+// resolveTemplate applies SPEC rules 3.1, 3.2, 3.3 and 3.6; locale (a
+// canonical tag, or "") chooses the version (publishedVersion).
+func (s *Service) resolveTemplate(ctx context.Context, tx notify.Tx, ws string, key *notify.APIKey, code string, ch notify.Channel, locale string) (*notify.Template, *notify.TemplateVersion, error) {
 	t, err := tx.FindTemplateByCode(ctx, ws, code, ch)
 	if notify.IsNotFound(err) || (err == nil && t.Status != "active") {
 		return nil, nil, notify.Invalid("Template %s is not an active template of channel %s", code, ch)
@@ -190,22 +207,18 @@ func (s *Service) resolveTemplate(ctx context.Context, tx notify.Tx, ws string, 
 	if key != nil && !key.AllowsTemplate(code) {
 		return nil, nil, notify.Forbidden("Template %s is not allowed for this API key", code)
 	}
-	if t.LatestPublishedVersion == 0 {
-		return nil, nil, notify.Invalid("Template %s has no published version", code)
-	}
-	if ch == notify.ChannelAlimTalk && t.ReviewStatus != "APPROVED" {
-		return nil, nil, notify.Invalid("Template %s is not approved", code)
-	}
 	vs, err := tx.FindTemplateVersions(ctx, t.ID)
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, v := range vs {
-		if v.Version == t.LatestPublishedVersion {
-			return t, v, nil
-		}
+	v, err := publishedVersion(t, vs, locale)
+	if err != nil {
+		return nil, nil, err
 	}
-	return nil, nil, notify.Invalid("Template %s has no published version", code)
+	if ch == notify.ChannelAlimTalk && t.ReviewStatus != "APPROVED" {
+		return nil, nil, notify.Invalid("Template %s is not approved", code)
+	}
+	return t, v, nil
 }
 
 // Send accepts one notification: its request row, job row and queue job
