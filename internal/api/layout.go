@@ -7,13 +7,14 @@ import (
 	"github.com/notifyd/notifyd/internal/service"
 )
 
-// Template layouts and preview (issue 21, docs/DECISIONS.md "Template
-// preview, layouts and locales").
+// Template and campaign previews and email layouts (issue 21,
+// docs/DECISIONS.md "Template preview, layouts and locales").
 
-func (a *API) layoutRoutes() []Route {
+func (a *API) previewLayoutRoutes() []Route {
 	all, op := notify.RolesAll, notify.RolesOperator
 	return []Route{
 		{Method: "POST", Path: "/v1/templates/{id}/preview", auth: authDashboard, Roles: all, h: a.handleTemplatePreview},
+		{Method: "POST", Path: "/v1/newsletter/campaigns/{id}/preview", auth: authDashboard, Roles: all, h: a.handleCampaignPreview},
 		{Method: "POST", Path: "/v1/layouts", auth: authDashboard, Roles: op, h: a.handleLayoutCreate},
 		{Method: "GET", Path: "/v1/layouts", auth: authDashboard, Roles: all, h: a.handleLayoutList},
 		{Method: "GET", Path: "/v1/layouts/{id}", auth: authDashboard, Roles: all, h: a.handleLayoutGet},
@@ -127,4 +128,19 @@ func (a *API) handleTemplatePreview(c *call) error {
 	return c.ok(http.StatusOK, map[string]any{"preview": map[string]any{
 		"templateId": p.Template.ID, "version": p.Version.Version, "locale": strOrNil(p.Version.Locale), "layoutId": layoutID,
 		"title": strOrNil(p.Title), "text": p.Text, "html": strOrNil(p.HTML), "missingVariables": p.MissingVariables}})
+}
+
+func (a *API) handleCampaignPreview(c *call) error {
+	var in struct {
+		Attributes map[string]string `json:"attributes"`
+	}
+	if err := c.decode(&in); err != nil {
+		return err
+	}
+	p, err := a.svc.PreviewCampaign(c.ctx, c.actor, c.r.PathValue("id"), in.Attributes, a.baseURL)
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusOK, map[string]any{"preview": map[string]any{
+		"subject": p.Subject, "text": p.Text, "html": strOrNil(p.HTML), "missingVariables": p.MissingVariables}})
 }

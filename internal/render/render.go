@@ -119,10 +119,15 @@ func isASCIINameByte(c byte) bool {
 
 // Names lists the names of the ASCII placeholders of s (the ones
 // Substitute replaces), each once, in order of first appearance.
-func Names(s string) []string {
+func Names(s string) []string { return names(s, false) }
+
+// NamesUnicode is Names for SubstituteUnicode.
+func NamesUnicode(s string) []string { return names(s, true) }
+
+func names(s string, unicodeNames bool) []string {
 	var out []string
 	seen := map[string]bool{}
-	placeholders(s, func(name string, _, _ int) {
+	placeholders(s, unicodeNames, func(name string, _, _ int) {
 		if !seen[name] {
 			seen[name] = true
 			out = append(out, name)
@@ -135,7 +140,7 @@ func Names(s string) []string {
 // blanks allowed inside the braces as in Substitute) and reports how many
 // there are; before and after are set only when there is exactly one.
 func Slot(s, slot string) (before, after string, n int) {
-	placeholders(s, func(name string, start, end int) {
+	placeholders(s, false, func(name string, start, end int) {
 		if name == slot {
 			n++
 			before, after = s[:start], s[end:]
@@ -147,12 +152,12 @@ func Slot(s, slot string) (before, after string, n int) {
 	return before, after, n
 }
 
-// placeholders calls fn with each ASCII placeholder of s, as Substitute
-// finds them: its name and the byte range from "{{" to past "}}".
-func placeholders(s string, fn func(name string, start, end int)) {
+// placeholders calls fn with each placeholder of s, as substitute finds
+// them: its name and the byte range from "{{" to past "}}".
+func placeholders(s string, unicodeNames bool, fn func(name string, start, end int)) {
 	for i := strings.Index(s, "{{"); i >= 0; {
 		next := i + 1
-		if name, end, ok := placeholder(s, i+2, false); ok {
+		if name, end, ok := placeholder(s, i+2, unicodeNames); ok {
 			fn(name, i, end)
 			next = end
 		}

@@ -191,6 +191,7 @@ func TestNames(t *testing.T) {
 		require.Equal(t, Substitute(tc.in, nil), strings.ReplaceAll(out, "\x00", ""), tc.in)
 		require.Empty(t, Names(out), tc.in)
 	}
+	require.Equal(t, []string{"이름", "x"}, NamesUnicode("{{이름}}님 {{ x }} {{이름}} {{first-name}}"))
 }
 
 func TestSlot(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/render"
 )
 
 // Template statuses and messenger review statuses (API-DECISIONS 4).
@@ -498,11 +499,6 @@ func (s *Service) PreviewTemplate(ctx context.Context, a *Actor, id string, in P
 		return nil, err
 	}
 	p.Title, p.Text, p.HTML = m.Title, m.Text, m.HTML
-	p.MissingVariables = []string{}
-	for _, n := range messageVariables(src, p.Layout) {
-		if _, ok := in.Variables[n]; !ok {
-			p.MissingVariables = append(p.MissingVariables, n)
-		}
-	}
+	p.MissingVariables = missingVariables(in.Variables, render.Names, messageParts(src, p.Layout)...)
 	return p, nil
 }

@@ -39,18 +39,31 @@ func renderMessage(m message, l *notify.Layout, vars map[string]string) message 
 	return out
 }
 
-// messageVariables lists the variables renderMessage fills in m and l,
-// each once, in order of first appearance; the layout slot is not one.
-func messageVariables(m message, l *notify.Layout) []string {
+// messageParts lists what renderMessage substitutes for m and l: the
+// message's title, text and HTML, and the layout's header and footer of
+// each part it wraps.
+func messageParts(m message, l *notify.Layout) []string {
 	parts := []string{m.Title, m.Text, m.HTML}
-	if l != nil {
-		parts = append(parts, l.Text, l.HTML)
+	if l == nil {
+		return parts
 	}
-	var out []string
+	if before, after, n := render.Slot(l.Text, LayoutSlot); n == 1 {
+		parts = append(parts, before, after)
+	}
+	if before, after, n := render.Slot(l.HTML, LayoutSlot); n == 1 && m.HTML != "" {
+		parts = append(parts, before, after)
+	}
+	return parts
+}
+
+// missingVariables lists the placeholder names (found by names) of parts
+// that vars has no value for, each once, in order of first appearance.
+func missingVariables(vars map[string]string, names func(string) []string, parts ...string) []string {
+	out := []string{}
 	seen := map[string]bool{}
-	for i, p := range parts {
-		for _, n := range render.Names(p) {
-			if !seen[n] && (i < 3 || n != LayoutSlot) {
+	for _, p := range parts {
+		for _, n := range names(p) {
+			if _, ok := vars[n]; !ok && !seen[n] {
 				seen[n] = true
 				out = append(out, n)
 			}
