@@ -423,3 +423,27 @@ func TestLayoutRolesAndIsolation(t *testing.T) {
 	createLayout(t, other, map[string]any{"name": "brand", "text": "{{content}}"})
 	require.Equal(t, "brand", decodeLayout(t, call(t, own, "GET", "/v1/layouts/"+l.ID, nil, http.StatusOK)).Name)
 }
+
+// An OTP mail through a template whose version names a layout is wrapped
+// too: OTP sends render through the same code.
+func TestOTPThroughLayout(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	own := b.env.Owner
+	b.mailSetup(t)
+	l := createLayout(t, own, map[string]any{"name": "brand", "text": "ACME\n{{content}}\nbye", "html": "<div>{{content}}</div>"})
+	tp := createTemplate(t, own, map[string]any{"code": "otpmail", "channel": "email", "name": "OTP"})
+	addVersion(t, own, tp.ID, map[string]any{"title": "Code", "text": "Your code {{code}}", "html": "<b>{{code}}</b>", "layoutId": l.ID})
+	publish(t, own, tp.ID, 1)
+	key, _, err := b.env.Owner.CreateAPIKey(ctx, "otp", "otp:send")
+	require.NoError(t, err)
+	r, err := key.Signed(ctx, "POST", "/v1/otp", map[string]any{"channel": "email", "to": "kim@example.com", "templateCode": "otpmail"})
+	require.NoError(t, err)
+	require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
+	msgs := b.env.Sim.Messages("mailx_email", "kim@example.com", 0)
+	require.Len(t, msgs, 1)
+	code := strings.TrimSuffix(strings.TrimPrefix(msgs[0].Text, "ACME\nYour code "), "\nbye")
+	require.Len(t, code, 6, msgs[0].Text)
+	require.Equal(t, "<div><b>"+code+"</b></div>", msgs[0].HTML)
+	require.Equal(t, "Code", msgs[0].Subject)
+}
