@@ -11,10 +11,6 @@ import (
 	"github.com/notifyd/notifyd/internal/store"
 )
 
-func init() {
-	tests["Layouts"] = testLayouts
-}
-
 // testLayouts: layout names are unique per workspace, nothing is visible
 // across workspaces, versions keep their locale and layout, a layout's
 // uses are counted per workspace, and the latest published version is the
