@@ -19,6 +19,7 @@ type sendBody struct {
 	PreferredProviderAccountIDs []string          `json:"preferredProviderAccountIds"`
 	Metadata                    map[string]string `json:"metadata"`
 	ChannelFallback             *[]*fallbackStep  `json:"channelFallback"`
+	Locale                      *string           `json:"locale"` // issue 21
 }
 
 type sendRecipient struct {
@@ -59,7 +60,7 @@ func (f *fallbackStep) input() *service.FallbackInput {
 
 func (b *sendBody) input() *service.SendInput {
 	in := &service.SendInput{Channel: b.Channel, IdempotencyKey: b.IdempotencyKey, ScheduledAt: b.ScheduledAt,
-		PreferredProviderAccountIDs: b.PreferredProviderAccountIDs, Metadata: b.Metadata}
+		PreferredProviderAccountIDs: b.PreferredProviderAccountIDs, Metadata: b.Metadata, Locale: b.Locale}
 	if b.Recipient != nil {
 		in.RecipientAddress, in.RecipientName = b.Recipient.Address, b.Recipient.Name
 	}

@@ -17,6 +17,8 @@ type templateVersionJSON struct {
 	HTML        *string `json:"html"`
 	PublishedAt *string `json:"publishedAt"`
 	CreatedAt   string  `json:"createdAt"`
+	Locale      *string `json:"locale"`   // issue 21; null: the default locale
+	LayoutID    *string `json:"layoutId"` // issue 21
 }
 
 type templateJSON struct {
@@ -49,7 +51,7 @@ func templateBody(t *notify.Template) templateJSON {
 
 func templateVersionBody(v *notify.TemplateVersion) templateVersionJSON {
 	return templateVersionJSON{Version: v.Version, Title: strOrNil(v.Title), Text: v.Text, HTML: strOrNil(v.HTML),
-		PublishedAt: TimestampPtr(v.PublishedAt), CreatedAt: Timestamp(v.CreatedAt)}
+		PublishedAt: TimestampPtr(v.PublishedAt), CreatedAt: Timestamp(v.CreatedAt), Locale: strOrNil(v.Locale), LayoutID: strOrNil(v.LayoutID)}
 }
 
 type templateIn struct {
@@ -184,6 +186,9 @@ func (a *API) handleTemplateVersionCreate(c *call) error {
 		Title Optional[string] `json:"title"`
 		Text  Optional[string] `json:"text"`
 		HTML  Optional[string] `json:"html"`
+		// Issue 21.
+		Locale   *string          `json:"locale"`
+		LayoutID Optional[string] `json:"layoutId"`
 	}
 	if err := c.decode(&in); err != nil {
 		return err
@@ -193,7 +198,7 @@ func (a *API) handleTemplateVersionCreate(c *call) error {
 		return err
 	}
 	v, err := a.svc.CreateTemplateVersion(c.ctx, c.actor, c.r.PathValue("id"),
-		service.TemplateVersionInput{Title: clearable(in.Title), Text: text, HTML: clearable(in.HTML)})
+		service.TemplateVersionInput{Title: clearable(in.Title), Text: text, HTML: clearable(in.HTML), Locale: in.Locale, LayoutID: clearable(in.LayoutID)})
 	if err != nil {
 		return err
 	}

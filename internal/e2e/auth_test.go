@@ -265,6 +265,14 @@ func TestRoles(t *testing.T) {
 		{"GET", "/v1/requests/" + id, nil, "viewer"},                // 404
 		{"POST", "/v1/requests/" + id + "/cancel", nil, "operator"}, // 404
 		{"GET", "/v1/overview", nil, "viewer"},
+		// Template preview and layouts (issue 21).
+		{"POST", "/v1/templates/" + id + "/preview", map[string]any{}, "viewer"},            // 404: no such template
+		{"POST", "/v1/newsletter/campaigns/" + id + "/preview", map[string]any{}, "viewer"}, // 404: no such campaign
+		{"GET", "/v1/layouts", nil, "viewer"},
+		{"GET", "/v1/layouts/" + id, nil, "viewer"},                             // 404
+		{"POST", "/v1/layouts", map[string]any{"name": "x"}, "operator"},        // 400: no html nor text
+		{"PATCH", "/v1/layouts/" + id, map[string]any{"name": "x"}, "operator"}, // 404
+		{"DELETE", "/v1/layouts/" + id, nil, "operator"},                        // 404
 	}
 	rank := map[string]int{"viewer": 0, "operator": 1, "admin": 2, "owner": 3}
 	clients := map[string]*client.Client{"viewer": viewer, "operator": operator, "admin": admin, "owner": e.Owner}

@@ -166,7 +166,7 @@ type Template struct {
 	ProviderAccountID      string
 	VendorTemplateID       string
 	SenderProfileKey       string
-	LatestPublishedVersion int
+	LatestPublishedVersion int // highest published version of the default locale (no locale), 0 when none
 	CreatedAt, UpdatedAt   time.Time
 }
 
@@ -179,6 +179,8 @@ type TemplateVersion struct {
 	HTML        string
 	PublishedAt *time.Time
 	CreatedAt   time.Time
+	Locale      string // canonical BCP 47 tag; "" is the template's default locale
+	LayoutID    string // layout wrapping the email body; "" is none
 }
 
 // Accept is one request to accept: the row, and the queue options of its

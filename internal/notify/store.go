@@ -155,6 +155,7 @@ type PipelineTx interface {
 	CreateTemplateVersion(ctx context.Context, v *TemplateVersion) error
 	FindTemplateVersions(ctx context.Context, templateID string) ([]*TemplateVersion, error)
 	PublishTemplateVersion(ctx context.Context, templateID string, version int, at time.Time) error
+	LayoutTx
 }
 
 // DeliveryTx holds the verbs of batch delivery: a queue job's requests are

@@ -116,3 +116,55 @@ func skipBlanks(s string, j int) int {
 func isASCIINameByte(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
 }
+
+// Names lists the names of the ASCII placeholders of s (the ones
+// Substitute replaces), each once, in order of first appearance.
+func Names(s string) []string { return names(s, false) }
+
+// NamesUnicode is Names for SubstituteUnicode.
+func NamesUnicode(s string) []string { return names(s, true) }
+
+func names(s string, unicodeNames bool) []string {
+	var out []string
+	seen := map[string]bool{}
+	placeholders(s, unicodeNames, func(name string, _, _ int) {
+		if !seen[name] {
+			seen[name] = true
+			out = append(out, name)
+		}
+	})
+	return out
+}
+
+// Slot splits s around its placeholders named slot ("{{content}}",
+// blanks allowed inside the braces as in Substitute) and reports how many
+// there are; before and after are set only when there is exactly one.
+func Slot(s, slot string) (before, after string, n int) {
+	placeholders(s, false, func(name string, start, end int) {
+		if name == slot {
+			n++
+			before, after = s[:start], s[end:]
+		}
+	})
+	if n != 1 {
+		return "", "", n
+	}
+	return before, after, n
+}
+
+// placeholders calls fn with each placeholder of s, as substitute finds
+// them: its name and the byte range from "{{" to past "}}".
+func placeholders(s string, unicodeNames bool, fn func(name string, start, end int)) {
+	for i := strings.Index(s, "{{"); i >= 0; {
+		next := i + 1
+		if name, end, ok := placeholder(s, i+2, unicodeNames); ok {
+			fn(name, i, end)
+			next = end
+		}
+		j := strings.Index(s[next:], "{{")
+		if j < 0 {
+			return
+		}
+		i = next + j
+	}
+}

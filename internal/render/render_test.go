@@ -166,3 +166,45 @@ func BenchmarkSubstitute(b *testing.B) {
 		}
 	})
 }
+
+func TestNames(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"", nil},
+		{"no placeholder", nil},
+		{"Hi {{name}}, {{ code }} and {{name}} again", []string{"name", "code"}},
+		{"{{{x}}} {{first-name}} {{}} {{이름}} {{y", []string{"x"}},
+		{"{{a}}{{b}}{{a}}", []string{"a", "b"}},
+	}
+	for _, tc := range tests {
+		require.Equal(t, tc.want, Names(tc.in), tc.in)
+		// Names finds exactly what Substitute replaces: with every name
+		// mapped to a marker, nothing of the input's placeholders is left.
+		vars := map[string]string{}
+		for _, n := range Names(tc.in) {
+			vars[n] = "\x00"
+		}
+		out := Substitute(tc.in, vars)
+		require.Equal(t, Substitute(tc.in, nil), strings.ReplaceAll(out, "\x00", ""), tc.in)
+		require.Empty(t, Names(out), tc.in)
+	}
+	require.Equal(t, []string{"이름", "x"}, NamesUnicode("{{이름}}님 {{ x }} {{이름}} {{first-name}}"))
+}
+
+func TestSlot(t *testing.T) {
+	t.Parallel()
+	before, after, n := Slot("<h1>{{brand}}</h1>{{ content }}<p>bye</p>", "content")
+	require.Equal(t, 1, n)
+	require.Equal(t, "<h1>{{brand}}</h1>", before)
+	require.Equal(t, "<p>bye</p>", after)
+	for in, want := range map[string]int{"no slot": 0, "{{content}}{{content}}": 2, "{{contents}}": 0, "{{ content}} x": 1, "{{{content}}}": 1} {
+		b, a, n := Slot(in, "content")
+		require.Equal(t, want, n, in)
+		if n != 1 {
+			require.Empty(t, b+a, in)
+		}
+	}
+}

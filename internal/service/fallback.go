@@ -108,8 +108,16 @@ func (s *Service) buildFallback(ctx context.Context, tx notify.Tx, key *notify.A
 			continue
 		}
 		var base content
+		var layout *notify.Layout
 		if in2.TemplateCode != "" {
-			t, v, err := s.resolveTemplate(ctx, tx, r.WorkspaceID, key, in2.TemplateCode, ch)
+			locale := ""
+			if in.Locale != nil {
+				locale = *in.Locale
+			}
+			t, v, err := s.resolveTemplate(ctx, tx, r.WorkspaceID, key, in2.TemplateCode, ch, locale)
+			if err == nil {
+				layout, err = versionLayout(ctx, tx, r.WorkspaceID, v)
+			}
 			if err != nil {
 				if e, ok := notify.AsError(err); ok {
 					return notify.Errorf(e.Code, "channelFallback[%d]: %s", i, e.Detail)
@@ -123,7 +131,7 @@ func (s *Service) buildFallback(ctx context.Context, tx notify.Tx, key *notify.A
 		if vars == nil {
 			vars = in.TemplateVariables
 		}
-		c, err := renderContent(base, in2.Title, in2.Text, in2.HTML, in2.TemplateCode != "", vars,
+		c, err := renderContent(base, layout, in2.Title, in2.Text, in2.HTML, in2.TemplateCode != "", vars,
 			"channelFallback["+itoa(int64(i))+"].content.title")
 		if err != nil {
 			return err

@@ -16,7 +16,6 @@ import (
 	"github.com/notifyd/notifyd/internal/mailcheck"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/otp"
-	"github.com/notifyd/notifyd/internal/render"
 )
 
 // Labels of the keys derived from the master key for OTP (secret.Derive).
@@ -245,13 +244,16 @@ func (s *Service) prepareOTP(ctx context.Context, tx notify.Tx, key *notify.APIK
 		TemplateVariables: vars, PreferredProviderIDs: in.PreferredProviderAccountIDs, RequestedAt: now, UpdatedAt: now,
 		Metadata: map[string]string{"otpVerificationId": sess.ID}}
 	if in.TemplateCode != "" {
-		t, v, err := s.resolveTemplate(ctx, tx, sess.WorkspaceID, key, in.TemplateCode, sess.Channel)
+		t, v, err := s.resolveTemplate(ctx, tx, sess.WorkspaceID, key, in.TemplateCode, sess.Channel, "")
 		if err != nil {
 			return nil, err
 		}
-		req.Title = render.Substitute(v.Title, vars)
-		req.Text = render.Substitute(v.Text, vars)
-		req.HTML = render.Substitute(v.HTML, render.HTMLEscapeVars(vars))
+		layout, err := versionLayout(ctx, tx, sess.WorkspaceID, v)
+		if err != nil {
+			return nil, err
+		}
+		m := renderMessage(message{Title: v.Title, Text: v.Text, HTML: v.HTML}, layout, vars)
+		req.Title, req.Text, req.HTML = m.Title, m.Text, m.HTML
 		req.VendorTemplateID, req.SenderProfileKey = t.VendorTemplateID, t.SenderProfileKey
 	} else {
 		req.Title, req.Text, req.HTML = defaultOTPMessage(sess, vars)

@@ -9,7 +9,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/notifyd/notifyd/internal/notify"
-	"github.com/notifyd/notifyd/internal/render"
 )
 
 // SendInput is one notification as the API received it (already decoded
@@ -29,6 +28,9 @@ type SendInput struct {
 	Metadata                    map[string]string
 	// ChannelFallback is the cross-channel fallback chain (nil: none).
 	ChannelFallback *[]*FallbackInput
+	// Locale chooses the template version (issue 21); nil when absent.
+	// validateSend replaces it with its canonical form.
+	Locale *string
 }
 
 // SendResult is the answer for one accepted (or deduplicated) request.
@@ -118,6 +120,13 @@ func (s *Service) validateSend(in *SendInput, prefix string, now time.Time) (*ti
 	if err := validateFallback(in, prefix); err != nil {
 		return nil, err
 	}
+	if in.Locale != nil {
+		canon, err := ParseLocale(f("locale"), *in.Locale)
+		if err != nil {
+			return nil, err
+		}
+		*in.Locale = canon
+	}
 	if in.ScheduledAt != nil {
 		t, err := ParseScheduledAt(*in.ScheduledAt, now)
 		if err != nil {
@@ -147,15 +156,23 @@ func (s *Service) buildRequest(ctx context.Context, tx notify.Tx, ws string, key
 		r.RecipientAddress = strings.ToLower(r.RecipientAddress)
 	}
 	var base content
+	var layout *notify.Layout
 	if in.TemplateCode != "" {
-		t, v, err := s.resolveTemplate(ctx, tx, ws, key, in.TemplateCode, ch)
+		locale := ""
+		if in.Locale != nil {
+			locale = *in.Locale
+		}
+		t, v, err := s.resolveTemplate(ctx, tx, ws, key, in.TemplateCode, ch, locale)
 		if err != nil {
+			return nil, err
+		}
+		if layout, err = versionLayout(ctx, tx, ws, v); err != nil {
 			return nil, err
 		}
 		base = content{v.Title, v.Text, v.HTML}
 		r.VendorTemplateID, r.SenderProfileKey = t.VendorTemplateID, t.SenderProfileKey
 	}
-	c, err := renderContent(base, in.Title, in.Text, in.HTML, in.TemplateCode != "", in.TemplateVariables, "content.title")
+	c, err := renderContent(base, layout, in.Title, in.Text, in.HTML, in.TemplateCode != "", in.TemplateVariables, "content.title")
 	if err != nil {
 		return nil, err
 	}
@@ -179,9 +196,10 @@ type content struct{ title, text, html string }
 
 // renderContent puts the sent title, text and HTML over base (the
 // template version's, or nothing) and, when a template or variables are
-// given, substitutes vars (SPEC rules 3.4 and 3.5); a title a variable
-// breaks is refused, naming titleField.
-func renderContent(base content, title, text, html *string, templated bool, vars map[string]string, titleField string) (content, error) {
+// given, renders them with renderMessage (SPEC rules 3.4 and 3.5, and the
+// version's layout); a title a variable breaks is refused, naming
+// titleField.
+func renderContent(base content, layout *notify.Layout, title, text, html *string, templated bool, vars map[string]string, titleField string) (content, error) {
 	c := base
 	if text != nil {
 		c.text = *text
@@ -193,19 +211,19 @@ func renderContent(base content, title, text, html *string, templated bool, vars
 		c.html = *html
 	}
 	if templated || len(vars) > 0 {
-		c.title = render.Substitute(c.title, vars)
+		m := renderMessage(message{Title: c.title, Text: c.text, HTML: c.html}, layout, vars)
 		// A variable must not break the title (an email subject) either.
-		if err := oneLine(titleField, c.title); err != nil {
+		if err := oneLine(titleField, m.Title); err != nil {
 			return content{}, err
 		}
-		c.text = render.Substitute(c.text, vars)
-		c.html = render.Substitute(c.html, render.HTMLEscapeVars(vars))
+		c = content{m.Title, m.Text, m.HTML}
 	}
 	return c, nil
 }
 
-// resolveTemplate applies SPEC rules 3.1, 3.2, 3.3 and 3.6.
-func (s *Service) resolveTemplate(ctx context.Context, tx notify.Tx, ws string, key *notify.APIKey, code string, ch notify.Channel) (*notify.Template, *notify.TemplateVersion, error) {
+// resolveTemplate applies SPEC rules 3.1, 3.2, 3.3 and 3.6; locale (a
+// canonical tag, or "") chooses the version (publishedVersion).
+func (s *Service) resolveTemplate(ctx context.Context, tx notify.Tx, ws string, key *notify.APIKey, code string, ch notify.Channel, locale string) (*notify.Template, *notify.TemplateVersion, error) {
 	t, err := tx.FindTemplateByCode(ctx, ws, code, ch)
 	if notify.IsNotFound(err) || (err == nil && t.Status != "active") {
 		return nil, nil, notify.Invalid("Template %s is not an active template of channel %s", code, ch)
@@ -216,22 +234,18 @@ func (s *Service) resolveTemplate(ctx context.Context, tx notify.Tx, ws string, 
 	if key != nil && !key.AllowsTemplate(code) {
 		return nil, nil, notify.Forbidden("Template %s is not allowed for this API key", code)
 	}
-	if t.LatestPublishedVersion == 0 {
-		return nil, nil, notify.Invalid("Template %s has no published version", code)
-	}
-	if ch == notify.ChannelAlimTalk && t.ReviewStatus != "APPROVED" {
-		return nil, nil, notify.Invalid("Template %s is not approved", code)
-	}
 	vs, err := tx.FindTemplateVersions(ctx, t.ID)
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, v := range vs {
-		if v.Version == t.LatestPublishedVersion {
-			return t, v, nil
-		}
+	v, err := publishedVersion(t, vs, locale)
+	if err != nil {
+		return nil, nil, err
 	}
-	return nil, nil, notify.Invalid("Template %s has no published version", code)
+	if ch == notify.ChannelAlimTalk && t.ReviewStatus != "APPROVED" {
+		return nil, nil, notify.Invalid("Template %s is not approved", code)
+	}
+	return t, v, nil
 }
 
 // Send accepts one notification: its request row, job row and queue job

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/render"
 )
 
 // Template statuses and messenger review statuses (API-DECISIONS 4).
@@ -42,6 +43,10 @@ type TemplateVersionInput struct {
 	Title *string
 	Text  *string
 	HTML  *string
+	// Locale and LayoutID (issue 21): nil is the default locale and no
+	// layout ("" is no layout too).
+	Locale   *string
+	LayoutID *string
 }
 
 func validTemplateName(n string) error {
@@ -279,10 +284,30 @@ func (s *Service) CreateTemplateVersion(ctx context.Context, a *Actor, id string
 		}
 		v.HTML = *in.HTML
 	}
+	if in.Locale != nil {
+		canon, err := ParseLocale("locale", *in.Locale)
+		if err != nil {
+			return nil, err
+		}
+		v.Locale = canon
+	}
+	if in.LayoutID != nil {
+		v.LayoutID = *in.LayoutID
+	}
 	err := s.store.Update(ctx, func(tx notify.Tx) error {
+		if v.LayoutID != "" {
+			// Taken before the template's row, as DeleteLayout takes it:
+			// the layout cannot go while this version is written.
+			if err := tx.LockWorkspace(ctx, a.WorkspaceID); err != nil {
+				return err
+			}
+		}
 		t, err := tx.FindTemplate(ctx, a.WorkspaceID, id)
 		if err != nil {
 			return notFound(err, "Template")
+		}
+		if err := checkVersionLayout(ctx, tx, t, v.LayoutID); err != nil {
+			return err
 		}
 		now := s.now()
 		t.UpdatedAt = now
@@ -300,8 +325,14 @@ func (s *Service) CreateTemplateVersion(ctx context.Context, a *Actor, id string
 		if err := tx.CreateTemplateVersion(ctx, v); err != nil {
 			return conflictOr(err, "Version %d of this template was created concurrently; try again", v.Version)
 		}
-		return s.audit(ctx, tx, a, a.WorkspaceID, "template.version.create", "template", t.ID,
-			map[string]any{"code": t.Code, "channel": t.Channel, "version": v.Version})
+		payload := map[string]any{"code": t.Code, "channel": t.Channel, "version": v.Version}
+		if v.Locale != "" {
+			payload["locale"] = v.Locale
+		}
+		if v.LayoutID != "" {
+			payload["layoutId"] = v.LayoutID
+		}
+		return s.audit(ctx, tx, a, a.WorkspaceID, "template.version.create", "template", t.ID, payload)
 	})
 	if err != nil {
 		return nil, err
@@ -376,4 +407,98 @@ func (s *Service) SetReviewStatus(ctx context.Context, a *Actor, id, status stri
 		return nil, err
 	}
 	return t, nil
+}
+
+// checkVersionLayout verifies that id (when not empty) names a layout of
+// the workspace and that t is an email template (400 otherwise).
+func checkVersionLayout(ctx context.Context, tx notify.Tx, t *notify.Template, id string) error {
+	if id == "" {
+		return nil
+	}
+	if t.Channel != notify.ChannelEmail {
+		return notify.Invalid("layoutId applies only to email templates")
+	}
+	if _, err := tx.FindLayout(ctx, t.WorkspaceID, id); err != nil {
+		if notify.IsNotFound(err) {
+			return notify.Invalid("layoutId does not name a layout of this workspace")
+		}
+		return err
+	}
+	return nil
+}
+
+// PreviewInput is the body of a template preview.
+type PreviewInput struct {
+	Version   *int    // a version of any state; nil: the one a send would use
+	Locale    *string // chooses the version as a send does; not with Version
+	Variables map[string]string
+}
+
+// Preview is a template version rendered as a send through it would be.
+type Preview struct {
+	Template         *notify.Template
+	Version          *notify.TemplateVersion
+	Layout           *notify.Layout
+	Title, Text      string
+	HTML             string
+	MissingVariables []string // placeholders with no value in Variables
+}
+
+// PreviewTemplate renders a template version with sample variables
+// through renderMessage, the rendering of a send (issue 21). Without a
+// version it renders the version a send in Locale would use. It changes
+// nothing, and does not check what a send checks besides (the template's
+// status, an API key's template list, the review status).
+func (s *Service) PreviewTemplate(ctx context.Context, a *Actor, id string, in PreviewInput) (*Preview, error) {
+	locale := ""
+	if in.Locale != nil {
+		if in.Version != nil {
+			return nil, notify.Invalid("version and locale cannot both be given")
+		}
+		var err error
+		if locale, err = ParseLocale("locale", *in.Locale); err != nil {
+			return nil, err
+		}
+	}
+	if in.Version != nil && *in.Version < 1 {
+		return nil, notify.Invalid("version must be a positive integer")
+	}
+	p := &Preview{}
+	err := s.store.View(ctx, func(tx notify.Tx) error {
+		var err error
+		if p.Template, err = tx.FindTemplate(ctx, a.WorkspaceID, id); err != nil {
+			return notFound(err, "Template")
+		}
+		vs, err := tx.FindTemplateVersions(ctx, p.Template.ID)
+		if err != nil {
+			return err
+		}
+		if in.Version == nil {
+			p.Version, err = publishedVersion(p.Template, vs, locale)
+			if err != nil {
+				return err
+			}
+		}
+		for _, v := range vs {
+			if in.Version != nil && v.Version == *in.Version {
+				p.Version = v
+			}
+		}
+		if p.Version == nil {
+			return notify.NotFound("Template version")
+		}
+		p.Layout, err = versionLayout(ctx, tx, a.WorkspaceID, p.Version)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	src := message{Title: p.Version.Title, Text: p.Version.Text, HTML: p.Version.HTML}
+	m := renderMessage(src, p.Layout, in.Variables)
+	if err := oneLine("content.title", m.Title); err != nil {
+		return nil, err
+	}
+	p.Title, p.Text, p.HTML = m.Title, m.Text, m.HTML
+	p.MissingVariables = missingVariables(in.Variables, render.Names, messageParts(src, p.Layout)...)
+	return p, nil
 }

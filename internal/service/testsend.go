@@ -116,7 +116,7 @@ func (s *Service) testRequest(ctx context.Context, tx notify.Tx, ws string, p *n
 		if t.ProviderAccountID != p.ID {
 			return nil, notify.Forbidden("Template is not bound to this provider")
 		}
-		_, v, err := s.resolveTemplate(ctx, tx, ws, nil, in.TemplateCode, p.Channel)
+		_, v, err := s.resolveTemplate(ctx, tx, ws, nil, in.TemplateCode, p.Channel, "")
 		if err != nil {
 			return nil, err
 		}

@@ -2,6 +2,7 @@ package templates_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strconv"
 	"testing"
@@ -89,6 +90,8 @@ type versionOut struct {
 	HTML        *string `json:"html"`
 	PublishedAt *string `json:"publishedAt"`
 	CreatedAt   string  `json:"createdAt"`
+	Locale      *string `json:"locale"`
+	LayoutID    *string `json:"layoutId"`
 }
 
 type templateOut struct {
@@ -107,22 +110,25 @@ type templateOut struct {
 	Versions               *[]versionOut `json:"versions"`
 }
 
+// named decodes the member name of the response body's object.
+func named[T any](t *testing.T, r *client.Response, name string) T {
+	t.Helper()
+	var out map[string]json.RawMessage
+	require.NoError(t, r.Decode(&out))
+	var v T
+	require.Contains(t, out, name, string(r.Body))
+	require.NoError(t, json.Unmarshal(out[name], &v))
+	return v
+}
+
 func decodeTemplate(t *testing.T, r *client.Response) templateOut {
 	t.Helper()
-	var out struct {
-		Template templateOut `json:"template"`
-	}
-	require.NoError(t, r.Decode(&out))
-	return out.Template
+	return named[templateOut](t, r, "template")
 }
 
 func decodeVersion(t *testing.T, r *client.Response) versionOut {
 	t.Helper()
-	var out struct {
-		Version versionOut `json:"version"`
-	}
-	require.NoError(t, r.Decode(&out))
-	return out.Version
+	return named[versionOut](t, r, "version")
 }
 
 // createTemplate creates a template as c from body.

@@ -9,7 +9,7 @@ import (
 
 const templateCols = `t.id, t.workspace_id, t.code, t.channel, t.name, t.status, t.review_status, t.provider_account_id,
 	t.vendor_template_id, t.sender_profile_key, t.created_at, t.updated_at,
-	(SELECT MAX(v.version) FROM template_versions v WHERE v.template_id = t.id AND v.published_at IS NOT NULL)`
+	(SELECT MAX(v.version) FROM template_versions v WHERE v.template_id = t.id AND v.published_at IS NOT NULL AND v.locale IS NULL)`
 
 func scanTemplate(row Row) (*notify.Template, error) {
 	var t notify.Template
@@ -57,8 +57,9 @@ func (t *Tx) FindTemplates(ctx context.Context, workspaceID string) ([]*notify.T
 }
 
 func (t *Tx) CreateTemplateVersion(ctx context.Context, v *notify.TemplateVersion) error {
-	_, err := t.c.Exec(ctx, `INSERT INTO template_versions (template_id, version, title, text, html, published_at, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, v.TemplateID, v.Version, nullable(v.Title), v.Text, nullable(v.HTML), msPtr(v.PublishedAt), ms(v.CreatedAt))
+	_, err := t.c.Exec(ctx, `INSERT INTO template_versions (template_id, version, title, text, html, published_at, created_at, locale, layout_id)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, v.TemplateID, v.Version, nullable(v.Title), v.Text, nullable(v.HTML), msPtr(v.PublishedAt), ms(v.CreatedAt),
+		nullable(v.Locale), nullable(v.LayoutID))
 	return err
 }
 
@@ -66,15 +67,16 @@ func (t *Tx) CreateTemplateVersion(ctx context.Context, v *notify.TemplateVersio
 func (t *Tx) FindTemplateVersions(ctx context.Context, templateID string) ([]*notify.TemplateVersion, error) {
 	return queryAll(ctx, t.c, func(row Row) (*notify.TemplateVersion, error) {
 		var v notify.TemplateVersion
-		var title, html *string
+		var title, html, locale, layout *string
 		var pub *int64
 		var c int64
-		if err := row.Scan(&v.TemplateID, &v.Version, &title, &v.Text, &html, &pub, &c); err != nil {
+		if err := row.Scan(&v.TemplateID, &v.Version, &title, &v.Text, &html, &pub, &c, &locale, &layout); err != nil {
 			return nil, err
 		}
 		v.Title, v.HTML, v.PublishedAt, v.CreatedAt = str(title), str(html), fromMsPtr(pub), fromMs(c)
+		v.Locale, v.LayoutID = str(locale), str(layout)
 		return &v, nil
-	}, `SELECT template_id, version, title, text, html, published_at, created_at FROM template_versions
+	}, `SELECT template_id, version, title, text, html, published_at, created_at, locale, layout_id FROM template_versions
 		WHERE template_id = ? ORDER BY version DESC`, templateID)
 }
 

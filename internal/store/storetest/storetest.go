@@ -96,6 +96,9 @@ var tests = map[string]func(t *testing.T, db *store.DB){
 	// invitation.go
 	"Invitations": testInvitations,
 
+	// layout.go
+	"Layouts": testLayouts,
+
 	// limit.go
 	"DispatchTarget": testDispatchTarget,
 

@@ -1,0 +1,105 @@
+package service
+
+import (
+	"context"
+
+	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/render"
+)
+
+// LayoutSlot is the placeholder of a layout that the message body fills.
+const LayoutSlot = "content"
+
+// message is the rendered content of a notification.
+type message struct {
+	Title, Text, HTML string
+}
+
+// renderMessage is the one rendering of a message built from a template,
+// shared by sends, OTP sends and the template preview: {{name}}
+// placeholders of title, text and HTML are replaced from vars (SPEC send
+// rule 3.5; values HTML-escaped in the HTML part), then the version's
+// layout, when it has one, wraps the text part and the HTML part (when
+// the message has one) with its header and footer, whose own placeholders
+// are replaced from vars too. The body is substituted before it is
+// wrapped, so a value holding "{{...}}" is never substituted again, and a
+// variable named "content" does not reach the slot.
+func renderMessage(m message, l *notify.Layout, vars map[string]string) message {
+	esc := render.HTMLEscapeVars(vars)
+	out := message{Title: render.Substitute(m.Title, vars), Text: render.Substitute(m.Text, vars), HTML: render.Substitute(m.HTML, esc)}
+	if l == nil {
+		return out
+	}
+	if before, after, n := render.Slot(l.Text, LayoutSlot); n == 1 {
+		out.Text = render.Substitute(before, vars) + out.Text + render.Substitute(after, vars)
+	}
+	if before, after, n := render.Slot(l.HTML, LayoutSlot); n == 1 && out.HTML != "" {
+		out.HTML = render.Substitute(before, esc) + out.HTML + render.Substitute(after, esc)
+	}
+	return out
+}
+
+// messageParts lists what renderMessage substitutes for m and l: the
+// message's title, text and HTML, and the layout's header and footer of
+// each part it wraps.
+func messageParts(m message, l *notify.Layout) []string {
+	parts := []string{m.Title, m.Text, m.HTML}
+	if l == nil {
+		return parts
+	}
+	if before, after, n := render.Slot(l.Text, LayoutSlot); n == 1 {
+		parts = append(parts, before, after)
+	}
+	if before, after, n := render.Slot(l.HTML, LayoutSlot); n == 1 && m.HTML != "" {
+		parts = append(parts, before, after)
+	}
+	return parts
+}
+
+// missingVariables lists the placeholder names (found by names) of parts
+// that vars has no value for, each once, in order of first appearance.
+func missingVariables(vars map[string]string, names func(string) []string, parts ...string) []string {
+	out := []string{}
+	seen := map[string]bool{}
+	for _, p := range parts {
+		for _, n := range names(p) {
+			if _, ok := vars[n]; !ok && !seen[n] {
+				seen[n] = true
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+// publishedVersion chooses the version a send in locale uses (issue 21):
+// the highest published version of the first tag of localeLookup(locale)
+// that has one, else the highest published version of the template's
+// default locale (versions without a locale). Without a locale that is
+// SPEC send rule 3.3 unchanged. None at all is a 400.
+func publishedVersion(t *notify.Template, vs []*notify.TemplateVersion, locale string) (*notify.TemplateVersion, error) {
+	for _, tag := range localeLookup(locale) {
+		for _, v := range vs { // newest first
+			if v.PublishedAt != nil && v.Locale == tag {
+				return v, nil
+			}
+		}
+	}
+	for _, v := range vs {
+		if t.LatestPublishedVersion > 0 && v.Version == t.LatestPublishedVersion {
+			return v, nil
+		}
+	}
+	if locale != "" {
+		return nil, notify.Invalid("Template %s has no published version for locale %s or its default locale", t.Code, locale)
+	}
+	return nil, notify.Invalid("Template %s has no published version", t.Code)
+}
+
+// versionLayout reads the layout v names, nil when none.
+func versionLayout(ctx context.Context, tx notify.Tx, ws string, v *notify.TemplateVersion) (*notify.Layout, error) {
+	if v.LayoutID == "" {
+		return nil, nil
+	}
+	return tx.FindLayout(ctx, ws, v.LayoutID)
+}
