@@ -22,17 +22,17 @@ import (
 
 // simIdentity is one identity of one vendor account.
 type simIdentity struct {
-	Kind       string    `json:"kind"`
-	Type       string    `json:"type"` // email_address | domain
-	Name       string    `json:"name"`
-	ID         string    `json:"id"` // Resend uuid, Postmark number; SES names identities by Name
-	Verified   bool      `json:"verified"`
-	MailFrom   string    `json:"mailFromDomain,omitempty"`
-	Tokens     []string  `json:"dkimTokens,omitempty"` // SES Easy DKIM tokens
-	DKIMHost   string    `json:"dkimHost,omitempty"`   // Postmark
-	DKIMValue  string    `json:"dkimValue,omitempty"`  // Resend, Postmark
-	VerifyAsks int       `json:"verifyRequests"`       // Resend verify, Postmark verifyDkim/verifyReturnPath calls
-	CreatedAt  time.Time `json:"createdAt"`
+	Kind           string    `json:"kind"`
+	Type           string    `json:"type"` // email_address | domain
+	Name           string    `json:"name"`
+	ID             string    `json:"id"` // Resend uuid, Postmark number; SES names identities by Name
+	Verified       bool      `json:"verified"`
+	MailFrom       string    `json:"mailFromDomain,omitempty"`
+	Tokens         []string  `json:"dkimTokens,omitempty"` // SES Easy DKIM tokens
+	DKIMHost       string    `json:"dkimHost,omitempty"`   // Postmark
+	DKIMValue      string    `json:"dkimValue,omitempty"`  // Resend, Postmark
+	VerifyRequests int       `json:"verifyRequests"`       // Resend verify, Postmark verifyDkim/verifyReturnPath calls
+	CreatedAt      time.Time `json:"createdAt"`
 }
 
 type identityState struct {
@@ -356,7 +356,7 @@ func resendDomainBody(id *simIdentity, withRecords bool) map[string]any {
 	switch {
 	case id.Verified:
 		status = "verified"
-	case id.VerifyAsks > 0:
+	case id.VerifyRequests > 0:
 		status = "pending"
 	}
 	out := map[string]any{"object": "domain", "id": id.ID, "name": id.Name, "status": status,
@@ -426,7 +426,7 @@ func (s *Simulator) resendDomains(w http.ResponseWriter, r *http.Request) {
 		}
 		writeJSON(w, http.StatusOK, resendDomainBody(id, true))
 	case len(rest) == 2 && rest[1] == "verify" && r.Method == http.MethodPost:
-		id, ok := s.updateIdentity(kindMailX, rest[0], func(id *simIdentity) { id.VerifyAsks++ })
+		id, ok := s.updateIdentity(kindMailX, rest[0], func(id *simIdentity) { id.VerifyRequests++ })
 		if !ok || id.ID != rest[0] {
 			resendError(w, http.StatusNotFound, "not_found", "Domain not found")
 			return
@@ -540,7 +540,7 @@ func (s *Simulator) postmarkDomains(w http.ResponseWriter, r *http.Request) {
 			notFound()
 			return
 		}
-		id, _ := s.updateIdentity(kindMailZ, rest[0], func(id *simIdentity) { id.VerifyAsks++ })
+		id, _ := s.updateIdentity(kindMailZ, rest[0], func(id *simIdentity) { id.VerifyRequests++ })
 		writeJSON(w, http.StatusOK, postmarkDomainBody(id))
 	case len(rest) == 0:
 		methodNotAllowed(w, r, "GET, POST")
