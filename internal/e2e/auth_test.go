@@ -265,6 +265,13 @@ func TestRoles(t *testing.T) {
 		{"GET", "/v1/requests/" + id, nil, "viewer"},                // 404
 		{"POST", "/v1/requests/" + id + "/cancel", nil, "operator"}, // 404
 		{"GET", "/v1/overview", nil, "viewer"},
+		// Sending identities (owner, admin): 404 for the unknown provider.
+		{"GET", "/v1/providers/" + id + "/identities", nil, "admin"},
+		{"POST", "/v1/providers/" + id + "/identities/email-addresses", map[string]any{"address": "a@example.com"}, "admin"},
+		{"POST", "/v1/providers/" + id + "/identities/domains", map[string]any{"domain": "example.com"}, "admin"},
+		{"POST", "/v1/providers/" + id + "/identities/domains/adopt", map[string]any{"domain": "example.com"}, "admin"},
+		{"GET", "/v1/providers/" + id + "/identities/" + id, nil, "admin"},
+		{"GET", "/v1/providers/" + id + "/identities/" + id + "/dns", nil, "admin"},
 	}
 	rank := map[string]int{"viewer": 0, "operator": 1, "admin": 2, "owner": 3}
 	clients := map[string]*client.Client{"viewer": viewer, "operator": operator, "admin": admin, "owner": e.Owner}
