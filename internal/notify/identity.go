@@ -2,6 +2,7 @@ package notify
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -49,3 +50,87 @@ type IdentityTx interface {
 	// FindSendingIdentities lists an account's identities, oldest first.
 	FindSendingIdentities(ctx context.Context, workspaceID, providerAccountID string) ([]*SendingIdentity, error)
 }
+
+// The vendor side of sending identities: the e-mail kinds whose vendor has
+// an API for them implement IdentityAPI (internal/provider adapters); the
+// service tracks what was asked and what the vendor answered.
+
+// Identity types.
+const (
+	IdentityEmailAddress = "email_address"
+	IdentityDomain       = "domain"
+)
+
+// Identity states, normalized over the vendors.
+const (
+	IdentityPending  = "pending"  // created; the vendor has not seen the proof yet
+	IdentityVerified = "verified" // the vendor lets the account send from it
+	IdentityFailed   = "failed"   // the vendor gave up; fix DNS and check again
+)
+
+// VendorIdentity is a vendor's view of one sending identity.
+type VendorIdentity struct {
+	Type string // IdentityEmailAddress or IdentityDomain
+	Name string // the address or the domain, lower case
+	// VendorID is the vendor's id when it has one apart from the name
+	// (Resend and Postmark ids); SES names identities by Name.
+	VendorID string
+	Status   string // IdentityPending, IdentityVerified or IdentityFailed
+	// Records are the DNS records of a domain, empty for addresses.
+	Records []DNSRecord
+	// MailFromDomain is the custom MAIL FROM (SES) or return-path
+	// (Resend, Postmark) domain, when there is one.
+	MailFromDomain string
+	// SPFInclude is the include: mechanism the domain's SPF must carry
+	// for the vendor's servers (amazonses.com, spf.mtasv.net).
+	SPFInclude string
+}
+
+// DomainOptions are the choices of a domain connect.
+type DomainOptions struct {
+	// MailFromSubdomain is the custom MAIL FROM (SES) or return-path
+	// (Resend, Postmark) label under the domain, e.g. "mail"; empty for
+	// the vendor's default.
+	MailFromSubdomain string
+}
+
+// IdentityAPI is a vendor's sender-identity API for one account. Besides
+// the errors below, a failed vendor call is a *VendorCallError.
+type IdentityAPI interface {
+	// VerifyAddress starts the verification of one sender address: the
+	// vendor mails a confirmation link to it. ErrIdentityUnsupported when
+	// the vendor verifies domains only.
+	VerifyAddress(ctx context.Context, address string) (*VendorIdentity, error)
+	// ConnectDomain creates the domain identity and answers the records to
+	// publish. ErrIdentityExists when the account already has it.
+	ConnectDomain(ctx context.Context, domain string, o DomainOptions) (*VendorIdentity, error)
+	// Get reads an identity's current state (asking the vendor to check
+	// DNS again where it only checks on request). ErrIdentityNotFound when
+	// the account does not have it.
+	Get(ctx context.Context, typ, name, vendorID string) (*VendorIdentity, error)
+	// FindDomain looks up a domain identity the account already has, by
+	// name. ErrIdentityNotFound when it has none.
+	FindDomain(ctx context.Context, domain string) (*VendorIdentity, error)
+}
+
+// Errors of an IdentityAPI.
+var (
+	ErrIdentityNotFound    = errors.New("identity not found in the vendor account")
+	ErrIdentityExists      = errors.New("identity already exists in the vendor account")
+	ErrIdentityUnsupported = errors.New("the vendor has no API for this kind of identity")
+)
+
+// IdentityRefused is a vendor's refusal of an identity request (a bad
+// name, a public domain): the caller's input, not an outage.
+type IdentityRefused struct{ Message string }
+
+func (e *IdentityRefused) Error() string { return e.Message }
+
+// VendorCallError is a failed vendor call outside a send (credentials,
+// rate limit, outage), classified like a send's failure.
+type VendorCallError struct {
+	Code    FailureCode
+	Message string
+}
+
+func (e *VendorCallError) Error() string { return string(e.Code) + ": " + e.Message }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/notifyd/notifyd/internal/mailcheck"
 	"github.com/notifyd/notifyd/internal/notify"
-	"github.com/notifyd/notifyd/internal/provider"
 )
 
 // Sending identities (sender addresses and domains) of the e-mail provider
@@ -31,7 +30,7 @@ var fromKeys = map[string]string{kindResend: "mailx_from_email", kindSES: "maily
 
 // identityAccount loads an e-mail provider account of the actor's
 // workspace and builds its vendor's identity API.
-func (s *Service) identityAccount(ctx context.Context, a *Actor, id string) (*notify.ProviderAccount, provider.IdentityAPI, error) {
+func (s *Service) identityAccount(ctx context.Context, a *Actor, id string) (*notify.ProviderAccount, notify.IdentityAPI, error) {
 	if !storable(id) {
 		return nil, nil, notify.NotFound("Provider")
 	}
@@ -50,7 +49,7 @@ func (s *Service) identityAccount(ctx context.Context, a *Actor, id string) (*no
 	if err != nil {
 		return nil, nil, err
 	}
-	var api provider.IdentityAPI
+	var api notify.IdentityAPI
 	ok := false
 	if s.delivery != nil {
 		api, ok, err = s.delivery.IdentityAPI(p.ProviderKind, cfg)
@@ -58,7 +57,7 @@ func (s *Service) identityAccount(ctx context.Context, a *Actor, id string) (*no
 	if !ok {
 		return nil, nil, notify.Invalid("The vendor of %s has no API for sending identities", p.ProviderKind)
 	}
-	var pe *provider.Error
+	var pe *notify.VendorCallError
 	if errors.As(err, &pe) {
 		return nil, nil, notify.Conflict("The provider's configJson cannot reach its vendor's identity API: %s", pe.Message)
 	}
@@ -70,16 +69,16 @@ func (s *Service) identityAccount(ctx context.Context, a *Actor, id string) (*no
 
 // vendorError maps an IdentityAPI error onto an API error.
 func vendorError(err error, name string) error {
-	var pe *provider.Error
-	var ie *provider.IdentityError
+	var pe *notify.VendorCallError
+	var ie *notify.IdentityRefused
 	switch {
 	case errors.As(err, &ie):
 		return notify.Invalid("%s", ie.Message)
-	case errors.Is(err, provider.ErrIdentityNotFound):
+	case errors.Is(err, notify.ErrIdentityNotFound):
 		return notify.Conflict("%s is not an identity of this provider's vendor account", name)
-	case errors.Is(err, provider.ErrIdentityExists):
+	case errors.Is(err, notify.ErrIdentityExists):
 		return notify.Conflict("%s is already an identity of this provider's vendor account", name)
-	case errors.Is(err, provider.ErrIdentityUnsupported):
+	case errors.Is(err, notify.ErrIdentityUnsupported):
 		return notify.Invalid("This provider's vendor verifies domains only: connect the domain of %s instead", name)
 	case errors.As(err, &pe):
 		return notify.Errorf(notify.CodeProviderFailed, "Provider call failed: %s: %s", pe.Code, pe.Message)
@@ -109,15 +108,15 @@ func (s *Service) VerifyEmailIdentity(ctx context.Context, a *Actor, providerID,
 	if err != nil {
 		return nil, err
 	}
-	if err := s.untracked(ctx, p, provider.IdentityEmailAddress, addr); err != nil {
+	if err := s.untracked(ctx, p, notify.IdentityEmailAddress, addr); err != nil {
 		return nil, err
 	}
 	existing := false
 	id, err := api.VerifyAddress(ctx, addr)
-	if errors.Is(err, provider.ErrIdentityExists) {
+	if errors.Is(err, notify.ErrIdentityExists) {
 		existing = true
-		if id, err = api.Get(ctx, provider.IdentityEmailAddress, addr, ""); err != nil {
-			err = provider.ErrIdentityExists
+		if id, err = api.Get(ctx, notify.IdentityEmailAddress, addr, ""); err != nil {
+			err = notify.ErrIdentityExists
 		}
 	}
 	if err != nil {
@@ -144,12 +143,12 @@ func (s *Service) ConnectDomain(ctx context.Context, a *Actor, providerID, domai
 	if err != nil {
 		return nil, err
 	}
-	if err := s.untracked(ctx, p, provider.IdentityDomain, d); err != nil {
+	if err := s.untracked(ctx, p, notify.IdentityDomain, d); err != nil {
 		return nil, err
 	}
 	existing := false
-	id, err := api.ConnectDomain(ctx, d, provider.DomainOptions{MailFromSubdomain: mailFrom})
-	if errors.Is(err, provider.ErrIdentityExists) {
+	id, err := api.ConnectDomain(ctx, d, notify.DomainOptions{MailFromSubdomain: mailFrom})
+	if errors.Is(err, notify.ErrIdentityExists) {
 		existing = true
 		id, err = api.FindDomain(ctx, d)
 	}
@@ -172,14 +171,14 @@ func (s *Service) AdoptDomain(ctx context.Context, a *Actor, providerID, domain 
 	if err != nil {
 		return nil, err
 	}
-	if err := s.untracked(ctx, p, provider.IdentityDomain, d); err != nil {
+	if err := s.untracked(ctx, p, notify.IdentityDomain, d); err != nil {
 		return nil, err
 	}
 	id, err := api.FindDomain(ctx, d)
 	if err != nil {
 		return nil, vendorError(err, d)
 	}
-	if id.Status != provider.IdentityVerified {
+	if id.Status != notify.IdentityVerified {
 		return nil, notify.Conflict("Domain %s is %s in the vendor account, not verified: connect it instead to see its records", d, id.Status)
 	}
 	return s.track(ctx, a, p, id, "adopt", auditDomainAdopt, true)
@@ -203,7 +202,7 @@ func (s *Service) untracked(ctx context.Context, p *notify.ProviderAccount, typ,
 }
 
 // track stores what the vendor answered and audits the write.
-func (s *Service) track(ctx context.Context, a *Actor, p *notify.ProviderAccount, id *provider.Identity, origin, action string, existing bool) (*notify.SendingIdentity, error) {
+func (s *Service) track(ctx context.Context, a *Actor, p *notify.ProviderAccount, id *notify.VendorIdentity, origin, action string, existing bool) (*notify.SendingIdentity, error) {
 	now := s.now()
 	si := &notify.SendingIdentity{ID: newID(), WorkspaceID: p.WorkspaceID, ProviderAccountID: p.ID, Origin: origin,
 		CreatedAt: now}
@@ -232,11 +231,11 @@ func (s *Service) track(ctx context.Context, a *Actor, p *notify.ProviderAccount
 }
 
 // apply copies the vendor's answer onto the stored identity.
-func apply(si *notify.SendingIdentity, id *provider.Identity, now time.Time) {
+func apply(si *notify.SendingIdentity, id *notify.VendorIdentity, now time.Time) {
 	si.Type, si.Name, si.VendorID, si.Status = id.Type, id.Name, id.VendorID, id.Status
 	si.MailFromDomain, si.SPFInclude, si.Records = id.MailFromDomain, id.SPFInclude, id.Records
 	si.UpdatedAt, si.CheckedAt = now, now
-	if id.Status == provider.IdentityVerified && si.VerifiedAt == nil {
+	if id.Status == notify.IdentityVerified && si.VerifiedAt == nil {
 		t := now
 		si.VerifiedAt = &t
 	}
@@ -298,7 +297,7 @@ func (s *Service) GetIdentity(ctx context.Context, a *Actor, providerID, identit
 		return nil, err
 	}
 	id, err := api.Get(ctx, si.Type, si.Name, si.VendorID)
-	if errors.Is(err, provider.ErrIdentityNotFound) {
+	if errors.Is(err, notify.ErrIdentityNotFound) {
 		return nil, notify.Conflict("The vendor account no longer has the identity %s", si.Name)
 	}
 	if err != nil {
@@ -349,10 +348,10 @@ func (s *Service) senderStatus(p *notify.ProviderAccount, ids []*notify.SendingI
 	st := SenderStatus{Address: addr}
 	domain := addr[strings.LastIndexByte(addr, '@')+1:]
 	for _, x := range ids {
-		if x.Status != provider.IdentityVerified {
+		if x.Status != notify.IdentityVerified {
 			continue
 		}
-		if (x.Type == provider.IdentityEmailAddress && x.Name == addr) || (x.Type == provider.IdentityDomain && x.Name == domain) {
+		if (x.Type == notify.IdentityEmailAddress && x.Name == addr) || (x.Type == notify.IdentityDomain && x.Name == domain) {
 			st.Verified, st.IdentityID = true, x.ID
 			return st, nil
 		}

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/notifyd/notifyd/internal/notify"
-	"github.com/notifyd/notifyd/internal/provider"
 )
 
 // DNS check states of one record.
@@ -53,7 +52,7 @@ func (s *Service) CheckIdentityDNS(ctx context.Context, a *Actor, providerID, id
 	if err != nil {
 		return nil, err
 	}
-	if si.Type != provider.IdentityDomain {
+	if si.Type != notify.IdentityDomain {
 		return nil, notify.Invalid("The DNS check applies to domain identities; %s is an email address", si.Name)
 	}
 	out := &DNSCheck{Identity: si}

@@ -17,7 +17,6 @@ import (
 	"github.com/notifyd/notifyd/internal/mailcheck"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/otp"
-	"github.com/notifyd/notifyd/internal/provider"
 	"github.com/notifyd/notifyd/internal/secret"
 )
 
@@ -80,7 +79,7 @@ type Delivery interface {
 	ForgetQuota(accountID string)
 	// IdentityAPI builds the sender-identity API of an account of kind
 	// from its configJson; ok is false when the kind has none.
-	IdentityAPI(kind string, cfg provider.Config) (api provider.IdentityAPI, ok bool, err error)
+	IdentityAPI(kind string, cfg map[string]string) (api notify.IdentityAPI, ok bool, err error)
 	// PostWebhook makes one HTTP try of a signed webhook delivery (SSRF
 	// guard, no redirects, the webhook timeout).
 	PostWebhook(ctx context.Context, p notify.WebhookPost) notify.WebhookPostResult
