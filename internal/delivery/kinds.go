@@ -48,7 +48,7 @@ func vendorCallError(err error) error {
 }
 
 // identityAPI hands an adapter's identity API on with domain errors.
-type identityAPI struct{ a provider.IdentityAPI }
+type identityAPI struct{ a notify.IdentityAPI }
 
 func (x identityAPI) VerifyAddress(ctx context.Context, address string) (*notify.VendorIdentity, error) {
 	id, err := x.a.VerifyAddress(ctx, address)

@@ -5,43 +5,12 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
-
-	"github.com/notifyd/notifyd/internal/notify"
 )
 
-// Sending identities: the contract is the domain's (notify.IdentityAPI);
-// these names let the adapters speak it as their own.
-
-// Identity types and states.
-const (
-	IdentityEmailAddress = notify.IdentityEmailAddress
-	IdentityDomain       = notify.IdentityDomain
-	IdentityPending      = notify.IdentityPending
-	IdentityVerified     = notify.IdentityVerified
-	IdentityFailed       = notify.IdentityFailed
-)
-
-type (
-	// DNSRecord is one record the vendor asks the domain's owner to publish.
-	DNSRecord = notify.DNSRecord
-	// Identity is a vendor's view of one sending identity.
-	Identity = notify.VendorIdentity
-	// DomainOptions are the choices of a domain connect.
-	DomainOptions = notify.DomainOptions
-	// IdentityAPI is a vendor's sender-identity API for one account.
-	IdentityAPI = notify.IdentityAPI
-	// IdentityError is a vendor's refusal of an identity request.
-	IdentityError = notify.IdentityRefused
-)
-
-// Errors of an IdentityAPI, besides a classified *Error for the vendor's
-// other failures (the delivery engine hands those on as
-// *notify.VendorCallError).
-var (
-	ErrIdentityNotFound    = notify.ErrIdentityNotFound
-	ErrIdentityExists      = notify.ErrIdentityExists
-	ErrIdentityUnsupported = notify.ErrIdentityUnsupported
-)
+// Sending identities: the adapters of the e-mail kinds implement the
+// domain's notify.IdentityAPI (Kind.Identities), returning its errors
+// (notify.ErrIdentity*, *notify.IdentityRefused) or a classified *Error
+// for the vendor's other failures.
 
 // IdentityCall sends one JSON request of an identity API through Do
 // (in, when not nil, is the body). It returns the status and body of an

@@ -37,11 +37,11 @@ type Identities struct {
 }
 
 // Interface guard.
-var _ provider.IdentityAPI = Identities{}
+var _ notify.IdentityAPI = Identities{}
 
 // NewIdentities builds the identity API of one Postmark account; it needs
 // AccountTokenKey besides the sending keys.
-func NewIdentities(cfg provider.Config, deps provider.Deps) (provider.IdentityAPI, error) {
+func NewIdentities(cfg provider.Config, deps provider.Deps) (notify.IdentityAPI, error) {
 	if err := provider.Require(cfg, AccountTokenKey); err != nil {
 		return nil, err
 	}
@@ -90,20 +90,20 @@ func (x Identities) call(ctx context.Context, method, path string, in, out any) 
 	_ = json.Unmarshal(body, &e)
 	switch {
 	case e.ErrorCode == codeSenderNotFound || e.ErrorCode == codeDomainNotFound || status == http.StatusNotFound:
-		return provider.ErrIdentityNotFound
+		return notify.ErrIdentityNotFound
 	// 504 is a second sender signature; a second domain's code is not
 	// documented (UNCONFIRMED): its message says it exists already.
 	case e.ErrorCode == codeSenderExists || strings.Contains(strings.ToLower(e.Message), "already exists"):
-		return provider.ErrIdentityExists
+		return notify.ErrIdentityExists
 	case status == http.StatusUnprocessableEntity:
-		return &provider.IdentityError{Message: "Postmark: " + e.Message}
+		return &notify.IdentityRefused{Message: "Postmark: " + e.Message}
 	}
 	return provider.Errorf(notify.FailureUnknown, "Postmark %s %s: HTTP %d ErrorCode %d: %s", method, path, status, e.ErrorCode, e.Message)
 }
 
 // VerifyAddress creates a sender signature: Postmark mails a confirmation
 // link to the address.
-func (x Identities) VerifyAddress(ctx context.Context, address string) (*provider.Identity, error) {
+func (x Identities) VerifyAddress(ctx context.Context, address string) (*notify.VendorIdentity, error) {
 	var out sender
 	in := map[string]string{"FromEmail": address, "Name": x.p.cfg.FromName}
 	if err := x.call(ctx, http.MethodPost, "/senders", in, &out); err != nil {
@@ -112,17 +112,17 @@ func (x Identities) VerifyAddress(ctx context.Context, address string) (*provide
 	return senderIdentity(out, address), nil
 }
 
-func senderIdentity(s sender, address string) *provider.Identity {
-	id := &provider.Identity{Type: provider.IdentityEmailAddress, Name: address, VendorID: strconv.FormatInt(s.ID, 10),
-		Status: provider.IdentityPending, SPFInclude: spfInclude}
+func senderIdentity(s sender, address string) *notify.VendorIdentity {
+	id := &notify.VendorIdentity{Type: notify.IdentityEmailAddress, Name: address, VendorID: strconv.FormatInt(s.ID, 10),
+		Status: notify.IdentityPending, SPFInclude: spfInclude}
 	if s.Confirmed {
-		id.Status = provider.IdentityVerified
+		id.Status = notify.IdentityVerified
 	}
 	return id
 }
 
 // ConnectDomain creates the domain, with a return-path subdomain when asked.
-func (x Identities) ConnectDomain(ctx context.Context, name string, o provider.DomainOptions) (*provider.Identity, error) {
+func (x Identities) ConnectDomain(ctx context.Context, name string, o notify.DomainOptions) (*notify.VendorIdentity, error) {
 	in := map[string]string{"Name": name}
 	if o.MailFromSubdomain != "" {
 		in["ReturnPathDomain"] = o.MailFromSubdomain + "." + name
@@ -136,8 +136,8 @@ func (x Identities) ConnectDomain(ctx context.Context, name string, o provider.D
 
 // Get reads a sender signature, or asks Postmark to check a domain's DKIM
 // and return path again (it checks them only on request).
-func (x Identities) Get(ctx context.Context, typ, name, id string) (*provider.Identity, error) {
-	if typ == provider.IdentityEmailAddress {
+func (x Identities) Get(ctx context.Context, typ, name, id string) (*notify.VendorIdentity, error) {
+	if typ == notify.IdentityEmailAddress {
 		var out sender
 		if err := x.call(ctx, http.MethodGet, "/senders/"+id, nil, &out); err != nil {
 			return nil, err
@@ -162,7 +162,7 @@ func (x Identities) Get(ctx context.Context, typ, name, id string) (*provider.Id
 }
 
 // FindDomain finds the domain in the account's list, then reads it.
-func (x Identities) FindDomain(ctx context.Context, name string) (*provider.Identity, error) {
+func (x Identities) FindDomain(ctx context.Context, name string) (*notify.VendorIdentity, error) {
 	var list struct {
 		Domains []domainDetails `json:"Domains"`
 	}
@@ -178,26 +178,26 @@ func (x Identities) FindDomain(ctx context.Context, name string) (*provider.Iden
 			return domainIdentity(out, name), nil
 		}
 	}
-	return nil, provider.ErrIdentityNotFound
+	return nil, notify.ErrIdentityNotFound
 }
 
 // domainIdentity lists the DKIM TXT record (the pending key until it is
 // verified, then the active one) and the return-path CNAME.
-func domainIdentity(d domainDetails, name string) *provider.Identity {
-	id := &provider.Identity{Type: provider.IdentityDomain, Name: name, VendorID: strconv.FormatInt(d.ID, 10),
-		Status: provider.IdentityPending, SPFInclude: spfInclude, MailFromDomain: strings.ToLower(d.ReturnPathDomain)}
+func domainIdentity(d domainDetails, name string) *notify.VendorIdentity {
+	id := &notify.VendorIdentity{Type: notify.IdentityDomain, Name: name, VendorID: strconv.FormatInt(d.ID, 10),
+		Status: notify.IdentityPending, SPFInclude: spfInclude, MailFromDomain: strings.ToLower(d.ReturnPathDomain)}
 	if d.DKIMVerified {
-		id.Status = provider.IdentityVerified
+		id.Status = notify.IdentityVerified
 	}
 	host, value := d.DKIMPendingHost, d.DKIMPendingTextValue
 	if host == "" {
 		host, value = d.DKIMHost, d.DKIMTextValue
 	}
 	if host != "" {
-		id.Records = append(id.Records, provider.DNSRecord{Purpose: "dkim", Type: "TXT", Name: provider.HostUnder(host, name), Value: value})
+		id.Records = append(id.Records, notify.DNSRecord{Purpose: "dkim", Type: "TXT", Name: provider.HostUnder(host, name), Value: value})
 	}
 	if d.ReturnPathDomain != "" {
-		id.Records = append(id.Records, provider.DNSRecord{Purpose: "return_path", Type: "CNAME",
+		id.Records = append(id.Records, notify.DNSRecord{Purpose: "return_path", Type: "CNAME",
 			Name: provider.HostUnder(d.ReturnPathDomain, name), Value: strings.TrimSuffix(d.ReturnPathDomainCNAMEValue, ".")})
 	}
 	return id

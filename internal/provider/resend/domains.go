@@ -22,10 +22,10 @@ const spfInclude = "amazonses.com"
 type Domains struct{ p *Provider }
 
 // Interface guard.
-var _ provider.IdentityAPI = Domains{}
+var _ notify.IdentityAPI = Domains{}
 
 // NewIdentities builds the domains API of one Resend account.
-func NewIdentities(cfg provider.Config, deps provider.Deps) (provider.IdentityAPI, error) {
+func NewIdentities(cfg provider.Config, deps provider.Deps) (notify.IdentityAPI, error) {
 	p, err := New(cfg, deps)
 	if err != nil {
 		return nil, err
@@ -68,25 +68,25 @@ func (d Domains) call(ctx context.Context, method, path string, in, out any) err
 	_ = json.Unmarshal(body, &e)
 	switch {
 	case status == http.StatusNotFound:
-		return provider.ErrIdentityNotFound
+		return notify.ErrIdentityNotFound
 	// Resend answers a second registration of a domain with a
 	// validation_error saying it is registered already (UNCONFIRMED: the
 	// status and wording are not documented).
 	case strings.Contains(strings.ToLower(e.Message), "already"):
-		return provider.ErrIdentityExists
+		return notify.ErrIdentityExists
 	case status == http.StatusUnprocessableEntity || status == http.StatusBadRequest:
-		return &provider.IdentityError{Message: "Resend: " + e.Message}
+		return &notify.IdentityRefused{Message: "Resend: " + e.Message}
 	}
 	return provider.Errorf(notify.FailureUnknown, "Resend %s %s: HTTP %d %s: %s", method, path, status, e.Name, e.Message)
 }
 
 // VerifyAddress: Resend verifies domains only.
-func (Domains) VerifyAddress(context.Context, string) (*provider.Identity, error) {
-	return nil, provider.ErrIdentityUnsupported
+func (Domains) VerifyAddress(context.Context, string) (*notify.VendorIdentity, error) {
+	return nil, notify.ErrIdentityUnsupported
 }
 
 // ConnectDomain adds the domain and asks Resend to start checking its DNS.
-func (d Domains) ConnectDomain(ctx context.Context, name string, o provider.DomainOptions) (*provider.Identity, error) {
+func (d Domains) ConnectDomain(ctx context.Context, name string, o notify.DomainOptions) (*notify.VendorIdentity, error) {
 	in := map[string]string{"name": name}
 	if o.MailFromSubdomain != "" {
 		in["custom_return_path"] = o.MailFromSubdomain
@@ -106,7 +106,7 @@ func (d Domains) ConnectDomain(ctx context.Context, name string, o provider.Doma
 
 // Get reads a domain; one that Resend has not checked yet, or gave up on,
 // is sent to verification again (Resend checks only on request).
-func (d Domains) Get(ctx context.Context, _, name, id string) (*provider.Identity, error) {
+func (d Domains) Get(ctx context.Context, _, name, id string) (*notify.VendorIdentity, error) {
 	var out domain
 	if err := d.call(ctx, http.MethodGet, "/domains/"+url.PathEscape(id), nil, &out); err != nil {
 		return nil, err
@@ -121,7 +121,7 @@ func (d Domains) Get(ctx context.Context, _, name, id string) (*provider.Identit
 }
 
 // FindDomain finds the domain in the account's list, then reads it.
-func (d Domains) FindDomain(ctx context.Context, name string) (*provider.Identity, error) {
+func (d Domains) FindDomain(ctx context.Context, name string) (*notify.VendorIdentity, error) {
 	var list struct {
 		Data []domain `json:"data"`
 	}
@@ -137,21 +137,21 @@ func (d Domains) FindDomain(ctx context.Context, name string) (*provider.Identit
 			return identityOf(out, name), nil
 		}
 	}
-	return nil, provider.ErrIdentityNotFound
+	return nil, notify.ErrIdentityNotFound
 }
 
-func identityOf(d domain, name string) *provider.Identity {
-	id := &provider.Identity{Type: provider.IdentityDomain, Name: name, VendorID: d.ID, SPFInclude: spfInclude}
+func identityOf(d domain, name string) *notify.VendorIdentity {
+	id := &notify.VendorIdentity{Type: notify.IdentityDomain, Name: name, VendorID: d.ID, SPFInclude: spfInclude}
 	switch d.Status {
 	case "verified":
-		id.Status = provider.IdentityVerified
+		id.Status = notify.IdentityVerified
 	case "failed":
-		id.Status = provider.IdentityFailed
+		id.Status = notify.IdentityFailed
 	default:
-		id.Status = provider.IdentityPending
+		id.Status = notify.IdentityPending
 	}
 	for _, r := range d.Records {
-		rec := provider.DNSRecord{Type: strings.ToUpper(r.Type), Name: provider.HostUnder(r.Name, name), Value: strings.Trim(r.Value, `"`)}
+		rec := notify.DNSRecord{Type: strings.ToUpper(r.Type), Name: provider.HostUnder(r.Name, name), Value: strings.Trim(r.Value, `"`)}
 		switch {
 		case r.Record == "DKIM":
 			rec.Purpose = "dkim"

@@ -21,10 +21,10 @@ const identitiesPath = "/v2/email/identities"
 const spfInclude = "amazonses.com"
 
 // Interface guard.
-var _ provider.IdentityAPI = (*Provider)(nil)
+var _ notify.IdentityAPI = (*Provider)(nil)
 
 // NewIdentities builds the identity API of one SES account.
-func NewIdentities(cfg provider.Config, deps provider.Deps) (provider.IdentityAPI, error) {
+func NewIdentities(cfg provider.Config, deps provider.Deps) (notify.IdentityAPI, error) {
 	p, err := New(cfg, deps)
 	if err != nil {
 		return nil, err
@@ -77,11 +77,11 @@ func (p *Provider) identityCall(ctx context.Context, method, path string, in any
 	_ = json.Unmarshal(raw, &b)
 	switch errorType(headerValue(ex.Response.Headers, "X-Amzn-Errortype"), b.Type, b.Code) {
 	case "NotFoundException":
-		return nil, provider.ErrIdentityNotFound
+		return nil, notify.ErrIdentityNotFound
 	case "AlreadyExistsException":
-		return nil, provider.ErrIdentityExists
+		return nil, notify.ErrIdentityExists
 	case "BadRequestException":
-		return nil, &provider.IdentityError{Message: "SES: " + strings.TrimSpace(b.Message)}
+		return nil, &notify.IdentityRefused{Message: "SES: " + strings.TrimSpace(b.Message)}
 	}
 	return nil, classify(ex, raw, perr)
 }
@@ -90,17 +90,17 @@ func identityPath(name string) string { return identitiesPath + "/" + url.PathEs
 
 // VerifyAddress creates an email-address identity: SES mails the address a
 // verification link.
-func (p *Provider) VerifyAddress(ctx context.Context, address string) (*provider.Identity, error) {
+func (p *Provider) VerifyAddress(ctx context.Context, address string) (*notify.VendorIdentity, error) {
 	if _, err := p.identityCall(ctx, http.MethodPost, identitiesPath, map[string]string{"EmailIdentity": address}); err != nil {
 		return nil, err
 	}
-	return p.Get(ctx, provider.IdentityEmailAddress, address, "")
+	return p.Get(ctx, notify.IdentityEmailAddress, address, "")
 }
 
 // ConnectDomain creates a domain identity with Easy DKIM (SES's default
 // when no DkimSigningAttributes are given) and, when asked, a custom MAIL
 // FROM subdomain.
-func (p *Provider) ConnectDomain(ctx context.Context, domain string, o provider.DomainOptions) (*provider.Identity, error) {
+func (p *Provider) ConnectDomain(ctx context.Context, domain string, o notify.DomainOptions) (*notify.VendorIdentity, error) {
 	if _, err := p.identityCall(ctx, http.MethodPost, identitiesPath, map[string]string{"EmailIdentity": domain}); err != nil {
 		return nil, err
 	}
@@ -110,16 +110,16 @@ func (p *Provider) ConnectDomain(ctx context.Context, domain string, o provider.
 			return nil, err
 		}
 	}
-	return p.Get(ctx, provider.IdentityDomain, domain, "")
+	return p.Get(ctx, notify.IdentityDomain, domain, "")
 }
 
 // FindDomain reads an existing domain identity.
-func (p *Provider) FindDomain(ctx context.Context, domain string) (*provider.Identity, error) {
-	return p.Get(ctx, provider.IdentityDomain, domain, "")
+func (p *Provider) FindDomain(ctx context.Context, domain string) (*notify.VendorIdentity, error) {
+	return p.Get(ctx, notify.IdentityDomain, domain, "")
 }
 
 // Get reads an identity with GetEmailIdentity; SES re-checks DNS by itself.
-func (p *Provider) Get(ctx context.Context, typ, name, _ string) (*provider.Identity, error) {
+func (p *Provider) Get(ctx context.Context, typ, name, _ string) (*notify.VendorIdentity, error) {
 	raw, err := p.identityCall(ctx, http.MethodGet, identityPath(name), nil)
 	if err != nil {
 		return nil, err
@@ -128,22 +128,22 @@ func (p *Provider) Get(ctx context.Context, typ, name, _ string) (*provider.Iden
 	if err := json.Unmarshal(raw, &out); err != nil {
 		return nil, provider.Errorf(notify.FailureUnknown, "SES GetEmailIdentity: answer is not JSON")
 	}
-	id := &provider.Identity{Type: typ, Name: name, Status: sesStatus(out), SPFInclude: spfInclude}
-	if typ != provider.IdentityDomain {
+	id := &notify.VendorIdentity{Type: typ, Name: name, Status: sesStatus(out), SPFInclude: spfInclude}
+	if typ != notify.IdentityDomain {
 		return id, nil
 	}
 	if d := out.DkimAttributes; d != nil {
 		for _, t := range d.Tokens {
-			id.Records = append(id.Records, provider.DNSRecord{Purpose: "dkim", Type: "CNAME",
+			id.Records = append(id.Records, notify.DNSRecord{Purpose: "dkim", Type: "CNAME",
 				Name: t + "._domainkey." + name, Value: t + ".dkim.amazonses.com"})
 		}
 	}
 	if m := out.MailFromAttributes; m != nil && m.MailFromDomain != "" {
 		id.MailFromDomain = m.MailFromDomain
 		id.Records = append(id.Records,
-			provider.DNSRecord{Purpose: "mail_from_mx", Type: "MX", Name: m.MailFromDomain,
+			notify.DNSRecord{Purpose: "mail_from_mx", Type: "MX", Name: m.MailFromDomain,
 				Value: "feedback-smtp." + p.cfg.Region + ".amazonses.com", Priority: 10},
-			provider.DNSRecord{Purpose: "spf", Type: "TXT", Name: m.MailFromDomain, Value: "v=spf1 include:" + spfInclude + " ~all"})
+			notify.DNSRecord{Purpose: "spf", Type: "TXT", Name: m.MailFromDomain, Value: "v=spf1 include:" + spfInclude + " ~all"})
 	}
 	return id, nil
 }
@@ -153,13 +153,13 @@ func (p *Provider) Get(ctx context.Context, typ, name, _ string) (*provider.Iden
 func sesStatus(o getIdentityOutput) string {
 	switch o.VerificationStatus {
 	case "SUCCESS":
-		return provider.IdentityVerified
+		return notify.IdentityVerified
 	case "FAILED":
-		return provider.IdentityFailed
+		return notify.IdentityFailed
 	case "":
 		if o.VerifiedForSendingStatus {
-			return provider.IdentityVerified
+			return notify.IdentityVerified
 		}
 	}
-	return provider.IdentityPending
+	return notify.IdentityPending
 }
