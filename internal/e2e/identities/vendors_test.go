@@ -94,9 +94,17 @@ func TestPostmarkIdentities(t *testing.T) {
 	require.True(t, b.env.Sim.AddIdentity(simulator.IdentityRequest{Kind: "mailz_email", Name: "legacy.example", Verified: true}))
 	ad := identity(t, b.owner(t, "POST", base+"/domains/adopt", map[string]any{"domain": "legacy.example"}), http.StatusCreated)
 	require.Equal(t, "verified", ad.Status)
-	for _, action := range []string{"maily.email_identity.verify", "maily.domain.connect", "maily.domain.adopt"} {
+	// A sender signature made in Postmark's console is taken over as it is.
+	require.True(t, b.env.Sim.AddIdentity(simulator.IdentityRequest{Kind: "mailz_email", Name: "console@pm.example", Verified: true}))
+	con := identity(t, b.owner(t, "POST", base+"/email-addresses", map[string]any{"address": "console@pm.example"}), http.StatusCreated)
+	require.Equal(t, "verified", con.Status)
+	require.Equal(t, "verified", identity(t, b.owner(t, "GET", base+"/"+con.ID, nil), http.StatusOK).Status, "read back by its Postmark id")
+	require.Len(t, b.env.Sim.Identities("mailz_email"), 4)
+
+	for action, n := range map[string]int{"maily.email_identity.verify": 2, "maily.domain.connect": 1, "maily.domain.adopt": 1} {
 		logs := b.audit(t, action)
-		require.Len(t, logs, 1, action)
+		require.Len(t, logs, n, action)
 		require.Equal(t, "mailz_email", logs[0].Payload["providerKind"])
 	}
+	require.Equal(t, true, b.audit(t, "maily.email_identity.verify")[0].Payload["existing"])
 }

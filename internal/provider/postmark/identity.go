@@ -138,6 +138,9 @@ func (x Identities) ConnectDomain(ctx context.Context, name string, o notify.Dom
 // and return path again (it checks them only on request).
 func (x Identities) Get(ctx context.Context, typ, name, id string) (*notify.VendorIdentity, error) {
 	if typ == notify.IdentityEmailAddress {
+		if id == "" { // a signature made elsewhere: find it by address
+			return x.findSender(ctx, name)
+		}
 		var out sender
 		if err := x.call(ctx, http.MethodGet, "/senders/"+id, nil, &out); err != nil {
 			return nil, err
@@ -159,6 +162,22 @@ func (x Identities) Get(ctx context.Context, typ, name, id string) (*notify.Vend
 		}
 	}
 	return domainIdentity(out, name), nil
+}
+
+// findSender finds a sender signature in the account's list by address.
+func (x Identities) findSender(ctx context.Context, address string) (*notify.VendorIdentity, error) {
+	var list struct {
+		SenderSignatures []sender `json:"SenderSignatures"`
+	}
+	if err := x.call(ctx, http.MethodGet, "/senders?count=500&offset=0", nil, &list); err != nil {
+		return nil, err
+	}
+	for _, s := range list.SenderSignatures {
+		if strings.EqualFold(s.EmailAddress, address) {
+			return senderIdentity(s, address), nil
+		}
+	}
+	return nil, notify.ErrIdentityNotFound
 }
 
 // FindDomain finds the domain in the account's list, then reads it.
