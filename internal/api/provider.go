@@ -93,6 +93,7 @@ func (a *API) handleProviderCreate(c *call) error {
 	if err != nil {
 		return err
 	}
+	a.warnSender(c, p.ID)
 	return c.ok(http.StatusCreated, map[string]any{"provider": map[string]any{
 		"id": p.ID, "providerKind": p.ProviderKind, "displayName": p.DisplayName, "enabled": p.Enabled}})
 }
@@ -216,6 +217,7 @@ func (a *API) handleTestSend(c *call) error {
 	if err != nil {
 		return err
 	}
+	a.warnSender(c, c.r.PathValue("id"))
 	return c.ok(http.StatusOK, map[string]any{"requestId": r.ID, "status": r.Status, "mode": b.Mode, "channel": r.Channel,
 		"providerMessageId": strOrNil(r.SelectedMessageID), "acceptedAt": Timestamp(r.RequestedAt)})
 }

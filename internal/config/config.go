@@ -47,7 +47,7 @@ type Config struct {
 	ShutdownTimeout time.Duration // NOTIFYD_SHUTDOWN_TIMEOUT: graceful stop budget
 	JobRescueAfter  time.Duration // NOTIFYD_JOB_RESCUE_AFTER: when a job still running in a live process is handed to another
 	HealthAddr      string        // NOTIFYD_HEALTH_ADDR: a probes-only listener (workers)
-	DNSServer       string        // NOTIFYD_DNS_SERVER: host:port of the resolver of subscriber MX checks; empty is the system resolver
+	DNSServer       string        // NOTIFYD_DNS_SERVER: host:port of the resolver of subscriber MX checks and sending-domain DNS checks; empty is the system resolver
 	MXCheck         bool          // NOTIFYD_MX_CHECK: check subscriber address domains by DNS on create
 
 	// Retention: terminal requests with their attempts and job rows, stale

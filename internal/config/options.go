@@ -198,7 +198,7 @@ var options = []option{
 	},
 	{
 		Option: Option{Env: "NOTIFYD_DNS_SERVER", Flag: "dns-server", Default: "the system resolver",
-			Help: "DNS server (host:port) of the MX check of new newsletter subscribers"},
+			Help: "DNS server (host:port) of the MX check of new newsletter subscribers and of the DNS check of sending domains"},
 		set: setString(func(c *Config) *string { return &c.DNSServer }),
 		get: func(c Config) string { return c.DNSServer },
 	},

@@ -162,6 +162,9 @@ func (d *Daemon) Open(ctx context.Context) error {
 		OTPSecret: otpSecret, OTPCodeKey: secret.Derive(master, service.OTPCodeLabel),
 		JobAttempts: d.Config.QueueJobAttempts, Backoff: d.Config.QueueBackoff,
 		MailCheck: d.mailChecker(),
+		// Sending-domain DNS checks are asked for explicitly, so they use
+		// the resolver whether or not subscriber MX checks are on.
+		DNS: mailcheck.New(d.Config.DNSServer, 5*time.Second),
 		Webhooks: service.WebhookOptions{AllowPrivate: allowPrivate,
 			Schedule: d.Config.WebhookRetrySchedule, SecretOverlap: d.Config.WebhookSecretOverlap, Metrics: d.Metrics.Webhooks},
 		SNS: &bounce.SNSVerifier{Client: providerDeps.HTTP,

@@ -273,6 +273,13 @@ func TestRoles(t *testing.T) {
 		{"POST", "/v1/layouts", map[string]any{"name": "x"}, "operator"},        // 400: no html nor text
 		{"PATCH", "/v1/layouts/" + id, map[string]any{"name": "x"}, "operator"}, // 404
 		{"DELETE", "/v1/layouts/" + id, nil, "operator"},                        // 404
+		// Sending identities (owner, admin): 404 for the unknown provider.
+		{"GET", "/v1/providers/" + id + "/identities", nil, "admin"},
+		{"POST", "/v1/providers/" + id + "/identities/email-addresses", map[string]any{"address": "a@example.com"}, "admin"},
+		{"POST", "/v1/providers/" + id + "/identities/domains", map[string]any{"domain": "example.com"}, "admin"},
+		{"POST", "/v1/providers/" + id + "/identities/domains/adopt", map[string]any{"domain": "example.com"}, "admin"},
+		{"GET", "/v1/providers/" + id + "/identities/" + id, nil, "admin"},
+		{"GET", "/v1/providers/" + id + "/identities/" + id + "/dns", nil, "admin"},
 	}
 	rank := map[string]int{"viewer": 0, "operator": 1, "admin": 2, "owner": 3}
 	clients := map[string]*client.Client{"viewer": viewer, "operator": operator, "admin": admin, "owner": e.Owner}

@@ -102,6 +102,7 @@ type Tx interface {
 	CampaignTx
 	WebhookTx
 	SuppressionTx
+	IdentityTx
 	SealedTx
 	InvitationTx
 	RetentionTx

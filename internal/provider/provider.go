@@ -146,6 +146,9 @@ type Kind struct {
 	// New builds a provider for one account. A missing required key is an
 	// *Error with Code invalid_request.
 	New func(cfg Config, deps Deps) (Provider, error)
+	// Identities builds the vendor's sender-identity API for one account;
+	// nil for kinds whose vendor has none (see identity.go).
+	Identities func(cfg Config, deps Deps) (notify.IdentityAPI, error)
 }
 
 // Require returns an invalid_request error naming the first key of keys

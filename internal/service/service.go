@@ -36,6 +36,9 @@ type Options struct {
 	OTPCodeKey []byte
 	// MailCheck checks subscriber domains by DNS; nil skips the check.
 	MailCheck *mailcheck.Checker
+	// DNS looks up the records of sending domains (identity.go); nil is
+	// the system resolver.
+	DNS *mailcheck.Checker
 	// Webhooks configure event delivery (webhook.go).
 	Webhooks WebhookOptions
 	// SNS verifies the SNS messages of SES callbacks: the daemon builds it
@@ -74,6 +77,9 @@ type Delivery interface {
 	// ForgetQuota drops the cached one (the configuration changed).
 	Quota(ctx context.Context, p *notify.ProviderAccount) *notify.Quota
 	ForgetQuota(accountID string)
+	// IdentityAPI builds the sender-identity API of an account of kind
+	// from its configJson; ok is false when the kind has none.
+	IdentityAPI(kind string, cfg map[string]string) (api notify.IdentityAPI, ok bool, err error)
 	// PostWebhook makes one HTTP try of a signed webhook delivery (SSRF
 	// guard, no redirects, the webhook timeout).
 	PostWebhook(ctx context.Context, p notify.WebhookPost) notify.WebhookPostResult
@@ -95,6 +101,7 @@ type Service struct {
 	otpSecret   []byte
 	otpCodeKey  []byte
 	mailCheck   *mailcheck.Checker
+	dns         *mailcheck.Checker
 	wh          WebhookOptions
 	sns         *bounce.SNSVerifier
 	fanoutMu    sync.Mutex
@@ -132,6 +139,10 @@ func New(o Options) *Service {
 	s.accept = newAcceptor(s, o.AcceptWriters)
 	s.keys = newKeyCache()
 	s.mailCheck = o.MailCheck
+	s.dns = o.DNS
+	if s.dns == nil {
+		s.dns = mailcheck.New("", 0)
+	}
 	s.wh = o.Webhooks.withDefaults()
 	s.sns = newSNSVerifier(o)
 	s.otpPolicy, s.otpSecret, s.otpCodeKey = otp.DefaultPolicy(), o.OTPSecret, o.OTPCodeKey

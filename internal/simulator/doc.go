@@ -83,6 +83,34 @@
 //	chatb_bot      POST /api[/vN]/channels/{id}/messages       Authorization: Bot <token> (else 401 code 0); channel a
 //	                                                           snowflake (else 400 50035); content as for webhooks
 //
+// Sending identities of the e-mail kinds (one vendor account per kind; an
+// identity is pending until the control API verifies it):
+//
+//	maily_email    POST /v2/email/identities                   CreateEmailIdentity {EmailIdentity}: an address or a domain
+//	                                                           (Easy DKIM: three tokens) -> {IdentityType,
+//	                                                           VerifiedForSendingStatus, DkimAttributes}; a second one 400
+//	                                                           AlreadyExistsException. Same SigV4 checks as SendEmail
+//	               GET  /v2/email/identities                   ListEmailIdentities -> {EmailIdentities:[{IdentityType,
+//	                                                           IdentityName, SendingEnabled, VerificationStatus}]}
+//	               GET  /v2/email/identities/{name}            GetEmailIdentity -> VerificationStatus PENDING|SUCCESS,
+//	                                                           VerifiedForSendingStatus, DkimAttributes{Status, Tokens},
+//	                                                           MailFromAttributes; unknown 404 NotFoundException
+//	               PUT  /v2/email/identities/{name}/mail-from  {MailFromDomain (a subdomain of name), BehaviorOnMxFailure}
+//	mailx_email    POST /domains, GET /domains                 Bearer key; {name, region?, custom_return_path?} -> domain
+//	               GET /domains/{id}, POST /domains/{id}/verify  with records (SPF MX and TXT at send or the return path,
+//	                                                           DKIM TXT at resend._domainkey); status not_started, pending
+//	                                                           once verify was called, verified; a second one 422
+//	                                                           validation_error "... has already been registered."
+//	mailz_email    POST /domains, GET /domains?count&offset    X-Postmark-Account-Token (else 401 ErrorCode 10); {Name,
+//	               GET /domains/{id}, PUT .../verifyDkim,      ReturnPathDomain?} -> domain details (DKIMPendingHost/Value
+//	               PUT .../verifyReturnPath                    until verified, then DKIMHost/Value; ReturnPathDomainCNAMEValue
+//	                                                           pm.mtasv.net); unknown 422 ErrorCode 510
+//	               POST /senders, GET /senders, GET /senders/{id}  {FromEmail, Name} -> sender signature {ID, EmailAddress,
+//	                                                           Confirmed}; a second one 422 ErrorCode 504; unknown 501
+//
+// Resend and Postmark share /domains: a request with a Postmark token
+// header is Postmark's, any other Resend's.
+//
 // The Aligo SMS host labels its JSON text/html and answers the success code
 // as the string "1" but error codes as numbers, as PROVIDERS.md warns the
 // real host does. Discord answers carry X-RateLimit-* headers.
@@ -123,6 +151,11 @@
 //	PUT    /_sim/balance                    {kind, value, lms?, mms?, point?} -> 200 the balances
 //	GET    /_sim/balance                    {"vendora":{SMS_CNT,LMS_CNT,MMS_CNT},"vendorb":{balance,point}}
 //	POST   /_sim/reset                      204; messages, faults and balances back to the start
+//	GET    /_sim/identities?kind=           {"identities":[...]} the e-mail vendors' sending identities
+//	POST   /_sim/identities                 {kind, name, verified?} -> 201: one made as the vendor's console would
+//	                                        (an address when name has @, else a domain); 409 when it exists
+//	POST   /_sim/identities/verify          {kind, name} -> 200: verified (DKIM, MAIL FROM, return path, link
+//	                                        clicked), standing for the vendor seeing the DNS records; 404 unknown
 //
 // A fault applies to the next count (default 1) calls of its kind that get
 // past the authentication check and parse; faults of one kind and op queue
@@ -210,8 +243,8 @@
 // reported 300 ms later as a permanent bounce or a complaint, as SES's
 // mailbox simulator does.
 //
-// POST /_sim/reset also forgets confirmed subscriptions and automatic
-// targets; the signing key stays, so certificates already fetched keep
+// POST /_sim/reset also forgets confirmed subscriptions, automatic
+// targets and sending identities; the signing key stays, so certificates already fetched keep
 // verifying.
 //
 // The codes marked UNCONFIRMED in PROVIDERS.md are used as written there.

@@ -71,6 +71,8 @@ type Simulator struct {
 	callbacks callbackState
 	// idem keeps Resend's Idempotency-Key answers (idempotency.go).
 	idem idempotency
+	// identities: the e-mail vendors' sending identities (identities.go).
+	identities identityState
 
 	// secret signs the stateless tokens (AlimTalk token, OAuth access token),
 	// so that checking one needs no shared map on the send path.
@@ -110,6 +112,7 @@ func (s *Simulator) Reset() {
 	s.faults.clear("")
 	s.balances.reset()
 	s.callbacks.reset()
+	s.identities.reset()
 }
 
 // Messages returns the recorded messages of kind addressed to to (an empty
@@ -127,6 +130,11 @@ func (s *Simulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.Path
 	if strings.HasPrefix(p, "/_sim/") {
 		s.serveControl(w, r)
+		return
+	}
+	if h := s.identityRoute(r); h != nil {
+		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		h(w, r)
 		return
 	}
 	if h := s.route(p); h != nil {

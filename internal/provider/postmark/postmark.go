@@ -48,12 +48,13 @@ type Config struct {
 // Kind describes mailz_email for the registry.
 func Kind() provider.Kind {
 	return provider.Kind{
-		ID:       KindID,
-		Channel:  notify.ChannelEmail,
-		Required: []string{"mailz_api_key", "mailz_from_email"},
-		Optional: []string{"mailz_from_name"},
-		Batch:    provider.BatchDefaults{CallsPerSecond: 2, Window: 1000 * time.Millisecond, MaxSize: 100},
-		New:      New,
+		ID:         KindID,
+		Channel:    notify.ChannelEmail,
+		Required:   []string{"mailz_api_key", "mailz_from_email"},
+		Optional:   []string{"mailz_from_name"},
+		Batch:      provider.BatchDefaults{CallsPerSecond: 2, Window: 1000 * time.Millisecond, MaxSize: 100},
+		New:        New,
+		Identities: NewIdentities,
 	}
 }
 

@@ -33,11 +33,12 @@ type Config struct {
 // Kind describes mailx_email for the registry.
 func Kind() provider.Kind {
 	return provider.Kind{
-		ID:       KindID,
-		Channel:  notify.ChannelEmail,
-		Required: []string{"mailx_api_key", "mailx_from_email"},
-		Batch:    provider.BatchDefaults{CallsPerSecond: 2, Window: 750 * time.Millisecond, MaxSize: 100},
-		New:      New,
+		ID:         KindID,
+		Channel:    notify.ChannelEmail,
+		Required:   []string{"mailx_api_key", "mailx_from_email"},
+		Batch:      provider.BatchDefaults{CallsPerSecond: 2, Window: 750 * time.Millisecond, MaxSize: 100},
+		New:        New,
+		Identities: NewIdentities,
 	}
 }
 

@@ -60,8 +60,9 @@ func Kind() provider.Kind {
 		Optional: []string{"maily_from_name", "maily_configuration_set"},
 		// SES v2 has no batch API for distinct messages (SendBulkEmail is
 		// template-only), so messages go one per call, unthrottled here.
-		Batch: provider.BatchDefaults{MaxSize: 1},
-		New:   New,
+		Batch:      provider.BatchDefaults{MaxSize: 1},
+		New:        New,
+		Identities: NewIdentities,
 	}
 }
 
@@ -70,6 +71,7 @@ type Provider struct {
 	cfg    Config
 	from   string
 	url    string
+	root   string
 	creds  aws.Credentials
 	signer *v4.Signer
 	http   *http.Client
@@ -120,6 +122,7 @@ func New(cfg provider.Config, deps provider.Deps) (provider.Provider, error) {
 		cfg:    c,
 		from:   FormatFrom(c.FromName, c.FromEmail),
 		url:    root + sendPath,
+		root:   root,
 		creds:  aws.Credentials{AccessKeyID: c.AccessKeyID, SecretAccessKey: c.SecretAccessKey, Source: "configJson"},
 		signer: v4.NewSigner(),
 		http:   client,
@@ -233,7 +236,7 @@ func (p *Provider) sendOne(ctx context.Context, m provider.Message) provider.Res
 	if err != nil {
 		return provider.Result{Err: provider.Errorf(notify.FailureInvalidRequest, "encode request: %v", err)}
 	}
-	call, perr := p.signedCall(ctx, body)
+	call, perr := p.signedCall(ctx, http.MethodPost, p.url, body)
 	if perr != nil {
 		return provider.Result{Err: perr}
 	}
@@ -252,24 +255,30 @@ func (p *Provider) sendOne(ctx context.Context, m provider.Message) provider.Res
 
 // signedCall signs a request equal to the one provider.Do will build
 // (method, URL, headers, body length) and carries its headers over.
-func (p *Provider) signedCall(ctx context.Context, body []byte) (provider.Call, *provider.Error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.url, bytes.NewReader(body))
+func (p *Provider) signedCall(ctx context.Context, method, url string, body []byte) (provider.Call, *provider.Error) {
+	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
 	if err != nil {
 		return provider.Call{}, provider.Errorf(notify.FailureInvalidRequest, "build request: %v", err)
 	}
-	req.Header.Set("Content-Type", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	sum := sha256.Sum256(body)
 	if err := p.signer.SignHTTP(ctx, p.creds, req, hex.EncodeToString(sum[:]), signingService, p.cfg.Region, p.now()); err != nil {
 		return provider.Call{}, provider.Errorf(notify.FailureInvalidRequest, "sign request: %v", err)
 	}
+	var logged any
+	if body != nil {
+		logged = json.RawMessage(body)
+	}
 	return provider.Call{
-		Method: http.MethodPost,
-		URL:    p.url,
+		Method: method,
+		URL:    url,
 		Header: req.Header,
 		Body:   body,
 		// The body holds no credential; the signature is in the headers,
 		// which are not logged.
-		Logged: json.RawMessage(body),
+		Logged: logged,
 	}, nil
 }
 

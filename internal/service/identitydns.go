@@ -1,0 +1,151 @@
+package service
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	"github.com/notifyd/notifyd/internal/notify"
+)
+
+// DNS check states of one record.
+const (
+	dnsPresent   = "present"   // published as the vendor asks
+	dnsMissing   = "missing"   // no record of that type at the name
+	dnsDifferent = "different" // records there, but not the one asked for
+	dnsUnknown   = "unknown"   // the lookup failed (timeout, SERVFAIL)
+)
+
+// RecordCheck is one record of a DNS check: what the vendor asks for,
+// what DNS answered, and how they compare.
+type RecordCheck struct {
+	notify.DNSRecord
+	Status string
+	Found  []string
+}
+
+// DNSCheck is the DNS check of a domain identity: its required records,
+// SPF (does the envelope domain's SPF include the vendor?) and DMARC.
+type DNSCheck struct {
+	Identity *notify.SendingIdentity
+	Records  []RecordCheck
+	SPF      RecordCheck // Value holds the include: mechanism looked for
+	DMARC    RecordCheck
+	Warnings []string
+}
+
+// CheckIdentityDNS looks up every record a domain identity needs through
+// the configured resolver (NOTIFYD_DNS_SERVER) and compares. No vendor
+// call: the records are those last read from the vendor.
+func (s *Service) CheckIdentityDNS(ctx context.Context, a *Actor, providerID, identityID string) (*DNSCheck, error) {
+	if !storable(providerID) {
+		return nil, notify.NotFound("Provider")
+	}
+	err := s.store.View(ctx, func(tx notify.Tx) error {
+		_, err := tx.FindProviderAccount(ctx, a.WorkspaceID, providerID)
+		return notFound(err, "Provider")
+	})
+	if err != nil {
+		return nil, err
+	}
+	si, err := s.findIdentity(ctx, a, providerID, identityID)
+	if err != nil {
+		return nil, err
+	}
+	if si.Type != notify.IdentityDomain {
+		return nil, notify.Invalid("The DNS check applies to domain identities; %s is an email address", si.Name)
+	}
+	out := &DNSCheck{Identity: si}
+	for _, r := range si.Records {
+		c := s.checkRecord(ctx, r, si.SPFInclude)
+		out.Records = append(out.Records, c)
+		switch c.Status {
+		case dnsMissing:
+			out.Warnings = append(out.Warnings, r.Type+" record "+r.Name+" ("+r.Purpose+") is not published")
+		case dnsDifferent:
+			out.Warnings = append(out.Warnings, r.Type+" record "+r.Name+" ("+r.Purpose+") does not hold the value the vendor asks for")
+		case dnsUnknown:
+			out.Warnings = append(out.Warnings, r.Type+" record "+r.Name+" could not be looked up")
+		}
+	}
+	spfName := si.MailFromDomain
+	if spfName == "" {
+		spfName = si.Name
+	}
+	out.SPF = s.checkRecord(ctx, notify.DNSRecord{Purpose: "spf", Type: "TXT", Name: spfName, Value: "include:" + si.SPFInclude}, si.SPFInclude)
+	if out.SPF.Status != dnsPresent {
+		out.Warnings = append(out.Warnings, "SPF of "+spfName+" does not include include:"+si.SPFInclude+" ("+out.SPF.Status+")")
+	}
+	dmarcName := "_dmarc." + si.Name
+	out.DMARC = s.checkRecord(ctx, notify.DNSRecord{Purpose: "dmarc", Type: "TXT", Name: dmarcName, Value: "v=DMARC1; p=none;"}, "")
+	if out.DMARC.Status != dnsPresent {
+		out.Warnings = append(out.Warnings, "No DMARC record at "+dmarcName+": publish one such as \"v=DMARC1; p=none;\"")
+	}
+	return out, nil
+}
+
+// checkRecord looks one record up and compares: CNAME targets and MX
+// hosts exactly (case and trailing dot aside), DKIM TXT values with white
+// space ignored, SPF by its include: mechanism, DMARC by its v=DMARC1 tag.
+func (s *Service) checkRecord(ctx context.Context, r notify.DNSRecord, spfInclude string) RecordCheck {
+	c := RecordCheck{DNSRecord: r}
+	found, err := s.dns.Lookup(ctx, r.Type, r.Name)
+	if err != nil {
+		c.Status = dnsUnknown
+		return c
+	}
+	c.Found = found
+	if c.Found == nil {
+		c.Found = []string{}
+	}
+	var match func(string) bool
+	relevant := func(string) bool { return true }
+	switch {
+	case r.Purpose == "spf":
+		relevant = func(v string) bool { return strings.HasPrefix(strings.ToLower(v), "v=spf1") }
+		match = func(v string) bool { return spfIncludes(v, spfInclude) }
+	case r.Purpose == "dmarc":
+		relevant = func(v string) bool { return strings.HasPrefix(strings.ToUpper(strings.TrimSpace(v)), "V=DMARC1") }
+		match = relevant
+	case r.Type == "TXT":
+		want := squash(r.Value)
+		match = func(v string) bool { return squash(v) == want }
+	case r.Type == "MX":
+		want := strconv.Itoa(r.Priority) + " " + strings.ToLower(strings.TrimSuffix(r.Value, "."))
+		match = func(v string) bool { return v == want }
+	default:
+		want := strings.ToLower(strings.TrimSuffix(r.Value, "."))
+		match = func(v string) bool { return v == want }
+	}
+	c.Status = dnsMissing
+	for _, v := range found {
+		if match(v) {
+			c.Status = dnsPresent
+			return c
+		}
+		if relevant(v) {
+			c.Status = dnsDifferent
+		}
+	}
+	return c
+}
+
+// spfIncludes reports whether an SPF record has include:<domain>.
+func spfIncludes(spf, domain string) bool {
+	for _, term := range strings.Fields(strings.ToLower(spf)) {
+		if strings.TrimLeft(term, "+~?") == "include:"+strings.ToLower(domain) {
+			return true
+		}
+	}
+	return false
+}
+
+// squash drops quotes and white space, which DNS consoles add or split.
+func squash(v string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '"' || r == ' ' || r == '\t' {
+			return -1
+		}
+		return r
+	}, v)
+}
