@@ -11,10 +11,6 @@ import (
 	"github.com/notifyd/notifyd/internal/store"
 )
 
-func init() {
-	tests["OptIn"] = testOptIn
-}
-
 // testOptIn pins the double opt-in verbs: settings default to off until
 // stored and stay per workspace; confirmation mails are upserted with a
 // growing count and disappear with their subscriber.
