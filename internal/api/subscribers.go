@@ -78,11 +78,12 @@ func (a *API) handleSubscriberCreate(c *call) error {
 		ConsentStatus Optional[string]            `json:"consentStatus"`
 		ConsentSource Optional[string]            `json:"consentSource"`
 		Attributes    Optional[map[string]string] `json:"attributes"`
+		Confirmed     *bool                       `json:"confirmed"` // double opt-in (confirm.go)
 	}
 	if err := decodeSubscriber(c.body, &in); err != nil {
 		return err
 	}
-	var input service.SubscriberInput
+	input := service.SubscriberInput{Confirmed: in.Confirmed != nil && *in.Confirmed, LinkBase: a.baseURL}
 	var err error
 	if input.Channel, err = required("channel", in.Channel); err != nil {
 		return err
@@ -174,6 +175,7 @@ type importItemIn struct {
 	Address    Optional[string]            `json:"address"`
 	Name       Optional[string]            `json:"name"`
 	Attributes Optional[map[string]string] `json:"attributes"`
+	Confirmed  *bool                       `json:"confirmed"` // double opt-in (confirm.go)
 }
 
 func (a *API) handleSubscriberImport(c *call) error {
@@ -181,6 +183,7 @@ func (a *API) handleSubscriberImport(c *call) error {
 		Subscribers   Optional[[]json.RawMessage] `json:"subscribers"`
 		ConsentStatus Optional[string]            `json:"consentStatus"`
 		ConsentSource Optional[string]            `json:"consentSource"`
+		Confirmed     *bool                       `json:"confirmed"` // double opt-in (confirm.go)
 	}
 	if err := c.decode(&in); err != nil {
 		return err
@@ -188,7 +191,8 @@ func (a *API) handleSubscriberImport(c *call) error {
 	if !in.Subscribers.Set || in.Subscribers.Null {
 		return notify.Invalid("subscribers is required")
 	}
-	input := service.ImportInput{Items: make([]service.ImportItem, len(in.Subscribers.Value)), ConsentSource: clearable(in.ConsentSource)}
+	input := service.ImportInput{Items: make([]service.ImportItem, len(in.Subscribers.Value)), ConsentSource: clearable(in.ConsentSource),
+		Confirmed: in.Confirmed != nil && *in.Confirmed, LinkBase: a.baseURL}
 	var err error
 	if input.ConsentStatus, err = required("consentStatus", in.ConsentStatus); err != nil {
 		return err
@@ -207,11 +211,11 @@ func (a *API) handleSubscriberImport(c *call) error {
 		item.Channel, _ = required("channel", it.Channel)
 		item.Address, _ = required("address", it.Address)
 		item.Name, _ = required("name", it.Name)
-		item.Attributes = attributesIn(it.Attributes)
+		item.Attributes, item.Confirmed = attributesIn(it.Attributes), it.Confirmed
 	}
 	res, err := a.svc.ImportSubscribers(c.ctx, c.actor, input)
 	if err != nil {
 		return err
 	}
-	return c.ok(http.StatusOK, map[string]any{"total": res.Total, "created": res.Created, "updated": res.Updated, "skipped": res.Skipped})
+	return c.ok(http.StatusOK, importBody(res))
 }

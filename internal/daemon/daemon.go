@@ -160,6 +160,7 @@ func (d *Daemon) Open(ctx context.Context) error {
 	d.Service = service.New(service.Options{
 		Store: d.DB, Box: box, Now: d.Now, Logger: d.Logger, HMACTolerance: d.Config.HMACTolerance,
 		OTPSecret: otpSecret, OTPCodeKey: secret.Derive(master, service.OTPCodeLabel),
+		OptInKey:    secret.Derive(master, service.OptInSigningLabel),
 		JobAttempts: d.Config.QueueJobAttempts, Backoff: d.Config.QueueBackoff,
 		MailCheck: d.mailChecker(),
 		// Sending-domain DNS checks are asked for explicitly, so they use

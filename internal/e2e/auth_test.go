@@ -280,6 +280,10 @@ func TestRoles(t *testing.T) {
 		{"POST", "/v1/providers/" + id + "/identities/domains/adopt", map[string]any{"domain": "example.com"}, "admin"},
 		{"GET", "/v1/providers/" + id + "/identities/" + id, nil, "admin"},
 		{"GET", "/v1/providers/" + id + "/identities/" + id + "/dns", nil, "admin"},
+		// Double opt-in (issue 21, item 5).
+		{"GET", "/v1/newsletter/settings", nil, "viewer"},
+		{"PATCH", "/v1/newsletter/settings", map[string]any{}, "admin"},                        // 400: nothing changes
+		{"POST", "/v1/newsletter/subscribers/" + id + "/resend-confirmation", nil, "operator"}, // 404
 	}
 	rank := map[string]int{"viewer": 0, "operator": 1, "admin": 2, "owner": 3}
 	clients := map[string]*client.Client{"viewer": viewer, "operator": operator, "admin": admin, "owner": e.Owner}

@@ -41,6 +41,7 @@ var bodyRoutes = []struct {
 	{"PATCH", "/v1/newsletter/campaigns/{id}", `{"name":["x"]}`},
 	{"POST", "/v1/newsletter/campaigns/{id}/send", `{"scheduledAt":1}`},
 	{"POST", "/v1/newsletter/campaigns/{id}/cancel", `[]`},
+	{"PATCH", "/v1/newsletter/settings", `{"doubleOptIn":"yes"}`},
 }
 
 func fill(path, id string) string {

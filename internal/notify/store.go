@@ -107,6 +107,7 @@ type Tx interface {
 	InvitationTx
 	RetentionTx
 	DeadLetterTx
+	OptInTx
 }
 
 // PipelineTx holds the verbs of the send pipeline.

@@ -34,6 +34,9 @@ type Options struct {
 	// keys the code hashes. Both default to random per-process keys.
 	OTPSecret  []byte
 	OTPCodeKey []byte
+	// OptInKey signs the double opt-in confirmation links (optin.go);
+	// default a random per-process key.
+	OptInKey []byte
 	// MailCheck checks subscriber domains by DNS; nil skips the check.
 	MailCheck *mailcheck.Checker
 	// DNS looks up the records of sending domains (identity.go); nil is
@@ -100,6 +103,7 @@ type Service struct {
 	otpPolicy   otp.Policy
 	otpSecret   []byte
 	otpCodeKey  []byte
+	optInKey    []byte
 	mailCheck   *mailcheck.Checker
 	dns         *mailcheck.Checker
 	wh          WebhookOptions
@@ -151,6 +155,9 @@ func New(o Options) *Service {
 	}
 	if len(s.otpCodeKey) == 0 {
 		s.otpCodeKey = randomKey()
+	}
+	if s.optInKey = o.OptInKey; len(s.optInKey) == 0 {
+		s.optInKey = randomKey()
 	}
 	return s
 }

@@ -33,6 +33,11 @@ type SubscriberInput struct {
 	ConsentStatus *string
 	ConsentSource *string
 	Attributes    map[string]string // nil is absent
+	// Confirmed (create only) skips double opt-in: the status is kept as
+	// asked and no confirmation mail goes out.
+	Confirmed bool
+	// LinkBase is the public base URL of a confirmation link.
+	LinkBase string
 }
 
 // ImportItem is one subscriber of an import; Invalid marks an item the API
@@ -43,6 +48,7 @@ type ImportItem struct {
 	Name       *string
 	Attributes map[string]string
 	Invalid    bool
+	Confirmed  *bool // nil: the list's Confirmed
 }
 
 // ImportInput is the body of an import.
@@ -50,11 +56,19 @@ type ImportInput struct {
 	Items         []ImportItem
 	ConsentStatus *string // default subscribed, for the whole list
 	ConsentSource *string
+	// Confirmed marks every item as confirmed (double opt-in skipped)
+	// unless the item says otherwise.
+	Confirmed bool
+	// LinkBase is the public base URL of confirmation links.
+	LinkBase string
 }
 
 // ImportResult counts an import; Created+Updated+Skipped = Total.
 type ImportResult struct {
 	Total, Created, Updated, Skipped int
+	// ConfirmationsSent counts the confirmation mails queued (double
+	// opt-in).
+	ConfirmationsSent int
 }
 
 func newUnsubscribeToken() string { return secret.RandomToken(subscriberTokenBytes) }
@@ -205,11 +219,21 @@ func (s *Service) CreateSubscriber(ctx context.Context, a *Actor, in SubscriberI
 	if in.Attributes != nil {
 		x.Attributes = in.Attributes
 	}
-	setConsent(x, status, now)
 	x.CreatedAt, x.UpdatedAt = now, now
 	err = s.store.Update(ctx, func(tx notify.Tx) error {
+		set, err := tx.FindNewsletterSettings(ctx, a.WorkspaceID)
+		if err != nil {
+			return err
+		}
+		st, mail := optInStatus(set.DoubleOptIn, in.Confirmed, status, "")
+		setConsent(x, st, now)
 		if err := tx.CreateSubscriber(ctx, x); err != nil {
 			return conflictOr(err, "A subscriber with channel %s and address %s already exists", x.Channel, x.Address)
+		}
+		if mail {
+			if _, err := s.queueConfirmations(ctx, tx, a.WorkspaceID, []*notify.Subscriber{x}, in.LinkBase, now); err != nil {
+				return err
+			}
 		}
 		if x.ConsentStatus == notify.ConsentSubscribed {
 			if err := tx.LiftUnsubscribeSuppressions(ctx, a.WorkspaceID, []string{x.Address}); err != nil {
@@ -339,6 +363,7 @@ type importEntry struct {
 	address    string
 	name       *string
 	attributes map[string]string
+	confirmed  *bool
 	repeats    int // further items of the same address
 }
 
@@ -392,6 +417,9 @@ func (s *Service) ImportSubscribers(ctx context.Context, a *Actor, in ImportInpu
 		if it.Attributes != nil {
 			e.attributes = it.Attributes
 		}
+		if it.Confirmed != nil {
+			e.confirmed = it.Confirmed
+		}
 	}
 	if len(order) == 0 {
 		return res, nil
@@ -406,10 +434,27 @@ func (s *Service) ImportSubscribers(ctx context.Context, a *Actor, in ImportInpu
 		if err != nil {
 			return err
 		}
+		set, err := tx.FindNewsletterSettings(ctx, a.WorkspaceID)
+		if err != nil {
+			return err
+		}
 		now := s.now()
 		subs := make([]*notify.Subscriber, len(order))
+		var toMail []string
 		for i, e := range order {
 			x := existing[e.address]
+			prev := ""
+			if x != nil {
+				prev = x.ConsentStatus
+			}
+			confirmed := in.Confirmed
+			if e.confirmed != nil {
+				confirmed = *e.confirmed
+			}
+			st, mail := optInStatus(set.DoubleOptIn, confirmed, status, prev)
+			if mail {
+				toMail = append(toMail, e.address)
+			}
 			if x == nil {
 				created++
 				x = &notify.Subscriber{ID: newID(), WorkspaceID: a.WorkspaceID, Channel: notify.ChannelEmail, Address: e.address,
@@ -427,7 +472,7 @@ func (s *Service) ImportSubscribers(ctx context.Context, a *Actor, in ImportInpu
 			if in.ConsentSource != nil {
 				x.ConsentSource = *in.ConsentSource
 			}
-			setConsent(x, status, now)
+			setConsent(x, st, now)
 			if x.CreatedAt.IsZero() {
 				x.CreatedAt = now
 			}
@@ -441,8 +486,28 @@ func (s *Service) ImportSubscribers(ctx context.Context, a *Actor, in ImportInpu
 			return err
 		}
 		res.Created, res.Updated = created, updated
-		return s.audit(ctx, tx, a, a.WorkspaceID, "subscriber.import", "subscriber", "", map[string]any{
-			"total": res.Total, "created": created, "updated": updated, "skipped": res.Skipped, "consentStatus": status})
+		payload := map[string]any{"total": res.Total, "created": created, "updated": updated, "skipped": res.Skipped, "consentStatus": status}
+		if len(toMail) > 0 {
+			// The stored rows: a row inserted meanwhile by another writer
+			// kept its own id.
+			stored, err := tx.FindSubscribersByAddress(ctx, a.WorkspaceID, notify.ChannelEmail, toMail)
+			if err != nil {
+				return err
+			}
+			pending := make([]*notify.Subscriber, 0, len(toMail))
+			for _, addr := range toMail {
+				if x := stored[addr]; x != nil && x.ConsentStatus == notify.ConsentPending {
+					pending = append(pending, x)
+				}
+			}
+			sent, err := s.queueConfirmations(ctx, tx, a.WorkspaceID, pending, in.LinkBase, now)
+			if err != nil {
+				return err
+			}
+			res.ConfirmationsSent = len(sent)
+			payload["confirmationsSent"] = len(sent)
+		}
+		return s.audit(ctx, tx, a, a.WorkspaceID, "subscriber.import", "subscriber", "", payload)
 	})
 	if err != nil {
 		return nil, err

@@ -52,21 +52,7 @@ type subImportResult struct {
 // body is sent raw.
 func subDo(t *testing.T, c *client.Client, method, path string, body any, status int) *client.Response {
 	t.Helper()
-	if s, ok := body.(string); ok {
-		body = []byte(s)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	r, err := c.Dashboard(ctx, method, path, body)
-	require.NoError(t, err)
-	require.Equal(t, status, r.Status, "%s %s: %s", method, path, string(r.Body))
-	if status >= 400 {
-		require.Equal(t, "application/problem+json", r.Header.Get("Content-Type"))
-		p := r.Problem()
-		require.Equal(t, status, p.Status)
-		require.NotEmpty(t, p.Detail)
-	}
-	return r
+	return notifytest.DashboardCall(t, c, method, path, body, status)
 }
 
 func subCreate(t *testing.T, c *client.Client, body map[string]any) subJSON {

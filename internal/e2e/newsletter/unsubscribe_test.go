@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"mime/multipart"
 	"net/http"
 	"net/url"
@@ -29,29 +28,14 @@ type unsubPage struct {
 // unsubReq sends a public request (no authentication).
 func unsubReq(t *testing.T, env *notifytest.Env, method, path, contentType string, body []byte) unsubPage {
 	t.Helper()
-	req, err := http.NewRequest(method, env.Daemon.URL()+path, bytes.NewReader(body))
-	require.NoError(t, err)
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return unsubPage{status: resp.StatusCode, header: resp.Header, body: string(b)}
+	p := notifytest.Public(t, env.Daemon.URL(), method, path, contentType, body)
+	return unsubPage{status: p.Status, header: p.Header, body: p.Body}
 }
 
 // unsubRequireHTML checks the headers every public page carries.
 func unsubRequireHTML(t *testing.T, p unsubPage, status int) {
 	t.Helper()
-	require.Equal(t, status, p.status, p.body)
-	require.Equal(t, "text/html; charset=utf-8", p.header.Get("Content-Type"))
-	require.Equal(t, "no-store", p.header.Get("Cache-Control"))
-	require.Equal(t, "no-referrer", p.header.Get("Referrer-Policy"))
-	require.Contains(t, p.header.Get("Content-Security-Policy"), "default-src 'none'")
-	require.Contains(t, p.body, `<html lang="en">`)
-	require.NotContains(t, p.body, "<script")
+	notifytest.RequireHTMLPage(t, notifytest.Page{Status: p.status, Header: p.header, Body: p.body}, status)
 }
 
 func unsubForm(t *testing.T, env *notifytest.Env, token string) unsubPage {

@@ -102,6 +102,9 @@ var tests = map[string]func(t *testing.T, db *store.DB){
 	// limit.go
 	"DispatchTarget": testDispatchTarget,
 
+	// optin.go
+	"OptIn": testOptIn,
+
 	// otp.go
 	"OTPCleanup": testOTPCleanup,
 

@@ -1,0 +1,86 @@
+package web
+
+import (
+	"net/http"
+
+	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/otp"
+	"github.com/notifyd/notifyd/internal/service"
+)
+
+// The double opt-in confirmation page (issue 21, item 5; docs/DECISIONS.md
+// "Double opt-in"), built like the unsubscribe page: GET shows a confirm
+// button and changes nothing, POST confirms. The token in the link is the
+// only authorization.
+
+func init() { register(confirmRoutes) }
+
+func confirmRoutes(c *Console) []Route {
+	return []Route{
+		{Method: "GET", Path: service.ConfirmPath, Auth: Public, Raw: http.HandlerFunc(c.handleConfirmPage)},
+		{Method: "POST", Path: service.ConfirmPath, Auth: Public, Raw: http.HandlerFunc(c.handleConfirmForm)},
+	}
+}
+
+// confirmPage is the page of a confirmation state, with its status: 200
+// for a pending or confirmed subscriber, 4xx for a link that cannot
+// confirm. token fills the form of a pending subscriber.
+func confirmPage(v service.ConfirmView, token string) (int, pageData) {
+	who := otp.Mask(notify.ChannelEmail, v.Address)
+	switch v.State {
+	case service.ConfirmPending:
+		return http.StatusOK, pageData{Title: "Confirm your subscription",
+			Message: "Press the button to confirm the newsletter subscription of " + who + ".",
+			Form:    true, Action: service.ConfirmPath, Button: "Confirm subscription", Field: "token", Value: token}
+	case service.ConfirmDone:
+		return http.StatusOK, pageData{Title: "Subscription confirmed",
+			Message: who + " is subscribed. You can unsubscribe at any time with the link in each newsletter."}
+	case service.ConfirmExpired:
+		return http.StatusGone, pageData{Title: "Link expired",
+			Message: "This confirmation link has expired. Please ask the sender for a new one."}
+	case service.ConfirmGone:
+		return http.StatusNotFound, pageData{Title: "Subscription not found",
+			Message: "This subscription no longer exists. Please subscribe again."}
+	case service.ConfirmRefused:
+		return http.StatusConflict, pageData{Title: "Subscription cancelled",
+			Message: who + " was unsubscribed after this link was sent, so the link no longer confirms anything."}
+	}
+	return http.StatusBadRequest, pageData{Title: "Link invalid",
+		Message: "This confirmation link is invalid. Please use the link from the most recent email you received."}
+}
+
+var pageConfirmUnavailable = pageData{Title: "Confirmation unavailable", Message: "Something went wrong. Please try again later."}
+
+// handleConfirmPage is GET /v1/newsletter/confirm?token=T: it shows the
+// confirm button and changes nothing, so link scanners that fetch it
+// confirm nobody.
+func (c *Console) handleConfirmPage(w http.ResponseWriter, r *http.Request) {
+	token := r.URL.Query().Get("token")
+	v, err := c.svc.ConfirmLanding(r.Context(), token)
+	if err != nil {
+		c.log.ErrorContext(r.Context(), "confirmation page", "err", err)
+		writePage(w, r, http.StatusInternalServerError, pageConfirmUnavailable)
+		return
+	}
+	status, d := confirmPage(v, token)
+	writePage(w, r, status, d)
+}
+
+// handleConfirmForm is POST /v1/newsletter/confirm with the form field
+// token: it confirms and answers a result page.
+func (c *Console) handleConfirmForm(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, maxUnsubscribeBody)
+	if err := r.ParseForm(); err != nil {
+		writePage(w, r, http.StatusBadRequest, pageData{Title: "Bad request", Message: "The confirmation form could not be read."})
+		return
+	}
+	token := r.PostForm.Get("token")
+	v, err := c.svc.Confirm(r.Context(), token)
+	if err != nil {
+		c.log.ErrorContext(r.Context(), "confirmation", "err", err)
+		writePage(w, r, http.StatusInternalServerError, pageConfirmUnavailable)
+		return
+	}
+	status, d := confirmPage(v, token)
+	writePage(w, r, status, d)
+}
