@@ -7,7 +7,8 @@ import "github.com/notifyd/notifyd/internal/notify"
 func (a *API) routes() []Route {
 	var all []Route
 	for _, group := range [][]Route{a.coreRoutes(), a.otpRoutes(), a.limitRoutes(),
-		a.subscriberRoutes(), a.campaignRoutes(), a.webhookRoutes(), a.suppressionRoutes(), a.memberRoutes(), a.requestRoutes()} {
+		a.subscriberRoutes(), a.campaignRoutes(), a.webhookRoutes(), a.suppressionRoutes(), a.memberRoutes(), a.requestRoutes(),
+		a.fraudGuardRoutes()} {
 		all = append(all, group...)
 	}
 	return all

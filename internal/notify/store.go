@@ -106,6 +106,7 @@ type Tx interface {
 	InvitationTx
 	RetentionTx
 	DeadLetterTx
+	OTPFraudGuardTx
 }
 
 // PipelineTx holds the verbs of the send pipeline.
