@@ -41,6 +41,7 @@ var bodyRoutes = []struct {
 	{"PATCH", "/v1/newsletter/campaigns/{id}", `{"name":["x"]}`},
 	{"POST", "/v1/newsletter/campaigns/{id}/send", `{"scheduledAt":1}`},
 	{"POST", "/v1/newsletter/campaigns/{id}/cancel", `[]`},
+	{"PUT", "/v1/limits/otp-fraud-guard", `{"dailyBudget":"many"}`},
 }
 
 func fill(path, id string) string {

@@ -49,7 +49,8 @@ type OTPFraudGuardTx interface {
 	PutOTPFraudGuard(ctx context.Context, g *OTPFraudGuard) error
 	// AddOTPFraudCounts adds one to each counter in one statement (rows
 	// locked in the order given, until the transaction ends) and returns
-	// the new counts in that order. Keys must be distinct.
+	// the new counts in that order. Windows (key and start) must be
+	// distinct.
 	AddOTPFraudCounts(ctx context.Context, workspaceID string, ws []OTPFraudWindow) ([]int, error)
 	// DeleteOTPFraudCountersEndedBefore deletes counters of windows that
 	// ended before t, of every workspace, and returns how many.

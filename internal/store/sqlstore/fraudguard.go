@@ -54,30 +54,19 @@ func (t *Tx) AddOTPFraudCounts(ctx context.Context, workspaceID string, ws []not
 		return out, nil
 	}
 	args := make([]any, 0, 4*len(ws))
-	for _, w := range ws {
+	keys := make([]notify.RateWindow, len(ws))
+	for i, w := range ws {
 		args = append(args, workspaceID, w.Key, ms(w.Start), ms(w.End))
+		keys[i] = notify.RateWindow{ScopeKey: w.Key, Start: w.Start}
 	}
 	rows, err := t.c.Query(ctx, `INSERT INTO otp_fraud_counters (workspace_id, counter_key, window_start, window_end, count)
 		VALUES (?, ?, ?, ?, 1)`+strings.Repeat(", (?, ?, ?, ?, 1)", len(ws)-1)+`
 		ON CONFLICT (workspace_id, counter_key, window_start) DO UPDATE SET count = otp_fraud_counters.count + 1
-		RETURNING counter_key, count`, args...)
+		RETURNING counter_key, window_start, count`, args...)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var key string
-		var n int
-		if err := rows.Scan(&key, &n); err != nil {
-			return nil, err
-		}
-		for i, w := range ws {
-			if w.Key == key {
-				out[i] = n
-			}
-		}
-	}
-	return out, rows.Err()
+	return windowCounts(rows, keys, out)
 }
 
 func (t *Tx) DeleteOTPFraudCountersEndedBefore(ctx context.Context, before time.Time) (int, error) {
