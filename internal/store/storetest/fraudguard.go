@@ -12,11 +12,6 @@ import (
 	"github.com/notifyd/notifyd/internal/store"
 )
 
-func init() {
-	tests["OTPFraudGuard"] = testOTPFraudGuard
-	tests["OTPFraudCountsConcurrent"] = testOTPFraudCountsConcurrent
-}
-
 func testOTPFraudGuard(t *testing.T, db *store.DB) {
 	ws1, ws2 := Workspace(t, db), Workspace(t, db)
 	view(t, db, func(ctx context.Context, tx notify.Tx) error {
