@@ -28,6 +28,7 @@ type otpSendBody struct {
 	TemplateCode                string            `json:"templateCode"`
 	TemplateVariables           map[string]string `json:"templateVariables"`
 	PreferredProviderAccountIDs []string          `json:"preferredProviderAccountIds"`
+	ClientIP                    string            `json:"clientIp"` // the end user's address (OTP fraud guard)
 }
 
 func otpSendJSON(r *service.OTPSendResult) map[string]any {
@@ -42,9 +43,9 @@ func (a *API) handleOTPSend(c *call) error {
 	}
 	res, err := a.svc.OTPSend(c.ctx, c.key, &service.OTPSendInput{Channel: b.Channel, To: b.To, Mode: b.Mode, Purpose: b.Purpose,
 		BrandName: b.BrandName, RecipientName: b.RecipientName, TemplateCode: b.TemplateCode, TemplateVariables: b.TemplateVariables,
-		PreferredProviderAccountIDs: b.PreferredProviderAccountIDs, LinkBase: a.baseURL})
+		PreferredProviderAccountIDs: b.PreferredProviderAccountIDs, ClientIP: b.ClientIP, LinkBase: a.baseURL})
 	if err != nil {
-		return err
+		return a.fraudRefused(err)
 	}
 	return c.ok(http.StatusCreated, otpSendJSON(res))
 }
@@ -75,7 +76,7 @@ func (a *API) handleOTPVerify(c *call) error {
 func (a *API) handleOTPResend(c *call) error {
 	res, err := a.svc.OTPResend(c.ctx, c.key, c.r.PathValue("verificationId"), a.baseURL)
 	if err != nil {
-		return err
+		return a.fraudRefused(err)
 	}
 	return c.ok(http.StatusOK, otpSendJSON(res))
 }

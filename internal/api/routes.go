@@ -8,7 +8,7 @@ func (a *API) routes() []Route {
 	var all []Route
 	for _, group := range [][]Route{a.coreRoutes(), a.otpRoutes(), a.limitRoutes(),
 		a.subscriberRoutes(), a.campaignRoutes(), a.webhookRoutes(), a.suppressionRoutes(), a.memberRoutes(),
-		a.requestRoutes(), a.previewLayoutRoutes(), a.identityRoutes(), a.optInRoutes()} {
+		a.requestRoutes(), a.previewLayoutRoutes(), a.identityRoutes(), a.optInRoutes(), a.fraudGuardRoutes()} {
 		all = append(all, group...)
 	}
 	return all

@@ -284,6 +284,9 @@ func TestRoles(t *testing.T) {
 		{"GET", "/v1/newsletter/settings", nil, "viewer"},
 		{"PATCH", "/v1/newsletter/settings", map[string]any{}, "admin"},                        // 400: nothing changes
 		{"POST", "/v1/newsletter/subscribers/" + id + "/resend-confirmation", nil, "operator"}, // 404
+		// OTP fraud guard (issue 21, item 6).
+		{"GET", "/v1/limits/otp-fraud-guard", nil, "viewer"},
+		{"PUT", "/v1/limits/otp-fraud-guard", map[string]any{"dailyBudget": 0}, "admin"}, // 400: nothing stored
 	}
 	rank := map[string]int{"viewer": 0, "operator": 1, "admin": 2, "owner": 3}
 	clients := map[string]*client.Client{"viewer": viewer, "operator": operator, "admin": admin, "owner": e.Owner}

@@ -42,6 +42,7 @@ var bodyRoutes = []struct {
 	{"POST", "/v1/newsletter/campaigns/{id}/send", `{"scheduledAt":1}`},
 	{"POST", "/v1/newsletter/campaigns/{id}/cancel", `[]`},
 	{"PATCH", "/v1/newsletter/settings", `{"doubleOptIn":"yes"}`},
+	{"PUT", "/v1/limits/otp-fraud-guard", `{"dailyBudget":"many"}`},
 }
 
 func fill(path, id string) string {

@@ -19,6 +19,9 @@ type Limits struct {
 	// Rejected counts 429 answers by error code (SVC-4290, SVC-4291,
 	// SVC-42900).
 	Rejected *prometheus.CounterVec
+	// OTPFraudRefusals counts OTP sends refused by the fraud guard, by rule
+	// (fraudguard.go).
+	OTPFraudRefusals *prometheus.CounterVec
 }
 
 func newLimits(r *prometheus.Registry) *Limits {
@@ -39,8 +42,9 @@ func newLimits(r *prometheus.Registry) *Limits {
 		Rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "notifyd_requests_rejected_total", Help: "Requests answered 429 by a request or OTP limit, by error code.",
 		}, []string{"code"}),
+		OTPFraudRefusals: newFraudRefused(),
 	}
-	r.MustRegister(l.DispatchWait, l.DispatchSnoozes, l.ClusterWorkers, l.Waiting, l.Rejected)
+	r.MustRegister(l.DispatchWait, l.DispatchSnoozes, l.ClusterWorkers, l.Waiting, l.Rejected, l.OTPFraudRefusals)
 	return l
 }
 

@@ -108,6 +108,7 @@ type Tx interface {
 	RetentionTx
 	DeadLetterTx
 	OptInTx
+	OTPFraudGuardTx
 }
 
 // PipelineTx holds the verbs of the send pipeline.

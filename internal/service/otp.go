@@ -43,6 +43,9 @@ type OTPSendInput struct {
 	TemplateCode                string
 	TemplateVariables           map[string]string
 	PreferredProviderAccountIDs []string
+	// ClientIP is the end user's address as the caller saw it (optional;
+	// the OTP fraud guard's client-address rule counts it).
+	ClientIP string
 	// LinkBase is the public base URL link-mode links start with.
 	LinkBase string
 }
@@ -180,21 +183,35 @@ func (s *Service) OTPSend(ctx context.Context, key *notify.APIKey, in *OTPSendIn
 	if err != nil {
 		return nil, err
 	}
+	client, err := clientKey(in.ClientIP)
+	if err != nil {
+		return nil, err
+	}
 	now := s.now()
 	sess := &notify.OTPSession{ID: newID(), WorkspaceID: key.WorkspaceID, Channel: ch, Mode: in.Mode, Purpose: in.Purpose,
 		Recipient: rcpt, RecipientMasked: otp.Mask(ch, rcpt), Status: notify.OTPPending, CreatedAt: now}
 	var snd *otpSend
 	err = s.store.Update(ctx, func(tx notify.Tx) error {
+		guard, err := newFraudCheck(ctx, tx, key.WorkspaceID, ch, rcpt, client)
+		if err != nil {
+			return err
+		}
+		if err := guard.country(); err != nil {
+			return err
+		}
 		if err := s.countOTPSend(ctx, tx, key.WorkspaceID, rcpt, now); err != nil {
 			return err
 		}
-		var err error
 		if snd, err = s.prepareOTP(ctx, tx, key, sess, in, now); err != nil {
 			return err
 		}
-		return tx.CreateOTPSession(ctx, sess)
+		if err := tx.CreateOTPSession(ctx, sess); err != nil {
+			return err
+		}
+		return guard.count(ctx, tx, now)
 	})
 	if err != nil {
+		s.recordFraudRefusal(ctx, key, err)
 		return nil, err
 	}
 	if err := s.deliverOTP(ctx, sess, snd); err != nil {
@@ -375,6 +392,16 @@ func (s *Service) OTPResend(ctx context.Context, key *notify.APIKey, id, linkBas
 		case now.Before(sess.ResendAvailableAt):
 			return notify.Errorf(notify.CodeTooManyRequests, "Resend cooldown active")
 		}
+		guard, err := newFraudCheck(ctx, tx, key.WorkspaceID, sess.Channel, sess.Recipient, "")
+		if err != nil {
+			return err
+		}
+		if guard != nil {
+			guard.verificationID = sess.ID
+		}
+		if err := guard.country(); err != nil {
+			return err
+		}
 		if err := s.countOTPSend(ctx, tx, key.WorkspaceID, sess.Recipient, now); err != nil {
 			return err
 		}
@@ -395,12 +422,13 @@ func (s *Service) OTPResend(ctx context.Context, key *notify.APIKey, id, linkBas
 		if !ok {
 			return notify.Errorf(notify.CodeTooManyRequests, "Resend cooldown active")
 		}
-		return nil
+		return guard.count(ctx, tx, now)
 	})
 	if lazyExpire {
 		s.expireOTP(ctx, sess)
 	}
 	if err != nil {
+		s.recordFraudRefusal(ctx, key, err)
 		return nil, err
 	}
 	if err := s.deliverOTP(ctx, sess, snd); err != nil {
@@ -676,7 +704,13 @@ func (s *Service) CleanupOTP(ctx context.Context) (sessions, counters int, err e
 		if sessions, err = tx.DeleteOTPSessionsExpiredBefore(ctx, now.Add(-OTPRetention)); err != nil {
 			return err
 		}
-		counters, err = tx.DeleteOTPSendCountersBefore(ctx, hs, ds)
+		if counters, err = tx.DeleteOTPSendCountersBefore(ctx, hs, ds); err != nil {
+			return err
+		}
+		// Fraud guard counters an hour after their window ended (clock
+		// skew between processes, as above).
+		guard, err := tx.DeleteOTPFraudCountersEndedBefore(ctx, now.Add(-time.Hour))
+		counters += guard
 		return err
 	})
 	return sessions, counters, err

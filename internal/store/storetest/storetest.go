@@ -93,6 +93,10 @@ var tests = map[string]func(t *testing.T, db *store.DB){
 	// dispatchworker.go
 	"DispatchWorkers": testDispatchWorkers,
 
+	// fraudguard.go
+	"OTPFraudGuard":            testOTPFraudGuard,
+	"OTPFraudCountsConcurrent": testOTPFraudCountsConcurrent,
+
 	// invitation.go
 	"Invitations": testInvitations,
 

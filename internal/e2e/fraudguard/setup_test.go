@@ -1,0 +1,151 @@
+// Package fraudguard_test is the end-to-end suite of the OTP fraud guard
+// against SMS pumping (issue 21, item 6; docs/OTP.md "Fraud guard"), on
+// the backend of the run (PostgreSQL when NOTIFYD_TEST_DATABASE_URL is set).
+package fraudguard_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/notifyd/notifyd/client"
+	"github.com/notifyd/notifyd/internal/notifytest"
+)
+
+var ctx = context.Background()
+
+const guardPath = "/v1/limits/otp-fraud-guard"
+
+type bundle struct {
+	env   *notifytest.Env
+	key   *client.Client
+	keyID string
+	clock *notifytest.Clock
+}
+
+// setup starts a daemon on a test clock with an OTP API key and an SMS
+// route to the simulator (the setup of internal/e2e/otp).
+func setup(t *testing.T) *bundle {
+	t.Helper()
+	clock := &notifytest.Clock{}
+	env := notifytest.StartDaemonAt(t, clock.Now)
+	key, keyID, err := env.Owner.CreateAPIKey(ctx, "otp", "otp:send", "otp:verify")
+	require.NoError(t, err)
+	key.Now = clock.Now
+	notifytest.RegisterRoute(t, env.Owner, "sms", "vendorb_sms", map[string]string{"vendorb_api_key": "k",
+		"vendorb_api_secret": "s", "vendorb_sender": "0212345678", "base_url": env.SimURL})
+	return &bundle{env: env, key: key, keyID: keyID, clock: clock}
+}
+
+func (b *bundle) dash(t *testing.T, c *client.Client, method, path string, body any) *client.Response {
+	t.Helper()
+	r, err := c.Dashboard(ctx, method, path, body)
+	require.NoError(t, err)
+	return r
+}
+
+// guard puts the settings as the owner and requires 200.
+func (b *bundle) guard(t *testing.T, body map[string]any) guardOut {
+	t.Helper()
+	r := b.dash(t, b.env.Owner, "PUT", guardPath, body)
+	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+	var out guardOut
+	require.NoError(t, r.Decode(&out))
+	return out
+}
+
+type velocity struct {
+	Digits        int `json:"digits"`
+	WindowSeconds int `json:"windowSeconds"`
+	MaxSends      int `json:"maxSends"`
+}
+
+type guardOut struct {
+	Enabled             bool      `json:"enabled"`
+	DefaultCountryCode  string    `json:"defaultCountryCode"`
+	AllowedCountryCodes []string  `json:"allowedCountryCodes"`
+	PrefixVelocity      *velocity `json:"prefixVelocity"`
+	ClientVelocity      *velocity `json:"clientVelocity"`
+	DailyBudget         *int      `json:"dailyBudget"`
+	UpdatedAt           *string   `json:"updatedAt"`
+}
+
+// send posts an OTP send and answers the response.
+func (b *bundle) send(t *testing.T, to, clientIP string) *client.Response {
+	t.Helper()
+	body := map[string]any{"channel": "sms", "to": to}
+	if clientIP != "" {
+		body["clientIp"] = clientIP
+	}
+	r, err := b.key.Signed(ctx, "POST", "/v1/otp", body)
+	require.NoError(t, err)
+	return r
+}
+
+// sent requires a 201 and answers the verification id.
+func (b *bundle) sent(t *testing.T, to, clientIP string) string {
+	t.Helper()
+	r := b.send(t, to, clientIP)
+	require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
+	var out struct {
+		VerificationID string `json:"verificationId"`
+	}
+	require.NoError(t, r.Data(&out))
+	return out.VerificationID
+}
+
+// refused requires the guard's problem answer.
+func refused(t *testing.T, r *client.Response, status int, code, detail string) {
+	t.Helper()
+	require.Equal(t, status, r.Status, string(r.Body))
+	require.Equal(t, "application/problem+json", r.Header.Get("Content-Type"))
+	p := r.Problem()
+	require.Equal(t, code, p.Code, string(r.Body))
+	require.Equal(t, detail, p.Detail, string(r.Body))
+	require.Equal(t, "/v1/otp", p.Instance)
+}
+
+const (
+	detailCountry = "OTP destination country not allowed"
+	detailPrefix  = "Too many OTP sends to this number prefix"
+	detailClient  = "Too many OTP sends from this client address"
+	detailBudget  = "Daily OTP budget exceeded"
+)
+
+// refusals is the metric of the guard's refusals of rule in this daemon.
+func (b *bundle) refusals(t *testing.T, rule string) float64 {
+	t.Helper()
+	return notifytest.Counter(t, b.env.Daemon.Metrics.Registry, "notifyd_otp_fraud_guard_refusals_total", map[string]string{"rule": rule})
+}
+
+// messages counts what the simulator received for a number.
+func (b *bundle) messages(to string) int { return len(b.env.Sim.Messages("vendorb_sms", to, 0)) }
+
+type auditEntry struct {
+	ActorUserID *string        `json:"actorUserId"`
+	Action      string         `json:"action"`
+	TargetType  string         `json:"targetType"`
+	TargetID    string         `json:"targetId"`
+	Payload     map[string]any `json:"payload"`
+}
+
+// audit lists the owner's audit entries of action, newest first.
+func (b *bundle) audit(t *testing.T, action string) []auditEntry {
+	t.Helper()
+	r := b.dash(t, b.env.Owner, "GET", "/v1/audit-logs?limit=200&action="+action, nil)
+	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+	var out struct {
+		Logs []auditEntry `json:"logs"`
+	}
+	require.NoError(t, r.Decode(&out))
+	return out.Logs
+}
+
+// nextDay moves the clock to 01:00 UTC of the next day, past any daily
+// window, with an hour of margin against real time passing.
+func (b *bundle) nextDay() {
+	b.clock.AdvanceTo(b.clock.Now().UTC().Truncate(24 * time.Hour).Add(25 * time.Hour))
+}
