@@ -7,3 +7,51 @@ document.addEventListener("submit", function (ev) {
     ev.preventDefault();
   }
 });
+
+// Routes: drag a row within its channel's table to reorder; the drop
+// submits the routes form in the new order (saved at once, like the
+// arrow buttons, which work without JavaScript).
+(function () {
+  var form = document.getElementById("routes-form");
+  if (!form) {
+    return;
+  }
+  var dragged = null;
+  form.addEventListener("dragstart", function (ev) {
+    var row = ev.target.closest && ev.target.closest("tr.route");
+    if (!row) {
+      return;
+    }
+    dragged = row;
+    row.classList.add("dragging");
+    ev.dataTransfer.effectAllowed = "move";
+    ev.dataTransfer.setData("text/plain", row.getAttribute("data-provider-id"));
+  });
+  form.addEventListener("dragend", function () {
+    if (dragged) {
+      dragged.classList.remove("dragging");
+    }
+    dragged = null;
+  });
+  form.addEventListener("dragover", function (ev) {
+    var row = ev.target.closest && ev.target.closest("tr.route");
+    if (dragged && row && row.parentNode === dragged.parentNode) {
+      ev.preventDefault();
+    }
+  });
+  form.addEventListener("drop", function (ev) {
+    var row = ev.target.closest && ev.target.closest("tr.route");
+    if (!dragged || !row || row === dragged || row.parentNode !== dragged.parentNode) {
+      return;
+    }
+    ev.preventDefault();
+    var rows = Array.prototype.slice.call(row.parentNode.children);
+    if (rows.indexOf(dragged) < rows.indexOf(row)) {
+      row.after(dragged);
+    } else {
+      row.before(dragged);
+    }
+    // The hidden "route" inputs now follow the new order: save as shown.
+    form.submit();
+  });
+})();
