@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/notifyd/notifyd/internal/notifytest"
@@ -249,4 +250,62 @@ func TestConsoleProvidersRoles(t *testing.T) {
 	}
 	_, body = other.Get(t, "/providers")
 	require.NotContains(t, body, id)
+}
+
+// TestConsoleProvidersInBrowser: in headless Chromium, register a provider
+// against the simulator, test-send it and see the result, add its route,
+// move it up with the arrow, then back down by dragging, each order
+// persisted (the API's routes and a reload agree).
+func TestConsoleProvidersInBrowser(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	env := f.env
+	b := notifytest.StartChromium(t)
+	base := env.Daemon.URL()
+	notifytest.ConsoleLoginInBrowser(t, b, base, env.Email, env.Password)
+
+	b.Run(t, chromedp.Click(`a[href="/providers"]`, chromedp.ByQuery))
+	b.WaitText(t, "h1", "Providers & routes")
+	b.Run(t, chromedp.Click("#register summary", chromedp.ByQuery))
+	b.Run(t, chromedp.SetValue("#p-kind", "vendorb_sms", chromedp.ByID),
+		chromedp.SendKeys("#p-name", "Browser SMS", chromedp.ByID),
+		chromedp.SetValue("#p-config", simConfig(t, env, "browser-secret"), chromedp.ByID))
+	b.Run(t, chromedp.Click("#register-provider", chromedp.ByID))
+	b.WaitText(t, "#provider-name", "Browser SMS")
+	var page string
+	b.Run(t, chromedp.OuterHTML("html", &page, chromedp.ByQuery))
+	require.NotContains(t, page, "browser-secret", "configJson is never shown")
+
+	b.Run(t, chromedp.SendKeys("#t-address", "010-1234-5678", chromedp.ByID), chromedp.SendKeys("#t-text", "browser test-send", chromedp.ByID))
+	b.Run(t, chromedp.Click("#send-test", chromedp.ByID))
+	b.WaitText(t, "#test-status", "sent")
+	b.WaitText(t, "#test-class", "success")
+	var url string
+	b.Run(t, chromedp.Location(&url))
+	id := strings.TrimPrefix(strings.Split(url, "?")[0], base+"/providers/")
+
+	// Add its route (last), then move it up with the arrow button.
+	b.Run(t, chromedp.Navigate(base+"/providers"))
+	b.Run(t, chromedp.WaitVisible("#add-route", chromedp.ByID))
+	b.Run(t, chromedp.SetValue("#r-add", "sms/"+id, chromedp.ByID), chromedp.Click("#add-route", chromedp.ByID))
+	b.WaitText(t, "table.routes tbody tr:last-child .route-provider a", "Browser SMS")
+	first := apiRoutes(t, env)
+	require.Len(t, first, 2)
+	require.Equal(t, "sms/"+id+"/2/on", first[1])
+	b.Run(t, chromedp.Click(`tr.route[data-provider-id="`+id+`"] .route-up`, chromedp.ByQuery))
+	b.WaitText(t, "table.routes tbody tr:first-child .route-provider a", "Browser SMS")
+	require.Equal(t, "sms/"+id+"/1/on", apiRoutes(t, env)[0])
+	b.Run(t, chromedp.Reload())
+	b.WaitText(t, "table.routes tbody tr:first-child .route-provider a", "Browser SMS")
+
+	// Drag the first row below the second: the drop saves the new order.
+	b.Run(t, chromedp.Evaluate(`(function () {
+  var rows = document.querySelectorAll("table.routes tbody tr.route");
+  var dt = new DataTransfer();
+  var ev = function (type, el) { el.dispatchEvent(new DragEvent(type, {bubbles: true, cancelable: true, dataTransfer: dt})); };
+  ev("dragstart", rows[0]); ev("dragover", rows[1]); ev("drop", rows[1]);
+})()`, nil))
+	b.WaitText(t, "table.routes tbody tr:last-child .route-provider a", "Browser SMS")
+	b.WaitText(t, "table.routes tbody tr:last-child .route-priority", "2")
+	require.Equal(t, "sms/"+id+"/2/on", apiRoutes(t, env)[1])
 }

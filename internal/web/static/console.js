@@ -55,3 +55,28 @@ document.addEventListener("submit", function (ev) {
     form.submit();
   });
 })();
+
+// A secret shown once (API key create or rotate) is the answer of a POST:
+// the address becomes the list's again, so a reload reads the list (the
+// secret is gone) instead of posting the form a second time.
+(function () {
+  var el = document.querySelector("[data-replace-url]");
+  if (el && window.history && window.history.replaceState) {
+    window.history.replaceState(null, "", el.getAttribute("data-replace-url"));
+  }
+})();
+
+// Copy buttons: data-copy names the element whose text is copied.
+document.addEventListener("click", function (ev) {
+  var b = ev.target.closest && ev.target.closest("button[data-copy]");
+  if (!b) {
+    return;
+  }
+  var el = document.getElementById(b.getAttribute("data-copy"));
+  if (!el || !navigator.clipboard) {
+    return;
+  }
+  navigator.clipboard.writeText(el.textContent).then(function () {
+    b.textContent = "Copied";
+  });
+});
