@@ -226,7 +226,7 @@ func TestConsoleProvidersRoles(t *testing.T) {
 	for _, ctl := range []string{`id="register-provider"`, `action="/providers"`, `/disable"`, `name="move"`, `action="/routes"`, `name="version"`} {
 		require.NotContains(t, body, ctl)
 	}
-	_, body = viewer.Get(t, "/providers/" + id)
+	_, body = viewer.Get(t, "/providers/"+id)
 	for _, ctl := range []string{`id="edit-provider"`, `id="test-send"`, `/disable"`, `/enable"`} {
 		require.NotContains(t, body, ctl)
 	}
@@ -236,7 +236,7 @@ func TestConsoleProvidersRoles(t *testing.T) {
 		require.Equal(t, http.StatusForbidden, resp.StatusCode, path)
 		require.Contains(t, body, "Role viewer is not allowed", path)
 	}
-	_, body = owner.Get(t, "/providers/" + id)
+	_, body = owner.Get(t, "/providers/"+id)
 	require.Contains(t, body, `id="provider-name">Second</span>`, "nothing changed")
 	require.Contains(t, body, `id="provider-state">enabled`)
 
