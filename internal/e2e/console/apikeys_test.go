@@ -118,7 +118,8 @@ func TestConsoleAPIKeys(t *testing.T) {
 // once; after a reload (which must not post the form again) it is gone
 // and there is still one key of that name.
 func TestConsoleAPIKeyInBrowser(t *testing.T) {
-	t.Parallel()
+	// Not parallel: one Chromium fewer at a time on a loaded machine
+	// (the other browser tests start theirs in parallel).
 	env := notifytest.StartDaemon(t)
 	b := notifytest.StartChromium(t)
 	base := env.Daemon.URL()

@@ -257,7 +257,8 @@ func TestConsoleProvidersRoles(t *testing.T) {
 // move it up with the arrow, then back down by dragging, each order
 // persisted (the API's routes and a reload agree).
 func TestConsoleProvidersInBrowser(t *testing.T) {
-	t.Parallel()
+	// Not parallel: one Chromium fewer at a time on a loaded machine
+	// (the other browser tests start theirs in parallel).
 	f := setup(t)
 	env := f.env
 	b := notifytest.StartChromium(t)
