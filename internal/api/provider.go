@@ -2,7 +2,6 @@ package api
 
 import (
 	"net/http"
-	"sort"
 
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/service"
@@ -51,26 +50,9 @@ func (in providerIn) input() (service.ProviderInput, error) {
 		if in.ConfigJSON.Null {
 			return out, notify.Invalid("configJson must be an object")
 		}
-		if len(in.ConfigJSON.Value) > 100 {
-			return out, notify.Invalid("configJson must hold at most 100 keys")
-		}
-		// SPEC: an object of string to string. Decoding into map[string]string
-		// would take null as "" and name no key on a wrong type.
-		names := make([]string, 0, len(in.ConfigJSON.Value))
-		for k := range in.ConfigJSON.Value {
-			names = append(names, k)
-		}
-		sort.Strings(names)
-		cfg := make(map[string]string, len(names))
-		for _, k := range names {
-			v, ok := in.ConfigJSON.Value[k].(string)
-			if len(k) > 100 || (ok && len(v) > 64<<10) {
-				return out, notify.Invalid("configJson keys must be at most 100 and values at most 65536 characters")
-			}
-			if !ok {
-				return out, notify.Invalid("configJson.%s must be a string", k)
-			}
-			cfg[k] = v
+		cfg, err := service.ProviderConfig(in.ConfigJSON.Value)
+		if err != nil {
+			return out, err
 		}
 		out.ConfigJSON, out.SetConfig = cfg, true
 	}

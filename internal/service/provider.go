@@ -43,6 +43,52 @@ func (s *Service) kindIDs() []string {
 	return s.delivery.KindIDs()
 }
 
+// ProviderKind is a provider kind the delivery engine knows, with the
+// channel it sends on.
+type ProviderKind struct {
+	ID      string
+	Channel notify.Channel
+}
+
+// ProviderKinds lists the known provider kinds, sorted by id (the
+// console's register form).
+func (s *Service) ProviderKinds() []ProviderKind {
+	ids := s.kindIDs()
+	out := make([]ProviderKind, 0, len(ids))
+	for _, id := range ids {
+		ch, _ := s.kindChannel(id)
+		out = append(out, ProviderKind{ID: id, Channel: ch})
+	}
+	return out
+}
+
+// ProviderConfig checks a configJson object (SPEC: an object of string
+// to string, at most 100 keys) and answers it as strings. Decoding into
+// map[string]string would take null as "" and name no key on a wrong
+// type, so callers decode into map[string]any.
+func ProviderConfig(v map[string]any) (map[string]string, error) {
+	if len(v) > 100 {
+		return nil, notify.Invalid("configJson must hold at most 100 keys")
+	}
+	names := make([]string, 0, len(v))
+	for k := range v {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	cfg := make(map[string]string, len(names))
+	for _, k := range names {
+		s, ok := v[k].(string)
+		if len(k) > 100 || (ok && len(s) > 64<<10) {
+			return nil, notify.Invalid("configJson keys must be at most 100 and values at most 65536 characters")
+		}
+		if !ok {
+			return nil, notify.Invalid("configJson.%s must be a string", k)
+		}
+		cfg[k] = s
+	}
+	return cfg, nil
+}
+
 func (s *Service) sealConfig(accountID string, cfg map[string]string) (string, error) {
 	if cfg == nil {
 		cfg = map[string]string{}

@@ -232,6 +232,14 @@ func (s *Service) ListAudit(ctx context.Context, a *Actor, f notify.AuditFilter)
 	if f.Limit < 1 || f.Limit > 200 {
 		return nil, notify.Invalid("limit must be between 1 and 200")
 	}
+	for _, v := range []struct{ name, value string }{{"action", f.Action}, {"targetType", f.TargetType}} {
+		if err := maxLen(v.name, v.value, 100); err != nil {
+			return nil, err
+		}
+		if !storable(v.value) {
+			return nil, notify.Invalid("%s must be valid UTF-8 text without NUL characters", v.name)
+		}
+	}
 	want := f.Limit
 	f.Limit++ // one more tells whether a next page exists
 	var rows []*notify.AuditEntry

@@ -1,0 +1,100 @@
+package web
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/service"
+)
+
+func init() { register(apiKeyRoutes) }
+
+// apiKeyRoutes mirror the Dashboard API's API key routes (same roles).
+func apiKeyRoutes(c *Console) []Route {
+	all, admin := notify.RolesAll, notify.RolesAdmin
+	return []Route{
+		{Method: "GET", Path: "/api-keys", Auth: Member, Roles: all, h: c.apiKeysPage},
+		{Method: "POST", Path: "/api-keys", Auth: Member, Roles: admin, h: c.createAPIKey},
+		{Method: "POST", Path: "/api-keys/{id}/rotate", Auth: Member, Roles: admin, h: c.rotateAPIKey},
+		{Method: "POST", Path: "/api-keys/{id}/suspend", Auth: Member, Roles: admin, h: c.apiKeyStatus("suspend", "suspended")},
+		{Method: "POST", Path: "/api-keys/{id}/resume", Auth: Member, Roles: admin, h: c.apiKeyStatus("resume", "resumed")},
+		{Method: "POST", Path: "/api-keys/{id}/revoke", Auth: Member, Roles: admin, h: c.apiKeyStatus("revoke", "revoked")},
+	}
+}
+
+type apiKeysData struct {
+	Keys   []*notify.APIKey
+	Scopes []string
+	// New is a key just created or rotated: its secrets are shown on
+	// this answer only (they are stored hashed or sealed).
+	New     *service.NewAPIKey
+	Rotated bool
+	// Name, Checked and Templates refill the create form after a problem.
+	Name      string
+	Checked   map[string]bool
+	Templates string
+}
+
+func (c *Console) renderAPIKeys(x *Ctx, status int, problem *notify.Error, d *apiKeysData) error {
+	ks, err := c.svc.ListAPIKeys(x.Context(), x.Actor)
+	if err != nil {
+		return err
+	}
+	d.Keys, d.Scopes = ks, notify.Scopes
+	if d.Checked == nil {
+		d.Checked = map[string]bool{notify.ScopeNotificationsSend: true}
+	}
+	return x.Render(status, "apikeys.html", &Page{Title: "API keys", Section: "/api-keys", Problem: problem, Data: d})
+}
+
+func (c *Console) apiKeysPage(x *Ctx) error {
+	return c.renderAPIKeys(x, http.StatusOK, nil, &apiKeysData{})
+}
+
+// createAPIKey creates a key and answers the page with its secrets (no
+// redirect: they exist in this answer only; console.js turns the
+// address back into GET /api-keys so a reload shows them no more).
+func (c *Console) createAPIKey(x *Ctx) error {
+	f := x.R.PostForm
+	name, scopes := f.Get("name"), f["scopes"]
+	if scopes == nil {
+		scopes = []string{}
+	}
+	in := service.APIKeyInput{Name: &name, Scopes: &scopes}
+	if t := strings.TrimSpace(f.Get("templates")); t != "" {
+		codes := strings.FieldsFunc(t, func(r rune) bool { return r == ',' || r == '\n' || r == '\r' || r == ' ' })
+		in.AllowedTemplateCodes = &codes
+	}
+	k, err := c.svc.CreateAPIKey(x.Context(), x.Actor, in)
+	if err != nil {
+		e := problemOf(c.log, x.R, err)
+		if e.Status() >= 500 {
+			return err
+		}
+		checked := map[string]bool{}
+		for _, s := range scopes {
+			checked[s] = true
+		}
+		return c.renderAPIKeys(x, e.Status(), e, &apiKeysData{Name: name, Checked: checked, Templates: f.Get("templates")})
+	}
+	return c.renderAPIKeys(x, http.StatusOK, nil, &apiKeysData{New: k})
+}
+
+func (c *Console) rotateAPIKey(x *Ctx) error {
+	k, err := c.svc.RotateAPIKey(x.Context(), x.Actor, x.R.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	return c.renderAPIKeys(x, http.StatusOK, nil, &apiKeysData{New: k, Rotated: true})
+}
+
+func (c *Console) apiKeyStatus(action, done string) func(x *Ctx) error {
+	return func(x *Ctx) error {
+		k, err := c.svc.SetAPIKeyStatus(x.Context(), x.Actor, x.R.PathValue("id"), action)
+		if err != nil {
+			return err
+		}
+		return x.Redirect("/api-keys", Flash{Kind: "info", Text: "API key " + k.Name + " " + done + "."})
+	}
+}

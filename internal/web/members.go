@@ -1,0 +1,88 @@
+package web
+
+import (
+	"net/http"
+
+	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/service"
+)
+
+func init() { register(memberRoutes) }
+
+// memberRoutes mirror the Dashboard API's member routes (same roles):
+// list, add (POST /v1/workspace/members), change role (PATCH), remove
+// (DELETE).
+func memberRoutes(c *Console) []Route {
+	all, admin := notify.RolesAll, notify.RolesAdmin
+	return []Route{
+		{Method: "GET", Path: "/members", Auth: Member, Roles: all, h: c.membersPage},
+		{Method: "POST", Path: "/members", Auth: Member, Roles: admin, h: c.addMember},
+		{Method: "POST", Path: "/members/{userId}/role", Auth: Member, Roles: admin, h: c.changeMemberRole},
+		{Method: "POST", Path: "/members/{userId}/remove", Auth: Member, Roles: admin, h: c.removeMember},
+	}
+}
+
+var roles = []notify.Role{notify.RoleOwner, notify.RoleAdmin, notify.RoleOperator, notify.RoleViewer}
+
+type membersData struct {
+	Members []*notify.Member
+	Roles   []notify.Role
+	// Added is a member just created with a generated password, shown
+	// on this answer only.
+	Added *service.AddMemberResult
+	// Email and Role refill the add form after a problem.
+	Email string
+	Role  notify.Role
+}
+
+func (c *Console) renderMembers(x *Ctx, status int, problem *notify.Error, d *membersData) error {
+	ms, err := c.svc.ListMembers(x.Context(), x.Actor)
+	if err != nil {
+		return err
+	}
+	d.Members, d.Roles = ms, roles
+	if d.Role == "" {
+		d.Role = notify.RoleViewer
+	}
+	return x.Render(status, "members.html", &Page{Title: "Members", Section: "/members", Problem: problem, Data: d})
+}
+
+func (c *Console) membersPage(x *Ctx) error {
+	return c.renderMembers(x, http.StatusOK, nil, &membersData{})
+}
+
+// addMember adds a new user or invites an existing one (the service
+// decides; the answer does not tell which, as the API's does not). A
+// generated password is shown once, on this answer.
+func (c *Console) addMember(x *Ctx) error {
+	f := x.R.PostForm
+	email, role := f.Get("email"), notify.Role(f.Get("role"))
+	res, err := c.svc.AddMember(x.Context(), x.Actor, email, role, f.Get("password"))
+	if err != nil {
+		e := problemOf(c.log, x.R, err)
+		if e.Status() >= 500 {
+			return err
+		}
+		return c.renderMembers(x, e.Status(), e, &membersData{Email: email, Role: role})
+	}
+	if res.GeneratedPassword != "" {
+		return c.renderMembers(x, http.StatusOK, nil, &membersData{Added: res})
+	}
+	return x.Redirect("/members", Flash{Kind: "info", Text: res.Member.Email + " added as " + string(res.Member.Role) +
+		" (an address that already has an account is invited, and joins on accepting)."})
+}
+
+func (c *Console) changeMemberRole(x *Ctx) error {
+	m, err := c.svc.UpdateMemberRole(x.Context(), x.Actor, x.R.PathValue("userId"), notify.Role(x.R.PostForm.Get("role")))
+	if err != nil {
+		return err
+	}
+	return x.Redirect("/members", Flash{Kind: "info", Text: m.Email + " is now " + string(m.Role) + "."})
+}
+
+func (c *Console) removeMember(x *Ctx) error {
+	if err := c.svc.RemoveMember(x.Context(), x.Actor, x.R.PathValue("userId")); err != nil {
+		return err
+	}
+	return x.Redirect("/members", Flash{Kind: "info", Text: "Member removed."})
+}
