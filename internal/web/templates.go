@@ -1,0 +1,231 @@
+package web
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/service"
+)
+
+func init() { register(templateRoutes) }
+
+// templateRoutes mirror the Dashboard API's template routes and roles
+// (API-DECISIONS section 4).
+func templateRoutes(c *Console) []Route {
+	all, op, admin := notify.RolesAll, notify.RolesOperator, notify.RolesAdmin
+	return []Route{
+		{Method: "GET", Path: "/templates", Auth: Member, Roles: all, h: c.templatesPage},
+		{Method: "POST", Path: "/templates", Auth: Member, Roles: op, h: c.createTemplate},
+		{Method: "GET", Path: "/templates/{id}", Auth: Member, Roles: all, h: c.templatePage},
+		{Method: "POST", Path: "/templates/{id}", Auth: Member, Roles: op, h: c.updateTemplate},
+		{Method: "GET", Path: "/templates/{id}/compare", Auth: Member, Roles: all, h: c.compareVersions},
+		{Method: "POST", Path: "/templates/{id}/versions", Auth: Member, Roles: op, h: c.createTemplateVersion},
+		{Method: "POST", Path: "/templates/{id}/versions/{version}/publish", Auth: Member, Roles: op, h: c.publishTemplateVersion},
+		{Method: "POST", Path: "/templates/{id}/review-status", Auth: Member, Roles: admin, h: c.setReviewStatus},
+	}
+}
+
+type templatesData struct {
+	Templates []*notify.Template
+	Channels  []notify.Channel
+	// Form is the create form's values, shown again with a problem.
+	Form map[string]string
+}
+
+func (c *Console) templatesPage(x *Ctx) error {
+	return c.renderTemplates(x, http.StatusOK, nil, nil)
+}
+
+func (c *Console) renderTemplates(x *Ctx, status int, problem *notify.Error, form map[string]string) error {
+	ts, err := c.svc.ListTemplates(x.Context(), x.Actor)
+	if err != nil {
+		return err
+	}
+	return x.Render(status, "templates.html", &Page{Title: "Templates", Section: "/templates", Problem: problem,
+		Data: templatesData{Templates: ts, Channels: notify.Channels, Form: form}})
+}
+
+// formPtr is a form field as a service input pointer: nil when the form
+// does not carry the field at all.
+func formPtr(x *Ctx, name string) *string {
+	if _, ok := x.R.PostForm[name]; !ok {
+		return nil
+	}
+	v := x.R.PostFormValue(name)
+	return &v
+}
+
+// again renders a page again with a 4xx problem (the form's input kept),
+// or answers err as the error page.
+func (c *Console) again(x *Ctx, err error, render func(status int, e *notify.Error) error) error {
+	e := problemOf(c.log, x.R, err)
+	if e.Status() >= 500 || e.Status() == http.StatusNotFound || e.Status() == http.StatusForbidden {
+		return err
+	}
+	return render(e.Status(), e)
+}
+
+func (c *Console) createTemplate(x *Ctx) error {
+	in := service.TemplateInput{Code: formPtr(x, "code"), Channel: formPtr(x, "channel"), Name: formPtr(x, "name")}
+	t, err := c.svc.CreateTemplate(x.Context(), x.Actor, in)
+	if err != nil {
+		return c.again(x, err, func(status int, e *notify.Error) error {
+			return c.renderTemplates(x, status, e, map[string]string{"code": x.R.PostFormValue("code"),
+				"channel": x.R.PostFormValue("channel"), "name": x.R.PostFormValue("name")})
+		})
+	}
+	return x.Redirect("/templates/"+t.ID, Flash{Kind: "info", Text: "Template created. Add its first version below."})
+}
+
+type templateData struct {
+	*service.TemplateView
+	// Latest is the newest version (nil when none): the new-version form
+	// starts from its content.
+	Latest *notify.TemplateVersion
+	// Providers are the workspace's providers of the template's channel
+	// (the binding choices).
+	Providers    []*service.ProviderView
+	Statuses     []string
+	ReviewValues []string
+	// AlimTalk is true for msgr_alimtalk (messenger review applies).
+	AlimTalk bool
+}
+
+func (c *Console) templatePage(x *Ctx) error {
+	return c.renderTemplate(x, http.StatusOK, nil)
+}
+
+func (c *Console) renderTemplate(x *Ctx, status int, problem *notify.Error) error {
+	v, err := c.svc.GetTemplate(x.Context(), x.Actor, x.R.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	d := templateData{TemplateView: v, Statuses: []string{service.TemplateActive, service.TemplateInactive},
+		ReviewValues: []string{service.ReviewPending, service.ReviewApproved, service.ReviewRejected},
+		AlimTalk:     v.Template.Channel == notify.ChannelAlimTalk}
+	if len(v.Versions) > 0 {
+		d.Latest = v.Versions[0]
+	}
+	ps, err := c.svc.ListProviders(x.Context(), x.Actor)
+	if err != nil {
+		return err
+	}
+	for _, p := range ps {
+		if p.Account.Channel == v.Template.Channel {
+			d.Providers = append(d.Providers, p)
+		}
+	}
+	return x.Render(status, "template.html", &Page{Title: "Template " + v.Template.Name, Section: "/templates", Problem: problem, Data: d})
+}
+
+// updateTemplate changes name, status and the vendor binding (PATCH
+// /v1/templates/{id}); code and channel never change.
+func (c *Console) updateTemplate(x *Ctx) error {
+	in := service.TemplateInput{Name: formPtr(x, "name"), Status: formPtr(x, "status"), ProviderAccountID: formPtr(x, "providerAccountId"),
+		VendorTemplateID: formPtr(x, "vendorTemplateId"), SenderProfileKey: formPtr(x, "senderProfileKey")}
+	id := x.R.PathValue("id")
+	if _, err := c.svc.UpdateTemplate(x.Context(), x.Actor, id, in); err != nil {
+		return c.again(x, err, func(status int, e *notify.Error) error { return c.renderTemplate(x, status, e) })
+	}
+	return x.Redirect("/templates/"+id, Flash{Kind: "info", Text: "Template saved."})
+}
+
+// createTemplateVersion adds a draft version (edit = a new version).
+func (c *Console) createTemplateVersion(x *Ctx) error {
+	id := x.R.PathValue("id")
+	in := service.TemplateVersionInput{Title: formPtr(x, "title"), Text: formPtr(x, "text"), HTML: formPtr(x, "html")}
+	v, err := c.svc.CreateTemplateVersion(x.Context(), x.Actor, id, in)
+	if err != nil {
+		return c.again(x, err, func(status int, e *notify.Error) error { return c.renderTemplate(x, status, e) })
+	}
+	return x.Redirect("/templates/"+id, Flash{Kind: "info", Text: "Version " + strconv.Itoa(v.Version) + " created (a draft until published)."})
+}
+
+// versionNumber is a path's version; anything but a positive number is
+// unknown, as in the API.
+func versionNumber(s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return 0, notify.NotFound("Template version")
+	}
+	return n, nil
+}
+
+func (c *Console) publishTemplateVersion(x *Ctx) error {
+	id := x.R.PathValue("id")
+	n, err := versionNumber(x.R.PathValue("version"))
+	if err != nil {
+		return err
+	}
+	if _, err := c.svc.PublishTemplateVersion(x.Context(), x.Actor, id, n); err != nil {
+		return err
+	}
+	return x.Redirect("/templates/"+id, Flash{Kind: "info", Text: "Version " + strconv.Itoa(n) + " is published."})
+}
+
+// setReviewStatus records the messenger vendor's review result of a
+// msgr_alimtalk template (PUT /v1/templates/{id}/review-status).
+func (c *Console) setReviewStatus(x *Ctx) error {
+	id := x.R.PathValue("id")
+	if _, err := c.svc.SetReviewStatus(x.Context(), x.Actor, id, x.R.PostFormValue("reviewStatus")); err != nil {
+		return c.again(x, err, func(status int, e *notify.Error) error { return c.renderTemplate(x, status, e) })
+	}
+	return x.Redirect("/templates/"+id, Flash{Kind: "info", Text: "Review status saved."})
+}
+
+type compareData struct {
+	Template *notify.Template
+	Versions []*notify.TemplateVersion
+	// Left and Right are the versions shown side by side.
+	Left, Right *notify.TemplateVersion
+}
+
+// compareSide is one column of the side-by-side view.
+type compareSide struct {
+	Name string // "left" or "right"
+	V    *notify.TemplateVersion
+}
+
+// Sides are the two columns, left first.
+func (d compareData) Sides() []compareSide {
+	return []compareSide{{"left", d.Left}, {"right", d.Right}}
+}
+
+// compareVersions shows two versions' bodies side by side (?a=&b=;
+// by default the two newest).
+func (c *Console) compareVersions(x *Ctx) error {
+	v, err := c.svc.GetTemplate(x.Context(), x.Actor, x.R.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	d := compareData{Template: v.Template, Versions: v.Versions}
+	pick := func(param string, def int) (*notify.TemplateVersion, error) {
+		s := strings.TrimSpace(x.R.URL.Query().Get(param))
+		if s == "" {
+			if def < len(v.Versions) {
+				return v.Versions[def], nil
+			}
+			return nil, nil
+		}
+		n, err := versionNumber(s)
+		if err != nil {
+			return nil, err
+		}
+		for _, tv := range v.Versions {
+			if tv.Version == n {
+				return tv, nil
+			}
+		}
+		return nil, notify.NotFound("Template version")
+	}
+	// Versions are newest first: the older one on the left by default.
+	if d.Left, err = pick("a", 1); err != nil {
+		return err
+	}
+	if d.Right, err = pick("b", 0); err != nil {
+		return err
+	}
+	return x.Render(http.StatusOK, "template_compare.html", &Page{Title: "Compare versions of " + v.Template.Name, Section: "/templates", Data: d})
+}
