@@ -150,8 +150,9 @@ func (c *Console) createCampaign(x *Ctx) error {
 type campaignData struct {
 	Detail bool // true: one campaign's page
 	*service.CampaignDetail
-	Form     campaignForm
-	Terminal bool
+	Form campaignForm
+	// Live campaigns (scheduled, sending, paused) are polled by the page.
+	Live bool
 	// Done is how many recipients have a final outcome (the progress bar).
 	Done int
 }
@@ -165,14 +166,19 @@ func (c *Console) campaignPage(x *Ctx) error {
 	if err != nil {
 		return err
 	}
-	cp := d.Campaign
-	return c.renderCampaign(x, http.StatusOK, d, campaignForm{Name: cp.Name, Subject: cp.Subject, Text: cp.ContentText,
-		HTML: cp.ContentHTML, Audience: audienceText(cp.AudienceFilter), Ad: cp.IsAdvertisement, Unsubscribe: cp.IncludeUnsubscribe}, nil)
+	return c.renderCampaign(x, http.StatusOK, d, formOf(d.Campaign), nil)
+}
+
+// formOf is a stored campaign as the edit form shows it.
+func formOf(cp *notify.Campaign) campaignForm {
+	return campaignForm{Name: cp.Name, Subject: cp.Subject, Text: cp.ContentText, HTML: cp.ContentHTML,
+		Audience: audienceText(cp.AudienceFilter), Ad: cp.IsAdvertisement, Unsubscribe: cp.IncludeUnsubscribe}
 }
 
 func (c *Console) renderCampaign(x *Ctx, status int, d *service.CampaignDetail, form campaignForm, problem *notify.Error) error {
 	s := d.DeliveryStats
-	data := campaignData{Detail: true, CampaignDetail: d, Form: form, Terminal: campaignTerminal(d.Campaign.Status),
+	data := campaignData{Detail: true, CampaignDetail: d, Form: form,
+		Live: !campaignTerminal(d.Campaign.Status) && d.Campaign.Status != notify.CampaignDraft,
 		Done: s[notify.StatusSent] + s[notify.StatusFailed] + s[notify.StatusCanceled]}
 	return x.Render(status, "campaigns.html", &Page{Title: "Campaign " + d.Campaign.Name, Section: "/newsletter", Problem: problem, Data: data})
 }
@@ -227,9 +233,7 @@ func (c *Console) campaignProblem(x *Ctx, id string, form campaignForm, err erro
 		return gerr
 	}
 	if form == (campaignForm{}) {
-		cp := d.Campaign
-		form = campaignForm{Name: cp.Name, Subject: cp.Subject, Text: cp.ContentText, HTML: cp.ContentHTML,
-			Audience: audienceText(cp.AudienceFilter), Ad: cp.IsAdvertisement, Unsubscribe: cp.IncludeUnsubscribe}
+		form = formOf(d.Campaign)
 	}
 	return c.renderCampaign(x, e.Status(), d, form, e)
 }
