@@ -152,6 +152,10 @@ func TestConsoleCampaigns(t *testing.T) {
 	require.Contains(t, body, `id="stat-sent">2<`)
 	require.NotContains(t, body, "data-progress-url", "a sent campaign is not polled")
 	require.NotContains(t, body, `id="cancel"`)
+	require.NotContains(t, body, `id="delete"`, "a sent campaign cannot be deleted")
+	resp, body = c.Post(t, "/newsletter/campaigns/"+id+"/delete", nil)
+	require.Equal(t, http.StatusConflict, resp.StatusCode)
+	require.Contains(t, body, "only a draft, canceled or failed campaign can be deleted")
 	resp, body = c.Post(t, "/newsletter/campaigns/"+id+"/cancel", nil)
 	require.Equal(t, http.StatusConflict, resp.StatusCode)
 	require.Contains(t, body, "only a scheduled, sending or paused campaign can be canceled")
@@ -175,9 +179,15 @@ func TestConsoleCampaigns(t *testing.T) {
 	_, body = c.Get(t, "/newsletter?status=canceled")
 	require.Contains(t, body, `data-campaign-id="`+id2+`"`)
 	require.NotContains(t, body, `data-campaign-id="`+id+`"`)
+	_, body = c.Get(t, "/newsletter/campaigns/"+id2)
+	require.Contains(t, body, `id="delete"`)
+	resp, _ = c.Post(t, "/newsletter/campaigns/"+id2+"/delete", nil)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	resp, _ = c.Get(t, "/newsletter/campaigns/"+id2)
+	require.Equal(t, http.StatusNotFound, resp.StatusCode)
 	r, err = env.Owner.Dashboard(ctx, "GET", "/v1/audit-logs?targetType=campaign", nil)
 	require.NoError(t, err)
-	for _, action := range []string{"campaign.create", "campaign.update", "campaign.send", "campaign.cancel"} {
+	for _, action := range []string{"campaign.create", "campaign.update", "campaign.send", "campaign.cancel", "campaign.delete"} {
 		require.Contains(t, string(r.Body), `"`+action+`"`)
 	}
 }
