@@ -42,6 +42,7 @@ type Options struct {
 // Console serves the console and the public pages.
 type Console struct {
 	svc        *service.Service
+	baseURL    string // public base URL (a campaign's unsubscribe links)
 	log        *slog.Logger
 	secure     bool
 	clientAddr func(*http.Request) string
@@ -92,7 +93,7 @@ func New(o Options) *Console {
 	if o.ClientAddr == nil {
 		o.ClientAddr = func(r *http.Request) string { return r.RemoteAddr }
 	}
-	c := &Console{svc: o.Service, log: o.Logger, secure: strings.HasPrefix(strings.ToLower(o.BaseURL), "https://"),
+	c := &Console{svc: o.Service, baseURL: o.BaseURL, log: o.Logger, secure: strings.HasPrefix(strings.ToLower(o.BaseURL), "https://"),
 		clientAddr: o.ClientAddr, pages: parsePages(), allowed: map[string][]notify.Role{}}
 	have := map[string]bool{}
 	for _, g := range groups {
@@ -247,6 +248,9 @@ func (c *Console) serve(x *Ctx, rt Route) error {
 func parseForm(x *Ctx) error {
 	if x.R.Method != http.MethodPost {
 		return nil
+	}
+	if isMultipart(x.R) {
+		return parseMultipart(x) // kit_multipart.go
 	}
 	x.R.Body = http.MaxBytesReader(x.W, x.R.Body, maxFormBody)
 	if err := x.R.ParseForm(); err != nil {
