@@ -84,6 +84,21 @@ func TestConsoleIdentities(t *testing.T) {
 	require.Contains(t, body, `id="sender-state" class="status-sent">verified`)
 	require.NotContains(t, body, `id="sender-warning"`)
 
+	// An address to verify: tracked, pending.
+	resp, body = c.Post(t, page+"/email-addresses", url.Values{"address": {"Hello@Console.Example"}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, body)
+	_, body = c.Get(t, page)
+	require.Contains(t, body, `<span class="mono identity-name">hello@console.example</span> <span class="identity-status status-pending">pending</span>`)
+
+	// Identities are for e-mail providers: an SMS provider has no link
+	// and its page is 400.
+	sms := registerInConsole(t, c, "vendorb_sms", "SMS", simConfig(t, env, "s"))
+	_, body = c.Get(t, "/providers/"+sms)
+	require.NotContains(t, body, `id="identities-link"`)
+	resp, body = c.Get(t, "/providers/"+sms+"/identities")
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode, body)
+	require.Contains(t, body, "Sending identities apply to email providers")
+
 	// Markup in a domain: refused, and the refilled form escapes it.
 	evil := `<script>alert(1)</script>.example`
 	resp, body = c.Post(t, page+"/domains", url.Values{"domain": {evil}})
