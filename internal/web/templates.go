@@ -21,6 +21,8 @@ func templateRoutes(c *Console) []Route {
 		{Method: "GET", Path: "/templates/{id}", Auth: Member, Roles: all, h: c.templatePage},
 		{Method: "POST", Path: "/templates/{id}", Auth: Member, Roles: op, h: c.updateTemplate},
 		{Method: "GET", Path: "/templates/{id}/compare", Auth: Member, Roles: all, h: c.compareVersions},
+		// A preview changes nothing (all roles, as POST /v1/templates/{id}/preview).
+		{Method: "POST", Path: "/templates/{id}/preview", Auth: Member, Roles: all, h: c.previewTemplate},
 		{Method: "POST", Path: "/templates/{id}/versions", Auth: Member, Roles: op, h: c.createTemplateVersion},
 		{Method: "POST", Path: "/templates/{id}/versions/{version}/publish", Auth: Member, Roles: op, h: c.publishTemplateVersion},
 		{Method: "POST", Path: "/templates/{id}/review-status", Auth: Member, Roles: admin, h: c.setReviewStatus},
@@ -91,6 +93,10 @@ type templateData struct {
 	ReviewValues []string
 	// AlimTalk is true for msgr_alimtalk (messenger review applies).
 	AlimTalk bool
+	// Preview is the rendered preview (nil before one is asked for);
+	// PreviewForm the preview form's values, shown again.
+	Preview     *service.Preview
+	PreviewForm map[string]string
 }
 
 func (c *Console) templatePage(x *Ctx) error {
@@ -98,13 +104,17 @@ func (c *Console) templatePage(x *Ctx) error {
 }
 
 func (c *Console) renderTemplate(x *Ctx, status int, problem *notify.Error) error {
+	return c.renderTemplateWith(x, status, problem, nil, nil)
+}
+
+func (c *Console) renderTemplateWith(x *Ctx, status int, problem *notify.Error, preview *service.Preview, form map[string]string) error {
 	v, err := c.svc.GetTemplate(x.Context(), x.Actor, x.R.PathValue("id"))
 	if err != nil {
 		return err
 	}
 	d := templateData{TemplateView: v, Statuses: []string{service.TemplateActive, service.TemplateInactive},
 		ReviewValues: []string{service.ReviewPending, service.ReviewApproved, service.ReviewRejected},
-		AlimTalk:     v.Template.Channel == notify.ChannelAlimTalk}
+		AlimTalk:     v.Template.Channel == notify.ChannelAlimTalk, Preview: preview, PreviewForm: form}
 	if len(v.Versions) > 0 {
 		d.Latest = v.Versions[0]
 	}
@@ -141,6 +151,46 @@ func (c *Console) createTemplateVersion(x *Ctx) error {
 		return c.again(x, err, func(status int, e *notify.Error) error { return c.renderTemplate(x, status, e) })
 	}
 	return x.Redirect("/templates/"+id, Flash{Kind: "info", Text: "Version " + strconv.Itoa(v.Version) + " created (a draft until published)."})
+}
+
+// previewTemplate renders a version with sample variables (POST
+// /v1/templates/{id}/preview) and shows the template page with the result.
+// Variables are key=value lines (spaces around both trimmed); version and locale are optional.
+func (c *Console) previewTemplate(x *Ctx) error {
+	form := map[string]string{"variables": x.R.PostFormValue("variables"),
+		"version": x.R.PostFormValue("version"), "locale": x.R.PostFormValue("locale")}
+	in := service.PreviewInput{Variables: map[string]string{}}
+	again := func(err error) error {
+		return c.again(x, err, func(status int, e *notify.Error) error {
+			return c.renderTemplateWith(x, status, e, nil, form)
+		})
+	}
+	for _, line := range strings.Split(form["variables"], "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if k = strings.TrimSpace(k); !ok || k == "" {
+			return again(notify.Invalid("variables are key=value lines"))
+		}
+		in.Variables[k] = strings.TrimSpace(v)
+	}
+	if s := strings.TrimSpace(form["version"]); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return again(notify.Invalid("version must be a positive integer"))
+		}
+		in.Version = &n
+	}
+	if s := strings.TrimSpace(form["locale"]); s != "" {
+		in.Locale = &s
+	}
+	p, err := c.svc.PreviewTemplate(x.Context(), x.Actor, x.R.PathValue("id"), in)
+	if err != nil {
+		return again(err)
+	}
+	return c.renderTemplateWith(x, http.StatusOK, nil, p, form)
 }
 
 // versionNumber is a path's version; anything but a positive number is

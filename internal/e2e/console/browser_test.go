@@ -33,6 +33,17 @@ func screenshot(t *testing.T, b *notifytest.Browser, name string) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644))
 }
 
+// openMessage goes from the nav to Messages, clicks request id's row and
+// waits for its page to show status.
+func openMessage(t *testing.T, b *notifytest.Browser, id, status string) {
+	t.Helper()
+	b.Run(t, chromedp.Click(`a[href="/messages"]`, chromedp.ByQuery))
+	b.WaitText(t, "h1", "Messages")
+	b.Run(t, chromedp.Click(`tr[data-request-id="`+id+`"] a`, chromedp.ByQuery))
+	b.WaitText(t, "#request-id", id)
+	b.WaitText(t, "#status", status)
+}
+
 // TestConsoleInBrowser walks the main journey in headless Chromium: log
 // in, see the overview, find a message sent through the API with its
 // attempt in Messages, see user values as text, log out.
@@ -51,11 +62,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	screenshot(t, b, "overview")
 
 	// Messages: the list links the request's page.
-	b.Run(t, chromedp.Click(`a[href="/messages"]`, chromedp.ByQuery))
-	b.WaitText(t, "h1", "Messages")
-	b.Run(t, chromedp.Click(`tr[data-request-id="`+id+`"] a`, chromedp.ByQuery))
-	b.WaitText(t, "#request-id", id)
-	b.WaitText(t, "#status", "sent")
+	openMessage(t, b, id, "sent")
 	var provider, class, recipient, title string
 	b.Run(t, chromedp.Text(".attempt-provider", &provider, chromedp.ByQuery),
 		chromedp.Text(".attempt-class", &class, chromedp.ByQuery),

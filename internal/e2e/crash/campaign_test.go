@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/notifyd/notifyd/client"
+	"github.com/notifyd/notifyd/internal/notifytest"
 	"github.com/notifyd/notifyd/internal/simulator"
 )
 
@@ -40,7 +41,7 @@ func getCampaign(t *testing.T, c *client.Client, id string) campaignDetail {
 // it.
 func TestCampaignFanoutCrash(t *testing.T) {
 	const subscribers, mailKind = 10_000, "mailx_email"
-	bin := buildBinary(t)
+	bin := notifytest.BuildBinary(t)
 	sim := simulator.New()
 	simSrv := httptest.NewServer(sim)
 	t.Cleanup(simSrv.Close)

@@ -46,22 +46,6 @@ const (
 
 var ctx = context.Background()
 
-// buildBinary compiles cmd/notifyd once into a temp dir.
-func buildBinary(t *testing.T) string {
-	t.Helper()
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	require.NoError(t, err)
-	gomod := strings.TrimSpace(string(out))
-	require.NotEmpty(t, gomod, "not inside the module")
-	require.NotEqual(t, os.DevNull, gomod, "not inside the module")
-	bin := filepath.Join(t.TempDir(), "notifyd")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/notifyd")
-	cmd.Dir = filepath.Dir(gomod)
-	b, err := cmd.CombinedOutput()
-	require.NoError(t, err, string(b))
-	return bin
-}
-
 func freeAddr(t *testing.T) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -216,7 +200,7 @@ func bootstrap(t *testing.T, bin string, extra ...string) ([]string, string, *cl
 }
 
 func TestCrashLosesNothing(t *testing.T) {
-	bin := buildBinary(t)
+	bin := notifytest.BuildBinary(t)
 
 	sim := simulator.New()
 	simSrv := httptest.NewServer(sim)

@@ -28,7 +28,7 @@ func TestDatabaseRestart(t *testing.T) {
 	if os.Getenv(notifytest.EnvPostgres) == "" {
 		t.Skip("a database server restart concerns PostgreSQL (set " + notifytest.EnvPostgres + ")")
 	}
-	bin := buildBinary(t)
+	bin := notifytest.BuildBinary(t)
 	sim := simulator.New()
 	simSrv := httptest.NewServer(sim)
 	t.Cleanup(simSrv.Close)

@@ -20,7 +20,7 @@ import (
 // no duplicate, where a kind without vendor idempotency sends each twice.
 func TestCrashIdempotentKind(t *testing.T) {
 	const n, mailKind = 40, "mailx_email"
-	bin := buildBinary(t)
+	bin := notifytest.BuildBinary(t)
 	sim := simulator.New()
 	simSrv := httptest.NewServer(sim)
 	t.Cleanup(simSrv.Close)

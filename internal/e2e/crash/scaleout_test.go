@@ -27,7 +27,7 @@ func TestScaleOut(t *testing.T) {
 		t.Skip("several processes share one database only on PostgreSQL (set " + notifytest.EnvPostgres + ")")
 	}
 	const n, rate, limited = 400, 50, 40
-	bin := buildBinary(t)
+	bin := notifytest.BuildBinary(t)
 	sim := simulator.New()
 	simSrv := httptest.NewServer(sim)
 	t.Cleanup(simSrv.Close)

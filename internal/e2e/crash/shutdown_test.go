@@ -21,7 +21,7 @@ import (
 // finds every request sent with its one attempt, nothing sent again.
 func TestGracefulStop(t *testing.T) {
 	const n, latency = 20, 3 * time.Second
-	bin := buildBinary(t)
+	bin := notifytest.BuildBinary(t)
 	sim := simulator.New()
 	simSrv := httptest.NewServer(sim)
 	t.Cleanup(simSrv.Close)
