@@ -157,6 +157,9 @@ func TestRetriesOn500AndTimeout(t *testing.T) {
 	require.Equal(t, "delivered", d.Status)
 	require.Equal(t, 3, d.Attempt)
 	require.Len(t, d.Tries, 3)
+	// A first try that itself timed out (a loaded machine against the 300 ms
+	// timeout) fails here instead of panicking on the nil status.
+	require.NotNil(t, d.Tries[0].HTTPStatus, "first try: %+v", d.Tries[0])
 	require.Equal(t, 500, *d.Tries[0].HTTPStatus)
 	require.Equal(t, "HTTP 500", *d.Tries[0].Error)
 	require.Contains(t, *d.Tries[0].Response, "Internal Server Error")
