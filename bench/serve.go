@@ -40,10 +40,15 @@ type notifydProc struct {
 	log   *bytes.Buffer
 }
 
-// buildNotifyd builds the binary once per run.
+// buildNotifyd builds the binary once per run. NOTIFYD_BENCH_BINARY
+// names a prebuilt one instead, to compare two builds run by run.
 func (b *bench) buildNotifyd() (string, error) {
 	if b.binary != "" {
 		return b.binary, nil
+	}
+	if bin := os.Getenv("NOTIFYD_BENCH_BINARY"); bin != "" {
+		b.binary = bin
+		return bin, nil
 	}
 	dir, err := os.MkdirTemp("", "notifyd-bin-*")
 	if err != nil {

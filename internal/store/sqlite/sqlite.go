@@ -73,10 +73,11 @@ func Open(path string, opts Options) (*Backend, error) {
 		q.Add("_pragma", p)
 	}
 	q.Set("_txlock", "immediate")
-	write, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	wc, err := newConnector("file:" + path + "?" + q.Encode())
 	if err != nil {
 		return nil, err
 	}
+	write := sql.OpenDB(wc)
 	// One writer: SQLite allows one at a time, and more connections only
 	// add busy-wait latency (PERFORMANCE.md).
 	write.SetMaxOpenConns(1)
@@ -86,11 +87,12 @@ func Open(path string, opts Options) (*Backend, error) {
 	for _, p := range []string{"busy_timeout(10000)", "foreign_keys(1)", "query_only(1)"} {
 		rq.Add("_pragma", p)
 	}
-	read, err := sql.Open("sqlite", "file:"+path+"?"+rq.Encode())
+	rc, err := newConnector("file:" + path + "?" + rq.Encode())
 	if err != nil {
 		write.Close()
 		return nil, err
 	}
+	read := sql.OpenDB(rc)
 	read.SetMaxOpenConns(4)
 	ms, err := sqlstore.Migrations("sqlite")
 	if err != nil {
