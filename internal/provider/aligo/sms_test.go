@@ -13,6 +13,7 @@ import (
 
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/provider"
+	"github.com/notifyd/notifyd/internal/provider/providertest"
 )
 
 func TestKinds(t *testing.T) {
@@ -285,7 +286,7 @@ func TestTimeout(t *testing.T) {
 		time.Sleep(500 * time.Millisecond)
 		return http.StatusOK, okSend
 	})
-	p, err := SMSKind().New(smsConfig(f.srv.URL), provider.Deps{HTTP: testClient(100 * time.Millisecond)})
+	p, err := SMSKind().New(smsConfig(f.URL), provider.Deps{HTTP: providertest.Client(100 * time.Millisecond)})
 	require.NoError(t, err)
 	res := p.Send(context.Background(), []provider.Message{{To: "01011112222", Text: "a"}})
 	require.NotNil(t, res[0].Err)

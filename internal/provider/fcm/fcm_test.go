@@ -206,13 +206,13 @@ func (f *fake) body(t *testing.T, i int) []byte {
 	return f.bodies[i]
 }
 
-func (f *fake) provider(t *testing.T, clk *clock, sendSrv *httptest.Server, keyPEM string, timeout time.Duration) provider.Provider {
+func (f *fake) provider(t *testing.T, clk *clock, sendURL string, keyPEM string, timeout time.Duration) provider.Provider {
 	t.Helper()
 	p, err := fcm.New(provider.Config{
 		"push_service_account_json": serviceAccountJSON(t, keyPEM, f.tokenURL),
-		"base_url":                  sendSrv.URL,
+		"base_url":                  sendURL,
 	}, provider.Deps{
-		HTTP: provider.NewHTTPClient(provider.HTTPOptions{AllowPrivate: true, Timeout: timeout}),
+		HTTP: providertest.Client(timeout),
 		Now:  clk.Now,
 	})
 	require.NoError(t, err)
@@ -223,7 +223,7 @@ func setup(t *testing.T) (*fake, *clock, provider.Provider) {
 	t.Helper()
 	f, _, sendSrv := newFake(t)
 	clk := newClock()
-	return f, clk, f.provider(t, clk, sendSrv, pkcs8PEM(t), 2*time.Second)
+	return f, clk, f.provider(t, clk, sendSrv.URL, pkcs8PEM(t), 2*time.Second)
 }
 
 func push(token string) provider.Message {
@@ -339,7 +339,7 @@ func TestPKCS1Key(t *testing.T) {
 	t.Parallel()
 	f, _, sendSrv := newFake(t)
 	clk := newClock()
-	p := f.provider(t, clk, sendSrv, pkcs1PEM(), 2*time.Second)
+	p := f.provider(t, clk, sendSrv.URL, pkcs1PEM(), 2*time.Second)
 	res := p.Send(context.Background(), []provider.Message{push("device-a")})
 	require.Nil(t, res[0].Err)
 	verifyAssertion(t, f.assertion(t, 0), f.tokenURL, clk.Now())
@@ -541,16 +541,7 @@ func TestErrorMapping(t *testing.T) {
 func TestTimeout(t *testing.T) {
 	t.Parallel()
 	f, _, _ := newFake(t)
-	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// Reading the body lets the server notice the client hanging up.
-		_, _ = io.Copy(io.Discard, r.Body)
-		select {
-		case <-r.Context().Done():
-		case <-time.After(5 * time.Second):
-		}
-	}))
-	t.Cleanup(slow.Close)
-	p := f.provider(t, newClock(), slow, pkcs8PEM(t), 200*time.Millisecond)
+	p := f.provider(t, newClock(), providertest.Hang(t), pkcs8PEM(t), 200*time.Millisecond)
 	res := p.Send(context.Background(), []provider.Message{push("a"), push("b")})
 	for _, r := range res {
 		require.NotNil(t, r.Err)

@@ -1,6 +1,7 @@
 package providertest
 
 import (
+	"encoding/json"
 	"flag"
 	"io"
 	"net/http"
@@ -10,15 +11,17 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/provider"
 )
 
 // The adapter test kit, shared by every adapter package's tests: golden
-// wire files, a recording fake vendor, and the dependencies that let an
-// adapter reach it on loopback.
+// wire files, a recording fake vendor, a vendor that never answers, and
+// the dependencies that let an adapter reach them on loopback.
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the requests sent")
 
@@ -37,59 +40,139 @@ func Golden(t testing.TB, name string, got []byte) {
 	require.Equal(t, string(want), string(got))
 }
 
-// goldenHeaders are the request headers a Recorder writes down.
+// goldenHeaders are the request headers a Request's Dump writes down.
 var goldenHeaders = []string{"Authorization", "Content-Type"}
 
-// Recorder is a fake vendor that records each request (method, target,
-// the headers that matter on the wire, body) and answers with a fixed
-// status, headers and body.
-type Recorder struct {
-	mu     sync.Mutex
-	dumps  []string
-	status int
-	header map[string]string
-	body   string
+// Request is one request a Fake received.
+type Request struct {
+	Method string
+	// Path is the URL path; Target adds the query (the request URI).
+	Path, Target string
+	Host         string
+	Header       http.Header
+	Body         []byte
 }
+
+// Dump is the request as golden files hold it: method and target, the
+// headers that matter on the wire, and the body.
+func (r Request) Dump() string {
+	var sb strings.Builder
+	sb.WriteString(r.Method + " " + r.Target + "\n")
+	for _, h := range goldenHeaders {
+		if v := r.Header.Get(h); v != "" {
+			sb.WriteString(h + ": " + v + "\n")
+		}
+	}
+	sb.WriteString("\n")
+	sb.Write(r.Body)
+	sb.WriteString("\n")
+	return sb.String()
+}
+
+// Reply is a Fake's answer to one request.
+type Reply struct {
+	Status int
+	Header map[string]string
+	Body   string
+}
+
+// Fake is a fake vendor: it records each request and answers with what
+// its reply function returns for it (n counts the requests from 0).
+type Fake struct {
+	// URL is the fake's root, for base_url or a webhook URL.
+	URL string
+
+	srv  *httptest.Server
+	mu   sync.Mutex
+	reqs []Request
+}
+
+// NewFake starts a Fake, closed after the test. reply runs on the
+// server's goroutine: it reports with t.Errorf, never require.
+func NewFake(t testing.TB, reply func(n int, r Request) Reply) *Fake {
+	t.Helper()
+	f := &Fake{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		req := Request{Method: r.Method, Path: r.URL.Path, Target: r.URL.RequestURI(), Host: r.Host, Header: r.Header.Clone(), Body: b}
+		f.mu.Lock()
+		n := len(f.reqs)
+		f.reqs = append(f.reqs, req)
+		f.mu.Unlock()
+		rp := reply(n, req)
+		for k, v := range rp.Header {
+			w.Header().Set(k, v)
+		}
+		w.WriteHeader(rp.Status)
+		_, _ = io.WriteString(w, rp.Body)
+	}))
+	t.Cleanup(srv.Close)
+	f.URL, f.srv = srv.URL, srv
+	return f
+}
+
+// Received returns the requests received so far, oldest first.
+func (f *Fake) Received() []Request {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]Request(nil), f.reqs...)
+}
+
+// Last returns the latest request; it fails the test when there is none.
+func (f *Fake) Last(t testing.TB) Request {
+	t.Helper()
+	reqs := f.Received()
+	require.NotEmpty(t, reqs)
+	return reqs[len(reqs)-1]
+}
+
+// Recorder is a Fake that answers every request with a fixed status,
+// headers and body.
+type Recorder struct{ *Fake }
 
 // NewRecorder starts a Recorder, closed after the test.
 func NewRecorder(t testing.TB, status int, body string, header map[string]string) (*Recorder, *httptest.Server) {
 	t.Helper()
-	rec := &Recorder{status: status, body: body, header: header}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		var sb strings.Builder
-		sb.WriteString(r.Method + " " + r.URL.RequestURI() + "\n")
-		for _, h := range goldenHeaders {
-			if v := r.Header.Get(h); v != "" {
-				sb.WriteString(h + ": " + v + "\n")
-			}
-		}
-		sb.WriteString("\n")
-		sb.Write(b)
-		sb.WriteString("\n")
-		rec.mu.Lock()
-		rec.dumps = append(rec.dumps, sb.String())
-		rec.mu.Unlock()
-		for k, v := range rec.header {
-			w.Header().Set(k, v)
-		}
-		w.WriteHeader(rec.status)
-		_, _ = io.WriteString(w, rec.body)
-	}))
-	t.Cleanup(srv.Close)
-	return rec, srv
+	rp := Reply{Status: status, Header: header, Body: body}
+	rec := &Recorder{NewFake(t, func(int, Request) Reply { return rp })}
+	return rec, rec.srv
 }
 
-// Requests returns the requests recorded so far, oldest first.
+// Requests returns the requests recorded so far, oldest first, as Dump
+// writes them.
 func (r *Recorder) Requests() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]string(nil), r.dumps...)
+	var out []string
+	for _, q := range r.Received() {
+		out = append(out, q.Dump())
+	}
+	return out
+}
+
+// Hang starts a vendor that never answers (until the client gives up or
+// five seconds pass), for timeout tests. Its URL is the fake's root.
+func Hang(t testing.TB) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Reading the body lets the server notice the client hanging up.
+		_, _ = io.Copy(io.Discard, r.Body)
+		select {
+		case <-r.Context().Done():
+		case <-time.After(5 * time.Second):
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// Client is an outbound client that may reach loopback, with timeout
+// (zero: provider.DefaultHTTPTimeout).
+func Client(timeout time.Duration) *http.Client {
+	return provider.NewHTTPClient(provider.HTTPOptions{AllowPrivate: true, Timeout: timeout})
 }
 
 // Deps lets adapters reach httptest servers on loopback.
 func Deps() provider.Deps {
-	return provider.Deps{HTTP: provider.NewHTTPClient(provider.HTTPOptions{AllowPrivate: true})}
+	return provider.Deps{HTTP: Client(0)}
 }
 
 // MustNew builds an adapter of kind k with Deps.
@@ -98,4 +181,29 @@ func MustNew(t testing.TB, k provider.Kind, cfg provider.Config) provider.Provid
 	p, err := k.New(cfg, Deps())
 	require.NoError(t, err)
 	return p
+}
+
+// RequireHidden fails the test when the exchange, as the attempt history
+// stores it, contains any of secrets.
+func RequireHidden(t testing.TB, ex provider.Exchange, secrets ...string) {
+	t.Helper()
+	b, err := json.Marshal(ex)
+	require.NoError(t, err)
+	for _, s := range secrets {
+		require.NotContains(t, string(b), s)
+	}
+}
+
+// MailMessage is the e-mail the mail adapters' tests send to to: a title,
+// a text with an ampersand and an HTML part (neither may be escaped on
+// the wire).
+func MailMessage(to string) provider.Message {
+	return provider.Message{
+		ID:      "req-" + to,
+		Channel: notify.ChannelEmail,
+		To:      to,
+		Title:   "Your code",
+		Text:    "Code 123456 & more",
+		HTML:    "<p>Code <b>123456</b></p>",
+	}
 }

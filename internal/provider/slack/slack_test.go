@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -205,22 +203,14 @@ func TestErrorMappingBot(t *testing.T) {
 
 func TestTimeout(t *testing.T) {
 	t.Parallel()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// Reading the body lets the server notice the client hang up.
-		_, _ = io.Copy(io.Discard, r.Body)
-		select {
-		case <-r.Context().Done():
-		case <-time.After(5 * time.Second):
-		}
-	}))
-	t.Cleanup(srv.Close)
-	deps := provider.Deps{HTTP: provider.NewHTTPClient(provider.HTTPOptions{AllowPrivate: true, Timeout: 50 * time.Millisecond})}
+	srvURL := providertest.Hang(t)
+	deps := provider.Deps{HTTP: providertest.Client(50 * time.Millisecond)}
 	for _, tc := range []struct {
 		kind provider.Kind
 		cfg  provider.Config
 	}{
-		{WebhookKind(), provider.Config{"chata_webhook_url": srv.URL + "/services/T0/B0/SECRET"}},
-		{BotKind(), provider.Config{"chata_bot_token": "xoxb-t", "base_url": srv.URL}},
+		{WebhookKind(), provider.Config{"chata_webhook_url": srvURL + "/services/T0/B0/SECRET"}},
+		{BotKind(), provider.Config{"chata_bot_token": "xoxb-t", "base_url": srvURL}},
 	} {
 		p, err := tc.kind.New(tc.cfg, deps)
 		require.NoError(t, err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/provider"
+	"github.com/notifyd/notifyd/internal/provider/providertest"
 )
 
 func TestKinds(t *testing.T) {
@@ -76,7 +77,7 @@ func TestSignature(t *testing.T) {
 		return acceptAll(t, r)
 	})
 	// The real clock and salt: the fake checks the header as Solapi does.
-	p, err := SMSKind().New(testConfig(f.srv.URL), provider.Deps{HTTP: testClient(2 * time.Second)})
+	p, err := SMSKind().New(testConfig(f.URL), provider.Deps{HTTP: providertest.Client(2 * time.Second)})
 	require.NoError(t, err)
 	before := time.Now().Add(-time.Second)
 	require.Nil(t, p.Send(context.Background(), []provider.Message{{ID: "n1", To: "01011112222", Text: "hi"}})[0].Err)
@@ -302,7 +303,7 @@ func TestTimeout(t *testing.T) {
 		time.Sleep(500 * time.Millisecond)
 		return acceptAll(t, r)
 	})
-	p, err := SMSKind().New(testConfig(f.srv.URL), provider.Deps{HTTP: testClient(100 * time.Millisecond)})
+	p, err := SMSKind().New(testConfig(f.URL), provider.Deps{HTTP: providertest.Client(100 * time.Millisecond)})
 	require.NoError(t, err)
 	res := p.Send(context.Background(), []provider.Message{{ID: "a", To: "01011112222", Text: "x"}})
 	require.NotNil(t, res[0].Err)
