@@ -37,16 +37,8 @@ type msgrProvider struct {
 	expires time.Time
 }
 
-func newMsgr(cfg provider.Config, deps provider.Deps) (provider.Provider, error) {
-	key := cfg[keyMsgrAPIKey]
-	if key == "" {
-		key = cfg[keyAPIKey] // SPEC: falls back when absent
-	}
-	resolved := provider.Config{keyUserID: cfg[keyUserID], keyMsgrAPIKey: key, keySender: cfg[keySender]}
-	if err := provider.Require(resolved, MsgrKind().Required...); err != nil {
-		return nil, err
-	}
-	a, err := newAccount(cfg, key, deps)
+func newMsgr(c Config, deps provider.Deps) (provider.Provider, error) {
+	a, err := newAccount(c, c.MsgrAPIKey, deps)
 	if err != nil {
 		return nil, err
 	}

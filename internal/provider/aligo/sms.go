@@ -19,11 +19,8 @@ type smsProvider struct {
 	account
 }
 
-func newSMS(cfg provider.Config, deps provider.Deps) (provider.Provider, error) {
-	if err := provider.Require(cfg, SMSKind().Required...); err != nil {
-		return nil, err
-	}
-	a, err := newAccount(cfg, cfg[keyAPIKey], deps)
+func newSMS(c Config, deps provider.Deps) (provider.Provider, error) {
+	a, err := newAccount(c, c.APIKey, deps)
 	if err != nil {
 		return nil, err
 	}

@@ -39,27 +39,41 @@ const maxContent = 2000
 // adapter-level rate cap (0 = unlimited) and no batch wait.
 var chatBatch = provider.BatchDefaults{MaxSize: 1}
 
+// WebhookConfig is the configJson of a chatb_webhook account.
+type WebhookConfig struct {
+	// WebhookURL is the Execute Webhook URL; its path is the credential.
+	WebhookURL string `json:"chatb_webhook_url"`
+}
+
+// BotConfig is the configJson of a chatb_bot account.
+type BotConfig struct {
+	// BotToken is the bot token, sent as "Authorization: Bot <token>".
+	BotToken string `json:"chatb_bot_token"`
+	// Endpoint's base_url replaces the scheme and host of the REST API root.
+	provider.Endpoint
+}
+
 // WebhookKind describes chatb_webhook.
 func WebhookKind() provider.Kind {
-	return provider.Kind{
+	return provider.Spec[WebhookConfig]{
 		ID:       "chatb_webhook",
 		Channel:  notify.ChannelChatBWebhook,
 		Required: []string{keyWebhookURL},
 		Batch:    chatBatch,
 		New:      newWebhook,
-	}
+	}.Kind()
 }
 
 // BotKind describes chatb_bot.
 func BotKind() provider.Kind {
-	return provider.Kind{
+	return provider.Spec[BotConfig]{
 		ID:       "chatb_bot",
 		Channel:  notify.ChannelChatBBot,
 		Required: []string{keyBotToken},
 		Optional: []string{keyBaseURL},
 		Batch:    chatBatch,
 		New:      newBot,
-	}
+	}.Kind()
 }
 
 // payload is the body of both calls; Discord takes more fields (embeds,
@@ -84,13 +98,6 @@ func content(msg provider.Message) (string, *provider.Error) {
 		return "", provider.Errorf(notify.FailureInvalidRequest, "content is %d characters, Discord allows %d", n, maxContent)
 	}
 	return c, nil
-}
-
-func client(deps provider.Deps) *http.Client {
-	if deps.HTTP != nil {
-		return deps.HTTP
-	}
-	return provider.DefaultHTTPClient()
 }
 
 // send performs one call and reads Discord's answer: any 2xx is accepted

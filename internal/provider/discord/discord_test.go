@@ -79,7 +79,7 @@ func TestWebhookURLGetsWait(t *testing.T) {
 		"https://discord.com/api/webhooks/1/tok?wait=true#frag":    "https://discord.com/api/webhooks/1/tok?wait=true",
 		"https://discord.com/api/webhooks/1/tok?thread_id=9&wait=": "https://discord.com/api/webhooks/1/tok?thread_id=9&wait=true",
 	} {
-		p, err := newWebhook(provider.Config{keyWebhookURL: in}, providertest.Deps())
+		p, err := WebhookKind().New(provider.Config{keyWebhookURL: in}, providertest.Deps())
 		require.NoError(t, err)
 		require.Equal(t, want, p.(*webhookProvider).url, in)
 	}

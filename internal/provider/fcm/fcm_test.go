@@ -208,7 +208,7 @@ func (f *fake) body(t *testing.T, i int) []byte {
 
 func (f *fake) provider(t *testing.T, clk *clock, sendURL string, keyPEM string, timeout time.Duration) provider.Provider {
 	t.Helper()
-	p, err := fcm.New(provider.Config{
+	p, err := fcm.Kind().New(provider.Config{
 		"push_service_account_json": serviceAccountJSON(t, keyPEM, f.tokenURL),
 		"base_url":                  sendURL,
 	}, provider.Deps{
@@ -284,7 +284,7 @@ func TestNewInvalidConfig(t *testing.T) {
 		"base_url bad":    {"push_service_account_json": serviceAccountJSON(t, pkcs1PEM(), "https://oauth2.test/token"), "base_url": "nope"},
 	}
 	for name, cfg := range cases {
-		_, err := fcm.New(cfg, provider.Deps{})
+		_, err := fcm.Kind().New(cfg, provider.Deps{})
 		var perr *provider.Error
 		require.True(t, errors.As(err, &perr), name)
 		require.Equal(t, notify.FailureInvalidRequest, perr.Code, name)

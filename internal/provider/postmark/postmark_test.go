@@ -37,7 +37,7 @@ func newProvider(t *testing.T, cfg provider.Config, baseURL string, timeout time
 	for k, v := range cfg {
 		full[k] = v
 	}
-	p, err := postmark.New(full, provider.Deps{HTTP: providertest.Client(timeout)})
+	p, err := postmark.Kind().New(full, provider.Deps{HTTP: providertest.Client(timeout)})
 	require.NoError(t, err)
 	return p
 }
@@ -73,28 +73,11 @@ func TestNewMissingKey(t *testing.T) {
 				cfg[k] = v
 			}
 		}
-		_, err := postmark.New(cfg, provider.Deps{})
+		_, err := postmark.Kind().New(cfg, provider.Deps{})
 		var perr *provider.Error
 		require.True(t, errors.As(err, &perr), key)
 		require.Equal(t, notify.FailureInvalidRequest, perr.Code)
 		require.Contains(t, perr.Message, key)
-	}
-}
-
-func TestFormatFrom(t *testing.T) {
-	t.Parallel()
-	cases := []struct{ name, want string }{
-		{"notifyd", "notifyd <a@b.test>"},
-		{"Acme Team", "Acme Team <a@b.test>"},
-		{"Acme, Inc.", `"Acme, Inc." <a@b.test>`},
-		{"J. Doe", `"J. Doe" <a@b.test>`},
-		{`Say "hi" \o/`, `"Say \"hi\" \\o/" <a@b.test>`},
-		{"홍길동 상점", "홍길동 상점 <a@b.test>"},
-		{"Evil\r\nBcc: x@y.test", `"EvilBcc: x@y.test" <a@b.test>`},
-		{"", "a@b.test"},
-	}
-	for _, c := range cases {
-		require.Equal(t, c.want, postmark.FormatFrom(c.name, "a@b.test"), c.name)
 	}
 }
 

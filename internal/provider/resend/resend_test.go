@@ -34,7 +34,7 @@ func serve(t *testing.T, status int, body string, header ...string) (*providerte
 
 func newProvider(t *testing.T, baseURL string, timeout time.Duration) provider.Provider {
 	t.Helper()
-	p, err := resend.New(provider.Config{
+	p, err := resend.Kind().New(provider.Config{
 		"mailx_api_key":    apiKey,
 		"mailx_from_email": "Acme <noreply@acme.test>",
 		// A path in base_url is ignored: only scheme and host are replaced.
@@ -72,14 +72,14 @@ func TestNewMissingKey(t *testing.T) {
 				cfg[k] = v
 			}
 		}
-		_, err := resend.New(cfg, provider.Deps{})
+		_, err := resend.Kind().New(cfg, provider.Deps{})
 		var perr *provider.Error
 		require.True(t, errors.As(err, &perr), key)
 		require.Equal(t, notify.FailureInvalidRequest, perr.Code)
 		require.Contains(t, perr.Message, key)
 	}
 	full["base_url"] = "ftp://nope"
-	_, err := resend.New(full, provider.Deps{})
+	_, err := resend.Kind().New(full, provider.Deps{})
 	var perr *provider.Error
 	require.True(t, errors.As(err, &perr))
 	require.Equal(t, notify.FailureInvalidRequest, perr.Code)

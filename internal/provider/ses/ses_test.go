@@ -64,7 +64,7 @@ func newProvider(t *testing.T, cfg provider.Config, baseURL string, timeout time
 	for k, v := range cfg {
 		full[k] = v
 	}
-	p, err := ses.New(full, provider.Deps{
+	p, err := ses.Kind().New(full, provider.Deps{
 		HTTP: providertest.Client(timeout),
 		Now:  func() time.Time { return fixedNow },
 	})
@@ -102,32 +102,17 @@ func TestNewMissingKey(t *testing.T) {
 				cfg[k] = v
 			}
 		}
-		_, err := ses.New(cfg, provider.Deps{})
+		_, err := ses.Kind().New(cfg, provider.Deps{})
 		var perr *provider.Error
 		require.True(t, errors.As(err, &perr), key)
 		require.Equal(t, notify.FailureInvalidRequest, perr.Code)
 		require.Contains(t, perr.Message, key)
 	}
 	full["maily_region"] = "evil.com/x"
-	_, err := ses.New(full, provider.Deps{})
+	_, err := ses.Kind().New(full, provider.Deps{})
 	var perr *provider.Error
 	require.True(t, errors.As(err, &perr))
 	require.Equal(t, notify.FailureInvalidRequest, perr.Code)
-}
-
-func TestFormatFrom(t *testing.T) {
-	t.Parallel()
-	cases := []struct{ name, want string }{
-		{"", "a@b.test"},
-		{"Acme", "Acme <a@b.test>"},
-		{"Acme, Inc.", `"Acme, Inc." <a@b.test>`},
-		{`Say "hi"`, `"Say \"hi\"" <a@b.test>`},
-		{"홍길동", "=?UTF-8?q?=ED=99=8D=EA=B8=B8=EB=8F=99?= <a@b.test>"},
-		{"Evil\r\nBcc: x", `"EvilBcc: x" <a@b.test>`},
-	}
-	for _, c := range cases {
-		require.Equal(t, c.want, ses.FormatFrom(c.name, "a@b.test"), c.name)
-	}
 }
 
 var authRE = regexp.MustCompile(`^AWS4-HMAC-SHA256 Credential=` + accessKeyID + `/20260102/` + region +

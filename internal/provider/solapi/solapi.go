@@ -58,28 +58,35 @@ const maxPerCall = 10000
 // batch is SPEC "Adapter batching" for vendorB, both kinds.
 var batch = provider.BatchDefaults{CallsPerSecond: 20, Window: 500 * time.Millisecond, MaxSize: 100}
 
-// SMSKind describes vendorb_sms.
-func SMSKind() provider.Kind {
-	return provider.Kind{
-		ID:       "vendorb_sms",
-		Channel:  notify.ChannelSMS,
-		Required: []string{keyAPIKey, keyAPISecret, keySender},
-		Optional: []string{keyBaseURL},
-		Batch:    batch,
-		New:      newSMS,
-	}
+// Config is the configJson of both vendorB kinds.
+type Config struct {
+	// APIKey and APISecret sign every request (HMAC-SHA256).
+	APIKey    string `json:"vendorb_api_key"`
+	APISecret string `json:"vendorb_api_secret"`
+	// Sender is the registered caller number.
+	Sender string `json:"vendorb_sender"`
+	// Endpoint's base_url replaces the scheme and host of the API root.
+	provider.Endpoint
 }
 
+// SMSKind describes vendorb_sms.
+func SMSKind() provider.Kind { return kind("vendorb_sms", notify.ChannelSMS, false) }
+
 // MsgrKind describes vendorb_msgr.
-func MsgrKind() provider.Kind {
-	return provider.Kind{
-		ID:       "vendorb_msgr",
-		Channel:  notify.ChannelAlimTalk,
+func MsgrKind() provider.Kind { return kind("vendorb_msgr", notify.ChannelAlimTalk, true) }
+
+// kind describes one of the two kinds; ata selects AlimTalk messages.
+func kind(id string, ch notify.Channel, ata bool) provider.Kind {
+	return provider.Spec[Config]{
+		ID:       id,
+		Channel:  ch,
 		Required: []string{keyAPIKey, keyAPISecret, keySender},
 		Optional: []string{keyBaseURL},
 		Batch:    batch,
-		New:      newMsgr,
-	}
+		New: func(c Config, deps provider.Deps) (provider.Provider, error) {
+			return newSender(c, deps, ata)
+		},
+	}.Kind()
 }
 
 var (
@@ -100,39 +107,21 @@ type sender struct {
 	salt func() string
 }
 
-func newSMS(cfg provider.Config, deps provider.Deps) (provider.Provider, error) {
-	return newSender(cfg, deps, false)
-}
-
-func newMsgr(cfg provider.Config, deps provider.Deps) (provider.Provider, error) {
-	return newSender(cfg, deps, true)
-}
-
-func newSender(cfg provider.Config, deps provider.Deps, ata bool) (provider.Provider, error) {
-	if err := provider.Require(cfg, keyAPIKey, keyAPISecret, keySender); err != nil {
-		return nil, err
-	}
-	root, err := provider.APIRoot(cfg, defaultRoot)
+func newSender(c Config, deps provider.Deps, ata bool) (provider.Provider, error) {
+	root, err := c.Root(defaultRoot)
 	if err != nil {
 		return nil, err
 	}
-	s := &sender{
+	return &sender{
 		root:   root,
-		apiKey: cfg[keyAPIKey],
-		secret: cfg[keyAPISecret],
-		from:   cfg[keySender],
+		apiKey: c.APIKey,
+		secret: c.APISecret,
+		from:   c.Sender,
 		ata:    ata,
 		client: deps.HTTP,
 		now:    deps.Now,
 		salt:   randomSalt,
-	}
-	if s.client == nil {
-		s.client = provider.DefaultHTTPClient()
-	}
-	if s.now == nil {
-		s.now = time.Now
-	}
-	return s, nil
+	}, nil
 }
 
 // randomSalt returns 32 hex characters, as the Go SDK uses; Solapi rejects
