@@ -188,21 +188,13 @@ func loggedForm(form url.Values) map[string]string {
 // classify (404, 400...) has no vendor meaning and is unknown.
 func decode(ex provider.Exchange, body []byte, v any) *provider.Error {
 	if st := ex.Response.HTTPStatus; st < 200 || st > 299 {
-		return provider.Errorf(notify.FailureUnknown, "aligo answered HTTP %d: %s", st, snippet(body))
+		return provider.Errorf(notify.FailureUnknown, "aligo answered HTTP %d: %s", st, provider.Snippet(body, 200))
 	}
 	// Aligo sometimes labels JSON as text/html, so the content type is ignored.
 	if err := json.Unmarshal(bytes.TrimSpace(body), v); err != nil {
-		return provider.Errorf(notify.FailureUnknown, "aligo answer is not JSON: %s", snippet(body))
+		return provider.Errorf(notify.FailureUnknown, "aligo answer is not JSON: %s", provider.Snippet(body, 200))
 	}
 	return nil
-}
-
-func snippet(b []byte) string {
-	s := strings.TrimSpace(string(b))
-	if len(s) > 200 {
-		s = s[:200]
-	}
-	return s
 }
 
 // flexInt is an integer Aligo may send as a JSON number or a string.
@@ -223,27 +215,6 @@ func (f *flexInt) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("aligo: %q is not a number", s)
 	}
 	*f = flexInt(x)
-	return nil
-}
-
-// flexString is an id Aligo may send as a JSON number or a string.
-type flexString string
-
-func (f *flexString) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	if len(b) > 0 && b[0] == '"' {
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		*f = flexString(s)
-		return nil
-	}
-	if string(b) == "null" {
-		*f = ""
-		return nil
-	}
-	*f = flexString(b)
 	return nil
 }
 

@@ -52,9 +52,9 @@ type msgrAnswer struct {
 	Message string   `json:"message"`
 	Token   string   `json:"token"`
 	Info    struct {
-		MID  flexString `json:"mid"`
-		SCnt flexInt    `json:"scnt"`
-		FCnt flexInt    `json:"fcnt"`
+		MID  provider.FlexString `json:"mid"`
+		SCnt flexInt             `json:"scnt"`
+		FCnt flexInt             `json:"fcnt"`
 	} `json:"info"`
 }
 

@@ -50,12 +50,7 @@ func TestNewMissingKey(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			p, err := tc.kind.New(tc.cfg, provider.Deps{})
-			require.Nil(t, p)
-			var perr *provider.Error
-			require.True(t, errors.As(err, &perr))
-			require.Equal(t, notify.FailureInvalidRequest, perr.Code)
-			require.Contains(t, perr.Message, tc.missing)
+			providertest.RequireInvalid(t, tc.kind, tc.cfg, tc.missing)
 		})
 	}
 }

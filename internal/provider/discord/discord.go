@@ -130,23 +130,13 @@ func classify(status int, raw []byte) *provider.Error {
 		Message string `json:"message"`
 	}
 	if err := json.Unmarshal(raw, &e); err != nil || e.Code == nil {
-		return provider.Errorf(unmapped(status), "HTTP %d: %s", status, truncate(strings.TrimSpace(string(raw))))
+		return provider.Errorf(provider.UnlistedStatus(status), "HTTP %d: %s", status, provider.Snippet(raw, 300))
 	}
 	code, ok := errorCodes[*e.Code]
 	if !ok {
-		code = unmapped(status)
+		code = provider.UnlistedStatus(status)
 	}
 	return provider.Errorf(code, "HTTP %d: %d %s", status, *e.Code, e.Message)
-}
-
-// unmapped classifies answers absent from the table: a 4xx is the
-// request's fault (SPEC normalizes other 4xx to invalid_request); anything
-// else is unknown, which falls back.
-func unmapped(status int) notify.FailureCode {
-	if status >= 400 && status < 500 {
-		return notify.FailureInvalidRequest
-	}
-	return notify.FailureUnknown
 }
 
 // bodyRetryAfter reads retry_after (seconds, fractional) from a 429 body,
@@ -159,13 +149,6 @@ func bodyRetryAfter(raw []byte) time.Duration {
 		return 0
 	}
 	return time.Duration(b.RetryAfter * float64(time.Second))
-}
-
-func truncate(s string) string {
-	if len(s) > 300 {
-		return s[:300]
-	}
-	return s
 }
 
 func encode(p payload) ([]byte, *provider.Error) {

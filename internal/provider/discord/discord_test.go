@@ -3,7 +3,6 @@ package discord
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -45,10 +44,7 @@ func TestMissingKey(t *testing.T) {
 		{BotKind(), provider.Config{}},
 		{BotKind(), provider.Config{"chatb_bot_token": "t", "base_url": "ftp://discord.com"}},
 	} {
-		_, err := tc.kind.New(tc.cfg, providertest.Deps())
-		var perr *provider.Error
-		require.True(t, errors.As(err, &perr), "%s %v", tc.kind.ID, tc.cfg)
-		require.Equal(t, notify.FailureInvalidRequest, perr.Code)
+		providertest.RequireInvalid(t, tc.kind, tc.cfg)
 	}
 }
 

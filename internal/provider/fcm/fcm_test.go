@@ -12,7 +12,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -284,10 +283,7 @@ func TestNewInvalidConfig(t *testing.T) {
 		"base_url bad":    {"push_service_account_json": serviceAccountJSON(t, pkcs1PEM(), "https://oauth2.test/token"), "base_url": "nope"},
 	}
 	for name, cfg := range cases {
-		_, err := fcm.Kind().New(cfg, provider.Deps{})
-		var perr *provider.Error
-		require.True(t, errors.As(err, &perr), name)
-		require.Equal(t, notify.FailureInvalidRequest, perr.Code, name)
+		perr := providertest.RequireInvalid(t, fcm.Kind(), cfg)
 		require.NotContains(t, perr.Message, "BEGIN", name)
 	}
 }

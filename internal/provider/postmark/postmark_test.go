@@ -3,7 +3,6 @@ package postmark_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -66,19 +65,7 @@ func TestKind(t *testing.T) {
 func TestNewMissingKey(t *testing.T) {
 	t.Parallel()
 	full := provider.Config{"mailz_api_key": "k", "mailz_from_email": "a@b.test"}
-	for _, key := range postmark.Kind().Required {
-		cfg := provider.Config{}
-		for k, v := range full {
-			if k != key {
-				cfg[k] = v
-			}
-		}
-		_, err := postmark.Kind().New(cfg, provider.Deps{})
-		var perr *provider.Error
-		require.True(t, errors.As(err, &perr), key)
-		require.Equal(t, notify.FailureInvalidRequest, perr.Code)
-		require.Contains(t, perr.Message, key)
-	}
+	providertest.RequireEachRequired(t, postmark.Kind(), full)
 }
 
 func TestSendSingle(t *testing.T) {

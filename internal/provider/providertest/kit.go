@@ -2,6 +2,7 @@ package providertest
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"io"
 	"net/http"
@@ -205,5 +206,40 @@ func MailMessage(to string) provider.Message {
 		Title:   "Your code",
 		Text:    "Code 123456 & more",
 		HTML:    "<p>Code <b>123456</b></p>",
+	}
+}
+
+// RequireInvalid fails the test unless building kind k from cfg fails,
+// with no provider, with an invalid_request *provider.Error whose message
+// contains each of contains. It returns that error.
+func RequireInvalid(t testing.TB, k provider.Kind, cfg provider.Config, contains ...string) *provider.Error {
+	t.Helper()
+	p, err := k.New(cfg, Deps())
+	require.Nil(t, p, "%s %v", k.ID, cfg)
+	var perr *provider.Error
+	require.True(t, errors.As(err, &perr), "%s %v: %v", k.ID, cfg, err)
+	require.Equal(t, notify.FailureInvalidRequest, perr.Code, "%s %v", k.ID, cfg)
+	for _, s := range contains {
+		require.Contains(t, perr.Message, s)
+	}
+	return perr
+}
+
+// RequireEachRequired checks that kind k, built from the complete config
+// full, refuses it with any one required key left out or empty, naming
+// that key.
+func RequireEachRequired(t testing.TB, k provider.Kind, full provider.Config) {
+	t.Helper()
+	for _, key := range k.Required {
+		without, empty := provider.Config{}, provider.Config{}
+		for name, v := range full {
+			empty[name] = v
+			if name != key {
+				without[name] = v
+			}
+		}
+		empty[key] = ""
+		RequireInvalid(t, k, without, key)
+		RequireInvalid(t, k, empty, key)
 	}
 }

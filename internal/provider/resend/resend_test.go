@@ -3,7 +3,6 @@ package resend_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -65,24 +64,9 @@ func TestKind(t *testing.T) {
 func TestNewMissingKey(t *testing.T) {
 	t.Parallel()
 	full := provider.Config{"mailx_api_key": "k", "mailx_from_email": "a@b.test"}
-	for _, key := range resend.Kind().Required {
-		cfg := provider.Config{}
-		for k, v := range full {
-			if k != key {
-				cfg[k] = v
-			}
-		}
-		_, err := resend.Kind().New(cfg, provider.Deps{})
-		var perr *provider.Error
-		require.True(t, errors.As(err, &perr), key)
-		require.Equal(t, notify.FailureInvalidRequest, perr.Code)
-		require.Contains(t, perr.Message, key)
-	}
+	providertest.RequireEachRequired(t, resend.Kind(), full)
 	full["base_url"] = "ftp://nope"
-	_, err := resend.Kind().New(full, provider.Deps{})
-	var perr *provider.Error
-	require.True(t, errors.As(err, &perr))
-	require.Equal(t, notify.FailureInvalidRequest, perr.Code)
+	providertest.RequireInvalid(t, resend.Kind(), full)
 }
 
 func TestSendSingle(t *testing.T) {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -95,24 +94,9 @@ func TestNewMissingKey(t *testing.T) {
 		"maily_access_key_id": "a", "maily_secret_access_key": "s",
 		"maily_region": "us-east-1", "maily_from_email": "a@b.test",
 	}
-	for _, key := range ses.Kind().Required {
-		cfg := provider.Config{}
-		for k, v := range full {
-			if k != key {
-				cfg[k] = v
-			}
-		}
-		_, err := ses.Kind().New(cfg, provider.Deps{})
-		var perr *provider.Error
-		require.True(t, errors.As(err, &perr), key)
-		require.Equal(t, notify.FailureInvalidRequest, perr.Code)
-		require.Contains(t, perr.Message, key)
-	}
+	providertest.RequireEachRequired(t, ses.Kind(), full)
 	full["maily_region"] = "evil.com/x"
-	_, err := ses.Kind().New(full, provider.Deps{})
-	var perr *provider.Error
-	require.True(t, errors.As(err, &perr))
-	require.Equal(t, notify.FailureInvalidRequest, perr.Code)
+	providertest.RequireInvalid(t, ses.Kind(), full)
 }
 
 var authRE = regexp.MustCompile(`^AWS4-HMAC-SHA256 Credential=` + accessKeyID + `/20260102/` + region +

@@ -86,7 +86,7 @@ func botResult(ex provider.Exchange, raw []byte, to string) (string, *provider.E
 	st := status(ex)
 	var a botAnswer
 	if err := json.Unmarshal(raw, &a); err != nil {
-		return "", provider.Errorf(unmapped(st), "HTTP %d: unreadable answer: %s", st, truncate(strings.TrimSpace(string(raw))))
+		return "", provider.Errorf(provider.UnlistedStatus(st), "HTTP %d: unreadable answer: %s", st, provider.Snippet(raw, 300))
 	}
 	if a.OK && st >= 200 && st < 300 {
 		ch := a.Channel
@@ -97,7 +97,7 @@ func botResult(ex provider.Exchange, raw []byte, to string) (string, *provider.E
 	}
 	code, ok := botErrors[a.Error]
 	if !ok {
-		code = unmapped(st) // unknown for HTTP 200
+		code = provider.UnlistedStatus(st) // unknown for HTTP 200
 	}
 	e := provider.Errorf(code, "HTTP %d: %s", st, a.Error)
 	if code == notify.FailureRateLimited {

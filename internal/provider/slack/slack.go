@@ -80,16 +80,6 @@ func text(msg provider.Message) string {
 	return "*" + title + "*\n" + msg.Text
 }
 
-// unmapped classifies a vendor answer absent from the tables: a 4xx is the
-// request's fault (SPEC normalizes other 4xx to invalid_request); anything
-// else is unknown, which falls back.
-func unmapped(status int) notify.FailureCode {
-	if status >= 400 && status < 500 {
-		return notify.FailureInvalidRequest
-	}
-	return notify.FailureUnknown
-}
-
 func status(ex provider.Exchange) int {
 	if ex.Response == nil {
 		return 0

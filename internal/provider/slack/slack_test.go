@@ -3,7 +3,6 @@ package slack
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"testing"
 	"time"
@@ -43,10 +42,7 @@ func TestMissingKey(t *testing.T) {
 		{BotKind(), provider.Config{}},
 		{BotKind(), provider.Config{"chata_bot_token": "xoxb-1", "base_url": "slack.com"}},
 	} {
-		_, err := tc.kind.New(tc.cfg, providertest.Deps())
-		var perr *provider.Error
-		require.True(t, errors.As(err, &perr), "%s %v", tc.kind.ID, tc.cfg)
-		require.Equal(t, notify.FailureInvalidRequest, perr.Code)
+		providertest.RequireInvalid(t, tc.kind, tc.cfg)
 	}
 }
 

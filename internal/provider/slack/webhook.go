@@ -76,12 +76,5 @@ func webhookResult(status int, body string) *provider.Error {
 	if code, ok := webhookErrors[b]; ok {
 		return provider.Errorf(code, "HTTP %d: %s", status, b)
 	}
-	return provider.Errorf(unmapped(status), "HTTP %d: %s", status, truncate(b))
-}
-
-func truncate(s string) string {
-	if len(s) > 300 {
-		return s[:300]
-	}
-	return s
+	return provider.Errorf(provider.UnlistedStatus(status), "HTTP %d: %s", status, provider.Snippet([]byte(b), 300))
 }

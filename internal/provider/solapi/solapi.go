@@ -23,7 +23,6 @@
 package solapi
 
 import (
-	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -33,7 +32,6 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/notifyd/notifyd/internal/notify"
@@ -170,7 +168,7 @@ func requestFailure(status int, body []byte) *provider.Error {
 	var e apiError
 	_ = json.Unmarshal(body, &e)
 	if e.ErrorCode == "" {
-		return provider.Errorf(notify.FailureUnknown, "solapi answered HTTP %d: %s", status, snippet(body))
+		return provider.Errorf(notify.FailureUnknown, "solapi answered HTTP %d: %s", status, provider.Snippet(body, 200))
 	}
 	if c := classify(e.ErrorCode, e.ErrorMessage); c.err != nil {
 		return c.err
@@ -178,37 +176,7 @@ func requestFailure(status int, body []byte) *provider.Error {
 	return provider.Errorf(notify.FailureUnknown, "solapi answered HTTP %d with %s", status, e.ErrorCode)
 }
 
-func snippet(b []byte) string {
-	s := strings.TrimSpace(string(b))
-	if len(s) > 200 {
-		s = s[:200]
-	}
-	return s
-}
-
 func ok(status int) bool { return status >= 200 && status <= 299 }
-
-// flexString is a code Solapi documents as a string but that may come as a
-// number.
-type flexString string
-
-func (f *flexString) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	if len(b) > 0 && b[0] == '"' {
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		*f = flexString(s)
-		return nil
-	}
-	if string(b) == "null" {
-		*f = ""
-		return nil
-	}
-	*f = flexString(b)
-	return nil
-}
 
 // balanceAnswer is the body of GET /cash/v1/balance.
 type balanceAnswer struct {
@@ -226,7 +194,7 @@ func (s *sender) Quota(ctx context.Context) (provider.Quota, error) {
 	}
 	var a balanceAnswer
 	if jerr := json.Unmarshal(body, &a); jerr != nil || a.Balance == nil {
-		return provider.Quota{}, provider.Errorf(notify.FailureUnknown, "solapi balance answer has no balance: %s", snippet(body))
+		return provider.Quota{}, provider.Errorf(notify.FailureUnknown, "solapi balance answer has no balance: %s", provider.Snippet(body, 200))
 	}
 	v, perr := strconv.ParseFloat(a.Balance.String(), 64)
 	if perr != nil {

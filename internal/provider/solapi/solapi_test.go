@@ -33,22 +33,7 @@ func TestNewMissingKey(t *testing.T) {
 	t.Parallel()
 	full := testConfig("")
 	for _, kind := range []provider.Kind{SMSKind(), MsgrKind()} {
-		for _, key := range kind.Required {
-			t.Run(kind.ID+"/"+key, func(t *testing.T) {
-				t.Parallel()
-				cfg := provider.Config{}
-				for k, v := range full {
-					cfg[k] = v
-				}
-				cfg[key] = ""
-				p, err := kind.New(cfg, provider.Deps{})
-				require.Nil(t, p)
-				var perr *provider.Error
-				require.True(t, errors.As(err, &perr))
-				require.Equal(t, notify.FailureInvalidRequest, perr.Code)
-				require.Contains(t, perr.Message, key)
-			})
-		}
+		providertest.RequireEachRequired(t, kind, full)
 	}
 }
 
