@@ -229,10 +229,7 @@ func TestTimeout(t *testing.T) {
 	} {
 		p, err := tc.kind.New(tc.cfg, deps)
 		require.NoError(t, err)
-		res := p.Send(context.Background(), []provider.Message{msg})
-		require.NotNil(t, res[0].Err, tc.kind.ID)
-		require.Equal(t, notify.FailureTemporaryUnavailable, res[0].Err.Code)
-		require.Nil(t, res[0].Exchange.Response)
+		res := providertest.RequireTimeouts(t, p, msg)
 		require.NotContains(t, res[0].Err.Message, "SECRET", "the webhook credential stays out of the error")
 	}
 }
@@ -241,13 +238,7 @@ func TestTimeout(t *testing.T) {
 // client), the SSRF guard refuses the loopback test server.
 func TestGuardedByDefault(t *testing.T) {
 	t.Parallel()
-	rec, srv := providertest.NewRecorder(t, http.StatusOK, "ok", nil)
-	for _, deps := range []provider.Deps{{}, {HTTP: provider.NewHTTPClient(provider.HTTPOptions{})}} {
-		p, err := BotKind().New(provider.Config{"chatb_bot_token": "t", "base_url": srv.URL}, deps)
-		require.NoError(t, err)
-		res := p.Send(context.Background(), []provider.Message{msg})
-		require.NotNil(t, res[0].Err)
-		require.Equal(t, notify.FailureInvalidRequest, res[0].Err.Code, res[0].Err.Message)
-	}
-	require.Empty(t, rec.Requests())
+	providertest.RequireGuardedByDefault(t, BotKind(), func(url string) provider.Config {
+		return provider.Config{"chatb_bot_token": "t", "base_url": url}
+	}, msg)
 }

@@ -538,10 +538,5 @@ func TestTimeout(t *testing.T) {
 	t.Parallel()
 	f, _, _ := newFake(t)
 	p := f.provider(t, newClock(), providertest.Hang(t), pkcs8PEM(t), 200*time.Millisecond)
-	res := p.Send(context.Background(), []provider.Message{push("a"), push("b")})
-	for _, r := range res {
-		require.NotNil(t, r.Err)
-		require.Equal(t, notify.FailureTemporaryUnavailable, r.Err.Code)
-		require.Nil(t, r.Exchange.Response)
-	}
+	providertest.RequireTimeouts(t, p, push("a"), push("b"))
 }

@@ -215,10 +215,7 @@ func TestErrorMappingStatusOnly(t *testing.T) {
 func TestTimeout(t *testing.T) {
 	t.Parallel()
 	p := newProvider(t, nil, providertest.Hang(t), 100*time.Millisecond)
-	res := p.Send(context.Background(), []provider.Message{msg("a@x.test")})
-	require.NotNil(t, res[0].Err)
-	require.Equal(t, notify.FailureTemporaryUnavailable, res[0].Err.Code)
-	require.Nil(t, res[0].Exchange.Response)
+	providertest.RequireTimeouts(t, p, msg("a@x.test"))
 }
 
 // An account may raise its batch size above Postmark's 500 per call: Send

@@ -1,6 +1,7 @@
 package providertest
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -242,4 +243,38 @@ func RequireEachRequired(t testing.TB, k provider.Kind, full provider.Config) {
 		RequireInvalid(t, k, without, key)
 		RequireInvalid(t, k, empty, key)
 	}
+}
+
+// RequireTimeouts sends msgs through p, built against a vendor that never
+// answers (Hang) with a short client timeout, and checks that every
+// message fails temporary_unavailable without a recorded answer. It
+// returns the results for further checks.
+func RequireTimeouts(t testing.TB, p provider.Provider, msgs ...provider.Message) []provider.Result {
+	t.Helper()
+	res := p.Send(context.Background(), msgs)
+	require.Len(t, res, len(msgs))
+	for _, r := range res {
+		require.NotNil(t, r.Err)
+		require.Equal(t, notify.FailureTemporaryUnavailable, r.Err.Code)
+		require.Nil(t, r.Exchange.Response)
+	}
+	return res
+}
+
+// RequireGuardedByDefault checks that kind k, built with Deps.HTTP unset
+// (the shared default client) or with a client without AllowPrivate,
+// refuses to send msg to a loopback vendor (the SSRF guard:
+// invalid_request), which receives nothing. cfg is the account's config
+// for the vendor's URL.
+func RequireGuardedByDefault(t testing.TB, k provider.Kind, cfg func(url string) provider.Config, msg provider.Message) {
+	t.Helper()
+	rec, srv := NewRecorder(t, http.StatusOK, "ok", nil)
+	for _, deps := range []provider.Deps{{}, {HTTP: provider.NewHTTPClient(provider.HTTPOptions{})}} {
+		p, err := k.New(cfg(srv.URL), deps)
+		require.NoError(t, err)
+		res := p.Send(context.Background(), []provider.Message{msg})
+		require.NotNil(t, res[0].Err)
+		require.Equal(t, notify.FailureInvalidRequest, res[0].Err.Code, res[0].Err.Message)
+	}
+	require.Empty(t, rec.Requests())
 }

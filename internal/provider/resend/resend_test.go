@@ -198,13 +198,7 @@ func TestErrorMapping(t *testing.T) {
 func TestTimeout(t *testing.T) {
 	t.Parallel()
 	p := newProvider(t, providertest.Hang(t), 100*time.Millisecond)
-	res := p.Send(context.Background(), []provider.Message{msg("a@x.test"), msg("b@x.test")})
-	require.Len(t, res, 2)
-	for _, r := range res {
-		require.NotNil(t, r.Err)
-		require.Equal(t, notify.FailureTemporaryUnavailable, r.Err.Code)
-		require.Nil(t, r.Exchange.Response)
-	}
+	providertest.RequireTimeouts(t, p, msg("a@x.test"), msg("b@x.test"))
 }
 
 // An account may raise its batch size above Resend's 100 per call: Send

@@ -290,10 +290,7 @@ func TestTimeout(t *testing.T) {
 	})
 	p, err := SMSKind().New(testConfig(f.URL), provider.Deps{HTTP: providertest.Client(100 * time.Millisecond)})
 	require.NoError(t, err)
-	res := p.Send(context.Background(), []provider.Message{{ID: "a", To: "01011112222", Text: "x"}})
-	require.NotNil(t, res[0].Err)
-	require.Equal(t, notify.FailureTemporaryUnavailable, res[0].Err.Code)
-	require.Nil(t, res[0].Exchange.Response)
+	providertest.RequireTimeouts(t, p, provider.Message{ID: "a", To: "01011112222", Text: "x"})
 }
 
 func TestResultShapes(t *testing.T) {
