@@ -278,3 +278,34 @@ func RequireGuardedByDefault(t testing.TB, k provider.Kind, cfg func(url string)
 	}
 	require.Empty(t, rec.Requests())
 }
+
+// ErrorRow is one vendor answer and the failure it must classify as.
+type ErrorRow struct {
+	Name       string
+	Status     int
+	Body       string
+	Header     map[string]string
+	Want       notify.FailureCode
+	RetryAfter time.Duration
+}
+
+// RunErrorRows sends msg through kind k, one subtest a row, to a vendor
+// answering with the row, and checks the failure code, the retry delay,
+// that no message id is reported and that the answer is recorded. cfg is
+// the account's config for the vendor's URL.
+func RunErrorRows(t *testing.T, k provider.Kind, cfg func(url string) provider.Config, msg provider.Message, rows []ErrorRow) {
+	t.Helper()
+	for _, row := range rows {
+		t.Run(row.Name, func(t *testing.T) {
+			t.Parallel()
+			_, srv := NewRecorder(t, row.Status, row.Body, row.Header)
+			p := MustNew(t, k, cfg(srv.URL))
+			res := p.Send(context.Background(), []provider.Message{msg})
+			require.NotNil(t, res[0].Err)
+			require.Equal(t, row.Want, res[0].Err.Code, res[0].Err.Message)
+			require.Equal(t, row.RetryAfter, res[0].Err.RetryAfter)
+			require.Empty(t, res[0].MessageID)
+			require.Equal(t, row.Status, res[0].Exchange.Response.HTTPStatus)
+		})
+	}
+}
