@@ -79,10 +79,7 @@ func do(ctx context.Context, client *http.Client, c Call, ex Exchange) (Exchange
 
 // StatusError applies SPEC's HTTP status normalization; nil for other statuses.
 func StatusError(status int, h http.Header, body string) *Error {
-	msg := strings.TrimSpace(body)
-	if len(msg) > 300 {
-		msg = msg[:300]
-	}
+	msg := Snippet([]byte(body), 300)
 	switch {
 	case status == http.StatusTooManyRequests:
 		e := Errorf(notify.FailureRateLimited, "HTTP 429: %s", msg)

@@ -7,12 +7,9 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"net/url"
 	"sync"
 	"syscall"
 	"time"
-
-	"github.com/notifyd/notifyd/internal/notify"
 )
 
 // DefaultHTTPTimeout bounds one vendor call (redirects included) when
@@ -251,20 +248,4 @@ func BlockedAddr(a netip.Addr) bool {
 		}
 	}
 	return false
-}
-
-// APIRoot returns the vendor API root for an account: defaultRoot, or the
-// scheme and host of the account's base_url (PROVIDERS "Decisions": the
-// documented paths stay, so any path in base_url is ignored). A base_url
-// that is not an absolute http(s) URL is invalid_request.
-func APIRoot(cfg Config, defaultRoot string) (string, *Error) {
-	raw := cfg["base_url"]
-	if raw == "" {
-		return defaultRoot, nil
-	}
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", Errorf(notify.FailureInvalidRequest, "base_url must be an absolute http(s) URL")
-	}
-	return u.Scheme + "://" + u.Host, nil
 }

@@ -242,20 +242,3 @@ func TestDoClassifiesBlockedTarget(t *testing.T) {
 	require.False(t, perr.FallsBack())
 	require.Nil(t, ex.Response)
 }
-
-func TestAPIRoot(t *testing.T) {
-	t.Parallel()
-	root, err := APIRoot(Config{}, "https://slack.com")
-	require.Nil(t, err)
-	require.Equal(t, "https://slack.com", root)
-
-	root, err = APIRoot(Config{"base_url": "http://127.0.0.1:9090/ignored/path?q=1"}, "https://slack.com")
-	require.Nil(t, err)
-	require.Equal(t, "http://127.0.0.1:9090", root)
-
-	for _, bad := range []string{"127.0.0.1:9090", "ftp://x", "http://", "::"} {
-		_, err = APIRoot(Config{"base_url": bad}, "https://slack.com")
-		require.NotNil(t, err, bad)
-		require.Equal(t, notify.FailureInvalidRequest, err.Code)
-	}
-}

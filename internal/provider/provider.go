@@ -13,7 +13,8 @@ import (
 	"github.com/notifyd/notifyd/internal/notify"
 )
 
-// Config is a provider account's decrypted configJson.
+// Config is a provider account's decrypted configJson. Adapters never read
+// it: Spec decodes it into the kind's typed, documented Config.
 type Config map[string]string
 
 // Message is one rendered notification handed to an adapter.
@@ -136,7 +137,8 @@ type BatchDefaults struct {
 }
 
 // Kind describes one provider kind: its id, channel, config keys and
-// constructor. The list of shipped kinds is in package provider/kinds.
+// constructor. Adapters make it with Spec; the list of shipped kinds is in
+// package provider/kinds.
 type Kind struct {
 	ID       string
 	Channel  notify.Channel
@@ -144,7 +146,8 @@ type Kind struct {
 	Optional []string
 	Batch    BatchDefaults
 	// New builds a provider for one account. A missing required key is an
-	// *Error with Code invalid_request.
+	// *Error with Code invalid_request, checked before the adapter's
+	// constructor runs (Spec).
 	New func(cfg Config, deps Deps) (Provider, error)
 	// Identities builds the vendor's sender-identity API for one account;
 	// nil for kinds whose vendor has none (see identity.go).

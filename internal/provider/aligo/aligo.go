@@ -80,29 +80,49 @@ const redacted = "[redacted]"
 // secretFields are the form fields that carry credentials on either host.
 var secretFields = map[string]bool{"key": true, "apikey": true, "token": true}
 
+// Config is the configJson of both vendorA kinds.
+type Config struct {
+	// UserID is the Aligo account id (user_id).
+	UserID string `json:"vendora_user_id"`
+	// APIKey is the SMS API key; vendora_msgr uses it when MsgrAPIKey is
+	// empty (SPEC).
+	APIKey string `json:"vendora_api_key"`
+	// MsgrAPIKey is the KakaoTalk (AlimTalk) API key of vendora_msgr.
+	MsgrAPIKey string `json:"vendora_msgr_api_key"`
+	// Sender is the registered caller number.
+	Sender string `json:"vendora_sender"`
+	// Endpoint's base_url replaces the scheme and host of both API hosts.
+	provider.Endpoint
+}
+
 // SMSKind describes vendora_sms.
 func SMSKind() provider.Kind {
-	return provider.Kind{
+	return provider.Spec[Config]{
 		ID:       "vendora_sms",
 		Channel:  notify.ChannelSMS,
 		Required: []string{keyUserID, keyAPIKey, keySender},
 		Optional: []string{keyBaseURL},
 		Batch:    batch,
 		New:      newSMS,
-	}
+	}.Kind()
 }
 
 // MsgrKind describes vendora_msgr. vendora_msgr_api_key is listed as
-// required, as in SPEC, but New accepts vendora_api_key in its place.
+// required, as in SPEC, but vendora_api_key stands in for it.
 func MsgrKind() provider.Kind {
-	return provider.Kind{
+	return provider.Spec[Config]{
 		ID:       "vendora_msgr",
 		Channel:  notify.ChannelAlimTalk,
 		Required: []string{keyUserID, keyMsgrAPIKey, keySender},
 		Optional: []string{keyAPIKey, keyBaseURL},
 		Batch:    batch,
-		New:      newMsgr,
-	}
+		Defaults: func(c *Config) {
+			if c.MsgrAPIKey == "" {
+				c.MsgrAPIKey = c.APIKey // SPEC: falls back when absent
+			}
+		},
+		New: newMsgr,
+	}.Kind()
 }
 
 // account is what both kinds share: credentials, hosts and the client.
@@ -116,31 +136,24 @@ type account struct {
 	now      func() time.Time
 }
 
-func newAccount(cfg provider.Config, apiKey string, deps provider.Deps) (account, *provider.Error) {
+func newAccount(c Config, apiKey string, deps provider.Deps) (account, *provider.Error) {
 	smsRoot, msgrRoot := defaultSMSRoot, defaultMsgrRoot
-	if cfg[keyBaseURL] != "" {
-		root, err := provider.APIRoot(cfg, defaultSMSRoot)
+	if c.BaseURL != "" {
+		root, err := c.Root(defaultSMSRoot)
 		if err != nil {
 			return account{}, err
 		}
 		smsRoot, msgrRoot = root, root
 	}
-	a := account{
-		userID:   cfg[keyUserID],
+	return account{
+		userID:   c.UserID,
 		apiKey:   apiKey,
-		sender:   cfg[keySender],
+		sender:   c.Sender,
 		smsRoot:  smsRoot,
 		msgrRoot: msgrRoot,
 		client:   deps.HTTP,
 		now:      deps.Now,
-	}
-	if a.client == nil {
-		a.client = provider.DefaultHTTPClient()
-	}
-	if a.now == nil {
-		a.now = time.Now
-	}
-	return a, nil
+	}, nil
 }
 
 // post sends form to url. The logged copy has the credentials replaced.
@@ -175,21 +188,13 @@ func loggedForm(form url.Values) map[string]string {
 // classify (404, 400...) has no vendor meaning and is unknown.
 func decode(ex provider.Exchange, body []byte, v any) *provider.Error {
 	if st := ex.Response.HTTPStatus; st < 200 || st > 299 {
-		return provider.Errorf(notify.FailureUnknown, "aligo answered HTTP %d: %s", st, snippet(body))
+		return provider.Errorf(notify.FailureUnknown, "aligo answered HTTP %d: %s", st, provider.Snippet(body, 200))
 	}
 	// Aligo sometimes labels JSON as text/html, so the content type is ignored.
 	if err := json.Unmarshal(bytes.TrimSpace(body), v); err != nil {
-		return provider.Errorf(notify.FailureUnknown, "aligo answer is not JSON: %s", snippet(body))
+		return provider.Errorf(notify.FailureUnknown, "aligo answer is not JSON: %s", provider.Snippet(body, 200))
 	}
 	return nil
-}
-
-func snippet(b []byte) string {
-	s := strings.TrimSpace(string(b))
-	if len(s) > 200 {
-		s = s[:200]
-	}
-	return s
 }
 
 // flexInt is an integer Aligo may send as a JSON number or a string.
@@ -210,27 +215,6 @@ func (f *flexInt) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("aligo: %q is not a number", s)
 	}
 	*f = flexInt(x)
-	return nil
-}
-
-// flexString is an id Aligo may send as a JSON number or a string.
-type flexString string
-
-func (f *flexString) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	if len(b) > 0 && b[0] == '"' {
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		*f = flexString(s)
-		return nil
-	}
-	if string(b) == "null" {
-		*f = ""
-		return nil
-	}
-	*f = flexString(b)
 	return nil
 }
 

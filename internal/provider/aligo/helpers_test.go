@@ -1,10 +1,7 @@
 package aligo
 
 import (
-	"encoding/json"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"sync"
 	"testing"
@@ -25,7 +22,7 @@ const (
 	testToken   = "token-abc-789"
 )
 
-// captured is one request the fake vendor received.
+// captured is one request the fake vendor received, its form decoded.
 type captured struct {
 	Method      string
 	Path        string
@@ -34,51 +31,35 @@ type captured struct {
 	Form        url.Values
 }
 
+func capture(r providertest.Request) (captured, error) {
+	form, err := url.ParseQuery(string(r.Body))
+	return captured{Method: r.Method, Path: r.Path, ContentType: r.Header.Get("Content-Type"), Body: string(r.Body), Form: form}, err
+}
+
 // fakeAligo stands in for both Aligo hosts on one address, as base_url
 // makes them.
-type fakeAligo struct {
-	srv   *httptest.Server
-	mu    sync.Mutex
-	reqs  []captured
-	reply func(r captured) (status int, body string)
-}
+type fakeAligo struct{ *providertest.Fake }
 
 func newFake(t *testing.T, reply func(r captured) (int, string)) *fakeAligo {
 	t.Helper()
-	f := &fakeAligo{reply: reply}
-	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		raw, err := io.ReadAll(r.Body)
+	return &fakeAligo{providertest.NewFake(t, func(_ int, r providertest.Request) providertest.Reply {
+		c, err := capture(r)
 		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
+			return providertest.Reply{Status: http.StatusBadRequest, Body: err.Error()}
 		}
-		form, err := url.ParseQuery(string(raw))
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		c := captured{Method: r.Method, Path: r.URL.Path, ContentType: r.Header.Get("Content-Type"), Body: string(raw), Form: form}
-		f.mu.Lock()
-		f.reqs = append(f.reqs, c)
-		f.mu.Unlock()
-		status, body := f.reply(c)
+		status, body := reply(c)
 		// Aligo labels JSON as text/html at times; the adapter must not care.
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.WriteHeader(status)
-		_, _ = io.WriteString(w, body)
-	}))
-	t.Cleanup(f.srv.Close)
-	return f
+		return providertest.Reply{Status: status, Header: map[string]string{"Content-Type": "text/html; charset=utf-8"}, Body: body}
+	})}
 }
 
 // requests returns the captured requests to path, in order.
 func (f *fakeAligo) requests(path string) []captured {
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	var out []captured
-	for _, r := range f.reqs {
+	for _, r := range f.Received() {
 		if r.Path == path {
-			out = append(out, r)
+			c, _ := capture(r)
+			out = append(out, c)
 		}
 	}
 	return out
@@ -104,10 +85,6 @@ func (c *clock) Add(d time.Duration) {
 	c.t = c.t.Add(d)
 }
 
-func testClient(timeout time.Duration) *http.Client {
-	return provider.NewHTTPClient(provider.HTTPOptions{AllowPrivate: true, Timeout: timeout})
-}
-
 func smsConfig(baseURL string) provider.Config {
 	return provider.Config{
 		keyUserID: testUserID, keyAPIKey: testAPIKey, keySender: testSender, keyBaseURL: baseURL,
@@ -123,14 +100,14 @@ func msgrConfig(baseURL string) provider.Config {
 
 func newSMSProvider(t *testing.T, f *fakeAligo) *smsProvider {
 	t.Helper()
-	p, err := SMSKind().New(smsConfig(f.srv.URL), provider.Deps{HTTP: testClient(2 * time.Second)})
+	p, err := SMSKind().New(smsConfig(f.URL), provider.Deps{HTTP: providertest.Client(2 * time.Second)})
 	require.NoError(t, err)
 	return p.(*smsProvider)
 }
 
 func newMsgrProvider(t *testing.T, f *fakeAligo, c *clock) *msgrProvider {
 	t.Helper()
-	p, err := MsgrKind().New(msgrConfig(f.srv.URL), provider.Deps{HTTP: testClient(2 * time.Second), Now: c.Now})
+	p, err := MsgrKind().New(msgrConfig(f.URL), provider.Deps{HTTP: providertest.Client(2 * time.Second), Now: c.Now})
 	require.NoError(t, err)
 	return p.(*msgrProvider)
 }
@@ -144,11 +121,7 @@ func golden(t *testing.T, name string, r captured) {
 // requireNoSecrets asserts the logged request hides every credential.
 func requireNoSecrets(t *testing.T, ex provider.Exchange) {
 	t.Helper()
-	b, err := json.Marshal(ex)
-	require.NoError(t, err)
-	for _, s := range []string{testAPIKey, testMsgrKey, testToken} {
-		require.NotContains(t, string(b), s)
-	}
+	providertest.RequireHidden(t, ex, testAPIKey, testMsgrKey, testToken)
 }
 
 // okSend is Aligo's SMS success answer, numbers as strings as Aligo sends them.

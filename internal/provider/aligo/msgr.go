@@ -37,16 +37,8 @@ type msgrProvider struct {
 	expires time.Time
 }
 
-func newMsgr(cfg provider.Config, deps provider.Deps) (provider.Provider, error) {
-	key := cfg[keyMsgrAPIKey]
-	if key == "" {
-		key = cfg[keyAPIKey] // SPEC: falls back when absent
-	}
-	resolved := provider.Config{keyUserID: cfg[keyUserID], keyMsgrAPIKey: key, keySender: cfg[keySender]}
-	if err := provider.Require(resolved, MsgrKind().Required...); err != nil {
-		return nil, err
-	}
-	a, err := newAccount(cfg, key, deps)
+func newMsgr(c Config, deps provider.Deps) (provider.Provider, error) {
+	a, err := newAccount(c, c.MsgrAPIKey, deps)
 	if err != nil {
 		return nil, err
 	}
@@ -60,9 +52,9 @@ type msgrAnswer struct {
 	Message string   `json:"message"`
 	Token   string   `json:"token"`
 	Info    struct {
-		MID  flexString `json:"mid"`
-		SCnt flexInt    `json:"scnt"`
-		FCnt flexInt    `json:"fcnt"`
+		MID  provider.FlexString `json:"mid"`
+		SCnt flexInt             `json:"scnt"`
+		FCnt flexInt             `json:"fcnt"`
 	} `json:"info"`
 }
 

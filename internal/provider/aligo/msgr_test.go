@@ -13,6 +13,7 @@ import (
 
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/provider"
+	"github.com/notifyd/notifyd/internal/provider/providertest"
 )
 
 const (
@@ -208,7 +209,7 @@ func TestMsgrTokenFailure(t *testing.T) {
 	for _, r := range res {
 		require.NotNil(t, r.Err)
 		require.Equal(t, notify.FailureUnauthorized, r.Err.Code)
-		require.Equal(t, pathToken, r.Exchange.URL[len(f.srv.URL):])
+		require.Equal(t, pathToken, r.Exchange.URL[len(f.URL):])
 		requireNoSecrets(t, r.Exchange)
 	}
 	require.Empty(t, f.requests(pathSend))
@@ -269,7 +270,7 @@ func TestMsgrTimeout(t *testing.T) {
 		time.Sleep(500 * time.Millisecond)
 		return http.StatusOK, okAlim
 	})
-	p, err := MsgrKind().New(msgrConfig(f.srv.URL), provider.Deps{HTTP: testClient(100 * time.Millisecond)})
+	p, err := MsgrKind().New(msgrConfig(f.URL), provider.Deps{HTTP: providertest.Client(100 * time.Millisecond)})
 	require.NoError(t, err)
 	res := p.Send(context.Background(), []provider.Message{alimMsg("01011112222")})
 	require.NotNil(t, res[0].Err)

@@ -19,11 +19,8 @@ type smsProvider struct {
 	account
 }
 
-func newSMS(cfg provider.Config, deps provider.Deps) (provider.Provider, error) {
-	if err := provider.Require(cfg, SMSKind().Required...); err != nil {
-		return nil, err
-	}
-	a, err := newAccount(cfg, cfg[keyAPIKey], deps)
+func newSMS(c Config, deps provider.Deps) (provider.Provider, error) {
+	a, err := newAccount(c, c.APIKey, deps)
 	if err != nil {
 		return nil, err
 	}
@@ -32,11 +29,11 @@ func newSMS(cfg provider.Config, deps provider.Deps) (provider.Provider, error) 
 
 // smsAnswer is the body of /send/ and /send_mass/.
 type smsAnswer struct {
-	ResultCode flexInt    `json:"result_code"`
-	Message    string     `json:"message"`
-	MsgID      flexString `json:"msg_id"`
-	SuccessCnt flexInt    `json:"success_cnt"`
-	ErrorCnt   flexInt    `json:"error_cnt"`
+	ResultCode flexInt             `json:"result_code"`
+	Message    string              `json:"message"`
+	MsgID      provider.FlexString `json:"msg_id"`
+	SuccessCnt flexInt             `json:"success_cnt"`
+	ErrorCnt   flexInt             `json:"error_cnt"`
 }
 
 // Send uses /send/ for a single message and /send_mass/ (distinct texts)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/provider"
+	"github.com/notifyd/notifyd/internal/provider/providertest"
 )
 
 func TestKinds(t *testing.T) {
@@ -49,12 +50,7 @@ func TestNewMissingKey(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			p, err := tc.kind.New(tc.cfg, provider.Deps{})
-			require.Nil(t, p)
-			var perr *provider.Error
-			require.True(t, errors.As(err, &perr))
-			require.Equal(t, notify.FailureInvalidRequest, perr.Code)
-			require.Contains(t, perr.Message, tc.missing)
+			providertest.RequireInvalid(t, tc.kind, tc.cfg, tc.missing)
 		})
 	}
 }
@@ -285,12 +281,9 @@ func TestTimeout(t *testing.T) {
 		time.Sleep(500 * time.Millisecond)
 		return http.StatusOK, okSend
 	})
-	p, err := SMSKind().New(smsConfig(f.srv.URL), provider.Deps{HTTP: testClient(100 * time.Millisecond)})
+	p, err := SMSKind().New(smsConfig(f.URL), provider.Deps{HTTP: providertest.Client(100 * time.Millisecond)})
 	require.NoError(t, err)
-	res := p.Send(context.Background(), []provider.Message{{To: "01011112222", Text: "a"}})
-	require.NotNil(t, res[0].Err)
-	require.Equal(t, notify.FailureTemporaryUnavailable, res[0].Err.Code)
-	require.Nil(t, res[0].Exchange.Response)
+	providertest.RequireTimeouts(t, p, provider.Message{To: "01011112222", Text: "a"})
 }
 
 func TestSMSQuota(t *testing.T) {

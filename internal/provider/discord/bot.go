@@ -17,24 +17,17 @@ type botProvider struct {
 	client *http.Client
 }
 
-func newBot(cfg provider.Config, deps provider.Deps) (provider.Provider, error) {
-	if err := provider.Require(cfg, keyBotToken); err != nil {
-		return nil, err
-	}
-	root, err := provider.APIRoot(cfg, defaultRoot)
+func newBot(c BotConfig, deps provider.Deps) (provider.Provider, error) {
+	root, err := c.Root(defaultRoot)
 	if err != nil {
 		return nil, err
 	}
-	return &botProvider{root: root, token: cfg[keyBotToken], client: client(deps)}, nil
+	return &botProvider{root: root, token: c.BotToken, client: deps.HTTP}, nil
 }
 
 // Send makes one call per message: Create Message has no batch form.
 func (p *botProvider) Send(ctx context.Context, msgs []provider.Message) []provider.Result {
-	out := make([]provider.Result, len(msgs))
-	for i, m := range msgs {
-		out[i] = p.send(ctx, m)
-	}
-	return out
+	return provider.SendEach(ctx, msgs, p.send)
 }
 
 func (p *botProvider) send(ctx context.Context, msg provider.Message) provider.Result {

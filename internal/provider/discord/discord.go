@@ -39,27 +39,41 @@ const maxContent = 2000
 // adapter-level rate cap (0 = unlimited) and no batch wait.
 var chatBatch = provider.BatchDefaults{MaxSize: 1}
 
+// WebhookConfig is the configJson of a chatb_webhook account.
+type WebhookConfig struct {
+	// WebhookURL is the Execute Webhook URL; its path is the credential.
+	WebhookURL string `json:"chatb_webhook_url"`
+}
+
+// BotConfig is the configJson of a chatb_bot account.
+type BotConfig struct {
+	// BotToken is the bot token, sent as "Authorization: Bot <token>".
+	BotToken string `json:"chatb_bot_token"`
+	// Endpoint's base_url replaces the scheme and host of the REST API root.
+	provider.Endpoint
+}
+
 // WebhookKind describes chatb_webhook.
 func WebhookKind() provider.Kind {
-	return provider.Kind{
+	return provider.Spec[WebhookConfig]{
 		ID:       "chatb_webhook",
 		Channel:  notify.ChannelChatBWebhook,
 		Required: []string{keyWebhookURL},
 		Batch:    chatBatch,
 		New:      newWebhook,
-	}
+	}.Kind()
 }
 
 // BotKind describes chatb_bot.
 func BotKind() provider.Kind {
-	return provider.Kind{
+	return provider.Spec[BotConfig]{
 		ID:       "chatb_bot",
 		Channel:  notify.ChannelChatBBot,
 		Required: []string{keyBotToken},
 		Optional: []string{keyBaseURL},
 		Batch:    chatBatch,
 		New:      newBot,
-	}
+	}.Kind()
 }
 
 // payload is the body of both calls; Discord takes more fields (embeds,
@@ -84,13 +98,6 @@ func content(msg provider.Message) (string, *provider.Error) {
 		return "", provider.Errorf(notify.FailureInvalidRequest, "content is %d characters, Discord allows %d", n, maxContent)
 	}
 	return c, nil
-}
-
-func client(deps provider.Deps) *http.Client {
-	if deps.HTTP != nil {
-		return deps.HTTP
-	}
-	return provider.DefaultHTTPClient()
 }
 
 // send performs one call and reads Discord's answer: any 2xx is accepted
@@ -123,23 +130,13 @@ func classify(status int, raw []byte) *provider.Error {
 		Message string `json:"message"`
 	}
 	if err := json.Unmarshal(raw, &e); err != nil || e.Code == nil {
-		return provider.Errorf(unmapped(status), "HTTP %d: %s", status, truncate(strings.TrimSpace(string(raw))))
+		return provider.Errorf(provider.UnlistedStatus(status), "HTTP %d: %s", status, provider.Snippet(raw, 300))
 	}
 	code, ok := errorCodes[*e.Code]
 	if !ok {
-		code = unmapped(status)
+		code = provider.UnlistedStatus(status)
 	}
 	return provider.Errorf(code, "HTTP %d: %d %s", status, *e.Code, e.Message)
-}
-
-// unmapped classifies answers absent from the table: a 4xx is the
-// request's fault (SPEC normalizes other 4xx to invalid_request); anything
-// else is unknown, which falls back.
-func unmapped(status int) notify.FailureCode {
-	if status >= 400 && status < 500 {
-		return notify.FailureInvalidRequest
-	}
-	return notify.FailureUnknown
 }
 
 // bodyRetryAfter reads retry_after (seconds, fractional) from a 429 body,
@@ -152,13 +149,6 @@ func bodyRetryAfter(raw []byte) time.Duration {
 		return 0
 	}
 	return time.Duration(b.RetryAfter * float64(time.Second))
-}
-
-func truncate(s string) string {
-	if len(s) > 300 {
-		return s[:300]
-	}
-	return s
 }
 
 func encode(p payload) ([]byte, *provider.Error) {

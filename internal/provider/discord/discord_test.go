@@ -3,10 +3,7 @@ package discord
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -47,10 +44,7 @@ func TestMissingKey(t *testing.T) {
 		{BotKind(), provider.Config{}},
 		{BotKind(), provider.Config{"chatb_bot_token": "t", "base_url": "ftp://discord.com"}},
 	} {
-		_, err := tc.kind.New(tc.cfg, providertest.Deps())
-		var perr *provider.Error
-		require.True(t, errors.As(err, &perr), "%s %v", tc.kind.ID, tc.cfg)
-		require.Equal(t, notify.FailureInvalidRequest, perr.Code)
+		providertest.RequireInvalid(t, tc.kind, tc.cfg)
 	}
 }
 
@@ -81,7 +75,7 @@ func TestWebhookURLGetsWait(t *testing.T) {
 		"https://discord.com/api/webhooks/1/tok?wait=true#frag":    "https://discord.com/api/webhooks/1/tok?wait=true",
 		"https://discord.com/api/webhooks/1/tok?thread_id=9&wait=": "https://discord.com/api/webhooks/1/tok?thread_id=9&wait=true",
 	} {
-		p, err := newWebhook(provider.Config{keyWebhookURL: in}, providertest.Deps())
+		p, err := WebhookKind().New(provider.Config{keyWebhookURL: in}, providertest.Deps())
 		require.NoError(t, err)
 		require.Equal(t, want, p.(*webhookProvider).url, in)
 	}
@@ -152,15 +146,6 @@ func TestBotSendsOneCallPerMessage(t *testing.T) {
 	require.Len(t, rec.Requests(), 2)
 }
 
-type errorRow struct {
-	name       string
-	status     int
-	body       string
-	header     map[string]string
-	want       notify.FailureCode
-	retryAfter time.Duration
-}
-
 func discordError(code int, message string) string {
 	b, _ := json.Marshal(map[string]any{"code": code, "message": message})
 	return string(b)
@@ -168,85 +153,58 @@ func discordError(code int, message string) string {
 
 const rateLimitBody = `{"message":"You are being rate limited.","retry_after":1.5,"global":false}`
 
-func runErrorRows(t *testing.T, kind provider.Kind, cfg func(url string) provider.Config, rows []errorRow) {
-	for _, row := range rows {
-		t.Run(row.name, func(t *testing.T) {
-			t.Parallel()
-			_, srv := providertest.NewRecorder(t, row.status, row.body, row.header)
-			p := providertest.MustNew(t, kind, cfg(srv.URL))
-			res := p.Send(context.Background(), []provider.Message{msg})
-			require.NotNil(t, res[0].Err)
-			require.Equal(t, row.want, res[0].Err.Code, res[0].Err.Message)
-			require.Equal(t, row.retryAfter, res[0].Err.RetryAfter)
-			require.Empty(t, res[0].MessageID)
-			require.Equal(t, row.status, res[0].Exchange.Response.HTTPStatus)
-		})
-	}
-}
-
 func TestErrorMappingWebhook(t *testing.T) {
 	t.Parallel()
-	runErrorRows(t, WebhookKind(), func(u string) provider.Config { return provider.Config{"chatb_webhook_url": u} }, []errorRow{
-		{name: "10015 unknown webhook", status: 404, body: discordError(10015, "Unknown Webhook"), want: notify.FailureInvalidRequest},
-		{name: "50027 invalid token 401", status: 401, body: discordError(50027, "Invalid Webhook Token"), want: notify.FailureUnauthorized},
-		{name: "50027 invalid token 400", status: 400, body: discordError(50027, "Invalid Webhook Token"), want: notify.FailureUnauthorized},
-		{name: "50006 empty message", status: 400, body: discordError(50006, "Cannot send an empty message"), want: notify.FailureInvalidRequest},
-		{name: "50035 invalid form body", status: 400, body: discordError(50035, "Invalid Form Body"), want: notify.FailureInvalidRequest},
-		{name: "429 header", status: 429, body: rateLimitBody, header: map[string]string{"Retry-After": "2"}, want: notify.FailureRateLimited, retryAfter: 2 * time.Second},
-		{name: "429 body only", status: 429, body: rateLimitBody, want: notify.FailureRateLimited, retryAfter: 1500 * time.Millisecond},
-		{name: "500", status: 500, body: "", want: notify.FailureTemporaryUnavailable},
-		{name: "502 html", status: 502, body: "<html>bad gateway</html>", want: notify.FailureTemporaryUnavailable},
-		{name: "403", status: 403, body: discordError(50013, "Missing Permissions"), want: notify.FailureUnauthorized},
-		{name: "unlisted code 4xx", status: 400, body: discordError(99999, "new"), want: notify.FailureInvalidRequest},
-		{name: "404 not json", status: 404, body: "404 page not found", want: notify.FailureInvalidRequest},
-		{name: "3xx not followed", status: 304, body: "", want: notify.FailureUnknown},
+	providertest.RunErrorRows(t, WebhookKind(), func(u string) provider.Config { return provider.Config{"chatb_webhook_url": u} }, msg, []providertest.ErrorRow{
+		{Name: "10015 unknown webhook", Status: 404, Body: discordError(10015, "Unknown Webhook"), Want: notify.FailureInvalidRequest},
+		{Name: "50027 invalid token 401", Status: 401, Body: discordError(50027, "Invalid Webhook Token"), Want: notify.FailureUnauthorized},
+		{Name: "50027 invalid token 400", Status: 400, Body: discordError(50027, "Invalid Webhook Token"), Want: notify.FailureUnauthorized},
+		{Name: "50006 empty message", Status: 400, Body: discordError(50006, "Cannot send an empty message"), Want: notify.FailureInvalidRequest},
+		{Name: "50035 invalid form body", Status: 400, Body: discordError(50035, "Invalid Form Body"), Want: notify.FailureInvalidRequest},
+		{Name: "429 header", Status: 429, Body: rateLimitBody, Header: map[string]string{"Retry-After": "2"}, Want: notify.FailureRateLimited, RetryAfter: 2 * time.Second},
+		{Name: "429 body only", Status: 429, Body: rateLimitBody, Want: notify.FailureRateLimited, RetryAfter: 1500 * time.Millisecond},
+		{Name: "500", Status: 500, Body: "", Want: notify.FailureTemporaryUnavailable},
+		{Name: "502 html", Status: 502, Body: "<html>bad gateway</html>", Want: notify.FailureTemporaryUnavailable},
+		{Name: "403", Status: 403, Body: discordError(50013, "Missing Permissions"), Want: notify.FailureUnauthorized},
+		{Name: "unlisted code 4xx", Status: 400, Body: discordError(99999, "new"), Want: notify.FailureInvalidRequest},
+		{Name: "404 not json", Status: 404, Body: "404 page not found", Want: notify.FailureInvalidRequest},
+		{Name: "3xx not followed", Status: 304, Body: "", Want: notify.FailureUnknown},
 	})
 }
 
 func TestErrorMappingBot(t *testing.T) {
 	t.Parallel()
-	runErrorRows(t, BotKind(), func(u string) provider.Config { return provider.Config{"chatb_bot_token": "t", "base_url": u} }, []errorRow{
-		{name: "401 bad token", status: 401, body: `{"message":"401: Unauthorized","code":0}`, want: notify.FailureUnauthorized},
-		{name: "50001 missing access", status: 403, body: discordError(50001, "Missing Access"), want: notify.FailureUnauthorized},
-		{name: "50013 missing permissions", status: 403, body: discordError(50013, "Missing Permissions"), want: notify.FailureUnauthorized},
-		{name: "50001 on 400", status: 400, body: discordError(50001, "Missing Access"), want: notify.FailureUnauthorized},
-		{name: "10003 unknown channel", status: 404, body: discordError(10003, "Unknown Channel"), want: notify.FailureInvalidRequest},
-		{name: "50035 invalid form body", status: 400, body: discordError(50035, "Invalid Form Body"), want: notify.FailureInvalidRequest},
-		{name: "50006 empty message", status: 400, body: discordError(50006, "Cannot send an empty message"), want: notify.FailureInvalidRequest},
-		{name: "429 header", status: 429, body: rateLimitBody, header: map[string]string{"Retry-After": "2"}, want: notify.FailureRateLimited, retryAfter: 2 * time.Second},
-		{name: "429 body only", status: 429, body: rateLimitBody, want: notify.FailureRateLimited, retryAfter: 1500 * time.Millisecond},
-		{name: "500", status: 500, body: "", want: notify.FailureTemporaryUnavailable},
-		{name: "503", status: 503, body: discordError(0, "upstream"), want: notify.FailureTemporaryUnavailable},
-		{name: "unlisted code 4xx", status: 400, body: discordError(99999, "new"), want: notify.FailureInvalidRequest},
-		{name: "404 not json", status: 404, body: "404 page not found", want: notify.FailureInvalidRequest},
+	providertest.RunErrorRows(t, BotKind(), func(u string) provider.Config { return provider.Config{"chatb_bot_token": "t", "base_url": u} }, msg, []providertest.ErrorRow{
+		{Name: "401 bad token", Status: 401, Body: `{"message":"401: Unauthorized","code":0}`, Want: notify.FailureUnauthorized},
+		{Name: "50001 missing access", Status: 403, Body: discordError(50001, "Missing Access"), Want: notify.FailureUnauthorized},
+		{Name: "50013 missing permissions", Status: 403, Body: discordError(50013, "Missing Permissions"), Want: notify.FailureUnauthorized},
+		{Name: "50001 on 400", Status: 400, Body: discordError(50001, "Missing Access"), Want: notify.FailureUnauthorized},
+		{Name: "10003 unknown channel", Status: 404, Body: discordError(10003, "Unknown Channel"), Want: notify.FailureInvalidRequest},
+		{Name: "50035 invalid form body", Status: 400, Body: discordError(50035, "Invalid Form Body"), Want: notify.FailureInvalidRequest},
+		{Name: "50006 empty message", Status: 400, Body: discordError(50006, "Cannot send an empty message"), Want: notify.FailureInvalidRequest},
+		{Name: "429 header", Status: 429, Body: rateLimitBody, Header: map[string]string{"Retry-After": "2"}, Want: notify.FailureRateLimited, RetryAfter: 2 * time.Second},
+		{Name: "429 body only", Status: 429, Body: rateLimitBody, Want: notify.FailureRateLimited, RetryAfter: 1500 * time.Millisecond},
+		{Name: "500", Status: 500, Body: "", Want: notify.FailureTemporaryUnavailable},
+		{Name: "503", Status: 503, Body: discordError(0, "upstream"), Want: notify.FailureTemporaryUnavailable},
+		{Name: "unlisted code 4xx", Status: 400, Body: discordError(99999, "new"), Want: notify.FailureInvalidRequest},
+		{Name: "404 not json", Status: 404, Body: "404 page not found", Want: notify.FailureInvalidRequest},
 	})
 }
 
 func TestTimeout(t *testing.T) {
 	t.Parallel()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// Reading the body lets the server notice the client hang up.
-		_, _ = io.Copy(io.Discard, r.Body)
-		select {
-		case <-r.Context().Done():
-		case <-time.After(5 * time.Second):
-		}
-	}))
-	t.Cleanup(srv.Close)
-	deps := provider.Deps{HTTP: provider.NewHTTPClient(provider.HTTPOptions{AllowPrivate: true, Timeout: 50 * time.Millisecond})}
+	srvURL := providertest.Hang(t)
+	deps := provider.Deps{HTTP: providertest.Client(50 * time.Millisecond)}
 	for _, tc := range []struct {
 		kind provider.Kind
 		cfg  provider.Config
 	}{
-		{WebhookKind(), provider.Config{"chatb_webhook_url": srv.URL + "/api/webhooks/1/SECRET"}},
-		{BotKind(), provider.Config{"chatb_bot_token": "t", "base_url": srv.URL}},
+		{WebhookKind(), provider.Config{"chatb_webhook_url": srvURL + "/api/webhooks/1/SECRET"}},
+		{BotKind(), provider.Config{"chatb_bot_token": "t", "base_url": srvURL}},
 	} {
 		p, err := tc.kind.New(tc.cfg, deps)
 		require.NoError(t, err)
-		res := p.Send(context.Background(), []provider.Message{msg})
-		require.NotNil(t, res[0].Err, tc.kind.ID)
-		require.Equal(t, notify.FailureTemporaryUnavailable, res[0].Err.Code)
-		require.Nil(t, res[0].Exchange.Response)
+		res := providertest.RequireTimeouts(t, p, msg)
 		require.NotContains(t, res[0].Err.Message, "SECRET", "the webhook credential stays out of the error")
 	}
 }
@@ -255,13 +213,7 @@ func TestTimeout(t *testing.T) {
 // client), the SSRF guard refuses the loopback test server.
 func TestGuardedByDefault(t *testing.T) {
 	t.Parallel()
-	rec, srv := providertest.NewRecorder(t, http.StatusOK, "ok", nil)
-	for _, deps := range []provider.Deps{{}, {HTTP: provider.NewHTTPClient(provider.HTTPOptions{})}} {
-		p, err := BotKind().New(provider.Config{"chatb_bot_token": "t", "base_url": srv.URL}, deps)
-		require.NoError(t, err)
-		res := p.Send(context.Background(), []provider.Message{msg})
-		require.NotNil(t, res[0].Err)
-		require.Equal(t, notify.FailureInvalidRequest, res[0].Err.Code, res[0].Err.Message)
-	}
-	require.Empty(t, rec.Requests())
+	providertest.RequireGuardedByDefault(t, BotKind(), func(url string) provider.Config {
+		return provider.Config{"chatb_bot_token": "t", "base_url": url}
+	}, msg)
 }

@@ -3,9 +3,7 @@ package discord
 import (
 	"context"
 	"net/http"
-	"net/url"
 
-	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/provider"
 )
 
@@ -19,13 +17,10 @@ type webhookProvider struct {
 	client *http.Client
 }
 
-func newWebhook(cfg provider.Config, deps provider.Deps) (provider.Provider, error) {
-	if err := provider.Require(cfg, keyWebhookURL); err != nil {
+func newWebhook(c WebhookConfig, deps provider.Deps) (provider.Provider, error) {
+	u, err := provider.HTTPURL(keyWebhookURL, c.WebhookURL)
+	if err != nil {
 		return nil, err
-	}
-	u, err := url.Parse(cfg[keyWebhookURL])
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, provider.Errorf(notify.FailureInvalidRequest, "%s must be an absolute http(s) URL", keyWebhookURL)
 	}
 	// wait=true makes Discord answer 200 with the message (and its id)
 	// instead of 204; other parameters such as thread_id are kept.
@@ -33,16 +28,12 @@ func newWebhook(cfg provider.Config, deps provider.Deps) (provider.Provider, err
 	q.Set("wait", "true")
 	u.RawQuery = q.Encode()
 	u.Fragment = ""
-	return &webhookProvider{url: u.String(), client: client(deps)}, nil
+	return &webhookProvider{url: u.String(), client: deps.HTTP}, nil
 }
 
 // Send makes one call per message: webhooks have no batch API.
 func (p *webhookProvider) Send(ctx context.Context, msgs []provider.Message) []provider.Result {
-	out := make([]provider.Result, len(msgs))
-	for i, m := range msgs {
-		out[i] = p.send(ctx, m)
-	}
-	return out
+	return provider.SendEach(ctx, msgs, p.send)
 }
 
 func (p *webhookProvider) send(ctx context.Context, msg provider.Message) provider.Result {

@@ -31,12 +31,9 @@ const fcmErrorType = "type.googleapis.com/google.firebase.fcm.v1.FcmError"
 // classify returns the failure of a messages:send call (nil on a 2xx
 // answer) and the FcmError errorCode when there is one.
 func classify(ex provider.Exchange, body []byte, perr *provider.Error) (*provider.Error, string) {
-	if ex.Response == nil {
-		return perr, ""
-	}
-	status := ex.Response.HTTPStatus
-	if status >= 200 && status < 300 {
-		return nil, ""
+	status, failure, done := provider.Answered(ex, perr)
+	if done {
+		return failure, ""
 	}
 	var env struct {
 		Error struct {
@@ -87,12 +84,9 @@ var oauthErrors = map[string]notify.FailureCode{
 
 // classifyToken returns the failure of a token call, nil on a 2xx answer.
 func classifyToken(ex provider.Exchange, body []byte, perr *provider.Error) *provider.Error {
-	if ex.Response == nil {
-		return perr
-	}
-	status := ex.Response.HTTPStatus
-	if status >= 200 && status < 300 {
-		return nil
+	status, failure, done := provider.Answered(ex, perr)
+	if done {
+		return failure
 	}
 	var oe struct {
 		Error       string `json:"error"`

@@ -54,13 +54,13 @@ const (
 // redacted stands in for secrets in logged requests and answers.
 const redacted = "[redacted]"
 
-// Config is the decoded configJson of a push_gateway account.
+// Config is the configJson of a push_gateway account.
 type Config struct {
 	// ServiceAccountJSON is the Google service-account key file, as a string.
 	ServiceAccountJSON string `json:"push_service_account_json"`
-	// BaseURL replaces the scheme and host of DefaultRoot; the token
-	// endpoint is the JSON's token_uri.
-	BaseURL string `json:"base_url"`
+	// Endpoint's base_url replaces the scheme and host of DefaultRoot; the
+	// token endpoint is the JSON's token_uri.
+	provider.Endpoint
 }
 
 // serviceAccount holds the fields of the key file the grant needs.
@@ -72,16 +72,16 @@ type serviceAccount struct {
 	TokenURI     string `json:"token_uri"`
 }
 
-// Kind describes push_gateway for the registry.
-func Kind() provider.Kind {
-	return provider.Kind{
-		ID:       KindID,
-		Channel:  notify.ChannelPush,
-		Required: []string{"push_service_account_json"},
-		Batch:    provider.BatchDefaults{CallsPerSecond: 20, Window: 300 * time.Millisecond, MaxSize: 500},
-		New:      New,
-	}
+var spec = provider.Spec[Config]{
+	ID:       KindID,
+	Channel:  notify.ChannelPush,
+	Required: []string{"push_service_account_json"},
+	Batch:    provider.BatchDefaults{CallsPerSecond: 20, Window: 300 * time.Millisecond, MaxSize: 500},
+	New:      newProvider,
 }
+
+// Kind describes push_gateway for the registry.
+func Kind() provider.Kind { return spec.Kind() }
 
 // Provider sends through one Firebase project.
 type Provider struct {
@@ -96,40 +96,26 @@ type Provider struct {
 	expiry time.Time
 }
 
-// Interface guards.
-var (
-	_ provider.Provider                                               = (*Provider)(nil)
-	_ func(provider.Config, provider.Deps) (provider.Provider, error) = New
-)
+// Interface guard.
+var _ provider.Provider = (*Provider)(nil)
 
-// New builds a provider. A missing key, a malformed service-account JSON
-// or private key, or a bad base_url is an invalid_request *provider.Error.
-func New(cfg provider.Config, deps provider.Deps) (provider.Provider, error) {
-	if err := provider.Require(cfg, Kind().Required...); err != nil {
-		return nil, err
-	}
-	sa, key, perr := parseServiceAccount(cfg["push_service_account_json"])
+// newProvider builds a provider. A malformed service-account JSON or
+// private key, or a bad base_url, is an invalid_request *provider.Error.
+func newProvider(c Config, deps provider.Deps) (provider.Provider, error) {
+	sa, key, perr := parseServiceAccount(c.ServiceAccountJSON)
 	if perr != nil {
 		return nil, perr
 	}
-	root, perr := provider.APIRoot(cfg, DefaultRoot)
+	root, perr := c.Root(DefaultRoot)
 	if perr != nil {
 		return nil, perr
-	}
-	client := deps.HTTP
-	if client == nil {
-		client = provider.DefaultHTTPClient()
-	}
-	now := deps.Now
-	if now == nil {
-		now = time.Now
 	}
 	return &Provider{
 		sa:      sa,
 		key:     key,
 		sendURL: root + "/v1/projects/" + url.PathEscape(sa.ProjectID) + "/messages:send",
-		http:    client,
-		now:     now,
+		http:    deps.HTTP,
+		now:     deps.Now,
 	}, nil
 }
 

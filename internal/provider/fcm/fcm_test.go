@@ -12,7 +12,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -206,13 +205,13 @@ func (f *fake) body(t *testing.T, i int) []byte {
 	return f.bodies[i]
 }
 
-func (f *fake) provider(t *testing.T, clk *clock, sendSrv *httptest.Server, keyPEM string, timeout time.Duration) provider.Provider {
+func (f *fake) provider(t *testing.T, clk *clock, sendURL string, keyPEM string, timeout time.Duration) provider.Provider {
 	t.Helper()
-	p, err := fcm.New(provider.Config{
+	p, err := fcm.Kind().New(provider.Config{
 		"push_service_account_json": serviceAccountJSON(t, keyPEM, f.tokenURL),
-		"base_url":                  sendSrv.URL,
+		"base_url":                  sendURL,
 	}, provider.Deps{
-		HTTP: provider.NewHTTPClient(provider.HTTPOptions{AllowPrivate: true, Timeout: timeout}),
+		HTTP: providertest.Client(timeout),
 		Now:  clk.Now,
 	})
 	require.NoError(t, err)
@@ -223,7 +222,7 @@ func setup(t *testing.T) (*fake, *clock, provider.Provider) {
 	t.Helper()
 	f, _, sendSrv := newFake(t)
 	clk := newClock()
-	return f, clk, f.provider(t, clk, sendSrv, pkcs8PEM(t), 2*time.Second)
+	return f, clk, f.provider(t, clk, sendSrv.URL, pkcs8PEM(t), 2*time.Second)
 }
 
 func push(token string) provider.Message {
@@ -284,10 +283,7 @@ func TestNewInvalidConfig(t *testing.T) {
 		"base_url bad":    {"push_service_account_json": serviceAccountJSON(t, pkcs1PEM(), "https://oauth2.test/token"), "base_url": "nope"},
 	}
 	for name, cfg := range cases {
-		_, err := fcm.New(cfg, provider.Deps{})
-		var perr *provider.Error
-		require.True(t, errors.As(err, &perr), name)
-		require.Equal(t, notify.FailureInvalidRequest, perr.Code, name)
+		perr := providertest.RequireInvalid(t, fcm.Kind(), cfg)
 		require.NotContains(t, perr.Message, "BEGIN", name)
 	}
 }
@@ -339,7 +335,7 @@ func TestPKCS1Key(t *testing.T) {
 	t.Parallel()
 	f, _, sendSrv := newFake(t)
 	clk := newClock()
-	p := f.provider(t, clk, sendSrv, pkcs1PEM(), 2*time.Second)
+	p := f.provider(t, clk, sendSrv.URL, pkcs1PEM(), 2*time.Second)
 	res := p.Send(context.Background(), []provider.Message{push("device-a")})
 	require.Nil(t, res[0].Err)
 	verifyAssertion(t, f.assertion(t, 0), f.tokenURL, clk.Now())
@@ -541,20 +537,6 @@ func TestErrorMapping(t *testing.T) {
 func TestTimeout(t *testing.T) {
 	t.Parallel()
 	f, _, _ := newFake(t)
-	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// Reading the body lets the server notice the client hanging up.
-		_, _ = io.Copy(io.Discard, r.Body)
-		select {
-		case <-r.Context().Done():
-		case <-time.After(5 * time.Second):
-		}
-	}))
-	t.Cleanup(slow.Close)
-	p := f.provider(t, newClock(), slow, pkcs8PEM(t), 200*time.Millisecond)
-	res := p.Send(context.Background(), []provider.Message{push("a"), push("b")})
-	for _, r := range res {
-		require.NotNil(t, r.Err)
-		require.Equal(t, notify.FailureTemporaryUnavailable, r.Err.Code)
-		require.Nil(t, r.Exchange.Response)
-	}
+	p := f.provider(t, newClock(), providertest.Hang(t), pkcs8PEM(t), 200*time.Millisecond)
+	providertest.RequireTimeouts(t, p, push("a"), push("b"))
 }

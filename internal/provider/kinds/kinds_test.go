@@ -1,11 +1,13 @@
 package kinds
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/provider"
 )
 
 // TestSpecTable pins each kind's channel to SPEC's provider table.
@@ -26,5 +28,21 @@ func TestSpecTable(t *testing.T) {
 		require.True(t, ok, id)
 		require.Equal(t, ch, k.Channel, id)
 		require.NotNil(t, k.New, id)
+	}
+}
+
+// TestRequiredBeforeNew: every kind's entry decodes configJson into the
+// kind's typed Config and refuses a missing required key, with the same
+// invalid_request error, before the adapter looks at anything else (the
+// malformed base_url here is never reached).
+func TestRequiredBeforeNew(t *testing.T) {
+	t.Parallel()
+	for id, k := range All() {
+		require.NotEmpty(t, k.Required, id)
+		_, err := k.New(provider.Config{"base_url": "::"}, provider.Deps{})
+		var pe *provider.Error
+		require.True(t, errors.As(err, &pe), id)
+		require.Equal(t, notify.FailureInvalidRequest, pe.Code, id)
+		require.Equal(t, "missing required config key "+k.Required[0], pe.Message, id)
 	}
 }

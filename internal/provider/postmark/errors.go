@@ -50,12 +50,9 @@ func classifyCode(ec int, msg string) *provider.Error {
 // a 2xx (whose per-message ErrorCodes the caller reads). A body ErrorCode
 // wins over the HTTP status: a 422 with ErrorCode 405 is credit_exhausted.
 func classifyCall(ex provider.Exchange, body []byte, perr *provider.Error) *provider.Error {
-	if ex.Response == nil {
-		return perr
-	}
-	status := ex.Response.HTTPStatus
-	if status >= 200 && status < 300 {
-		return nil
+	status, failure, done := provider.Answered(ex, perr)
+	if done {
+		return failure
 	}
 	var r struct {
 		ErrorCode *int   `json:"ErrorCode"`
@@ -76,9 +73,5 @@ func classifyCall(ex provider.Exchange, body []byte, perr *provider.Error) *prov
 	if perr != nil {
 		return perr
 	}
-	msg := strings.TrimSpace(string(body))
-	if len(msg) > 300 {
-		msg = msg[:300]
-	}
-	return provider.Errorf(notify.FailureUnknown, "HTTP %d: %s", status, msg)
+	return provider.Errorf(notify.FailureUnknown, "HTTP %d: %s", status, provider.Snippet(body, 300))
 }

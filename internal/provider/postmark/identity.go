@@ -39,17 +39,14 @@ type Identities struct {
 // Interface guard.
 var _ notify.IdentityAPI = Identities{}
 
-// NewIdentities builds the identity API of one Postmark account; it needs
-// AccountTokenKey besides the sending keys.
-func NewIdentities(cfg provider.Config, deps provider.Deps) (notify.IdentityAPI, error) {
-	if err := provider.Require(cfg, AccountTokenKey); err != nil {
-		return nil, err
-	}
-	p, err := New(cfg, deps)
+// newIdentities builds the identity API of one Postmark account; it needs
+// AccountTokenKey besides the sending keys (Spec.IdentityRequired).
+func newIdentities(c Config, deps provider.Deps) (notify.IdentityAPI, error) {
+	p, err := newProvider(c, deps)
 	if err != nil {
 		return nil, err
 	}
-	return Identities{p: p.(*Provider), token: cfg[AccountTokenKey]}, nil
+	return Identities{p: p.(*Provider), token: c.AccountToken}, nil
 }
 
 type sender struct {

@@ -3,12 +3,9 @@
 package postmark
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
-	"sort"
 	"strings"
 	"time"
 
@@ -33,7 +30,7 @@ const (
 	streamBroadcast     = "broadcast"
 )
 
-// Config is the decoded configJson of a mailz_email account.
+// Config is the configJson of a mailz_email account.
 type Config struct {
 	// APIKey is the Postmark server token.
 	APIKey string `json:"mailz_api_key"`
@@ -41,22 +38,31 @@ type Config struct {
 	FromEmail string `json:"mailz_from_email"`
 	// FromName is the display name; DefaultFromName when empty.
 	FromName string `json:"mailz_from_name"`
-	// BaseURL replaces the scheme and host of DefaultRoot.
-	BaseURL string `json:"base_url"`
+	// AccountToken is the account token only the identity API uses
+	// (AccountTokenKey).
+	AccountToken string `json:"mailz_account_token"`
+	// Endpoint's base_url replaces the scheme and host of DefaultRoot.
+	provider.Endpoint
+}
+
+var spec = provider.Spec[Config]{
+	ID:       KindID,
+	Channel:  notify.ChannelEmail,
+	Required: []string{"mailz_api_key", "mailz_from_email"},
+	Optional: []string{"mailz_from_name"},
+	Batch:    provider.BatchDefaults{CallsPerSecond: 2, Window: 1000 * time.Millisecond, MaxSize: 100},
+	Defaults: func(c *Config) {
+		if c.FromName == "" {
+			c.FromName = DefaultFromName
+		}
+	},
+	New:              newProvider,
+	IdentityRequired: []string{AccountTokenKey},
+	Identities:       newIdentities,
 }
 
 // Kind describes mailz_email for the registry.
-func Kind() provider.Kind {
-	return provider.Kind{
-		ID:         KindID,
-		Channel:    notify.ChannelEmail,
-		Required:   []string{"mailz_api_key", "mailz_from_email"},
-		Optional:   []string{"mailz_from_name"},
-		Batch:      provider.BatchDefaults{CallsPerSecond: 2, Window: 1000 * time.Millisecond, MaxSize: 100},
-		New:        New,
-		Identities: NewIdentities,
-	}
-}
+func Kind() provider.Kind { return spec.Kind() }
 
 // Provider sends through one Postmark server.
 type Provider struct {
@@ -66,89 +72,28 @@ type Provider struct {
 	http *http.Client
 }
 
-// Interface guards.
-var (
-	_ provider.Provider                                               = (*Provider)(nil)
-	_ func(provider.Config, provider.Deps) (provider.Provider, error) = New
-)
+// Interface guard.
+var _ provider.Provider = (*Provider)(nil)
 
-// New builds a provider; a missing key or a bad base_url is an
-// invalid_request *provider.Error.
-func New(cfg provider.Config, deps provider.Deps) (provider.Provider, error) {
-	if err := provider.Require(cfg, Kind().Required...); err != nil {
-		return nil, err
-	}
-	root, err := provider.APIRoot(cfg, DefaultRoot)
+// newProvider builds a provider; a bad base_url is an invalid_request
+// *provider.Error.
+func newProvider(c Config, deps provider.Deps) (provider.Provider, error) {
+	root, err := c.Root(DefaultRoot)
 	if err != nil {
 		return nil, err
 	}
-	c := Config{
-		APIKey:    cfg["mailz_api_key"],
-		FromEmail: cfg["mailz_from_email"],
-		FromName:  cfg["mailz_from_name"],
-		BaseURL:   cfg["base_url"],
-	}
-	if c.FromName == "" {
-		c.FromName = DefaultFromName
-	}
-	client := deps.HTTP
-	if client == nil {
-		client = provider.DefaultHTTPClient()
-	}
-	return &Provider{cfg: c, from: FormatFrom(c.FromName, c.FromEmail), root: root, http: client}, nil
-}
-
-// FormatFrom builds Postmark's From, "Name <addr>", quoting the name when it
-// holds characters outside RFC 5322 atext (a comma or a dot would otherwise
-// split or break the address). Non-ASCII is left as UTF-8, which Postmark
-// encodes itself; CR and LF are dropped so a name cannot add a header.
-func FormatFrom(name, addr string) string {
-	name = strings.TrimSpace(strings.NewReplacer("\r", "", "\n", "").Replace(name))
-	if name == "" {
-		return addr
-	}
-	if !needsQuoting(name) {
-		return name + " <" + addr + ">"
-	}
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range name {
-		if r == '"' || r == '\\' {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	b.WriteString(`" <` + addr + ">")
-	return b.String()
-}
-
-// needsQuoting reports whether name is not a run of atext words.
-func needsQuoting(name string) bool {
-	for _, r := range name {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == ' ', r >= 0x80:
-		case strings.ContainsRune("!#$%&'*+-/=?^_`{|}~", r):
-		default:
-			return true
-		}
-	}
-	return false
-}
-
-type header struct {
-	Name  string `json:"Name"`
-	Value string `json:"Value"`
+	return &Provider{cfg: c, from: provider.MailFrom(c.FromName, c.FromEmail), root: root, http: deps.HTTP}, nil
 }
 
 // email is one message of POST /email and of the /email/batch array.
 type email struct {
-	From          string   `json:"From"`
-	To            string   `json:"To"`
-	Subject       string   `json:"Subject"`
-	TextBody      string   `json:"TextBody,omitempty"`
-	HTMLBody      string   `json:"HtmlBody,omitempty"`
-	Headers       []header `json:"Headers,omitempty"`
-	MessageStream string   `json:"MessageStream"`
+	From          string                `json:"From"`
+	To            string                `json:"To"`
+	Subject       string                `json:"Subject"`
+	TextBody      string                `json:"TextBody,omitempty"`
+	HTMLBody      string                `json:"HtmlBody,omitempty"`
+	Headers       []provider.MailHeader `json:"Headers,omitempty"`
+	MessageStream string                `json:"MessageStream"`
 }
 
 func (p *Provider) email(m provider.Message) email {
@@ -158,18 +103,13 @@ func (p *Provider) email(m provider.Message) email {
 		Subject:       m.Title,
 		TextBody:      m.Text,
 		HTMLBody:      m.HTML,
+		Headers:       provider.MailHeaders(m.Headers),
 		MessageStream: streamTransactional,
 	}
-	names := make([]string, 0, len(m.Headers))
 	for k := range m.Headers {
-		names = append(names, k)
 		if strings.EqualFold(k, "List-Unsubscribe") {
 			e.MessageStream = streamBroadcast
 		}
-	}
-	sort.Strings(names) // a stable payload for golden files and logs
-	for _, k := range names {
-		e.Headers = append(e.Headers, header{Name: k, Value: m.Headers[k]})
 	}
 	return e
 }
@@ -187,26 +127,13 @@ type result struct {
 const maxBatch = 500
 
 // Send uses POST /email for one message and POST /email/batch for more,
-// at most maxBatch per call: an account may raise its batch size
-// (dispatch_max_batch_size) above what Postmark accepts.
+// at most maxBatch per call.
 func (p *Provider) Send(ctx context.Context, msgs []provider.Message) []provider.Result {
-	if len(msgs) == 0 {
-		return nil
-	}
-	out := make([]provider.Result, 0, len(msgs))
-	for start := 0; start < len(msgs); start += maxBatch {
-		chunk := msgs[start:min(start+maxBatch, len(msgs))]
-		if len(chunk) == 1 {
-			out = append(out, p.sendOne(ctx, chunk[0]))
-			continue
-		}
-		out = append(out, p.sendBatch(ctx, chunk)...)
-	}
-	return out
+	return provider.SendChunks(ctx, msgs, maxBatch, p.sendOne, p.sendBatch)
 }
 
 func (p *Provider) sendOne(ctx context.Context, m provider.Message) provider.Result {
-	body, err := marshal(p.email(m))
+	body, err := provider.EncodeJSON(p.email(m))
 	if err != nil {
 		return provider.Result{Err: provider.Errorf(notify.FailureInvalidRequest, "encode request: %v", err)}
 	}
@@ -226,7 +153,7 @@ func (p *Provider) sendBatch(ctx context.Context, msgs []provider.Message) []pro
 	for i, m := range msgs {
 		items[i] = p.email(m)
 	}
-	body, err := marshal(items)
+	body, err := provider.EncodeJSON(items)
 	if err != nil {
 		return provider.FailAll(msgs, provider.Errorf(notify.FailureInvalidRequest, "encode request: %v", err), provider.Exchange{})
 	}
@@ -273,16 +200,4 @@ func (p *Provider) call(path string, body []byte) provider.Call {
 		// The body holds no credential (the token travels in a header).
 		Logged: json.RawMessage(body),
 	}
-}
-
-// marshal encodes without HTML escaping so that "Name <addr>" and HTML
-// bodies go out as written.
-func marshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, fmt.Errorf("marshal: %w", err)
-	}
-	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }

@@ -3,16 +3,9 @@ package postmark_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,46 +14,16 @@ import (
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/provider"
 	"github.com/notifyd/notifyd/internal/provider/postmark"
+	"github.com/notifyd/notifyd/internal/provider/providertest"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
 const serverToken = "pm-server-token-secret"
 
-type captured struct {
-	Method, Path string
-	Header       http.Header
-	Body         []byte
-}
-
-type fake struct {
-	mu   sync.Mutex
-	reqs []captured
-}
-
-func (f *fake) last(t *testing.T) captured {
-	t.Helper()
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	require.NotEmpty(t, f.reqs)
-	return f.reqs[len(f.reqs)-1]
-}
-
 // serve starts a fake Postmark answering every call with status and body.
-func serve(t *testing.T, cfg provider.Config, status int, body string) (*fake, provider.Provider) {
+func serve(t *testing.T, cfg provider.Config, status int, body string) (*providertest.Recorder, provider.Provider) {
 	t.Helper()
-	f := &fake{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		f.mu.Lock()
-		f.reqs = append(f.reqs, captured{r.Method, r.URL.Path, r.Header.Clone(), b})
-		f.mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		_, _ = io.WriteString(w, body)
-	}))
-	t.Cleanup(srv.Close)
-	return f, newProvider(t, cfg, srv.URL, 2*time.Second)
+	rec, srv := providertest.NewRecorder(t, status, body, map[string]string{"Content-Type": "application/json"})
+	return rec, newProvider(t, cfg, srv.URL, 2*time.Second)
 }
 
 func newProvider(t *testing.T, cfg provider.Config, baseURL string, timeout time.Duration) provider.Provider {
@@ -73,33 +36,12 @@ func newProvider(t *testing.T, cfg provider.Config, baseURL string, timeout time
 	for k, v := range cfg {
 		full[k] = v
 	}
-	p, err := postmark.New(full, provider.Deps{HTTP: provider.NewHTTPClient(provider.HTTPOptions{AllowPrivate: true, Timeout: timeout})})
+	p, err := postmark.Kind().New(full, provider.Deps{HTTP: providertest.Client(timeout)})
 	require.NoError(t, err)
 	return p
 }
 
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		require.NoError(t, os.MkdirAll("testdata", 0o755))
-		require.NoError(t, os.WriteFile(path, got, 0o644))
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test -update to create %s", path)
-	require.Equal(t, string(want), string(got))
-}
-
-func msg(to string) provider.Message {
-	return provider.Message{
-		ID:      "req-" + to,
-		Channel: notify.ChannelEmail,
-		To:      to,
-		Title:   "Your code",
-		Text:    "Code 123456 & more",
-		HTML:    "<p>Code <b>123456</b></p>",
-	}
-}
+var msg = providertest.MailMessage
 
 func okResult(to, id string) string {
 	return fmt.Sprintf(`{"To":%q,"SubmittedAt":"2026-01-02T03:04:05.0000000Z","MessageID":%q,"ErrorCode":0,"Message":"OK"}`, to, id)
@@ -107,9 +49,7 @@ func okResult(to, id string) string {
 
 func requireNoSecret(t *testing.T, ex provider.Exchange) {
 	t.Helper()
-	b, err := json.Marshal(ex)
-	require.NoError(t, err)
-	require.NotContains(t, string(b), serverToken)
+	providertest.RequireHidden(t, ex, serverToken)
 }
 
 func TestKind(t *testing.T) {
@@ -125,36 +65,7 @@ func TestKind(t *testing.T) {
 func TestNewMissingKey(t *testing.T) {
 	t.Parallel()
 	full := provider.Config{"mailz_api_key": "k", "mailz_from_email": "a@b.test"}
-	for _, key := range postmark.Kind().Required {
-		cfg := provider.Config{}
-		for k, v := range full {
-			if k != key {
-				cfg[k] = v
-			}
-		}
-		_, err := postmark.New(cfg, provider.Deps{})
-		var perr *provider.Error
-		require.True(t, errors.As(err, &perr), key)
-		require.Equal(t, notify.FailureInvalidRequest, perr.Code)
-		require.Contains(t, perr.Message, key)
-	}
-}
-
-func TestFormatFrom(t *testing.T) {
-	t.Parallel()
-	cases := []struct{ name, want string }{
-		{"notifyd", "notifyd <a@b.test>"},
-		{"Acme Team", "Acme Team <a@b.test>"},
-		{"Acme, Inc.", `"Acme, Inc." <a@b.test>`},
-		{"J. Doe", `"J. Doe" <a@b.test>`},
-		{`Say "hi" \o/`, `"Say \"hi\" \\o/" <a@b.test>`},
-		{"홍길동 상점", "홍길동 상점 <a@b.test>"},
-		{"Evil\r\nBcc: x@y.test", `"EvilBcc: x@y.test" <a@b.test>`},
-		{"", "a@b.test"},
-	}
-	for _, c := range cases {
-		require.Equal(t, c.want, postmark.FormatFrom(c.name, "a@b.test"), c.name)
-	}
+	providertest.RequireEachRequired(t, postmark.Kind(), full)
 }
 
 func TestSendSingle(t *testing.T) {
@@ -164,13 +75,13 @@ func TestSendSingle(t *testing.T) {
 	require.Len(t, res, 1)
 	require.Nil(t, res[0].Err)
 	require.Equal(t, "b7bc2f4a-e38e-4336-af7d-e6c392c2f817", res[0].MessageID)
-	got := f.last(t)
+	got := f.Last(t)
 	require.Equal(t, http.MethodPost, got.Method)
 	require.Equal(t, "/email", got.Path)
 	require.Equal(t, serverToken, got.Header.Get("X-Postmark-Server-Token"))
 	require.Equal(t, "application/json", got.Header.Get("Accept"))
 	require.Equal(t, "application/json", got.Header.Get("Content-Type"))
-	golden(t, "single", got.Body)
+	providertest.Golden(t, "single", got.Body)
 	requireNoSecret(t, res[0].Exchange)
 }
 
@@ -185,7 +96,7 @@ func TestSendBroadcastStream(t *testing.T) {
 	}
 	res := p.Send(context.Background(), []provider.Message{m})
 	require.Nil(t, res[0].Err)
-	golden(t, "broadcast", f.last(t).Body)
+	providertest.Golden(t, "broadcast", f.Last(t).Body)
 }
 
 func TestSendBatch(t *testing.T) {
@@ -198,9 +109,9 @@ func TestSendBatch(t *testing.T) {
 		require.Equal(t, want, res[i].MessageID)
 		requireNoSecret(t, res[i].Exchange)
 	}
-	got := f.last(t)
+	got := f.Last(t)
 	require.Equal(t, "/email/batch", got.Path)
-	golden(t, "batch", got.Body)
+	providertest.Golden(t, "batch", got.Body)
 }
 
 func TestSendBatchPartialFailure(t *testing.T) {
@@ -303,54 +214,30 @@ func TestErrorMappingStatusOnly(t *testing.T) {
 
 func TestTimeout(t *testing.T) {
 	t.Parallel()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// Reading the body lets the server notice the client hanging up.
-		_, _ = io.Copy(io.Discard, r.Body)
-		select {
-		case <-r.Context().Done():
-		case <-time.After(5 * time.Second):
-		}
-	}))
-	t.Cleanup(srv.Close)
-	p := newProvider(t, nil, srv.URL, 100*time.Millisecond)
-	res := p.Send(context.Background(), []provider.Message{msg("a@x.test")})
-	require.NotNil(t, res[0].Err)
-	require.Equal(t, notify.FailureTemporaryUnavailable, res[0].Err.Code)
-	require.Nil(t, res[0].Exchange.Response)
+	p := newProvider(t, nil, providertest.Hang(t), 100*time.Millisecond)
+	providertest.RequireTimeouts(t, p, msg("a@x.test"))
 }
 
 // An account may raise its batch size above Postmark's 500 per call: Send
 // splits, and a lone remainder goes to /email.
 func TestSendSplitsOverBatchLimit(t *testing.T) {
 	t.Parallel()
-	var mu sync.Mutex
-	var calls []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		w.Header().Set("Content-Type", "application/json")
-		if r.URL.Path == "/email" {
-			mu.Lock()
-			calls = append(calls, "/email:1")
-			mu.Unlock()
-			_, _ = io.WriteString(w, okResult("x@example.com", "single"))
-			return
+	jsonHeader := map[string]string{"Content-Type": "application/json"}
+	f := providertest.NewFake(t, func(_ int, r providertest.Request) providertest.Reply {
+		if r.Path == "/email" {
+			return providertest.Reply{Status: http.StatusOK, Header: jsonHeader, Body: okResult("x@example.com", "single")}
 		}
 		var items []json.RawMessage
-		if err := json.Unmarshal(b, &items); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
+		if err := json.Unmarshal(r.Body, &items); err != nil {
+			return providertest.Reply{Status: http.StatusBadRequest, Body: err.Error()}
 		}
-		mu.Lock()
-		calls = append(calls, fmt.Sprintf("%s:%d", r.URL.Path, len(items)))
-		mu.Unlock()
 		out := make([]string, len(items))
 		for i := range out {
 			out[i] = okResult("x@example.com", fmt.Sprintf("b%d", i))
 		}
-		_, _ = io.WriteString(w, "["+strings.Join(out, ",")+"]")
-	}))
-	t.Cleanup(srv.Close)
-	p := newProvider(t, nil, srv.URL, 2*time.Second)
+		return providertest.Reply{Status: http.StatusOK, Header: jsonHeader, Body: "[" + strings.Join(out, ",") + "]"}
+	})
+	p := newProvider(t, nil, f.URL, 2*time.Second)
 	msgs := make([]provider.Message, 501)
 	for i := range msgs {
 		msgs[i] = msg(fmt.Sprintf("user%d@example.com", i))
@@ -362,5 +249,15 @@ func TestSendSplitsOverBatchLimit(t *testing.T) {
 	}
 	require.Equal(t, "b499", res[499].MessageID)
 	require.Equal(t, "single", res[500].MessageID)
+	var calls []string
+	for _, r := range f.Received() {
+		if r.Path == "/email" {
+			calls = append(calls, "/email:1")
+			continue
+		}
+		var items []json.RawMessage
+		require.NoError(t, json.Unmarshal(r.Body, &items))
+		calls = append(calls, fmt.Sprintf("%s:%d", r.Path, len(items)))
+	}
 	require.Equal(t, []string{"/email/batch:500", "/email:1"}, calls)
 }

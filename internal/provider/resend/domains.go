@@ -24,9 +24,9 @@ type Domains struct{ p *Provider }
 // Interface guard.
 var _ notify.IdentityAPI = Domains{}
 
-// NewIdentities builds the domains API of one Resend account.
-func NewIdentities(cfg provider.Config, deps provider.Deps) (notify.IdentityAPI, error) {
-	p, err := New(cfg, deps)
+// newIdentities builds the domains API of one Resend account.
+func newIdentities(c Config, deps provider.Deps) (notify.IdentityAPI, error) {
+	p, err := newProvider(c, deps)
 	if err != nil {
 		return nil, err
 	}

@@ -62,12 +62,9 @@ func lookup(status int, name string) (notify.FailureCode, bool) {
 // classify returns the failure of a Resend call, nil on a 2xx answer.
 // perr is provider.Do's transport or status error.
 func classify(ex provider.Exchange, body []byte, perr *provider.Error) *provider.Error {
-	if ex.Response == nil {
-		return perr
-	}
-	status := ex.Response.HTTPStatus
-	if status >= 200 && status < 300 {
-		return nil
+	status, failure, done := provider.Answered(ex, perr)
+	if done {
+		return failure
 	}
 	var e struct {
 		StatusCode int    `json:"statusCode"`

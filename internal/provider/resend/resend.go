@@ -3,10 +3,8 @@
 package resend
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"time"
 
@@ -20,27 +18,27 @@ const KindID = "mailx_email"
 // DefaultRoot is Resend's API root; configJson base_url replaces it.
 const DefaultRoot = "https://api.resend.com"
 
-// Config is the decoded configJson of a mailx_email account.
+// Config is the configJson of a mailx_email account.
 type Config struct {
 	// APIKey is the Resend API key (re_...), sent as a bearer token.
 	APIKey string `json:"mailx_api_key"`
 	// FromEmail is Resend's one-string from: a bare address or "Name <addr>".
 	FromEmail string `json:"mailx_from_email"`
-	// BaseURL replaces the scheme and host of DefaultRoot.
-	BaseURL string `json:"base_url"`
+	// Endpoint's base_url replaces the scheme and host of DefaultRoot.
+	provider.Endpoint
+}
+
+var spec = provider.Spec[Config]{
+	ID:         KindID,
+	Channel:    notify.ChannelEmail,
+	Required:   []string{"mailx_api_key", "mailx_from_email"},
+	Batch:      provider.BatchDefaults{CallsPerSecond: 2, Window: 750 * time.Millisecond, MaxSize: 100},
+	New:        newProvider,
+	Identities: newIdentities,
 }
 
 // Kind describes mailx_email for the registry.
-func Kind() provider.Kind {
-	return provider.Kind{
-		ID:         KindID,
-		Channel:    notify.ChannelEmail,
-		Required:   []string{"mailx_api_key", "mailx_from_email"},
-		Batch:      provider.BatchDefaults{CallsPerSecond: 2, Window: 750 * time.Millisecond, MaxSize: 100},
-		New:        New,
-		Identities: NewIdentities,
-	}
-}
+func Kind() provider.Kind { return spec.Kind() }
 
 // Provider sends through one Resend account.
 type Provider struct {
@@ -49,31 +47,17 @@ type Provider struct {
 	http *http.Client
 }
 
-// Interface guards.
-var (
-	_ provider.Provider                                               = (*Provider)(nil)
-	_ func(provider.Config, provider.Deps) (provider.Provider, error) = New
-)
+// Interface guard.
+var _ provider.Provider = (*Provider)(nil)
 
-// New builds a provider; a missing key or a bad base_url is an
-// invalid_request *provider.Error.
-func New(cfg provider.Config, deps provider.Deps) (provider.Provider, error) {
-	if err := provider.Require(cfg, Kind().Required...); err != nil {
-		return nil, err
-	}
-	root, err := provider.APIRoot(cfg, DefaultRoot)
+// newProvider builds a provider; a bad base_url is an invalid_request
+// *provider.Error.
+func newProvider(c Config, deps provider.Deps) (provider.Provider, error) {
+	root, err := c.Root(DefaultRoot)
 	if err != nil {
 		return nil, err
 	}
-	client := deps.HTTP
-	if client == nil {
-		client = provider.DefaultHTTPClient()
-	}
-	return &Provider{
-		cfg:  Config{APIKey: cfg["mailx_api_key"], FromEmail: cfg["mailx_from_email"], BaseURL: cfg["base_url"]},
-		root: root,
-		http: client,
-	}, nil
+	return &Provider{cfg: c, root: root, http: deps.HTTP}, nil
 }
 
 // email is one item of POST /emails and of the /emails/batch array.
@@ -101,26 +85,13 @@ func (p *Provider) email(m provider.Message) email {
 const maxBatch = 100
 
 // Send uses POST /emails for one message and POST /emails/batch for more,
-// at most maxBatch per call: an account may raise its batch size
-// (dispatch_max_batch_size) above what Resend accepts.
+// at most maxBatch per call.
 func (p *Provider) Send(ctx context.Context, msgs []provider.Message) []provider.Result {
-	if len(msgs) == 0 {
-		return nil
-	}
-	out := make([]provider.Result, 0, len(msgs))
-	for start := 0; start < len(msgs); start += maxBatch {
-		chunk := msgs[start:min(start+maxBatch, len(msgs))]
-		if len(chunk) == 1 {
-			out = append(out, p.sendOne(ctx, chunk[0]))
-			continue
-		}
-		out = append(out, p.sendBatch(ctx, chunk)...)
-	}
-	return out
+	return provider.SendChunks(ctx, msgs, maxBatch, p.sendOne, p.sendBatch)
 }
 
 func (p *Provider) sendOne(ctx context.Context, m provider.Message) provider.Result {
-	body, err := marshal(p.email(m))
+	body, err := provider.EncodeJSON(p.email(m))
 	if err != nil {
 		return provider.Result{Err: provider.Errorf(notify.FailureInvalidRequest, "encode request: %v", err)}
 	}
@@ -147,7 +118,7 @@ func (p *Provider) sendBatch(ctx context.Context, msgs []provider.Message) []pro
 	for i, m := range msgs {
 		items[i] = p.email(m)
 	}
-	body, err := marshal(items)
+	body, err := provider.EncodeJSON(items)
 	if err != nil {
 		return provider.FailAll(msgs, provider.Errorf(notify.FailureInvalidRequest, "encode request: %v", err), provider.Exchange{})
 	}
@@ -217,16 +188,4 @@ func (p *Provider) call(path string, body []byte, extra http.Header) provider.Ca
 		// The body holds no credential (the key travels in a header).
 		Logged: json.RawMessage(body),
 	}
-}
-
-// marshal encodes without HTML escaping so that "Name <addr>" and HTML
-// bodies go out as written.
-func marshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, fmt.Errorf("marshal: %w", err)
-	}
-	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }

@@ -3,16 +3,9 @@ package resend_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,98 +13,41 @@ import (
 
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/provider"
+	"github.com/notifyd/notifyd/internal/provider/providertest"
 	"github.com/notifyd/notifyd/internal/provider/resend"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/*.golden")
-
 const apiKey = "re_test_secret_key"
 
-// captured is one request the fake Resend received.
-type captured struct {
-	Method, Path string
-	Header       http.Header
-	Body         []byte
-}
-
-type fake struct {
-	mu   sync.Mutex
-	reqs []captured
-}
-
-func (f *fake) last(t *testing.T) captured {
+// serve starts a fake Resend answering every call with status, body and
+// the header pairs.
+func serve(t *testing.T, status int, body string, header ...string) (*providertest.Recorder, provider.Provider) {
 	t.Helper()
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	require.NotEmpty(t, f.reqs)
-	return f.reqs[len(f.reqs)-1]
-}
-
-// serve starts a fake Resend answering every call with status and body.
-func serve(t *testing.T, status int, body string, header ...string) (*fake, provider.Provider) {
-	t.Helper()
-	f := &fake{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		f.mu.Lock()
-		f.reqs = append(f.reqs, captured{r.Method, r.URL.Path, r.Header.Clone(), b})
-		f.mu.Unlock()
-		for i := 0; i+1 < len(header); i += 2 {
-			w.Header().Set(header[i], header[i+1])
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		_, _ = io.WriteString(w, body)
-	}))
-	t.Cleanup(srv.Close)
-	return f, newProvider(t, srv.URL, 2*time.Second)
+	h := map[string]string{"Content-Type": "application/json"}
+	for i := 0; i+1 < len(header); i += 2 {
+		h[header[i]] = header[i+1]
+	}
+	rec, srv := providertest.NewRecorder(t, status, body, h)
+	return rec, newProvider(t, srv.URL, 2*time.Second)
 }
 
 func newProvider(t *testing.T, baseURL string, timeout time.Duration) provider.Provider {
 	t.Helper()
-	p, err := resend.New(provider.Config{
+	p, err := resend.Kind().New(provider.Config{
 		"mailx_api_key":    apiKey,
 		"mailx_from_email": "Acme <noreply@acme.test>",
 		// A path in base_url is ignored: only scheme and host are replaced.
 		"base_url": baseURL + "/ignored",
-	}, provider.Deps{HTTP: provider.NewHTTPClient(provider.HTTPOptions{AllowPrivate: true, Timeout: timeout})})
+	}, provider.Deps{HTTP: providertest.Client(timeout)})
 	require.NoError(t, err)
 	return p
 }
 
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		require.NoError(t, os.MkdirAll("testdata", 0o755))
-		require.NoError(t, os.WriteFile(path, got, 0o644))
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test -update to create %s", path)
-	require.Equal(t, string(want), string(got))
-}
-
-func msg(to string) provider.Message {
-	return provider.Message{
-		ID:      "req-" + to,
-		Channel: notify.ChannelEmail,
-		To:      to,
-		Title:   "Your code",
-		Text:    "Code 123456 & more",
-		HTML:    "<p>Code <b>123456</b></p>",
-	}
-}
+var msg = providertest.MailMessage
 
 func requireNoSecret(t *testing.T, ex provider.Exchange) {
 	t.Helper()
-	require.NotContains(t, string(mustJSON(t, ex)), apiKey)
-}
-
-func mustJSON(t *testing.T, v any) []byte {
-	t.Helper()
-	b, err := json.Marshal(v)
-	require.NoError(t, err)
-	return b
+	providertest.RequireHidden(t, ex, apiKey)
 }
 
 func TestKind(t *testing.T) {
@@ -128,24 +64,9 @@ func TestKind(t *testing.T) {
 func TestNewMissingKey(t *testing.T) {
 	t.Parallel()
 	full := provider.Config{"mailx_api_key": "k", "mailx_from_email": "a@b.test"}
-	for _, key := range resend.Kind().Required {
-		cfg := provider.Config{}
-		for k, v := range full {
-			if k != key {
-				cfg[k] = v
-			}
-		}
-		_, err := resend.New(cfg, provider.Deps{})
-		var perr *provider.Error
-		require.True(t, errors.As(err, &perr), key)
-		require.Equal(t, notify.FailureInvalidRequest, perr.Code)
-		require.Contains(t, perr.Message, key)
-	}
+	providertest.RequireEachRequired(t, resend.Kind(), full)
 	full["base_url"] = "ftp://nope"
-	_, err := resend.New(full, provider.Deps{})
-	var perr *provider.Error
-	require.True(t, errors.As(err, &perr))
-	require.Equal(t, notify.FailureInvalidRequest, perr.Code)
+	providertest.RequireInvalid(t, resend.Kind(), full)
 }
 
 func TestSendSingle(t *testing.T) {
@@ -161,14 +82,14 @@ func TestSendSingle(t *testing.T) {
 	require.Nil(t, res[0].Err)
 	require.Equal(t, "49a3999c-0ce1-4ea6-ab68-afcd6dc2e794", res[0].MessageID)
 
-	got := f.last(t)
+	got := f.Last(t)
 	require.Equal(t, http.MethodPost, got.Method)
 	require.Equal(t, "/emails", got.Path)
 	require.Equal(t, "Bearer "+apiKey, got.Header.Get("Authorization"))
 	require.Equal(t, "application/json", got.Header.Get("Content-Type"))
 	require.Empty(t, got.Header.Get("X-Batch-Validation"))
 	require.Empty(t, got.Header.Get("Idempotency-Key"), "no key outside a queued run")
-	golden(t, "single", got.Body)
+	providertest.Golden(t, "single", got.Body)
 
 	require.Equal(t, 200, res[0].Exchange.Response.HTTPStatus)
 	require.True(t, strings.HasSuffix(res[0].Exchange.URL, "/emails"))
@@ -184,7 +105,7 @@ func TestSendSingleIdempotencyKey(t *testing.T) {
 	m.IdempotencyKey = "req/1/acc"
 	res := p.Send(context.Background(), []provider.Message{m})
 	require.Nil(t, res[0].Err)
-	require.Equal(t, "req/1/acc", f.last(t).Header.Get("Idempotency-Key"))
+	require.Equal(t, "req/1/acc", f.Last(t).Header.Get("Idempotency-Key"))
 }
 
 func TestSendBatch(t *testing.T) {
@@ -197,10 +118,10 @@ func TestSendBatch(t *testing.T) {
 		require.Equal(t, want, res[i].MessageID)
 		requireNoSecret(t, res[i].Exchange)
 	}
-	got := f.last(t)
+	got := f.Last(t)
 	require.Equal(t, "/emails/batch", got.Path)
 	require.Equal(t, "permissive", got.Header.Get("X-Batch-Validation"))
-	golden(t, "batch", got.Body)
+	providertest.Golden(t, "batch", got.Body)
 }
 
 func TestSendBatchPartialFailure(t *testing.T) {
@@ -276,57 +197,31 @@ func TestErrorMapping(t *testing.T) {
 
 func TestTimeout(t *testing.T) {
 	t.Parallel()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// Reading the body lets the server notice the client hanging up.
-		_, _ = io.Copy(io.Discard, r.Body)
-		select {
-		case <-r.Context().Done():
-		case <-time.After(5 * time.Second):
-		}
-	}))
-	t.Cleanup(srv.Close)
-	p := newProvider(t, srv.URL, 100*time.Millisecond)
-	res := p.Send(context.Background(), []provider.Message{msg("a@x.test"), msg("b@x.test")})
-	require.Len(t, res, 2)
-	for _, r := range res {
-		require.NotNil(t, r.Err)
-		require.Equal(t, notify.FailureTemporaryUnavailable, r.Err.Code)
-		require.Nil(t, r.Exchange.Response)
-	}
+	p := newProvider(t, providertest.Hang(t), 100*time.Millisecond)
+	providertest.RequireTimeouts(t, p, msg("a@x.test"), msg("b@x.test"))
 }
 
 // An account may raise its batch size above Resend's 100 per call: Send
 // splits, and a lone remainder goes to /emails.
 func TestSendSplitsOverBatchLimit(t *testing.T) {
 	t.Parallel()
-	var mu sync.Mutex
-	var calls []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		w.Header().Set("Content-Type", "application/json")
-		if r.URL.Path == "/emails" {
-			mu.Lock()
-			calls = append(calls, "/emails:1")
-			mu.Unlock()
-			_, _ = io.WriteString(w, `{"id":"single"}`)
-			return
+	jsonHeader := map[string]string{"Content-Type": "application/json"}
+	f := providertest.NewFake(t, func(_ int, r providertest.Request) providertest.Reply {
+		if r.Path == "/emails" {
+			return providertest.Reply{Status: http.StatusOK, Header: jsonHeader, Body: `{"id":"single"}`}
 		}
 		var items []json.RawMessage
-		if err := json.Unmarshal(b, &items); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
+		if err := json.Unmarshal(r.Body, &items); err != nil {
+			return providertest.Reply{Status: http.StatusBadRequest, Body: err.Error()}
 		}
-		mu.Lock()
-		calls = append(calls, r.URL.Path+":"+strconv.Itoa(len(items)))
-		mu.Unlock()
 		data := make([]map[string]string, len(items))
 		for i := range data {
 			data[i] = map[string]string{"id": "b" + strconv.Itoa(i)}
 		}
-		_ = json.NewEncoder(w).Encode(map[string]any{"data": data})
-	}))
-	t.Cleanup(srv.Close)
-	p := newProvider(t, srv.URL, 2*time.Second)
+		b, _ := json.Marshal(map[string]any{"data": data})
+		return providertest.Reply{Status: http.StatusOK, Header: jsonHeader, Body: string(b)}
+	})
+	p := newProvider(t, f.URL, 2*time.Second)
 	msgs := make([]provider.Message, 101)
 	for i := range msgs {
 		msgs[i] = msg("user" + strconv.Itoa(i) + "@example.com")
@@ -338,5 +233,21 @@ func TestSendSplitsOverBatchLimit(t *testing.T) {
 	}
 	require.Equal(t, "b99", res[99].MessageID)
 	require.Equal(t, "single", res[100].MessageID)
-	require.Equal(t, []string{"/emails/batch:100", "/emails:1"}, calls)
+	require.Equal(t, []string{"/emails/batch:100", "/emails:1"}, calls(t, f))
+}
+
+// calls lists the requests f received as path:items.
+func calls(t *testing.T, f *providertest.Fake) []string {
+	t.Helper()
+	var out []string
+	for _, r := range f.Received() {
+		if r.Path == "/emails" {
+			out = append(out, "/emails:1")
+			continue
+		}
+		var items []json.RawMessage
+		require.NoError(t, json.Unmarshal(r.Body, &items))
+		out = append(out, r.Path+":"+strconv.Itoa(len(items)))
+	}
+	return out
 }

@@ -64,12 +64,9 @@ func errorType(headerValue, bodyType, bodyCode string) string {
 // classify returns the failure of a SendEmail call, nil on a 2xx answer.
 // perr is provider.Do's transport or status error.
 func classify(ex provider.Exchange, body []byte, perr *provider.Error) *provider.Error {
-	if ex.Response == nil {
-		return perr
-	}
-	status := ex.Response.HTTPStatus
-	if status >= 200 && status < 300 {
-		return nil
+	status, failure, done := provider.Answered(ex, perr)
+	if done {
+		return failure
 	}
 	var b struct {
 		Type     string `json:"__type"`

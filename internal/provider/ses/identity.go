@@ -23,9 +23,9 @@ const spfInclude = "amazonses.com"
 // Interface guard.
 var _ notify.IdentityAPI = (*Provider)(nil)
 
-// NewIdentities builds the identity API of one SES account.
-func NewIdentities(cfg provider.Config, deps provider.Deps) (notify.IdentityAPI, error) {
-	p, err := New(cfg, deps)
+// newIdentities builds the identity API of one SES account.
+func newIdentities(c Config, deps provider.Deps) (notify.IdentityAPI, error) {
+	p, err := newProvider(c, deps)
 	if err != nil {
 		return nil, err
 	}
@@ -54,7 +54,7 @@ func (p *Provider) identityCall(ctx context.Context, method, path string, in any
 	var body []byte
 	if in != nil {
 		var err error
-		if body, err = marshal(in); err != nil {
+		if body, err = provider.EncodeJSON(in); err != nil {
 			return nil, err
 		}
 	}

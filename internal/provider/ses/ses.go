@@ -12,12 +12,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
-	"mime"
 	"net/http"
 	"regexp"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -36,7 +32,7 @@ const sendPath = "/v2/email/outbound-emails"
 // signingService is SigV4's service name for SES (v1 and v2 alike).
 const signingService = "ses"
 
-// Config is the decoded configJson of a maily_email account.
+// Config is the configJson of a maily_email account.
 type Config struct {
 	AccessKeyID     string `json:"maily_access_key_id"`
 	SecretAccessKey string `json:"maily_secret_access_key"`
@@ -47,24 +43,25 @@ type Config struct {
 	FromName string `json:"maily_from_name"`
 	// ConfigurationSet is sent as ConfigurationSetName when set.
 	ConfigurationSet string `json:"maily_configuration_set"`
-	// BaseURL replaces the scheme and host of the regional endpoint.
-	BaseURL string `json:"base_url"`
+	// Endpoint's base_url replaces the scheme and host of the regional
+	// endpoint.
+	provider.Endpoint
+}
+
+var spec = provider.Spec[Config]{
+	ID:       KindID,
+	Channel:  notify.ChannelEmail,
+	Required: []string{"maily_access_key_id", "maily_secret_access_key", "maily_region", "maily_from_email"},
+	Optional: []string{"maily_from_name", "maily_configuration_set"},
+	// SES v2 has no batch API for distinct messages (SendBulkEmail is
+	// template-only), so messages go one per call, unthrottled here.
+	Batch:      provider.BatchDefaults{MaxSize: 1},
+	New:        newProvider,
+	Identities: newIdentities,
 }
 
 // Kind describes maily_email for the registry.
-func Kind() provider.Kind {
-	return provider.Kind{
-		ID:       KindID,
-		Channel:  notify.ChannelEmail,
-		Required: []string{"maily_access_key_id", "maily_secret_access_key", "maily_region", "maily_from_email"},
-		Optional: []string{"maily_from_name", "maily_configuration_set"},
-		// SES v2 has no batch API for distinct messages (SendBulkEmail is
-		// template-only), so messages go one per call, unthrottled here.
-		Batch:      provider.BatchDefaults{MaxSize: 1},
-		New:        New,
-		Identities: NewIdentities,
-	}
-}
+func Kind() provider.Kind { return spec.Kind() }
 
 // Provider sends through one SES account and region.
 type Provider struct {
@@ -78,105 +75,38 @@ type Provider struct {
 	now    func() time.Time
 }
 
-// Interface guards.
-var (
-	_ provider.Provider                                               = (*Provider)(nil)
-	_ func(provider.Config, provider.Deps) (provider.Provider, error) = New
-)
+// Interface guard.
+var _ provider.Provider = (*Provider)(nil)
 
 // regionRE keeps the region to a DNS label run, since it becomes part of
 // the endpoint host.
 var regionRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 
-// New builds a provider; a missing key, a malformed region or a bad
-// base_url is an invalid_request *provider.Error.
-func New(cfg provider.Config, deps provider.Deps) (provider.Provider, error) {
-	if err := provider.Require(cfg, Kind().Required...); err != nil {
-		return nil, err
-	}
-	c := Config{
-		AccessKeyID:      cfg["maily_access_key_id"],
-		SecretAccessKey:  cfg["maily_secret_access_key"],
-		Region:           cfg["maily_region"],
-		FromEmail:        cfg["maily_from_email"],
-		FromName:         cfg["maily_from_name"],
-		ConfigurationSet: cfg["maily_configuration_set"],
-		BaseURL:          cfg["base_url"],
-	}
+// newProvider builds a provider; a malformed region or a bad base_url is
+// an invalid_request *provider.Error.
+func newProvider(c Config, deps provider.Deps) (provider.Provider, error) {
 	if !regionRE.MatchString(c.Region) {
 		return nil, provider.Errorf(notify.FailureInvalidRequest, "maily_region %q is not a region name", c.Region)
 	}
-	root, err := provider.APIRoot(cfg, "https://email."+c.Region+".amazonaws.com")
+	root, err := c.Root("https://email." + c.Region + ".amazonaws.com")
 	if err != nil {
 		return nil, err
 	}
-	client := deps.HTTP
-	if client == nil {
-		client = provider.DefaultHTTPClient()
-	}
-	now := deps.Now
-	if now == nil {
-		now = time.Now
-	}
 	return &Provider{
 		cfg:    c,
-		from:   FormatFrom(c.FromName, c.FromEmail),
+		from:   provider.MailFromASCII(c.FromName, c.FromEmail),
 		url:    root + sendPath,
 		root:   root,
 		creds:  aws.Credentials{AccessKeyID: c.AccessKeyID, SecretAccessKey: c.SecretAccessKey, Source: "configJson"},
 		signer: v4.NewSigner(),
-		http:   client,
-		now:    now,
+		http:   deps.HTTP,
+		now:    deps.Now,
 	}, nil
-}
-
-// FormatFrom builds FromEmailAddress. SES does not encode display names
-// itself: a non-ASCII name must arrive as an RFC 2047 encoded word, and an
-// ASCII name with specials is quoted (RFC 5322). CR and LF are dropped so a
-// name cannot add a header.
-func FormatFrom(name, addr string) string {
-	name = strings.TrimSpace(strings.NewReplacer("\r", "", "\n", "").Replace(name))
-	switch {
-	case name == "":
-		return addr
-	case !isASCII(name):
-		return mime.QEncoding.Encode("UTF-8", name) + " <" + addr + ">"
-	case needsQuoting(name):
-		return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(name) + `" <` + addr + ">"
-	}
-	return name + " <" + addr + ">"
-}
-
-func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			return false
-		}
-	}
-	return true
-}
-
-// needsQuoting reports whether name is not a run of atext words.
-func needsQuoting(name string) bool {
-	for _, r := range name {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == ' ':
-		case strings.ContainsRune("!#$%&'*+-/=?^_`{|}~", r):
-		default:
-			return true
-		}
-	}
-	return false
 }
 
 type content struct {
 	Data    string `json:"Data"`
 	Charset string `json:"Charset"`
-}
-
-type header struct {
-	Name  string `json:"Name"`
-	Value string `json:"Value"`
 }
 
 // sendEmailInput is the SendEmail request body (Simple content only).
@@ -192,7 +122,7 @@ type sendEmailInput struct {
 				Text *content `json:"Text,omitempty"`
 				HTML *content `json:"Html,omitempty"`
 			} `json:"Body"`
-			Headers []header `json:"Headers,omitempty"`
+			Headers []provider.MailHeader `json:"Headers,omitempty"`
 		} `json:"Simple"`
 	} `json:"Content"`
 	ConfigurationSetName string `json:"ConfigurationSetName,omitempty"`
@@ -210,29 +140,18 @@ func (p *Provider) input(m provider.Message) sendEmailInput {
 	if m.HTML != "" {
 		s.Body.HTML = &content{Data: m.HTML, Charset: "UTF-8"}
 	}
-	names := make([]string, 0, len(m.Headers))
-	for k := range m.Headers {
-		names = append(names, k)
-	}
-	sort.Strings(names) // a stable payload for golden files and logs
-	for _, k := range names {
-		s.Headers = append(s.Headers, header{Name: k, Value: m.Headers[k]})
-	}
+	s.Headers = provider.MailHeaders(m.Headers)
 	in.ConfigurationSetName = p.cfg.ConfigurationSet
 	return in
 }
 
 // Send makes one SendEmail call per message, in order.
 func (p *Provider) Send(ctx context.Context, msgs []provider.Message) []provider.Result {
-	out := make([]provider.Result, len(msgs))
-	for i, m := range msgs {
-		out[i] = p.sendOne(ctx, m)
-	}
-	return out
+	return provider.SendEach(ctx, msgs, p.sendOne)
 }
 
 func (p *Provider) sendOne(ctx context.Context, m provider.Message) provider.Result {
-	body, err := marshal(p.input(m))
+	body, err := provider.EncodeJSON(p.input(m))
 	if err != nil {
 		return provider.Result{Err: provider.Errorf(notify.FailureInvalidRequest, "encode request: %v", err)}
 	}
@@ -280,16 +199,4 @@ func (p *Provider) signedCall(ctx context.Context, method, url string, body []by
 		// which are not logged.
 		Logged: logged,
 	}, nil
-}
-
-// marshal encodes without HTML escaping so that "Name <addr>" and HTML
-// bodies go out as written.
-func marshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, fmt.Errorf("marshal: %w", err)
-	}
-	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }

@@ -5,17 +5,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"regexp"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,10 +17,9 @@ import (
 
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/provider"
+	"github.com/notifyd/notifyd/internal/provider/providertest"
 	"github.com/notifyd/notifyd/internal/provider/ses"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
 const (
 	accessKeyID = "AKIAEXAMPLEKEYID"
@@ -38,23 +29,6 @@ const (
 
 var fixedNow = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
-type captured struct {
-	Method, Path, Host string
-	Header             http.Header
-	Body               []byte
-}
-
-type fake struct {
-	mu   sync.Mutex
-	reqs []captured
-}
-
-func (f *fake) all() []captured {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]captured(nil), f.reqs...)
-}
-
 // reply is one canned answer of the fake SES.
 type reply struct {
 	status    int
@@ -62,25 +36,19 @@ type reply struct {
 	body      string
 }
 
-func serve(t *testing.T, cfg provider.Config, replies ...reply) (*fake, provider.Provider) {
+// serve starts a fake SES answering the n-th call with replies[n], and
+// every call after the last with the last.
+func serve(t *testing.T, cfg provider.Config, replies ...reply) (*providertest.Fake, provider.Provider) {
 	t.Helper()
-	f := &fake{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		f.mu.Lock()
-		n := len(f.reqs)
-		f.reqs = append(f.reqs, captured{r.Method, r.URL.Path, r.Host, r.Header.Clone(), b})
-		f.mu.Unlock()
+	f := providertest.NewFake(t, func(n int, _ providertest.Request) providertest.Reply {
 		rp := replies[min(n, len(replies)-1)]
+		h := map[string]string{"Content-Type": "application/json"}
 		if rp.errorType != "" {
-			w.Header().Set("X-Amzn-ErrorType", rp.errorType)
+			h["X-Amzn-ErrorType"] = rp.errorType
 		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(rp.status)
-		_, _ = io.WriteString(w, rp.body)
-	}))
-	t.Cleanup(srv.Close)
-	return f, newProvider(t, cfg, srv.URL, 2*time.Second)
+		return providertest.Reply{Status: rp.status, Header: h, Body: rp.body}
+	})
+	return f, newProvider(t, cfg, f.URL, 2*time.Second)
 }
 
 func newProvider(t *testing.T, cfg provider.Config, baseURL string, timeout time.Duration) provider.Provider {
@@ -95,44 +63,19 @@ func newProvider(t *testing.T, cfg provider.Config, baseURL string, timeout time
 	for k, v := range cfg {
 		full[k] = v
 	}
-	p, err := ses.New(full, provider.Deps{
-		HTTP: provider.NewHTTPClient(provider.HTTPOptions{AllowPrivate: true, Timeout: timeout}),
+	p, err := ses.Kind().New(full, provider.Deps{
+		HTTP: providertest.Client(timeout),
 		Now:  func() time.Time { return fixedNow },
 	})
 	require.NoError(t, err)
 	return p
 }
 
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		require.NoError(t, os.MkdirAll("testdata", 0o755))
-		require.NoError(t, os.WriteFile(path, got, 0o644))
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test -update to create %s", path)
-	require.Equal(t, string(want), string(got))
-}
-
-func msg(to string) provider.Message {
-	return provider.Message{
-		ID:      "req-" + to,
-		Channel: notify.ChannelEmail,
-		To:      to,
-		Title:   "Your code",
-		Text:    "Code 123456 & more",
-		HTML:    "<p>Code <b>123456</b></p>",
-	}
-}
+var msg = providertest.MailMessage
 
 func requireNoSecret(t *testing.T, ex provider.Exchange) {
 	t.Helper()
-	b, err := json.Marshal(ex)
-	require.NoError(t, err)
-	require.NotContains(t, string(b), secretKey)
-	require.NotContains(t, string(b), "Signature=")
-	require.NotContains(t, string(b), accessKeyID)
+	providertest.RequireHidden(t, ex, secretKey, "Signature=", accessKeyID)
 }
 
 func TestKind(t *testing.T) {
@@ -151,39 +94,9 @@ func TestNewMissingKey(t *testing.T) {
 		"maily_access_key_id": "a", "maily_secret_access_key": "s",
 		"maily_region": "us-east-1", "maily_from_email": "a@b.test",
 	}
-	for _, key := range ses.Kind().Required {
-		cfg := provider.Config{}
-		for k, v := range full {
-			if k != key {
-				cfg[k] = v
-			}
-		}
-		_, err := ses.New(cfg, provider.Deps{})
-		var perr *provider.Error
-		require.True(t, errors.As(err, &perr), key)
-		require.Equal(t, notify.FailureInvalidRequest, perr.Code)
-		require.Contains(t, perr.Message, key)
-	}
+	providertest.RequireEachRequired(t, ses.Kind(), full)
 	full["maily_region"] = "evil.com/x"
-	_, err := ses.New(full, provider.Deps{})
-	var perr *provider.Error
-	require.True(t, errors.As(err, &perr))
-	require.Equal(t, notify.FailureInvalidRequest, perr.Code)
-}
-
-func TestFormatFrom(t *testing.T) {
-	t.Parallel()
-	cases := []struct{ name, want string }{
-		{"", "a@b.test"},
-		{"Acme", "Acme <a@b.test>"},
-		{"Acme, Inc.", `"Acme, Inc." <a@b.test>`},
-		{`Say "hi"`, `"Say \"hi\"" <a@b.test>`},
-		{"홍길동", "=?UTF-8?q?=ED=99=8D=EA=B8=B8=EB=8F=99?= <a@b.test>"},
-		{"Evil\r\nBcc: x", `"EvilBcc: x" <a@b.test>`},
-	}
-	for _, c := range cases {
-		require.Equal(t, c.want, ses.FormatFrom(c.name, "a@b.test"), c.name)
-	}
+	providertest.RequireInvalid(t, ses.Kind(), full)
 }
 
 var authRE = regexp.MustCompile(`^AWS4-HMAC-SHA256 Credential=` + accessKeyID + `/20260102/` + region +
@@ -206,7 +119,7 @@ func TestSendSigned(t *testing.T) {
 	require.Equal(t, "010001948a3f-0000", res[0].MessageID)
 	requireNoSecret(t, res[0].Exchange)
 
-	reqs := f.all()
+	reqs := f.Received()
 	require.Len(t, reqs, 1)
 	got := reqs[0]
 	require.Equal(t, http.MethodPost, got.Method)
@@ -214,7 +127,7 @@ func TestSendSigned(t *testing.T) {
 	require.Equal(t, "application/json", got.Header.Get("Content-Type"))
 	require.Equal(t, "20260102T030405Z", got.Header.Get("X-Amz-Date"))
 	require.Regexp(t, authRE, got.Header.Get("Authorization"))
-	golden(t, "send", got.Body)
+	providertest.Golden(t, "send", got.Body)
 
 	// Recompute the signature over what the server received, with the
 	// same signer: a mismatch means the request sent differs from the one
@@ -239,7 +152,7 @@ func TestSendMinimalPayload(t *testing.T) {
 	m.HTML = ""
 	res := p.Send(context.Background(), []provider.Message{m})
 	require.Nil(t, res[0].Err)
-	golden(t, "send_minimal", f.all()[0].Body)
+	providertest.Golden(t, "send_minimal", f.Received()[0].Body)
 }
 
 func TestSendSeveralOneCallEach(t *testing.T) {
@@ -257,7 +170,7 @@ func TestSendSeveralOneCallEach(t *testing.T) {
 	require.Equal(t, notify.FailureInvalidRequest, res[1].Err.Code)
 	require.Contains(t, res[1].Err.Message, "MessageRejected")
 	require.Equal(t, "m-3", res[2].MessageID)
-	reqs := f.all()
+	reqs := f.Received()
 	require.Len(t, reqs, 3)
 	for i, to := range []string{"a@x.test", "b@x.test", "c@x.test"} {
 		require.Contains(t, string(reqs[i].Body), `"ToAddresses":["`+to+`"]`)
@@ -321,18 +234,6 @@ func TestErrorMapping(t *testing.T) {
 
 func TestTimeout(t *testing.T) {
 	t.Parallel()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// Reading the body lets the server notice the client hanging up.
-		_, _ = io.Copy(io.Discard, r.Body)
-		select {
-		case <-r.Context().Done():
-		case <-time.After(5 * time.Second):
-		}
-	}))
-	t.Cleanup(srv.Close)
-	p := newProvider(t, nil, srv.URL, 100*time.Millisecond)
-	res := p.Send(context.Background(), []provider.Message{msg("a@x.test")})
-	require.NotNil(t, res[0].Err)
-	require.Equal(t, notify.FailureTemporaryUnavailable, res[0].Err.Code)
-	require.Nil(t, res[0].Exchange.Response)
+	p := newProvider(t, nil, providertest.Hang(t), 100*time.Millisecond)
+	providertest.RequireTimeouts(t, p, msg("a@x.test"))
 }

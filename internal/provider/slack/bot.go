@@ -21,18 +21,15 @@ type botProvider struct {
 	client   *http.Client
 }
 
-func newBot(cfg provider.Config, deps provider.Deps) (provider.Provider, error) {
-	if err := provider.Require(cfg, keyBotToken); err != nil {
-		return nil, err
-	}
-	root, err := provider.APIRoot(cfg, defaultRoot)
+func newBot(c BotConfig, deps provider.Deps) (provider.Provider, error) {
+	root, err := c.Root(defaultRoot)
 	if err != nil {
 		return nil, err
 	}
 	return &botProvider{
 		endpoint: root + "/api/chat.postMessage",
-		token:    cfg[keyBotToken],
-		client:   client(deps),
+		token:    c.BotToken,
+		client:   deps.HTTP,
 	}, nil
 }
 
@@ -50,11 +47,7 @@ type botAnswer struct {
 
 // Send makes one call per message: chat.postMessage has no batch form.
 func (p *botProvider) Send(ctx context.Context, msgs []provider.Message) []provider.Result {
-	out := make([]provider.Result, len(msgs))
-	for i, m := range msgs {
-		out[i] = p.send(ctx, m)
-	}
-	return out
+	return provider.SendEach(ctx, msgs, p.send)
 }
 
 func (p *botProvider) send(ctx context.Context, msg provider.Message) provider.Result {
@@ -93,7 +86,7 @@ func botResult(ex provider.Exchange, raw []byte, to string) (string, *provider.E
 	st := status(ex)
 	var a botAnswer
 	if err := json.Unmarshal(raw, &a); err != nil {
-		return "", provider.Errorf(unmapped(st), "HTTP %d: unreadable answer: %s", st, truncate(strings.TrimSpace(string(raw))))
+		return "", provider.Errorf(provider.UnlistedStatus(st), "HTTP %d: unreadable answer: %s", st, provider.Snippet(raw, 300))
 	}
 	if a.OK && st >= 200 && st < 300 {
 		ch := a.Channel
@@ -104,7 +97,7 @@ func botResult(ex provider.Exchange, raw []byte, to string) (string, *provider.E
 	}
 	code, ok := botErrors[a.Error]
 	if !ok {
-		code = unmapped(st) // unknown for HTTP 200
+		code = provider.UnlistedStatus(st) // unknown for HTTP 200
 	}
 	e := provider.Errorf(code, "HTTP %d: %s", st, a.Error)
 	if code == notify.FailureRateLimited {

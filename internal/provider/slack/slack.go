@@ -10,7 +10,6 @@
 package slack
 
 import (
-	"net/http"
 	"strings"
 
 	"github.com/notifyd/notifyd/internal/notify"
@@ -31,27 +30,42 @@ const defaultRoot = "https://slack.com"
 // adapter-level rate cap (0 = unlimited) and no batch wait.
 var chatBatch = provider.BatchDefaults{MaxSize: 1}
 
+// WebhookConfig is the configJson of a chata_webhook account.
+type WebhookConfig struct {
+	// WebhookURL is the incoming-webhook URL; its path is the credential.
+	WebhookURL string `json:"chata_webhook_url"`
+}
+
+// BotConfig is the configJson of a chata_bot account.
+type BotConfig struct {
+	// BotToken is the bot token, xoxb-... with its prefix, sent as a
+	// Bearer token.
+	BotToken string `json:"chata_bot_token"`
+	// Endpoint's base_url replaces the scheme and host of the Web API root.
+	provider.Endpoint
+}
+
 // WebhookKind describes chata_webhook.
 func WebhookKind() provider.Kind {
-	return provider.Kind{
+	return provider.Spec[WebhookConfig]{
 		ID:       "chata_webhook",
 		Channel:  notify.ChannelChatAWebhook,
 		Required: []string{keyWebhookURL},
 		Batch:    chatBatch,
 		New:      newWebhook,
-	}
+	}.Kind()
 }
 
 // BotKind describes chata_bot.
 func BotKind() provider.Kind {
-	return provider.Kind{
+	return provider.Spec[BotConfig]{
 		ID:       "chata_bot",
 		Channel:  notify.ChannelChatABot,
 		Required: []string{keyBotToken},
 		Optional: []string{keyBaseURL},
 		Batch:    chatBatch,
 		New:      newBot,
-	}
+	}.Kind()
 }
 
 // text builds the message text: the title as a bold first line, then the body.
@@ -64,23 +78,6 @@ func text(msg provider.Message) string {
 		return "*" + title + "*"
 	}
 	return "*" + title + "*\n" + msg.Text
-}
-
-func client(deps provider.Deps) *http.Client {
-	if deps.HTTP != nil {
-		return deps.HTTP
-	}
-	return provider.DefaultHTTPClient()
-}
-
-// unmapped classifies a vendor answer absent from the tables: a 4xx is the
-// request's fault (SPEC normalizes other 4xx to invalid_request); anything
-// else is unknown, which falls back.
-func unmapped(status int) notify.FailureCode {
-	if status >= 400 && status < 500 {
-		return notify.FailureInvalidRequest
-	}
-	return notify.FailureUnknown
 }
 
 func status(ex provider.Exchange) int {

@@ -3,10 +3,7 @@ package slack
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -45,10 +42,7 @@ func TestMissingKey(t *testing.T) {
 		{BotKind(), provider.Config{}},
 		{BotKind(), provider.Config{"chata_bot_token": "xoxb-1", "base_url": "slack.com"}},
 	} {
-		_, err := tc.kind.New(tc.cfg, providertest.Deps())
-		var perr *provider.Error
-		require.True(t, errors.As(err, &perr), "%s %v", tc.kind.ID, tc.cfg)
-		require.Equal(t, notify.FailureInvalidRequest, perr.Code)
+		providertest.RequireInvalid(t, tc.kind, tc.cfg)
 	}
 }
 
@@ -118,116 +112,76 @@ func TestEmptyText(t *testing.T) {
 	require.Empty(t, rec.Requests())
 }
 
-type errorRow struct {
-	name       string
-	status     int
-	body       string
-	header     map[string]string
-	want       notify.FailureCode
-	retryAfter time.Duration
-}
-
 func TestErrorMappingWebhook(t *testing.T) {
 	t.Parallel()
-	rows := []errorRow{
-		{name: "invalid_payload", status: 400, body: "invalid_payload", want: notify.FailureInvalidRequest},
-		{name: "user_not_found", status: 400, body: "user_not_found", want: notify.FailureInvalidRequest},
-		{name: "no_text", status: 400, body: "no_text", want: notify.FailureInvalidRequest},
-		{name: "invalid_blocks", status: 400, body: "invalid_blocks", want: notify.FailureInvalidRequest},
-		{name: "channel_not_found", status: 404, body: "channel_not_found", want: notify.FailureInvalidRequest},
-		{name: "no_service", status: 404, body: "no_service", want: notify.FailureInvalidRequest},
-		{name: "channel_is_archived", status: 410, body: "channel_is_archived", want: notify.FailureInvalidRequest},
-		{name: "action_prohibited", status: 403, body: "action_prohibited", want: notify.FailureUnauthorized},
-		{name: "invalid_token 403", status: 403, body: "invalid_token", want: notify.FailureUnauthorized},
-		{name: "invalid_token 400", status: 400, body: "invalid_token", want: notify.FailureUnauthorized},
-		{name: "401", status: 401, body: "", want: notify.FailureUnauthorized},
-		{name: "429", status: 429, body: "rate_limited", header: map[string]string{"Retry-After": "7"}, want: notify.FailureRateLimited, retryAfter: 7 * time.Second},
-		{name: "rollup_error", status: 500, body: "rollup_error", want: notify.FailureTemporaryUnavailable},
-		{name: "503", status: 503, body: "", want: notify.FailureTemporaryUnavailable},
-		{name: "other 4xx", status: 400, body: "something_new", want: notify.FailureInvalidRequest},
-		{name: "200 not ok", status: 200, body: "not ok", want: notify.FailureUnknown},
-		{name: "204", status: 204, body: "", want: notify.FailureUnknown},
+	rows := []providertest.ErrorRow{
+		{Name: "invalid_payload", Status: 400, Body: "invalid_payload", Want: notify.FailureInvalidRequest},
+		{Name: "user_not_found", Status: 400, Body: "user_not_found", Want: notify.FailureInvalidRequest},
+		{Name: "no_text", Status: 400, Body: "no_text", Want: notify.FailureInvalidRequest},
+		{Name: "invalid_blocks", Status: 400, Body: "invalid_blocks", Want: notify.FailureInvalidRequest},
+		{Name: "channel_not_found", Status: 404, Body: "channel_not_found", Want: notify.FailureInvalidRequest},
+		{Name: "no_service", Status: 404, Body: "no_service", Want: notify.FailureInvalidRequest},
+		{Name: "channel_is_archived", Status: 410, Body: "channel_is_archived", Want: notify.FailureInvalidRequest},
+		{Name: "action_prohibited", Status: 403, Body: "action_prohibited", Want: notify.FailureUnauthorized},
+		{Name: "invalid_token 403", Status: 403, Body: "invalid_token", Want: notify.FailureUnauthorized},
+		{Name: "invalid_token 400", Status: 400, Body: "invalid_token", Want: notify.FailureUnauthorized},
+		{Name: "401", Status: 401, Body: "", Want: notify.FailureUnauthorized},
+		{Name: "429", Status: 429, Body: "rate_limited", Header: map[string]string{"Retry-After": "7"}, Want: notify.FailureRateLimited, RetryAfter: 7 * time.Second},
+		{Name: "rollup_error", Status: 500, Body: "rollup_error", Want: notify.FailureTemporaryUnavailable},
+		{Name: "503", Status: 503, Body: "", Want: notify.FailureTemporaryUnavailable},
+		{Name: "other 4xx", Status: 400, Body: "something_new", Want: notify.FailureInvalidRequest},
+		{Name: "200 not ok", Status: 200, Body: "not ok", Want: notify.FailureUnknown},
+		{Name: "204", Status: 204, Body: "", Want: notify.FailureUnknown},
 	}
-	for _, row := range rows {
-		t.Run(row.name, func(t *testing.T) {
-			t.Parallel()
-			_, srv := providertest.NewRecorder(t, row.status, row.body, row.header)
-			p := providertest.MustNew(t, WebhookKind(), provider.Config{"chata_webhook_url": srv.URL})
-			res := p.Send(context.Background(), []provider.Message{msg})
-			require.NotNil(t, res[0].Err)
-			require.Equal(t, row.want, res[0].Err.Code, res[0].Err.Message)
-			require.Equal(t, row.retryAfter, res[0].Err.RetryAfter)
-			require.Equal(t, row.status, res[0].Exchange.Response.HTTPStatus)
-		})
-	}
+	cfg := func(u string) provider.Config { return provider.Config{"chata_webhook_url": u} }
+	providertest.RunErrorRows(t, WebhookKind(), cfg, msg, rows)
 }
 
 func TestErrorMappingBot(t *testing.T) {
 	t.Parallel()
 	okFalse := func(code string) string { return `{"ok":false,"error":"` + code + `"}` }
-	rows := []errorRow{
-		{name: "invalid_auth", status: 200, body: okFalse("invalid_auth"), want: notify.FailureUnauthorized},
-		{name: "not_authed", status: 200, body: okFalse("not_authed"), want: notify.FailureUnauthorized},
-		{name: "token_revoked", status: 200, body: okFalse("token_revoked"), want: notify.FailureUnauthorized},
-		{name: "account_inactive", status: 200, body: okFalse("account_inactive"), want: notify.FailureUnauthorized},
-		{name: "missing_scope", status: 200, body: okFalse("missing_scope"), want: notify.FailureUnauthorized},
-		{name: "channel_not_found", status: 200, body: okFalse("channel_not_found"), want: notify.FailureInvalidRequest},
-		{name: "not_in_channel", status: 200, body: okFalse("not_in_channel"), want: notify.FailureInvalidRequest},
-		{name: "is_archived", status: 200, body: okFalse("is_archived"), want: notify.FailureInvalidRequest},
-		{name: "no_text", status: 200, body: okFalse("no_text"), want: notify.FailureInvalidRequest},
-		{name: "msg_too_long", status: 200, body: okFalse("msg_too_long"), want: notify.FailureInvalidRequest},
-		{name: "invalid_blocks", status: 200, body: okFalse("invalid_blocks"), want: notify.FailureInvalidRequest},
-		{name: "internal_error", status: 200, body: okFalse("internal_error"), want: notify.FailureTemporaryUnavailable},
-		{name: "fatal_error", status: 200, body: okFalse("fatal_error"), want: notify.FailureTemporaryUnavailable},
-		{name: "ratelimited 200", status: 200, body: okFalse("ratelimited"), header: map[string]string{"Retry-After": "30"}, want: notify.FailureRateLimited, retryAfter: 30 * time.Second},
-		{name: "ratelimited 429", status: 429, body: okFalse("ratelimited"), header: map[string]string{"Retry-After": "3"}, want: notify.FailureRateLimited, retryAfter: 3 * time.Second},
-		{name: "unlisted code", status: 200, body: okFalse("something_new"), want: notify.FailureUnknown},
-		{name: "401", status: 401, body: okFalse("invalid_auth"), want: notify.FailureUnauthorized},
-		{name: "403", status: 403, body: "", want: notify.FailureUnauthorized},
-		{name: "500", status: 500, body: "", want: notify.FailureTemporaryUnavailable},
-		{name: "502 html", status: 502, body: "<html>bad gateway</html>", want: notify.FailureTemporaryUnavailable},
-		{name: "200 not json", status: 200, body: "<html>", want: notify.FailureUnknown},
-		{name: "404 not json", status: 404, body: "not found", want: notify.FailureInvalidRequest},
+	rows := []providertest.ErrorRow{
+		{Name: "invalid_auth", Status: 200, Body: okFalse("invalid_auth"), Want: notify.FailureUnauthorized},
+		{Name: "not_authed", Status: 200, Body: okFalse("not_authed"), Want: notify.FailureUnauthorized},
+		{Name: "token_revoked", Status: 200, Body: okFalse("token_revoked"), Want: notify.FailureUnauthorized},
+		{Name: "account_inactive", Status: 200, Body: okFalse("account_inactive"), Want: notify.FailureUnauthorized},
+		{Name: "missing_scope", Status: 200, Body: okFalse("missing_scope"), Want: notify.FailureUnauthorized},
+		{Name: "channel_not_found", Status: 200, Body: okFalse("channel_not_found"), Want: notify.FailureInvalidRequest},
+		{Name: "not_in_channel", Status: 200, Body: okFalse("not_in_channel"), Want: notify.FailureInvalidRequest},
+		{Name: "is_archived", Status: 200, Body: okFalse("is_archived"), Want: notify.FailureInvalidRequest},
+		{Name: "no_text", Status: 200, Body: okFalse("no_text"), Want: notify.FailureInvalidRequest},
+		{Name: "msg_too_long", Status: 200, Body: okFalse("msg_too_long"), Want: notify.FailureInvalidRequest},
+		{Name: "invalid_blocks", Status: 200, Body: okFalse("invalid_blocks"), Want: notify.FailureInvalidRequest},
+		{Name: "internal_error", Status: 200, Body: okFalse("internal_error"), Want: notify.FailureTemporaryUnavailable},
+		{Name: "fatal_error", Status: 200, Body: okFalse("fatal_error"), Want: notify.FailureTemporaryUnavailable},
+		{Name: "ratelimited 200", Status: 200, Body: okFalse("ratelimited"), Header: map[string]string{"Retry-After": "30"}, Want: notify.FailureRateLimited, RetryAfter: 30 * time.Second},
+		{Name: "ratelimited 429", Status: 429, Body: okFalse("ratelimited"), Header: map[string]string{"Retry-After": "3"}, Want: notify.FailureRateLimited, RetryAfter: 3 * time.Second},
+		{Name: "unlisted code", Status: 200, Body: okFalse("something_new"), Want: notify.FailureUnknown},
+		{Name: "401", Status: 401, Body: okFalse("invalid_auth"), Want: notify.FailureUnauthorized},
+		{Name: "403", Status: 403, Body: "", Want: notify.FailureUnauthorized},
+		{Name: "500", Status: 500, Body: "", Want: notify.FailureTemporaryUnavailable},
+		{Name: "502 html", Status: 502, Body: "<html>bad gateway</html>", Want: notify.FailureTemporaryUnavailable},
+		{Name: "200 not json", Status: 200, Body: "<html>", Want: notify.FailureUnknown},
+		{Name: "404 not json", Status: 404, Body: "not found", Want: notify.FailureInvalidRequest},
 	}
-	for _, row := range rows {
-		t.Run(row.name, func(t *testing.T) {
-			t.Parallel()
-			_, srv := providertest.NewRecorder(t, row.status, row.body, row.header)
-			p := providertest.MustNew(t, BotKind(), provider.Config{"chata_bot_token": "xoxb-t", "base_url": srv.URL})
-			res := p.Send(context.Background(), []provider.Message{msg})
-			require.NotNil(t, res[0].Err)
-			require.Equal(t, row.want, res[0].Err.Code, res[0].Err.Message)
-			require.Equal(t, row.retryAfter, res[0].Err.RetryAfter)
-			require.Empty(t, res[0].MessageID)
-		})
-	}
+	cfg := func(u string) provider.Config { return provider.Config{"chata_bot_token": "xoxb-t", "base_url": u} }
+	providertest.RunErrorRows(t, BotKind(), cfg, msg, rows)
 }
 
 func TestTimeout(t *testing.T) {
 	t.Parallel()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// Reading the body lets the server notice the client hang up.
-		_, _ = io.Copy(io.Discard, r.Body)
-		select {
-		case <-r.Context().Done():
-		case <-time.After(5 * time.Second):
-		}
-	}))
-	t.Cleanup(srv.Close)
-	deps := provider.Deps{HTTP: provider.NewHTTPClient(provider.HTTPOptions{AllowPrivate: true, Timeout: 50 * time.Millisecond})}
+	srvURL := providertest.Hang(t)
+	deps := provider.Deps{HTTP: providertest.Client(50 * time.Millisecond)}
 	for _, tc := range []struct {
 		kind provider.Kind
 		cfg  provider.Config
 	}{
-		{WebhookKind(), provider.Config{"chata_webhook_url": srv.URL + "/services/T0/B0/SECRET"}},
-		{BotKind(), provider.Config{"chata_bot_token": "xoxb-t", "base_url": srv.URL}},
+		{WebhookKind(), provider.Config{"chata_webhook_url": srvURL + "/services/T0/B0/SECRET"}},
+		{BotKind(), provider.Config{"chata_bot_token": "xoxb-t", "base_url": srvURL}},
 	} {
 		p, err := tc.kind.New(tc.cfg, deps)
 		require.NoError(t, err)
-		res := p.Send(context.Background(), []provider.Message{msg})
-		require.NotNil(t, res[0].Err, tc.kind.ID)
-		require.Equal(t, notify.FailureTemporaryUnavailable, res[0].Err.Code)
-		require.Nil(t, res[0].Exchange.Response)
+		res := providertest.RequireTimeouts(t, p, msg)
 		require.NotContains(t, res[0].Err.Message, "SECRET", "the webhook credential stays out of the error")
 	}
 }
@@ -236,13 +190,7 @@ func TestTimeout(t *testing.T) {
 // client), the SSRF guard refuses the loopback test server.
 func TestGuardedByDefault(t *testing.T) {
 	t.Parallel()
-	rec, srv := providertest.NewRecorder(t, http.StatusOK, "ok", nil)
-	for _, deps := range []provider.Deps{{}, {HTTP: provider.NewHTTPClient(provider.HTTPOptions{})}} {
-		p, err := BotKind().New(provider.Config{"chata_bot_token": "xoxb-t", "base_url": srv.URL}, deps)
-		require.NoError(t, err)
-		res := p.Send(context.Background(), []provider.Message{msg})
-		require.NotNil(t, res[0].Err)
-		require.Equal(t, notify.FailureInvalidRequest, res[0].Err.Code, res[0].Err.Message)
-	}
-	require.Empty(t, rec.Requests())
+	providertest.RequireGuardedByDefault(t, BotKind(), func(url string) provider.Config {
+		return provider.Config{"chata_bot_token": "xoxb-t", "base_url": url}
+	}, msg)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/notifyd/notifyd/internal/notify"
@@ -21,15 +20,12 @@ type webhookProvider struct {
 	client *http.Client
 }
 
-func newWebhook(cfg provider.Config, deps provider.Deps) (provider.Provider, error) {
-	if err := provider.Require(cfg, keyWebhookURL); err != nil {
+func newWebhook(c WebhookConfig, deps provider.Deps) (provider.Provider, error) {
+	u, err := provider.HTTPURL(keyWebhookURL, c.WebhookURL)
+	if err != nil {
 		return nil, err
 	}
-	u, err := url.Parse(cfg[keyWebhookURL])
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, provider.Errorf(notify.FailureInvalidRequest, "%s must be an absolute http(s) URL", keyWebhookURL)
-	}
-	return &webhookProvider{url: u.String(), client: client(deps)}, nil
+	return &webhookProvider{url: u.String(), client: deps.HTTP}, nil
 }
 
 type webhookPayload struct {
@@ -38,11 +34,7 @@ type webhookPayload struct {
 
 // Send makes one call per message: incoming webhooks have no batch API.
 func (p *webhookProvider) Send(ctx context.Context, msgs []provider.Message) []provider.Result {
-	out := make([]provider.Result, len(msgs))
-	for i, m := range msgs {
-		out[i] = p.send(ctx, m)
-	}
-	return out
+	return provider.SendEach(ctx, msgs, p.send)
 }
 
 func (p *webhookProvider) send(ctx context.Context, msg provider.Message) provider.Result {
@@ -84,12 +76,5 @@ func webhookResult(status int, body string) *provider.Error {
 	if code, ok := webhookErrors[b]; ok {
 		return provider.Errorf(code, "HTTP %d: %s", status, b)
 	}
-	return provider.Errorf(unmapped(status), "HTTP %d: %s", status, truncate(b))
-}
-
-func truncate(s string) string {
-	if len(s) > 300 {
-		return s[:300]
-	}
-	return s
+	return provider.Errorf(provider.UnlistedStatus(status), "HTTP %d: %s", status, provider.Snippet([]byte(b), 300))
 }

@@ -6,11 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"regexp"
-	"sync"
 	"testing"
 	"time"
 
@@ -52,38 +49,29 @@ func (c captured) messages(t *testing.T) []wireMessage {
 	return r.Messages
 }
 
-type fakeSolapi struct {
-	srv   *httptest.Server
-	mu    sync.Mutex
-	reqs  []captured
-	reply func(t *testing.T, r captured) (status int, body string)
+func capture(r providertest.Request) captured {
+	return captured{
+		Method: r.Method, Path: r.Path, Authorization: r.Header.Get("Authorization"),
+		ContentType: r.Header.Get("Content-Type"), Body: string(r.Body),
+	}
 }
+
+type fakeSolapi struct{ *providertest.Fake }
 
 func newFake(t *testing.T, reply func(t *testing.T, r captured) (int, string)) *fakeSolapi {
 	t.Helper()
-	f := &fakeSolapi{reply: reply}
-	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		raw, _ := io.ReadAll(r.Body)
-		c := captured{
-			Method: r.Method, Path: r.URL.Path, Authorization: r.Header.Get("Authorization"),
-			ContentType: r.Header.Get("Content-Type"), Body: string(raw),
-		}
-		f.mu.Lock()
-		f.reqs = append(f.reqs, c)
-		f.mu.Unlock()
-		status, body := f.reply(t, c)
-		w.Header().Set("Content-Type", "application/json; charset=utf-8")
-		w.WriteHeader(status)
-		_, _ = io.WriteString(w, body)
-	}))
-	t.Cleanup(f.srv.Close)
-	return f
+	return &fakeSolapi{providertest.NewFake(t, func(_ int, r providertest.Request) providertest.Reply {
+		status, body := reply(t, capture(r))
+		return providertest.Reply{Status: status, Header: map[string]string{"Content-Type": "application/json; charset=utf-8"}, Body: body}
+	})}
 }
 
 func (f *fakeSolapi) requests() []captured {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]captured(nil), f.reqs...)
+	var out []captured
+	for _, r := range f.Received() {
+		out = append(out, capture(r))
+	}
+	return out
 }
 
 // result is one entry of the fake's answer.
@@ -124,10 +112,6 @@ func acceptAll(t *testing.T, r captured) (int, string) {
 	return http.StatusOK, answer(t, r, func(wireMessage) string { return "2000" })
 }
 
-func testClient(timeout time.Duration) *http.Client {
-	return provider.NewHTTPClient(provider.HTTPOptions{AllowPrivate: true, Timeout: timeout})
-}
-
 func testConfig(baseURL string) provider.Config {
 	return provider.Config{keyAPIKey: testAPIKey, keyAPISecret: testSecret, keySender: testSender, keyBaseURL: baseURL}
 }
@@ -135,7 +119,7 @@ func testConfig(baseURL string) provider.Config {
 // newTestSender builds kind against f with a fixed clock and salt.
 func newTestSender(t *testing.T, kind provider.Kind, f *fakeSolapi) *sender {
 	t.Helper()
-	p, err := kind.New(testConfig(f.srv.URL), provider.Deps{HTTP: testClient(2 * time.Second), Now: func() time.Time { return fixedNow }})
+	p, err := kind.New(testConfig(f.URL), provider.Deps{HTTP: providertest.Client(2 * time.Second), Now: func() time.Time { return fixedNow }})
 	require.NoError(t, err)
 	s := p.(*sender)
 	s.salt = func() string { return fixedSalt }
@@ -169,8 +153,5 @@ func golden(t *testing.T, name string, r captured) {
 // requireNoSecrets asserts attempt history holds no credential.
 func requireNoSecrets(t *testing.T, ex provider.Exchange) {
 	t.Helper()
-	b, err := json.Marshal(ex)
-	require.NoError(t, err)
-	require.NotContains(t, string(b), testAPIKey)
-	require.NotContains(t, string(b), testSecret)
+	providertest.RequireHidden(t, ex, testAPIKey, testSecret)
 }

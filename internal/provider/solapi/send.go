@@ -47,11 +47,11 @@ type sendAnswer struct {
 }
 
 type resultItem struct {
-	MessageID     string         `json:"messageId"`
-	To            string         `json:"to"`
-	StatusCode    flexString     `json:"statusCode"`
-	StatusMessage string         `json:"statusMessage"`
-	CustomFields  map[string]any `json:"customFields"`
+	MessageID     string              `json:"messageId"`
+	To            string              `json:"to"`
+	StatusCode    provider.FlexString `json:"statusCode"`
+	StatusMessage string              `json:"statusMessage"`
+	CustomFields  map[string]any      `json:"customFields"`
 }
 
 // nid is the correlation id the adapter put into customFields.
@@ -215,7 +215,7 @@ func (s *sender) sendBatch(ctx context.Context, msgs []provider.Message, idx []i
 	}
 	var a sendAnswer
 	if jerr := json.Unmarshal(raw, &a); jerr != nil {
-		return failN(n, provider.Errorf(notify.FailureUnknown, "solapi answer is not JSON: %s", snippet(raw)), ex)
+		return failN(n, provider.Errorf(notify.FailureUnknown, "solapi answer is not JSON: %s", provider.Snippet(raw, 200)), ex)
 	}
 
 	pos := make(map[string]int, n)

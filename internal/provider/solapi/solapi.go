@@ -23,7 +23,6 @@
 package solapi
 
 import (
-	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -33,7 +32,6 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/notifyd/notifyd/internal/notify"
@@ -58,28 +56,35 @@ const maxPerCall = 10000
 // batch is SPEC "Adapter batching" for vendorB, both kinds.
 var batch = provider.BatchDefaults{CallsPerSecond: 20, Window: 500 * time.Millisecond, MaxSize: 100}
 
-// SMSKind describes vendorb_sms.
-func SMSKind() provider.Kind {
-	return provider.Kind{
-		ID:       "vendorb_sms",
-		Channel:  notify.ChannelSMS,
-		Required: []string{keyAPIKey, keyAPISecret, keySender},
-		Optional: []string{keyBaseURL},
-		Batch:    batch,
-		New:      newSMS,
-	}
+// Config is the configJson of both vendorB kinds.
+type Config struct {
+	// APIKey and APISecret sign every request (HMAC-SHA256).
+	APIKey    string `json:"vendorb_api_key"`
+	APISecret string `json:"vendorb_api_secret"`
+	// Sender is the registered caller number.
+	Sender string `json:"vendorb_sender"`
+	// Endpoint's base_url replaces the scheme and host of the API root.
+	provider.Endpoint
 }
 
+// SMSKind describes vendorb_sms.
+func SMSKind() provider.Kind { return kind("vendorb_sms", notify.ChannelSMS, false) }
+
 // MsgrKind describes vendorb_msgr.
-func MsgrKind() provider.Kind {
-	return provider.Kind{
-		ID:       "vendorb_msgr",
-		Channel:  notify.ChannelAlimTalk,
+func MsgrKind() provider.Kind { return kind("vendorb_msgr", notify.ChannelAlimTalk, true) }
+
+// kind describes one of the two kinds; ata selects AlimTalk messages.
+func kind(id string, ch notify.Channel, ata bool) provider.Kind {
+	return provider.Spec[Config]{
+		ID:       id,
+		Channel:  ch,
 		Required: []string{keyAPIKey, keyAPISecret, keySender},
 		Optional: []string{keyBaseURL},
 		Batch:    batch,
-		New:      newMsgr,
-	}
+		New: func(c Config, deps provider.Deps) (provider.Provider, error) {
+			return newSender(c, deps, ata)
+		},
+	}.Kind()
 }
 
 var (
@@ -100,39 +105,21 @@ type sender struct {
 	salt func() string
 }
 
-func newSMS(cfg provider.Config, deps provider.Deps) (provider.Provider, error) {
-	return newSender(cfg, deps, false)
-}
-
-func newMsgr(cfg provider.Config, deps provider.Deps) (provider.Provider, error) {
-	return newSender(cfg, deps, true)
-}
-
-func newSender(cfg provider.Config, deps provider.Deps, ata bool) (provider.Provider, error) {
-	if err := provider.Require(cfg, keyAPIKey, keyAPISecret, keySender); err != nil {
-		return nil, err
-	}
-	root, err := provider.APIRoot(cfg, defaultRoot)
+func newSender(c Config, deps provider.Deps, ata bool) (provider.Provider, error) {
+	root, err := c.Root(defaultRoot)
 	if err != nil {
 		return nil, err
 	}
-	s := &sender{
+	return &sender{
 		root:   root,
-		apiKey: cfg[keyAPIKey],
-		secret: cfg[keyAPISecret],
-		from:   cfg[keySender],
+		apiKey: c.APIKey,
+		secret: c.APISecret,
+		from:   c.Sender,
 		ata:    ata,
 		client: deps.HTTP,
 		now:    deps.Now,
 		salt:   randomSalt,
-	}
-	if s.client == nil {
-		s.client = provider.DefaultHTTPClient()
-	}
-	if s.now == nil {
-		s.now = time.Now
-	}
-	return s, nil
+	}, nil
 }
 
 // randomSalt returns 32 hex characters, as the Go SDK uses; Solapi rejects
@@ -181,7 +168,7 @@ func requestFailure(status int, body []byte) *provider.Error {
 	var e apiError
 	_ = json.Unmarshal(body, &e)
 	if e.ErrorCode == "" {
-		return provider.Errorf(notify.FailureUnknown, "solapi answered HTTP %d: %s", status, snippet(body))
+		return provider.Errorf(notify.FailureUnknown, "solapi answered HTTP %d: %s", status, provider.Snippet(body, 200))
 	}
 	if c := classify(e.ErrorCode, e.ErrorMessage); c.err != nil {
 		return c.err
@@ -189,37 +176,7 @@ func requestFailure(status int, body []byte) *provider.Error {
 	return provider.Errorf(notify.FailureUnknown, "solapi answered HTTP %d with %s", status, e.ErrorCode)
 }
 
-func snippet(b []byte) string {
-	s := strings.TrimSpace(string(b))
-	if len(s) > 200 {
-		s = s[:200]
-	}
-	return s
-}
-
 func ok(status int) bool { return status >= 200 && status <= 299 }
-
-// flexString is a code Solapi documents as a string but that may come as a
-// number.
-type flexString string
-
-func (f *flexString) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	if len(b) > 0 && b[0] == '"' {
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		*f = flexString(s)
-		return nil
-	}
-	if string(b) == "null" {
-		*f = ""
-		return nil
-	}
-	*f = flexString(b)
-	return nil
-}
 
 // balanceAnswer is the body of GET /cash/v1/balance.
 type balanceAnswer struct {
@@ -237,7 +194,7 @@ func (s *sender) Quota(ctx context.Context) (provider.Quota, error) {
 	}
 	var a balanceAnswer
 	if jerr := json.Unmarshal(body, &a); jerr != nil || a.Balance == nil {
-		return provider.Quota{}, provider.Errorf(notify.FailureUnknown, "solapi balance answer has no balance: %s", snippet(body))
+		return provider.Quota{}, provider.Errorf(notify.FailureUnknown, "solapi balance answer has no balance: %s", provider.Snippet(body, 200))
 	}
 	v, perr := strconv.ParseFloat(a.Balance.String(), 64)
 	if perr != nil {

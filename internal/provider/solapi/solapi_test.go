@@ -12,6 +12,7 @@ import (
 
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/provider"
+	"github.com/notifyd/notifyd/internal/provider/providertest"
 )
 
 func TestKinds(t *testing.T) {
@@ -32,22 +33,7 @@ func TestNewMissingKey(t *testing.T) {
 	t.Parallel()
 	full := testConfig("")
 	for _, kind := range []provider.Kind{SMSKind(), MsgrKind()} {
-		for _, key := range kind.Required {
-			t.Run(kind.ID+"/"+key, func(t *testing.T) {
-				t.Parallel()
-				cfg := provider.Config{}
-				for k, v := range full {
-					cfg[k] = v
-				}
-				cfg[key] = ""
-				p, err := kind.New(cfg, provider.Deps{})
-				require.Nil(t, p)
-				var perr *provider.Error
-				require.True(t, errors.As(err, &perr))
-				require.Equal(t, notify.FailureInvalidRequest, perr.Code)
-				require.Contains(t, perr.Message, key)
-			})
-		}
+		providertest.RequireEachRequired(t, kind, full)
 	}
 }
 
@@ -76,7 +62,7 @@ func TestSignature(t *testing.T) {
 		return acceptAll(t, r)
 	})
 	// The real clock and salt: the fake checks the header as Solapi does.
-	p, err := SMSKind().New(testConfig(f.srv.URL), provider.Deps{HTTP: testClient(2 * time.Second)})
+	p, err := SMSKind().New(testConfig(f.URL), provider.Deps{HTTP: providertest.Client(2 * time.Second)})
 	require.NoError(t, err)
 	before := time.Now().Add(-time.Second)
 	require.Nil(t, p.Send(context.Background(), []provider.Message{{ID: "n1", To: "01011112222", Text: "hi"}})[0].Err)
@@ -302,12 +288,9 @@ func TestTimeout(t *testing.T) {
 		time.Sleep(500 * time.Millisecond)
 		return acceptAll(t, r)
 	})
-	p, err := SMSKind().New(testConfig(f.srv.URL), provider.Deps{HTTP: testClient(100 * time.Millisecond)})
+	p, err := SMSKind().New(testConfig(f.URL), provider.Deps{HTTP: providertest.Client(100 * time.Millisecond)})
 	require.NoError(t, err)
-	res := p.Send(context.Background(), []provider.Message{{ID: "a", To: "01011112222", Text: "x"}})
-	require.NotNil(t, res[0].Err)
-	require.Equal(t, notify.FailureTemporaryUnavailable, res[0].Err.Code)
-	require.Nil(t, res[0].Exchange.Response)
+	providertest.RequireTimeouts(t, p, provider.Message{ID: "a", To: "01011112222", Text: "x"})
 }
 
 func TestResultShapes(t *testing.T) {
