@@ -45,8 +45,9 @@ type Campaign struct {
 	TotalRecipients    int
 	QueuedCount        int
 	FailedCount        int
-	// FanoutJobID is the queue job of the current fan-out (0 before send).
-	FanoutJobID int64
+	// FanoutRef names the current fan-out's scheduled work (0 before
+	// send); the API shows it as fanoutJobId.
+	FanoutRef int64
 	// LinkBase is the public base URL of the unsubscribe links, fixed at send.
 	LinkBase     string
 	StartedAt    *time.Time
@@ -100,9 +101,9 @@ type CampaignTx interface {
 	// campaign row's write lock; false when the status was none of from.
 	MoveCampaign(ctx context.Context, workspaceID, id string, from []string, to string, now time.Time) (bool, error)
 	DeleteCampaign(ctx context.Context, workspaceID, id string) error
-	// EnqueueFanout inserts the campaign's fan-out queue job, delayed to at
-	// when given, and returns its queue job id.
-	EnqueueFanout(ctx context.Context, workspaceID, campaignID string, at *time.Time) (int64, error)
+	// ScheduleFanout schedules the campaign's fan-out, at once or at at
+	// when given, and returns its reference (Campaign.FanoutRef).
+	ScheduleFanout(ctx context.Context, workspaceID, campaignID string, at *time.Time) (int64, error)
 
 	// CountAudience counts the sendable subscribers of channel (subscribed,
 	// not suppressed) that aud matches (nil: all); with exceptCampaign,

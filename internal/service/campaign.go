@@ -463,12 +463,12 @@ func (s *Service) SendCampaign(ctx context.Context, a *Actor, id string, schedul
 		if sched == nil && c.ScheduledAt != nil && c.ScheduledAt.After(now) {
 			sched = c.ScheduledAt
 		}
-		if c.FanoutJobID != 0 {
-			if err := tx.CancelQueueJob(ctx, c.FanoutJobID); err != nil {
+		if c.FanoutRef != 0 {
+			if err := tx.CancelScheduledWork(ctx, c.FanoutRef); err != nil {
 				return err
 			}
 		}
-		if c.FanoutJobID, err = tx.EnqueueFanout(ctx, c.WorkspaceID, c.ID, sched); err != nil {
+		if c.FanoutRef, err = tx.ScheduleFanout(ctx, c.WorkspaceID, c.ID, sched); err != nil {
 			return err
 		}
 		c.ScheduledAt, c.LinkBase, c.UpdatedAt = sched, strings.TrimRight(linkBase, "/"), now
@@ -480,7 +480,7 @@ func (s *Service) SendCampaign(ctx context.Context, a *Actor, id string, schedul
 			return err
 		}
 		res = CampaignSendResult{CampaignID: c.ID, Status: c.Status, AudienceSize: res.AudienceSize, ScheduledAt: sched,
-			FanoutJobID: itoa(c.FanoutJobID)}
+			FanoutJobID: itoa(c.FanoutRef)}
 		p := campaignPayload(c)
 		p["audienceSize"], p["scheduledAt"] = res.AudienceSize, nil
 		if sched != nil {
@@ -549,8 +549,8 @@ func (s *Service) cancelCampaign(ctx context.Context, a *Actor, id string, n *in
 		if !ok {
 			return notify.Conflict("Campaign is %s; only a scheduled, sending or paused campaign can be canceled", c.Status)
 		}
-		if c.FanoutJobID != 0 {
-			if err := tx.CancelQueueJob(ctx, c.FanoutJobID); err != nil {
+		if c.FanoutRef != 0 {
+			if err := tx.CancelScheduledWork(ctx, c.FanoutRef); err != nil {
 				return err
 			}
 		}

@@ -69,12 +69,12 @@ func (s *Service) moveHeld(ctx context.Context, a *Actor, id, from, to, action, 
 		if to == notify.CampaignSending && c.FanoutDoneAt == nil {
 			// A new job rather than waiting for the snoozed one: the fan-out
 			// goes on at once, and a job lost meanwhile is replaced.
-			if c.FanoutJobID != 0 {
-				if err := tx.CancelQueueJob(ctx, c.FanoutJobID); err != nil {
+			if c.FanoutRef != 0 {
+				if err := tx.CancelScheduledWork(ctx, c.FanoutRef); err != nil {
 					return err
 				}
 			}
-			if c.FanoutJobID, err = tx.EnqueueFanout(ctx, c.WorkspaceID, c.ID, nil); err != nil {
+			if c.FanoutRef, err = tx.ScheduleFanout(ctx, c.WorkspaceID, c.ID, nil); err != nil {
 				return err
 			}
 		}

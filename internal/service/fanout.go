@@ -70,7 +70,7 @@ func (s *Service) pausedFanout(ctx context.Context, tx notify.Tx, ws, campaignID
 	if err != nil {
 		return err
 	}
-	if c.Status == notify.CampaignPaused && c.FanoutJobID == jobID {
+	if c.Status == notify.CampaignPaused && c.FanoutRef == jobID {
 		return &dispatch.SnoozeError{After: FanoutPausedRecheck, Reason: "campaign paused"}
 	}
 	return nil
@@ -109,7 +109,7 @@ func (s *Service) RunFanout(ctx context.Context, ws, campaignID string, jobID in
 		if c, err = tx.FindCampaign(ctx, ws, campaignID); err != nil {
 			return err
 		}
-		if c.FanoutJobID != jobID {
+		if c.FanoutRef != jobID {
 			c = nil
 			return errNotCurrent // a replaced job: undo the move
 		}
@@ -247,7 +247,7 @@ func (s *Service) writeBatch(ctx context.Context, tx notify.Tx, c *notify.Campai
 	// A pause and a resume between two batches replace the fan-out job:
 	// this run then stops, and the resumed job goes on.
 	cur, err := tx.FindCampaign(ctx, c.WorkspaceID, c.ID)
-	if err != nil || cur.FanoutJobID != c.FanoutJobID {
+	if err != nil || cur.FanoutRef != c.FanoutRef {
 		return true, err
 	}
 	if len(b.accepts) > 0 {
@@ -375,7 +375,7 @@ func (s *Service) FailFanout(ctx context.Context, ws, campaignID string, jobID i
 		if notify.IsNotFound(err) {
 			return nil
 		}
-		if err != nil || c.FanoutJobID != jobID {
+		if err != nil || c.FanoutRef != jobID {
 			return err
 		}
 		now := s.now()

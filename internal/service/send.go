@@ -516,7 +516,7 @@ func (s *Service) cancelInTx(ctx context.Context, tx notify.Tx, r *notify.Reques
 				return err
 			}
 			if len(open) == 0 {
-				if err := tx.CancelQueueJob(ctx, j.QueueJobID); err != nil {
+				if err := tx.CancelScheduledWork(ctx, j.QueueJobID); err != nil {
 					return err
 				}
 			}

@@ -781,7 +781,7 @@ func TestCampaignSendDuringCancel(t *testing.T) {
 			}
 			close(locked)
 			<-proceed
-			return tx.CancelQueueJob(ctx, job)
+			return tx.CancelScheduledWork(ctx, job)
 		})
 	}()
 	<-locked

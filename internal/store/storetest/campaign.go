@@ -51,7 +51,7 @@ func testCampaigns(t *testing.T, db *store.DB) {
 	})
 	update(t, db, func(ctx context.Context, tx notify.Tx) error {
 		started := t0.Add(2 * time.Hour)
-		a.Status, a.StartedAt, a.FanoutJobID, a.ScheduledAt, a.AudienceFilter = notify.CampaignSending, &started, 42, nil, ""
+		a.Status, a.StartedAt, a.FanoutRef, a.ScheduledAt, a.AudienceFilter = notify.CampaignSending, &started, 42, nil, ""
 		a.UpdatedAt = started
 		require.NoError(t, tx.UpdateCampaign(ctx, a))
 		ok, err := tx.MoveCampaign(ctx, ws1, b.ID, []string{notify.CampaignScheduled, notify.CampaignSending}, notify.CampaignCanceled, t0)
@@ -73,7 +73,7 @@ func testCampaigns(t *testing.T, db *store.DB) {
 		got, err := tx.FindCampaign(ctx, ws1, a.ID)
 		require.NoError(t, err)
 		require.Equal(t, notify.CampaignSending, got.Status)
-		require.Equal(t, int64(42), got.FanoutJobID)
+		require.Equal(t, int64(42), got.FanoutRef)
 		require.Nil(t, got.ScheduledAt)
 		require.Empty(t, got.AudienceFilter)
 		require.Equal(t, []int{11, 5, 1}, []int{got.TotalRecipients, got.QueuedCount, got.FailedCount})
@@ -213,7 +213,7 @@ func testCampaignFanout(t *testing.T, db *store.DB) {
 	var jobID int64
 	at := t0.Add(time.Hour)
 	update(t, db, func(ctx context.Context, tx notify.Tx) (err error) {
-		jobID, err = tx.EnqueueFanout(ctx, ws, c.ID, &at)
+		jobID, err = tx.ScheduleFanout(ctx, ws, c.ID, &at)
 		return err
 	})
 	require.NotZero(t, jobID)
