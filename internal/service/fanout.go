@@ -96,9 +96,9 @@ func (s *Service) RunFanout(ctx context.Context, ws, campaignID string, jobID in
 		// Lock the campaign row first (a conditional move: scheduled to
 		// sending, or sending kept), so a concurrent cancel or re-send is
 		// either seen here or waits for this transaction.
-		ok, err := tx.MoveCampaign(ctx, ws, campaignID, []string{notify.CampaignScheduled}, notify.CampaignSending, now)
+		ok, err := tx.MoveCampaign(ctx, ws, campaignID, []notify.CampaignStatus{notify.CampaignScheduled}, notify.CampaignSending, now)
 		if err == nil && !ok {
-			ok, err = tx.MoveCampaign(ctx, ws, campaignID, []string{notify.CampaignSending}, notify.CampaignSending, now)
+			ok, err = tx.MoveCampaign(ctx, ws, campaignID, []notify.CampaignStatus{notify.CampaignSending}, notify.CampaignSending, now)
 		}
 		if err != nil {
 			return err
@@ -240,7 +240,7 @@ func (s *Service) prepareBatch(ctx context.Context, c *notify.Campaign, aud *not
 func (s *Service) writeBatch(ctx context.Context, tx notify.Tx, c *notify.Campaign, b *fanoutPrep) (stop bool, err error) {
 	now := b.now
 	// Taking the campaign row's lock first orders this batch with a cancel.
-	ok, err := tx.MoveCampaign(ctx, c.WorkspaceID, c.ID, []string{notify.CampaignSending}, notify.CampaignSending, s.now())
+	ok, err := tx.MoveCampaign(ctx, c.WorkspaceID, c.ID, []notify.CampaignStatus{notify.CampaignSending}, notify.CampaignSending, s.now())
 	if err != nil || !ok {
 		return true, err
 	}
@@ -379,7 +379,7 @@ func (s *Service) FailFanout(ctx context.Context, ws, campaignID string, jobID i
 			return err
 		}
 		now := s.now()
-		ok, err := tx.MoveCampaign(ctx, ws, campaignID, []string{notify.CampaignScheduled, notify.CampaignSending, notify.CampaignPaused},
+		ok, err := tx.MoveCampaign(ctx, ws, campaignID, []notify.CampaignStatus{notify.CampaignScheduled, notify.CampaignSending, notify.CampaignPaused},
 			notify.CampaignFailed, now)
 		if err != nil || !ok {
 			return err

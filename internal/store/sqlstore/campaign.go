@@ -57,7 +57,7 @@ func (t *Tx) FindCampaign(ctx context.Context, workspaceID, id string) (*notify.
 	return scanCampaign(t.c.QueryRow(ctx, `SELECT `+campaignCols+` FROM campaigns WHERE workspace_id = ? AND id = ?`, workspaceID, id))
 }
 
-func (t *Tx) FindCampaigns(ctx context.Context, workspaceID, status string, limit, offset int) ([]*notify.Campaign, int, error) {
+func (t *Tx) FindCampaigns(ctx context.Context, workspaceID string, status notify.CampaignStatus, limit, offset int) ([]*notify.Campaign, int, error) {
 	where := ` WHERE workspace_id = ?`
 	args := []any{workspaceID}
 	if status != "" {
@@ -82,7 +82,7 @@ func (t *Tx) UpdateCampaign(ctx context.Context, c *notify.Campaign) error {
 		msPtr(c.FanoutDoneAt), msPtr(c.FinishedAt), ms(c.UpdatedAt), c.WorkspaceID, c.ID))
 }
 
-func (t *Tx) MoveCampaign(ctx context.Context, workspaceID, id string, from []string, to string, now time.Time) (bool, error) {
+func (t *Tx) MoveCampaign(ctx context.Context, workspaceID, id string, from []notify.CampaignStatus, to notify.CampaignStatus, now time.Time) (bool, error) {
 	args := []any{to, ms(now), workspaceID, id}
 	for _, f := range from {
 		args = append(args, f)
@@ -181,16 +181,16 @@ func (t *Tx) SetCampaignProgress(ctx context.Context, workspaceID, id string, to
 		total, queued, failed, ms(now), workspaceID, id))
 }
 
-func (t *Tx) CampaignRequestCounts(ctx context.Context, workspaceID, id string) (map[string]int, error) {
+func (t *Tx) CampaignRequestCounts(ctx context.Context, workspaceID, id string) (map[notify.RequestStatus]int, error) {
 	rows, err := t.c.Query(ctx, `SELECT status, COUNT(*) FROM notification_requests WHERE campaign_id = ? AND workspace_id = ?
 		GROUP BY status`, id, workspaceID)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	out := map[string]int{}
+	out := map[notify.RequestStatus]int{}
 	for rows.Next() {
-		var s string
+		var s notify.RequestStatus
 		var n int
 		if err := rows.Scan(&s, &n); err != nil {
 			return nil, err

@@ -54,13 +54,13 @@ func testCampaigns(t *testing.T, db *store.DB) {
 		a.Status, a.StartedAt, a.FanoutRef, a.ScheduledAt, a.AudienceFilter = notify.CampaignSending, &started, 42, nil, ""
 		a.UpdatedAt = started
 		require.NoError(t, tx.UpdateCampaign(ctx, a))
-		ok, err := tx.MoveCampaign(ctx, ws1, b.ID, []string{notify.CampaignScheduled, notify.CampaignSending}, notify.CampaignCanceled, t0)
+		ok, err := tx.MoveCampaign(ctx, ws1, b.ID, []notify.CampaignStatus{notify.CampaignScheduled, notify.CampaignSending}, notify.CampaignCanceled, t0)
 		require.NoError(t, err)
 		require.False(t, ok, "a draft is neither")
-		ok, err = tx.MoveCampaign(ctx, ws2, a.ID, []string{notify.CampaignSending}, notify.CampaignCanceled, t0)
+		ok, err = tx.MoveCampaign(ctx, ws2, a.ID, []notify.CampaignStatus{notify.CampaignSending}, notify.CampaignCanceled, t0)
 		require.NoError(t, err)
 		require.False(t, ok, "other workspace")
-		ok, err = tx.MoveCampaign(ctx, ws1, a.ID, []string{notify.CampaignSending}, notify.CampaignSending, started)
+		ok, err = tx.MoveCampaign(ctx, ws1, a.ID, []notify.CampaignStatus{notify.CampaignSending}, notify.CampaignSending, started)
 		require.NoError(t, err)
 		require.True(t, ok)
 		require.NoError(t, tx.SetCampaignProgress(ctx, ws1, a.ID, 10, 3, 1, started))
@@ -177,7 +177,7 @@ func testCampaignFanout(t *testing.T, db *store.DB) {
 	update(t, db, func(ctx context.Context, tx notify.Tx) error {
 		counts, err := tx.CampaignRequestCounts(ctx, ws, c.ID)
 		require.NoError(t, err)
-		require.Equal(t, map[string]int{notify.StatusSent: 1, notify.StatusQueued: 2}, counts)
+		require.Equal(t, map[notify.RequestStatus]int{notify.StatusSent: 1, notify.StatusQueued: 2}, counts)
 		none, err := tx.CancelCampaignRequests(ctx, ws2, c.ID, "canceled_by_api", "m", t0)
 		require.NoError(t, err)
 		require.Empty(t, none, "other workspace")
@@ -195,7 +195,7 @@ func testCampaignFanout(t *testing.T, db *store.DB) {
 	require.NoError(t, db.View(ctx, func(tx notify.Tx) error {
 		counts, err := tx.CampaignRequestCounts(ctx, ws, c.ID)
 		require.NoError(t, err)
-		require.Equal(t, map[string]int{notify.StatusSent: 1, notify.StatusCanceled: 2}, counts)
+		require.Equal(t, map[notify.RequestStatus]int{notify.StatusSent: 1, notify.StatusCanceled: 2}, counts)
 		r, err := tx.FindRequest(ctx, ws, accs[1].Request.ID)
 		require.NoError(t, err)
 		require.Equal(t, "canceled_by_api", r.FinalErrorCode)
