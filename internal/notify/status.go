@@ -21,9 +21,19 @@ import (
 // ErrIllegalMove is what a refused status move wraps.
 var ErrIllegalMove = errors.New("illegal status move")
 
-// moveError is the refusal of a move from one status to another.
-func moveError[S ~string](what string, from, to S) error {
-	return fmt.Errorf("%w: %s cannot move from %q to %q", ErrIllegalMove, what, from, to)
+// moves is a state table: from each status, the statuses it may move to.
+type moves[S ~string] map[S][]S
+
+func (m moves[S]) allow(from, to S) bool { return slices.Contains(m[from], to) }
+
+// move sets *cur to to when the table allows it, else leaves it and
+// answers an error wrapping ErrIllegalMove; what names the record.
+func (m moves[S]) move(what string, cur *S, to S) error {
+	if !m.allow(*cur, to) {
+		return fmt.Errorf("%w: %s cannot move from %q to %q", ErrIllegalMove, what, *cur, to)
+	}
+	*cur = to
+	return nil
 }
 
 // RequestStatus is a notification request's status (SPEC "Notification
@@ -45,7 +55,7 @@ var RequestStatuses = []RequestStatus{StatusQueued, StatusProcessing, StatusSent
 // requestMoves is the request state table: from each status, the statuses
 // it may move to. A new request starts queued (processing for a send
 // whose caller waits: an OTP, a test-send).
-var requestMoves = map[RequestStatus][]RequestStatus{
+var requestMoves = moves[RequestStatus]{
 	// A worker claims it; or a cancel.
 	StatusQueued: {StatusProcessing, StatusCanceled},
 	// A provider took it; every provider failed for good; back to queued
@@ -67,18 +77,16 @@ func (s RequestStatus) Terminal() bool {
 }
 
 // CanMove reports whether the request state table has a move from s to to.
-func (s RequestStatus) CanMove(to RequestStatus) bool {
-	return slices.Contains(requestMoves[s], to)
-}
+func (s RequestStatus) CanMove(to RequestStatus) bool { return requestMoves.allow(s, to) }
 
 // MoveTo moves r to status to at at; an illegal move leaves r as it was
 // and answers an error wrapping ErrIllegalMove.
 func (r *Request) MoveTo(to RequestStatus, at time.Time) error {
-	if !r.Status.CanMove(to) {
-		return moveError("request "+r.ID, r.Status, to)
+	err := requestMoves.move("request "+r.ID, &r.Status, to)
+	if err == nil {
+		r.UpdatedAt = at
 	}
-	r.Status, r.UpdatedAt = to, at
-	return nil
+	return err
 }
 
 // JobStatus is the status of a request's job row (SPEC "Queue job
@@ -99,7 +107,7 @@ const (
 
 // jobMoves is the job state table. A job starts scheduled (a future
 // send), queued, or processing (a send whose caller waits).
-var jobMoves = map[JobStatus][]JobStatus{
+var jobMoves = moves[JobStatus]{
 	// Due, a worker claims it; or its request is canceled.
 	JobScheduled: {JobProcessing, JobCanceled},
 	JobQueued:    {JobProcessing, JobCanceled},
@@ -115,19 +123,11 @@ var jobMoves = map[JobStatus][]JobStatus{
 }
 
 // CanMove reports whether the job state table has a move from s to to.
-func (s JobStatus) CanMove(to JobStatus) bool {
-	return slices.Contains(jobMoves[s], to)
-}
+func (s JobStatus) CanMove(to JobStatus) bool { return jobMoves.allow(s, to) }
 
 // MoveTo moves j to status to; an illegal move leaves j as it was and
 // answers an error wrapping ErrIllegalMove.
-func (j *Job) MoveTo(to JobStatus) error {
-	if !j.Status.CanMove(to) {
-		return moveError("job "+j.ID, j.Status, to)
-	}
-	j.Status = to
-	return nil
-}
+func (j *Job) MoveTo(to JobStatus) error { return jobMoves.move("job "+j.ID, &j.Status, to) }
 
 // CampaignStatus is a campaign's status (SPEC "Campaign").
 type CampaignStatus string
@@ -150,7 +150,7 @@ var CampaignStatuses = []CampaignStatus{CampaignDraft, CampaignScheduled, Campai
 	CampaignSent, CampaignCanceled, CampaignFailed}
 
 // campaignMoves is the campaign state table. A campaign starts as a draft.
-var campaignMoves = map[CampaignStatus][]CampaignStatus{
+var campaignMoves = moves[CampaignStatus]{
 	// Sent now or for later.
 	CampaignDraft: {CampaignSending, CampaignScheduled},
 	// Sent again with a new schedule; its fan-out starts; the detail
@@ -173,16 +173,14 @@ func (s CampaignStatus) Terminal() bool {
 
 // CanMove reports whether the campaign state table has a move from s to
 // to.
-func (s CampaignStatus) CanMove(to CampaignStatus) bool {
-	return slices.Contains(campaignMoves[s], to)
-}
+func (s CampaignStatus) CanMove(to CampaignStatus) bool { return campaignMoves.allow(s, to) }
 
 // MoveTo moves c to status to at at; an illegal move leaves c as it was
 // and answers an error wrapping ErrIllegalMove.
 func (c *Campaign) MoveTo(to CampaignStatus, at time.Time) error {
-	if !c.Status.CanMove(to) {
-		return moveError("campaign "+c.ID, c.Status, to)
+	err := campaignMoves.move("campaign "+c.ID, &c.Status, to)
+	if err == nil {
+		c.UpdatedAt = at
 	}
-	c.Status, c.UpdatedAt = to, at
-	return nil
+	return err
 }

@@ -44,14 +44,7 @@ func TestRequestMoves(t *testing.T) {
 		{StatusProcessing, StatusCanceled}:   true, // cancel in flight
 		{StatusFailed, StatusQueued}:         true, // dead-letter replay, campaign retry
 	}
-	for _, from := range RequestStatuses {
-		for _, to := range RequestStatuses {
-			want := allowed[[2]RequestStatus{from, to}]
-			if got := from.CanMove(to); got != want {
-				t.Errorf("request %s -> %s: CanMove %v, want %v", from, to, got, want)
-			}
-		}
-	}
+	checkTable(t, RequestStatuses, allowed, RequestStatus.CanMove)
 	for _, s := range []RequestStatus{"", "unknown", "SENT"} {
 		if s.Valid() || s.CanMove(StatusQueued) || StatusQueued.CanMove(s) {
 			t.Errorf("%q is not a request status", s)
@@ -131,14 +124,7 @@ func TestJobMoves(t *testing.T) {
 		{JobFailed, JobQueued}:         true, // campaign retry
 		{JobDeadLetter, JobQueued}:     true, // dead-letter replay, campaign retry
 	}
-	for _, from := range all {
-		for _, to := range all {
-			want := allowed[[2]JobStatus{from, to}]
-			if got := from.CanMove(to); got != want {
-				t.Errorf("job %s -> %s: CanMove %v, want %v", from, to, got, want)
-			}
-		}
-	}
+	checkTable(t, all, allowed, JobStatus.CanMove)
 	j := &Job{ID: "j1", Status: JobCompleted}
 	if err := j.MoveTo(JobCanceled); !errors.Is(err, ErrIllegalMove) || j.Status != JobCompleted {
 		t.Fatalf("completed -> canceled: %v, status %s", err, j.Status)
@@ -168,15 +154,10 @@ func TestCampaignMoves(t *testing.T) {
 		{CampaignPaused, CampaignFailed}:       true,
 		{CampaignSent, CampaignSending}:        true, // retry its failed recipients
 	}
-	for _, from := range CampaignStatuses {
-		if !from.Valid() {
-			t.Errorf("%s is not valid", from)
-		}
-		for _, to := range CampaignStatuses {
-			want := allowed[[2]CampaignStatus{from, to}]
-			if got := from.CanMove(to); got != want {
-				t.Errorf("campaign %s -> %s: CanMove %v, want %v", from, to, got, want)
-			}
+	checkTable(t, CampaignStatuses, allowed, CampaignStatus.CanMove)
+	for _, s := range CampaignStatuses {
+		if !s.Valid() {
+			t.Errorf("%s is not valid", s)
 		}
 	}
 	if CampaignStatus("archived").Valid() || CampaignStatus("").Valid() {
@@ -197,5 +178,18 @@ func TestCampaignMoves(t *testing.T) {
 	c.Status = CampaignSending
 	if err := c.MoveTo(CampaignPaused, t0.Add(time.Hour)); err != nil || c.Status != CampaignPaused || !c.UpdatedAt.Equal(t0.Add(time.Hour)) {
 		t.Fatalf("sending -> paused: %v, %s at %v", err, c.Status, c.UpdatedAt)
+	}
+}
+
+// checkTable checks every pair of statuses against the moves allowed,
+// so a move added to or dropped from a table shows here.
+func checkTable[S ~string](t *testing.T, all []S, allowed map[[2]S]bool, can func(S, S) bool) {
+	t.Helper()
+	for _, from := range all {
+		for _, to := range all {
+			if want := allowed[[2]S{from, to}]; can(from, to) != want {
+				t.Errorf("%s -> %s: CanMove %v, want %v", from, to, !want, want)
+			}
+		}
 	}
 }
