@@ -63,7 +63,7 @@ func campaignBody(c *notify.Campaign) campaignJSON {
 		v := c.ContentHTML
 		html = &v
 	}
-	return campaignJSON{ID: c.ID, Name: c.Name, Channel: c.Channel, Status: c.Status, Subject: c.Subject,
+	return campaignJSON{ID: c.ID, Name: c.Name, Channel: c.Channel, Status: string(c.Status), Subject: c.Subject,
 		ContentText: c.ContentText, ContentHTML: html, IsAdvertisement: c.IsAdvertisement, IncludeUnsubscribe: c.IncludeUnsubscribe,
 		AudienceFilter: filter, ScheduledAt: TimestampPtr(c.ScheduledAt), TotalRecipients: c.TotalRecipients,
 		QueuedCount: c.QueuedCount, FailedCount: c.FailedCount, FinishedAt: TimestampPtr(c.FinishedAt),

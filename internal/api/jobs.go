@@ -112,8 +112,8 @@ func (a *API) handleMetrics(c *call) error {
 		return err
 	}
 	byStatus := map[string]int{}
-	for _, s := range []string{notify.StatusQueued, notify.StatusProcessing, notify.StatusSent, notify.StatusFailed, notify.StatusCanceled} {
-		byStatus[s] = counts.ByStatus[s]
+	for _, s := range notify.RequestStatuses {
+		byStatus[string(s)] = counts.ByStatus[string(s)]
 	}
 	return c.ok(http.StatusOK, map[string]any{"from": Timestamp(from), "to": Timestamp(to), "totalRequests": counts.TotalRequests,
 		"byStatus": byStatus, "byChannel": counts.ByChannel, "totalAttempts": counts.TotalAttempts,

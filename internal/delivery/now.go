@@ -78,7 +78,10 @@ func (d *direct) Record(ctx context.Context, tx notify.Tx) error {
 	if err := d.bs.save(ctx, tx, d.e.breaker, now); err != nil {
 		return err
 	}
-	set := d.e.settle(d.rn, now)
+	set, err := d.e.settle(d.rn, now)
+	if err != nil {
+		return err
+	}
 	if err := tx.UpdateRequest(ctx, d.rn.req); err != nil {
 		return err
 	}

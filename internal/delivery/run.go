@@ -314,12 +314,13 @@ type settlement struct {
 }
 
 // settle moves a run's request and job to their state after the run.
-func (e *Engine) settle(rn *run, now time.Time) settlement {
+// Both were claimed (processing), so a refused move is a bug: the run is
+// not recorded, and the requests wait for the run bound to go again.
+func (e *Engine) settle(rn *run, now time.Time) (settlement, error) {
 	r, j, out := rn.req, rn.job, rn.out
 	for _, p := range rn.secrets {
 		out.msg = redact(out.msg, p)
 	}
-	r.UpdatedAt = now
 	var snooze *dispatch.SnoozeError
 	switch {
 	case out.halt != nil && len(rn.attempts) == 0:
@@ -330,41 +331,62 @@ func (e *Engine) settle(rn *run, now time.Time) settlement {
 		if errors.As(out.halt, &snooze) {
 			after = snooze.After
 		}
-		r.Status = notify.StatusQueued
-		j.Status, j.AttemptsMade, j.StartedAt, j.NextRetryAt = notify.JobQueued, max(j.AttemptsMade-1, 0), nil, nil
-		return settlement{own: true, after: after}
+		if err := move(r, notify.StatusQueued, j, notify.JobQueued, now); err != nil {
+			return settlement{}, err
+		}
+		j.AttemptsMade, j.StartedAt, j.NextRetryAt = max(j.AttemptsMade-1, 0), nil, nil
+		return settlement{own: true, after: after}, nil
 	case out.success:
-		r.Status, r.SelectedProviderID, r.SelectedMessageID = notify.StatusSent, out.accountID, out.messageID
+		if err := move(r, notify.StatusSent, j, notify.JobCompleted, now); err != nil {
+			return settlement{}, err
+		}
+		r.SelectedProviderID, r.SelectedMessageID = out.accountID, out.messageID
 		r.FinalErrorCode, r.FinalErrorMessage = "", ""
-		j.Status, j.LastErrorCode, j.LastErrorMessage, j.FinishedAt, j.NextRetryAt = notify.JobCompleted, "", "", &now, nil
-		return settlement{event: notify.EventDelivered}
+		j.LastErrorCode, j.LastErrorMessage, j.FinishedAt, j.NextRetryAt = "", "", &now, nil
+		return settlement{event: notify.EventDelivered}, nil
 	case !out.final && j.AttemptsMade < j.MaxAttempts:
 		// Job-level retry with SPEC's backoff, in a queue job of its own.
 		wait := dispatch.Backoff(e.backoff, stepAttempt(r, j))
 		at := now.Add(wait)
-		r.Status = notify.StatusQueued
-		j.Status, j.NextRetryAt = notify.JobRetrying, &at
+		if err := move(r, notify.StatusQueued, j, notify.JobRetrying, now); err != nil {
+			return settlement{}, err
+		}
+		j.NextRetryAt = &at
 		j.LastErrorCode, j.LastErrorMessage = string(out.code), out.msg
-		return settlement{own: true, after: wait}
+		return settlement{own: true, after: wait}, nil
 	}
 	if r.HasNextStep() {
 		// Cross-channel fallback: the step would fail the request, so the
 		// next channel takes over, with an attempt budget of its own, in a
 		// queue job of its own due at once. Its step number is saved with
 		// this outcome, so no run sends through this channel again.
+		if err := move(r, notify.StatusQueued, j, notify.JobQueued, now); err != nil {
+			return settlement{}, err
+		}
 		r.FallbackStep++
-		r.Status = notify.StatusQueued
-		j.Status, j.NextRetryAt, j.MaxAttempts = notify.JobQueued, nil, j.AttemptsMade+r.Fallback.Attempts
+		j.NextRetryAt, j.MaxAttempts = nil, j.AttemptsMade+r.Fallback.Attempts
 		j.LastErrorCode, j.LastErrorMessage = string(out.code), out.msg
-		return settlement{own: true, next: true}
+		return settlement{own: true, next: true}, nil
 	}
-	r.Status, r.FinalErrorCode, r.FinalErrorMessage = notify.StatusFailed, string(out.code), out.msg
-	j.LastErrorCode, j.LastErrorMessage, j.FinishedAt, j.NextRetryAt = string(out.code), out.msg, &now, nil
-	j.Status = notify.JobFailed
+	jobTo := notify.JobFailed
 	if !out.final {
-		j.Status = notify.JobDeadLetter
+		jobTo = notify.JobDeadLetter
 	}
-	return settlement{event: notify.EventFailed, dead: !out.final}
+	if err := move(r, notify.StatusFailed, j, jobTo, now); err != nil {
+		return settlement{}, err
+	}
+	r.FinalErrorCode, r.FinalErrorMessage = string(out.code), out.msg
+	j.LastErrorCode, j.LastErrorMessage, j.FinishedAt, j.NextRetryAt = string(out.code), out.msg, &now, nil
+	return settlement{event: notify.EventFailed, dead: !out.final}, nil
+}
+
+// move moves a run's request and its job; a refusal ends the recording,
+// so a half move is never written.
+func move(r *notify.Request, rto notify.RequestStatus, j *notify.Job, jto notify.JobStatus, now time.Time) error {
+	if err := r.MoveTo(rto, now); err != nil {
+		return err
+	}
+	return j.MoveTo(jto)
 }
 
 // stepAttempt is the attempt number the backoff counts from: the job's,
@@ -388,7 +410,10 @@ func (e *Engine) record(ctx context.Context, runs []*run, bs *breakers) error {
 	sets := make([]settlement, len(runs))
 	var attempts []*notify.Attempt
 	for i, rn := range runs {
-		sets[i] = e.settle(rn, now)
+		var err error
+		if sets[i], err = e.settle(rn, now); err != nil {
+			return err
+		}
 		attempts = append(attempts, rn.attempts...)
 	}
 	// A failed write is tried again (a deadlock against a concurrent

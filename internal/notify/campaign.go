@@ -5,28 +5,6 @@ import (
 	"time"
 )
 
-// Campaign statuses (SPEC "Campaign").
-const (
-	CampaignDraft     = "draft"
-	CampaignScheduled = "scheduled"
-	CampaignSending   = "sending"
-	CampaignSent      = "sent"
-	CampaignCanceled  = "canceled"
-	CampaignFailed    = "failed"
-	// CampaignPaused is an addition to SPEC's statuses: a sending campaign
-	// whose fan-out and undispatched requests are held until resumed.
-	CampaignPaused = "paused"
-)
-
-// ValidCampaignStatus reports whether s is a campaign status.
-func ValidCampaignStatus(s string) bool {
-	switch s {
-	case CampaignDraft, CampaignScheduled, CampaignSending, CampaignSent, CampaignCanceled, CampaignFailed, CampaignPaused:
-		return true
-	}
-	return false
-}
-
 // Campaign is a newsletter campaign. AudienceFilter is the filter object
 // as given (JSON text), empty when absent.
 type Campaign struct {
@@ -34,7 +12,7 @@ type Campaign struct {
 	WorkspaceID        string
 	Name               string
 	Channel            Channel
-	Status             string
+	Status             CampaignStatus
 	Subject            string
 	ContentText        string
 	ContentHTML        string
@@ -45,8 +23,9 @@ type Campaign struct {
 	TotalRecipients    int
 	QueuedCount        int
 	FailedCount        int
-	// FanoutJobID is the queue job of the current fan-out (0 before send).
-	FanoutJobID int64
+	// FanoutRef names the current fan-out's scheduled work (0 before
+	// send); the API shows it as fanoutJobId.
+	FanoutRef int64
 	// LinkBase is the public base URL of the unsubscribe links, fixed at send.
 	LinkBase     string
 	StartedAt    *time.Time
@@ -93,16 +72,16 @@ type CampaignTx interface {
 	FindCampaign(ctx context.Context, workspaceID, id string) (*Campaign, error)
 	// FindCampaigns returns one page, newest first, and the total; an empty
 	// status does not filter.
-	FindCampaigns(ctx context.Context, workspaceID, status string, limit, offset int) ([]*Campaign, int, error)
+	FindCampaigns(ctx context.Context, workspaceID string, status CampaignStatus, limit, offset int) ([]*Campaign, int, error)
 	// UpdateCampaign writes every field except the fan-out counters.
 	UpdateCampaign(ctx context.Context, c *Campaign) error
 	// MoveCampaign changes the status from one of from to to, taking the
 	// campaign row's write lock; false when the status was none of from.
-	MoveCampaign(ctx context.Context, workspaceID, id string, from []string, to string, now time.Time) (bool, error)
+	MoveCampaign(ctx context.Context, workspaceID, id string, from []CampaignStatus, to CampaignStatus, now time.Time) (bool, error)
 	DeleteCampaign(ctx context.Context, workspaceID, id string) error
-	// EnqueueFanout inserts the campaign's fan-out queue job, delayed to at
-	// when given, and returns its queue job id.
-	EnqueueFanout(ctx context.Context, workspaceID, campaignID string, at *time.Time) (int64, error)
+	// ScheduleFanout schedules the campaign's fan-out, at once or at at
+	// when given, and returns its reference (Campaign.FanoutRef).
+	ScheduleFanout(ctx context.Context, workspaceID, campaignID string, at *time.Time) (int64, error)
 
 	// CountAudience counts the sendable subscribers of channel (subscribed,
 	// not suppressed) that aud matches (nil: all); with exceptCampaign,
@@ -119,7 +98,7 @@ type CampaignTx interface {
 	// failed counters.
 	SetCampaignProgress(ctx context.Context, workspaceID, id string, total, queued, failed int, now time.Time) error
 	// CampaignRequestCounts counts the campaign's requests per status.
-	CampaignRequestCounts(ctx context.Context, workspaceID, id string) (map[string]int, error)
+	CampaignRequestCounts(ctx context.Context, workspaceID, id string) (map[RequestStatus]int, error)
 	// CancelCampaignRequests cancels the campaign's queued and processing
 	// requests and their jobs (finalErrorCode code) and returns the
 	// canceled requests (for their notification.canceled events).

@@ -97,7 +97,7 @@ func (r *Request) StepStatus(n int) string {
 	case n < r.FallbackStep:
 		return StepFailed
 	case n > r.FallbackStep:
-		if TerminalStatus(r.Status) {
+		if r.Status.Terminal() {
 			return StepSkipped
 		}
 		return StepPending

@@ -2,32 +2,6 @@ package notify
 
 import "time"
 
-// Request statuses (SPEC "Notification request").
-const (
-	StatusQueued     = "queued"
-	StatusProcessing = "processing"
-	StatusSent       = "sent"
-	StatusFailed     = "failed"
-	StatusCanceled   = "canceled"
-)
-
-// TerminalStatus reports whether a request status is final.
-func TerminalStatus(s string) bool {
-	return s == StatusSent || s == StatusFailed || s == StatusCanceled
-}
-
-// Queue job statuses (SPEC "Queue job states").
-const (
-	JobScheduled  = "scheduled"
-	JobQueued     = "queued"
-	JobProcessing = "processing"
-	JobRetrying   = "retrying"
-	JobDeadLetter = "dead_letter"
-	JobCompleted  = "completed"
-	JobFailed     = "failed"
-	JobCanceled   = "canceled"
-)
-
 // Request sources.
 const (
 	SourceAPI      = "api"
@@ -43,7 +17,7 @@ type Request struct {
 	APIKeyID             string
 	Source               string
 	Channel              Channel
-	Status               string
+	Status               RequestStatus
 	RecipientAddress     string
 	RecipientName        string
 	Title, Text, HTML    string
@@ -76,7 +50,7 @@ type Job struct {
 	WorkspaceID           string
 	RequestID             string
 	QueueJobID            int64
-	Status                string
+	Status                JobStatus
 	AttemptsMade          int
 	MaxAttempts           int
 	QueuedAt              time.Time
@@ -204,7 +178,7 @@ type AttemptFilter struct {
 // RequestFilter pages requests newest first (requested_at, id), each
 // field narrowing when set.
 type RequestFilter struct {
-	Status    string
+	Status    RequestStatus
 	Channel   Channel
 	From, To  *time.Time
 	Recipient string // exact recipient address
@@ -240,7 +214,7 @@ type OpenJob struct {
 func RequestEvent(id, typ string, r *Request, now time.Time) *Event {
 	return &Event{ID: id, WorkspaceID: r.WorkspaceID, Type: typ, RequestID: r.ID, CreatedAt: now,
 		Payload: map[string]any{
-			"requestId": r.ID, "workspaceId": r.WorkspaceID, "channel": r.Channel, "status": r.Status,
+			"requestId": r.ID, "workspaceId": r.WorkspaceID, "channel": r.Channel, "status": string(r.Status),
 			"recipientAddress": r.RecipientAddress, "selectedProviderAccountId": nilIfEmpty(r.SelectedProviderID),
 			"selectedProviderMessageId": nilIfEmpty(r.SelectedMessageID), "finalErrorCode": nilIfEmpty(r.FinalErrorCode),
 			"finalErrorMessage": nilIfEmpty(r.FinalErrorMessage), "metadata": r.Metadata,

@@ -127,8 +127,10 @@ type PipelineTx interface {
 	FindJobByRequest(ctx context.Context, workspaceID, requestID string) (*Job, error)
 	FindJob(ctx context.Context, workspaceID, id string) (*Job, error)
 	UpdateJob(ctx context.Context, j *Job) error
-	// CancelQueueJob removes a queued or scheduled queue job.
-	CancelQueueJob(ctx context.Context, queueJobID int64) error
+	// CancelScheduledWork withdraws work not started yet: the dispatch of a
+	// job row (its QueueJobID) or a campaign's fan-out (its FanoutRef).
+	// A reference already gone is not an error.
+	CancelScheduledWork(ctx context.Context, ref int64) error
 	FindOpenJobs(ctx context.Context, workspaceID string, limit int) ([]*OpenJob, error)
 	CreateAttempts(ctx context.Context, as []*Attempt) error
 	FindAttemptsOfRequest(ctx context.Context, workspaceID, requestID string) ([]*Attempt, error)

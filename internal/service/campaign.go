@@ -255,13 +255,13 @@ func (s *Service) ListCampaigns(ctx context.Context, a *Actor, status string, li
 	if offset < 0 {
 		return nil, 0, 0, notify.Invalid("offset must be 0 or greater")
 	}
-	if status != "" && !notify.ValidCampaignStatus(status) {
+	if status != "" && !notify.CampaignStatus(status).Valid() {
 		return nil, 0, 0, notify.Invalid("status must be one of draft, scheduled, sending, paused, sent, canceled, failed")
 	}
 	var out []*notify.Campaign
 	var total int
 	err := s.store.View(ctx, func(tx notify.Tx) (err error) {
-		out, total, err = tx.FindCampaigns(ctx, a.WorkspaceID, status, limit, offset)
+		out, total, err = tx.FindCampaigns(ctx, a.WorkspaceID, notify.CampaignStatus(status), limit, offset)
 		return err
 	})
 	return out, total, limit, err
@@ -280,7 +280,7 @@ func findCampaign(ctx context.Context, tx notify.Tx, ws, id string) (*notify.Cam
 // false when the status is none of statuses (the caller answers 409).
 // Taking the campaign's lock first keeps the order a cancel and a fan-out
 // batch use; locking it last deadlocked against them on PostgreSQL.
-func lockCampaignIn(ctx context.Context, tx notify.Tx, ws, id string, statuses []string, now time.Time) (*notify.Campaign, bool, error) {
+func lockCampaignIn(ctx context.Context, tx notify.Tx, ws, id string, statuses []notify.CampaignStatus, now time.Time) (*notify.Campaign, bool, error) {
 	for {
 		c, err := findCampaign(ctx, tx, ws, id)
 		if err != nil {
@@ -289,7 +289,7 @@ func lockCampaignIn(ctx context.Context, tx notify.Tx, ws, id string, statuses [
 		if !slices.Contains(statuses, c.Status) {
 			return c, false, nil
 		}
-		ok, err := tx.MoveCampaign(ctx, ws, id, []string{c.Status}, c.Status, now)
+		ok, err := tx.MoveCampaign(ctx, ws, id, []notify.CampaignStatus{c.Status}, c.Status, now)
 		if err != nil {
 			return nil, false, err
 		}
@@ -324,7 +324,7 @@ func (s *Service) GetCampaign(ctx context.Context, a *Actor, id string) (*Campai
 	err = s.store.Update(ctx, func(tx notify.Tx) error {
 		var err error
 		if d.Campaign, _, err = lockCampaignIn(ctx, tx, a.WorkspaceID, id,
-			[]string{notify.CampaignScheduled, notify.CampaignSending}, now); err != nil {
+			[]notify.CampaignStatus{notify.CampaignScheduled, notify.CampaignSending}, now); err != nil {
 			return err
 		}
 		if due, err = s.campaignFigures(ctx, tx, d); err != nil {
@@ -334,7 +334,10 @@ func (s *Service) GetCampaign(ctx context.Context, a *Actor, id string) (*Campai
 			return errNotDue // roll the lock's no-op move back
 		}
 		c := d.Campaign
-		c.Status, c.FinishedAt, c.UpdatedAt = notify.CampaignSent, &now, now
+		if err := c.MoveTo(notify.CampaignSent, now); err != nil {
+			return err
+		}
+		c.FinishedAt = &now
 		return tx.UpdateCampaign(ctx, c)
 	})
 	if errors.Is(err, errNotDue) {
@@ -363,8 +366,8 @@ func (s *Service) campaignFigures(ctx context.Context, tx notify.Tx, d *Campaign
 	}
 	d.DeliveryStats = map[string]int{}
 	sum := 0
-	for _, st := range []string{notify.StatusQueued, notify.StatusProcessing, notify.StatusSent, notify.StatusFailed, notify.StatusCanceled} {
-		d.DeliveryStats[st] = counts[st]
+	for _, st := range notify.RequestStatuses {
+		d.DeliveryStats[string(st)] = counts[st]
 		sum += counts[st]
 	}
 	d.DeliveryStats["unknown"] = max(0, c.TotalRecipients-sum)
@@ -384,7 +387,7 @@ func (s *Service) UpdateCampaign(ctx context.Context, a *Actor, id string, in Ca
 	err := s.store.Update(ctx, func(tx notify.Tx) (err error) {
 		now := s.now()
 		var ok bool
-		if c, ok, err = lockCampaignIn(ctx, tx, a.WorkspaceID, id, []string{notify.CampaignDraft}, now); err != nil {
+		if c, ok, err = lockCampaignIn(ctx, tx, a.WorkspaceID, id, []notify.CampaignStatus{notify.CampaignDraft}, now); err != nil {
 			return err
 		}
 		if !ok {
@@ -440,7 +443,7 @@ func (s *Service) SendCampaign(ctx context.Context, a *Actor, id string, schedul
 	}
 	var res CampaignSendResult
 	err := s.store.Update(ctx, func(tx notify.Tx) error {
-		c, ok, err := lockCampaignIn(ctx, tx, a.WorkspaceID, id, []string{notify.CampaignDraft, notify.CampaignScheduled}, now)
+		c, ok, err := lockCampaignIn(ctx, tx, a.WorkspaceID, id, []notify.CampaignStatus{notify.CampaignDraft, notify.CampaignScheduled}, now)
 		if err != nil {
 			return err
 		}
@@ -463,24 +466,27 @@ func (s *Service) SendCampaign(ctx context.Context, a *Actor, id string, schedul
 		if sched == nil && c.ScheduledAt != nil && c.ScheduledAt.After(now) {
 			sched = c.ScheduledAt
 		}
-		if c.FanoutJobID != 0 {
-			if err := tx.CancelQueueJob(ctx, c.FanoutJobID); err != nil {
+		if c.FanoutRef != 0 {
+			if err := tx.CancelScheduledWork(ctx, c.FanoutRef); err != nil {
 				return err
 			}
 		}
-		if c.FanoutJobID, err = tx.EnqueueFanout(ctx, c.WorkspaceID, c.ID, sched); err != nil {
+		if c.FanoutRef, err = tx.ScheduleFanout(ctx, c.WorkspaceID, c.ID, sched); err != nil {
 			return err
 		}
-		c.ScheduledAt, c.LinkBase, c.UpdatedAt = sched, strings.TrimRight(linkBase, "/"), now
-		c.Status = notify.CampaignSending
+		c.ScheduledAt, c.LinkBase = sched, strings.TrimRight(linkBase, "/")
+		to := notify.CampaignSending
 		if sched != nil {
-			c.Status = notify.CampaignScheduled
+			to = notify.CampaignScheduled
+		}
+		if err := c.MoveTo(to, now); err != nil {
+			return err
 		}
 		if err := tx.UpdateCampaign(ctx, c); err != nil {
 			return err
 		}
-		res = CampaignSendResult{CampaignID: c.ID, Status: c.Status, AudienceSize: res.AudienceSize, ScheduledAt: sched,
-			FanoutJobID: itoa(c.FanoutJobID)}
+		res = CampaignSendResult{CampaignID: c.ID, Status: string(c.Status), AudienceSize: res.AudienceSize, ScheduledAt: sched,
+			FanoutJobID: itoa(c.FanoutRef)}
 		p := campaignPayload(c)
 		p["audienceSize"], p["scheduledAt"] = res.AudienceSize, nil
 		if sched != nil {
@@ -541,7 +547,7 @@ func (s *Service) cancelCampaign(ctx context.Context, a *Actor, id string, n *in
 		// The conditional move takes the campaign row's lock: a fan-out
 		// batch committing meanwhile is either fully counted below or,
 		// finding the campaign canceled, inserts nothing.
-		ok, err := tx.MoveCampaign(ctx, c.WorkspaceID, c.ID, []string{notify.CampaignScheduled, notify.CampaignSending, notify.CampaignPaused},
+		ok, err := tx.MoveCampaign(ctx, c.WorkspaceID, c.ID, []notify.CampaignStatus{notify.CampaignScheduled, notify.CampaignSending, notify.CampaignPaused},
 			notify.CampaignCanceled, now)
 		if err != nil {
 			return err
@@ -549,8 +555,8 @@ func (s *Service) cancelCampaign(ctx context.Context, a *Actor, id string, n *in
 		if !ok {
 			return notify.Conflict("Campaign is %s; only a scheduled, sending or paused campaign can be canceled", c.Status)
 		}
-		if c.FanoutJobID != 0 {
-			if err := tx.CancelQueueJob(ctx, c.FanoutJobID); err != nil {
+		if c.FanoutRef != 0 {
+			if err := tx.CancelScheduledWork(ctx, c.FanoutRef); err != nil {
 				return err
 			}
 		}
@@ -566,6 +572,8 @@ func (s *Service) cancelCampaign(ctx context.Context, a *Actor, id string, n *in
 			}
 		}
 		*n = len(canceled)
+		// The conditional move above made the move (c was read before it,
+		// without the lock); the audit shows where it led.
 		c.Status = notify.CampaignCanceled
 		p := campaignPayload(c)
 		p["canceledRequests"] = *n
@@ -578,7 +586,7 @@ func (s *Service) cancelCampaign(ctx context.Context, a *Actor, id string, n *in
 func (s *Service) DeleteCampaign(ctx context.Context, a *Actor, id string) error {
 	return s.store.Update(ctx, func(tx notify.Tx) error {
 		c, ok, err := lockCampaignIn(ctx, tx, a.WorkspaceID, id,
-			[]string{notify.CampaignDraft, notify.CampaignCanceled, notify.CampaignFailed}, s.now())
+			[]notify.CampaignStatus{notify.CampaignDraft, notify.CampaignCanceled, notify.CampaignFailed}, s.now())
 		if err != nil {
 			return err
 		}

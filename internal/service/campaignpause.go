@@ -52,29 +52,31 @@ func (s *Service) ResumeCampaign(ctx context.Context, a *Actor, id string) (*Cam
 		"only a paused campaign can be resumed")
 }
 
-func (s *Service) moveHeld(ctx context.Context, a *Actor, id, from, to, action, refusal string) (*CampaignPauseResult, error) {
+func (s *Service) moveHeld(ctx context.Context, a *Actor, id string, from, to notify.CampaignStatus, action, refusal string) (*CampaignPauseResult, error) {
 	var res CampaignPauseResult
 	err := s.store.Update(ctx, func(tx notify.Tx) error {
 		now := s.now()
 		// Under the campaign's lock: a fan-out batch, a cancel or a
 		// detail lookup committing meanwhile is seen or waits.
-		c, ok, err := lockCampaignIn(ctx, tx, a.WorkspaceID, id, []string{from}, now)
+		c, ok, err := lockCampaignIn(ctx, tx, a.WorkspaceID, id, []notify.CampaignStatus{from}, now)
 		if err != nil {
 			return err
 		}
 		if !ok {
 			return notify.Conflict("Campaign is %s; %s", c.Status, refusal)
 		}
-		c.Status, c.UpdatedAt = to, now
+		if err := c.MoveTo(to, now); err != nil {
+			return err
+		}
 		if to == notify.CampaignSending && c.FanoutDoneAt == nil {
 			// A new job rather than waiting for the snoozed one: the fan-out
 			// goes on at once, and a job lost meanwhile is replaced.
-			if c.FanoutJobID != 0 {
-				if err := tx.CancelQueueJob(ctx, c.FanoutJobID); err != nil {
+			if c.FanoutRef != 0 {
+				if err := tx.CancelScheduledWork(ctx, c.FanoutRef); err != nil {
 					return err
 				}
 			}
-			if c.FanoutJobID, err = tx.EnqueueFanout(ctx, c.WorkspaceID, c.ID, nil); err != nil {
+			if c.FanoutRef, err = tx.ScheduleFanout(ctx, c.WorkspaceID, c.ID, nil); err != nil {
 				return err
 			}
 		}
@@ -85,7 +87,7 @@ func (s *Service) moveHeld(ctx context.Context, a *Actor, id, from, to, action, 
 		if err != nil {
 			return err
 		}
-		res = CampaignPauseResult{CampaignID: c.ID, Status: to, Queued: counts[notify.StatusQueued], InFlight: counts[notify.StatusProcessing]}
+		res = CampaignPauseResult{CampaignID: c.ID, Status: string(to), Queued: counts[notify.StatusQueued], InFlight: counts[notify.StatusProcessing]}
 		p := campaignPayload(c)
 		p["queuedRequests"], p["inFlightRequests"] = res.Queued, res.InFlight
 		return s.audit(ctx, tx, a, a.WorkspaceID, action, "campaign", c.ID, p)
@@ -124,7 +126,7 @@ func (s *Service) RetryFailedCampaign(ctx context.Context, a *Actor, id string) 
 
 func (s *Service) retryFailed(ctx context.Context, tx notify.Tx, a *Actor, id string) (CampaignRetryResult, error) {
 	now := s.now()
-	c, ok, err := lockCampaignIn(ctx, tx, a.WorkspaceID, id, []string{notify.CampaignSent, notify.CampaignSending}, now)
+	c, ok, err := lockCampaignIn(ctx, tx, a.WorkspaceID, id, []notify.CampaignStatus{notify.CampaignSent, notify.CampaignSending}, now)
 	if err != nil {
 		return CampaignRetryResult{}, err
 	}
@@ -172,16 +174,23 @@ func (s *Service) retryFailed(ctx context.Context, tx notify.Tx, a *Actor, id st
 		return CampaignRetryResult{}, err
 	}
 	if c.Status == notify.CampaignSending {
-		c.Status, c.FinishedAt = notify.CampaignSent, &now // due, as at the detail lookup
+		// Due, as at the detail lookup.
+		if err := c.MoveTo(notify.CampaignSent, now); err != nil {
+			return CampaignRetryResult{}, err
+		}
+		c.FinishedAt = &now
 	}
 	if n > 0 {
-		c.Status, c.FinishedAt = notify.CampaignSending, nil
+		if err := c.MoveTo(notify.CampaignSending, now); err != nil {
+			return CampaignRetryResult{}, err
+		}
+		c.FinishedAt = nil
 	}
 	c.UpdatedAt = now
 	if err := tx.UpdateCampaign(ctx, c); err != nil {
 		return CampaignRetryResult{}, err
 	}
-	res := CampaignRetryResult{CampaignID: c.ID, Status: c.Status, Retried: n, Skipped: len(failed) - n}
+	res := CampaignRetryResult{CampaignID: c.ID, Status: string(c.Status), Retried: n, Skipped: len(failed) - n}
 	p := campaignPayload(c)
 	p["retriedRequests"], p["skippedRequests"] = res.Retried, res.Skipped
 	return res, s.audit(ctx, tx, a, a.WorkspaceID, "campaign.retry", "campaign", c.ID, p)

@@ -70,7 +70,7 @@ func (s *Service) pausedFanout(ctx context.Context, tx notify.Tx, ws, campaignID
 	if err != nil {
 		return err
 	}
-	if c.Status == notify.CampaignPaused && c.FanoutJobID == jobID {
+	if c.Status == notify.CampaignPaused && c.FanoutRef == jobID {
 		return &dispatch.SnoozeError{After: FanoutPausedRecheck, Reason: "campaign paused"}
 	}
 	return nil
@@ -96,9 +96,9 @@ func (s *Service) RunFanout(ctx context.Context, ws, campaignID string, jobID in
 		// Lock the campaign row first (a conditional move: scheduled to
 		// sending, or sending kept), so a concurrent cancel or re-send is
 		// either seen here or waits for this transaction.
-		ok, err := tx.MoveCampaign(ctx, ws, campaignID, []string{notify.CampaignScheduled}, notify.CampaignSending, now)
+		ok, err := tx.MoveCampaign(ctx, ws, campaignID, []notify.CampaignStatus{notify.CampaignScheduled}, notify.CampaignSending, now)
 		if err == nil && !ok {
-			ok, err = tx.MoveCampaign(ctx, ws, campaignID, []string{notify.CampaignSending}, notify.CampaignSending, now)
+			ok, err = tx.MoveCampaign(ctx, ws, campaignID, []notify.CampaignStatus{notify.CampaignSending}, notify.CampaignSending, now)
 		}
 		if err != nil {
 			return err
@@ -109,7 +109,7 @@ func (s *Service) RunFanout(ctx context.Context, ws, campaignID string, jobID in
 		if c, err = tx.FindCampaign(ctx, ws, campaignID); err != nil {
 			return err
 		}
-		if c.FanoutJobID != jobID {
+		if c.FanoutRef != jobID {
 			c = nil
 			return errNotCurrent // a replaced job: undo the move
 		}
@@ -240,14 +240,14 @@ func (s *Service) prepareBatch(ctx context.Context, c *notify.Campaign, aud *not
 func (s *Service) writeBatch(ctx context.Context, tx notify.Tx, c *notify.Campaign, b *fanoutPrep) (stop bool, err error) {
 	now := b.now
 	// Taking the campaign row's lock first orders this batch with a cancel.
-	ok, err := tx.MoveCampaign(ctx, c.WorkspaceID, c.ID, []string{notify.CampaignSending}, notify.CampaignSending, s.now())
+	ok, err := tx.MoveCampaign(ctx, c.WorkspaceID, c.ID, []notify.CampaignStatus{notify.CampaignSending}, notify.CampaignSending, s.now())
 	if err != nil || !ok {
 		return true, err
 	}
 	// A pause and a resume between two batches replace the fan-out job:
 	// this run then stops, and the resumed job goes on.
 	cur, err := tx.FindCampaign(ctx, c.WorkspaceID, c.ID)
-	if err != nil || cur.FanoutJobID != c.FanoutJobID {
+	if err != nil || cur.FanoutRef != c.FanoutRef {
 		return true, err
 	}
 	if len(b.accepts) > 0 {
@@ -375,11 +375,11 @@ func (s *Service) FailFanout(ctx context.Context, ws, campaignID string, jobID i
 		if notify.IsNotFound(err) {
 			return nil
 		}
-		if err != nil || c.FanoutJobID != jobID {
+		if err != nil || c.FanoutRef != jobID {
 			return err
 		}
 		now := s.now()
-		ok, err := tx.MoveCampaign(ctx, ws, campaignID, []string{notify.CampaignScheduled, notify.CampaignSending, notify.CampaignPaused},
+		ok, err := tx.MoveCampaign(ctx, ws, campaignID, []notify.CampaignStatus{notify.CampaignScheduled, notify.CampaignSending, notify.CampaignPaused},
 			notify.CampaignFailed, now)
 		if err != nil || !ok {
 			return err

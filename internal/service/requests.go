@@ -2,7 +2,6 @@ package service
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"github.com/notifyd/notifyd/internal/dispatch"
@@ -23,8 +22,6 @@ type RequestPage struct {
 	Cursor   *notify.Cursor
 	HasNext  bool
 }
-
-var requestStatuses = []string{notify.StatusQueued, notify.StatusProcessing, notify.StatusSent, notify.StatusFailed, notify.StatusCanceled}
 
 // ListRequests pages the actor's workspace's requests newest first.
 func (s *Service) ListRequests(ctx context.Context, a *Actor, q RequestQuery) (*RequestPage, error) {
@@ -51,15 +48,15 @@ func (s *Service) ListRequests(ctx context.Context, a *Actor, q RequestQuery) (*
 }
 
 func (q RequestQuery) filter() (notify.RequestFilter, error) {
-	f := notify.RequestFilter{Status: q.Status, Channel: notify.Channel(q.Channel), Recipient: q.Recipient, RequestID: q.RequestID, Limit: q.Limit}
+	f := notify.RequestFilter{Status: notify.RequestStatus(q.Status), Channel: notify.Channel(q.Channel), Recipient: q.Recipient, RequestID: q.RequestID, Limit: q.Limit}
 	if f.Limit == 0 {
 		f.Limit = 50
 	}
 	if f.Limit < 1 || f.Limit > 500 {
 		return f, notify.Invalid("limit must be between 1 and 500")
 	}
-	if f.Status != "" && !contains(requestStatuses, f.Status) {
-		return f, notify.Invalid("status must be one of %s", strings.Join(requestStatuses, ", "))
+	if f.Status != "" && !f.Status.Valid() {
+		return f, notify.Invalid("status must be one of queued, processing, sent, failed, canceled")
 	}
 	if f.Channel != "" && !f.Channel.Valid() {
 		return f, notify.Invalid("channel is not a valid channel")
@@ -89,15 +86,6 @@ func (q RequestQuery) filter() (notify.RequestFilter, error) {
 	var err error
 	f.Before, err = notify.DecodeCursor(q.Cursor)
 	return f, err
-}
-
-func contains(list []string, v string) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // GetRequestOf is GetRequest in the actor's workspace (dashboard).

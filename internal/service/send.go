@@ -353,7 +353,7 @@ func (s *Service) buildRequests(ctx context.Context, key *notify.APIKey, ins []*
 
 func acceptResult(a *notify.Accept) SendResult {
 	if a.Existing != nil {
-		res := SendResult{RequestID: a.Existing.ID, Status: a.Existing.Status, Deduplicated: true, ScheduledAt: a.Existing.ScheduledAt}
+		res := SendResult{RequestID: a.Existing.ID, Status: string(a.Existing.Status), Deduplicated: true, ScheduledAt: a.Existing.ScheduledAt}
 		if a.ExistingJob != nil && a.ExistingJob.QueueJobID != 0 {
 			id := itoa(a.ExistingJob.QueueJobID)
 			res.QueueJobID = &id
@@ -361,7 +361,7 @@ func acceptResult(a *notify.Accept) SendResult {
 		return res
 	}
 	id := itoa(a.Job.QueueJobID)
-	return SendResult{RequestID: a.Request.ID, Status: a.Request.Status, QueueJobID: &id, ScheduledAt: a.Request.ScheduledAt}
+	return SendResult{RequestID: a.Request.ID, Status: string(a.Request.Status), QueueJobID: &id, ScheduledAt: a.Request.ScheduledAt}
 }
 
 // MaxBulkItems is the most items one bulk send may hold.
@@ -479,15 +479,15 @@ func (s *Service) CancelRequest(ctx context.Context, ws, id string, actor *strin
 		if err != nil {
 			return notFound(err, "Notification request")
 		}
-		res = CancelResult{RequestID: r.ID, Status: r.Status}
-		if notify.TerminalStatus(r.Status) {
+		res = CancelResult{RequestID: r.ID, Status: string(r.Status)}
+		if r.Status.Terminal() {
 			return nil
 		}
 		now := s.now()
 		if err := s.cancelInTx(ctx, tx, r, now); err != nil {
 			return err
 		}
-		res.Status, res.Canceled = r.Status, true
+		res.Status, res.Canceled = string(r.Status), true
 		return nil
 	})
 	if err != nil {
@@ -497,14 +497,20 @@ func (s *Service) CancelRequest(ctx context.Context, ws, id string, actor *strin
 }
 
 func (s *Service) cancelInTx(ctx context.Context, tx notify.Tx, r *notify.Request, now time.Time) error {
-	r.Status, r.FinalErrorCode, r.FinalErrorMessage, r.UpdatedAt = notify.StatusCanceled, "canceled_by_api", "Canceled through the API", now
+	if err := r.MoveTo(notify.StatusCanceled, now); err != nil {
+		return err
+	}
+	r.FinalErrorCode, r.FinalErrorMessage = "canceled_by_api", "Canceled through the API"
 	if err := tx.UpdateRequest(ctx, r); err != nil {
 		return err
 	}
 	j, err := tx.FindJobByRequest(ctx, r.WorkspaceID, r.ID)
 	if err == nil {
 		wasProcessing := j.Status == notify.JobProcessing
-		j.Status, j.FinishedAt = notify.JobCanceled, &now
+		if err := j.MoveTo(notify.JobCanceled); err != nil {
+			return err
+		}
+		j.FinishedAt = &now
 		if err := tx.UpdateJob(ctx, j); err != nil {
 			return err
 		}
@@ -516,7 +522,7 @@ func (s *Service) cancelInTx(ctx context.Context, tx notify.Tx, r *notify.Reques
 				return err
 			}
 			if len(open) == 0 {
-				if err := tx.CancelQueueJob(ctx, j.QueueJobID); err != nil {
+				if err := tx.CancelScheduledWork(ctx, j.QueueJobID); err != nil {
 					return err
 				}
 			}

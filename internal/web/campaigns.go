@@ -31,10 +31,6 @@ func campaignRoutes(c *Console) []Route {
 	}
 }
 
-// campaignStatuses are the statuses of the list's filter.
-var campaignStatuses = []string{notify.CampaignDraft, notify.CampaignScheduled, notify.CampaignSending, notify.CampaignPaused,
-	notify.CampaignSent, notify.CampaignCanceled, notify.CampaignFailed}
-
 // campaignForm is the create and edit form's values.
 type campaignForm struct {
 	Name, Subject, Text, HTML, Audience string
@@ -44,7 +40,7 @@ type campaignForm struct {
 type campaignsData struct {
 	Detail     bool // false: the list (campaigns.html shows either)
 	Status     string
-	Statuses   []string
+	Statuses   []notify.CampaignStatus
 	Campaigns  []*notify.Campaign
 	Total      int
 	Prev, Next string
@@ -57,7 +53,7 @@ func (c *Console) campaignsPage(x *Ctx) error {
 
 func (c *Console) renderCampaigns(x *Ctx, status int, form campaignForm, problem *notify.Error) error {
 	q := x.R.URL.Query()
-	d := campaignsData{Status: q.Get("status"), Statuses: campaignStatuses, Form: form}
+	d := campaignsData{Status: q.Get("status"), Statuses: notify.CampaignStatuses, Form: form}
 	offset := 0
 	if v := q.Get("offset"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -157,10 +153,6 @@ type campaignData struct {
 	Done int
 }
 
-func campaignTerminal(status string) bool {
-	return status == notify.CampaignSent || status == notify.CampaignCanceled || status == notify.CampaignFailed
-}
-
 func (c *Console) campaignPage(x *Ctx) error {
 	d, err := c.svc.GetCampaign(x.Context(), x.Actor, x.R.PathValue("id"))
 	if err != nil {
@@ -178,8 +170,8 @@ func formOf(cp *notify.Campaign) campaignForm {
 func (c *Console) renderCampaign(x *Ctx, status int, d *service.CampaignDetail, form campaignForm, problem *notify.Error) error {
 	s := d.DeliveryStats
 	data := campaignData{Detail: true, CampaignDetail: d, Form: form,
-		Live: !campaignTerminal(d.Campaign.Status) && d.Campaign.Status != notify.CampaignDraft,
-		Done: s[notify.StatusSent] + s[notify.StatusFailed] + s[notify.StatusCanceled]}
+		Live: !d.Campaign.Status.Terminal() && d.Campaign.Status != notify.CampaignDraft,
+		Done: s[string(notify.StatusSent)] + s[string(notify.StatusFailed)] + s[string(notify.StatusCanceled)]}
 	return x.Render(status, "campaigns.html", &Page{Title: "Campaign " + d.Campaign.Name, Section: "/newsletter", Problem: problem, Data: data})
 }
 
@@ -196,9 +188,9 @@ func (c *Console) campaignProgress(x *Ctx) error {
 	for k, v := range d.DeliveryStats {
 		stats[k] = v
 	}
-	stats["done"] = stats[notify.StatusSent] + stats[notify.StatusFailed] + stats[notify.StatusCanceled]
+	stats["done"] = stats[string(notify.StatusSent)] + stats[string(notify.StatusFailed)] + stats[string(notify.StatusCanceled)]
 	b, err := json.Marshal(map[string]any{"status": cp.Status, "totalRecipients": cp.TotalRecipients, "audienceSize": d.AudienceSize,
-		"fanoutDone": cp.FanoutDoneAt != nil, "deliveryStats": stats, "terminal": campaignTerminal(cp.Status)})
+		"fanoutDone": cp.FanoutDoneAt != nil, "deliveryStats": stats, "terminal": cp.Status.Terminal()})
 	if err != nil {
 		return err
 	}

@@ -28,7 +28,7 @@ func jobRoutes(c *Console) []Route {
 type jobsData struct {
 	Jobs []*notify.OpenJob
 	// Scheduled is the status a cancel applies to.
-	Scheduled string
+	Scheduled notify.JobStatus
 }
 
 func (c *Console) jobsPage(x *Ctx) error {

@@ -23,7 +23,7 @@ func messageRoutes(c *Console) []Route {
 type messagesData struct {
 	Pager    *Pager
 	Requests []*notify.Request
-	Statuses []string
+	Statuses []notify.RequestStatus
 	Channels []notify.Channel
 }
 
@@ -44,8 +44,7 @@ func (c *Console) messagesPage(x *Ctx) error {
 	p := NewPager(x.R)
 	q := service.RequestQuery{Status: p.Get("status"), Channel: p.Get("channel"), From: formTime(p.Get("from")), To: formTime(p.Get("to")),
 		Recipient: p.Get("recipient"), RequestID: p.Get("requestId"), Cursor: p.Get("cursor")}
-	d := messagesData{Pager: p, Statuses: []string{notify.StatusQueued, notify.StatusProcessing, notify.StatusSent,
-		notify.StatusFailed, notify.StatusCanceled}, Channels: notify.Channels}
+	d := messagesData{Pager: p, Statuses: notify.RequestStatuses, Channels: notify.Channels}
 	page, err := c.svc.ListRequests(x.Context(), x.Actor, q)
 	if err != nil {
 		// A bad filter shows the form again with the problem.
@@ -90,8 +89,8 @@ func timeline(d *service.RequestDetail) []Event {
 		}
 		ev = append(ev, Event{a.FinishedAt, what})
 	}
-	if notify.TerminalStatus(r.Status) {
-		what := r.Status
+	if r.Status.Terminal() {
+		what := string(r.Status)
 		if r.FinalErrorCode != "" {
 			what += " (" + r.FinalErrorCode + ")"
 		}
@@ -107,7 +106,7 @@ func (c *Console) messagePage(x *Ctx) error {
 		return err
 	}
 	return x.Render(http.StatusOK, "message.html", &Page{Title: "Message " + d.Request.ID, Section: "/messages",
-		Data: messageData{RequestDetail: d, Timeline: timeline(d), Terminal: notify.TerminalStatus(d.Request.Status)}})
+		Data: messageData{RequestDetail: d, Timeline: timeline(d), Terminal: d.Request.Status.Terminal()}})
 }
 
 // cancelMessage cancels a request that is not yet terminal (SPEC's

@@ -53,8 +53,8 @@ func newChart(title string, cs *notify.Counts) Chart {
 	max := 0
 	for _, c := range chans {
 		m := cs.ByChannelStatus[c]
-		row := ChartRow{Channel: c, Sent: m[notify.StatusSent], Failed: m[notify.StatusFailed],
-			Queued: m[notify.StatusQueued] + m[notify.StatusProcessing]}
+		row := ChartRow{Channel: c, Sent: m[string(notify.StatusSent)], Failed: m[string(notify.StatusFailed)],
+			Queued: m[string(notify.StatusQueued)] + m[string(notify.StatusProcessing)]}
 		if t := row.Sent + row.Failed + row.Queued; t > max {
 			max = t
 		}

@@ -278,7 +278,7 @@ func (c *Console) testSend(x *Ctx) error {
 	if err == nil {
 		var r *notify.Request
 		if r, err = c.svc.TestSend(x.Context(), x.Actor, x.R.PathValue("id"), in); err == nil {
-			return x.Redirect("/providers/"+x.R.PathValue("id")+"?test="+r.ID, Flash{Kind: "info", Text: "Test-send " + r.Status + "."})
+			return x.Redirect("/providers/"+x.R.PathValue("id")+"?test="+r.ID, Flash{Kind: "info", Text: "Test-send " + string(r.Status) + "."})
 		}
 	}
 	return c.providerProblem(x, err, form)

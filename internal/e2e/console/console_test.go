@@ -57,7 +57,7 @@ func (f *fixture) send(t *testing.T, to, name, text string, at *time.Time) strin
 }
 
 // waitStatus polls the API until the request has status.
-func (f *fixture) waitStatus(t *testing.T, id, status string) {
+func (f *fixture) waitStatus(t *testing.T, id string, status notify.RequestStatus) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	var got string
@@ -68,7 +68,7 @@ func (f *fixture) waitStatus(t *testing.T, id, status string) {
 			Status string `json:"status"`
 		}
 		require.NoError(t, json.Unmarshal(r.Body, &out))
-		if got = out.Status; got == status {
+		if got = out.Status; got == string(status) {
 			return
 		}
 		time.Sleep(50 * time.Millisecond)

@@ -775,13 +775,13 @@ func TestCampaignSendDuringCancel(t *testing.T) {
 	locked, proceed, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
 	go func() {
 		done <- env.Daemon.DB.Update(ctx, func(tx notify.Tx) error {
-			ok, err := tx.MoveCampaign(ctx, env.Workspace, c.ID, []string{"scheduled"}, "canceled", time.Now())
+			ok, err := tx.MoveCampaign(ctx, env.Workspace, c.ID, []notify.CampaignStatus{"scheduled"}, "canceled", time.Now())
 			if err != nil || !ok {
 				return fmt.Errorf("move: %v %v", ok, err)
 			}
 			close(locked)
 			<-proceed
-			return tx.CancelQueueJob(ctx, job)
+			return tx.CancelScheduledWork(ctx, job)
 		})
 	}()
 	<-locked
@@ -818,7 +818,7 @@ func TestCampaignEditDuringSend(t *testing.T) {
 		locked, proceed, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
 		go func() {
 			done <- env.Daemon.DB.Update(ctx, func(tx notify.Tx) error {
-				ok, err := tx.MoveCampaign(ctx, env.Workspace, c.ID, []string{"draft"}, "sending", time.Now())
+				ok, err := tx.MoveCampaign(ctx, env.Workspace, c.ID, []notify.CampaignStatus{"draft"}, "sending", time.Now())
 				if err != nil || !ok {
 					return fmt.Errorf("move: %v %v", ok, err)
 				}
@@ -883,7 +883,7 @@ func TestCampaignDetailDuringCancel(t *testing.T) {
 	locked, proceed, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
 	go func() {
 		done <- env.Daemon.DB.Update(ctx, func(tx notify.Tx) error {
-			ok, err := tx.MoveCampaign(ctx, env.Workspace, c.ID, []string{"sending"}, "canceled", time.Now())
+			ok, err := tx.MoveCampaign(ctx, env.Workspace, c.ID, []notify.CampaignStatus{"sending"}, "canceled", time.Now())
 			if err != nil || !ok {
 				return fmt.Errorf("move: %v %v", ok, err)
 			}
@@ -935,7 +935,7 @@ func TestCampaignCancelDuringBatchedDispatch(t *testing.T) {
 		if err := tx.AcceptRequests(ctx, accs, now); err != nil {
 			return err
 		}
-		ok, err := tx.MoveCampaign(ctx, env.Workspace, c.ID, []string{"draft"}, "sending", now)
+		ok, err := tx.MoveCampaign(ctx, env.Workspace, c.ID, []notify.CampaignStatus{"draft"}, "sending", now)
 		if err == nil && !ok {
 			err = errors.New("not moved")
 		}

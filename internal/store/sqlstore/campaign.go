@@ -29,7 +29,7 @@ func scanCampaign(row Row) (*notify.Campaign, error) {
 	}
 	c.Channel, c.AudienceFilter = notify.Channel(ch), str(filter)
 	if job != nil {
-		c.FanoutJobID = *job
+		c.FanoutRef = *job
 	}
 	c.ScheduledAt, c.StartedAt, c.FanoutDoneAt, c.FinishedAt = fromMsPtr(sched), fromMsPtr(started), fromMsPtr(done), fromMsPtr(finished)
 	c.CreatedAt, c.UpdatedAt = fromMs(created), fromMs(updated)
@@ -48,7 +48,7 @@ func (t *Tx) CreateCampaign(ctx context.Context, c *notify.Campaign) error {
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		c.ID, c.WorkspaceID, c.Name, string(c.Channel), c.Status, c.Subject, c.ContentText, c.ContentHTML, c.IsAdvertisement,
 		c.IncludeUnsubscribe, nullable(c.AudienceFilter), msPtr(c.ScheduledAt), c.TotalRecipients, c.QueuedCount, c.FailedCount,
-		int64OrNil(c.FanoutJobID), c.LinkBase, msPtr(c.StartedAt), msPtr(c.FanoutDoneAt), msPtr(c.FinishedAt), ms(c.CreatedAt),
+		int64OrNil(c.FanoutRef), c.LinkBase, msPtr(c.StartedAt), msPtr(c.FanoutDoneAt), msPtr(c.FinishedAt), ms(c.CreatedAt),
 		ms(c.UpdatedAt))
 	return err
 }
@@ -57,7 +57,7 @@ func (t *Tx) FindCampaign(ctx context.Context, workspaceID, id string) (*notify.
 	return scanCampaign(t.c.QueryRow(ctx, `SELECT `+campaignCols+` FROM campaigns WHERE workspace_id = ? AND id = ?`, workspaceID, id))
 }
 
-func (t *Tx) FindCampaigns(ctx context.Context, workspaceID, status string, limit, offset int) ([]*notify.Campaign, int, error) {
+func (t *Tx) FindCampaigns(ctx context.Context, workspaceID string, status notify.CampaignStatus, limit, offset int) ([]*notify.Campaign, int, error) {
 	where := ` WHERE workspace_id = ?`
 	args := []any{workspaceID}
 	if status != "" {
@@ -78,11 +78,11 @@ func (t *Tx) UpdateCampaign(ctx context.Context, c *notify.Campaign) error {
 		is_advertisement = ?, include_unsubscribe = ?, audience_filter = ?, scheduled_at = ?, fanout_job_id = ?, link_base = ?,
 		started_at = ?, fanout_done_at = ?, finished_at = ?, updated_at = ? WHERE workspace_id = ? AND id = ?`,
 		c.Name, c.Status, c.Subject, c.ContentText, c.ContentHTML, c.IsAdvertisement, c.IncludeUnsubscribe,
-		nullable(c.AudienceFilter), msPtr(c.ScheduledAt), int64OrNil(c.FanoutJobID), c.LinkBase, msPtr(c.StartedAt),
+		nullable(c.AudienceFilter), msPtr(c.ScheduledAt), int64OrNil(c.FanoutRef), c.LinkBase, msPtr(c.StartedAt),
 		msPtr(c.FanoutDoneAt), msPtr(c.FinishedAt), ms(c.UpdatedAt), c.WorkspaceID, c.ID))
 }
 
-func (t *Tx) MoveCampaign(ctx context.Context, workspaceID, id string, from []string, to string, now time.Time) (bool, error) {
+func (t *Tx) MoveCampaign(ctx context.Context, workspaceID, id string, from []notify.CampaignStatus, to notify.CampaignStatus, now time.Time) (bool, error) {
 	args := []any{to, ms(now), workspaceID, id}
 	for _, f := range from {
 		args = append(args, f)
@@ -96,7 +96,7 @@ func (t *Tx) DeleteCampaign(ctx context.Context, workspaceID, id string) error {
 	return expectOne(t.c.Exec(ctx, `DELETE FROM campaigns WHERE workspace_id = ? AND id = ?`, workspaceID, id))
 }
 
-func (t *Tx) EnqueueFanout(ctx context.Context, workspaceID, campaignID string, at *time.Time) (int64, error) {
+func (t *Tx) ScheduleFanout(ctx context.Context, workspaceID, campaignID string, at *time.Time) (int64, error) {
 	opts := &river.InsertOpts{Queue: jobs.QueueCampaign, MaxAttempts: jobs.FanoutMaxAttempts}
 	if at != nil {
 		opts.ScheduledAt = *at
@@ -181,16 +181,16 @@ func (t *Tx) SetCampaignProgress(ctx context.Context, workspaceID, id string, to
 		total, queued, failed, ms(now), workspaceID, id))
 }
 
-func (t *Tx) CampaignRequestCounts(ctx context.Context, workspaceID, id string) (map[string]int, error) {
+func (t *Tx) CampaignRequestCounts(ctx context.Context, workspaceID, id string) (map[notify.RequestStatus]int, error) {
 	rows, err := t.c.Query(ctx, `SELECT status, COUNT(*) FROM notification_requests WHERE campaign_id = ? AND workspace_id = ?
 		GROUP BY status`, id, workspaceID)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	out := map[string]int{}
+	out := map[notify.RequestStatus]int{}
 	for rows.Next() {
-		var s string
+		var s notify.RequestStatus
 		var n int
 		if err := rows.Scan(&s, &n); err != nil {
 			return nil, err

@@ -285,8 +285,8 @@ func (t *Tx) UpdateJob(ctx context.Context, j *notify.Job) error {
 		nullable(j.LastErrorMessage), nullable(j.LastProviderAccountID), j.WorkspaceID, j.ID))
 }
 
-func (t *Tx) CancelQueueJob(ctx context.Context, queueJobID int64) error {
-	return t.c.CancelJob(ctx, queueJobID)
+func (t *Tx) CancelScheduledWork(ctx context.Context, ref int64) error {
+	return t.c.CancelJob(ctx, ref)
 }
 
 // FindOpenJobs lists non-terminal jobs, newest enqueued first: the

@@ -110,14 +110,14 @@ func (t *Tx) rollupActivity(ctx context.Context, c *notify.Counts, workspaceID s
 }
 
 // rollupCampaign adds a campaign's purged requests to counts.
-func (t *Tx) rollupCampaign(ctx context.Context, counts map[string]int, campaignID string) error {
+func (t *Tx) rollupCampaign(ctx context.Context, counts map[notify.RequestStatus]int, campaignID string) error {
 	rows, err := t.c.Query(ctx, `SELECT status, n FROM campaign_rollup WHERE campaign_id = ?`, campaignID)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var s string
+		var s notify.RequestStatus
 		var n int
 		if err := rows.Scan(&s, &n); err != nil {
 			return err

@@ -51,16 +51,16 @@ func testCampaigns(t *testing.T, db *store.DB) {
 	})
 	update(t, db, func(ctx context.Context, tx notify.Tx) error {
 		started := t0.Add(2 * time.Hour)
-		a.Status, a.StartedAt, a.FanoutJobID, a.ScheduledAt, a.AudienceFilter = notify.CampaignSending, &started, 42, nil, ""
+		a.Status, a.StartedAt, a.FanoutRef, a.ScheduledAt, a.AudienceFilter = notify.CampaignSending, &started, 42, nil, ""
 		a.UpdatedAt = started
 		require.NoError(t, tx.UpdateCampaign(ctx, a))
-		ok, err := tx.MoveCampaign(ctx, ws1, b.ID, []string{notify.CampaignScheduled, notify.CampaignSending}, notify.CampaignCanceled, t0)
+		ok, err := tx.MoveCampaign(ctx, ws1, b.ID, []notify.CampaignStatus{notify.CampaignScheduled, notify.CampaignSending}, notify.CampaignCanceled, t0)
 		require.NoError(t, err)
 		require.False(t, ok, "a draft is neither")
-		ok, err = tx.MoveCampaign(ctx, ws2, a.ID, []string{notify.CampaignSending}, notify.CampaignCanceled, t0)
+		ok, err = tx.MoveCampaign(ctx, ws2, a.ID, []notify.CampaignStatus{notify.CampaignSending}, notify.CampaignCanceled, t0)
 		require.NoError(t, err)
 		require.False(t, ok, "other workspace")
-		ok, err = tx.MoveCampaign(ctx, ws1, a.ID, []string{notify.CampaignSending}, notify.CampaignSending, started)
+		ok, err = tx.MoveCampaign(ctx, ws1, a.ID, []notify.CampaignStatus{notify.CampaignSending}, notify.CampaignSending, started)
 		require.NoError(t, err)
 		require.True(t, ok)
 		require.NoError(t, tx.SetCampaignProgress(ctx, ws1, a.ID, 10, 3, 1, started))
@@ -73,7 +73,7 @@ func testCampaigns(t *testing.T, db *store.DB) {
 		got, err := tx.FindCampaign(ctx, ws1, a.ID)
 		require.NoError(t, err)
 		require.Equal(t, notify.CampaignSending, got.Status)
-		require.Equal(t, int64(42), got.FanoutJobID)
+		require.Equal(t, int64(42), got.FanoutRef)
 		require.Nil(t, got.ScheduledAt)
 		require.Empty(t, got.AudienceFilter)
 		require.Equal(t, []int{11, 5, 1}, []int{got.TotalRecipients, got.QueuedCount, got.FailedCount})
@@ -177,7 +177,7 @@ func testCampaignFanout(t *testing.T, db *store.DB) {
 	update(t, db, func(ctx context.Context, tx notify.Tx) error {
 		counts, err := tx.CampaignRequestCounts(ctx, ws, c.ID)
 		require.NoError(t, err)
-		require.Equal(t, map[string]int{notify.StatusSent: 1, notify.StatusQueued: 2}, counts)
+		require.Equal(t, map[notify.RequestStatus]int{notify.StatusSent: 1, notify.StatusQueued: 2}, counts)
 		none, err := tx.CancelCampaignRequests(ctx, ws2, c.ID, "canceled_by_api", "m", t0)
 		require.NoError(t, err)
 		require.Empty(t, none, "other workspace")
@@ -195,7 +195,7 @@ func testCampaignFanout(t *testing.T, db *store.DB) {
 	require.NoError(t, db.View(ctx, func(tx notify.Tx) error {
 		counts, err := tx.CampaignRequestCounts(ctx, ws, c.ID)
 		require.NoError(t, err)
-		require.Equal(t, map[string]int{notify.StatusSent: 1, notify.StatusCanceled: 2}, counts)
+		require.Equal(t, map[notify.RequestStatus]int{notify.StatusSent: 1, notify.StatusCanceled: 2}, counts)
 		r, err := tx.FindRequest(ctx, ws, accs[1].Request.ID)
 		require.NoError(t, err)
 		require.Equal(t, "canceled_by_api", r.FinalErrorCode)
@@ -213,7 +213,7 @@ func testCampaignFanout(t *testing.T, db *store.DB) {
 	var jobID int64
 	at := t0.Add(time.Hour)
 	update(t, db, func(ctx context.Context, tx notify.Tx) (err error) {
-		jobID, err = tx.EnqueueFanout(ctx, ws, c.ID, &at)
+		jobID, err = tx.ScheduleFanout(ctx, ws, c.ID, &at)
 		return err
 	})
 	require.NotZero(t, jobID)

@@ -47,7 +47,7 @@ func testCampaignPausedRequests(t *testing.T, db *store.DB) {
 	}
 	require.Empty(t, paused(ws), "a sending campaign holds nothing")
 	update(t, db, func(ctx context.Context, tx notify.Tx) error {
-		ok, err := tx.MoveCampaign(ctx, ws, c.ID, []string{notify.CampaignSending}, notify.CampaignPaused, t0)
+		ok, err := tx.MoveCampaign(ctx, ws, c.ID, []notify.CampaignStatus{notify.CampaignSending}, notify.CampaignPaused, t0)
 		require.True(t, ok)
 		return err
 	})
@@ -121,7 +121,7 @@ func testCampaignRetryFailed(t *testing.T, db *store.DB) {
 	require.Zero(t, requeue(ws), "a request no longer failed is not taken again")
 	view(t, db, func(ctx context.Context, tx notify.Tx) error {
 		var qids []int64
-		for i, want := range []string{notify.StatusQueued, notify.StatusQueued, notify.StatusSent} {
+		for i, want := range []notify.RequestStatus{notify.StatusQueued, notify.StatusQueued, notify.StatusSent} {
 			r, err := tx.FindRequest(ctx, ws, reqs[i].ID)
 			require.NoError(t, err)
 			require.Equal(t, want, r.Status)

@@ -257,7 +257,7 @@ func testDeliveryBreakers(t *testing.T, db *store.DB) {
 func testOpenJobs(t *testing.T, db *store.DB) {
 	ws := Workspace(t, db)
 	other := Workspace(t, db)
-	mk := func(ws string, at time.Time, status string, finished bool) *notify.Job {
+	mk := func(ws string, at time.Time, status notify.JobStatus, finished bool) *notify.Job {
 		r := newRequest(ws, "")
 		j := &notify.Job{ID: id(), WorkspaceID: ws, RequestID: r.ID, QueueJobID: 1, Status: status, MaxAttempts: 3, QueuedAt: at}
 		if finished {

@@ -81,18 +81,20 @@ func testUpdateJob(t *testing.T, db *store.DB) {
 	})
 }
 
-// testCancelQueueJob: canceling an accepted request's queue job succeeds
+// testCancelScheduledWork: canceling an accepted request's queue job succeeds
 // and may be repeated, and an id the queue does not know is not an error
 // (a job River already removed is as good as canceled).
-func testCancelQueueJob(t *testing.T, db *store.DB) {
+func testCancelScheduledWork(t *testing.T, db *store.DB) {
 	ws := Workspace(t, db)
 	_, j := accepted(t, db, ws)
 	require.NotZero(t, j.QueueJobID)
 	update(t, db, func(ctx context.Context, tx notify.Tx) error {
-		require.NoError(t, tx.CancelQueueJob(ctx, j.QueueJobID))
-		return tx.CancelQueueJob(ctx, j.QueueJobID)
+		require.NoError(t, tx.CancelScheduledWork(ctx, j.QueueJobID))
+		return tx.CancelScheduledWork(ctx, j.QueueJobID)
 	})
-	update(t, db, func(ctx context.Context, tx notify.Tx) error { return tx.CancelQueueJob(ctx, j.QueueJobID+1_000_000) })
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		return tx.CancelScheduledWork(ctx, j.QueueJobID+1_000_000)
+	})
 }
 
 // testLockWorkspace: an existing workspace locks, an unknown one is

@@ -274,7 +274,7 @@ func testLockRequest(t *testing.T, db *store.DB) {
 		})
 	}()
 	<-locked
-	var seen string
+	var seen notify.RequestStatus
 	second := make(chan error, 1)
 	go func() {
 		second <- db.Update(ctx, func(tx notify.Tx) error {

@@ -65,7 +65,7 @@ func testPurgeRequests(t *testing.T, db *store.DB) {
 		for _, a := range accs {
 			require.NoError(t, tx.AcceptRequests(ctx, []*notify.Accept{a}, a.Request.RequestedAt))
 		}
-		end := func(a *notify.Accept, status string, at time.Time) {
+		end := func(a *notify.Accept, status notify.RequestStatus, at time.Time) {
 			a.Request.Status, a.Request.UpdatedAt = status, at
 			require.NoError(t, tx.UpdateRequest(ctx, a.Request))
 		}
@@ -88,7 +88,7 @@ func testPurgeRequests(t *testing.T, db *store.DB) {
 	from := t0.Truncate(time.Hour)
 	to := from.Add(48*time.Hour - time.Millisecond)
 	var metricsBefore, ws2Before *notify.Counts
-	var campBefore map[string]int
+	var campBefore map[notify.RequestStatus]int
 	view(t, db, func(ctx context.Context, tx notify.Tx) (err error) {
 		metricsBefore, err = tx.CountActivity(ctx, ws, from, to)
 		require.NoError(t, err)
@@ -99,7 +99,7 @@ func testPurgeRequests(t *testing.T, db *store.DB) {
 	})
 	require.Equal(t, 8, metricsBefore.TotalRequests)
 	require.Equal(t, 4, metricsBefore.TotalAttempts)
-	require.Equal(t, map[string]int{notify.StatusSent: 1, notify.StatusCanceled: 1}, campBefore)
+	require.Equal(t, map[notify.RequestStatus]int{notify.StatusSent: 1, notify.StatusCanceled: 1}, campBefore)
 
 	attemptsBefore := countRows(t, db, "attempts")
 	p := purgeAll(t, db, ws, before, 2)

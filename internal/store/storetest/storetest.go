@@ -59,10 +59,10 @@ var tests = map[string]func(t *testing.T, db *store.DB){
 	"OTP":                   testOTP,
 
 	// job.go
-	"FindJob":        testFindJob,
-	"UpdateJob":      testUpdateJob,
-	"CancelQueueJob": testCancelQueueJob,
-	"LockWorkspace":  testLockWorkspace,
+	"FindJob":             testFindJob,
+	"UpdateJob":           testUpdateJob,
+	"CancelScheduledWork": testCancelScheduledWork,
+	"LockWorkspace":       testLockWorkspace,
 
 	// auth.go
 	"LoginCounters":           testLoginCounters,
