@@ -49,12 +49,6 @@ func ladder(n, top int) []int {
 	return out
 }
 
-// copyMin is the fewest rows sent by COPY. A COPY is a simple-protocol
-// statement parsed anew each time and a second exchange for its data;
-// below this size a prepared multi-row INSERT costs the database less
-// (docs/BENCHMARKS.md, issue 15 step 10).
-const copyMin = 128
-
 // insertRows inserts rows into table in bulk: with COPY when the backend
 // offers it (PostgreSQL), else in multi-row INSERT statements of at most
 // chunk rows, sized by ladder (chunk times the columns must stay below
@@ -64,7 +58,7 @@ func (t *Tx) insertRows(ctx context.Context, table string, cols []string, rows [
 	if len(rows) == 0 {
 		return nil
 	}
-	if cp, ok := t.c.(Copier); ok && len(rows) >= copyMin {
+	if cp, ok := t.c.(Copier); ok && len(rows) > 1 {
 		_, err := cp.CopyFrom(ctx, table, cols, rows)
 		return err
 	}
