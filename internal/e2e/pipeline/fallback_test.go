@@ -161,7 +161,7 @@ func TestCircuitBreakerOpens(t *testing.T) {
 		require.Equal(t, 1, out.Job.MaxAttempts)
 	}
 	br := b.breaker(t, p1)
-	require.Equal(t, "OPEN", br.State)
+	require.Equal(t, notify.BreakerOpen, br.State)
 	require.Equal(t, 5, br.Failures)
 
 	// The fault queue is empty: vendora would answer, but the circuit is open.
@@ -196,14 +196,14 @@ func TestCircuitBreakerSuccessResets(t *testing.T) {
 	out := b.wait(t, b.send(t, sms("01012345678", "ok")).RequestID)
 	require.Equal(t, p1, *out.SelectedProviderAccountID)
 	br := b.breaker(t, p1)
-	require.Equal(t, "CLOSED", br.State)
+	require.Equal(t, notify.BreakerClosed, br.State)
 	require.Zero(t, br.Failures)
 	// Four more failures do not open it.
 	fault(t, b, map[string]any{"kind": "vendora_sms", "status": 500, "count": 4})
 	for i := 0; i < 4; i++ {
 		b.wait(t, b.send(t, sms("01012345678", "fail")).RequestID)
 	}
-	require.Equal(t, "CLOSED", b.breaker(t, p1).State)
+	require.Equal(t, notify.BreakerClosed, b.breaker(t, p1).State)
 }
 
 // Failures caused by the request (invalid_request) do not count.
@@ -216,7 +216,7 @@ func TestCircuitBreakerIgnoresInvalidRequest(t *testing.T) {
 		out := b.wait(t, b.send(t, sms("01012345678", "bad")).RequestID)
 		require.Equal(t, "invalid_request", *out.FinalErrorCode)
 	}
-	require.Equal(t, "CLOSED", b.breaker(t, p1).State)
+	require.Equal(t, notify.BreakerClosed, b.breaker(t, p1).State)
 }
 
 // HALF_OPEN: the 60-second open period cannot be waited for and the
@@ -239,7 +239,7 @@ func TestCircuitBreakerHalfOpen(t *testing.T) {
 	require.Equal(t, "temporary_unavailable", *out.Attempts[0].FailureCode)
 	require.Equal(t, p2, *out.SelectedProviderAccountID)
 	br := b.breaker(t, p1)
-	require.Equal(t, "OPEN", br.State)
+	require.Equal(t, notify.BreakerOpen, br.State)
 	require.WithinDuration(t, time.Now().Add(dispatch.DefaultBreakerOpenFor), br.OpenedUntil, 10*time.Second)
 	out = b.wait(t, b.send(t, sms("01012345678", "still open")).RequestID)
 	require.Equal(t, "circuit_open", *out.Attempts[0].FailureCode)
@@ -250,7 +250,7 @@ func TestCircuitBreakerHalfOpen(t *testing.T) {
 	require.Len(t, out.Attempts, 1)
 	require.Equal(t, p1, *out.SelectedProviderAccountID)
 	br = b.breaker(t, p1)
-	require.Equal(t, "CLOSED", br.State)
+	require.Equal(t, notify.BreakerClosed, br.State)
 	require.Zero(t, br.Failures)
 	out = b.wait(t, b.send(t, sms("01012345678", "closed")).RequestID)
 	require.Equal(t, p1, *out.SelectedProviderAccountID)

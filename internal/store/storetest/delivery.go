@@ -242,7 +242,7 @@ func testDeliveryBreakers(t *testing.T, db *store.DB) {
 		require.NoError(t, err)
 		require.Len(t, got, 2)
 		o := got[open.ProviderAccountID]
-		require.Equal(t, "CLOSED", o.State)
+		require.Equal(t, notify.BreakerClosed, o.State)
 		require.Zero(t, o.Failures)
 		require.False(t, o.TrialInFlight)
 		require.Equal(t, later, o.UpdatedAt)
