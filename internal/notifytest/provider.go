@@ -72,6 +72,13 @@ func RegisterRoute(t testing.TB, owner *client.Client, channel, kind string, cfg
 	return id
 }
 
+// SimProvider registers a provider account of kind named name on e's
+// simulator (SimConfig with extra) as the owner; it returns its id.
+func (e *Env) SimProvider(t testing.TB, kind, name string, extra map[string]string) string {
+	t.Helper()
+	return RegisterProvider(t, e.Owner, kind, name, e.SimConfig(kind, extra))
+}
+
 // SimRoute registers kind on e's simulator (SimConfig with extra) as the
 // owner and routes channel to it alone; it returns the account's id.
 func (e *Env) SimRoute(t testing.TB, channel, kind string, extra map[string]string) string {

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/notifyd/notifyd/client"
 )
 
@@ -92,4 +94,27 @@ func (rc *Receiver) Events() []client.WebhookEvent {
 		}
 	}
 	return out
+}
+
+// AwaitEvent waits until an event of type typ for request requestID has
+// arrived (WaitTimeout at most) and answers all the events of that
+// request so far.
+func (rc *Receiver) AwaitEvent(t testing.TB, requestID, typ string) []client.WebhookEvent {
+	t.Helper()
+	deadline := time.Now().Add(WaitTimeout)
+	for {
+		var mine []client.WebhookEvent
+		found := false
+		for _, ev := range rc.Events() {
+			if ev.Data.RequestID == requestID {
+				mine = append(mine, ev)
+				found = found || ev.Type == typ
+			}
+		}
+		if found {
+			return mine
+		}
+		require.True(t, time.Now().Before(deadline), "no %s event for %s", typ, requestID)
+		time.Sleep(20 * time.Millisecond)
+	}
 }

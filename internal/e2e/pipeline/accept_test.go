@@ -47,7 +47,7 @@ func TestScheduledAtValidation(t *testing.T) {
 func TestScheduledSend(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := b.provider(t, "vendora_sms", "aligo", nil)
+	p := b.env.SimProvider(t, "vendora_sms", "aligo", nil)
 	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: p, Priority: 1})
 	at := time.Now().Add(2 * time.Second).UTC().Truncate(time.Millisecond)
 	body := notifytest.SMS("01012345678", "on time")
@@ -81,7 +81,7 @@ func TestScheduledSend(t *testing.T) {
 func TestIdempotency(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := b.provider(t, "vendora_sms", "aligo", nil)
+	p := b.env.SimProvider(t, "vendora_sms", "aligo", nil)
 	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: p, Priority: 1})
 	body := notifytest.SMS("01012345678", "once")
 	body["idempotencyKey"] = "order-42"
@@ -132,7 +132,7 @@ func TestIdempotencyScheduled(t *testing.T) {
 func TestIdempotencyRace(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := b.provider(t, "vendora_sms", "aligo", nil)
+	p := b.env.SimProvider(t, "vendora_sms", "aligo", nil)
 	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: p, Priority: 1})
 	const n = 20
 	type result struct {
@@ -284,7 +284,7 @@ func TestRequestIDAndWorkspace(t *testing.T) {
 func TestBulkSend(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := b.provider(t, "vendora_sms", "aligo", nil)
+	p := b.env.SimProvider(t, "vendora_sms", "aligo", nil)
 	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: p, Priority: 1})
 	pre := notifytest.SMS("01000000000", "pre")
 	pre["idempotencyKey"] = "dup-1"

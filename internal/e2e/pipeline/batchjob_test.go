@@ -28,7 +28,7 @@ func TestCancelInSharedQueueJob(t *testing.T) {
 	t.Parallel()
 	// No workers yet: the queue jobs wait while the cancels land.
 	b := setup(t, notifytest.WithRole("api"))
-	p := b.provider(t, "vendorb_sms", "solapi", nil)
+	p := b.env.SimProvider(t, "vendorb_sms", "solapi", nil)
 	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: p, Priority: 1})
 	bulk := func(texts ...string) []string {
 		items := make([]any, len(texts))
@@ -79,7 +79,7 @@ func TestCancelInSharedQueueJob(t *testing.T) {
 func TestEventsOnlyForSubscribers(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := b.provider(t, "vendorb_sms", "solapi", nil)
+	p := b.env.SimProvider(t, "vendorb_sms", "solapi", nil)
 	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: p, Priority: 1})
 	events := func() int {
 		var n int

@@ -111,7 +111,7 @@ func TestAttemptHistory(t *testing.T) {
 func TestMetrics(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := b.provider(t, "vendora_sms", "aligo", nil)
+	p := b.env.SimProvider(t, "vendora_sms", "aligo", nil)
 	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: p, Priority: 1})
 	start := time.Now().UTC().Add(-time.Second)
 
@@ -170,7 +170,7 @@ type testSendOut struct {
 func TestProviderTestSend(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := b.provider(t, "vendora_sms", "aligo", nil)
+	p := b.env.SimProvider(t, "vendora_sms", "aligo", nil)
 	ts := func(id string, body map[string]any) (*testSendOut, int, string) {
 		r := notifytest.Dash(t, b.env.Owner, "POST", "/v1/providers/"+id+"/test-send", body)
 		if r.Status != http.StatusOK {
@@ -224,7 +224,7 @@ func TestProviderTestSend(t *testing.T) {
 	notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "POST", "/v1/providers/"+uuid.NewString()+"/test-send", body("test")), http.StatusNotFound, "SVC-40400")
 	notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "POST", "/v1/providers/nope/test-send", body("test")), http.StatusNotFound, "SVC-40400")
 	other := setup(t)
-	foreign := other.provider(t, "vendora_sms", "theirs", nil)
+	foreign := other.env.SimProvider(t, "vendora_sms", "theirs", nil)
 	notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "POST", "/v1/providers/"+foreign+"/test-send", body("test")), http.StatusNotFound, "SVC-40400")
 
 	// Body validation.
@@ -245,7 +245,7 @@ func TestProviderTestSend(t *testing.T) {
 func TestProviderTestSendSuppressed(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := b.provider(t, "mailx_email", "mail", nil)
+	p := b.env.SimProvider(t, "mailx_email", "mail", nil)
 	b.suppress(t, "blocked@example.com")
 	body := map[string]any{"mode": "test", "recipient": map[string]any{"address": "Blocked@Example.com"},
 		"content": map[string]any{"text": "hi", "title": "subject"}}
@@ -265,7 +265,7 @@ func TestProviderTestSendSuppressed(t *testing.T) {
 func TestEmailSuppressionPreBlock(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := b.provider(t, "mailx_email", "mail", nil)
+	p := b.env.SimProvider(t, "mailx_email", "mail", nil)
 	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "email", ProviderAccountID: p, Priority: 1})
 	b.suppress(t, "gone@example.com")
 

@@ -77,7 +77,7 @@ func (b *bundle) replayAudit(t *testing.T) auditOut {
 func TestDeadLetterReplayOne(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := b.provider(t, "vendora_sms", "aligo", nil)
+	p := b.env.SimProvider(t, "vendora_sms", "aligo", nil)
 	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: p, Priority: 1})
 	fault(t, b, map[string]any{"kind": "vendora_sms", "status": 500, "count": 3})
 	dead := b.deadLetter(t, notifytest.SMS("01011110000", "after the fix"))
@@ -168,8 +168,8 @@ func TestDeadLetterReplayOne(t *testing.T) {
 func TestDeadLetterReplaySet(t *testing.T) {
 	t.Parallel()
 	b := setup(t, notifytest.WithQueueJobAttempts(1))
-	ps := b.provider(t, "vendora_sms", "aligo", nil)
-	pm := b.provider(t, "mailx_email", "mail", nil)
+	ps := b.env.SimProvider(t, "vendora_sms", "aligo", nil)
+	pm := b.env.SimProvider(t, "mailx_email", "mail", nil)
 	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: ps, Priority: 1}, notifytest.Route{Channel: "email", ProviderAccountID: pm, Priority: 1})
 	fault(t, b, map[string]any{"kind": "vendora_sms", "status": 500, "count": 1})
 	smsDown := b.deadLetter(t, notifytest.SMS("01011110000", "down"))
@@ -219,7 +219,7 @@ func TestDeadLetterReplaySet(t *testing.T) {
 func TestDeadLetterReplayRace(t *testing.T) {
 	t.Parallel()
 	b := setup(t, notifytest.WithQueueJobAttempts(1))
-	p := b.provider(t, "vendora_sms", "aligo", nil)
+	p := b.env.SimProvider(t, "vendora_sms", "aligo", nil)
 	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: p, Priority: 1})
 	fault(t, b, map[string]any{"kind": "vendora_sms", "status": 500, "count": 2})
 	one := b.deadLetter(t, notifytest.SMS("01011110000", "one"))

@@ -268,9 +268,9 @@ func TestCircuitBreakerHalfOpen(t *testing.T) {
 func TestPreferredProviderReorder(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p1 := b.provider(t, "vendora_sms", "a", nil)
-	p2 := b.provider(t, "vendorb_sms", "b", nil)
-	p3 := b.provider(t, "vendora_sms", "c", nil)
+	p1 := b.env.SimProvider(t, "vendora_sms", "a", nil)
+	p2 := b.env.SimProvider(t, "vendorb_sms", "b", nil)
+	p3 := b.env.SimProvider(t, "vendora_sms", "c", nil)
 	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: p1, Priority: 1}, notifytest.Route{Channel: "sms", ProviderAccountID: p2, Priority: 2},
 		notifytest.Route{Channel: "sms", ProviderAccountID: p3, Priority: 3})
 
@@ -301,7 +301,7 @@ func TestPreferredProviderReorder(t *testing.T) {
 		out.Attempts[2].ProviderAccountID})
 
 	// A preferred provider of the workspace without an sms route changes nothing.
-	pe := b.provider(t, "mailx_email", "mail", nil)
+	pe := b.env.SimProvider(t, "mailx_email", "mail", nil)
 	body["preferredProviderAccountIds"] = []string{pe}
 	out = notifytest.Wait(t, b.key, notifytest.Send(t, b.key, body).RequestID)
 	require.Equal(t, p1, *out.SelectedProviderAccountID)
@@ -310,10 +310,10 @@ func TestPreferredProviderReorder(t *testing.T) {
 func TestPreferredProviderValidation(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := b.provider(t, "vendora_sms", "a", nil)
+	p := b.env.SimProvider(t, "vendora_sms", "a", nil)
 	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: p, Priority: 1})
 	other := setup(t)
-	foreign := other.provider(t, "vendora_sms", "theirs", nil)
+	foreign := other.env.SimProvider(t, "vendora_sms", "theirs", nil)
 
 	many := make([]string, 11)
 	for i := range many {

@@ -94,7 +94,7 @@ func TestRecipientAtAcceptance(t *testing.T) {
 	require.Equal(t, "subject must not contain control characters", p.Detail)
 
 	// A test-send holds its recipient to the provider's channel.
-	prov := b.provider(t, "vendora_sms", "sms", nil)
+	prov := b.env.SimProvider(t, "vendora_sms", "sms", nil)
 	for addr, detail := range map[string]string{
 		"hello":           "recipient.address must be a phone number for channel sms",
 		"010\r\n12345678": "recipient.address must not contain control characters",

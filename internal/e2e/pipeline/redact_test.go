@@ -26,7 +26,7 @@ func TestWebhookURLRedacted(t *testing.T) {
 	const pathSecret, querySecret = "hookpathsecret", "querysecret"
 
 	// Nothing listens on port 1: a transport error, which quotes the URL.
-	down := b.provider(t, "chata_webhook", "down", map[string]string{
+	down := b.env.SimProvider(t, "chata_webhook", "down", map[string]string{
 		"chata_webhook_url": "http://127.0.0.1:1/hooks/" + pathSecret + "?token=" + querySecret})
 	p := notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "POST", "/v1/providers/"+down+"/test-send", map[string]any{"mode": "test",
 		"content": map[string]any{"text": "x"}}), http.StatusBadGateway, "SVC-50200")
@@ -40,7 +40,7 @@ func TestWebhookURLRedacted(t *testing.T) {
 		_, _ = io.WriteString(w, "cannot handle "+r.URL.RequestURI()+" ("+r.URL.Path+", "+r.URL.RawQuery+")")
 	}))
 	t.Cleanup(echo.Close)
-	failing := b.provider(t, "chatb_webhook", "echo", map[string]string{
+	failing := b.env.SimProvider(t, "chatb_webhook", "echo", map[string]string{
 		"chatb_webhook_url": echo.URL + "/custom/" + pathSecret + "?token=" + querySecret})
 	p = notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "POST", "/v1/providers/"+failing+"/test-send", map[string]any{"mode": "test",
 		"content": map[string]any{"text": "x"}}), http.StatusBadGateway, "SVC-50200")

@@ -18,7 +18,7 @@ import (
 func TestRescuedRunDoesNotSendTwice(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := b.provider(t, "vendorb_sms", "solapi", nil)
+	p := b.env.SimProvider(t, "vendorb_sms", "solapi", nil)
 	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: p, Priority: 1})
 	fault(t, b, map[string]any{"kind": "vendorb_sms", "latencyMs": 3000, "count": 1})
 	res := notifytest.Send(t, b.key, notifytest.SMS("01012345678", "once"))

@@ -70,7 +70,7 @@ func count(t *testing.T, b *bundle, q string, args ...any) int {
 func TestRetentionPurge(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := b.provider(t, "vendora_sms", "A", nil)
+	p := b.env.SimProvider(t, "vendora_sms", "A", nil)
 	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: p, Priority: 1})
 
 	const n = 20000

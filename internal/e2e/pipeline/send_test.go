@@ -11,7 +11,7 @@ import (
 func TestSendDelivered(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := b.provider(t, "vendora_sms", "aligo", nil)
+	p := b.env.SimProvider(t, "vendora_sms", "aligo", nil)
 	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: p, Priority: 1})
 	res := notifytest.Send(t, b.key, notifytest.SMS("010-1234-5678", "hello"))
 	require.Equal(t, "queued", res.Status)
@@ -33,8 +33,8 @@ func TestSendDelivered(t *testing.T) {
 func TestFailoverToNextRoute(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p1 := b.provider(t, "vendora_sms", "aligo", nil)
-	p2 := b.provider(t, "vendorb_sms", "solapi", nil)
+	p1 := b.env.SimProvider(t, "vendora_sms", "aligo", nil)
+	p2 := b.env.SimProvider(t, "vendorb_sms", "solapi", nil)
 	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: p1, Priority: 1}, notifytest.Route{Channel: "sms", ProviderAccountID: p2, Priority: 2})
 	fault(t, b, map[string]any{"kind": "vendora_sms", "status": 500})
 	res := notifytest.Send(t, b.key, notifytest.SMS("01012345678", "failover"))

@@ -25,19 +25,12 @@ func setup(t *testing.T, opts ...notifytest.Option) *bundle {
 	return &bundle{env: env, key: env.SendKey(t)}
 }
 
-// provider registers a provider of kind named name on the simulator, with
-// its test credentials and cfg.
-func (b *bundle) provider(t *testing.T, kind, name string, cfg map[string]string) string {
-	t.Helper()
-	return notifytest.RegisterProvider(t, b.env.Owner, kind, name, b.env.SimConfig(kind, cfg))
-}
-
 // twoRoutes registers kinds k1 and k2 as sms providers with routes of
 // priority 1 and 2 and returns their ids.
 func (b *bundle) twoRoutes(t *testing.T, k1, k2 string) (string, string) {
 	t.Helper()
-	p1 := b.provider(t, k1, k1+"-1", nil)
-	p2 := b.provider(t, k2, k2+"-2", nil)
+	p1 := b.env.SimProvider(t, k1, k1+"-1", nil)
+	p2 := b.env.SimProvider(t, k2, k2+"-2", nil)
 	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: p1, Priority: 1},
 		notifytest.Route{Channel: "sms", ProviderAccountID: p2, Priority: 2})
 	return p1, p2

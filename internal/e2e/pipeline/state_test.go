@@ -18,7 +18,7 @@ import (
 func TestStateQueuedProcessingSent(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := b.provider(t, "vendora_sms", "aligo", nil)
+	p := b.env.SimProvider(t, "vendora_sms", "aligo", nil)
 	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: p, Priority: 1})
 	// A slow provider call keeps the request in processing long enough to see.
 	fault(t, b, map[string]any{"kind": "vendora_sms", "latencyMs": 600})
@@ -42,7 +42,7 @@ func TestStateQueuedProcessingSent(t *testing.T) {
 func TestStateRetryThenSent(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := b.provider(t, "vendora_sms", "aligo", nil)
+	p := b.env.SimProvider(t, "vendora_sms", "aligo", nil)
 	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: p, Priority: 1})
 	fault(t, b, map[string]any{"kind": "vendora_sms", "status": 500, "count": 1})
 	res := notifytest.Send(t, b.key, notifytest.SMS("01012345678", "retry"))
@@ -64,7 +64,7 @@ func TestStateRetryGoesBackToQueued(t *testing.T) {
 	t.Parallel()
 	// A long backoff holds the request between runs.
 	b := setup(t, func(c *config.Config) { c.QueueBackoff = 2 * time.Second })
-	p := b.provider(t, "vendora_sms", "aligo", nil)
+	p := b.env.SimProvider(t, "vendora_sms", "aligo", nil)
 	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: p, Priority: 1})
 	fault(t, b, map[string]any{"kind": "vendora_sms", "status": 500, "count": 1})
 	res := notifytest.Send(t, b.key, notifytest.SMS("01012345678", "retry"))
@@ -90,7 +90,7 @@ func TestStateRetryGoesBackToQueued(t *testing.T) {
 func TestStateRetriesExhaustedDeadLetter(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := b.provider(t, "vendora_sms", "aligo", nil)
+	p := b.env.SimProvider(t, "vendora_sms", "aligo", nil)
 	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: p, Priority: 1})
 	fault(t, b, map[string]any{"kind": "vendora_sms", "status": 500, "count": 3})
 	res := notifytest.Send(t, b.key, notifytest.SMS("01012345678", "doomed"))
@@ -139,7 +139,7 @@ func TestStateNonRetryableFailsAtOnce(t *testing.T) {
 func TestStateCancelScheduled(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := b.provider(t, "vendora_sms", "aligo", nil)
+	p := b.env.SimProvider(t, "vendora_sms", "aligo", nil)
 	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: p, Priority: 1})
 	body := notifytest.SMS("01012345678", "later")
 	body["scheduledAt"] = time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
@@ -166,7 +166,7 @@ func TestStateCancelScheduled(t *testing.T) {
 func TestStateCancelTerminal(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := b.provider(t, "vendora_sms", "aligo", nil)
+	p := b.env.SimProvider(t, "vendora_sms", "aligo", nil)
 	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: p, Priority: 1})
 	sent := notifytest.Wait(t, b.key, notifytest.Send(t, b.key, notifytest.SMS("01012345678", "ok")).RequestID)
 	require.Equal(t, "sent", sent.Status)
@@ -189,7 +189,7 @@ func TestStateCancelTerminal(t *testing.T) {
 func TestStateCancelProcessing(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := b.provider(t, "vendora_sms", "aligo", nil)
+	p := b.env.SimProvider(t, "vendora_sms", "aligo", nil)
 	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: p, Priority: 1})
 	fault(t, b, map[string]any{"kind": "vendora_sms", "latencyMs": 600})
 	res := notifytest.Send(t, b.key, notifytest.SMS("01012345678", "in flight"))
@@ -210,7 +210,7 @@ func TestStateCancelProcessing(t *testing.T) {
 func TestDashboardJobCancel(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := b.provider(t, "vendora_sms", "aligo", nil)
+	p := b.env.SimProvider(t, "vendora_sms", "aligo", nil)
 	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: p, Priority: 1})
 	body := notifytest.SMS("01012345678", "later")
 	body["scheduledAt"] = time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
@@ -248,7 +248,7 @@ func TestDashboardJobCancel(t *testing.T) {
 func TestDashboardJobCancelOtherWorkspace(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := b.provider(t, "vendora_sms", "aligo", nil)
+	p := b.env.SimProvider(t, "vendora_sms", "aligo", nil)
 	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: p, Priority: 1})
 	body := notifytest.SMS("01012345678", "later")
 	body["scheduledAt"] = time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
@@ -266,7 +266,7 @@ func TestDashboardJobCancelOtherWorkspace(t *testing.T) {
 func TestStateCancelRetrying(t *testing.T) {
 	t.Parallel()
 	b := setup(t, func(c *config.Config) { c.QueueBackoff = 400 * time.Millisecond })
-	p := b.provider(t, "vendora_sms", "aligo", nil)
+	p := b.env.SimProvider(t, "vendora_sms", "aligo", nil)
 	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: p, Priority: 1})
 	fault(t, b, map[string]any{"kind": "vendora_sms", "status": 500, "count": 1})
 	res := notifytest.Send(t, b.key, notifytest.SMS("01012345678", "retry"))
