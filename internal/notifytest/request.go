@@ -144,7 +144,25 @@ const WaitTimeout = 30 * time.Second
 // fails the test naming what after WaitTimeout.
 func WaitFor(t testing.TB, k *client.Client, id, what string, cond func(Request) bool) Request {
 	t.Helper()
-	deadline := time.Now().Add(WaitTimeout)
+	return waitUntil(t, k, id, what, WaitTimeout, cond)
+}
+
+// Wait polls the status of request id with k until it is Terminal.
+func Wait(t testing.TB, k *client.Client, id string) Request {
+	t.Helper()
+	return WaitWithin(t, k, id, WaitTimeout)
+}
+
+// WaitWithin is Wait with a deadline of d instead of WaitTimeout (paced
+// or multi-process runs).
+func WaitWithin(t testing.TB, k *client.Client, id string, d time.Duration) Request {
+	t.Helper()
+	return waitUntil(t, k, id, "a final state", d, func(o Request) bool { return Terminal(o.Status) })
+}
+
+func waitUntil(t testing.TB, k *client.Client, id, what string, d time.Duration, cond func(Request) bool) Request {
+	t.Helper()
+	deadline := time.Now().Add(d)
 	for {
 		out := Lookup(t, k, id)
 		if cond(out) {
@@ -153,10 +171,4 @@ func WaitFor(t testing.TB, k *client.Client, id, what string, cond func(Request)
 		require.True(t, time.Now().Before(deadline), "request %s: %s not reached (status %s): %+v", id, what, out.Status, out)
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-// Wait polls the status of request id with k until it is Terminal.
-func Wait(t testing.TB, k *client.Client, id string) Request {
-	t.Helper()
-	return WaitFor(t, k, id, "a final state", func(o Request) bool { return Terminal(o.Status) })
 }
