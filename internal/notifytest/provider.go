@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -33,6 +34,12 @@ func (e *Env) SimConfig(kind string, extra map[string]string) map[string]string 
 	maps.Copy(cfg, simCredentials[kind])
 	maps.Copy(cfg, extra)
 	return cfg
+}
+
+// MailConfig is SimConfig of the email kind (mailx_email, maily_email,
+// mailz_email) sending from the address from.
+func (e *Env) MailConfig(kind, from string) map[string]string {
+	return e.SimConfig(kind, map[string]string{strings.TrimSuffix(kind, "_email") + "_from_email": from})
 }
 
 // RegisterProvider registers a provider account of kind named name with

@@ -6,7 +6,6 @@ package identities_test
 import (
 	"context"
 	"net/http"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -34,11 +33,11 @@ func setup(t *testing.T) *bundle {
 // emailConfig is a provider's configJson on the simulator, sending from
 // from (Postmark's with the account token its identity API needs).
 func (b *bundle) emailConfig(kind, from string) map[string]string {
-	extra := map[string]string{strings.TrimSuffix(kind, "_email") + "_from_email": from}
+	cfg := b.env.MailConfig(kind, from)
 	if kind == "mailz_email" {
-		extra["mailz_api_key"], extra["mailz_account_token"] = "pm-server-token", "pm-account-token"
+		cfg["mailz_api_key"], cfg["mailz_account_token"] = "pm-server-token", "pm-account-token"
 	}
-	return b.env.SimConfig(kind, extra)
+	return cfg
 }
 
 // register registers a provider and answers its id and the registration's
