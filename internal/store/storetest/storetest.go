@@ -123,8 +123,8 @@ var tests = map[string]func(t *testing.T, open Opener){
 	"LockRequest":   oneDB(testLockRequest),
 
 	// retention.go
-	"PurgeRequests":   oneDB(testPurgeRequests),
-	"PurgeOther":      oneDB(testPurgeOther),
+	"PurgeRequests":   testPurgeRequests,
+	"PurgeOther":      testPurgeOther,
 	"PurgeConcurrent": oneDB(testPurgeConcurrent),
 
 	// sealed.go
@@ -152,6 +152,45 @@ var tests = map[string]func(t *testing.T, open Opener){
 // oneDB runs fn on one fresh database.
 func oneDB(fn func(t *testing.T, db *store.DB)) func(t *testing.T, open Opener) {
 	return func(t *testing.T, open Opener) { fn(t, open(t)) }
+}
+
+// A verb is one subtest of a feature test, named after the store verb it
+// pins; it sets up its own data, so none depends on another.
+type verb struct {
+	name  string
+	fn    func(t *testing.T, db *store.DB)
+	scope scope
+}
+
+// scope says which database a verb's subtest runs on.
+type scope bool
+
+const (
+	// perWorkspace: the verb reads one workspace's rows; the subtest
+	// shares the test's database, on workspaces of its own.
+	perWorkspace scope = false
+	// allWorkspaces: the verb reads every workspace's rows (a purge, the
+	// outbox); the subtest opens a database of its own.
+	allWorkspaces scope = true
+)
+
+// runVerbs runs one subtest per verb, in order (River's Exercise shape).
+func runVerbs(t *testing.T, open Opener, verbs []verb) {
+	var shared *store.DB
+	for _, v := range verbs {
+		if v.scope == perWorkspace && shared == nil {
+			shared = open(t)
+		}
+	}
+	for _, v := range verbs {
+		t.Run(v.name, func(t *testing.T) {
+			db := shared
+			if v.scope == allWorkspaces {
+				db = open(t)
+			}
+			v.fn(t, db)
+		})
+	}
 }
 
 var t0 = time.Date(2026, 11, 22, 3, 25, 5, 123_000_000, time.UTC)

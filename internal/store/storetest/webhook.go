@@ -86,13 +86,18 @@ func twoEvents(t *testing.T, db *store.DB) (e1, e2 *notify.Event) {
 	return e1, e2
 }
 
-// hookDelivery stores a pending delivery of w, created at, with its queue
-// job.
-func hookDelivery(t *testing.T, db *store.DB, w *notify.Webhook, at time.Time) *notify.WebhookDelivery {
-	t.Helper()
-	d := &notify.WebhookDelivery{ID: id(), WorkspaceID: w.WorkspaceID, WebhookID: w.ID, EventID: id(), EventType: notify.EventDelivered,
+// newHookDelivery is a pending delivery of w for an event of its own,
+// created at.
+func newHookDelivery(w *notify.Webhook, at time.Time) *notify.WebhookDelivery {
+	return &notify.WebhookDelivery{ID: id(), WorkspaceID: w.WorkspaceID, WebhookID: w.ID, EventID: id(), EventType: notify.EventDelivered,
 		RequestID: id(), Body: `{"type":"notification.delivered"}`, Status: notify.DeliveryPending,
 		NextAttemptAt: &at, CreatedAt: at, UpdatedAt: at}
+}
+
+// hookDelivery stores newHookDelivery(w, at) with its queue job.
+func hookDelivery(t *testing.T, db *store.DB, w *notify.Webhook, at time.Time) *notify.WebhookDelivery {
+	t.Helper()
+	d := newHookDelivery(w, at)
 	update(t, db, func(ctx context.Context, tx notify.Tx) error {
 		_, err := tx.CreateWebhookDelivery(ctx, d)
 		return err
@@ -128,201 +133,207 @@ func delivered(t *testing.T, db *store.DB, d *notify.WebhookDelivery) {
 }
 
 // testWebhookOutbox: the outbox events, the deliveries they become and
-// the tries of each, one subtest per verb.
+// the tries of each.
 func testWebhookOutbox(t *testing.T, open Opener) {
-	// The event verbs read every workspace's rows, so their subtests open a
-	// database of their own; the others share db, each with its workspace.
-	db := open(t)
-
-	t.Run("PendingEvents", func(t *testing.T) {
-		db := open(t)
-		e1, _ := twoEvents(t, db)
-		view(t, db, func(ctx context.Context, tx notify.Tx) error {
-			evs, err := tx.PendingEvents(ctx, 10)
-			require.NoError(t, err)
-			require.Len(t, evs, 2)
-			require.Equal(t, e1.ID, evs[0].ID, "oldest first")
-			require.Equal(t, notify.EventDelivered, evs[0].Type)
-			require.Equal(t, e1.RequestID, evs[0].RequestID)
-			require.Equal(t, t0, evs[0].CreatedAt)
-			require.JSONEq(t, `{"status":"sent"}`, evs[0].PayloadJSON)
-			one, err := tx.PendingEvents(ctx, 1)
-			require.NoError(t, err)
-			require.Len(t, one, 1)
-			return nil
-		})
+	runVerbs(t, open, []verb{
+		{"PendingEvents", testPendingEvents, allWorkspaces},
+		{"MarkEventsDispatched", testMarkEventsDispatched, allWorkspaces},
+		{"CreateWebhookDelivery", testCreateWebhookDelivery, perWorkspace},
+		{"FindWebhookDelivery", testFindWebhookDelivery, perWorkspace},
+		{"CreateWebhookTry", testCreateWebhookTry, perWorkspace},
+		{"FindWebhookDeliveries", testFindWebhookDeliveries, perWorkspace},
+		{"UpdateWebhookDelivery", testUpdateWebhookDelivery, perWorkspace},
+		{"LockWebhookDelivery", testLockWebhookDelivery, perWorkspace},
+		{"PruneWebhookHistory", testPruneWebhookHistory, allWorkspaces},
+		{"DeleteWebhook", testDeleteWebhookCascade, perWorkspace},
 	})
+}
 
-	t.Run("MarkEventsDispatched", func(t *testing.T) {
-		db := open(t)
-		e1, e2 := twoEvents(t, db)
-		update(t, db, func(ctx context.Context, tx notify.Tx) error {
-			return tx.MarkEventsDispatched(ctx, []string{e1.ID, e2.ID}, t0.Add(time.Second))
-		})
-		view(t, db, func(ctx context.Context, tx notify.Tx) error {
-			evs, err := tx.PendingEvents(ctx, 10)
-			require.NoError(t, err)
-			require.Empty(t, evs)
-			return nil
-		})
+func testPendingEvents(t *testing.T, db *store.DB) {
+	e1, _ := twoEvents(t, db)
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		evs, err := tx.PendingEvents(ctx, 10)
+		require.NoError(t, err)
+		require.Len(t, evs, 2)
+		require.Equal(t, e1.ID, evs[0].ID, "oldest first")
+		require.Equal(t, notify.EventDelivered, evs[0].Type)
+		require.Equal(t, e1.RequestID, evs[0].RequestID)
+		require.Equal(t, t0, evs[0].CreatedAt)
+		require.JSONEq(t, `{"status":"sent"}`, evs[0].PayloadJSON)
+		one, err := tx.PendingEvents(ctx, 1)
+		require.NoError(t, err)
+		require.Len(t, one, 1)
+		return nil
 	})
+}
 
-	t.Run("CreateWebhookDelivery", func(t *testing.T) {
-		ws, w := hookOutbox(t, db)
-		update(t, db, func(ctx context.Context, tx notify.Tx) error {
-			d := &notify.WebhookDelivery{ID: id(), WorkspaceID: ws, WebhookID: w.ID, EventID: id(), EventType: notify.EventDelivered,
-				RequestID: id(), Body: `{"type":"notification.delivered"}`, Status: notify.DeliveryPending,
-				NextAttemptAt: &t0, CreatedAt: t0, UpdatedAt: t0}
-			ok, err := tx.CreateWebhookDelivery(ctx, d)
-			require.NoError(t, err)
-			require.True(t, ok)
-			require.NotZero(t, d.QueueJobID, "its queue job is inserted in the same transaction")
-			dup := *d
-			dup.ID, dup.QueueJobID = id(), 0
-			ok, err = tx.CreateWebhookDelivery(ctx, &dup)
-			require.NoError(t, err)
-			require.False(t, ok, "one delivery per endpoint and event")
-			require.Zero(t, dup.QueueJobID, "a duplicate leaves no job behind")
-			return nil
-		})
+func testMarkEventsDispatched(t *testing.T, db *store.DB) {
+	e1, e2 := twoEvents(t, db)
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		return tx.MarkEventsDispatched(ctx, []string{e1.ID, e2.ID}, t0.Add(time.Second))
 	})
-
-	t.Run("FindWebhookDelivery", func(t *testing.T) {
-		ws, w := hookOutbox(t, db)
-		ws2 := Workspace(t, db)
-		d := hookDelivery(t, db, w, t0)
-		view(t, db, func(ctx context.Context, tx notify.Tx) error {
-			got, err := tx.FindWebhookDelivery(ctx, ws, d.ID)
-			require.NoError(t, err)
-			require.Equal(t, d, got)
-			_, err = tx.FindWebhookDelivery(ctx, ws2, d.ID)
-			require.ErrorIs(t, err, notify.ErrNotFound, "another workspace's delivery")
-			return nil
-		})
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		evs, err := tx.PendingEvents(ctx, 10)
+		require.NoError(t, err)
+		require.Empty(t, evs)
+		return nil
 	})
+}
 
-	t.Run("CreateWebhookTry", func(t *testing.T) {
-		ws, w := hookOutbox(t, db)
-		d := hookDelivery(t, db, w, t0)
-		tries := hookTries(t, db, d)
-		hookDelivery(t, db, w, t0.Add(time.Hour))
-		view(t, db, func(ctx context.Context, tx notify.Tx) error {
-			page, err := tx.FindWebhookDeliveries(ctx, ws, w.ID, notify.DeliveryFilter{Limit: 10})
-			require.NoError(t, err)
-			require.Len(t, page, 2)
-			require.Empty(t, page[0].Tries)
-			require.Equal(t, tries, page[1].Tries, "every try, oldest first")
-			return nil
-		})
+func testCreateWebhookDelivery(t *testing.T, db *store.DB) {
+	_, w := hookOutbox(t, db)
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		d := newHookDelivery(w, t0)
+		ok, err := tx.CreateWebhookDelivery(ctx, d)
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.NotZero(t, d.QueueJobID, "its queue job is inserted in the same transaction")
+		dup := *d
+		dup.ID, dup.QueueJobID = id(), 0
+		ok, err = tx.CreateWebhookDelivery(ctx, &dup)
+		require.NoError(t, err)
+		require.False(t, ok, "one delivery per endpoint and event")
+		require.Zero(t, dup.QueueJobID, "a duplicate leaves no job behind")
+		return nil
 	})
+}
 
-	t.Run("FindWebhookDeliveries", func(t *testing.T) {
-		ws, w := hookOutbox(t, db)
-		ws2 := Workspace(t, db)
-		d := hookDelivery(t, db, w, t0)
-		delivered(t, db, d)
-		d2 := hookDelivery(t, db, w, t0.Add(time.Hour))
-		view(t, db, func(ctx context.Context, tx notify.Tx) error {
-			page, err := tx.FindWebhookDeliveries(ctx, ws, w.ID, notify.DeliveryFilter{Limit: 1})
-			require.NoError(t, err)
-			require.Len(t, page, 1)
-			require.Equal(t, d2.ID, page[0].ID, "newest first")
-			page, err = tx.FindWebhookDeliveries(ctx, ws, w.ID, notify.DeliveryFilter{Limit: 10,
-				Before: &notify.Cursor{At: d2.CreatedAt, ID: d2.ID}})
-			require.NoError(t, err)
-			require.Len(t, page, 1)
-			require.Equal(t, d.ID, page[0].ID)
-			require.Equal(t, notify.DeliveryDelivered, page[0].Status)
-			none, err := tx.FindWebhookDeliveries(ctx, ws2, w.ID, notify.DeliveryFilter{Limit: 10})
-			require.NoError(t, err)
-			require.Empty(t, none)
-			return nil
-		})
+func testFindWebhookDelivery(t *testing.T, db *store.DB) {
+	ws, w := hookOutbox(t, db)
+	ws2 := Workspace(t, db)
+	d := hookDelivery(t, db, w, t0)
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		got, err := tx.FindWebhookDelivery(ctx, ws, d.ID)
+		require.NoError(t, err)
+		require.Equal(t, d, got)
+		_, err = tx.FindWebhookDelivery(ctx, ws2, d.ID)
+		require.ErrorIs(t, err, notify.ErrNotFound, "another workspace's delivery")
+		return nil
 	})
+}
 
-	t.Run("UpdateWebhookDelivery", func(t *testing.T) {
-		ws, w := hookOutbox(t, db)
-		d := hookDelivery(t, db, w, t0)
-		oldJob := d.QueueJobID
-		delivered(t, db, d)
-		require.Equal(t, oldJob, d.QueueJobID)
-		// A requeue replaces the queue job.
-		update(t, db, func(ctx context.Context, tx notify.Tx) error {
-			d.Status, d.RunAttempts, d.FinishedAt = notify.DeliveryPending, 0, nil
-			return tx.UpdateWebhookDelivery(ctx, d, true)
-		})
-		require.NotEqual(t, oldJob, d.QueueJobID)
-		view(t, db, func(ctx context.Context, tx notify.Tx) error {
-			got, err := tx.FindWebhookDelivery(ctx, ws, d.ID)
-			require.NoError(t, err)
-			require.Equal(t, d.QueueJobID, got.QueueJobID)
-			require.Equal(t, notify.DeliveryPending, got.Status)
-			require.Nil(t, got.FinishedAt)
-			return nil
-		})
+func testCreateWebhookTry(t *testing.T, db *store.DB) {
+	ws, w := hookOutbox(t, db)
+	d := hookDelivery(t, db, w, t0)
+	tries := hookTries(t, db, d)
+	hookDelivery(t, db, w, t0.Add(time.Hour))
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		page, err := tx.FindWebhookDeliveries(ctx, ws, w.ID, notify.DeliveryFilter{Limit: 10})
+		require.NoError(t, err)
+		require.Len(t, page, 2)
+		require.Empty(t, page[0].Tries)
+		require.Equal(t, tries, page[1].Tries, "every try, oldest first")
+		return nil
 	})
+}
 
-	t.Run("LockWebhookDelivery", func(t *testing.T) {
-		ws, w := hookOutbox(t, db)
-		ws2 := Workspace(t, db)
-		d := hookDelivery(t, db, w, t0)
-		// Only the workspace's own delivery.
-		update(t, db, func(ctx context.Context, tx notify.Tx) error { return tx.LockWebhookDelivery(ctx, ws, d.ID) })
-		err := db.Update(context.Background(), func(tx notify.Tx) error { return tx.LockWebhookDelivery(context.Background(), ws2, d.ID) })
+func testFindWebhookDeliveries(t *testing.T, db *store.DB) {
+	ws, w := hookOutbox(t, db)
+	ws2 := Workspace(t, db)
+	d := hookDelivery(t, db, w, t0)
+	delivered(t, db, d)
+	d2 := hookDelivery(t, db, w, t0.Add(time.Hour))
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		page, err := tx.FindWebhookDeliveries(ctx, ws, w.ID, notify.DeliveryFilter{Limit: 1})
+		require.NoError(t, err)
+		require.Len(t, page, 1)
+		require.Equal(t, d2.ID, page[0].ID, "newest first")
+		page, err = tx.FindWebhookDeliveries(ctx, ws, w.ID, notify.DeliveryFilter{Limit: 10,
+			Before: &notify.Cursor{At: d2.CreatedAt, ID: d2.ID}})
+		require.NoError(t, err)
+		require.Len(t, page, 1)
+		require.Equal(t, d.ID, page[0].ID)
+		require.Equal(t, notify.DeliveryDelivered, page[0].Status)
+		none, err := tx.FindWebhookDeliveries(ctx, ws2, w.ID, notify.DeliveryFilter{Limit: 10})
+		require.NoError(t, err)
+		require.Empty(t, none)
+		return nil
+	})
+}
+
+func testUpdateWebhookDelivery(t *testing.T, db *store.DB) {
+	ws, w := hookOutbox(t, db)
+	d := hookDelivery(t, db, w, t0)
+	oldJob := d.QueueJobID
+	delivered(t, db, d)
+	require.Equal(t, oldJob, d.QueueJobID)
+	// A requeue replaces the queue job.
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		d.Status, d.RunAttempts, d.FinishedAt = notify.DeliveryPending, 0, nil
+		return tx.UpdateWebhookDelivery(ctx, d, true)
+	})
+	require.NotEqual(t, oldJob, d.QueueJobID)
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		got, err := tx.FindWebhookDelivery(ctx, ws, d.ID)
+		require.NoError(t, err)
+		require.Equal(t, d.QueueJobID, got.QueueJobID)
+		require.Equal(t, notify.DeliveryPending, got.Status)
+		require.Nil(t, got.FinishedAt)
+		return nil
+	})
+}
+
+func testLockWebhookDelivery(t *testing.T, db *store.DB) {
+	ws, w := hookOutbox(t, db)
+	ws2 := Workspace(t, db)
+	d := hookDelivery(t, db, w, t0)
+	// Only the workspace's own delivery.
+	update(t, db, func(ctx context.Context, tx notify.Tx) error { return tx.LockWebhookDelivery(ctx, ws, d.ID) })
+	err := db.Update(context.Background(), func(tx notify.Tx) error { return tx.LockWebhookDelivery(context.Background(), ws2, d.ID) })
+	require.ErrorIs(t, err, notify.ErrNotFound)
+}
+
+// testPruneWebhookHistory: dispatched events and finished deliveries
+// past the cutoffs go.
+func testPruneWebhookHistory(t *testing.T, db *store.DB) {
+	e1, e2 := twoEvents(t, db)
+	ws, w := hookOutbox(t, db)
+	d := hookDelivery(t, db, w, t0) // pending: kept
+	d2 := hookDelivery(t, db, w, t0.Add(time.Hour))
+	e3 := &notify.Event{ID: id(), WorkspaceID: ws, Type: notify.EventCanceled, RequestID: id(), CreatedAt: t0.Add(time.Hour), Payload: map[string]any{}}
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		require.NoError(t, tx.MarkEventsDispatched(ctx, []string{e1.ID, e2.ID}, t0.Add(time.Second)))
+		require.NoError(t, tx.CreateEvent(ctx, e3)) // not dispatched: kept
+		d2.Status, d2.FinishedAt, d2.UpdatedAt = notify.DeliveryFailed, &t0, t0
+		return tx.UpdateWebhookDelivery(ctx, d2, false)
+	})
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		ev, dv, err := tx.PruneWebhookHistory(ctx, t0, t0, 10)
+		require.NoError(t, err)
+		require.Zero(t, ev, "dispatched at t0+1s: not before t0")
+		require.Zero(t, dv)
+		ev, dv, err = tx.PruneWebhookHistory(ctx, t0.Add(time.Hour), t0.Add(time.Second), 1)
+		require.NoError(t, err)
+		require.Equal(t, 1, ev, "bounded by limit")
+		require.Equal(t, 1, dv, "the finished one; the pending one stays")
+		ev, _, err = tx.PruneWebhookHistory(ctx, t0.Add(time.Hour), t0.Add(time.Second), 10)
+		require.NoError(t, err)
+		require.Equal(t, 1, ev)
+		return nil
+	})
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		evs, err := tx.PendingEvents(ctx, 10)
+		require.NoError(t, err)
+		require.Len(t, evs, 1)
+		require.Equal(t, e3.ID, evs[0].ID)
+		_, err = tx.FindWebhookDelivery(ctx, ws, d2.ID)
 		require.ErrorIs(t, err, notify.ErrNotFound)
+		_, err = tx.FindWebhookDelivery(ctx, ws, d.ID)
+		require.NoError(t, err)
+		return nil
 	})
+}
 
-	t.Run("PruneWebhookHistory", func(t *testing.T) {
-		// Dispatched events and finished deliveries past the cutoffs go.
-		db := open(t)
-		e1, e2 := twoEvents(t, db)
-		ws, w := hookOutbox(t, db)
-		d := hookDelivery(t, db, w, t0) // pending: kept
-		d2 := hookDelivery(t, db, w, t0.Add(time.Hour))
-		e3 := &notify.Event{ID: id(), WorkspaceID: ws, Type: notify.EventCanceled, RequestID: id(), CreatedAt: t0.Add(time.Hour), Payload: map[string]any{}}
-		update(t, db, func(ctx context.Context, tx notify.Tx) error {
-			require.NoError(t, tx.MarkEventsDispatched(ctx, []string{e1.ID, e2.ID}, t0.Add(time.Second)))
-			require.NoError(t, tx.CreateEvent(ctx, e3)) // not dispatched: kept
-			d2.Status, d2.FinishedAt, d2.UpdatedAt = notify.DeliveryFailed, &t0, t0
-			return tx.UpdateWebhookDelivery(ctx, d2, false)
-		})
-		update(t, db, func(ctx context.Context, tx notify.Tx) error {
-			ev, dv, err := tx.PruneWebhookHistory(ctx, t0, t0, 10)
-			require.NoError(t, err)
-			require.Zero(t, ev, "dispatched at t0+1s: not before t0")
-			require.Zero(t, dv)
-			ev, dv, err = tx.PruneWebhookHistory(ctx, t0.Add(time.Hour), t0.Add(time.Second), 1)
-			require.NoError(t, err)
-			require.Equal(t, 1, ev, "bounded by limit")
-			require.Equal(t, 1, dv, "the finished one; the pending one stays")
-			ev, _, err = tx.PruneWebhookHistory(ctx, t0.Add(time.Hour), t0.Add(time.Second), 10)
-			require.NoError(t, err)
-			require.Equal(t, 1, ev)
-			return nil
-		})
-		view(t, db, func(ctx context.Context, tx notify.Tx) error {
-			evs, err := tx.PendingEvents(ctx, 10)
-			require.NoError(t, err)
-			require.Len(t, evs, 1)
-			require.Equal(t, e3.ID, evs[0].ID)
-			_, err = tx.FindWebhookDelivery(ctx, ws, d2.ID)
-			require.ErrorIs(t, err, notify.ErrNotFound)
-			_, err = tx.FindWebhookDelivery(ctx, ws, d.ID)
-			require.NoError(t, err)
-			return nil
-		})
-	})
-
-	t.Run("DeleteWebhook", func(t *testing.T) {
-		// Deleting the endpoint removes its deliveries and tries.
-		ws, w := hookOutbox(t, db)
-		d := hookDelivery(t, db, w, t0)
-		hookTries(t, db, d)
-		update(t, db, func(ctx context.Context, tx notify.Tx) error { return tx.DeleteWebhook(ctx, ws, w.ID) })
-		view(t, db, func(ctx context.Context, tx notify.Tx) error {
-			_, err := tx.FindWebhookDelivery(ctx, ws, d.ID)
-			require.ErrorIs(t, err, notify.ErrNotFound)
-			return nil
-		})
+// testDeleteWebhookCascade: deleting the endpoint removes its deliveries
+// and tries.
+func testDeleteWebhookCascade(t *testing.T, db *store.DB) {
+	ws, w := hookOutbox(t, db)
+	d := hookDelivery(t, db, w, t0)
+	hookTries(t, db, d)
+	update(t, db, func(ctx context.Context, tx notify.Tx) error { return tx.DeleteWebhook(ctx, ws, w.ID) })
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		_, err := tx.FindWebhookDelivery(ctx, ws, d.ID)
+		require.ErrorIs(t, err, notify.ErrNotFound)
+		return nil
 	})
 }
