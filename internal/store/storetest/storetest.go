@@ -72,8 +72,8 @@ var tests = map[string]func(t *testing.T, open Opener){
 	"SessionsOfUser":          oneDB(testSessionsOfUser),
 
 	// campaign.go
-	"Campaigns":       oneDB(testCampaigns),
-	"CampaignFanout":  oneDB(testCampaignFanout),
+	"Campaigns":       testCampaigns,
+	"CampaignFanout":  testCampaignFanout,
 	"AcceptManyPlain": oneDB(testAcceptManyPlain),
 
 	// campaignhold.go
