@@ -55,7 +55,7 @@ var tests = map[string]func(t *testing.T, open Opener){
 	"RollbackLeavesNil":     oneDB(testRollback),
 	"BatchIsolatesFailures": oneDB(testBatch),
 	"AcceptRollback":        oneDB(testAcceptRollback),
-	"Limits":                oneDB(testLimits),
+	"Limits":                testLimits,
 	"LockRateCount":         oneDB(testLockRateCount),
 	"RateCountsMany":        oneDB(testRateCountsMany),
 	"OTP":                   oneDB(testOTP),
@@ -78,7 +78,7 @@ var tests = map[string]func(t *testing.T, open Opener){
 
 	// campaignhold.go
 	"CampaignPausedRequests": oneDB(testCampaignPausedRequests),
-	"CampaignRetryFailed":    oneDB(testCampaignRetryFailed),
+	"CampaignRetryFailed":    testCampaignRetryFailed,
 
 	// deadletter.go
 	"ReplayDeadLetters":           oneDB(testReplayDeadLetters),
