@@ -58,7 +58,7 @@ var tests = map[string]func(t *testing.T, open Opener){
 	"Limits":                testLimits,
 	"LockRateCount":         oneDB(testLockRateCount),
 	"RateCountsMany":        oneDB(testRateCountsMany),
-	"OTP":                   oneDB(testOTP),
+	"OTP":                   testOTP,
 
 	// job.go
 	"FindJob":             oneDB(testFindJob),
@@ -131,7 +131,7 @@ var tests = map[string]func(t *testing.T, open Opener){
 	"Sealed": oneDB(testSealed),
 
 	// subscriber.go
-	"Subscribers":                 oneDB(testSubscribers),
+	"Subscribers":                 testSubscribers,
 	"SubscriberUpsert":            oneDB(testSubscriberUpsert),
 	"LiftUnsubscribeSuppressions": oneDB(testLiftUnsubscribeSuppressions),
 	"LockSubscriber":              oneDB(testLockSubscriber),
