@@ -87,7 +87,7 @@ var tests = map[string]func(t *testing.T, open Opener){
 
 	// delivery.go
 	"DeliveryClaim":    oneDB(testDeliveryClaim),
-	"DeliverySettle":   oneDB(testDeliverySettle),
+	"DeliverySettle":   testDeliverySettle,
 	"DeliveryBreakers": oneDB(testDeliveryBreakers),
 	"DeliveryMany":     oneDB(testDeliveryMany),
 	"OpenJobs":         oneDB(testOpenJobs),
