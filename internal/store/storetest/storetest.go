@@ -100,10 +100,10 @@ var tests = map[string]func(t *testing.T, open Opener){
 	"OTPFraudCountsConcurrent": oneDB(testOTPFraudCountsConcurrent),
 
 	// invitation.go
-	"Invitations": oneDB(testInvitations),
+	"Invitations": testInvitations,
 
 	// layout.go
-	"Layouts": oneDB(testLayouts),
+	"Layouts": testLayouts,
 
 	// limit.go
 	"DispatchTarget": oneDB(testDispatchTarget),
