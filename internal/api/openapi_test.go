@@ -7,11 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	spec "github.com/notifyd/notifyd/api"
 	"github.com/notifyd/notifyd/internal/service"
+	"github.com/notifyd/notifyd/openapi"
 )
 
-// openAPIOp is what the test reads of one operation of api/openapi.yaml.
+// openAPIOp is what the test reads of one operation of openapi/openapi.yaml.
 type openAPIOp struct {
 	roles      []string // x-roles, nil when absent
 	scope      string   // x-scope
@@ -99,21 +99,21 @@ func scanOpenAPI(t *testing.T, doc []byte) map[string]*openAPIOp {
 }
 
 func TestOpenAPIVersion(t *testing.T) {
-	for line := range strings.SplitSeq(string(spec.OpenAPI), "\n") {
+	for line := range strings.SplitSeq(string(openapi.OpenAPI), "\n") {
 		if strings.TrimRight(line, " \r") == "openapi: 3.1.0" {
 			return
 		}
 	}
-	t.Fatal("api/openapi.yaml does not declare openapi: 3.1.0")
+	t.Fatal("openapi/openapi.yaml does not declare openapi: 3.1.0")
 }
 
 // TestOpenAPICoversRoutes fails when a route of the route table is missing
-// from api/openapi.yaml, or documented with other roles, scope or
+// from openapi/openapi.yaml, or documented with other roles, scope or
 // authentication than the table gives it.
 func TestOpenAPICoversRoutes(t *testing.T) {
-	ops := scanOpenAPI(t, spec.OpenAPI)
+	ops := scanOpenAPI(t, openapi.OpenAPI)
 	if len(ops) == 0 {
-		t.Fatal("no operations found in the paths section of api/openapi.yaml")
+		t.Fatal("no operations found in the paths section of openapi/openapi.yaml")
 	}
 	a := New(Options{Service: service.New(service.Options{}), BaseURL: "http://x"})
 	routes := a.Routes()
@@ -124,7 +124,7 @@ func TestOpenAPICoversRoutes(t *testing.T) {
 		key := rt.Method + " " + rt.Path
 		op := ops[key]
 		if op == nil {
-			t.Errorf("%s is registered but not documented in api/openapi.yaml", key)
+			t.Errorf("%s is registered but not documented in openapi/openapi.yaml", key)
 			continue
 		}
 		switch rt.auth {
@@ -137,24 +137,24 @@ func TestOpenAPICoversRoutes(t *testing.T) {
 			slices.Sort(want)
 			slices.Sort(got)
 			if op.roles == nil {
-				t.Errorf("%s: api/openapi.yaml has no x-roles; the route table allows %v", key, want)
+				t.Errorf("%s: openapi/openapi.yaml has no x-roles; the route table allows %v", key, want)
 			} else if !slices.Equal(got, want) {
-				t.Errorf("%s: api/openapi.yaml x-roles %v, the route table allows %v", key, got, want)
+				t.Errorf("%s: openapi/openapi.yaml x-roles %v, the route table allows %v", key, got, want)
 			}
 		case authSigned:
 			if !op.hasScope || op.scope != rt.Scope {
-				t.Errorf("%s: api/openapi.yaml x-scope %q, the route table requires %q", key, op.scope, rt.Scope)
+				t.Errorf("%s: openapi/openapi.yaml x-scope %q, the route table requires %q", key, op.scope, rt.Scope)
 			}
 		case authPublic:
 			if !op.publicAuth {
-				t.Errorf("%s: public route, but api/openapi.yaml does not declare security: []", key)
+				t.Errorf("%s: public route, but openapi/openapi.yaml does not declare security: []", key)
 			}
 		}
 		if rt.auth != authDashboard && op.roles != nil {
-			t.Errorf("%s: api/openapi.yaml has x-roles but the route needs no role", key)
+			t.Errorf("%s: openapi/openapi.yaml has x-roles but the route needs no role", key)
 		}
 		if rt.auth != authSigned && op.hasScope {
-			t.Errorf("%s: api/openapi.yaml has x-scope but the route is not signed", key)
+			t.Errorf("%s: openapi/openapi.yaml has x-scope but the route is not signed", key)
 		}
 	}
 }

@@ -20,8 +20,7 @@ import (
 
 	"github.com/riverqueue/river"
 
-	"github.com/notifyd/notifyd/api"
-	apipkg "github.com/notifyd/notifyd/internal/api"
+	"github.com/notifyd/notifyd/internal/api"
 	"github.com/notifyd/notifyd/internal/bounce"
 	"github.com/notifyd/notifyd/internal/config"
 	"github.com/notifyd/notifyd/internal/delivery"
@@ -37,6 +36,7 @@ import (
 	"github.com/notifyd/notifyd/internal/store"
 	"github.com/notifyd/notifyd/internal/web"
 	"github.com/notifyd/notifyd/internal/worker"
+	"github.com/notifyd/notifyd/openapi"
 )
 
 // Daemon is one running notifyd process.
@@ -322,10 +322,10 @@ func (d *Daemon) listen() error {
 	if _, port, _ := net.SplitHostPort(d.Config.Addr); port == "0" {
 		d.Config.BaseURL = "http://" + ln.Addr().String()
 	}
-	a := apipkg.New(apipkg.Options{Service: d.Service, BaseURL: d.Config.BaseURL, Logger: d.Logger, Limits: d.Metrics.Limits,
+	a := api.New(api.Options{Service: d.Service, BaseURL: d.Config.BaseURL, Logger: d.Logger, Limits: d.Metrics.Limits,
 		TrustedProxies: d.Config.TrustedProxies})
 	console := web.New(web.Options{Service: d.Service, BaseURL: d.Config.BaseURL, Logger: d.Logger, ClientAddr: a.ClientAddr})
-	h := server.Handler(server.Options{API: a, Metrics: d.Metrics, Logger: d.Logger, Ready: d.ready, OpenAPI: api.OpenAPI,
+	h := server.Handler(server.Options{API: a, Metrics: d.Metrics, Logger: d.Logger, Ready: d.ready, OpenAPI: openapi.OpenAPI,
 		Extra: server.Merge(console.Handlers(), a.PublicHandlers()), NoMetrics: d.Config.MetricsAddr != ""})
 	d.http = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second,
 		WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second, ErrorLog: slog.NewLogLogger(d.Logger.Handler(), slog.LevelWarn)}

@@ -22,7 +22,7 @@ type breakers struct {
 }
 
 type breakerState struct {
-	cur      dispatch.Breaker
+	cur      notify.BreakerRecord
 	outcomes []breakerOutcome // recorded by this run, in order
 }
 
@@ -34,7 +34,7 @@ type breakerOutcome struct {
 func newBreakers(recs map[string]*notify.BreakerRecord) *breakers {
 	bs := &breakers{m: map[string]*breakerState{}}
 	for id, r := range recs {
-		bs.m[id] = &breakerState{cur: toBreaker(r)}
+		bs.m[id] = &breakerState{cur: *r}
 	}
 	return bs
 }
@@ -42,7 +42,7 @@ func newBreakers(recs map[string]*notify.BreakerRecord) *breakers {
 func (bs *breakers) state(id string) *breakerState {
 	st := bs.m[id]
 	if st == nil {
-		st = &breakerState{cur: dispatch.Breaker{State: dispatch.Closed}}
+		st = &breakerState{cur: notify.BreakerRecord{ProviderAccountID: id, State: notify.BreakerClosed}}
 		bs.m[id] = st
 	}
 	return st
@@ -63,8 +63,9 @@ func (bs *breakers) allow(p dispatch.BreakerPolicy, id string, now time.Time) (a
 		return false, nil
 	}
 	if next != st.cur {
+		next.UpdatedAt = now
 		st.cur = next
-		claimed = fromBreaker(id, next, now)
+		claimed = &next
 	}
 	return true, claimed
 }
@@ -131,27 +132,17 @@ func (bs *breakers) save(ctx context.Context, tx notify.Tx, p dispatch.BreakerPo
 		return err
 	}
 	for _, id := range mixed {
-		b := dispatch.Breaker{State: dispatch.Closed}
+		b := notify.BreakerRecord{ProviderAccountID: id, State: notify.BreakerClosed}
 		if r := fresh[id]; r != nil {
-			b = toBreaker(r)
+			b = *r
 		}
-		last := now
-		for _, o := range bs.m[id].outcomes {
-			b, last = p.Record(b, o.success, o.at), o.at
+		for _, o := range bs.m[id].outcomes { // mixed: at least one
+			b = p.Record(b, o.success, o.at)
+			b.UpdatedAt = o.at
 		}
-		if err := tx.PutBreaker(ctx, fromBreaker(id, b, last)); err != nil {
+		if err := tx.PutBreaker(ctx, &b); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-func toBreaker(b *notify.BreakerRecord) dispatch.Breaker {
-	st, _ := dispatch.ParseState(b.State)
-	return dispatch.Breaker{State: st, Failures: b.Failures, OpenedUntil: b.OpenedUntil, TrialInFlight: b.TrialInFlight}
-}
-
-func fromBreaker(id string, x dispatch.Breaker, now time.Time) *notify.BreakerRecord {
-	return &notify.BreakerRecord{ProviderAccountID: id, State: x.State.String(), Failures: x.Failures, OpenedUntil: x.OpenedUntil,
-		TrialInFlight: x.TrialInFlight, UpdatedAt: now}
 }

@@ -1,62 +1,14 @@
 package dispatch
 
 import (
-	"fmt"
 	"time"
+
+	"github.com/notifyd/notifyd/internal/notify"
 )
 
-// State is a circuit breaker state (SPEC "Circuit breaker"). The zero value
-// is Closed, so a zero Breaker is a healthy account.
-type State int
-
-// The three breaker states.
-const (
-	Closed   State = iota // normal; failures are counted
-	Open                  // attempts are skipped with circuit_open until OpenedUntil
-	HalfOpen              // one trial attempt is let through
-)
-
-// String returns the state name SPEC and the dashboard use.
-func (s State) String() string {
-	switch s {
-	case Closed:
-		return "CLOSED"
-	case Open:
-		return "OPEN"
-	case HalfOpen:
-		return "HALF_OPEN"
-	}
-	return fmt.Sprintf("State(%d)", int(s))
-}
-
-// ParseState reads a name produced by String, for breakers kept in storage.
-func ParseState(s string) (State, error) {
-	switch s {
-	case "CLOSED":
-		return Closed, nil
-	case "OPEN":
-		return Open, nil
-	case "HALF_OPEN":
-		return HalfOpen, nil
-	}
-	return 0, fmt.Errorf("dispatch: unknown breaker state %q", s)
-}
-
-// Breaker is the circuit state of one provider account as a plain value, so
-// it can be kept in memory or in a database row and its transitions tested
-// without clocks or goroutines. Transitions are made only by BreakerPolicy.
-//
-// OpenedUntil means: in Open, the end of the open period; in HalfOpen with
-// a trial in flight, the deadline after which the trial counts as lost.
-type Breaker struct {
-	State         State
-	Failures      int // consecutive failures
-	OpenedUntil   time.Time
-	TrialInFlight bool
-}
-
-// BreakerPolicy holds the breaker's thresholds; DefaultBreakerPolicy has
-// SPEC's values. Non-positive fields mean the defaults.
+// BreakerPolicy makes every transition of a circuit (notify.BreakerRecord)
+// and holds its thresholds; DefaultBreakerPolicy has SPEC's values.
+// Non-positive fields mean the defaults.
 type BreakerPolicy struct {
 	Threshold int           // consecutive failures that open the circuit
 	OpenFor   time.Duration // how long it stays open (and how long a trial may take)
@@ -97,21 +49,21 @@ func (p BreakerPolicy) norm() BreakerPolicy {
 //     died or its result was never recorded) and a new trial is allowed,
 //     so the account cannot stay stuck in HalfOpen.
 //   - HalfOpen without a trial (as loaded from storage): allowed as the trial.
-func (p BreakerPolicy) Allow(b Breaker, now time.Time) (allowed bool, next Breaker) {
+func (p BreakerPolicy) Allow(b notify.BreakerRecord, now time.Time) (allowed bool, next notify.BreakerRecord) {
 	p = p.norm()
 	switch b.State {
-	case Open:
+	case notify.BreakerOpen:
 		if now.Before(b.OpenedUntil) {
 			return false, b
 		}
-	case HalfOpen:
+	case notify.BreakerHalfOpen:
 		if b.TrialInFlight && now.Before(b.OpenedUntil) {
 			return false, b
 		}
 	default:
 		return true, b
 	}
-	b.State = HalfOpen
+	b.State = notify.BreakerHalfOpen
 	b.TrialInFlight = true
 	b.OpenedUntil = now.Add(p.OpenFor)
 	return true, b
@@ -129,21 +81,22 @@ func (p BreakerPolicy) Allow(b Breaker, now time.Time) (allowed bool, next Break
 //     decide): Open again for a full OpenFor.
 //   - Failure in Open (an attempt begun before the circuit opened): the
 //     counter grows, the open period is not extended.
-func (p BreakerPolicy) Record(b Breaker, success bool, now time.Time) Breaker {
+func (p BreakerPolicy) Record(b notify.BreakerRecord, success bool, now time.Time) notify.BreakerRecord {
 	p = p.norm()
-	if success {
-		return Breaker{State: Closed}
-	}
-	b.Failures++
-	switch b.State {
-	case HalfOpen:
-		return Breaker{State: Open, Failures: b.Failures, OpenedUntil: now.Add(p.OpenFor)}
-	case Open:
+	// The account and UpdatedAt stay as given; the caller stamps the time.
+	move := func(st notify.BreakerState, failures int, until time.Time) notify.BreakerRecord {
+		b.State, b.Failures, b.OpenedUntil, b.TrialInFlight = st, failures, until, false
 		return b
-	default:
-		if b.Failures >= p.Threshold {
-			return Breaker{State: Open, Failures: b.Failures, OpenedUntil: now.Add(p.OpenFor)}
-		}
-		return Breaker{State: Closed, Failures: b.Failures}
 	}
+	if success {
+		return move(notify.BreakerClosed, 0, time.Time{})
+	}
+	switch {
+	case b.State == notify.BreakerOpen:
+		b.Failures++
+		return b
+	case b.State == notify.BreakerHalfOpen || b.Failures+1 >= p.Threshold:
+		return move(notify.BreakerOpen, b.Failures+1, now.Add(p.OpenFor))
+	}
+	return move(notify.BreakerClosed, b.Failures+1, time.Time{})
 }

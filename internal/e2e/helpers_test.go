@@ -281,21 +281,10 @@ func (e *env) callProblem(t testing.TB, c *client.Client, method, path string, b
 	return e.requireProblem(t, do(t, c, method, path, body), status, code, path)
 }
 
-// auditEntry is one audit log entry.
-type auditEntry struct {
-	ID          string         `json:"id"`
-	ActorUserID *string        `json:"actorUserId"`
-	Action      string         `json:"action"`
-	TargetType  string         `json:"targetType"`
-	TargetID    string         `json:"targetId"`
-	Payload     map[string]any `json:"payload"`
-	CreatedAt   string         `json:"createdAt"`
-}
-
 type auditPage struct {
-	Logs    []auditEntry `json:"logs"`
-	Cursor  *string      `json:"cursor"`
-	HasNext bool         `json:"hasNext"`
+	Logs    []notifytest.AuditEntry `json:"logs"`
+	Cursor  *string                 `json:"cursor"`
+	HasNext bool                    `json:"hasNext"`
 }
 
 // audit lists the audit log with a raw query string.
@@ -311,7 +300,7 @@ func audit(t testing.TB, c *client.Client, query string) auditPage {
 }
 
 // requireAudit finds the newest entry with action and target id.
-func requireAudit(t testing.TB, c *client.Client, action, targetID string) auditEntry {
+func requireAudit(t testing.TB, c *client.Client, action, targetID string) notifytest.AuditEntry {
 	t.Helper()
 	for _, l := range audit(t, c, "limit=200&action="+action).Logs {
 		if l.TargetID == targetID {
@@ -320,11 +309,11 @@ func requireAudit(t testing.TB, c *client.Client, action, targetID string) audit
 		}
 	}
 	require.Failf(t, "audit entry missing", "%s on %s", action, targetID)
-	return auditEntry{}
+	return notifytest.AuditEntry{}
 }
 
 // auditCount counts entries with action (at most 200).
 func auditCount(t testing.TB, c *client.Client, action string) int {
 	t.Helper()
-	return len(audit(t, c, "limit=200&action="+action).Logs)
+	return len(notifytest.Audit(t, c, action))
 }

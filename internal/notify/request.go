@@ -118,16 +118,6 @@ type DeadLetter struct {
 	AttemptsMade int
 }
 
-// BreakerRecord is the shared state of one provider account's circuit.
-type BreakerRecord struct {
-	ProviderAccountID string
-	State             string
-	Failures          int
-	OpenedUntil       time.Time
-	TrialInFlight     bool
-	UpdatedAt         time.Time
-}
-
 // Template is a reusable message with versions.
 type Template struct {
 	ID                     string

@@ -23,6 +23,8 @@ type Env struct {
 	Workspace string
 	Email     string
 	Password  string
+	// now is the service clock (nil: time.Now); API keys sign with it.
+	now func() time.Time
 }
 
 // Option changes the daemon configuration before start.
@@ -86,7 +88,7 @@ func StartDaemonAt(t testing.TB, now func() time.Time, opts ...Option) *Env {
 	c := client.New(d.URL())
 	c.Token = res.AccessToken
 	return &Env{Daemon: d, Sim: sim, SimURL: simSrv.URL, Owner: c, Workspace: res.WorkspaceID,
-		Email: res.Email, Password: res.Password}
+		Email: res.Email, Password: res.Password, now: now}
 }
 
 // NewWorkspace bootstraps another workspace with its own owner and returns

@@ -71,3 +71,10 @@ func DashboardCall(t testing.TB, c *client.Client, method, path string, body any
 	}
 	return r
 }
+
+// DashboardProblem sends a dashboard request as c that must fail with
+// status (see DashboardCall) and answers its problem.
+func DashboardProblem(t testing.TB, c *client.Client, method, path string, body any, status int) client.Problem {
+	t.Helper()
+	return DashboardCall(t, c, method, path, body, status).Problem()
+}

@@ -21,12 +21,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	spec "github.com/notifyd/notifyd/api"
-	apipkg "github.com/notifyd/notifyd/internal/api"
+	"github.com/notifyd/notifyd/internal/api"
 	"github.com/notifyd/notifyd/internal/metrics"
 	"github.com/notifyd/notifyd/internal/notifytest"
 	"github.com/notifyd/notifyd/internal/server"
 	"github.com/notifyd/notifyd/internal/web"
+	"github.com/notifyd/notifyd/openapi"
 )
 
 // front is the whole HTTP front over a running daemon's service, with its
@@ -44,12 +44,12 @@ func newFront(t *testing.T) *front {
 	env := notifytest.StartDaemon(t)
 	logs := &notifytest.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	a := apipkg.New(apipkg.Options{Service: env.Daemon.Service, BaseURL: "http://notifyd.test", Logger: log})
+	a := api.New(api.Options{Service: env.Daemon.Service, BaseURL: "http://notifyd.test", Logger: log})
 	m := metrics.New()
 	// The public pages live in internal/web.
 	extra := server.Merge(web.New(web.Options{Service: env.Daemon.Service, Logger: log}).Handlers(), a.PublicHandlers())
 	h := server.Handler(server.Options{API: a, Metrics: m, Logger: log, Ready: env.Daemon.DB.Ping,
-		OpenAPI: spec.OpenAPI, Extra: extra})
+		OpenAPI: openapi.OpenAPI, Extra: extra})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return &front{env: env, h: h, srv: srv, metrics: m, logs: logs}
@@ -268,7 +268,7 @@ func TestBodyIsNotReadBeforeAuthentication(t *testing.T) {
 			f.h.ServeHTTP(rec, req)
 			require.Equal(t, tc.status, rec.Code, rec.Body.String())
 			if tc.detail != "" {
-				var p apipkg.Problem
+				var p api.Problem
 				require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &p))
 				require.Equal(t, tc.detail, p.Detail)
 			}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/notifyd/notifyd/internal/dispatch"
 	"github.com/notifyd/notifyd/internal/notify"
 )
 
@@ -153,7 +152,7 @@ func (s *Service) Overview(ctx context.Context, a *Actor) (*Overview, error) {
 		}
 		bs, err := tx.FindBreakers(ctx, ids)
 		for _, p := range ps {
-			if b := bs[p.ID]; b != nil && b.State != dispatch.Closed.String() {
+			if b := bs[p.ID]; b != nil && b.State != notify.BreakerClosed {
 				o.OpenBreakers = append(o.OpenBreakers, p)
 			}
 		}

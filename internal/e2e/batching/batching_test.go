@@ -32,95 +32,8 @@ type bundle struct {
 func setup(t *testing.T) *bundle {
 	t.Helper()
 	env := notifytest.StartDaemon(t)
-	key, _, err := env.Owner.CreateAPIKey(ctx, "test", "notifications:send", "notifications:read", "otp:send", "otp:verify")
-	require.NoError(t, err)
+	key, _ := env.APIKey(t, "test", "notifications:send", "notifications:read", "otp:send", "otp:verify")
 	return &bundle{env: env, key: key}
-}
-
-func (b *bundle) dash(t *testing.T, method, path string, body any) *client.Response {
-	t.Helper()
-	r, err := b.env.Owner.Dashboard(ctx, method, path, body)
-	require.NoError(t, err)
-	return r
-}
-
-// provider registers a provider of kind against the simulator and routes
-// its channel to it.
-func (b *bundle) provider(t *testing.T, kind, channel string, cfg map[string]string) string {
-	t.Helper()
-	cfg["base_url"] = b.env.SimURL
-	r := b.dash(t, "POST", "/v1/providers", map[string]any{"providerKind": kind, "displayName": kind, "configJson": cfg})
-	require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
-	var out struct {
-		Provider struct {
-			ID string `json:"id"`
-		} `json:"provider"`
-	}
-	require.NoError(t, r.Decode(&out))
-	r = b.dash(t, "PUT", "/v1/routes", map[string]any{"routes": []map[string]any{
-		{"channel": channel, "providerAccountId": out.Provider.ID, "priority": 1}}})
-	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
-	return out.Provider.ID
-}
-
-func solapi() map[string]string {
-	return map[string]string{"vendorb_api_key": "k", "vendorb_api_secret": "s", "vendorb_sender": "0212345678"}
-}
-
-func aligo() map[string]string {
-	return map[string]string{"vendora_user_id": "u", "vendora_api_key": "k", "vendora_sender": "0212345678"}
-}
-
-func sms(to, text string) map[string]any {
-	return map[string]any{"channel": "sms", "recipient": map[string]any{"address": to}, "content": map[string]any{"text": text}}
-}
-
-// bulk queues items in one call and returns the request ids in order.
-func (b *bundle) bulk(t *testing.T, items []any) []string {
-	t.Helper()
-	r, err := b.key.Signed(ctx, "POST", "/v1/notifications/bulk", map[string]any{"items": items})
-	require.NoError(t, err)
-	require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
-	var out struct {
-		Items []struct {
-			RequestID string `json:"requestId"`
-		} `json:"items"`
-	}
-	require.NoError(t, r.Data(&out))
-	ids := make([]string, len(out.Items))
-	for i, it := range out.Items {
-		ids[i] = it.RequestID
-	}
-	return ids
-}
-
-type attempt struct {
-	Status            string  `json:"status"`
-	FailureCode       *string `json:"failureCode"`
-	ProviderMessageID *string `json:"providerMessageId"`
-}
-
-type request struct {
-	Status   string    `json:"status"`
-	Attempts []attempt `json:"attempts"`
-}
-
-// wait polls the status lookup until the request is terminal.
-func (b *bundle) wait(t *testing.T, id string) request {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		r, err := b.key.Signed(ctx, "GET", "/v1/notifications/"+id, nil)
-		require.NoError(t, err)
-		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
-		var out request
-		require.NoError(t, r.Data(&out))
-		if out.Status == "sent" || out.Status == "failed" {
-			return out
-		}
-		require.True(t, time.Now().Before(deadline), "request %s still %s", id, out.Status)
-		time.Sleep(25 * time.Millisecond)
-	}
 }
 
 // call is the providerCall of one dashboard attempt record.
@@ -134,16 +47,14 @@ type call struct {
 // providerCall returns the providerCall of the request's only attempt.
 func (b *bundle) providerCall(t *testing.T, requestID string) call {
 	t.Helper()
-	r := b.dash(t, "GET", "/v1/attempts?requestId="+requestID, nil)
-	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
-	var out struct {
+	r := notifytest.Dash(t, b.env.Owner, "GET", "/v1/attempts?requestId="+requestID, nil)
+	out := notifytest.Decode[struct {
 		Attempts []struct {
 			Request struct {
 				ProviderCall call `json:"providerCall"`
 			} `json:"request"`
 		} `json:"attempts"`
-	}
-	require.NoError(t, r.Decode(&out))
+	}](t, r, http.StatusOK)
 	require.Len(t, out.Attempts, 1)
 	return out.Attempts[0].Request.ProviderCall
 }
@@ -178,13 +89,13 @@ func (b *bundle) metric(t *testing.T, prefix string) string {
 func TestQueuedSendsShareVendorCalls(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.provider(t, "vendorb_sms", "sms", solapi())
+	b.env.SimRoute(t, "sms", "vendorb_sms", nil)
 	const n = 30
 	items := make([]any, n)
 	for i := range items {
-		items[i] = sms(fmt.Sprintf("0109999%04d", i), fmt.Sprintf("batched %d", i))
+		items[i] = notifytest.SMS(fmt.Sprintf("0109999%04d", i), fmt.Sprintf("batched %d", i))
 	}
-	ids := b.bulk(t, items)
+	ids := notifytest.Bulk(t, b.key, items)
 	byTo := map[string]string{}
 	for _, m := range b.waitSim(t, "vendorb_sms", n) {
 		byTo[m.To] = m.ID
@@ -193,7 +104,7 @@ func TestQueuedSendsShareVendorCalls(t *testing.T) {
 	require.Less(t, len(groups), n/3, "30 queued sends within one window need only a few calls")
 	sizes := 0
 	for i, id := range ids {
-		o := b.wait(t, id)
+		o := notifytest.Wait(t, b.key, id)
 		require.Equal(t, "sent", o.Status)
 		require.Len(t, o.Attempts, 1)
 		require.Equal(t, "success", o.Attempts[0].Status)
@@ -230,16 +141,16 @@ func (b *bundle) waitSim(t *testing.T, kind string, n int) []simulator.Message {
 func TestPartialBatchFailure(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	cfg := solapi()
+	cfg := b.env.SimConfig("vendorb_sms", nil)
 	cfg["dispatch_batch_window_ms"] = "2000" // all three join, even on a loaded machine
-	b.provider(t, "vendorb_sms", "sms", cfg)
-	ids := b.bulk(t, []any{sms("01055550001", "one"), sms("0105", "bad number"), sms("01055550003", "three")})
-	bad := b.wait(t, ids[1])
+	b.env.SimRoute(t, "sms", "vendorb_sms", cfg)
+	ids := notifytest.Bulk(t, b.key, []any{notifytest.SMS("01055550001", "one"), notifytest.SMS("0105", "bad number"), notifytest.SMS("01055550003", "three")})
+	bad := notifytest.Wait(t, b.key, ids[1])
 	require.Equal(t, "failed", bad.Status)
 	require.Len(t, bad.Attempts, 1)
 	require.Equal(t, "invalid_request", *bad.Attempts[0].FailureCode)
 	for _, id := range []string{ids[0], ids[2]} {
-		require.Equal(t, "sent", b.wait(t, id).Status)
+		require.Equal(t, "sent", notifytest.Wait(t, b.key, id).Status)
 	}
 	groups := calls(b.env.Sim, "vendorb_sms")
 	require.Len(t, groups, 1, "one call carried all three")
@@ -251,18 +162,18 @@ func TestPartialBatchFailure(t *testing.T) {
 func TestConfigOverrides(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	cfg := aligo()
+	cfg := b.env.SimConfig("vendora_sms", nil)
 	cfg["dispatch_max_batch_size"] = "4"
 	cfg["dispatch_batch_window_ms"] = "1500"
 	cfg["dispatch_max_requests_per_second"] = "0"
-	b.provider(t, "vendora_sms", "sms", cfg)
+	b.env.SimRoute(t, "sms", "vendora_sms", cfg)
 	items := make([]any, 10)
 	for i := range items {
-		items[i] = sms(fmt.Sprintf("0108888%04d", i), fmt.Sprintf("override %d", i))
+		items[i] = notifytest.SMS(fmt.Sprintf("0108888%04d", i), fmt.Sprintf("override %d", i))
 	}
-	ids := b.bulk(t, items)
+	ids := notifytest.Bulk(t, b.key, items)
 	for _, id := range ids {
-		require.Equal(t, "sent", b.wait(t, id).Status)
+		require.Equal(t, "sent", notifytest.Wait(t, b.key, id).Status)
 	}
 	sizes := map[int]int{}
 	for _, g := range calls(b.env.Sim, "vendora_sms") {
@@ -279,25 +190,25 @@ func TestConfigOverrides(t *testing.T) {
 func TestConfigOverrideNotValidated(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	cfg := aligo()
+	cfg := b.env.SimConfig("vendora_sms", nil)
 	cfg["dispatch_max_requests_per_second"] = "-1"
 	cfg["dispatch_batch_window_ms"] = "soon"
 	cfg["dispatch_max_batch_size"] = "0"
-	id := b.provider(t, "vendora_sms", "sms", cfg)
-	r := b.dash(t, "POST", "/v1/providers", map[string]any{"providerKind": "maily_email", "displayName": "ses",
+	id := b.env.SimRoute(t, "sms", "vendora_sms", cfg)
+	r := notifytest.Dash(t, b.env.Owner, "POST", "/v1/providers", map[string]any{"providerKind": "maily_email", "displayName": "ses",
 		"configJson": map[string]string{"dispatch_max_batch_size": "50"}})
 	require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
 	cfg["dispatch_batch_window_ms"] = "60001"
-	r = b.dash(t, "PATCH", "/v1/providers/"+id, map[string]any{"configJson": cfg})
+	r = notifytest.Dash(t, b.env.Owner, "PATCH", "/v1/providers/"+id, map[string]any{"configJson": cfg})
 	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
 
 	// The sends still go, batched with the defaults (800 ms window, one call).
 	cfg["dispatch_batch_window_ms"] = "soon"
-	r = b.dash(t, "PATCH", "/v1/providers/"+id, map[string]any{"configJson": cfg})
+	r = notifytest.Dash(t, b.env.Owner, "PATCH", "/v1/providers/"+id, map[string]any{"configJson": cfg})
 	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
-	ids := b.bulk(t, []any{sms("01077770011", "a"), sms("01077770012", "b"), sms("01077770013", "c")})
+	ids := notifytest.Bulk(t, b.key, []any{notifytest.SMS("01077770011", "a"), notifytest.SMS("01077770012", "b"), notifytest.SMS("01077770013", "c")})
 	for _, id := range ids {
-		require.Equal(t, "sent", b.wait(t, id).Status)
+		require.Equal(t, "sent", notifytest.Wait(t, b.key, id).Status)
 	}
 	sizes := map[int]int{}
 	for _, g := range calls(b.env.Sim, "vendora_sms") {
@@ -312,10 +223,10 @@ func TestConfigOverrideNotValidated(t *testing.T) {
 func TestSynchronousSendsSkipWindow(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	cfg := aligo()
+	cfg := b.env.SimConfig("vendora_sms", nil)
 	cfg["dispatch_batch_window_ms"] = "5000"
-	id := b.provider(t, "vendora_sms", "sms", cfg)
-	queued := b.bulk(t, []any{sms("01077770001", "queued")})
+	id := b.env.SimRoute(t, "sms", "vendora_sms", cfg)
+	queued := notifytest.Bulk(t, b.key, []any{notifytest.SMS("01077770001", "queued")})
 
 	start := time.Now()
 	r, err := b.key.Signed(ctx, "POST", "/v1/otp", map[string]any{"channel": "sms", "to": "01077770002"})
@@ -325,14 +236,14 @@ func TestSynchronousSendsSkipWindow(t *testing.T) {
 	require.Len(t, b.env.Sim.Messages("vendora_sms", "01077770002", 0), 1)
 
 	start = time.Now()
-	r = b.dash(t, "POST", "/v1/providers/"+id+"/test-send", map[string]any{"mode": "test",
+	r = notifytest.Dash(t, b.env.Owner, "POST", "/v1/providers/"+id+"/test-send", map[string]any{"mode": "test",
 		"recipient": map[string]any{"address": "01077770003"}, "content": map[string]any{"text": "test"}})
 	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
 	require.Less(t, time.Since(start), 1500*time.Millisecond, "a test-send waits for no batch window")
 	require.Len(t, b.env.Sim.Messages("vendora_sms", "01077770003", 0), 1)
 
 	require.Empty(t, b.env.Sim.Messages("vendora_sms", "01077770001", 0), "the queued send still waits for its window")
-	require.Equal(t, "sent", b.wait(t, queued[0]).Status)
+	require.Equal(t, "sent", notifytest.Wait(t, b.key, queued[0]).Status)
 	require.Equal(t, "2", b.metric(t, `notifyd_batch_flushes_total{kind="vendora_sms",reason="sync"}`))
 }
 
@@ -341,17 +252,17 @@ func TestSynchronousSendsSkipWindow(t *testing.T) {
 func TestRequestsPerSecondOverride(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	cfg := solapi()
+	cfg := b.env.SimConfig("vendorb_sms", nil)
 	cfg["dispatch_max_batch_size"] = "2"
 	cfg["dispatch_batch_window_ms"] = "0"
 	cfg["dispatch_max_requests_per_second"] = "4"
-	b.provider(t, "vendorb_sms", "sms", cfg)
+	b.env.SimRoute(t, "sms", "vendorb_sms", cfg)
 	items := make([]any, 10)
 	for i := range items {
-		items[i] = sms(fmt.Sprintf("0106666%04d", i), fmt.Sprintf("capped %d", i))
+		items[i] = notifytest.SMS(fmt.Sprintf("0106666%04d", i), fmt.Sprintf("capped %d", i))
 	}
-	for _, id := range b.bulk(t, items) {
-		require.Equal(t, "sent", b.wait(t, id).Status)
+	for _, id := range notifytest.Bulk(t, b.key, items) {
+		require.Equal(t, "sent", notifytest.Wait(t, b.key, id).Status)
 	}
 	var at []time.Time
 	for _, g := range calls(b.env.Sim, "vendorb_sms") {
@@ -376,20 +287,18 @@ func TestRequestsPerSecondOverride(t *testing.T) {
 func TestBacklogBeyondBudgetSnoozes(t *testing.T) {
 	t.Parallel()
 	env := notifytest.StartDaemon(t, notifytest.WithQueueJobAttempts(1), notifytest.WithJobRescueAfter(3*time.Second))
-	key, _, err := env.Owner.CreateAPIKey(ctx, "test", "notifications:send", "notifications:read")
-	require.NoError(t, err)
-	b := &bundle{env: env, key: key}
-	cfg := solapi()
+	b := &bundle{env: env, key: env.SendKey(t)}
+	cfg := b.env.SimConfig("vendorb_sms", nil)
 	cfg["dispatch_max_batch_size"] = "1"
 	cfg["dispatch_batch_window_ms"] = "0"
 	cfg["dispatch_max_requests_per_second"] = "2"
-	b.provider(t, "vendorb_sms", "sms", cfg)
+	b.env.SimRoute(t, "sms", "vendorb_sms", cfg)
 	items := make([]any, 12)
 	for i := range items {
-		items[i] = sms(fmt.Sprintf("0107777%04d", i), fmt.Sprintf("backlog %d", i))
+		items[i] = notifytest.SMS(fmt.Sprintf("0107777%04d", i), fmt.Sprintf("backlog %d", i))
 	}
-	for _, id := range b.bulk(t, items) {
-		r := b.wait(t, id)
+	for _, id := range notifytest.Bulk(t, b.key, items) {
+		r := notifytest.Wait(t, b.key, id)
 		require.Equal(t, "sent", r.Status)
 		require.Len(t, r.Attempts, 1, "a snooze leaves no attempt record")
 	}

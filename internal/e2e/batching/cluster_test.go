@@ -27,11 +27,11 @@ func TestCallBudgetAcrossWorkers(t *testing.T) {
 	b := setup(t)
 	peer := b.env.StartPeer(t, nil, notifytest.WithRole("worker"))
 	const cps, size, n = 4, 2, 64
-	cfg := solapi()
+	cfg := b.env.SimConfig("vendorb_sms", nil)
 	cfg["dispatch_max_requests_per_second"] = fmt.Sprint(cps)
 	cfg["dispatch_max_batch_size"] = fmt.Sprint(size)
 	cfg["dispatch_batch_window_ms"] = "0"
-	b.provider(t, "vendorb_sms", "sms", cfg)
+	b.env.SimRoute(t, "sms", "vendorb_sms", cfg)
 	// Both processes see each other before the sends start.
 	require.Eventually(t, func() bool {
 		return notifytest.Gauge(t, b.env.Daemon.Metrics.Registry, "notifyd_dispatch_cluster_workers") == 2 &&
@@ -43,13 +43,13 @@ func TestCallBudgetAcrossWorkers(t *testing.T) {
 	for k := range n / 8 {
 		items := make([]any, 8)
 		for i := range items {
-			items[i] = sms(fmt.Sprintf("0107777%04d", k*8+i), fmt.Sprintf("cluster %d", k*8+i))
+			items[i] = notifytest.SMS(fmt.Sprintf("0107777%04d", k*8+i), fmt.Sprintf("cluster %d", k*8+i))
 		}
-		ids = append(ids, b.bulk(t, items)...)
+		ids = append(ids, notifytest.Bulk(t, b.key, items)...)
 		time.Sleep(100 * time.Millisecond)
 	}
 	for _, id := range ids {
-		require.Equal(t, "sent", b.waitFor(t, id, 90*time.Second).Status)
+		require.Equal(t, "sent", notifytest.WaitWithin(t, b.key, id, 90*time.Second).Status)
 	}
 
 	var at []time.Time
@@ -88,21 +88,4 @@ func TestCallBudgetAcrossWorkers(t *testing.T) {
 	require.GreaterOrEqual(t, rate, cps*0.6, "the budget is used")
 	require.Positive(t, local, "both processes called the vendor")
 	require.Positive(t, remote, "both processes called the vendor")
-}
-
-// waitFor is wait with a longer deadline (two processes, paced calls).
-func (b *bundle) waitFor(t *testing.T, id string, d time.Duration) request {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		r, err := b.key.Signed(ctx, "GET", "/v1/notifications/"+id, nil)
-		require.NoError(t, err)
-		var out request
-		require.NoError(t, r.Data(&out))
-		if out.Status == "sent" || out.Status == "failed" {
-			return out
-		}
-		require.True(t, time.Now().Before(deadline), "request %s still %s", id, out.Status)
-		time.Sleep(50 * time.Millisecond)
-	}
 }

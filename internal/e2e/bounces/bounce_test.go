@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/notifyd/notifyd/internal/notifytest"
 	"github.com/notifyd/notifyd/internal/simulator"
 )
 
@@ -51,7 +52,7 @@ func TestBounceAndComplaintPerVendor(t *testing.T) {
 				{"soft-" + kind + "@example.com", "bounce", "transient", ""},
 			}
 			for _, c := range cases {
-				first := b.wait(t, b.send(t, c.to))
+				first := notifytest.Wait(t, b.key, b.send(t, c.to))
 				require.Equal(t, "sent", first.Status)
 				require.Len(t, first.Attempts, 1)
 
@@ -68,7 +69,7 @@ func TestBounceAndComplaintPerVendor(t *testing.T) {
 
 				// The feedback is visible on the attempt, in the status
 				// lookup and in the attempt history.
-				got := b.get(t, first.RequestID)
+				got := notifytest.Lookup(t, b.key, first.RequestID)
 				require.Len(t, got.Attempts[0].DeliveryFeedback, 1)
 				fb := got.Attempts[0].DeliveryFeedback[0]
 				require.Equal(t, c.typ, fb.Type)
@@ -79,10 +80,10 @@ func TestBounceAndComplaintPerVendor(t *testing.T) {
 				} else {
 					require.Nil(t, fb.BounceType)
 				}
-				r := b.owner(t, "GET", "/v1/attempts?requestId="+first.RequestID, nil)
+				r := notifytest.Dash(t, b.env.Owner, "GET", "/v1/attempts?requestId="+first.RequestID, nil)
 				require.Equal(t, http.StatusOK, r.Status)
 				var hist struct {
-					Attempts []attemptOut `json:"attempts"`
+					Attempts []notifytest.Attempt `json:"attempts"`
 				}
 				require.NoError(t, r.Decode(&hist))
 				require.Len(t, hist.Attempts, 1)
@@ -91,7 +92,7 @@ func TestBounceAndComplaintPerVendor(t *testing.T) {
 				// The vendor retrying the same delivery changes nothing,
 				// even after the address was taken off the list.
 				if c.reason != "" {
-					r := b.owner(t, "DELETE", "/v1/suppressions/"+c.to, nil)
+					r := notifytest.Dash(t, b.env.Owner, "DELETE", "/v1/suppressions/"+c.to, nil)
 					require.Equal(t, http.StatusNoContent, r.Status)
 				}
 				req, err := http.NewRequest("POST", cbURL, bytes.NewReader([]byte(res.Payload)))
@@ -107,14 +108,14 @@ func TestBounceAndComplaintPerVendor(t *testing.T) {
 				require.Equal(t, http.StatusOK, resp.StatusCode)
 				require.Equal(t, 1, retry.Events)
 				require.Zero(t, retry.Suppressed)
-				require.Len(t, b.get(t, first.RequestID).Attempts[0].DeliveryFeedback, 1, "retried event stored once")
+				require.Len(t, notifytest.Lookup(t, b.key, first.RequestID).Attempts[0].DeliveryFeedback, 1, "retried event stored once")
 				require.Equal(t, "", b.reasonOf(t, c.to))
 				if c.reason != "" {
-					r := b.owner(t, "POST", "/v1/suppressions", map[string]any{"address": c.to, "reason": c.reason})
+					r := notifytest.Dash(t, b.env.Owner, "POST", "/v1/suppressions", map[string]any{"address": c.to, "reason": c.reason})
 					require.Equal(t, http.StatusCreated, r.Status)
 				}
 
-				second := b.wait(t, b.send(t, strings.ToUpper(c.to)))
+				second := notifytest.Wait(t, b.key, b.send(t, strings.ToUpper(c.to)))
 				if c.reason == "" {
 					require.Equal(t, "sent", second.Status, "a transient bounce does not suppress")
 					continue
@@ -189,16 +190,16 @@ func TestCallbackAuthentication(t *testing.T) {
 	st, _ = post(b.callbackURL(ses, sesSec.Secret), []byte(`{"Type":"Notification"}`), nil)
 	require.Equal(t, http.StatusBadRequest, st)
 	// With maily_sns_topic_arn set, another topic is refused.
-	cfg := emailConfig("maily_email")
-	cfg["base_url"], cfg["maily_sns_topic_arn"] = b.env.SimURL, "arn:aws:sns:us-east-1:123456789012:other-topic"
-	r := b.owner(t, "PATCH", "/v1/providers/"+ses, map[string]any{"configJson": cfg})
+	cfg := b.config("maily_email")
+	cfg["maily_sns_topic_arn"] = "arn:aws:sns:us-east-1:123456789012:other-topic"
+	r := notifytest.Dash(t, b.env.Owner, "PATCH", "/v1/providers/"+ses, map[string]any{"configJson": cfg})
 	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
 	res = b.post(t, simulator.CallbackRequest{Kind: "maily_email", URL: b.callbackURL(ses, sesSec.Secret), Type: "complaint",
 		To: "v@example.com", MessageID: "0100-unknown"})
 	require.Equal(t, http.StatusUnauthorized, res.Status, res.Body)
 	require.Contains(t, res.Body, "TopicArn")
 	cfg["maily_sns_topic_arn"] = "arn:aws:sns:us-east-1:123456789012:ses-feedback"
-	r = b.owner(t, "PATCH", "/v1/providers/"+ses, map[string]any{"configJson": cfg})
+	r = notifytest.Dash(t, b.env.Owner, "PATCH", "/v1/providers/"+ses, map[string]any{"configJson": cfg})
 	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
 	res = b.post(t, simulator.CallbackRequest{Kind: "maily_email", URL: b.callbackURL(ses, sesSec.Secret), Type: "complaint",
 		To: "v@example.com", MessageID: "0100-unknown"})
@@ -235,7 +236,7 @@ func TestCallbackAuthentication(t *testing.T) {
 	require.Equal(t, "hard_bounce", b.reasonOf(t, "p@example.com"))
 
 	// A Resend account without mailx_webhook_secret refuses callbacks.
-	r = b.owner(t, "PATCH", "/v1/providers/"+resend, map[string]any{"configJson": map[string]string{"mailx_api_key": "k", "mailx_from_email": "f@example.com"}})
+	r = notifytest.Dash(t, b.env.Owner, "PATCH", "/v1/providers/"+resend, map[string]any{"configJson": map[string]string{"mailx_api_key": "k", "mailx_from_email": "f@example.com"}})
 	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
 	res = b.post(t, simulator.CallbackRequest{Kind: "mailx_email", URL: b.callbackURL(resend, resendSec.Secret), Type: "complaint",
 		To: "r@example.com", MessageID: "m"})
@@ -260,13 +261,13 @@ func TestCallbackSecretRotation(t *testing.T) {
 		return resp.StatusCode
 	}
 
-	r := b.owner(t, "GET", "/v1/providers/"+pid+"/callback-secret", nil)
+	r := notifytest.Dash(t, b.env.Owner, "GET", "/v1/providers/"+pid+"/callback-secret", nil)
 	require.Equal(t, http.StatusOK, r.Status)
 	var st secretOut
 	require.NoError(t, r.Decode(&st))
 	require.False(t, st.CallbackSecret.Configured)
 	require.Equal(t, b.env.Daemon.URL()+"/v1/callbacks/"+pid, st.CallbackSecret.CallbackURL)
-	problem(t, b.owner(t, "POST", "/v1/providers/"+pid+"/callback-secret/finalize", nil), http.StatusConflict, "SVC-40900")
+	notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "POST", "/v1/providers/"+pid+"/callback-secret/finalize", nil), http.StatusConflict, "SVC-40900")
 
 	first := b.rotate(t, pid)
 	require.True(t, first.CallbackSecret.Configured)
@@ -279,13 +280,13 @@ func TestCallbackSecretRotation(t *testing.T) {
 	require.Equal(t, http.StatusOK, status(first.Secret, 2), "old secret accepted during the overlap")
 	require.Equal(t, http.StatusOK, status(second.Secret, 3))
 
-	r = b.owner(t, "POST", "/v1/providers/"+pid+"/callback-secret/finalize", nil)
+	r = notifytest.Dash(t, b.env.Owner, "POST", "/v1/providers/"+pid+"/callback-secret/finalize", nil)
 	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
 	require.NoError(t, r.Decode(&st))
 	require.False(t, st.CallbackSecret.RotationPending)
 	require.Equal(t, http.StatusNotFound, status(first.Secret, 4), "old secret refused after finalize")
 	require.Equal(t, http.StatusOK, status(second.Secret, 5))
-	problem(t, b.owner(t, "POST", "/v1/providers/"+pid+"/callback-secret/finalize", nil), http.StatusConflict, "SVC-40900")
+	notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "POST", "/v1/providers/"+pid+"/callback-secret/finalize", nil), http.StatusConflict, "SVC-40900")
 
 	rot := b.auditActions(t, "maily.callback_secret.rotate")
 	require.Len(t, rot, 2)
@@ -296,15 +297,15 @@ func TestCallbackSecretRotation(t *testing.T) {
 	require.Equal(t, pid, fin[0]["targetId"])
 
 	// Roles, kinds and workspaces.
-	viewer := b.member(t, "viewer@example.com", "viewer")
-	operator := b.member(t, "operator@example.com", "operator")
-	problem(t, b.dash(t, viewer, "POST", "/v1/providers/"+pid+"/callback-secret/rotate", nil), http.StatusForbidden, "SVC-40300")
-	r = b.dash(t, viewer, "GET", "/v1/providers/"+pid+"/callback-secret", nil)
+	viewer := b.env.Member(t, "viewer")
+	operator := b.env.Member(t, "operator")
+	notifytest.RequireProblem(t, notifytest.Dash(t, viewer, "POST", "/v1/providers/"+pid+"/callback-secret/rotate", nil), http.StatusForbidden, "SVC-40300")
+	r = notifytest.Dash(t, viewer, "GET", "/v1/providers/"+pid+"/callback-secret", nil)
 	require.Equal(t, http.StatusOK, r.Status)
 	require.NotContains(t, string(r.Body), second.Secret)
-	r = b.dash(t, operator, "POST", "/v1/providers/"+pid+"/callback-secret/rotate", nil)
+	r = notifytest.Dash(t, operator, "POST", "/v1/providers/"+pid+"/callback-secret/rotate", nil)
 	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
-	r = b.owner(t, "POST", "/v1/providers", map[string]any{"providerKind": "vendora_sms", "displayName": "sms",
+	r = notifytest.Dash(t, b.env.Owner, "POST", "/v1/providers", map[string]any{"providerKind": "vendora_sms", "displayName": "sms",
 		"configJson": map[string]string{"vendora_user_id": "u"}})
 	require.Equal(t, http.StatusCreated, r.Status)
 	var sms struct {
@@ -313,10 +314,10 @@ func TestCallbackSecretRotation(t *testing.T) {
 		} `json:"provider"`
 	}
 	require.NoError(t, r.Decode(&sms))
-	problem(t, b.owner(t, "POST", "/v1/providers/"+sms.Provider.ID+"/callback-secret/rotate", nil), http.StatusBadRequest, "SVC-40000")
+	notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "POST", "/v1/providers/"+sms.Provider.ID+"/callback-secret/rotate", nil), http.StatusBadRequest, "SVC-40000")
 	other, _ := b.env.NewWorkspace(t, "Other", "other@example.com")
-	problem(t, b.dash(t, other, "POST", "/v1/providers/"+pid+"/callback-secret/rotate", nil), http.StatusNotFound, "SVC-40400")
-	problem(t, b.owner(t, "POST", "/v1/providers/"+pid+"/callback-secret/rotate", map[string]any{"x": 1}), http.StatusBadRequest, "SVC-40000")
+	notifytest.RequireProblem(t, notifytest.Dash(t, other, "POST", "/v1/providers/"+pid+"/callback-secret/rotate", nil), http.StatusNotFound, "SVC-40400")
+	notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "POST", "/v1/providers/"+pid+"/callback-secret/rotate", map[string]any{"x": 1}), http.StatusBadRequest, "SVC-40000")
 }
 
 // SES mailbox-simulator addresses trigger the simulator's automatic
@@ -334,9 +335,9 @@ func TestMailboxSimulatorAddresses(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 
-	b.wait(t, b.send(t, simulator.SESBounceAddress))
-	b.wait(t, b.send(t, simulator.SESComplaintAddress))
-	b.wait(t, b.send(t, "someone@example.com"))
+	notifytest.Wait(t, b.key, b.send(t, simulator.SESBounceAddress))
+	notifytest.Wait(t, b.key, b.send(t, simulator.SESComplaintAddress))
+	notifytest.Wait(t, b.key, b.send(t, "someone@example.com"))
 	deadline := time.Now().Add(10 * time.Second)
 	for b.reasonOf(t, simulator.SESBounceAddress) == "" || b.reasonOf(t, simulator.SESComplaintAddress) == "" {
 		require.True(t, time.Now().Before(deadline), "automatic callbacks did not arrive")

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/notifyd/notifyd/internal/notifytest"
 )
 
 // Suppression list CRUD: validation, normalization, paging, roles and
@@ -14,7 +16,7 @@ func TestSuppressionCRUD(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 
-	r := b.owner(t, "POST", "/v1/suppressions", map[string]any{"address": "  Alice@Example.COM ", "reason": "manual"})
+	r := notifytest.Dash(t, b.env.Owner, "POST", "/v1/suppressions", map[string]any{"address": "  Alice@Example.COM ", "reason": "manual"})
 	require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
 	var created struct {
 		Suppression suppressionOut `json:"suppression"`
@@ -35,14 +37,14 @@ func TestSuppressionCRUD(t *testing.T) {
 		map[string]any{"address": 5, "reason": "manual"},
 		"[]",
 	} {
-		problem(t, b.owner(t, "POST", "/v1/suppressions", body), http.StatusBadRequest, "SVC-40000")
+		notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "POST", "/v1/suppressions", body), http.StatusBadRequest, "SVC-40000")
 	}
 	for _, reason := range []string{"unsubscribe", "hard_bounce", "complaint"} {
-		r := b.owner(t, "POST", "/v1/suppressions", map[string]any{"address": reason + "@example.com", "reason": reason})
+		r := notifytest.Dash(t, b.env.Owner, "POST", "/v1/suppressions", map[string]any{"address": reason + "@example.com", "reason": reason})
 		require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
 	}
 	// Upsert: the same address again takes the new reason.
-	r = b.owner(t, "POST", "/v1/suppressions", map[string]any{"address": "ALICE@example.com", "reason": "complaint"})
+	r = notifytest.Dash(t, b.env.Owner, "POST", "/v1/suppressions", map[string]any{"address": "ALICE@example.com", "reason": "complaint"})
 	require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
 	require.Equal(t, "complaint", b.reasonOf(t, "alice@example.com"))
 
@@ -68,29 +70,29 @@ func TestSuppressionCRUD(t *testing.T) {
 	require.Len(t, b.list(t, b.env.Owner, "?address="+url.QueryEscape(" Alice@Example.com")).Suppressions, 1)
 	require.Empty(t, b.list(t, b.env.Owner, "?address=nobody@example.com").Suppressions)
 	for _, q := range []string{"?limit=0", "?limit=201", "?limit=x", "?cursor=bm90LWEtY3Vyc29y"} {
-		problem(t, b.owner(t, "GET", "/v1/suppressions"+q, nil), http.StatusBadRequest, "SVC-40000")
+		notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "GET", "/v1/suppressions"+q, nil), http.StatusBadRequest, "SVC-40000")
 	}
 
 	// Workspace isolation.
 	other, _ := b.env.NewWorkspace(t, "Other", "other@example.com")
 	require.Empty(t, b.list(t, other, "").Suppressions)
-	problem(t, b.dash(t, other, "DELETE", "/v1/suppressions/alice@example.com", nil), http.StatusNotFound, "SVC-40400")
+	notifytest.RequireProblem(t, notifytest.Dash(t, other, "DELETE", "/v1/suppressions/alice@example.com", nil), http.StatusNotFound, "SVC-40400")
 	require.Equal(t, "complaint", b.reasonOf(t, "alice@example.com"))
 
 	// Roles: viewer reads only; operator adds but does not delete.
-	viewer := b.member(t, "viewer@example.com", "viewer")
-	operator := b.member(t, "operator@example.com", "operator")
+	viewer := b.env.Member(t, "viewer")
+	operator := b.env.Member(t, "operator")
 	require.Len(t, b.list(t, viewer, "").Suppressions, 4)
-	problem(t, b.dash(t, viewer, "POST", "/v1/suppressions", map[string]any{"address": "v@example.com", "reason": "manual"}), http.StatusForbidden, "SVC-40300")
-	r = b.dash(t, operator, "POST", "/v1/suppressions", map[string]any{"address": "op@example.com", "reason": "manual"})
+	notifytest.RequireProblem(t, notifytest.Dash(t, viewer, "POST", "/v1/suppressions", map[string]any{"address": "v@example.com", "reason": "manual"}), http.StatusForbidden, "SVC-40300")
+	r = notifytest.Dash(t, operator, "POST", "/v1/suppressions", map[string]any{"address": "op@example.com", "reason": "manual"})
 	require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
-	problem(t, b.dash(t, operator, "DELETE", "/v1/suppressions/op@example.com", nil), http.StatusForbidden, "SVC-40300")
-	problem(t, b.dash(t, viewer, "DELETE", "/v1/suppressions/op@example.com", nil), http.StatusForbidden, "SVC-40300")
+	notifytest.RequireProblem(t, notifytest.Dash(t, operator, "DELETE", "/v1/suppressions/op@example.com", nil), http.StatusForbidden, "SVC-40300")
+	notifytest.RequireProblem(t, notifytest.Dash(t, viewer, "DELETE", "/v1/suppressions/op@example.com", nil), http.StatusForbidden, "SVC-40300")
 
 	// Delete: 204, then 404; the address is matched case-insensitively.
-	r = b.owner(t, "DELETE", "/v1/suppressions/"+url.PathEscape("Alice@Example.com"), nil)
+	r = notifytest.Dash(t, b.env.Owner, "DELETE", "/v1/suppressions/"+url.PathEscape("Alice@Example.com"), nil)
 	require.Equal(t, http.StatusNoContent, r.Status, string(r.Body))
-	problem(t, b.owner(t, "DELETE", "/v1/suppressions/alice@example.com", nil), http.StatusNotFound, "SVC-40400")
+	notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "DELETE", "/v1/suppressions/alice@example.com", nil), http.StatusNotFound, "SVC-40400")
 	require.Equal(t, "", b.reasonOf(t, "alice@example.com"))
 
 	require.NotEmpty(t, b.auditActions(t, "suppression.create"))
@@ -104,9 +106,9 @@ func TestSuppressedAddressIsNotSent(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	b.provider(t, "mailz_email")
-	r := b.owner(t, "POST", "/v1/suppressions", map[string]any{"address": "Blocked@Example.com", "reason": "manual"})
+	r := notifytest.Dash(t, b.env.Owner, "POST", "/v1/suppressions", map[string]any{"address": "Blocked@Example.com", "reason": "manual"})
 	require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
-	out := b.wait(t, b.send(t, "blocked@EXAMPLE.com"))
+	out := notifytest.Wait(t, b.key, b.send(t, "blocked@EXAMPLE.com"))
 	require.Equal(t, "failed", out.Status)
 	require.Equal(t, "invalid_request", *out.FinalErrorCode)
 	require.Equal(t, "recipient address is on the suppression list", *out.FinalErrorMessage)
@@ -114,7 +116,7 @@ func TestSuppressedAddressIsNotSent(t *testing.T) {
 	require.Empty(t, b.env.Sim.Messages("mailz_email", "", 0))
 
 	// Removed from the list, the address is sent to again.
-	r = b.owner(t, "DELETE", "/v1/suppressions/blocked@example.com", nil)
+	r = notifytest.Dash(t, b.env.Owner, "DELETE", "/v1/suppressions/blocked@example.com", nil)
 	require.Equal(t, http.StatusNoContent, r.Status)
-	require.Equal(t, "sent", b.wait(t, b.send(t, "blocked@example.com")).Status)
+	require.Equal(t, "sent", notifytest.Wait(t, b.key, b.send(t, "blocked@example.com")).Status)
 }

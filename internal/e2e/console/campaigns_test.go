@@ -20,8 +20,7 @@ const mailKind = "mailx_email"
 func newsletterEnv(t *testing.T) *notifytest.Env {
 	t.Helper()
 	env := notifytest.StartDaemon(t)
-	notifytest.RegisterRoute(t, env.Owner, "email", mailKind, map[string]string{"base_url": env.SimURL,
-		"mailx_api_key": "re_test", "mailx_from_email": "news@example.com"})
+	notifytest.RegisterRoute(t, env.Owner, "email", mailKind, env.MailConfig(mailKind, "news@example.com"))
 	return env
 }
 

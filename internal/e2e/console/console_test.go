@@ -31,10 +31,8 @@ type fixture struct {
 func setup(t *testing.T) *fixture {
 	t.Helper()
 	env := notifytest.StartDaemon(t)
-	notifytest.RegisterRoute(t, env.Owner, "sms", "vendorb_sms", map[string]string{"base_url": env.SimURL,
-		"vendorb_api_key": "k", "vendorb_api_secret": "s", "vendorb_sender": "0212345678"})
-	key, _, err := env.Owner.CreateAPIKey(ctx, "console", "notifications:send", "notifications:read")
-	require.NoError(t, err)
+	env.SimRoute(t, "sms", "vendorb_sms", nil)
+	key, _ := env.APIKey(t, "console", "notifications:send", "notifications:read")
 	return &fixture{env: env, key: key}
 }
 
@@ -46,14 +44,9 @@ func (f *fixture) send(t *testing.T, to, name, text string, at *time.Time) strin
 	if at != nil {
 		body["scheduledAt"] = at.UTC().Format(time.RFC3339)
 	}
-	r, err := f.key.Signed(ctx, "POST", "/v1/notifications", body)
-	require.NoError(t, err)
+	r := notifytest.Signed(t, f.key, "POST", "/v1/notifications", body)
 	require.Contains(t, []int{http.StatusAccepted, http.StatusCreated}, r.Status, string(r.Body))
-	var out struct {
-		RequestID string `json:"requestId"`
-	}
-	require.NoError(t, r.Data(&out))
-	return out.RequestID
+	return notifytest.Data[notifytest.Accepted](t, r, r.Status).RequestID
 }
 
 // waitStatus polls the API until the request has status.

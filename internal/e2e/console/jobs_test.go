@@ -75,16 +75,6 @@ func TestConsoleJobs(t *testing.T) {
 	require.Contains(t, body, "Only a job in scheduled state can be canceled")
 }
 
-// simFaults sets the simulator's faults.
-func (f *fixture) simFaults(t *testing.T, body map[string]any) {
-	t.Helper()
-	c := *f.env.Owner
-	c.BaseURL, c.Token = f.env.SimURL, ""
-	r, err := c.Dashboard(ctx, "POST", "/_sim/faults", body)
-	require.NoError(t, err)
-	require.Less(t, r.Status, 300, string(r.Body))
-}
-
 // TestConsoleDeadLetters: a request that ran out of attempts is in the
 // dead-letter list (admin's, as the API's); an operator cannot read the
 // list but replays; a viewer sees no replay and a forged replay is
@@ -97,7 +87,7 @@ func TestConsoleDeadLetters(t *testing.T) {
 	// Two dead letters, with a success between them so that the
 	// provider's circuit stays closed.
 	fail := func(to string) string {
-		f.simFaults(t, map[string]any{"kind": "vendorb_sms", "status": 500, "count": 3})
+		f.env.Fault(t, map[string]any{"kind": "vendorb_sms", "status": 500, "count": 3})
 		id := f.send(t, to, "", "dead", nil)
 		f.waitStatus(t, id, notify.StatusFailed)
 		f.waitStatus(t, f.send(t, "010-9999-0000", "", "fine", nil), notify.StatusSent)

@@ -25,12 +25,7 @@ type campaignDetail struct {
 
 func getCampaign(t *testing.T, c *client.Client, id string) campaignDetail {
 	t.Helper()
-	r := dashboard(t, c, "GET", "/v1/newsletter/campaigns/"+id, nil, http.StatusOK)
-	var out struct {
-		Campaign campaignDetail `json:"campaign"`
-	}
-	require.NoError(t, r.Decode(&out))
-	return out.Campaign
+	return notifytest.Field[campaignDetail](t, dashboard(t, c, "GET", "/v1/newsletter/campaigns/"+id, nil, http.StatusOK), "campaign")
 }
 
 // TestCampaignFanoutCrash kills notifyd with SIGKILL in the middle of a
@@ -47,17 +42,8 @@ func TestCampaignFanoutCrash(t *testing.T) {
 	t.Cleanup(simSrv.Close)
 	env, baseURL, owner := bootstrap(t, bin, "NOTIFYD_JOB_RESCUE_AFTER=15s")
 	first := serve(t, bin, env, baseURL, "first notifyd")
-	r := dashboard(t, owner, "POST", "/v1/providers", map[string]any{"providerKind": mailKind, "displayName": "sim",
-		"configJson": map[string]string{"base_url": simSrv.URL, "mailx_api_key": "re_test", "mailx_from_email": "news@example.com"}},
-		http.StatusCreated)
-	var prov struct {
-		Provider struct {
-			ID string `json:"id"`
-		} `json:"provider"`
-	}
-	require.NoError(t, r.Decode(&prov))
-	dashboard(t, owner, "PUT", "/v1/routes", map[string]any{"routes": []map[string]any{
-		{"channel": "email", "providerAccountId": prov.Provider.ID, "priority": 1}}}, http.StatusOK)
+	notifytest.RegisterRoute(t, owner, "email", mailKind, map[string]string{"base_url": simSrv.URL,
+		"mailx_api_key": "re_test", "mailx_from_email": "news@example.com"})
 	for start := 0; start < subscribers; start += 5000 {
 		items := make([]map[string]any, 0, 5000)
 		for i := start; i < start+5000; i++ {
@@ -68,7 +54,7 @@ func TestCampaignFanoutCrash(t *testing.T) {
 	// The vendor hangs: calls in flight at the kill are aborted, not stored.
 	simControl(t, simSrv.URL, "POST", "/_sim/faults", map[string]any{"kind": mailKind, "latencyMs": 600_000, "count": 1_000_000})
 
-	r = dashboard(t, owner, "POST", "/v1/newsletter/campaigns", map[string]any{"name": "crash", "channel": "email",
+	r := dashboard(t, owner, "POST", "/v1/newsletter/campaigns", map[string]any{"name": "crash", "channel": "email",
 		"subject": "Weekly", "contentText": "News"}, http.StatusCreated)
 	var created struct {
 		Campaign struct {

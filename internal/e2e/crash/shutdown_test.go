@@ -99,12 +99,7 @@ type requestState struct {
 // lookup reads request id through the signed status lookup.
 func lookup(t *testing.T, key *client.Client, id string) requestState {
 	t.Helper()
-	r, err := key.Signed(ctx, "GET", "/v1/notifications/"+id, nil)
-	require.NoError(t, err)
-	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
-	var out requestState
-	require.NoError(t, r.Data(&out))
-	return out
+	return notifytest.Data[requestState](t, notifytest.Signed(t, key, "GET", "/v1/notifications/"+id, nil), http.StatusOK)
 }
 
 // smsRoute registers the simulator's vendorB SMS account as the only sms
@@ -121,10 +116,7 @@ func smsRoute(t *testing.T, owner *client.Client, simURL string) (*client.Client
 // byStatus reads the dashboard metrics' request counts per status.
 func byStatus(t *testing.T, owner *client.Client) map[string]int {
 	t.Helper()
-	r := dashboard(t, owner, "GET", "/v1/metrics", nil, http.StatusOK)
-	var m struct {
+	return notifytest.Decode[struct {
 		ByStatus map[string]int `json:"byStatus"`
-	}
-	require.NoError(t, r.Decode(&m))
-	return m.ByStatus
+	}](t, dashboard(t, owner, "GET", "/v1/metrics", nil, http.StatusOK), http.StatusOK).ByStatus
 }

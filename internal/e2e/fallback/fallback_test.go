@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/notifyd/notifyd/internal/config"
+	"github.com/notifyd/notifyd/internal/notifytest"
 )
 
 // Every AlimTalk route fails retryably on every attempt: once the
@@ -23,7 +24,7 @@ func TestAlimtalkFailsEverywhereThenSMS(t *testing.T) {
 		b.env.Fault(t, map[string]any{"kind": kind, "status": 500, "count": 100})
 	}
 	id := b.send(t, alimtalk(smsStep("[대체] {{name}}님 주문 {{order}} 접수")))
-	out := b.wait(t, id)
+	out := notifytest.Wait(t, b.key, id)
 
 	require.Equal(t, "sent", out.Status, "%+v", out)
 	require.Equal(t, "msgr_alimtalk", out.Channel, "the request keeps its own channel")
@@ -47,7 +48,7 @@ func TestAlimtalkFailsEverywhereThenSMS(t *testing.T) {
 	require.NotNil(t, out.ChannelFallback)
 	require.Equal(t, 1, out.ChannelFallback.CurrentStep)
 	require.Equal(t, "sms", out.ChannelFallback.CurrentChannel)
-	require.Equal(t, []stepOut{{Step: 1, Channel: "sms", RecipientAddress: "01012345678", Status: "sent"}}, out.ChannelFallback.Steps)
+	require.Equal(t, []notifytest.FallbackStep{{Step: 1, Channel: "sms", RecipientAddress: "01012345678", Status: "sent"}}, out.ChannelFallback.Steps)
 
 	// The SMS went once, with its own text rendered with the send's
 	// variables; no AlimTalk went.
@@ -78,7 +79,7 @@ func TestAlimtalkFailsEverywhereThenSMS(t *testing.T) {
 	require.Equal(t, "msgr_alimtalk", hist.Attempts[6].Channel)
 
 	// One final event, and it says which channel delivered.
-	evs := rc.await(t, id, "notification.delivered")
+	evs := rc.AwaitEvent(t, id, "notification.delivered")
 	require.Len(t, evs, 1, "no event while the request moved between channels")
 	ev := evs[0]
 	require.Equal(t, "msgr_alimtalk", ev.Data.Channel)
@@ -94,7 +95,7 @@ func TestPermanentFailureMovesOnAtOnce(t *testing.T) {
 	b := setup(t)
 	b.env.Fault(t, map[string]any{"kind": "vendorb_msgr", "vendorCode": "3104", "count": 1})
 	id := b.send(t, alimtalk(smsStep("SMS instead")))
-	out := b.wait(t, id)
+	out := notifytest.Wait(t, b.key, id)
 	require.Equal(t, "sent", out.Status, "%+v", out)
 	require.Equal(t, []string{"msgr_alimtalk", "sms"}, channels(out.Attempts))
 	require.Equal(t, "invalid_request", *out.Attempts[0].FailureCode)
@@ -108,7 +109,7 @@ func TestPermanentFailureMovesOnAtOnce(t *testing.T) {
 	id = b.send(t, map[string]any{"channel": "email", "recipient": map[string]any{"address": "kim@example.com"},
 		"content":         map[string]any{"title": "Order", "text": "Order A-2"},
 		"channelFallback": []map[string]any{{"channel": "sms", "recipient": map[string]any{"address": "01055556666"}}}})
-	out = b.wait(t, id)
+	out = notifytest.Wait(t, b.key, id)
 	require.Equal(t, "sent", out.Status, "%+v", out)
 	require.Equal(t, []string{"sms"}, channels(out.Attempts))
 	require.Equal(t, "kim@example.com", out.RecipientAddress)
@@ -124,7 +125,7 @@ func TestNoFallbackWhenFirstChannelDelivers(t *testing.T) {
 	b := setup(t)
 	rc := b.webhook(t)
 	id := b.send(t, alimtalk(smsStep("never sent")))
-	out := b.wait(t, id)
+	out := notifytest.Wait(t, b.key, id)
 	require.Equal(t, "sent", out.Status, "%+v", out)
 	require.Equal(t, []string{"msgr_alimtalk"}, channels(out.Attempts))
 	require.Equal(t, "msgr_alimtalk", *out.DeliveredChannel)
@@ -133,18 +134,18 @@ func TestNoFallbackWhenFirstChannelDelivers(t *testing.T) {
 	require.Equal(t, 3, out.Job.MaxAttempts)
 	require.Len(t, b.env.Sim.Messages("vendorb_msgr", "01012345678", 0), 1)
 	require.Empty(t, b.env.Sim.Messages("vendora_sms", "", 0))
-	ev := rc.await(t, id, "notification.delivered")[0]
+	ev := rc.AwaitEvent(t, id, "notification.delivered")[0]
 	require.Equal(t, "msgr_alimtalk", *ev.Data.DeliveredChannel)
 	require.Equal(t, 0, *ev.Data.FallbackStep)
 
 	// A send without a chain shows none, and its attempts their channel.
 	id = b.send(t, alimtalk())
-	out = b.wait(t, id)
+	out = notifytest.Wait(t, b.key, id)
 	require.Equal(t, "sent", out.Status)
 	require.Nil(t, out.ChannelFallback)
 	require.Equal(t, "msgr_alimtalk", *out.DeliveredChannel)
 	require.Equal(t, []string{"msgr_alimtalk"}, channels(out.Attempts))
-	ev = rc.await(t, id, "notification.delivered")[0]
+	ev = rc.AwaitEvent(t, id, "notification.delivered")[0]
 	require.Nil(t, ev.Data.FallbackStep)
 }
 
@@ -161,7 +162,7 @@ func TestChainExhausted(t *testing.T) {
 		b.env.Fault(t, map[string]any{"kind": kind, "status": 500, "count": 3})
 	}
 	id := b.send(t, alimtalk(smsStep("also down")))
-	out := b.wait(t, id)
+	out := notifytest.Wait(t, b.key, id)
 	require.Equal(t, "failed", out.Status, "%+v", out)
 	require.Equal(t, "temporary_unavailable", *out.FinalErrorCode)
 	require.Nil(t, out.DeliveredChannel)
@@ -184,7 +185,7 @@ func TestChainExhausted(t *testing.T) {
 	require.Equal(t, 1, dl.Count, "one dead letter for the whole chain")
 	require.Equal(t, id, dl.Items[0].Data.NotificationRequestID)
 	require.Equal(t, "msgr_alimtalk", dl.Items[0].Data.Channel)
-	evs := rc.await(t, id, "notification.failed")
+	evs := rc.AwaitEvent(t, id, "notification.failed")
 	require.Len(t, evs, 1)
 	require.Nil(t, evs[0].Data.DeliveredChannel)
 	require.Equal(t, 1, *evs[0].Data.FallbackStep)
@@ -196,7 +197,7 @@ func TestChainExhausted(t *testing.T) {
 	id2 := b.send(t, map[string]any{"channel": "msgr_alimtalk", "recipient": map[string]any{"address": "01077778888"},
 		"content":         map[string]any{"templateCode": "order"},
 		"channelFallback": []map[string]any{smsStep("x")}})
-	out = b.wait(t, id2)
+	out = notifytest.Wait(t, b.key, id2)
 	require.Equal(t, "failed", out.Status, "%+v", out)
 	require.Equal(t, "invalid_request", *out.FinalErrorCode)
 	require.Equal(t, "failed", out.Job.Status)
@@ -206,7 +207,7 @@ func TestChainExhausted(t *testing.T) {
 	require.Equal(t, "failed", out.ChannelFallback.Steps[0].Status)
 	b.dashOK(t, "GET", "/v1/dead-letter", nil, &dl)
 	require.Equal(t, 1, dl.Count, "a permanent failure is not a dead letter")
-	require.Equal(t, "invalid_request", *rc.await(t, id2, "notification.failed")[0].Data.FinalErrorCode)
+	require.Equal(t, "invalid_request", *rc.AwaitEvent(t, id2, "notification.failed")[0].Data.FinalErrorCode)
 }
 
 // Retryable failures within a step retry that step (its own backoff), and
@@ -217,7 +218,7 @@ func TestProgressDuringFallbackRetries(t *testing.T) {
 	b.env.Fault(t, map[string]any{"kind": "vendorb_msgr", "vendorCode": "3104", "count": 1})
 	b.env.Fault(t, map[string]any{"kind": "vendora_sms", "status": 500, "count": 1})
 	id := b.send(t, alimtalk(smsStep("after a retry")))
-	mid := b.waitFor(t, id, "the SMS step waiting for its retry", func(o requestOut) bool {
+	mid := notifytest.WaitFor(t, b.key, id, "the SMS step waiting for its retry", func(o notifytest.Request) bool {
 		return o.ChannelFallback.CurrentStep == 1 && o.Job.Status == "retrying"
 	})
 	require.Equal(t, "queued", mid.Status)
@@ -227,7 +228,7 @@ func TestProgressDuringFallbackRetries(t *testing.T) {
 	require.Equal(t, []string{"msgr_alimtalk", "sms"}, channels(mid.Attempts))
 	require.Equal(t, "temporary_unavailable", mid.Job.LastError.Code)
 
-	out := b.wait(t, id)
+	out := notifytest.Wait(t, b.key, id)
 	require.Equal(t, "sent", out.Status, "%+v", out)
 	require.Equal(t, []string{"msgr_alimtalk", "sms", "sms"}, channels(out.Attempts))
 	require.Equal(t, "sent", out.ChannelFallback.Steps[0].Status)
@@ -248,8 +249,8 @@ func TestLongerChainAndBulk(t *testing.T) {
 		body["recipient"] = map[string]any{"address": to}
 		return body
 	}
-	for i, id := range b.bulk(t, []any{item("01011110000"), item("01011110001")}) {
-		out := b.wait(t, id)
+	for i, id := range notifytest.Bulk(t, b.key, []any{item("01011110000"), item("01011110001")}) {
+		out := notifytest.Wait(t, b.key, id)
 		require.Equal(t, "sent", out.Status, "%+v", out)
 		require.Equal(t, []string{"msgr_alimtalk", "sms"}, channels(out.Attempts))
 		require.Equal(t, 2, out.ChannelFallback.CurrentStep)
@@ -379,7 +380,7 @@ func TestCancelDuringFallback(t *testing.T) {
 	b.env.Fault(t, map[string]any{"kind": "vendorb_msgr", "vendorCode": "3104", "count": 1})
 	b.env.Fault(t, map[string]any{"kind": "vendora_sms", "status": 500, "count": 1})
 	id := b.send(t, alimtalk(smsStep("canceled before the retry")))
-	b.waitFor(t, id, "the SMS step waiting for its retry", func(o requestOut) bool {
+	notifytest.WaitFor(t, b.key, id, "the SMS step waiting for its retry", func(o notifytest.Request) bool {
 		return o.ChannelFallback.CurrentStep == 1 && o.Job.Status == "retrying"
 	})
 	// The SMS step's first retry waits SPEC's first backoff (3 s), not the
@@ -393,7 +394,7 @@ func TestCancelDuringFallback(t *testing.T) {
 	b.dashOK(t, "GET", "/v1/jobs", nil, &open)
 	require.Len(t, open.Jobs, 1)
 	require.Equal(t, id, open.Jobs[0].NotificationRequestID)
-	mid := b.get(t, id)
+	mid := notifytest.Lookup(t, b.key, id)
 	failedAt, err := time.Parse(time.RFC3339, mid.Attempts[1].FinishedAt)
 	require.NoError(t, err)
 	retryAt, err := time.Parse(time.RFC3339, *open.Jobs[0].NextRetryAt)
@@ -404,9 +405,9 @@ func TestCancelDuringFallback(t *testing.T) {
 	r, err := b.key.Signed(ctx, "POST", "/v1/notifications/"+id+"/cancel", nil)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
-	evs := rc.await(t, id, "notification.canceled")
+	evs := rc.AwaitEvent(t, id, "notification.canceled")
 	time.Sleep(5 * time.Second) // past the retry's backoff (3 s: the step's first retry)
-	out := b.get(t, id)
+	out := notifytest.Lookup(t, b.key, id)
 	require.Equal(t, "canceled", out.Status)
 	require.Equal(t, "canceled", out.ChannelFallback.Steps[0].Status)
 	require.Equal(t, []string{"msgr_alimtalk", "sms"}, channels(out.Attempts))
@@ -428,8 +429,8 @@ func TestManyRequestsMoveOnTogether(t *testing.T) {
 		body["recipient"] = map[string]any{"address": fmt.Sprintf("0109000%04d", i)}
 		items[i] = body
 	}
-	for _, id := range b.bulk(t, items) {
-		out := b.wait(t, id)
+	for _, id := range notifytest.Bulk(t, b.key, items) {
+		out := notifytest.Wait(t, b.key, id)
 		require.Equal(t, "sent", out.Status, "%+v", out)
 		require.Equal(t, []string{"msgr_alimtalk", "sms"}, channels(out.Attempts))
 		require.Equal(t, "sms", *out.DeliveredChannel)

@@ -22,7 +22,7 @@ import (
 func TestSettings(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	r := b.dash(t, b.env.Owner, "GET", guardPath, nil)
+	r := notifytest.Dash(t, b.env.Owner, "GET", guardPath, nil)
 	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
 	require.JSONEq(t, `{"enabled":false,"defaultCountryCode":"82","allowedCountryCodes":null,"prefixVelocity":null,
 		"clientVelocity":null,"dailyBudget":null,"updatedAt":null}`, string(r.Body))
@@ -38,9 +38,9 @@ func TestSettings(t *testing.T) {
 	require.Equal(t, 500, *out.DailyBudget)
 	require.NotNil(t, out.UpdatedAt)
 	var got guardOut
-	require.NoError(t, b.dash(t, b.env.Owner, "GET", guardPath, nil).Decode(&got))
+	require.NoError(t, notifytest.Dash(t, b.env.Owner, "GET", guardPath, nil).Decode(&got))
 	require.Equal(t, out, got)
-	es := b.audit(t, "otp.fraud_guard.update")
+	es := notifytest.Audit(t, b.env.Owner, "otp.fraud_guard.update")
 	require.Len(t, es, 1)
 	require.NotNil(t, es[0].ActorUserID)
 	require.Equal(t, "workspace", es[0].TargetType)
@@ -69,7 +69,7 @@ func TestSettings(t *testing.T) {
 		`{"prefixVelocity":{"digits":3,"windowSeconds":60,"maxSends":1000001}}`: "prefixVelocity.maxSends must be between 1 and 1000000",
 	}
 	for body, detail := range bad {
-		r := b.dash(t, b.env.Owner, "PUT", guardPath, []byte(body))
+		r := notifytest.Dash(t, b.env.Owner, "PUT", guardPath, []byte(body))
 		require.Equal(t, http.StatusBadRequest, r.Status, "%s: %s", body, r.Body)
 		p := r.Problem()
 		require.Equal(t, "SVC-40000", p.Code, body)
@@ -77,15 +77,15 @@ func TestSettings(t *testing.T) {
 			require.Equal(t, detail, p.Detail, body)
 		}
 	}
-	require.NoError(t, b.dash(t, b.env.Owner, "GET", guardPath, nil).Decode(&got))
+	require.NoError(t, notifytest.Dash(t, b.env.Owner, "GET", guardPath, nil).Decode(&got))
 	require.Equal(t, out, got, "refused bodies changed nothing")
-	require.Len(t, b.audit(t, "otp.fraud_guard.update"), 1)
+	require.Len(t, notifytest.Audit(t, b.env.Owner, "otp.fraud_guard.update"), 1)
 
 	// Everyone reads; only owner and admin write.
 	for _, role := range []string{"viewer", "operator", "admin"} {
 		c := b.env.Member(t, role)
-		require.Equal(t, http.StatusOK, b.dash(t, c, "GET", guardPath, nil).Status, role)
-		r := b.dash(t, c, "PUT", guardPath, map[string]any{"dailyBudget": 7})
+		require.Equal(t, http.StatusOK, notifytest.Dash(t, c, "GET", guardPath, nil).Status, role)
+		r := notifytest.Dash(t, c, "PUT", guardPath, map[string]any{"dailyBudget": 7})
 		if role == "admin" {
 			require.Equal(t, http.StatusOK, r.Status, string(r.Body))
 			continue
@@ -93,15 +93,15 @@ func TestSettings(t *testing.T) {
 		require.Equal(t, http.StatusForbidden, r.Status, "%s: %s", role, r.Body)
 		require.Equal(t, "SVC-40300", r.Problem().Code)
 	}
-	require.NoError(t, b.dash(t, b.env.Owner, "GET", guardPath, nil).Decode(&got))
+	require.NoError(t, notifytest.Dash(t, b.env.Owner, "GET", guardPath, nil).Decode(&got))
 	require.Equal(t, 7, *got.DailyBudget, "the admin's PUT replaced everything")
 	require.Nil(t, got.AllowedCountryCodes)
 	require.Nil(t, got.PrefixVelocity)
-	require.Len(t, b.audit(t, "otp.fraud_guard.update"), 2)
+	require.Len(t, notifytest.Audit(t, b.env.Owner, "otp.fraud_guard.update"), 2)
 
 	// Another workspace's guard is its own.
 	other, _ := b.env.NewWorkspace(t, "Other", "other@example.com")
-	r = b.dash(t, other, "GET", guardPath, nil)
+	r = notifytest.Dash(t, other, "GET", guardPath, nil)
 	require.Equal(t, http.StatusOK, r.Status)
 	require.NoError(t, r.Decode(&got))
 	require.False(t, got.Enabled)
@@ -126,7 +126,7 @@ func TestCountry(t *testing.T) {
 	sessions, requests := b.rows(t)
 	require.Equal(t, []int{2, 2}, []int{sessions, requests}, "a session and a request per accepted send, none for the refused ones")
 
-	es := b.audit(t, "otp.fraud_guard.refuse")
+	es := notifytest.Audit(t, b.env.Owner, "otp.fraud_guard.refuse")
 	require.Len(t, es, 2)
 	require.Nil(t, es[1].ActorUserID)
 	require.Equal(t, "api_key", es[1].TargetType)
@@ -147,7 +147,7 @@ func TestCountry(t *testing.T) {
 		refused(t, b.send(t, "+4420794600"+strconv.Itoa(10+i), ""), http.StatusForbidden, "SVC-40300", detailCountry)
 	}
 	require.Equal(t, 103.0, b.refusals(t, "country"))
-	require.Len(t, b.audit(t, "otp.fraud_guard.refuse"), 100)
+	require.Len(t, notifytest.Audit(t, b.env.Owner, "otp.fraud_guard.refuse"), 100)
 }
 
 // rows counts the workspace's OTP sessions and notification requests
@@ -186,7 +186,7 @@ func TestPrefixVelocity(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, http.StatusTooManyRequests, r.Status, string(r.Body))
 	require.Equal(t, detailPrefix, r.Problem().Detail)
-	es := b.audit(t, "otp.fraud_guard.refuse")
+	es := notifytest.Audit(t, b.env.Owner, "otp.fraud_guard.refuse")
 	require.Len(t, es, 3)
 	require.Equal(t, map[string]any{"rule": "prefix_velocity", "channel": "sms", "recipientMasked": "*******0001",
 		"countryCode": "82", "verificationId": id}, es[0].Payload)
@@ -220,7 +220,7 @@ func TestClientVelocity(t *testing.T) {
 		require.Equal(t, http.StatusBadRequest, r.Status, string(r.Body))
 		require.Equal(t, "clientIp must be an IPv4 or IPv6 address", r.Problem().Detail)
 	}
-	es := b.audit(t, "otp.fraud_guard.refuse")
+	es := notifytest.Audit(t, b.env.Owner, "otp.fraud_guard.refuse")
 	require.Len(t, es, 2)
 	require.NotContains(t, es[0].Payload, "clientIp", "the address is not kept")
 }
@@ -265,7 +265,7 @@ func TestGuardOff(t *testing.T) {
 	for _, rule := range []string{"country", "prefix_velocity", "client_velocity", "daily_budget"} {
 		require.Zero(t, b.refusals(t, rule), rule)
 	}
-	require.Empty(t, b.audit(t, "otp.fraud_guard.refuse"))
+	require.Empty(t, notifytest.Audit(t, b.env.Owner, "otp.fraud_guard.refuse"))
 
 	b.guard(t, map[string]any{"allowedCountryCodes": []string{"82"}})
 	refused(t, b.send(t, "+14155550102", ""), http.StatusForbidden, "SVC-40300", detailCountry)

@@ -32,29 +32,15 @@ func setup(t *testing.T) *bundle {
 	t.Helper()
 	clock := &notifytest.Clock{}
 	env := notifytest.StartDaemonAt(t, clock.Now)
-	key, keyID, err := env.Owner.CreateAPIKey(ctx, "otp", "otp:send", "otp:verify")
-	require.NoError(t, err)
-	key.Now = clock.Now
-	notifytest.RegisterRoute(t, env.Owner, "sms", "vendorb_sms", map[string]string{"vendorb_api_key": "k",
-		"vendorb_api_secret": "s", "vendorb_sender": "0212345678", "base_url": env.SimURL})
+	key, keyID := env.APIKey(t, "otp", "otp:send", "otp:verify")
+	env.SimRoute(t, "sms", "vendorb_sms", nil)
 	return &bundle{env: env, key: key, keyID: keyID, clock: clock}
-}
-
-func (b *bundle) dash(t *testing.T, c *client.Client, method, path string, body any) *client.Response {
-	t.Helper()
-	r, err := c.Dashboard(ctx, method, path, body)
-	require.NoError(t, err)
-	return r
 }
 
 // guard puts the settings as the owner and requires 200.
 func (b *bundle) guard(t *testing.T, body map[string]any) guardOut {
 	t.Helper()
-	r := b.dash(t, b.env.Owner, "PUT", guardPath, body)
-	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
-	var out guardOut
-	require.NoError(t, r.Decode(&out))
-	return out
+	return notifytest.Decode[guardOut](t, notifytest.Dash(t, b.env.Owner, "PUT", guardPath, body), http.StatusOK)
 }
 
 type velocity struct {
@@ -80,30 +66,22 @@ func (b *bundle) send(t *testing.T, to, clientIP string) *client.Response {
 	if clientIP != "" {
 		body["clientIp"] = clientIP
 	}
-	r, err := b.key.Signed(ctx, "POST", "/v1/otp", body)
-	require.NoError(t, err)
-	return r
+	return notifytest.Signed(t, b.key, "POST", "/v1/otp", body)
 }
 
 // sent requires a 201 and answers the verification id.
 func (b *bundle) sent(t *testing.T, to, clientIP string) string {
 	t.Helper()
-	r := b.send(t, to, clientIP)
-	require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
-	var out struct {
+	return notifytest.Data[struct {
 		VerificationID string `json:"verificationId"`
-	}
-	require.NoError(t, r.Data(&out))
-	return out.VerificationID
+	}](t, b.send(t, to, clientIP), http.StatusCreated).VerificationID
 }
 
 // refused requires the guard's problem answer.
 func refused(t *testing.T, r *client.Response, status int, code, detail string) {
 	t.Helper()
-	require.Equal(t, status, r.Status, string(r.Body))
+	p := notifytest.RequireProblem(t, r, status, code)
 	require.Equal(t, "application/problem+json", r.Header.Get("Content-Type"))
-	p := r.Problem()
-	require.Equal(t, code, p.Code, string(r.Body))
 	require.Equal(t, detail, p.Detail, string(r.Body))
 	require.Equal(t, "/v1/otp", p.Instance)
 }
@@ -123,26 +101,6 @@ func (b *bundle) refusals(t *testing.T, rule string) float64 {
 
 // messages counts what the simulator received for a number.
 func (b *bundle) messages(to string) int { return len(b.env.Sim.Messages("vendorb_sms", to, 0)) }
-
-type auditEntry struct {
-	ActorUserID *string        `json:"actorUserId"`
-	Action      string         `json:"action"`
-	TargetType  string         `json:"targetType"`
-	TargetID    string         `json:"targetId"`
-	Payload     map[string]any `json:"payload"`
-}
-
-// audit lists the owner's audit entries of action, newest first.
-func (b *bundle) audit(t *testing.T, action string) []auditEntry {
-	t.Helper()
-	r := b.dash(t, b.env.Owner, "GET", "/v1/audit-logs?limit=200&action="+action, nil)
-	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
-	var out struct {
-		Logs []auditEntry `json:"logs"`
-	}
-	require.NoError(t, r.Decode(&out))
-	return out.Logs
-}
 
 // nextDay moves the clock to 01:00 UTC of the next day, past any daily
 // window, with an hour of margin against real time passing.

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/notifyd/notifyd/internal/notifytest"
 )
 
 type dnsOut struct {
@@ -18,7 +20,7 @@ type dnsOut struct {
 
 func (b *bundle) dnsCheck(t *testing.T, pid, id string) dnsOut {
 	t.Helper()
-	r := b.owner(t, "GET", "/v1/providers/"+pid+"/identities/"+id+"/dns", nil)
+	r := notifytest.Dash(t, b.env.Owner, "GET", "/v1/providers/"+pid+"/identities/"+id+"/dns", nil)
 	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
 	var out dnsOut
 	require.NoError(t, r.Decode(&out))
@@ -41,7 +43,7 @@ func TestDNSCheck(t *testing.T) {
 	b := setup(t)
 	pid, _ := b.register(t, "maily_email", b.emailConfig("maily_email", "news@dns.example"))
 	base := "/v1/providers/" + pid + "/identities"
-	dom := identity(t, b.owner(t, "POST", base+"/domains", map[string]any{"domain": "dns.example", "mailFromSubdomain": "mail"}), http.StatusCreated)
+	dom := identity(t, notifytest.Dash(t, b.env.Owner, "POST", base+"/domains", map[string]any{"domain": "dns.example", "mailFromSubdomain": "mail"}), http.StatusCreated)
 	requireSESRecords(t, dom, "dns.example")
 
 	// Nothing published: every record missing, SPF missing, DMARC missing.
@@ -90,7 +92,7 @@ func TestDNSCheck(t *testing.T) {
 	// Without a MAIL FROM, SPF is checked on the domain itself; Postmark's
 	// DKIM is a TXT compared without its quoting and spacing.
 	pm, _ := b.register(t, "mailz_email", b.emailConfig("mailz_email", "news@pmdns.example"))
-	pd := identity(t, b.owner(t, "POST", "/v1/providers/"+pm+"/identities/domains", map[string]any{"domain": "pmdns.example"}), http.StatusCreated)
+	pd := identity(t, notifytest.Dash(t, b.env.Owner, "POST", "/v1/providers/"+pm+"/identities/domains", map[string]any{"domain": "pmdns.example"}), http.StatusCreated)
 	require.Len(t, pd.Records, 1)
 	v := pd.Records[0].Value
 	b.dns.Add(t, pd.Records[0].Name+`. 300 IN TXT "`+v[:10]+`" "`+v[10:]+`"`)

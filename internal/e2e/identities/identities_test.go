@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/notifyd/notifyd/client"
+	"github.com/notifyd/notifyd/internal/notifytest"
 	"github.com/notifyd/notifyd/internal/simulator"
 )
 
@@ -55,7 +56,7 @@ func TestSESIdentities(t *testing.T) {
 
 	// A test-send from the unverified sender is warned about.
 	ts := map[string]any{"mode": "test", "recipient": map[string]any{"address": "to@example.net"}, "content": map[string]any{"title": "t", "text": "x"}}
-	r := b.owner(t, "POST", "/v1/providers/"+pid+"/test-send", ts)
+	r := notifytest.Dash(t, b.env.Owner, "POST", "/v1/providers/"+pid+"/test-send", ts)
 	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
 	require.Contains(t, r.Header.Get("Warning"), "maily_from_email news@example.com is neither")
 	// ... and a vendor refusal says why it likely happened.
@@ -63,12 +64,12 @@ func TestSESIdentities(t *testing.T) {
 	fr, err := http.Post(b.env.SimURL+"/_sim/faults", "application/json", jsonBody(fault))
 	require.NoError(t, err)
 	_ = fr.Body.Close()
-	p := problem(t, b.owner(t, "POST", "/v1/providers/"+pid+"/test-send", ts), http.StatusBadGateway, "SVC-50200")
+	p := notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "POST", "/v1/providers/"+pid+"/test-send", ts), http.StatusBadGateway, "SVC-50200")
 	require.Contains(t, p.Detail, "Email address is not verified")
 	require.Contains(t, p.Detail, "maily_from_email news@example.com is neither a verified address nor on a verified domain")
 
 	// Verify the address: CreateEmailIdentity, pending until the link is clicked.
-	addr := identity(t, b.owner(t, "POST", base+"/email-addresses", map[string]any{"address": " News@Example.com "}), http.StatusCreated)
+	addr := identity(t, notifytest.Dash(t, b.env.Owner, "POST", base+"/email-addresses", map[string]any{"address": " News@Example.com "}), http.StatusCreated)
 	require.Equal(t, "email_address", addr.Type)
 	require.Equal(t, "news@example.com", addr.Name)
 	require.Equal(t, "pending", addr.Status)
@@ -81,7 +82,7 @@ func TestSESIdentities(t *testing.T) {
 
 	// Connect a domain with a custom MAIL FROM: Easy DKIM records and the
 	// MAIL FROM records to publish.
-	dom := identity(t, b.owner(t, "POST", base+"/domains", map[string]any{"domain": "Example.org.", "mailFromSubdomain": "mail"}), http.StatusCreated)
+	dom := identity(t, notifytest.Dash(t, b.env.Owner, "POST", base+"/domains", map[string]any{"domain": "Example.org.", "mailFromSubdomain": "mail"}), http.StatusCreated)
 	require.Equal(t, "domain", dom.Type)
 	require.Equal(t, "example.org", dom.Name)
 	require.Equal(t, "pending", dom.Status)
@@ -91,54 +92,54 @@ func TestSESIdentities(t *testing.T) {
 	requireSESRecords(t, dom, "example.org")
 
 	// Read back: still pending.
-	got := identity(t, b.owner(t, "GET", base+"/"+dom.ID, nil), http.StatusOK)
+	got := identity(t, notifytest.Dash(t, b.env.Owner, "GET", base+"/"+dom.ID, nil), http.StatusOK)
 	require.Equal(t, "pending", got.Status)
 	require.Equal(t, dom.Records, got.Records)
 
 	// The simulator sees the DNS records and the click: verified.
 	b.simVerify(t, "maily_email", "example.org")
-	got = identity(t, b.owner(t, "GET", base+"/"+dom.ID, nil), http.StatusOK)
+	got = identity(t, notifytest.Dash(t, b.env.Owner, "GET", base+"/"+dom.ID, nil), http.StatusOK)
 	require.Equal(t, "verified", got.Status)
 	require.NotNil(t, got.VerifiedAt)
 	// The sender is on example.com, not example.org: still unverified.
 	require.False(t, b.list(t, pid).Sender.Verified)
 	b.simVerify(t, "maily_email", "news@example.com")
-	require.Equal(t, "verified", identity(t, b.owner(t, "GET", base+"/"+addr.ID, nil), http.StatusOK).Status)
+	require.Equal(t, "verified", identity(t, notifytest.Dash(t, b.env.Owner, "GET", base+"/"+addr.ID, nil), http.StatusOK).Status)
 	l = b.list(t, pid)
 	require.Len(t, l.Identities, 2)
 	require.True(t, l.Sender.Verified)
 	require.Equal(t, addr.ID, *l.Sender.IdentityID)
 	require.Nil(t, l.Sender.Warning)
-	r = b.owner(t, "POST", "/v1/providers/"+pid+"/test-send", ts)
+	r = notifytest.Dash(t, b.env.Owner, "POST", "/v1/providers/"+pid+"/test-send", ts)
 	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
 	require.Empty(t, r.Header.Get("Warning"), "a verified sender is not warned about")
 
 	// Adopt a domain verified in the SES console: not created again.
 	require.True(t, b.env.Sim.AddIdentity(simulator.IdentityRequest{Kind: "maily_email", Name: "adopted.example", Verified: true}))
-	ad := identity(t, b.owner(t, "POST", base+"/domains/adopt", map[string]any{"domain": "adopted.example"}), http.StatusCreated)
+	ad := identity(t, notifytest.Dash(t, b.env.Owner, "POST", base+"/domains/adopt", map[string]any{"domain": "adopted.example"}), http.StatusCreated)
 	require.Equal(t, "verified", ad.Status)
 	require.Equal(t, "adopt", ad.Origin)
 	require.Len(t, ad.Records, 3)
 	require.NotNil(t, ad.VerifiedAt)
 	// A domain the account lacks, or has not verified, is not adopted.
-	problem(t, b.owner(t, "POST", base+"/domains/adopt", map[string]any{"domain": "unknown.example"}), http.StatusConflict, "SVC-40900")
+	notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "POST", base+"/domains/adopt", map[string]any{"domain": "unknown.example"}), http.StatusConflict, "SVC-40900")
 	require.True(t, b.env.Sim.AddIdentity(simulator.IdentityRequest{Kind: "maily_email", Name: "pending.example"}))
-	p = problem(t, b.owner(t, "POST", base+"/domains/adopt", map[string]any{"domain": "pending.example"}), http.StatusConflict, "SVC-40900")
+	p = notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "POST", base+"/domains/adopt", map[string]any{"domain": "pending.example"}), http.StatusConflict, "SVC-40900")
 	require.Contains(t, p.Detail, "not verified")
 	// Connecting a domain the account has already reads it back.
-	pe := identity(t, b.owner(t, "POST", base+"/domains", map[string]any{"domain": "pending.example"}), http.StatusCreated)
+	pe := identity(t, notifytest.Dash(t, b.env.Owner, "POST", base+"/domains", map[string]any{"domain": "pending.example"}), http.StatusCreated)
 	require.Equal(t, "pending", pe.Status)
 	require.Len(t, pe.Records, 3)
 	// What the provider tracks already: 409 before any vendor call.
 	for path, body := range map[string]any{"/domains": map[string]any{"domain": "example.org"}, "/domains/adopt": map[string]any{"domain": "adopted.example"},
 		"/email-addresses": map[string]any{"address": "news@example.com"}} {
-		problem(t, b.owner(t, "POST", base+path, body), http.StatusConflict, "SVC-40900")
+		notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "POST", base+path, body), http.StatusConflict, "SVC-40900")
 	}
 
 	// Audited with SPEC's action names, by the owner, target the provider.
 	for action, names := range map[string][]string{"maily.email_identity.verify": {"news@example.com"},
 		"maily.domain.connect": {"pending.example", "example.org"}, "maily.domain.adopt": {"adopted.example"}} {
-		logs := b.audit(t, action)
+		logs := notifytest.Audit(t, b.env.Owner, action)
 		require.Len(t, logs, len(names), action)
 		for i, l := range logs {
 			require.NotNil(t, l.ActorUserID)
@@ -148,8 +149,8 @@ func TestSESIdentities(t *testing.T) {
 			require.Equal(t, "maily_email", l.Payload["providerKind"])
 		}
 	}
-	require.Equal(t, "mail.example.org", b.audit(t, "maily.domain.connect")[1].Payload["mailFromDomain"])
-	require.Equal(t, true, b.audit(t, "maily.domain.connect")[0].Payload["existing"])
+	require.Equal(t, "mail.example.org", notifytest.Audit(t, b.env.Owner, "maily.domain.connect")[1].Payload["mailFromDomain"])
+	require.Equal(t, true, notifytest.Audit(t, b.env.Owner, "maily.domain.connect")[0].Payload["existing"])
 }
 
 // TestIdentityAccess: roles owner and admin only; another workspace's
@@ -159,7 +160,7 @@ func TestIdentityAccess(t *testing.T) {
 	b := setup(t)
 	pid, _ := b.register(t, "maily_email", b.emailConfig("maily_email", "news@example.com"))
 	base := "/v1/providers/" + pid + "/identities"
-	dom := identity(t, b.owner(t, "POST", base+"/domains", map[string]any{"domain": "access.example"}), http.StatusCreated)
+	dom := identity(t, notifytest.Dash(t, b.env.Owner, "POST", base+"/domains", map[string]any{"domain": "access.example"}), http.StatusCreated)
 
 	routes := []struct {
 		method, path string
@@ -175,23 +176,23 @@ func TestIdentityAccess(t *testing.T) {
 	viewer, operator, admin := b.env.Member(t, "viewer"), b.env.Member(t, "operator"), b.env.Member(t, "admin")
 	for _, rt := range routes {
 		for role, c := range map[string]*client.Client{"viewer": viewer, "operator": operator} {
-			p := problem(t, b.dash(t, c, rt.method, rt.path, rt.body), http.StatusForbidden, "SVC-40300")
+			p := notifytest.RequireProblem(t, notifytest.Dash(t, c, rt.method, rt.path, rt.body), http.StatusForbidden, "SVC-40300")
 			require.Contains(t, p.Detail, role, "%s %s", rt.method, rt.path)
 		}
-		r := b.dash(t, admin, rt.method, rt.path, rt.body)
+		r := notifytest.Dash(t, admin, rt.method, rt.path, rt.body)
 		require.NotContains(t, []int{401, 403, 404}, r.Status, "%s %s as admin: %s", rt.method, rt.path, r.Body)
 		require.Less(t, r.Status, 500, "%s %s as admin: %s", rt.method, rt.path, r.Body)
 	}
-	require.Len(t, b.audit(t, "maily.email_identity.verify"), 1, "the admin's verify is audited")
+	require.Len(t, notifytest.Audit(t, b.env.Owner, "maily.email_identity.verify"), 1, "the admin's verify is audited")
 
 	// Another workspace's provider, or its identity, is 404, as are unknown ids.
 	other, _ := b.env.NewWorkspace(t, "Other", "other-owner@example.com")
 	for _, rt := range routes {
-		problem(t, b.dash(t, other, rt.method, rt.path, rt.body), http.StatusNotFound, "SVC-40400")
+		notifytest.RequireProblem(t, notifytest.Dash(t, other, rt.method, rt.path, rt.body), http.StatusNotFound, "SVC-40400")
 	}
-	problem(t, b.owner(t, "GET", base+"/00000000-0000-7000-8000-000000000000", nil), http.StatusNotFound, "SVC-40400")
-	problem(t, b.owner(t, "GET", "/v1/providers/00000000-0000-7000-8000-000000000000/identities", nil), http.StatusNotFound, "SVC-40400")
-	problem(t, b.owner(t, "GET", base+"/not-an-id/dns", nil), http.StatusNotFound, "SVC-40400")
+	notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "GET", base+"/00000000-0000-7000-8000-000000000000", nil), http.StatusNotFound, "SVC-40400")
+	notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "GET", "/v1/providers/00000000-0000-7000-8000-000000000000/identities", nil), http.StatusNotFound, "SVC-40400")
+	notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "GET", base+"/not-an-id/dns", nil), http.StatusNotFound, "SVC-40400")
 
 	// Bad input: 400.
 	sms, _ := b.register(t, "vendora_sms", map[string]string{"vendora_user_id": "u", "vendora_api_key": "k", "vendora_sender": "0212345678"})
@@ -208,10 +209,10 @@ func TestIdentityAccess(t *testing.T) {
 		{base + "/domains/adopt", map[string]any{"domain": "user@ok.example"}},
 		{"/v1/providers/" + sms + "/identities/domains", map[string]any{"domain": "ok.example"}},
 	} {
-		problem(t, b.owner(t, "POST", c.path, c.body), http.StatusBadRequest, "SVC-40000")
+		notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "POST", c.path, c.body), http.StatusBadRequest, "SVC-40000")
 	}
-	problem(t, b.owner(t, "GET", "/v1/providers/"+sms+"/identities", nil), http.StatusBadRequest, "SVC-40000")
-	addr := identity(t, b.owner(t, "POST", base+"/email-addresses", map[string]any{"address": "dns@access.example"}), http.StatusCreated)
-	problem(t, b.owner(t, "GET", base+"/"+addr.ID+"/dns", nil), http.StatusBadRequest, "SVC-40000")
+	notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "GET", "/v1/providers/"+sms+"/identities", nil), http.StatusBadRequest, "SVC-40000")
+	addr := identity(t, notifytest.Dash(t, b.env.Owner, "POST", base+"/email-addresses", map[string]any{"address": "dns@access.example"}), http.StatusCreated)
+	notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "GET", base+"/"+addr.ID+"/dns", nil), http.StatusBadRequest, "SVC-40000")
 	require.Empty(t, b.env.Sim.Identities("mailx_email"))
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/notifyd/notifyd/internal/notifytest"
 	"github.com/notifyd/notifyd/internal/simulator"
 )
 
@@ -19,11 +20,11 @@ func TestResendDomains(t *testing.T) {
 	require.Contains(t, warning, "mailx_from_email news@resend.example is neither")
 	base := "/v1/providers/" + pid + "/identities"
 
-	p := problem(t, b.owner(t, "POST", base+"/email-addresses", map[string]any{"address": "news@resend.example"}), http.StatusBadRequest, "SVC-40000")
+	p := notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "POST", base+"/email-addresses", map[string]any{"address": "news@resend.example"}), http.StatusBadRequest, "SVC-40000")
 	require.Contains(t, p.Detail, "verifies domains only")
-	require.Empty(t, b.audit(t, "maily.email_identity.verify"))
+	require.Empty(t, notifytest.Audit(t, b.env.Owner, "maily.email_identity.verify"))
 
-	dom := identity(t, b.owner(t, "POST", base+"/domains", map[string]any{"domain": "resend.example", "mailFromSubdomain": "bounces"}), http.StatusCreated)
+	dom := identity(t, notifytest.Dash(t, b.env.Owner, "POST", base+"/domains", map[string]any{"domain": "resend.example", "mailFromSubdomain": "bounces"}), http.StatusCreated)
 	require.Equal(t, "pending", dom.Status)
 	require.Equal(t, "bounces.resend.example", *dom.MailFromDomain)
 	require.Len(t, dom.Records, 3, "%+v", dom.Records)
@@ -36,9 +37,9 @@ func TestResendDomains(t *testing.T) {
 	require.Len(t, sim, 1)
 	require.Equal(t, 1, sim[0].VerifyRequests, "connect asks Resend to start verifying")
 
-	require.Equal(t, "pending", identity(t, b.owner(t, "GET", base+"/"+dom.ID, nil), http.StatusOK).Status)
+	require.Equal(t, "pending", identity(t, notifytest.Dash(t, b.env.Owner, "GET", base+"/"+dom.ID, nil), http.StatusOK).Status)
 	b.simVerify(t, "mailx_email", "resend.example")
-	got := identity(t, b.owner(t, "GET", base+"/"+dom.ID, nil), http.StatusOK)
+	got := identity(t, notifytest.Dash(t, b.env.Owner, "GET", base+"/"+dom.ID, nil), http.StatusOK)
 	require.Equal(t, "verified", got.Status)
 	require.NotNil(t, got.VerifiedAt)
 	l := b.list(t, pid)
@@ -46,13 +47,13 @@ func TestResendDomains(t *testing.T) {
 	require.Equal(t, dom.ID, *l.Sender.IdentityID)
 
 	require.True(t, b.env.Sim.AddIdentity(simulator.IdentityRequest{Kind: "mailx_email", Name: "old.example", Verified: true}))
-	ad := identity(t, b.owner(t, "POST", base+"/domains/adopt", map[string]any{"domain": "old.example"}), http.StatusCreated)
+	ad := identity(t, notifytest.Dash(t, b.env.Owner, "POST", base+"/domains/adopt", map[string]any{"domain": "old.example"}), http.StatusCreated)
 	require.Equal(t, "verified", ad.Status)
 	require.Equal(t, "adopt", ad.Origin)
 	require.Len(t, ad.Records, 3)
 	require.Len(t, b.env.Sim.Identities("mailx_email"), 2, "adopt creates nothing at the vendor")
-	require.Len(t, b.audit(t, "maily.domain.connect"), 1)
-	require.Equal(t, "mailx_email", b.audit(t, "maily.domain.adopt")[0].Payload["providerKind"])
+	require.Len(t, notifytest.Audit(t, b.env.Owner, "maily.domain.connect"), 1)
+	require.Equal(t, "mailx_email", notifytest.Audit(t, b.env.Owner, "maily.domain.adopt")[0].Payload["providerKind"])
 }
 
 // TestPostmarkIdentities: sender signatures and domains through the
@@ -63,21 +64,21 @@ func TestPostmarkIdentities(t *testing.T) {
 	cfg := b.emailConfig("mailz_email", "news@pm.example")
 	delete(cfg, "mailz_account_token")
 	noToken, _ := b.register(t, "mailz_email", cfg)
-	p := problem(t, b.owner(t, "POST", "/v1/providers/"+noToken+"/identities/email-addresses", map[string]any{"address": "news@pm.example"}),
+	p := notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "POST", "/v1/providers/"+noToken+"/identities/email-addresses", map[string]any{"address": "news@pm.example"}),
 		http.StatusConflict, "SVC-40900")
 	require.Contains(t, p.Detail, "mailz_account_token")
 
 	pid, _ := b.register(t, "mailz_email", b.emailConfig("mailz_email", "news@pm.example"))
 	base := "/v1/providers/" + pid + "/identities"
-	addr := identity(t, b.owner(t, "POST", base+"/email-addresses", map[string]any{"address": "news@pm.example"}), http.StatusCreated)
+	addr := identity(t, notifytest.Dash(t, b.env.Owner, "POST", base+"/email-addresses", map[string]any{"address": "news@pm.example"}), http.StatusCreated)
 	require.Equal(t, "pending", addr.Status)
 	require.Equal(t, "email_address", addr.Type)
-	require.Equal(t, "pending", identity(t, b.owner(t, "GET", base+"/"+addr.ID, nil), http.StatusOK).Status)
+	require.Equal(t, "pending", identity(t, notifytest.Dash(t, b.env.Owner, "GET", base+"/"+addr.ID, nil), http.StatusOK).Status)
 	b.simVerify(t, "mailz_email", "news@pm.example")
-	require.Equal(t, "verified", identity(t, b.owner(t, "GET", base+"/"+addr.ID, nil), http.StatusOK).Status)
+	require.Equal(t, "verified", identity(t, notifytest.Dash(t, b.env.Owner, "GET", base+"/"+addr.ID, nil), http.StatusOK).Status)
 	require.True(t, b.list(t, pid).Sender.Verified)
 
-	dom := identity(t, b.owner(t, "POST", base+"/domains", map[string]any{"domain": "pm.example", "mailFromSubdomain": "pm-bounces"}), http.StatusCreated)
+	dom := identity(t, notifytest.Dash(t, b.env.Owner, "POST", base+"/domains", map[string]any{"domain": "pm.example", "mailFromSubdomain": "pm-bounces"}), http.StatusCreated)
 	require.Equal(t, "pending", dom.Status)
 	require.Len(t, dom.Records, 2, "%+v", dom.Records)
 	require.Equal(t, "dkim", dom.Records[0].Purpose)
@@ -85,26 +86,26 @@ func TestPostmarkIdentities(t *testing.T) {
 	require.Contains(t, dom.Records[0].Name, "pm._domainkey.pm.example")
 	require.Equal(t, recordOut{Purpose: "return_path", Type: "CNAME", Name: "pm-bounces.pm.example", Value: "pm.mtasv.net"}, dom.Records[1])
 	require.Equal(t, "spf.mtasv.net", *dom.SPFInclude)
-	require.Equal(t, "pending", identity(t, b.owner(t, "GET", base+"/"+dom.ID, nil), http.StatusOK).Status)
+	require.Equal(t, "pending", identity(t, notifytest.Dash(t, b.env.Owner, "GET", base+"/"+dom.ID, nil), http.StatusOK).Status)
 	b.simVerify(t, "mailz_email", "pm.example")
-	got := identity(t, b.owner(t, "GET", base+"/"+dom.ID, nil), http.StatusOK)
+	got := identity(t, notifytest.Dash(t, b.env.Owner, "GET", base+"/"+dom.ID, nil), http.StatusOK)
 	require.Equal(t, "verified", got.Status)
 	require.Equal(t, dom.Records, got.Records, "the verified DKIM key is the one that was pending")
 
 	require.True(t, b.env.Sim.AddIdentity(simulator.IdentityRequest{Kind: "mailz_email", Name: "legacy.example", Verified: true}))
-	ad := identity(t, b.owner(t, "POST", base+"/domains/adopt", map[string]any{"domain": "legacy.example"}), http.StatusCreated)
+	ad := identity(t, notifytest.Dash(t, b.env.Owner, "POST", base+"/domains/adopt", map[string]any{"domain": "legacy.example"}), http.StatusCreated)
 	require.Equal(t, "verified", ad.Status)
 	// A sender signature made in Postmark's console is taken over as it is.
 	require.True(t, b.env.Sim.AddIdentity(simulator.IdentityRequest{Kind: "mailz_email", Name: "console@pm.example", Verified: true}))
-	con := identity(t, b.owner(t, "POST", base+"/email-addresses", map[string]any{"address": "console@pm.example"}), http.StatusCreated)
+	con := identity(t, notifytest.Dash(t, b.env.Owner, "POST", base+"/email-addresses", map[string]any{"address": "console@pm.example"}), http.StatusCreated)
 	require.Equal(t, "verified", con.Status)
-	require.Equal(t, "verified", identity(t, b.owner(t, "GET", base+"/"+con.ID, nil), http.StatusOK).Status, "read back by its Postmark id")
+	require.Equal(t, "verified", identity(t, notifytest.Dash(t, b.env.Owner, "GET", base+"/"+con.ID, nil), http.StatusOK).Status, "read back by its Postmark id")
 	require.Len(t, b.env.Sim.Identities("mailz_email"), 4)
 
 	for action, n := range map[string]int{"maily.email_identity.verify": 2, "maily.domain.connect": 1, "maily.domain.adopt": 1} {
-		logs := b.audit(t, action)
+		logs := notifytest.Audit(t, b.env.Owner, action)
 		require.Len(t, logs, n, action)
 		require.Equal(t, "mailz_email", logs[0].Payload["providerKind"])
 	}
-	require.Equal(t, true, b.audit(t, "maily.email_identity.verify")[0].Payload["existing"])
+	require.Equal(t, true, notifytest.Audit(t, b.env.Owner, "maily.email_identity.verify")[0].Payload["existing"])
 }

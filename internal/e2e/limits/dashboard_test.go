@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/notifyd/notifyd/client"
+	"github.com/notifyd/notifyd/internal/notifytest"
 )
 
 type policy struct {
@@ -23,7 +24,7 @@ type policy struct {
 func TestRatePolicies(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	r := b.dash(t, "GET", "/v1/limits/rate", nil)
+	r := notifytest.Dash(t, b.env.Owner, "GET", "/v1/limits/rate", nil)
 	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
 	require.JSONEq(t, `{"workspacePolicy":null,"apiKeyPolicies":[]}`, string(r.Body))
 
@@ -40,7 +41,7 @@ func TestRatePolicies(t *testing.T) {
 		WorkspacePolicy *policy  `json:"workspacePolicy"`
 		APIKeyPolicies  []policy `json:"apiKeyPolicies"`
 	}
-	r = b.dash(t, "GET", "/v1/limits/rate", nil)
+	r = notifytest.Dash(t, b.env.Owner, "GET", "/v1/limits/rate", nil)
 	require.NoError(t, r.Decode(&out))
 	require.NotNil(t, out.WorkspacePolicy)
 	require.Equal(t, 30, out.WorkspacePolicy.WindowSeconds)
@@ -51,9 +52,9 @@ func TestRatePolicies(t *testing.T) {
 	require.Equal(t, 10, out.APIKeyPolicies[0].WindowSeconds)
 
 	// Audit.
-	r = b.dash(t, "GET", "/v1/audit-logs?targetType=workspace", nil)
+	r = notifytest.Dash(t, b.env.Owner, "GET", "/v1/audit-logs?targetType=workspace", nil)
 	require.Contains(t, string(r.Body), "rate_limit.workspace.upsert")
-	r = b.dash(t, "GET", "/v1/audit-logs?action=rate_limit.api_key.upsert", nil)
+	r = notifytest.Dash(t, b.env.Owner, "GET", "/v1/audit-logs?action=rate_limit.api_key.upsert", nil)
 	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
 	require.Contains(t, string(r.Body), b.keyID)
 
@@ -66,7 +67,7 @@ func TestRatePolicies(t *testing.T) {
 		`{"windowSeconds":60,"maxRequests":10,"extra":1}`, `{"windowSeconds":null,"maxRequests":10}`,
 	} {
 		for _, path := range []string{"/v1/limits/rate/workspace", "/v1/limits/rate/api-keys/" + b.keyID} {
-			problem(t, b.dash(t, "PUT", path, []byte(body)), http.StatusBadRequest, "SVC-40000")
+			notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "PUT", path, []byte(body)), http.StatusBadRequest, "SVC-40000")
 		}
 	}
 	// The policy is disabled; a PUT without enabled enables it again.
@@ -77,8 +78,8 @@ func TestRatePolicies(t *testing.T) {
 	other, _ := b.env.NewWorkspace(t, "Other", "other@example.com")
 	_, otherKey, err := other.CreateAPIKey(ctx, "k", "notifications:send")
 	require.NoError(t, err)
-	problem(t, b.dash(t, "PUT", "/v1/limits/rate/api-keys/"+otherKey, map[string]any{"windowSeconds": 60, "maxRequests": 1}), http.StatusNotFound, "SVC-40400")
-	problem(t, b.dash(t, "PUT", "/v1/limits/rate/api-keys/nope", map[string]any{"windowSeconds": 60, "maxRequests": 1}), http.StatusNotFound, "SVC-40400")
+	notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "PUT", "/v1/limits/rate/api-keys/"+otherKey, map[string]any{"windowSeconds": 60, "maxRequests": 1}), http.StatusNotFound, "SVC-40400")
+	notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "PUT", "/v1/limits/rate/api-keys/nope", map[string]any{"windowSeconds": 60, "maxRequests": 1}), http.StatusNotFound, "SVC-40400")
 	r, err = other.Dashboard(ctx, "GET", "/v1/limits/rate", nil)
 	require.NoError(t, err)
 	require.JSONEq(t, `{"workspacePolicy":null,"apiKeyPolicies":[]}`, string(r.Body))
@@ -96,7 +97,7 @@ type dispatchLimit struct {
 
 func (b *bundle) putDispatch(t *testing.T, body map[string]any) dispatchLimit {
 	t.Helper()
-	r := b.dash(t, "PUT", "/v1/limits/dispatch", body)
+	r := notifytest.Dash(t, b.env.Owner, "PUT", "/v1/limits/dispatch", body)
 	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
 	var out struct {
 		Limit dispatchLimit `json:"limit"`
@@ -107,7 +108,7 @@ func (b *bundle) putDispatch(t *testing.T, body map[string]any) dispatchLimit {
 
 func (b *bundle) listDispatch(t *testing.T) []dispatchLimit {
 	t.Helper()
-	r := b.dash(t, "GET", "/v1/limits/dispatch", nil)
+	r := notifytest.Dash(t, b.env.Owner, "GET", "/v1/limits/dispatch", nil)
 	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
 	var out struct {
 		Limits []dispatchLimit `json:"limits"`
@@ -157,7 +158,7 @@ func TestDispatchLimits(t *testing.T) {
 		`{"scope":"workspace","ratePerSecond":"1"}`, `{"scope":"workspace","ratePerSecond":1,"enabled":null}`,
 		`{"scope":"workspace","ratePerSecond":1,"x":1}`,
 	} {
-		problem(t, b.dash(t, "PUT", "/v1/limits/dispatch", []byte(body)), http.StatusBadRequest, "SVC-40000")
+		notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "PUT", "/v1/limits/dispatch", []byte(body)), http.StatusBadRequest, "SVC-40000")
 	}
 	b.putDispatch(t, map[string]any{"scope": "provider", "targetId": strings.Repeat("x", 64), "ratePerSecond": 1})
 
@@ -165,10 +166,10 @@ func TestDispatchLimits(t *testing.T) {
 	other, _ := b.env.NewWorkspace(t, "Other", "other@example.com")
 	r, err := other.Dashboard(ctx, "DELETE", "/v1/limits/dispatch/"+p.ID, nil)
 	require.NoError(t, err)
-	problem(t, r, http.StatusNotFound, "SVC-40400")
-	r = b.dash(t, "DELETE", "/v1/limits/dispatch/"+p.ID, nil)
+	notifytest.RequireProblem(t, r, http.StatusNotFound, "SVC-40400")
+	r = notifytest.Dash(t, b.env.Owner, "DELETE", "/v1/limits/dispatch/"+p.ID, nil)
 	require.Equal(t, http.StatusNoContent, r.Status, string(r.Body))
-	problem(t, b.dash(t, "DELETE", "/v1/limits/dispatch/"+p.ID, nil), http.StatusNotFound, "SVC-40400")
+	notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "DELETE", "/v1/limits/dispatch/"+p.ID, nil), http.StatusNotFound, "SVC-40400")
 	require.Len(t, b.listDispatch(t), 3)
 	r, err = other.Dashboard(ctx, "GET", "/v1/limits/dispatch", nil)
 	require.NoError(t, err)
@@ -185,7 +186,7 @@ type auditLog struct {
 
 func (b *bundle) auditLogs(t *testing.T, action string) []auditLog {
 	t.Helper()
-	r := b.dash(t, "GET", "/v1/audit-logs?limit=200&action="+action, nil)
+	r := notifytest.Dash(t, b.env.Owner, "GET", "/v1/audit-logs?limit=200&action="+action, nil)
 	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
 	var out struct {
 		Logs []auditLog `json:"logs"`
@@ -203,7 +204,7 @@ func TestDispatchLimitAudit(t *testing.T) {
 	w := b.putDispatch(t, map[string]any{"scope": "workspace", "ratePerSecond": 10})
 	k := b.putDispatch(t, map[string]any{"scope": "apiKey", "targetId": b.keyID, "ratePerSecond": 5, "enabled": false})
 	b.putDispatch(t, map[string]any{"scope": "workspace", "ratePerSecond": 20})
-	problem(t, b.dash(t, "PUT", "/v1/limits/dispatch", map[string]any{"scope": "workspace", "ratePerSecond": 0}), http.StatusBadRequest, "SVC-40000")
+	notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "PUT", "/v1/limits/dispatch", map[string]any{"scope": "workspace", "ratePerSecond": 0}), http.StatusBadRequest, "SVC-40000")
 
 	logs := b.auditLogs(t, "dispatch_limit.upsert")
 	require.Len(t, logs, 3, "one entry per stored change")
@@ -216,9 +217,9 @@ func TestDispatchLimitAudit(t *testing.T) {
 	require.Equal(t, k.ID, logs[1].TargetID)
 	require.Equal(t, map[string]any{"scope": "apiKey", "targetId": b.keyID, "ratePerSecond": 5.0, "enabled": false}, logs[1].Payload)
 
-	problem(t, b.dash(t, "DELETE", "/v1/limits/dispatch/"+uuid.NewString(), nil), http.StatusNotFound, "SVC-40400")
+	notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "DELETE", "/v1/limits/dispatch/"+uuid.NewString(), nil), http.StatusNotFound, "SVC-40400")
 	require.Empty(t, b.auditLogs(t, "dispatch_limit.delete"))
-	r := b.dash(t, "DELETE", "/v1/limits/dispatch/"+k.ID, nil)
+	r := notifytest.Dash(t, b.env.Owner, "DELETE", "/v1/limits/dispatch/"+k.ID, nil)
 	require.Equal(t, http.StatusNoContent, r.Status, string(r.Body))
 	logs = b.auditLogs(t, "dispatch_limit.delete")
 	require.Len(t, logs, 1)
@@ -229,16 +230,6 @@ func TestDispatchLimitAudit(t *testing.T) {
 
 // member adds a member with role to the owner's workspace and returns a
 // logged-in client.
-func (b *bundle) member(t *testing.T, role string) *client.Client {
-	t.Helper()
-	email := role + "-" + uuid.NewString()[:8] + "@example.com"
-	r := b.dash(t, "POST", "/v1/workspace/members", map[string]string{"email": email, "role": role, "password": "member password 1"})
-	require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
-	c := client.New(b.env.Daemon.URL())
-	require.NoError(t, c.Login(ctx, email, "member password 1"))
-	return c
-}
-
 // Roles (SPEC "Dispatch limits", "Request rate-limit policies"): every
 // role reads; only owner and admin write. Refused writes change nothing.
 func TestLimitRoles(t *testing.T) {
@@ -248,7 +239,7 @@ func TestLimitRoles(t *testing.T) {
 	dispatchBody := map[string]any{"scope": "workspace", "ratePerSecond": 20}
 	rateBody := map[string]any{"windowSeconds": 60, "maxRequests": 5}
 	for _, role := range []string{"viewer", "operator", "admin"} {
-		c := b.member(t, role)
+		c := b.env.Member(t, role)
 		call := func(method, path string, body any) *client.Response {
 			r, err := c.Dashboard(ctx, method, path, body)
 			require.NoError(t, err)
@@ -273,11 +264,11 @@ func TestLimitRoles(t *testing.T) {
 				require.Equal(t, w.ok, r.Status, "%s %s %s: %s", role, w.method, w.path, r.Body)
 				continue
 			}
-			problem(t, r, http.StatusForbidden, "SVC-40300")
+			notifytest.RequireProblem(t, r, http.StatusForbidden, "SVC-40300")
 		}
 		if role != "admin" {
 			require.Equal(t, []dispatchLimit{l}, b.listDispatch(t), "a refused write changes nothing")
-			r := b.dash(t, "GET", "/v1/limits/rate", nil)
+			r := notifytest.Dash(t, b.env.Owner, "GET", "/v1/limits/rate", nil)
 			require.JSONEq(t, `{"workspacePolicy":null,"apiKeyPolicies":[]}`, string(r.Body))
 		}
 	}

@@ -23,21 +23,10 @@ import (
 // smsProvider registers a simulator sms provider and routes sms to it.
 func (b *bundle) smsProvider(t *testing.T) string {
 	t.Helper()
-	r := b.dash(t, "POST", "/v1/providers", map[string]any{"providerKind": "vendora_sms", "displayName": "a",
-		"configJson": map[string]string{"base_url": b.env.SimURL, "vendora_user_id": "u", "vendora_api_key": "k", "vendora_sender": "0212345678",
-			// One call per message at once: arrival times at the vendor
-			// then show the limiter's pacing, not batch windows.
-			"dispatch_batch_window_ms": "0", "dispatch_max_batch_size": "1", "dispatch_max_requests_per_second": "0"}})
-	require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
-	var out struct {
-		Provider struct {
-			ID string `json:"id"`
-		} `json:"provider"`
-	}
-	require.NoError(t, r.Decode(&out))
-	r = b.dash(t, "PUT", "/v1/routes", map[string]any{"routes": []any{map[string]any{"channel": "sms", "providerAccountId": out.Provider.ID, "priority": 1}}})
-	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
-	return out.Provider.ID
+	// One call per message at once: arrival times at the vendor then show
+	// the limiter's pacing, not batch windows.
+	return b.env.SimRoute(t, "sms", "vendora_sms", map[string]string{
+		"dispatch_batch_window_ms": "0", "dispatch_max_batch_size": "1", "dispatch_max_requests_per_second": "0"})
 }
 
 func (b *bundle) setLimit(t *testing.T, scope, target string, rate int, enabled bool) {
@@ -54,9 +43,9 @@ func sendN(t *testing.T, k *client.Client, n int, tag string) {
 	t.Helper()
 	items := make([]any, n)
 	for i := range items {
-		items[i] = sms("01012345678", fmt.Sprintf("%s-%d", tag, i))
+		items[i] = notifytest.SMS("01012345678", fmt.Sprintf("%s-%d", tag, i))
 	}
-	r := signed(t, k, "POST", "/v1/notifications/bulk", map[string]any{"items": items})
+	r := notifytest.Signed(t, k, "POST", "/v1/notifications/bulk", map[string]any{"items": items})
 	require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
 }
 
@@ -210,7 +199,7 @@ func TestDispatchLimitDeleteAppliesAtOnce(t *testing.T) {
 	b.delivered(t, "warm", 1, 10*time.Second)
 	ls := b.listDispatch(t)
 	require.Len(t, ls, 1)
-	r := b.dash(t, "DELETE", "/v1/limits/dispatch/"+ls[0].ID, nil)
+	r := notifytest.Dash(t, b.env.Owner, "DELETE", "/v1/limits/dispatch/"+ls[0].ID, nil)
 	require.Equal(t, http.StatusNoContent, r.Status, string(r.Body))
 	sendN(t, b.key, 5, "free")
 	b.unpaced(t, "free", 5, 4*time.Second)
@@ -225,7 +214,7 @@ func TestDispatchSynchronousSendsNeverWait(t *testing.T) {
 	b.setLimit(t, "provider", p, 1, true)
 	start := time.Now()
 	for i := range 4 {
-		r := b.dash(t, "POST", "/v1/providers/"+p+"/test-send", map[string]any{"mode": "test",
+		r := notifytest.Dash(t, b.env.Owner, "POST", "/v1/providers/"+p+"/test-send", map[string]any{"mode": "test",
 			"recipient": map[string]any{"address": "01012345678"}, "content": map[string]any{"text": fmt.Sprintf("sync-%d", i)}})
 		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/notifyd/notifyd/client"
+	"github.com/notifyd/notifyd/internal/notifytest"
 )
 
 func TestKeyLimit(t *testing.T) {
@@ -18,16 +19,16 @@ func TestKeyLimit(t *testing.T) {
 	p := b.putKeyPolicy(t, b.keyID, map[string]any{"windowSeconds": 3600, "maxRequests": 3})
 	require.Equal(t, b.keyID, p["apiKeyCredentialId"])
 	for range 3 {
-		problem(t, lookup(t, b.key), http.StatusNotFound, "SVC-40400")
+		notifytest.RequireProblem(t, lookup(t, b.key), http.StatusNotFound, "SVC-40400")
 	}
 	limited(t, lookup(t, b.key), "SVC-4291")
 	// Every one of the four routes is limited, send and bulk included.
-	limited(t, signed(t, b.key, "POST", "/v1/notifications", sms("01012345678", "x")), "SVC-4291")
-	limited(t, signed(t, b.key, "POST", "/v1/notifications/bulk", map[string]any{"items": []any{sms("01012345678", "x")}}), "SVC-4291")
-	limited(t, signed(t, b.key, "POST", "/v1/notifications/00000000-0000-4000-8000-000000000000/cancel", nil), "SVC-4291")
+	limited(t, notifytest.Signed(t, b.key, "POST", "/v1/notifications", notifytest.SMS("01012345678", "x")), "SVC-4291")
+	limited(t, notifytest.Signed(t, b.key, "POST", "/v1/notifications/bulk", map[string]any{"items": []any{notifytest.SMS("01012345678", "x")}}), "SVC-4291")
+	limited(t, notifytest.Signed(t, b.key, "POST", "/v1/notifications/00000000-0000-4000-8000-000000000000/cancel", nil), "SVC-4291")
 	// Other keys keep their own counter.
 	other, _ := b.newKey(t, "other")
-	problem(t, lookup(t, other), http.StatusNotFound, "SVC-40400")
+	notifytest.RequireProblem(t, lookup(t, other), http.StatusNotFound, "SVC-40400")
 	// The 429s are counted by code.
 	require.Equal(t, 4.0, scrape(t, b.env.Daemon.URL(), `notifyd_requests_rejected_total{code="SVC-4291"}`))
 	require.Zero(t, scrape(t, b.env.Daemon.URL(), `notifyd_requests_rejected_total{code="SVC-4290"}`))
@@ -58,14 +59,14 @@ func TestFailedAuthenticationDoesNotCount(t *testing.T) {
 	bad := *b.key
 	bad.HMACSecret = "wrong"
 	for range 4 {
-		problem(t, lookup(t, &bad), http.StatusUnauthorized, "SVC-40100")
+		notifytest.RequireProblem(t, lookup(t, &bad), http.StatusUnauthorized, "SVC-40100")
 	}
 	// A key without the scope fails before the limit too.
 	noScope, id, err := b.env.Owner.CreateAPIKey(ctx, "read-only", "notifications:read")
 	require.NoError(t, err)
 	b.putKeyPolicy(t, id, map[string]any{"windowSeconds": 3600, "maxRequests": 1})
 	for range 3 {
-		problem(t, signed(t, noScope, "POST", "/v1/notifications", sms("01012345678", "x")), http.StatusForbidden, "SVC-40300")
+		notifytest.RequireProblem(t, notifytest.Signed(t, noScope, "POST", "/v1/notifications", notifytest.SMS("01012345678", "x")), http.StatusForbidden, "SVC-40300")
 	}
 	requireNotLimited(t, lookup(t, noScope))
 	limited(t, lookup(t, noScope), "SVC-4291")
@@ -80,10 +81,10 @@ func TestRejectedSendRecordsNonce(t *testing.T) {
 	b := setup(t)
 	b.putKeyPolicy(t, b.keyID, map[string]any{"windowSeconds": 3600, "maxRequests": 1})
 	requireNotLimited(t, lookup(t, b.key))
-	body := mustJSON(sms("01012345678", "x"))
+	body := mustJSON(notifytest.SMS("01012345678", "x"))
 	nonce := client.NewNonce()
-	require.Equal(t, http.StatusTooManyRequests, rawSigned(t, b.key, "POST", "/v1/notifications", body, nonce))
-	require.Equal(t, http.StatusUnauthorized, rawSigned(t, b.key, "POST", "/v1/notifications", body, nonce), "a replay of a refused send")
+	require.Equal(t, http.StatusTooManyRequests, notifytest.SignedWithNonce(t, b.key, "POST", "/v1/notifications", body, nonce))
+	require.Equal(t, http.StatusUnauthorized, notifytest.SignedWithNonce(t, b.key, "POST", "/v1/notifications", body, nonce), "a replay of a refused send")
 }
 
 func TestWindowRollover(t *testing.T) {
@@ -121,14 +122,14 @@ func TestDisabledPolicyReturnsToDefaults(t *testing.T) {
 func TestBulkCountsOnce(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.smsRoute(t)
+	b.env.SimRoute(t, "sms", "vendora_sms", nil)
 	b.putKeyPolicy(t, b.keyID, map[string]any{"windowSeconds": 3600, "maxRequests": 2})
-	items := []any{sms("01011110000", "a"), sms("01011110001", "b"), sms("01011110002", "c"), sms("01011110003", "d")}
-	r := signed(t, b.key, "POST", "/v1/notifications/bulk", map[string]any{"items": items})
+	items := []any{notifytest.SMS("01011110000", "a"), notifytest.SMS("01011110001", "b"), notifytest.SMS("01011110002", "c"), notifytest.SMS("01011110003", "d")}
+	r := notifytest.Signed(t, b.key, "POST", "/v1/notifications/bulk", map[string]any{"items": items})
 	require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
-	r = signed(t, b.key, "POST", "/v1/notifications", sms("01011110004", "e"))
+	r = notifytest.Signed(t, b.key, "POST", "/v1/notifications", notifytest.SMS("01011110004", "e"))
 	require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
-	limited(t, signed(t, b.key, "POST", "/v1/notifications", sms("01011110005", "f")), "SVC-4291")
+	limited(t, notifytest.Signed(t, b.key, "POST", "/v1/notifications", notifytest.SMS("01011110005", "f")), "SVC-4291")
 }
 
 func TestDashboardNotLimited(t *testing.T) {
@@ -136,7 +137,7 @@ func TestDashboardNotLimited(t *testing.T) {
 	b := setup(t)
 	b.putWorkspacePolicy(t, map[string]any{"windowSeconds": 3600, "maxRequests": 1})
 	for range 3 {
-		require.Equal(t, http.StatusOK, b.dash(t, "GET", "/v1/limits/rate", nil).Status)
+		require.Equal(t, http.StatusOK, notifytest.Dash(t, b.env.Owner, "GET", "/v1/limits/rate", nil).Status)
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/notifyd/notifyd/internal/notifytest"
 )
 
 // TestDispatchLimitForeignTarget (issue 17): a dispatch limit naming
@@ -28,7 +30,7 @@ func TestDispatchLimitForeignTarget(t *testing.T) {
 	require.NoError(t, err)
 
 	for scope, target := range map[string]string{"provider": prov.Provider.ID, "apiKey": otherKey} {
-		problem(t, b.dash(t, "PUT", "/v1/limits/dispatch", map[string]any{"scope": scope, "targetId": target, "ratePerSecond": 1}),
+		notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "PUT", "/v1/limits/dispatch", map[string]any{"scope": scope, "targetId": target, "ratePerSecond": 1}),
 			http.StatusNotFound, "SVC-40400")
 	}
 	require.Empty(t, b.listDispatch(t), "nothing stored")

@@ -63,61 +63,29 @@ func campEmailRoute(t *testing.T, env *notifytest.Env) {
 	campKindRoute(t, env, campMailKind)
 }
 
-// campKindConfig is a simulator configuration of each email kind.
-func campKindConfig(kind string) map[string]string {
-	switch kind {
-	case "mailx_email":
-		return map[string]string{"mailx_api_key": "re_test", "mailx_from_email": "news@example.com"}
-	case "maily_email":
-		return map[string]string{"maily_access_key_id": "AKIATEST", "maily_secret_access_key": "secret", "maily_region": "us-east-1",
-			"maily_from_email": "news@example.com"}
-	default:
-		return map[string]string{"mailz_api_key": "pm-token", "mailz_from_email": "news@example.com"}
-	}
-}
-
+// campKindRoute registers an email provider of kind on the simulator,
+// sending from news@example.com, and routes email to it.
 func campKindRoute(t *testing.T, env *notifytest.Env, kind string) {
 	t.Helper()
-	cfg := campKindConfig(kind)
-	cfg["base_url"] = env.SimURL
-	r := subDo(t, env.Owner, "POST", "/v1/providers", map[string]any{"providerKind": kind, "displayName": "mail",
-		"configJson": cfg}, http.StatusCreated)
-	var p struct {
-		Provider struct {
-			ID string `json:"id"`
-		} `json:"provider"`
-	}
-	require.NoError(t, r.Decode(&p))
-	subDo(t, env.Owner, "PUT", "/v1/routes", map[string]any{"routes": []map[string]any{
-		{"channel": "email", "providerAccountId": p.Provider.ID, "priority": 1}}}, http.StatusOK)
+	notifytest.RegisterRoute(t, env.Owner, "email", kind, env.MailConfig(kind, "news@example.com"))
 }
 
 func campCreate(t *testing.T, c *client.Client, body map[string]any) campJSON {
 	t.Helper()
 	r := subDo(t, c, "POST", "/v1/newsletter/campaigns", body, http.StatusCreated)
-	var out struct {
-		Campaign campJSON `json:"campaign"`
-	}
-	require.NoError(t, r.Decode(&out))
-	return out.Campaign
+	return notifytest.Field[campJSON](t, r, "campaign")
 }
 
 func campGet(t *testing.T, c *client.Client, id string) campJSON {
 	t.Helper()
 	r := subDo(t, c, "GET", "/v1/newsletter/campaigns/"+id, nil, http.StatusOK)
-	var out struct {
-		Campaign campJSON `json:"campaign"`
-	}
-	require.NoError(t, r.Decode(&out))
-	return out.Campaign
+	return notifytest.Field[campJSON](t, r, "campaign")
 }
 
 func campSendIt(t *testing.T, c *client.Client, id string, body any) campSend {
 	t.Helper()
 	r := subDo(t, c, "POST", "/v1/newsletter/campaigns/"+id+"/send", body, http.StatusOK)
-	var out campSend
-	require.NoError(t, r.Decode(&out))
-	return out
+	return notifytest.Decode[campSend](t, r, http.StatusOK)
 }
 
 // campProblem requires an error answer with that status and detail.
@@ -438,18 +406,14 @@ func campList(t *testing.T, c *client.Client, q string) campListJSON {
 func campPatch(t *testing.T, c *client.Client, id string, body any) campJSON {
 	t.Helper()
 	r := subDo(t, c, "PATCH", "/v1/newsletter/campaigns/"+id, body, http.StatusOK)
-	var out struct {
-		Campaign campJSON `json:"campaign"`
-	}
-	require.NoError(t, r.Decode(&out))
-	return out.Campaign
+	return notifytest.Field[campJSON](t, r, "campaign")
 }
 
 func TestCampaignRoles(t *testing.T) {
 	t.Parallel()
 	env := notifytest.StartDaemon(t)
 	subCreate(t, env.Owner, map[string]any{"channel": "email", "address": "a@example.com"})
-	viewer, operator := subMember(t, env, "viewer"), subMember(t, env, "operator")
+	viewer, operator := env.Member(t, "viewer"), env.Member(t, "operator")
 	body := map[string]any{"name": "n", "channel": "email", "subject": "s", "contentText": "t"}
 	campProblem(t, viewer, "POST", "/v1/newsletter/campaigns", body, http.StatusForbidden, "")
 	c := campCreate(t, operator, body)

@@ -36,9 +36,7 @@ type retryAnswer struct {
 func holdPost[T any](t *testing.T, c *client.Client, id, action string) T {
 	t.Helper()
 	r := subDo(t, c, "POST", "/v1/newsletter/campaigns/"+id+"/"+action, nil, http.StatusOK)
-	var out T
-	require.NoError(t, r.Decode(&out))
-	return out
+	return notifytest.Decode[T](t, r, http.StatusOK)
 }
 
 func holdFault(t *testing.T, env *notifytest.Env, body string) {
@@ -315,7 +313,7 @@ func TestCampaignPauseRefusals(t *testing.T) {
 	holdFault(t, env, `{"kind":"mailx_email","latencyMs":5000,"count":100000}`)
 	o := env.Owner
 	c := campCreate(t, o, map[string]any{"name": "n", "channel": "email", "subject": "s", "contentText": "t"})
-	viewer, operator := subMember(t, env, "viewer"), subMember(t, env, "operator")
+	viewer, operator := env.Member(t, "viewer"), env.Member(t, "operator")
 	other, _ := env.NewWorkspace(t, "Other", fmt.Sprintf("other-%d@example.com", time.Now().UnixNano()))
 	for _, action := range []string{"pause", "resume", "retry-failed"} {
 		path := "/v1/newsletter/campaigns/" + c.ID + "/" + action

@@ -74,7 +74,7 @@ func TestCampaignPreviewMatchesSend(t *testing.T) {
 
 	// Every member may preview; bad bodies are 400; another workspace's
 	// campaign is 404.
-	viewer := subMember(t, env, "viewer")
+	viewer := env.Member(t, "viewer")
 	require.Equal(t, "Notice", campPreview(t, viewer, n.ID, nil).Subject)
 	for _, body := range []any{map[string]any{"attrs": map[string]string{}}, map[string]any{"attributes": map[string]any{"a": 1}}, []byte("{")} {
 		r := subDo(t, env.Owner, "POST", "/v1/newsletter/campaigns/"+n.ID+"/preview", body, http.StatusBadRequest)

@@ -58,60 +58,35 @@ func subDo(t *testing.T, c *client.Client, method, path string, body any, status
 func subCreate(t *testing.T, c *client.Client, body map[string]any) subJSON {
 	t.Helper()
 	r := subDo(t, c, "POST", "/v1/newsletter/subscribers", body, http.StatusCreated)
-	var out struct {
-		Subscriber subJSON `json:"subscriber"`
-	}
-	require.NoError(t, r.Decode(&out))
+	out := notifytest.Field[subJSON](t, r, "subscriber")
 	require.NotContains(t, strings.ToLower(string(r.Body)), "token", "the unsubscribe token is never shown")
-	return out.Subscriber
+	return out
 }
 
 func subGet(t *testing.T, c *client.Client, id string) subJSON {
 	t.Helper()
 	r := subDo(t, c, "GET", "/v1/newsletter/subscribers/"+id, nil, http.StatusOK)
-	var out struct {
-		Subscriber subJSON `json:"subscriber"`
-	}
-	require.NoError(t, r.Decode(&out))
-	return out.Subscriber
+	out := notifytest.Field[subJSON](t, r, "subscriber")
+	return out
 }
 
 func subPatch(t *testing.T, c *client.Client, id string, body any) subJSON {
 	t.Helper()
 	r := subDo(t, c, "PATCH", "/v1/newsletter/subscribers/"+id, body, http.StatusOK)
-	var out struct {
-		Subscriber subJSON `json:"subscriber"`
-	}
-	require.NoError(t, r.Decode(&out))
-	return out.Subscriber
+	out := notifytest.Field[subJSON](t, r, "subscriber")
+	return out
 }
 
 func subListOf(t *testing.T, c *client.Client, query string) subList {
 	t.Helper()
 	r := subDo(t, c, "GET", "/v1/newsletter/subscribers"+query, nil, http.StatusOK)
-	var out subList
-	require.NoError(t, r.Decode(&out))
-	return out
+	return notifytest.Decode[subList](t, r, http.StatusOK)
 }
 
 func subImport(t *testing.T, c *client.Client, body any) subImportResult {
 	t.Helper()
 	r := subDo(t, c, "POST", "/v1/newsletter/subscribers/import", body, http.StatusOK)
-	var out subImportResult
-	require.NoError(t, r.Decode(&out))
-	return out
-}
-
-// subMember adds a member with role to the owner's workspace and returns
-// a client logged in as them.
-func subMember(t *testing.T, env *notifytest.Env, role string) *client.Client {
-	t.Helper()
-	const pw = "correct horse battery staple"
-	email := fmt.Sprintf("%s-%d@example.com", role, time.Now().UnixNano())
-	subDo(t, env.Owner, "POST", "/v1/workspace/members", map[string]any{"email": email, "role": role, "password": pw}, http.StatusCreated)
-	c := client.New(env.Daemon.URL())
-	require.NoError(t, c.Login(context.Background(), email, pw))
-	return c
+	return notifytest.Decode[subImportResult](t, r, http.StatusOK)
 }
 
 // subStored reads a subscriber from the store, token included.
@@ -380,9 +355,9 @@ func TestSubscriberListAndIsolation(t *testing.T) {
 func TestSubscriberRoles(t *testing.T) {
 	t.Parallel()
 	env := notifytest.StartDaemon(t)
-	viewer := subMember(t, env, "viewer")
-	operator := subMember(t, env, "operator")
-	admin := subMember(t, env, "admin")
+	viewer := env.Member(t, "viewer")
+	operator := env.Member(t, "operator")
+	admin := env.Member(t, "admin")
 	body := func(addr string) map[string]any { return map[string]any{"channel": "email", "address": addr} }
 	imp := map[string]any{"subscribers": []any{body("imp@example.com")}}
 

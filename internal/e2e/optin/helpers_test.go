@@ -36,46 +36,32 @@ func call(t *testing.T, c *client.Client, method, path string, body any, status 
 	return notifytest.DashboardCall(t, c, method, path, body, status)
 }
 
-func decodeAs[T any](t *testing.T, r *client.Response) T {
-	t.Helper()
-	var v T
-	require.NoError(t, r.Decode(&v), string(r.Body))
-	return v
-}
-
 // setOptIn turns double opt-in on or off as c.
 func setOptIn(t *testing.T, c *client.Client, on bool) {
 	t.Helper()
 	r := call(t, c, "PATCH", "/v1/newsletter/settings", map[string]any{"doubleOptIn": on}, http.StatusOK)
-	got := decodeAs[struct {
-		Settings struct {
-			DoubleOptIn bool    `json:"doubleOptIn"`
-			UpdatedAt   *string `json:"updatedAt"`
-		} `json:"settings"`
-	}](t, r)
-	require.Equal(t, on, got.Settings.DoubleOptIn)
-	require.NotNil(t, got.Settings.UpdatedAt)
+	got := notifytest.Field[struct {
+		DoubleOptIn bool    `json:"doubleOptIn"`
+		UpdatedAt   *string `json:"updatedAt"`
+	}](t, r, "settings")
+	require.Equal(t, on, got.DoubleOptIn)
+	require.NotNil(t, got.UpdatedAt)
 }
 
 func create(t *testing.T, c *client.Client, body map[string]any) subscriber {
 	t.Helper()
-	return decodeAs[struct {
-		Subscriber subscriber `json:"subscriber"`
-	}](t, call(t, c, "POST", "/v1/newsletter/subscribers", body, http.StatusCreated)).Subscriber
+	return notifytest.Field[subscriber](t, call(t, c, "POST", "/v1/newsletter/subscribers", body, http.StatusCreated), "subscriber")
 }
 
 func get(t *testing.T, c *client.Client, id string) subscriber {
 	t.Helper()
-	return decodeAs[struct {
-		Subscriber subscriber `json:"subscriber"`
-	}](t, call(t, c, "GET", "/v1/newsletter/subscribers/"+id, nil, http.StatusOK)).Subscriber
+	return notifytest.Field[subscriber](t, call(t, c, "GET", "/v1/newsletter/subscribers/"+id, nil, http.StatusOK), "subscriber")
 }
 
 // emailRoute routes the workspace's email to a simulated mailx account.
 func emailRoute(t *testing.T, env *notifytest.Env, c *client.Client) {
 	t.Helper()
-	notifytest.RegisterRoute(t, c, "email", mailKind,
-		map[string]string{"mailx_api_key": "re_test", "mailx_from_email": "news@example.com", "base_url": env.SimURL})
+	notifytest.RegisterRoute(t, c, "email", mailKind, env.MailConfig(mailKind, "news@example.com"))
 }
 
 // waitMails polls the simulator until address has n mails and returns them.
@@ -156,12 +142,7 @@ func requestCount(t *testing.T, env *notifytest.Env, ws, source string) int {
 // lists their actorUserId (nil for the system).
 func auditCount(t *testing.T, c *client.Client, action string) (n int, actors []*string) {
 	t.Helper()
-	logs := decodeAs[struct {
-		Logs []struct {
-			ActorUserID *string        `json:"actorUserId"`
-			Payload     map[string]any `json:"payload"`
-		} `json:"logs"`
-	}](t, call(t, c, "GET", "/v1/audit-logs?action="+action, nil, http.StatusOK)).Logs
+	logs := notifytest.Audit(t, c, action)
 	for _, l := range logs {
 		actors = append(actors, l.ActorUserID)
 	}

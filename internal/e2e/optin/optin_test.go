@@ -67,26 +67,26 @@ func TestOptInConfirmFlow(t *testing.T) {
 
 	// A pending subscriber is not in a campaign's audience: preview,
 	// detail and the fan-out.
-	camp := decodeAs[struct {
+	camp := notifytest.Decode[struct {
 		Campaign struct {
 			ID string `json:"id"`
 		} `json:"campaign"`
-	}](t, call(t, env.Owner, "POST", "/v1/newsletter/campaigns", map[string]any{"name": "Weekly", "channel": "email",
-		"subject": "News", "contentText": "Hello"}, http.StatusCreated))
+	}](t, notifytest.Dash(t, env.Owner, "POST", "/v1/newsletter/campaigns", map[string]any{"name": "Weekly", "channel": "email",
+		"subject": "News", "contentText": "Hello"}), http.StatusCreated)
 	require.Equal(t, 1, audienceSize(t, env.Owner, camp.Campaign.ID))
-	sent := decodeAs[struct {
+	sent := notifytest.Decode[struct {
 		AudienceSize int `json:"audienceSize"`
-	}](t, call(t, env.Owner, "POST", "/v1/newsletter/campaigns/"+camp.Campaign.ID+"/send", nil, http.StatusOK))
+	}](t, notifytest.Dash(t, env.Owner, "POST", "/v1/newsletter/campaigns/"+camp.Campaign.ID+"/send", nil), http.StatusOK)
 	require.Equal(t, 1, sent.AudienceSize)
 	waitMails(t, env, "known@example.com", 1)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		d := decodeAs[struct {
+		d := notifytest.Decode[struct {
 			Campaign struct {
 				Status          string `json:"status"`
 				TotalRecipients int    `json:"totalRecipients"`
 			} `json:"campaign"`
-		}](t, call(t, env.Owner, "GET", "/v1/newsletter/campaigns/"+camp.Campaign.ID, nil, http.StatusOK)).Campaign
+		}](t, notifytest.Dash(t, env.Owner, "GET", "/v1/newsletter/campaigns/"+camp.Campaign.ID, nil), http.StatusOK).Campaign
 		if d.Status == "sent" {
 			require.Equal(t, 1, d.TotalRecipients)
 			break

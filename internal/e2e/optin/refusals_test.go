@@ -142,12 +142,12 @@ func TestOptInResendAndAccess(t *testing.T) {
 	require.Equal(t, "Confirmation resend cooldown active", r.Problem().Detail)
 	require.NotEmpty(t, r.Header.Get("Retry-After"))
 	clock.Advance(service.ConfirmationResendCooldown + time.Second)
-	out := decodeAs[struct {
+	out := notifytest.Decode[struct {
 		SubscriberID string `json:"subscriberId"`
 		RequestID    string `json:"requestId"`
 		SentAt       string `json:"sentAt"`
 		Sends        int    `json:"sends"`
-	}](t, call(t, operator, "POST", path, nil, http.StatusAccepted))
+	}](t, notifytest.Dash(t, operator, "POST", path, nil), http.StatusAccepted)
 	require.Equal(t, x.ID, out.SubscriberID)
 	require.Equal(t, 2, out.Sends)
 	require.NotEmpty(t, out.RequestID)

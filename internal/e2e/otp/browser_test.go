@@ -20,21 +20,9 @@ import (
 // email to it.
 func (b *bundle) emailRoute(t *testing.T) {
 	t.Helper()
-	r, err := b.env.Owner.Dashboard(ctx, "POST", "/v1/providers", map[string]any{"providerKind": "mailx_email", "displayName": "mail",
-		"configJson": map[string]string{"mailx_api_key": "re_test", "mailx_from_email": "noreply@example.com", "base_url": b.env.SimURL}})
-	require.NoError(t, err)
-	require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
-	var p struct {
-		Provider struct {
-			ID string `json:"id"`
-		} `json:"provider"`
-	}
-	require.NoError(t, r.Decode(&p))
-	r, err = b.env.Owner.Dashboard(ctx, "PUT", "/v1/routes", map[string]any{"routes": []map[string]any{
-		{"channel": "sms", "providerAccountId": b.smsProvider, "priority": 1},
-		{"channel": "email", "providerAccountId": p.Provider.ID, "priority": 1}}})
-	require.NoError(t, err)
-	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+	mail := b.env.SimProvider(t, "mailx_email", "mail", map[string]string{"mailx_from_email": "noreply@example.com"})
+	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: b.smsProvider, Priority: 1},
+		notifytest.Route{Channel: "email", ProviderAccountID: mail, Priority: 1})
 }
 
 // simMail fetches the newest mail to addr through the simulator's control

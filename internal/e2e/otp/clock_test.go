@@ -13,11 +13,7 @@ import (
 
 func (b *bundle) resend(t *testing.T, id string) sendOut {
 	t.Helper()
-	r := b.signed(t, "POST", "/v1/otp/"+id+"/resend", nil)
-	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
-	var out sendOut
-	require.NoError(t, r.Data(&out))
-	return out
+	return notifytest.Data[sendOut](t, notifytest.Signed(t, b.key, "POST", "/v1/otp/"+id+"/resend", nil), http.StatusOK)
 }
 
 func parseTime(t *testing.T, s string) time.Time {
@@ -40,7 +36,7 @@ func TestResendCooldownAndMaximum(t *testing.T) {
 	resendPath := "/v1/otp/" + s.VerificationID + "/resend"
 
 	clock.AdvanceTo(parseTime(t, s.ResendAvailableAt).Add(-10 * time.Second)) // margin for slow runs (-race)
-	problem(t, b.signed(t, "POST", resendPath, nil), 429, "SVC-42900", "Resend cooldown active")
+	problem(t, notifytest.Signed(t, b.key, "POST", resendPath, nil), 429, "SVC-42900", "Resend cooldown active")
 	require.Equal(t, verifyOut{Status: "failed", Reason: "invalid_code", AttemptsRemaining: 4}, b.verify(t, s.VerificationID, wrong(code)))
 
 	for i := 1; i <= 3; i++ {
@@ -68,12 +64,12 @@ func TestResendCooldownAndMaximum(t *testing.T) {
 		// Within the new cooldown a resend is refused again (after the
 		// third, the maximum is what refuses).
 		if i < 3 {
-			problem(t, b.signed(t, "POST", resendPath, nil), 429, "SVC-42900", "Resend cooldown active")
+			problem(t, notifytest.Signed(t, b.key, "POST", resendPath, nil), 429, "SVC-42900", "Resend cooldown active")
 		}
 	}
-	problem(t, b.signed(t, "POST", resendPath, nil), 429, "SVC-42900", "Maximum resend count exceeded")
+	problem(t, notifytest.Signed(t, b.key, "POST", resendPath, nil), 429, "SVC-42900", "Maximum resend count exceeded")
 	clock.Advance(30 * time.Second)
-	problem(t, b.signed(t, "POST", resendPath, nil), 429, "SVC-42900", "Maximum resend count exceeded")
+	problem(t, notifytest.Signed(t, b.key, "POST", resendPath, nil), 429, "SVC-42900", "Maximum resend count exceeded")
 	require.Equal(t, 3, b.get(t, s.VerificationID).ResendCount)
 
 	v := b.verify(t, s.VerificationID, code)
@@ -97,7 +93,7 @@ func TestExpiry(t *testing.T) {
 	clock.AdvanceTo(parseTime(t, a.ExpiresAt).Add(time.Millisecond)) // JSON times are truncated to ms
 	require.Equal(t, "expired", b.get(t, a.VerificationID).Status, "expired at expiresAt, evaluated at lookup")
 	require.Equal(t, verifyOut{Status: "failed", Reason: "expired"}, b.verify(t, a.VerificationID, b.code(t, "01041414141")))
-	problem(t, b.signed(t, "POST", "/v1/otp/"+a.VerificationID+"/resend", nil), 400, "SVC-40000", "OTP has expired")
+	problem(t, notifytest.Signed(t, b.key, "POST", "/v1/otp/"+a.VerificationID+"/resend", nil), 400, "SVC-40000", "OTP has expired")
 	require.Equal(t, "expired", b.get(t, a.VerificationID).Status)
 
 	// Verify first (the correct code), then resend, then lookup.
@@ -105,7 +101,7 @@ func TestExpiry(t *testing.T) {
 	code := b.code(t, "01042424242")
 	clock.Advance(181 * time.Second)
 	require.Equal(t, verifyOut{Status: "failed", Reason: "expired"}, b.verify(t, c.VerificationID, code))
-	problem(t, b.signed(t, "POST", "/v1/otp/"+c.VerificationID+"/resend", nil), 400, "SVC-40000", "OTP has expired")
+	problem(t, notifytest.Signed(t, b.key, "POST", "/v1/otp/"+c.VerificationID+"/resend", nil), 400, "SVC-40000", "OTP has expired")
 	g := b.get(t, c.VerificationID)
 	require.Equal(t, "expired", g.Status)
 	require.Equal(t, 0, g.Attempts, "an expired verify uses no attempt")
@@ -114,7 +110,7 @@ func TestExpiry(t *testing.T) {
 	// Resend first on a pending session past its expiry.
 	d := b.send(t, map[string]any{"channel": "sms", "to": "01043434343"})
 	clock.Advance(200 * time.Second)
-	problem(t, b.signed(t, "POST", "/v1/otp/"+d.VerificationID+"/resend", nil), 400, "SVC-40000", "OTP has expired")
+	problem(t, notifytest.Signed(t, b.key, "POST", "/v1/otp/"+d.VerificationID+"/resend", nil), 400, "SVC-40000", "OTP has expired")
 	require.Equal(t, "expired", b.get(t, d.VerificationID).Status)
 
 	// Link mode: the page and the POST fail once expired.
@@ -170,7 +166,7 @@ func TestSendLimitWindows(t *testing.T) {
 	const to = "010-6161-6161"
 	limited := func() {
 		t.Helper()
-		problem(t, b.signed(t, "POST", "/v1/otp", map[string]any{"channel": "sms", "to": to}), 429, "SVC-42900", "OTP send rate limit exceeded")
+		problem(t, notifytest.Signed(t, b.key, "POST", "/v1/otp", map[string]any{"channel": "sms", "to": to}), 429, "SVC-42900", "OTP send rate limit exceeded")
 	}
 	first := b.send(t, map[string]any{"channel": "sms", "to": to})
 	for range 3 {
@@ -180,7 +176,7 @@ func TestSendLimitWindows(t *testing.T) {
 	b.resend(t, first.VerificationID) // the fifth send of the hour
 	limited()
 	clock.Advance(30 * time.Second)
-	problem(t, b.signed(t, "POST", "/v1/otp/"+first.VerificationID+"/resend", nil), 429, "SVC-42900", "OTP send rate limit exceeded")
+	problem(t, notifytest.Signed(t, b.key, "POST", "/v1/otp/"+first.VerificationID+"/resend", nil), 429, "SVC-42900", "OTP send rate limit exceeded")
 
 	clock.AdvanceTo(day.Add(time.Hour + time.Minute)) // next UTC hour
 	for range 5 {
@@ -223,7 +219,7 @@ func TestCleanup(t *testing.T) {
 	sessions, _, err = b.env.Daemon.Service.CleanupOTP(ctx)
 	require.NoError(t, err)
 	require.Equal(t, 5, sessions)
-	problem(t, b.signed(t, "GET", "/v1/otp/"+old.VerificationID, nil), 404, "SVC-40400", "OTP verification not found")
+	problem(t, notifytest.Signed(t, b.key, "GET", "/v1/otp/"+old.VerificationID, nil), 404, "SVC-40400", "OTP verification not found")
 	require.Equal(t, "pending", b.get(t, recent.VerificationID).Status)
 }
 

@@ -42,33 +42,8 @@ func setupAt(t *testing.T, clock *notifytest.Clock, opts ...notifytest.Option) *
 		now = clock.Now
 	}
 	env := notifytest.StartDaemonAt(t, now, opts...)
-	key, _, err := env.Owner.CreateAPIKey(ctx, "otp", "otp:send", "otp:verify")
-	require.NoError(t, err)
-	key.Now = now
-	b := &bundle{env: env, key: key}
-	r, err := env.Owner.Dashboard(ctx, "POST", "/v1/providers", map[string]any{"providerKind": "vendorb_sms", "displayName": "sms",
-		"configJson": map[string]string{"vendorb_api_key": "k", "vendorb_api_secret": "s", "vendorb_sender": "0212345678", "base_url": env.SimURL}})
-	require.NoError(t, err)
-	require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
-	var p struct {
-		Provider struct {
-			ID string `json:"id"`
-		} `json:"provider"`
-	}
-	require.NoError(t, r.Decode(&p))
-	b.smsProvider = p.Provider.ID
-	r, err = env.Owner.Dashboard(ctx, "PUT", "/v1/routes", map[string]any{"routes": []map[string]any{
-		{"channel": "sms", "providerAccountId": p.Provider.ID, "priority": 1}}})
-	require.NoError(t, err)
-	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
-	return b
-}
-
-func (b *bundle) signed(t *testing.T, method, path string, body any) *client.Response {
-	t.Helper()
-	r, err := b.key.Signed(ctx, method, path, body)
-	require.NoError(t, err)
-	return r
+	key, _ := env.APIKey(t, "otp", "otp:send", "otp:verify")
+	return &bundle{env: env, key: key, smsProvider: env.SimRoute(t, "sms", "vendorb_sms", nil)}
 }
 
 type sendOut struct {
@@ -82,11 +57,7 @@ type sendOut struct {
 
 func (b *bundle) send(t *testing.T, body map[string]any) sendOut {
 	t.Helper()
-	r := b.signed(t, "POST", "/v1/otp", body)
-	require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
-	var out sendOut
-	require.NoError(t, r.Data(&out))
-	return out
+	return notifytest.Data[sendOut](t, notifytest.Signed(t, b.key, "POST", "/v1/otp", body), http.StatusCreated)
 }
 
 type verifyOut struct {
@@ -99,11 +70,8 @@ type verifyOut struct {
 
 func (b *bundle) verify(t *testing.T, id, code string) verifyOut {
 	t.Helper()
-	r := b.signed(t, "POST", "/v1/otp/"+id+"/verify", map[string]any{"code": code})
-	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
-	var out verifyOut
-	require.NoError(t, r.Data(&out))
-	return out
+	r := notifytest.Signed(t, b.key, "POST", "/v1/otp/"+id+"/verify", map[string]any{"code": code})
+	return notifytest.Data[verifyOut](t, r, http.StatusOK)
 }
 
 type getOut struct {
@@ -119,19 +87,13 @@ type getOut struct {
 
 func (b *bundle) get(t *testing.T, id string) getOut {
 	t.Helper()
-	r := b.signed(t, "GET", "/v1/otp/"+id, nil)
-	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
-	var out getOut
-	require.NoError(t, r.Data(&out))
-	return out
+	return notifytest.Data[getOut](t, notifytest.Signed(t, b.key, "GET", "/v1/otp/"+id, nil), http.StatusOK)
 }
 
+// problem requires the problem answer status with code and detail.
 func problem(t *testing.T, r *client.Response, status int, code, detail string) {
 	t.Helper()
-	require.Equal(t, status, r.Status, string(r.Body))
-	p := r.Problem()
-	require.Equal(t, code, p.Code, string(r.Body))
-	require.Equal(t, detail, p.Detail, string(r.Body))
+	require.Equal(t, detail, notifytest.RequireProblem(t, r, status, code).Detail, string(r.Body))
 }
 
 var codeRE = regexp.MustCompile(`code is (\d{6})`)
@@ -213,7 +175,7 @@ func TestCodeFlow(t *testing.T) {
 	require.NotEmpty(t, g.VerificationToken)
 
 	// Resend on a verified session.
-	problem(t, b.signed(t, "POST", "/v1/otp/"+s.VerificationID+"/resend", nil), 400, "SVC-40000", "OTP is already verified")
+	problem(t, notifytest.Signed(t, b.key, "POST", "/v1/otp/"+s.VerificationID+"/resend", nil), 400, "SVC-40000", "OTP is already verified")
 }
 
 func TestTooManyAttempts(t *testing.T) {
@@ -264,14 +226,14 @@ func TestResendAndLimits(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	s := b.send(t, map[string]any{"channel": "sms", "to": "010-7777-8888"})
-	problem(t, b.signed(t, "POST", "/v1/otp/"+s.VerificationID+"/resend", nil), 429, "SVC-42900", "Resend cooldown active")
-	problem(t, b.signed(t, "POST", "/v1/otp/00000000-0000-7000-8000-000000000000/resend", nil), 404, "SVC-40400",
+	problem(t, notifytest.Signed(t, b.key, "POST", "/v1/otp/"+s.VerificationID+"/resend", nil), 429, "SVC-42900", "Resend cooldown active")
+	problem(t, notifytest.Signed(t, b.key, "POST", "/v1/otp/00000000-0000-7000-8000-000000000000/resend", nil), 404, "SVC-40400",
 		"OTP verification not found or expired")
 	// Four more sends to the same recipient (written differently) fill the hour.
 	for range 4 {
 		b.send(t, map[string]any{"channel": "sms", "to": "01077778888"})
 	}
-	problem(t, b.signed(t, "POST", "/v1/otp", map[string]any{"channel": "sms", "to": "(010) 7777.8888"}), 429, "SVC-42900",
+	problem(t, notifytest.Signed(t, b.key, "POST", "/v1/otp", map[string]any{"channel": "sms", "to": "(010) 7777.8888"}), 429, "SVC-42900",
 		"OTP send rate limit exceeded")
 	// Another recipient is not limited.
 	b.send(t, map[string]any{"channel": "sms", "to": "01077778889"})
@@ -280,18 +242,18 @@ func TestResendAndLimits(t *testing.T) {
 func TestValidation(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	problem(t, b.signed(t, "POST", "/v1/otp", map[string]any{"channel": "msgr_alimtalk", "to": "01012345678"}), 400, "SVC-40000",
+	problem(t, notifytest.Signed(t, b.key, "POST", "/v1/otp", map[string]any{"channel": "msgr_alimtalk", "to": "01012345678"}), 400, "SVC-40000",
 		"templateCode is required for msgr_alimtalk channel")
-	r := b.signed(t, "POST", "/v1/otp", map[string]any{"channel": "msgr_alimtalk", "to": "01012345678", "templateCode": "missing"})
+	r := notifytest.Signed(t, b.key, "POST", "/v1/otp", map[string]any{"channel": "msgr_alimtalk", "to": "01012345678", "templateCode": "missing"})
 	require.Equal(t, 400, r.Status, string(r.Body))
-	r = b.signed(t, "POST", "/v1/otp", map[string]any{"channel": "fax", "to": "01012345678"})
+	r = notifytest.Signed(t, b.key, "POST", "/v1/otp", map[string]any{"channel": "fax", "to": "01012345678"})
 	require.Equal(t, 400, r.Status, string(r.Body))
-	r = b.signed(t, "POST", "/v1/otp", map[string]any{"channel": "sms", "to": "01012345678", "purpose": strings.Repeat("p", 61)})
+	r = notifytest.Signed(t, b.key, "POST", "/v1/otp", map[string]any{"channel": "sms", "to": "01012345678", "purpose": strings.Repeat("p", 61)})
 	require.Equal(t, 400, r.Status, string(r.Body))
-	r = b.signed(t, "POST", "/v1/otp", map[string]any{"channel": "sms", "to": "01012345678", "bogus": 1})
+	r = notifytest.Signed(t, b.key, "POST", "/v1/otp", map[string]any{"channel": "sms", "to": "01012345678", "bogus": 1})
 	require.Equal(t, 400, r.Status, string(r.Body))
 	// No email route: synchronous delivery failure, 502; the session is failed.
-	r = b.signed(t, "POST", "/v1/otp", map[string]any{"channel": "email", "to": " AbcDef@Example.com "})
+	r = notifytest.Signed(t, b.key, "POST", "/v1/otp", map[string]any{"channel": "email", "to": " AbcDef@Example.com "})
 	require.Equal(t, 502, r.Status, string(r.Body))
 	require.Equal(t, "SVC-50200", r.Problem().Code)
 }
@@ -356,10 +318,10 @@ func TestIsolation(t *testing.T) {
 	key2, _, err := other.CreateAPIKey(ctx, "k", "otp:send", "otp:verify")
 	require.NoError(t, err)
 	b2 := &bundle{env: b.env, key: key2}
-	problem(t, b2.signed(t, "GET", "/v1/otp/"+s.VerificationID, nil), 404, "SVC-40400", "OTP verification not found")
-	problem(t, b2.signed(t, "POST", "/v1/otp/"+s.VerificationID+"/resend", nil), 404, "SVC-40400", "OTP verification not found or expired")
+	problem(t, notifytest.Signed(t, b2.key, "GET", "/v1/otp/"+s.VerificationID, nil), 404, "SVC-40400", "OTP verification not found")
+	problem(t, notifytest.Signed(t, b2.key, "POST", "/v1/otp/"+s.VerificationID+"/resend", nil), 404, "SVC-40400", "OTP verification not found or expired")
 	require.Equal(t, verifyOut{Status: "failed", Reason: "expired"}, b2.verify(t, s.VerificationID, "123456"))
-	problem(t, b.signed(t, "GET", "/v1/otp/not-a-uuid", nil), 404, "SVC-40400", "OTP verification not found")
+	problem(t, notifytest.Signed(t, b.key, "GET", "/v1/otp/not-a-uuid", nil), 404, "SVC-40400", "OTP verification not found")
 	require.Equal(t, 0, b.get(t, s.VerificationID).Attempts)
 }
 
@@ -408,20 +370,7 @@ func TestAlimtalkVariables(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	own := b.env.Owner
-	r, err := own.Dashboard(ctx, "POST", "/v1/providers", map[string]any{"providerKind": "vendorb_msgr", "displayName": "msgr",
-		"configJson": map[string]string{"vendorb_api_key": "k", "vendorb_api_secret": "s", "vendorb_sender": "0212345678", "base_url": b.env.SimURL}})
-	require.NoError(t, err)
-	require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
-	var p struct {
-		Provider struct {
-			ID string `json:"id"`
-		} `json:"provider"`
-	}
-	require.NoError(t, r.Decode(&p))
-	r, err = own.Dashboard(ctx, "PUT", "/v1/routes", map[string]any{"routes": []map[string]any{
-		{"channel": "msgr_alimtalk", "providerAccountId": p.Provider.ID, "priority": 1}}})
-	require.NoError(t, err)
-	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+	msgr := b.env.SimRoute(t, "msgr_alimtalk", "vendorb_msgr", nil)
 	var tp struct {
 		Template struct {
 			ID string `json:"id"`
@@ -431,8 +380,8 @@ func TestAlimtalkVariables(t *testing.T) {
 		{"otp", "[{{brand}}] 인증번호 {{code}} ({{minutes}}분) {{extra}}"},
 		{"otplink", "[{{brand}}] {{link}} ({{minutes}}분)"},
 	} {
-		r, err = own.Dashboard(ctx, "POST", "/v1/templates", map[string]any{"code": c.code, "channel": "msgr_alimtalk", "name": c.code,
-			"providerAccountId": p.Provider.ID, "vendorTemplateId": "TP-" + c.code, "senderProfileKey": "PF-1"})
+		r, err := own.Dashboard(ctx, "POST", "/v1/templates", map[string]any{"code": c.code, "channel": "msgr_alimtalk", "name": c.code,
+			"providerAccountId": msgr, "vendorTemplateId": "TP-" + c.code, "senderProfileKey": "PF-1"})
 		require.NoError(t, err)
 		require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
 		require.NoError(t, r.Decode(&tp))
@@ -449,7 +398,7 @@ func TestAlimtalkVariables(t *testing.T) {
 			require.Less(t, r.Status, 300, string(r.Body))
 		}
 		// Not yet approved: 400, nothing sent.
-		problemStatus := b.signed(t, "POST", "/v1/otp", map[string]any{"channel": "msgr_alimtalk", "to": "01013130000", "templateCode": c.code})
+		problemStatus := notifytest.Signed(t, b.key, "POST", "/v1/otp", map[string]any{"channel": "msgr_alimtalk", "to": "01013130000", "templateCode": c.code})
 		require.Equal(t, http.StatusBadRequest, problemStatus.Status, string(problemStatus.Body))
 		r, err = own.Dashboard(ctx, "PUT", "/v1/templates/"+id+"/review-status", map[string]any{"reviewStatus": "APPROVED"})
 		require.NoError(t, err)
@@ -542,7 +491,7 @@ func TestSyncDeliveryFailure(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusCreated, resp.StatusCode)
-	r := b.signed(t, "POST", "/v1/otp", map[string]any{"channel": "sms", "to": "01030303030"})
+	r := notifytest.Signed(t, b.key, "POST", "/v1/otp", map[string]any{"channel": "sms", "to": "01030303030"})
 	require.Equal(t, http.StatusBadGateway, r.Status, string(r.Body))
 	require.Equal(t, "SVC-50200", r.Problem().Code)
 	require.NotEmpty(t, r.Problem().Detail)
@@ -566,7 +515,7 @@ func TestSyncDeliveryFailure(t *testing.T) {
 	require.Empty(t, sess.CodeHash)
 	// A failed session cannot be verified or resent: a new send is required.
 	require.Equal(t, verifyOut{Status: "failed", Reason: "expired"}, b.verify(t, sess.ID, "123456"))
-	problem(t, b.signed(t, "POST", "/v1/otp/"+sess.ID+"/resend", nil), 404, "SVC-40400", "OTP verification not found or expired")
+	problem(t, notifytest.Signed(t, b.key, "POST", "/v1/otp/"+sess.ID+"/resend", nil), 404, "SVC-40400", "OTP verification not found or expired")
 	require.Equal(t, "failed", b.get(t, sess.ID).Status)
 	b.send(t, map[string]any{"channel": "sms", "to": "01030303030"})
 }
@@ -621,7 +570,7 @@ func TestRecipientFormat(t *testing.T) {
 		{"sms", "010\r\n12345678", "to must not contain control characters"},
 		{"email", "a@example.com\r\nBcc: b@example.com", "to must not contain control characters"},
 	} {
-		problem(t, b.signed(t, "POST", "/v1/otp", map[string]any{"channel": c.channel, "to": c.to}), 400, "SVC-40000", c.detail)
+		problem(t, notifytest.Signed(t, b.key, "POST", "/v1/otp", map[string]any{"channel": c.channel, "to": c.to}), 400, "SVC-40000", c.detail)
 	}
 	require.Empty(t, b.env.Sim.Messages("vendorb_sms", "", 0), "nothing reached the vendor")
 	// Written with separators or a country code, a number is accepted.
@@ -643,7 +592,7 @@ func TestTemplateCodeRequired(t *testing.T) {
 		{"channel": "msgr_alimtalk", "to": "01012345678", "mode": "link"},
 		{"channel": "msgr_alimtalk"},
 	} {
-		problem(t, b.signed(t, "POST", "/v1/otp", body), 400, "SVC-40000", detail)
+		problem(t, notifytest.Signed(t, b.key, "POST", "/v1/otp", body), 400, "SVC-40000", detail)
 	}
 }
 
@@ -655,7 +604,7 @@ func TestVerifyNeedsCode(t *testing.T) {
 	b := setup(t)
 	s := b.send(t, map[string]any{"channel": "sms", "to": "01015151515"})
 	for _, body := range []any{map[string]any{}, map[string]any{"code": nil}, map[string]any{"code": ""}} {
-		problem(t, b.signed(t, "POST", "/v1/otp/"+s.VerificationID+"/verify", body), 400, "SVC-40000", "code is required")
+		problem(t, notifytest.Signed(t, b.key, "POST", "/v1/otp/"+s.VerificationID+"/verify", body), 400, "SVC-40000", "code is required")
 	}
 	require.Equal(t, 0, b.get(t, s.VerificationID).Attempts, "no attempt spent")
 	code := b.code(t, "01015151515")

@@ -10,33 +10,35 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
+
+	"github.com/notifyd/notifyd/internal/notifytest"
 )
 
 // SPEC "Send a notification" rule 2: scheduledAt.
 func TestScheduledAtValidation(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	past := sms("01012345678", "x")
+	past := notifytest.SMS("01012345678", "x")
 	past["scheduledAt"] = time.Now().Add(-time.Minute).UTC().Format(time.RFC3339)
-	p := problem(t, b.signed(t, "POST", "/v1/notifications", past), http.StatusBadRequest, "SVC-40000")
+	p := notifytest.RequireProblem(t, notifytest.Signed(t, b.key, "POST", "/v1/notifications", past), http.StatusBadRequest, "SVC-40000")
 	require.Equal(t, "scheduledAt must be in the future", p.Detail)
 
 	for _, v := range []string{"", "tomorrow", "2030-01-02 15:04:05Z", "2030-01-02", "2030-01-02T15:04:05", "20300102T150405Z",
 		"2030-13-02T15:04:05Z", "2030-01-02T15:04:05+0900"} {
 		t.Run(v, func(t *testing.T) {
-			body := sms("01012345678", "x")
+			body := notifytest.SMS("01012345678", "x")
 			body["scheduledAt"] = v
-			p := problem(t, b.signed(t, "POST", "/v1/notifications", body), http.StatusBadRequest, "SVC-40000")
+			p := notifytest.RequireProblem(t, notifytest.Signed(t, b.key, "POST", "/v1/notifications", body), http.StatusBadRequest, "SVC-40000")
 			require.NotEqual(t, "scheduledAt must be in the future", p.Detail)
 		})
 	}
 	// A non-string value.
-	body := sms("01012345678", "x")
+	body := notifytest.SMS("01012345678", "x")
 	body["scheduledAt"] = 1767225600
-	problem(t, b.signed(t, "POST", "/v1/notifications", body), http.StatusBadRequest, "SVC-40000")
+	notifytest.RequireProblem(t, notifytest.Signed(t, b.key, "POST", "/v1/notifications", body), http.StatusBadRequest, "SVC-40000")
 	// Bulk: a past item rejects the call.
-	r := b.signed(t, "POST", "/v1/notifications/bulk", map[string]any{"items": []any{sms("01012345678", "ok"), past}})
-	p = problem(t, r, http.StatusBadRequest, "SVC-40000")
+	r := notifytest.Signed(t, b.key, "POST", "/v1/notifications/bulk", map[string]any{"items": []any{notifytest.SMS("01012345678", "ok"), past}})
+	p = notifytest.RequireProblem(t, r, http.StatusBadRequest, "SVC-40000")
 	require.Contains(t, p.Detail, "scheduledAt must be in the future")
 	require.Zero(t, b.metrics(t, "").TotalRequests)
 }
@@ -45,19 +47,19 @@ func TestScheduledAtValidation(t *testing.T) {
 func TestScheduledSend(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := b.provider(t, "vendora_sms", "aligo", smsConfig())
-	b.routes(t, route{Channel: "sms", ProviderAccountID: p, Priority: 1})
+	p := b.env.SimProvider(t, "vendora_sms", "aligo", nil)
+	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: p, Priority: 1})
 	at := time.Now().Add(2 * time.Second).UTC().Truncate(time.Millisecond)
-	body := sms("01012345678", "on time")
+	body := notifytest.SMS("01012345678", "on time")
 	body["scheduledAt"] = at.In(time.FixedZone("KST", 9*3600)).Format(time.RFC3339Nano)
-	res := b.send(t, body)
+	res := notifytest.Send(t, b.key, body)
 	require.Equal(t, "queued", res.Status)
 	require.NotNil(t, res.ScheduledAt)
 	got, err := time.Parse(time.RFC3339Nano, *res.ScheduledAt)
 	require.NoError(t, err)
 	require.True(t, got.Equal(at), "%s != %s", got, at)
 
-	out := b.get(t, res.RequestID)
+	out := notifytest.Lookup(t, b.key, res.RequestID)
 	require.Equal(t, "queued", out.Status)
 	require.Equal(t, "scheduled", out.Job.Status)
 	require.NotNil(t, out.ScheduledAt)
@@ -66,7 +68,7 @@ func TestScheduledSend(t *testing.T) {
 	require.Equal(t, "scheduled", jobs[0].Status)
 	require.NotNil(t, jobs[0].ScheduledAt)
 
-	out = b.wait(t, res.RequestID)
+	out = notifytest.Wait(t, b.key, res.RequestID)
 	require.Equal(t, "sent", out.Status)
 	require.Len(t, out.Attempts, 1)
 	started, err := time.Parse(time.RFC3339Nano, out.Attempts[0].StartedAt)
@@ -79,17 +81,17 @@ func TestScheduledSend(t *testing.T) {
 func TestIdempotency(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := b.provider(t, "vendora_sms", "aligo", smsConfig())
-	b.routes(t, route{Channel: "sms", ProviderAccountID: p, Priority: 1})
-	body := sms("01012345678", "once")
+	p := b.env.SimProvider(t, "vendora_sms", "aligo", nil)
+	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: p, Priority: 1})
+	body := notifytest.SMS("01012345678", "once")
 	body["idempotencyKey"] = "order-42"
-	first := b.send(t, body)
+	first := notifytest.Send(t, b.key, body)
 	require.False(t, first.Deduplicated)
 	require.NotNil(t, first.QueueJobID)
-	b.wait(t, first.RequestID)
+	notifytest.Wait(t, b.key, first.RequestID)
 
 	body["content"] = map[string]any{"text": "twice, different body"}
-	second := b.send(t, body)
+	second := notifytest.Send(t, b.key, body)
 	require.True(t, second.Deduplicated)
 	require.Equal(t, first.RequestID, second.RequestID)
 	require.Equal(t, "sent", second.Status)
@@ -99,10 +101,10 @@ func TestIdempotency(t *testing.T) {
 
 	// Another key is another request; the same key in another workspace too.
 	body["idempotencyKey"] = "order-43"
-	require.False(t, b.send(t, body).Deduplicated)
+	require.False(t, notifytest.Send(t, b.key, body).Deduplicated)
 	other := setup(t)
 	body["idempotencyKey"] = "order-42"
-	o := other.send(t, body)
+	o := notifytest.Send(t, other.key, body)
 	require.False(t, o.Deduplicated)
 	require.NotEqual(t, first.RequestID, o.RequestID)
 }
@@ -111,17 +113,17 @@ func TestIdempotency(t *testing.T) {
 func TestIdempotencyScheduled(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	body := sms("01012345678", "later")
+	body := notifytest.SMS("01012345678", "later")
 	body["idempotencyKey"] = "k"
 	body["scheduledAt"] = time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
-	first := b.send(t, body)
+	first := notifytest.Send(t, b.key, body)
 	delete(body, "scheduledAt")
-	second := b.send(t, body)
+	second := notifytest.Send(t, b.key, body)
 	require.True(t, second.Deduplicated)
 	require.Equal(t, "queued", second.Status)
 	require.Equal(t, first.ScheduledAt, second.ScheduledAt)
 	b.cancel(t, first.RequestID)
-	third := b.send(t, body)
+	third := notifytest.Send(t, b.key, body)
 	require.True(t, third.Deduplicated)
 	require.Equal(t, "canceled", third.Status)
 }
@@ -130,13 +132,13 @@ func TestIdempotencyScheduled(t *testing.T) {
 func TestIdempotencyRace(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := b.provider(t, "vendora_sms", "aligo", smsConfig())
-	b.routes(t, route{Channel: "sms", ProviderAccountID: p, Priority: 1})
+	p := b.env.SimProvider(t, "vendora_sms", "aligo", nil)
+	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: p, Priority: 1})
 	const n = 20
 	type result struct {
 		status int
 		body   string
-		out    sendOut
+		out    notifytest.Accepted
 		err    error
 	}
 	results := make([]result, n)
@@ -146,7 +148,7 @@ func TestIdempotencyRace(t *testing.T) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			body := sms("01012345678", "race")
+			body := notifytest.SMS("01012345678", "race")
 			body["idempotencyKey"] = "race-key"
 			<-start
 			r, err := b.key.Signed(ctx, "POST", "/v1/notifications", body)
@@ -177,7 +179,7 @@ func TestIdempotencyRace(t *testing.T) {
 	require.Len(t, jobIDs, 1, "and one queue job")
 	require.Equal(t, 1, fresh, "exactly one deduplicated:false")
 	for id := range ids {
-		require.Equal(t, "sent", b.wait(t, id).Status)
+		require.Equal(t, "sent", notifytest.Wait(t, b.key, id).Status)
 	}
 	require.Equal(t, 1, b.metrics(t, "").TotalRequests)
 	require.Len(t, b.env.Sim.Messages("vendora_sms", "", 0), 1)
@@ -187,7 +189,7 @@ func TestIdempotencyRace(t *testing.T) {
 func TestSendValidation(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	valid := func() map[string]any { return sms("01012345678", "x") }
+	valid := func() map[string]any { return notifytest.SMS("01012345678", "x") }
 	with := func(k string, v any) map[string]any { m := valid(); m[k] = v; return m }
 	cases := map[string]any{
 		"unknown field":            with("priority", 1),
@@ -221,8 +223,8 @@ func TestSendValidation(t *testing.T) {
 	}
 	for name, body := range cases {
 		t.Run(name, func(t *testing.T) {
-			r := b.signed(t, "POST", "/v1/notifications", body)
-			problem(t, r, http.StatusBadRequest, "SVC-40000")
+			r := notifytest.Signed(t, b.key, "POST", "/v1/notifications", body)
+			notifytest.RequireProblem(t, r, http.StatusBadRequest, "SVC-40000")
 		})
 	}
 	// Limits are inclusive.
@@ -230,19 +232,19 @@ func TestSendValidation(t *testing.T) {
 	ok["content"] = map[string]any{"text": "x", "title": strings.Repeat("t", 200)}
 	ok["idempotencyKey"] = strings.Repeat("k", 120)
 	ok["metadata"] = map[string]any{"a": "b"}
-	b.send(t, ok)
+	notifytest.Send(t, b.key, ok)
 
 	// Body over 1 MB.
 	big := with("content", map[string]any{"text": strings.Repeat("x", 1<<20)})
-	r := b.signed(t, "POST", "/v1/notifications", big)
+	r := notifytest.Signed(t, b.key, "POST", "/v1/notifications", big)
 	require.Contains(t, []int{http.StatusBadRequest, http.StatusRequestEntityTooLarge}, r.Status, string(r.Body))
-	problem(t, r, r.Status, "")
-	r = b.signed(t, "POST", "/v1/notifications/bulk", map[string]any{"items": []any{big}})
+	notifytest.RequireProblem(t, r, r.Status, "")
+	r = notifytest.Signed(t, b.key, "POST", "/v1/notifications/bulk", map[string]any{"items": []any{big}})
 	require.Contains(t, []int{http.StatusBadRequest, http.StatusRequestEntityTooLarge}, r.Status, string(r.Body))
-	problem(t, r, r.Status, "")
+	notifytest.RequireProblem(t, r, r.Status, "")
 	// Just under 1 MB is accepted.
 	under := with("content", map[string]any{"text": strings.Repeat("x", 1<<20-200)})
-	b.send(t, under)
+	notifytest.Send(t, b.key, under)
 	require.Equal(t, 2, b.metrics(t, "").TotalRequests)
 }
 
@@ -250,25 +252,25 @@ func TestSendValidation(t *testing.T) {
 func TestRequestIDAndWorkspace(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	res := b.send(t, sms("01012345678", "x"))
+	res := notifytest.Send(t, b.key, notifytest.SMS("01012345678", "x"))
 	for _, id := range []string{"abc", "123", strings.ToUpper(res.RequestID[:35]), strings.ReplaceAll(res.RequestID, "-", "")} {
-		problem(t, b.signed(t, "GET", "/v1/notifications/"+id, nil), http.StatusBadRequest, "SVC-40000")
-		problem(t, b.signed(t, "POST", "/v1/notifications/"+id+"/cancel", nil), http.StatusBadRequest, "SVC-40000")
+		notifytest.RequireProblem(t, notifytest.Signed(t, b.key, "GET", "/v1/notifications/"+id, nil), http.StatusBadRequest, "SVC-40000")
+		notifytest.RequireProblem(t, notifytest.Signed(t, b.key, "POST", "/v1/notifications/"+id+"/cancel", nil), http.StatusBadRequest, "SVC-40000")
 	}
 	missing := uuid.NewString()
-	problem(t, b.signed(t, "GET", "/v1/notifications/"+missing, nil), http.StatusNotFound, "")
-	problem(t, b.signed(t, "POST", "/v1/notifications/"+missing+"/cancel", nil), http.StatusNotFound, "")
+	notifytest.RequireProblem(t, notifytest.Signed(t, b.key, "GET", "/v1/notifications/"+missing, nil), http.StatusNotFound, "")
+	notifytest.RequireProblem(t, notifytest.Signed(t, b.key, "POST", "/v1/notifications/"+missing+"/cancel", nil), http.StatusNotFound, "")
 
 	owner, _ := b.env.NewWorkspace(t, "Other", "other@example.com")
 	key, _, err := owner.CreateAPIKey(ctx, "other", "notifications:send", "notifications:read")
 	require.NoError(t, err)
 	r, err := key.Signed(ctx, "GET", "/v1/notifications/"+res.RequestID, nil)
 	require.NoError(t, err)
-	problem(t, r, http.StatusNotFound, "")
+	notifytest.RequireProblem(t, r, http.StatusNotFound, "")
 	r, err = key.Signed(ctx, "POST", "/v1/notifications/"+res.RequestID+"/cancel", nil)
 	require.NoError(t, err)
-	problem(t, r, http.StatusNotFound, "")
-	require.NotEqual(t, "canceled", b.get(t, res.RequestID).Status)
+	notifytest.RequireProblem(t, r, http.StatusNotFound, "")
+	require.NotEqual(t, "canceled", notifytest.Lookup(t, b.key, res.RequestID).Status)
 	// The other workspace's attempt history does not show it either.
 	r, err = owner.Dashboard(ctx, "GET", "/v1/attempts?requestId="+res.RequestID, nil)
 	require.NoError(t, err)
@@ -282,32 +284,32 @@ func TestRequestIDAndWorkspace(t *testing.T) {
 func TestBulkSend(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := b.provider(t, "vendora_sms", "aligo", smsConfig())
-	b.routes(t, route{Channel: "sms", ProviderAccountID: p, Priority: 1})
-	pre := sms("01000000000", "pre")
+	p := b.env.SimProvider(t, "vendora_sms", "aligo", nil)
+	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: p, Priority: 1})
+	pre := notifytest.SMS("01000000000", "pre")
 	pre["idempotencyKey"] = "dup-1"
-	existing := b.send(t, pre)
+	existing := notifytest.Send(t, b.key, pre)
 
 	items := []any{}
 	for i := 0; i < 5; i++ {
-		items = append(items, sms(fmt.Sprintf("0101111000%d", i), fmt.Sprintf("bulk %d", i)))
+		items = append(items, notifytest.SMS(fmt.Sprintf("0101111000%d", i), fmt.Sprintf("bulk %d", i)))
 	}
-	d1 := sms("01000000000", "dup of existing")
+	d1 := notifytest.SMS("01000000000", "dup of existing")
 	d1["idempotencyKey"] = "dup-1"
-	d2a := sms("01000000001", "first of a pair")
+	d2a := notifytest.SMS("01000000001", "first of a pair")
 	d2a["idempotencyKey"] = "dup-2"
-	d2b := sms("01000000001", "second of a pair")
+	d2b := notifytest.SMS("01000000001", "second of a pair")
 	d2b["idempotencyKey"] = "dup-2"
 	items = append(items, d1, d2a, d2b)
 
-	r := b.signed(t, "POST", "/v1/notifications/bulk", map[string]any{"items": items})
+	r := notifytest.Signed(t, b.key, "POST", "/v1/notifications/bulk", map[string]any{"items": items})
 	require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
 	var out struct {
 		Status       string `json:"status"`
 		Total        int    `json:"total"`
 		Queued       int    `json:"queued"`
 		Deduplicated int    `json:"deduplicated"`
-		Items        []sendOut
+		Items        []notifytest.Accepted
 	}
 	require.NoError(t, r.Data(&out))
 	require.Equal(t, 8, out.Total)
@@ -327,7 +329,7 @@ func TestBulkSend(t *testing.T) {
 	}
 	require.Len(t, ids, 7)
 	for id := range ids {
-		o := b.wait(t, id)
+		o := notifytest.Wait(t, b.key, id)
 		require.Equal(t, "sent", o.Status)
 	}
 	require.Len(t, b.env.Sim.Messages("vendora_sms", "", 0), 7)
@@ -341,34 +343,34 @@ func TestBulkValidation(t *testing.T) {
 	b := setup(t)
 	items := make([]any, 501)
 	for i := range items {
-		items[i] = sms("01012345678", "x")
+		items[i] = notifytest.SMS("01012345678", "x")
 	}
-	problem(t, b.signed(t, "POST", "/v1/notifications/bulk", map[string]any{"items": items}), http.StatusBadRequest, "SVC-40000")
+	notifytest.RequireProblem(t, notifytest.Signed(t, b.key, "POST", "/v1/notifications/bulk", map[string]any{"items": items}), http.StatusBadRequest, "SVC-40000")
 
-	bad := sms("01012345678", "x")
+	bad := notifytest.SMS("01012345678", "x")
 	delete(bad, "channel")
-	p := problem(t, b.signed(t, "POST", "/v1/notifications/bulk", map[string]any{"items": []any{sms("01012345678", "a"), bad}}),
+	p := notifytest.RequireProblem(t, notifytest.Signed(t, b.key, "POST", "/v1/notifications/bulk", map[string]any{"items": []any{notifytest.SMS("01012345678", "a"), bad}}),
 		http.StatusBadRequest, "SVC-40000")
 	require.Contains(t, p.Detail, "items[1]")
-	unknown := sms("01012345678", "x")
+	unknown := notifytest.SMS("01012345678", "x")
 	unknown["extra"] = true
-	problem(t, b.signed(t, "POST", "/v1/notifications/bulk", map[string]any{"items": []any{sms("01012345678", "a"), unknown}}),
+	notifytest.RequireProblem(t, notifytest.Signed(t, b.key, "POST", "/v1/notifications/bulk", map[string]any{"items": []any{notifytest.SMS("01012345678", "a"), unknown}}),
 		http.StatusBadRequest, "SVC-40000")
 	for name, body := range map[string]any{
 		"no items":      map[string]any{},
 		"empty items":   map[string]any{"items": []any{}},
 		"items object":  map[string]any{"items": map[string]any{}},
-		"unknown field": map[string]any{"items": []any{sms("01012345678", "a")}, "x": 1},
+		"unknown field": map[string]any{"items": []any{notifytest.SMS("01012345678", "a")}, "x": 1},
 		"item not obj":  map[string]any{"items": []any{"x"}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			problem(t, b.signed(t, "POST", "/v1/notifications/bulk", body), http.StatusBadRequest, "SVC-40000")
+			notifytest.RequireProblem(t, notifytest.Signed(t, b.key, "POST", "/v1/notifications/bulk", body), http.StatusBadRequest, "SVC-40000")
 		})
 	}
 	require.Zero(t, b.metrics(t, "").TotalRequests, "nothing created")
 
 	// Exactly 500 is accepted.
-	r := b.signed(t, "POST", "/v1/notifications/bulk", map[string]any{"items": items[:500]})
+	r := notifytest.Signed(t, b.key, "POST", "/v1/notifications/bulk", map[string]any{"items": items[:500]})
 	require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
 	var out struct {
 		Total  int `json:"total"`
@@ -386,13 +388,13 @@ func TestBulkAcceptanceFailureLeftOut(t *testing.T) {
 	b := setup(t)
 	tpl := map[string]any{"channel": "sms", "recipient": map[string]any{"address": "01012345678"},
 		"content": map[string]any{"templateCode": "no-such-template"}}
-	r := b.signed(t, "POST", "/v1/notifications/bulk", map[string]any{"items": []any{sms("01012345678", "a"), tpl, sms("01012345678", "b")}})
+	r := notifytest.Signed(t, b.key, "POST", "/v1/notifications/bulk", map[string]any{"items": []any{notifytest.SMS("01012345678", "a"), tpl, notifytest.SMS("01012345678", "b")}})
 	require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
 	var out struct {
-		Total        int       `json:"total"`
-		Queued       int       `json:"queued"`
-		Deduplicated int       `json:"deduplicated"`
-		Items        []sendOut `json:"items"`
+		Total        int                   `json:"total"`
+		Queued       int                   `json:"queued"`
+		Deduplicated int                   `json:"deduplicated"`
+		Items        []notifytest.Accepted `json:"items"`
 	}
 	require.NoError(t, r.Data(&out))
 	require.Equal(t, 2, out.Total)
@@ -401,5 +403,5 @@ func TestBulkAcceptanceFailureLeftOut(t *testing.T) {
 	require.Len(t, out.Items, 2)
 	require.Equal(t, 2, b.metrics(t, "").TotalRequests)
 	// The same item alone is a 400.
-	problem(t, b.signed(t, "POST", "/v1/notifications", tpl), http.StatusBadRequest, "SVC-40000")
+	notifytest.RequireProblem(t, notifytest.Signed(t, b.key, "POST", "/v1/notifications", tpl), http.StatusBadRequest, "SVC-40000")
 }

@@ -28,17 +28,17 @@ func TestCancelInSharedQueueJob(t *testing.T) {
 	t.Parallel()
 	// No workers yet: the queue jobs wait while the cancels land.
 	b := setup(t, notifytest.WithRole("api"))
-	p := b.provider(t, "vendorb_sms", "solapi", solapiConfig())
-	b.routes(t, route{Channel: "sms", ProviderAccountID: p, Priority: 1})
+	p := b.env.SimProvider(t, "vendorb_sms", "solapi", nil)
+	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: p, Priority: 1})
 	bulk := func(texts ...string) []string {
 		items := make([]any, len(texts))
 		for i, x := range texts {
-			items[i] = sms("01012345678", x)
+			items[i] = notifytest.SMS("01012345678", x)
 		}
-		r := b.signed(t, "POST", "/v1/notifications/bulk", map[string]any{"items": items})
+		r := notifytest.Signed(t, b.key, "POST", "/v1/notifications/bulk", map[string]any{"items": items})
 		require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
 		var out struct {
-			Items []sendOut `json:"items"`
+			Items []notifytest.Accepted `json:"items"`
 		}
 		require.NoError(t, r.Data(&out))
 		ids := make([]string, len(out.Items))
@@ -49,12 +49,12 @@ func TestCancelInSharedQueueJob(t *testing.T) {
 		return ids
 	}
 	cancel := func(id string) {
-		r := b.signed(t, "POST", "/v1/notifications/"+id+"/cancel", nil)
+		r := notifytest.Signed(t, b.key, "POST", "/v1/notifications/"+id+"/cancel", nil)
 		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
 	}
 	shared := bulk("one", "two", "three")
 	alone := bulk("four", "five")
-	sharedJob, aloneJob := b.get(t, shared[0]).Job.QueueJobID, b.get(t, alone[0]).Job.QueueJobID
+	sharedJob, aloneJob := notifytest.Lookup(t, b.key, shared[0]).Job.QueueJobID, notifytest.Lookup(t, b.key, alone[0]).Job.QueueJobID
 
 	cancel(shared[1])
 	require.Equal(t, "available", riverState(t, b, sharedJob), "the others still need the queue job")
@@ -63,9 +63,9 @@ func TestCancelInSharedQueueJob(t *testing.T) {
 	require.Equal(t, "cancelled", riverState(t, b, aloneJob), "no request needs it any more")
 
 	b.env.StartPeer(t, nil, notifytest.WithRole("worker"))
-	require.Equal(t, "sent", b.wait(t, shared[0]).Status)
-	require.Equal(t, "sent", b.wait(t, shared[2]).Status)
-	got := b.get(t, shared[1])
+	require.Equal(t, "sent", notifytest.Wait(t, b.key, shared[0]).Status)
+	require.Equal(t, "sent", notifytest.Wait(t, b.key, shared[2]).Status)
+	got := notifytest.Lookup(t, b.key, shared[1])
 	require.Equal(t, "canceled", got.Status)
 	require.Empty(t, got.Attempts)
 	require.Equal(t, "canceled", got.Job.Status)
@@ -79,8 +79,8 @@ func TestCancelInSharedQueueJob(t *testing.T) {
 func TestEventsOnlyForSubscribers(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := b.provider(t, "vendorb_sms", "solapi", solapiConfig())
-	b.routes(t, route{Channel: "sms", ProviderAccountID: p, Priority: 1})
+	p := b.env.SimProvider(t, "vendorb_sms", "solapi", nil)
+	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: p, Priority: 1})
 	events := func() int {
 		var n int
 		require.NoError(t, b.env.Daemon.DB.View(ctx, func(tx notify.Tx) error {
@@ -88,11 +88,11 @@ func TestEventsOnlyForSubscribers(t *testing.T) {
 		}))
 		return n
 	}
-	require.Equal(t, "sent", b.wait(t, b.send(t, sms("01012345678", "nobody listens")).RequestID).Status)
+	require.Equal(t, "sent", notifytest.Wait(t, b.key, notifytest.Send(t, b.key, notifytest.SMS("01012345678", "nobody listens")).RequestID).Status)
 	require.Zero(t, events(), "no webhook, no event")
 
-	r := b.dash(t, "POST", "/v1/webhooks", map[string]any{"url": "http://127.0.0.1:9/hook", "events": []string{"notification.delivered"}})
+	r := notifytest.Dash(t, b.env.Owner, "POST", "/v1/webhooks", map[string]any{"url": "http://127.0.0.1:9/hook", "events": []string{"notification.delivered"}})
 	require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
-	require.Equal(t, "sent", b.wait(t, b.send(t, sms("01012345678", "someone listens")).RequestID).Status)
+	require.Equal(t, "sent", notifytest.Wait(t, b.key, notifytest.Send(t, b.key, notifytest.SMS("01012345678", "someone listens")).RequestID).Status)
 	require.Equal(t, 1, events())
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/notifytest"
 )
 
 // SPEC "Attempt history": GET /v1/attempts.
@@ -19,12 +20,12 @@ func TestAttemptHistory(t *testing.T) {
 	p1, p2 := b.twoRoutes(t, "vendora_sms", "vendorb_sms")
 	var ids []string
 	for _, text := range []string{"one", "two", "three"} {
-		ids = append(ids, b.wait(t, b.send(t, sms("01012345678", text)).RequestID).RequestID)
+		ids = append(ids, notifytest.Wait(t, b.key, notifytest.Send(t, b.key, notifytest.SMS("01012345678", text)).RequestID).RequestID)
 	}
 	fault(t, b, map[string]any{"kind": "vendora_sms", "status": 500})
-	body := sms("01099998888", "Hello {{name}}")
+	body := notifytest.SMS("01099998888", "Hello {{name}}")
 	body["content"] = map[string]any{"text": "Hello {{name}}", "title": "T {{name}}", "templateVariables": map[string]string{"name": "Kim"}}
-	fo := b.wait(t, b.send(t, body).RequestID)
+	fo := notifytest.Wait(t, b.key, notifytest.Send(t, b.key, body).RequestID)
 	require.Equal(t, "sent", fo.Status)
 	ids = append(ids, fo.RequestID)
 
@@ -102,7 +103,7 @@ func TestAttemptHistory(t *testing.T) {
 	require.Len(t, b.attempts(t, "?limit=1").Attempts, 1)
 	require.Len(t, b.attempts(t, "?limit=500").Attempts, 5)
 	for _, q := range []string{"?limit=0", "?limit=501", "?limit=-1", "?limit=x", "?requestId=nope", "?cursor=***", "?cursor=MTIzOg", "?cursor=bm9wZQ"} {
-		problem(t, b.dash(t, "GET", "/v1/attempts"+q, nil), http.StatusBadRequest, "SVC-40000")
+		notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "GET", "/v1/attempts"+q, nil), http.StatusBadRequest, "SVC-40000")
 	}
 }
 
@@ -110,8 +111,8 @@ func TestAttemptHistory(t *testing.T) {
 func TestMetrics(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := b.provider(t, "vendora_sms", "aligo", smsConfig())
-	b.routes(t, route{Channel: "sms", ProviderAccountID: p, Priority: 1})
+	p := b.env.SimProvider(t, "vendora_sms", "aligo", nil)
+	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: p, Priority: 1})
 	start := time.Now().UTC().Add(-time.Second)
 
 	empty := b.metrics(t, "")
@@ -123,16 +124,16 @@ func TestMetrics(t *testing.T) {
 	require.NoError(t, err)
 	require.InDelta(t, 24*time.Hour, to.Sub(from), float64(time.Second))
 
-	b.wait(t, b.send(t, sms("01012345678", "a")).RequestID)
+	notifytest.Wait(t, b.key, notifytest.Send(t, b.key, notifytest.SMS("01012345678", "a")).RequestID)
 	fault(t, b, map[string]any{"kind": "vendora_sms", "status": 500, "count": 1})
-	b.wait(t, b.send(t, sms("01012345678", "b")).RequestID) // fails once, then sent
-	b.wait(t, b.send(t, emailMsg("x@example.com", "s", "no route")).RequestID)
-	later := sms("01012345678", "c")
+	notifytest.Wait(t, b.key, notifytest.Send(t, b.key, notifytest.SMS("01012345678", "b")).RequestID) // fails once, then sent
+	notifytest.Wait(t, b.key, notifytest.Send(t, b.key, notifytest.Email("x@example.com", "s", "no route")).RequestID)
+	later := notifytest.SMS("01012345678", "c")
 	later["scheduledAt"] = time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
-	b.send(t, later)
+	notifytest.Send(t, b.key, later)
 	cancelMe := later
 	cancelMe["idempotencyKey"] = "c2"
-	b.cancel(t, b.send(t, cancelMe).RequestID)
+	b.cancel(t, notifytest.Send(t, b.key, cancelMe).RequestID)
 
 	m := b.metrics(t, "")
 	require.Equal(t, 5, m.TotalRequests)
@@ -152,7 +153,7 @@ func TestMetrics(t *testing.T) {
 	require.Empty(t, before.ByChannel)
 
 	for _, q := range []string{"?from=yesterday", "?to=2026-01-01", "?from=2026-01-02T00:00:00Z&to=2026-01-01T00:00:00Z"} {
-		problem(t, b.dash(t, "GET", "/v1/metrics"+q, nil), http.StatusBadRequest, "SVC-40000")
+		notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "GET", "/v1/metrics"+q, nil), http.StatusBadRequest, "SVC-40000")
 	}
 }
 
@@ -169,9 +170,9 @@ type testSendOut struct {
 func TestProviderTestSend(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := b.provider(t, "vendora_sms", "aligo", smsConfig())
+	p := b.env.SimProvider(t, "vendora_sms", "aligo", nil)
 	ts := func(id string, body map[string]any) (*testSendOut, int, string) {
-		r := b.dash(t, "POST", "/v1/providers/"+id+"/test-send", body)
+		r := notifytest.Dash(t, b.env.Owner, "POST", "/v1/providers/"+id+"/test-send", body)
 		if r.Status != http.StatusOK {
 			return nil, r.Status, string(r.Body)
 		}
@@ -204,27 +205,27 @@ func TestProviderTestSend(t *testing.T) {
 
 	// Provider failure: 502 with the reason, recorded as failed.
 	fault(t, b, map[string]any{"kind": "vendora_sms", "status": 500})
-	r := b.dash(t, "POST", "/v1/providers/"+p+"/test-send", body("instance"))
-	pr := problem(t, r, http.StatusBadGateway, "SVC-50200")
+	r := notifytest.Dash(t, b.env.Owner, "POST", "/v1/providers/"+p+"/test-send", body("instance"))
+	pr := notifytest.RequireProblem(t, r, http.StatusBadGateway, "SVC-50200")
 	require.Contains(t, pr.Detail, "temporary_unavailable")
 	h := b.attempts(t, "?limit=1")
 	require.Equal(t, "failure", h.Attempts[0].Status)
 	require.Equal(t, "temporary_unavailable", *h.Attempts[0].FailureCode)
 
 	// Disabled provider: instance 409, test allowed.
-	r = b.dash(t, "PATCH", "/v1/providers/"+p, map[string]any{"enabled": false})
+	r = notifytest.Dash(t, b.env.Owner, "PATCH", "/v1/providers/"+p, map[string]any{"enabled": false})
 	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
-	problem(t, b.dash(t, "POST", "/v1/providers/"+p+"/test-send", body("instance")), http.StatusConflict, "SVC-40900")
+	notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "POST", "/v1/providers/"+p+"/test-send", body("instance")), http.StatusConflict, "SVC-40900")
 	out, st, raw := ts(p, body("test"))
 	require.Equal(t, http.StatusOK, st, raw)
 	require.Equal(t, "sent", out.Status)
 
 	// Unknown, foreign and malformed provider ids: 404.
-	problem(t, b.dash(t, "POST", "/v1/providers/"+uuid.NewString()+"/test-send", body("test")), http.StatusNotFound, "SVC-40400")
-	problem(t, b.dash(t, "POST", "/v1/providers/nope/test-send", body("test")), http.StatusNotFound, "SVC-40400")
+	notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "POST", "/v1/providers/"+uuid.NewString()+"/test-send", body("test")), http.StatusNotFound, "SVC-40400")
+	notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "POST", "/v1/providers/nope/test-send", body("test")), http.StatusNotFound, "SVC-40400")
 	other := setup(t)
-	foreign := other.provider(t, "vendora_sms", "theirs", smsConfig())
-	problem(t, b.dash(t, "POST", "/v1/providers/"+foreign+"/test-send", body("test")), http.StatusNotFound, "SVC-40400")
+	foreign := other.env.SimProvider(t, "vendora_sms", "theirs", nil)
+	notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "POST", "/v1/providers/"+foreign+"/test-send", body("test")), http.StatusNotFound, "SVC-40400")
 
 	// Body validation.
 	for name, bb := range map[string]map[string]any{
@@ -235,7 +236,7 @@ func TestProviderTestSend(t *testing.T) {
 		"unknown field": {"mode": "test", "recipient": map[string]any{"address": "01012345678"}, "content": map[string]any{"text": "x"}, "x": 1},
 	} {
 		t.Run(name, func(t *testing.T) {
-			problem(t, b.dash(t, "POST", "/v1/providers/"+p+"/test-send", bb), http.StatusBadRequest, "SVC-40000")
+			notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "POST", "/v1/providers/"+p+"/test-send", bb), http.StatusBadRequest, "SVC-40000")
 		})
 	}
 }
@@ -244,17 +245,17 @@ func TestProviderTestSend(t *testing.T) {
 func TestProviderTestSendSuppressed(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := b.provider(t, "mailx_email", "mail", configOf("mailx_email"))
+	p := b.env.SimProvider(t, "mailx_email", "mail", nil)
 	b.suppress(t, "blocked@example.com")
 	body := map[string]any{"mode": "test", "recipient": map[string]any{"address": "Blocked@Example.com"},
 		"content": map[string]any{"text": "hi", "title": "subject"}}
-	r := b.dash(t, "POST", "/v1/providers/"+p+"/test-send", body)
-	pr := problem(t, r, http.StatusBadGateway, "SVC-50200")
+	r := notifytest.Dash(t, b.env.Owner, "POST", "/v1/providers/"+p+"/test-send", body)
+	pr := notifytest.RequireProblem(t, r, http.StatusBadGateway, "SVC-50200")
 	require.Contains(t, pr.Detail, "suppression")
 	require.Empty(t, b.env.Sim.Messages("mailx_email", "", 0))
 
 	body["recipient"] = map[string]any{"address": "fine@example.com"}
-	r = b.dash(t, "POST", "/v1/providers/"+p+"/test-send", body)
+	r = notifytest.Dash(t, b.env.Owner, "POST", "/v1/providers/"+p+"/test-send", body)
 	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
 	require.Len(t, b.env.Sim.Messages("mailx_email", "fine@example.com", 0), 1)
 }
@@ -264,11 +265,11 @@ func TestProviderTestSendSuppressed(t *testing.T) {
 func TestEmailSuppressionPreBlock(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := b.provider(t, "mailx_email", "mail", configOf("mailx_email"))
-	b.routes(t, route{Channel: "email", ProviderAccountID: p, Priority: 1})
+	p := b.env.SimProvider(t, "mailx_email", "mail", nil)
+	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "email", ProviderAccountID: p, Priority: 1})
 	b.suppress(t, "gone@example.com")
 
-	out := b.wait(t, b.send(t, emailMsg("GONE@example.com", "s", "x")).RequestID)
+	out := notifytest.Wait(t, b.key, notifytest.Send(t, b.key, notifytest.Email("GONE@example.com", "s", "x")).RequestID)
 	require.Equal(t, "failed", out.Status)
 	require.Equal(t, "invalid_request", *out.FinalErrorCode)
 	require.Empty(t, out.Attempts)
@@ -276,7 +277,7 @@ func TestEmailSuppressionPreBlock(t *testing.T) {
 	require.Empty(t, b.env.Sim.Messages("mailx_email", "", 0))
 
 	// Other addresses are delivered.
-	out = b.wait(t, b.send(t, emailMsg("ok@example.com", "s", "x")).RequestID)
+	out = notifytest.Wait(t, b.key, notifytest.Send(t, b.key, notifytest.Email("ok@example.com", "s", "x")).RequestID)
 	require.Equal(t, "sent", out.Status)
 	require.Len(t, b.env.Sim.Messages("mailx_email", "ok@example.com", 0), 1)
 }

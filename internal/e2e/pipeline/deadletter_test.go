@@ -34,7 +34,7 @@ func (b *bundle) replayOne(t *testing.T, c *client.Client, jobID string) *client
 // replaySet replays the dead letters filter selects and answers how many.
 func (b *bundle) replaySet(t *testing.T, filter map[string]any) int {
 	t.Helper()
-	r := b.dash(t, "POST", "/v1/dead-letter/replay", filter)
+	r := notifytest.Dash(t, b.env.Owner, "POST", "/v1/dead-letter/replay", filter)
 	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
 	var out replayOut
 	require.NoError(t, r.Decode(&out))
@@ -42,9 +42,9 @@ func (b *bundle) replaySet(t *testing.T, filter map[string]any) int {
 }
 
 // deadLetter sends body, waits until it is dead-lettered and answers it.
-func (b *bundle) deadLetter(t *testing.T, body map[string]any) requestOut {
+func (b *bundle) deadLetter(t *testing.T, body map[string]any) notifytest.Request {
 	t.Helper()
-	out := b.wait(t, b.send(t, body).RequestID)
+	out := notifytest.Wait(t, b.key, notifytest.Send(t, b.key, body).RequestID)
 	require.Equal(t, "failed", out.Status)
 	require.Equal(t, "dead_letter", out.Job.Status)
 	return out
@@ -62,7 +62,7 @@ type auditOut struct {
 
 func (b *bundle) replayAudit(t *testing.T) auditOut {
 	t.Helper()
-	r := b.dash(t, "GET", "/v1/audit-logs?action=dead_letter.replay", nil)
+	r := notifytest.Dash(t, b.env.Owner, "GET", "/v1/audit-logs?action=dead_letter.replay", nil)
 	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
 	var out auditOut
 	require.NoError(t, r.Decode(&out))
@@ -77,31 +77,31 @@ func (b *bundle) replayAudit(t *testing.T) auditOut {
 func TestDeadLetterReplayOne(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := b.provider(t, "vendora_sms", "aligo", smsConfig())
-	b.routes(t, route{Channel: "sms", ProviderAccountID: p, Priority: 1})
+	p := b.env.SimProvider(t, "vendora_sms", "aligo", nil)
+	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: p, Priority: 1})
 	fault(t, b, map[string]any{"kind": "vendora_sms", "status": 500, "count": 3})
-	dead := b.deadLetter(t, sms("01011110000", "after the fix"))
+	dead := b.deadLetter(t, notifytest.SMS("01011110000", "after the fix"))
 	require.Len(t, dead.Attempts, 3)
 	require.Empty(t, b.env.Sim.Messages("vendora_sms", "01011110000", 0))
-	sent := b.wait(t, b.send(t, sms("01022220000", "fine")).RequestID) // a job that is not a dead letter
+	sent := notifytest.Wait(t, b.key, notifytest.Send(t, b.key, notifytest.SMS("01022220000", "fine")).RequestID) // a job that is not a dead letter
 	require.Equal(t, "sent", sent.Status)
 
 	// Refusals first: none of them replays anything.
 	viewer, operator := b.env.Member(t, "viewer"), b.env.Member(t, "operator")
-	problem(t, b.replayOne(t, viewer, dead.Job.ID), http.StatusForbidden, "SVC-40300")
+	notifytest.RequireProblem(t, b.replayOne(t, viewer, dead.Job.ID), http.StatusForbidden, "SVC-40300")
 	r, err := viewer.Dashboard(ctx, "POST", "/v1/dead-letter/replay", map[string]any{})
 	require.NoError(t, err)
-	problem(t, r, http.StatusForbidden, "SVC-40300")
+	notifytest.RequireProblem(t, r, http.StatusForbidden, "SVC-40300")
 	other, _ := b.env.NewWorkspace(t, "Other", "other-dlq@example.com")
-	problem(t, b.replayOne(t, other, dead.Job.ID), http.StatusNotFound, "SVC-40400")
+	notifytest.RequireProblem(t, b.replayOne(t, other, dead.Job.ID), http.StatusNotFound, "SVC-40400")
 	r, err = other.Dashboard(ctx, "POST", "/v1/dead-letter/replay", map[string]any{})
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
 	require.JSONEq(t, `{"replayed":0}`, string(r.Body), "another workspace's set holds nothing of this one")
-	problem(t, b.replayOne(t, b.env.Owner, uuid.NewString()), http.StatusNotFound, "SVC-40400")
-	problem(t, b.replayOne(t, b.env.Owner, "not-a-uuid"), http.StatusNotFound, "SVC-40400")
-	problem(t, b.replayOne(t, b.env.Owner, sent.Job.ID), http.StatusConflict, "SVC-40900")
-	problem(t, b.dash(t, "POST", "/v1/dead-letter/"+dead.Job.ID+"/replay", map[string]any{"force": true}), http.StatusBadRequest, "SVC-40000")
+	notifytest.RequireProblem(t, b.replayOne(t, b.env.Owner, uuid.NewString()), http.StatusNotFound, "SVC-40400")
+	notifytest.RequireProblem(t, b.replayOne(t, b.env.Owner, "not-a-uuid"), http.StatusNotFound, "SVC-40400")
+	notifytest.RequireProblem(t, b.replayOne(t, b.env.Owner, sent.Job.ID), http.StatusConflict, "SVC-40900")
+	notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "POST", "/v1/dead-letter/"+dead.Job.ID+"/replay", map[string]any{"force": true}), http.StatusBadRequest, "SVC-40000")
 	for _, body := range []any{
 		map[string]any{"channel": "fax"},
 		map[string]any{"failureCode": "nope"},
@@ -113,11 +113,11 @@ func TestDeadLetterReplayOne(t *testing.T) {
 		[]any{},
 		nil, // no body: a set replay says what it selects, {} for everything
 	} {
-		problem(t, b.dash(t, "POST", "/v1/dead-letter/replay", body), http.StatusBadRequest, "SVC-40000")
+		notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "POST", "/v1/dead-letter/replay", body), http.StatusBadRequest, "SVC-40000")
 	}
 	require.Equal(t, 1, b.deadLetters(t).Count)
 	require.Empty(t, b.replayAudit(t).Logs)
-	require.Equal(t, "failed", b.get(t, dead.RequestID).Status)
+	require.Equal(t, "failed", notifytest.Lookup(t, b.key, dead.RequestID).Status)
 
 	// The provider works again (the faults are spent; clear them anyway).
 	c := *b.env.Owner
@@ -132,7 +132,7 @@ func TestDeadLetterReplayOne(t *testing.T) {
 	require.Equal(t, replayOut{Replayed: 1, JobID: dead.Job.ID, NotificationRequestID: dead.RequestID, Status: "queued"}, out)
 	require.Zero(t, b.deadLetters(t).Count)
 
-	got := b.wait(t, dead.RequestID)
+	got := notifytest.Wait(t, b.key, dead.RequestID)
 	require.Equal(t, "sent", got.Status)
 	require.Nil(t, got.FinalErrorCode)
 	require.Equal(t, p, *got.SelectedProviderAccountID)
@@ -151,7 +151,7 @@ func TestDeadLetterReplayOne(t *testing.T) {
 	require.Len(t, b.attempts(t, "?requestId="+dead.RequestID).Attempts, 4)
 
 	// A second press finds the item gone.
-	problem(t, b.replayOne(t, b.env.Owner, dead.Job.ID), http.StatusConflict, "SVC-40900")
+	notifytest.RequireProblem(t, b.replayOne(t, b.env.Owner, dead.Job.ID), http.StatusConflict, "SVC-40900")
 	logs := b.replayAudit(t).Logs
 	require.Len(t, logs, 1)
 	require.Equal(t, "dead_letter", logs[0].TargetType)
@@ -168,15 +168,15 @@ func TestDeadLetterReplayOne(t *testing.T) {
 func TestDeadLetterReplaySet(t *testing.T) {
 	t.Parallel()
 	b := setup(t, notifytest.WithQueueJobAttempts(1))
-	ps := b.provider(t, "vendora_sms", "aligo", smsConfig())
-	pm := b.provider(t, "mailx_email", "mail", configOf("mailx_email"))
-	b.routes(t, route{Channel: "sms", ProviderAccountID: ps, Priority: 1}, route{Channel: "email", ProviderAccountID: pm, Priority: 1})
+	ps := b.env.SimProvider(t, "vendora_sms", "aligo", nil)
+	pm := b.env.SimProvider(t, "mailx_email", "mail", nil)
+	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: ps, Priority: 1}, notifytest.Route{Channel: "email", ProviderAccountID: pm, Priority: 1})
 	fault(t, b, map[string]any{"kind": "vendora_sms", "status": 500, "count": 1})
-	smsDown := b.deadLetter(t, sms("01011110000", "down"))
+	smsDown := b.deadLetter(t, notifytest.SMS("01011110000", "down"))
 	fault(t, b, map[string]any{"kind": "vendora_sms", "status": 429, "count": 1})
-	smsBusy := b.deadLetter(t, sms("01022220000", "busy"))
+	smsBusy := b.deadLetter(t, notifytest.SMS("01022220000", "busy"))
 	fault(t, b, map[string]any{"kind": "mailx_email", "status": 500, "count": 1})
-	mailDown := b.deadLetter(t, emailMsg("down@example.com", "Hi", "down"))
+	mailDown := b.deadLetter(t, notifytest.Email("down@example.com", "Hi", "down"))
 	require.Equal(t, 3, b.deadLetters(t).Count)
 	after := time.Now().Add(time.Minute).UTC().Format(time.RFC3339)
 
@@ -185,16 +185,16 @@ func TestDeadLetterReplaySet(t *testing.T) {
 	require.Zero(t, b.replaySet(t, map[string]any{"to": "1970-01-01T00:00:00Z"}))
 	// sms and temporary_unavailable: only the first.
 	require.Equal(t, 1, b.replaySet(t, map[string]any{"channel": "sms", "failureCode": "temporary_unavailable"}))
-	require.Equal(t, "sent", b.wait(t, smsDown.RequestID).Status)
-	require.Equal(t, "failed", b.get(t, smsBusy.RequestID).Status)
-	require.Equal(t, "failed", b.get(t, mailDown.RequestID).Status)
+	require.Equal(t, "sent", notifytest.Wait(t, b.key, smsDown.RequestID).Status)
+	require.Equal(t, "failed", notifytest.Lookup(t, b.key, smsBusy.RequestID).Status)
+	require.Equal(t, "failed", notifytest.Lookup(t, b.key, mailDown.RequestID).Status)
 	// rate_limited, within a window that holds every failure.
 	require.Equal(t, 1, b.replaySet(t, map[string]any{"failureCode": "rate_limited", "from": "2020-01-01T00:00:00Z", "to": after}))
-	require.Equal(t, "sent", b.wait(t, smsBusy.RequestID).Status)
-	require.Equal(t, "failed", b.get(t, mailDown.RequestID).Status)
+	require.Equal(t, "sent", notifytest.Wait(t, b.key, smsBusy.RequestID).Status)
+	require.Equal(t, "failed", notifytest.Lookup(t, b.key, mailDown.RequestID).Status)
 	// Everything left: the mail.
 	require.Equal(t, 1, b.replaySet(t, map[string]any{}))
-	mail := b.wait(t, mailDown.RequestID)
+	mail := notifytest.Wait(t, b.key, mailDown.RequestID)
 	require.Equal(t, "sent", mail.Status)
 	require.Len(t, mail.Attempts, 2)
 	require.Equal(t, "failure", mail.Attempts[0].Status)
@@ -219,11 +219,11 @@ func TestDeadLetterReplaySet(t *testing.T) {
 func TestDeadLetterReplayRace(t *testing.T) {
 	t.Parallel()
 	b := setup(t, notifytest.WithQueueJobAttempts(1))
-	p := b.provider(t, "vendora_sms", "aligo", smsConfig())
-	b.routes(t, route{Channel: "sms", ProviderAccountID: p, Priority: 1})
+	p := b.env.SimProvider(t, "vendora_sms", "aligo", nil)
+	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: p, Priority: 1})
 	fault(t, b, map[string]any{"kind": "vendora_sms", "status": 500, "count": 2})
-	one := b.deadLetter(t, sms("01011110000", "one"))
-	two := b.deadLetter(t, sms("01022220000", "two"))
+	one := b.deadLetter(t, notifytest.SMS("01011110000", "one"))
+	two := b.deadLetter(t, notifytest.SMS("01022220000", "two"))
 	admin := b.env.Member(t, "admin")
 
 	const rounds = 3
@@ -267,8 +267,8 @@ func TestDeadLetterReplayRace(t *testing.T) {
 	require.Equal(t, 2, oks+replayed, "each of the two items replayed exactly once")
 	require.Len(t, b.replayAudit(t).Logs, 2)
 
-	for _, d := range []requestOut{one, two} {
-		got := b.wait(t, d.RequestID)
+	for _, d := range []notifytest.Request{one, two} {
+		got := notifytest.Wait(t, b.key, d.RequestID)
 		require.Equal(t, "sent", got.Status)
 		require.Len(t, got.Attempts, 2)
 		require.Equal(t, 2, got.Job.AttemptsMade)

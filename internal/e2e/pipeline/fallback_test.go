@@ -48,8 +48,8 @@ func TestFallbackClasses(t *testing.T) {
 				f[k] = v
 			}
 			fault(t, b, f)
-			res := b.send(t, sms("01012345678", "class "+tc.code))
-			out := b.wait(t, res.RequestID)
+			res := notifytest.Send(t, b.key, notifytest.SMS("01012345678", "class "+tc.code))
+			out := notifytest.Wait(t, b.key, res.RequestID)
 			require.Equal(t, p1, out.Attempts[0].ProviderAccountID)
 			require.Equal(t, "failure", out.Attempts[0].Status)
 			require.Equal(t, tc.code, *out.Attempts[0].FailureCode)
@@ -81,8 +81,8 @@ func TestFallbackAllRoutesFailThenRetry(t *testing.T) {
 	p1, p2 := b.twoRoutes(t, "vendora_sms", "vendorb_sms")
 	fault(t, b, map[string]any{"kind": "vendora_sms", "status": 500, "count": 1})
 	fault(t, b, map[string]any{"kind": "vendorb_sms", "status": 429, "count": 1})
-	res := b.send(t, sms("01012345678", "both down"))
-	out := b.wait(t, res.RequestID)
+	res := notifytest.Send(t, b.key, notifytest.SMS("01012345678", "both down"))
+	out := notifytest.Wait(t, b.key, res.RequestID)
 	require.Equal(t, "sent", out.Status)
 	require.Equal(t, 2, out.Job.AttemptsMade)
 	require.Len(t, out.Attempts, 3)
@@ -102,7 +102,7 @@ func TestFallbackUnsupportedChannel(t *testing.T) {
 	p1, p2 := b.twoRoutes(t, "vendora_sms", "vendorb_sms")
 
 	// Email has no route at all.
-	out := b.wait(t, b.send(t, emailMsg("a@example.com", "s", "x")).RequestID)
+	out := notifytest.Wait(t, b.key, notifytest.Send(t, b.key, notifytest.Email("a@example.com", "s", "x")).RequestID)
 	require.Equal(t, "failed", out.Status)
 	require.Equal(t, "unsupported_channel", *out.FinalErrorCode)
 	require.Empty(t, out.Attempts)
@@ -110,24 +110,24 @@ func TestFallbackUnsupportedChannel(t *testing.T) {
 
 	// Both sms providers disabled.
 	for _, p := range []string{p1, p2} {
-		r := b.dash(t, "PATCH", "/v1/providers/"+p, map[string]any{"enabled": false})
+		r := notifytest.Dash(t, b.env.Owner, "PATCH", "/v1/providers/"+p, map[string]any{"enabled": false})
 		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
 	}
-	out = b.wait(t, b.send(t, sms("01012345678", "x")).RequestID)
+	out = notifytest.Wait(t, b.key, notifytest.Send(t, b.key, notifytest.SMS("01012345678", "x")).RequestID)
 	require.Equal(t, "failed", out.Status)
 	require.Equal(t, "unsupported_channel", *out.FinalErrorCode)
 	require.Empty(t, out.Attempts)
 
 	// One enabled again but its route disabled; the other route enabled but
 	// its provider disabled.
-	r := b.dash(t, "PATCH", "/v1/providers/"+p1, map[string]any{"enabled": true})
+	r := notifytest.Dash(t, b.env.Owner, "PATCH", "/v1/providers/"+p1, map[string]any{"enabled": true})
 	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
-	r = b.dash(t, "PUT", "/v1/routes", map[string]any{"routes": []map[string]any{
+	r = notifytest.Dash(t, b.env.Owner, "PUT", "/v1/routes", map[string]any{"routes": []map[string]any{
 		{"channel": "sms", "providerAccountId": p1, "priority": 1, "enabled": false},
 		{"channel": "sms", "providerAccountId": p2, "priority": 2},
 	}})
 	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
-	out = b.wait(t, b.send(t, sms("01012345678", "x")).RequestID)
+	out = notifytest.Wait(t, b.key, notifytest.Send(t, b.key, notifytest.SMS("01012345678", "x")).RequestID)
 	require.Equal(t, "failed", out.Status)
 	require.Equal(t, "unsupported_channel", *out.FinalErrorCode)
 	require.Empty(t, b.env.Sim.Messages("", "", 0))
@@ -138,9 +138,9 @@ func TestFallbackSkipsDisabledProvider(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	p1, p2 := b.twoRoutes(t, "vendora_sms", "vendorb_sms")
-	r := b.dash(t, "PATCH", "/v1/providers/"+p1, map[string]any{"enabled": false})
+	r := notifytest.Dash(t, b.env.Owner, "PATCH", "/v1/providers/"+p1, map[string]any{"enabled": false})
 	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
-	out := b.wait(t, b.send(t, sms("01012345678", "x")).RequestID)
+	out := notifytest.Wait(t, b.key, notifytest.Send(t, b.key, notifytest.SMS("01012345678", "x")).RequestID)
 	require.Equal(t, "sent", out.Status)
 	require.Equal(t, p2, *out.SelectedProviderAccountID)
 	require.Len(t, out.Attempts, 1)
@@ -154,18 +154,18 @@ func TestCircuitBreakerOpens(t *testing.T) {
 	p1, p2 := b.twoRoutes(t, "vendora_sms", "vendorb_sms")
 	fault(t, b, map[string]any{"kind": "vendora_sms", "status": 500, "count": 5})
 	for i := 0; i < 5; i++ {
-		out := b.wait(t, b.send(t, sms("01012345678", "trip")).RequestID)
+		out := notifytest.Wait(t, b.key, notifytest.Send(t, b.key, notifytest.SMS("01012345678", "trip")).RequestID)
 		require.Equal(t, "sent", out.Status)
 		require.Len(t, out.Attempts, 2)
 		require.Equal(t, "temporary_unavailable", *out.Attempts[0].FailureCode, "request %d", i)
 		require.Equal(t, 1, out.Job.MaxAttempts)
 	}
 	br := b.breaker(t, p1)
-	require.Equal(t, "OPEN", br.State)
+	require.Equal(t, notify.BreakerOpen, br.State)
 	require.Equal(t, 5, br.Failures)
 
 	// The fault queue is empty: vendora would answer, but the circuit is open.
-	out := b.wait(t, b.send(t, sms("01012345678", "skipped")).RequestID)
+	out := notifytest.Wait(t, b.key, notifytest.Send(t, b.key, notifytest.SMS("01012345678", "skipped")).RequestID)
 	require.Equal(t, "sent", out.Status)
 	require.Len(t, out.Attempts, 2)
 	require.Equal(t, p1, out.Attempts[0].ProviderAccountID)
@@ -176,8 +176,8 @@ func TestCircuitBreakerOpens(t *testing.T) {
 
 	// With a single route, an open circuit fails the run retryably: the
 	// request becomes failed once the (single) attempt is spent.
-	b.routes(t, route{Channel: "sms", ProviderAccountID: p1, Priority: 1})
-	out = b.wait(t, b.send(t, sms("01012345678", "alone")).RequestID)
+	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: p1, Priority: 1})
+	out = notifytest.Wait(t, b.key, notifytest.Send(t, b.key, notifytest.SMS("01012345678", "alone")).RequestID)
 	require.Equal(t, "failed", out.Status)
 	require.Equal(t, "circuit_open", *out.FinalErrorCode)
 	require.Equal(t, "dead_letter", out.Job.Status)
@@ -190,20 +190,20 @@ func TestCircuitBreakerSuccessResets(t *testing.T) {
 	p1, _ := b.twoRoutes(t, "vendora_sms", "vendorb_sms")
 	fault(t, b, map[string]any{"kind": "vendora_sms", "status": 500, "count": 4})
 	for i := 0; i < 4; i++ {
-		b.wait(t, b.send(t, sms("01012345678", "fail")).RequestID)
+		notifytest.Wait(t, b.key, notifytest.Send(t, b.key, notifytest.SMS("01012345678", "fail")).RequestID)
 	}
 	require.Equal(t, 4, b.breaker(t, p1).Failures)
-	out := b.wait(t, b.send(t, sms("01012345678", "ok")).RequestID)
+	out := notifytest.Wait(t, b.key, notifytest.Send(t, b.key, notifytest.SMS("01012345678", "ok")).RequestID)
 	require.Equal(t, p1, *out.SelectedProviderAccountID)
 	br := b.breaker(t, p1)
-	require.Equal(t, "CLOSED", br.State)
+	require.Equal(t, notify.BreakerClosed, br.State)
 	require.Zero(t, br.Failures)
 	// Four more failures do not open it.
 	fault(t, b, map[string]any{"kind": "vendora_sms", "status": 500, "count": 4})
 	for i := 0; i < 4; i++ {
-		b.wait(t, b.send(t, sms("01012345678", "fail")).RequestID)
+		notifytest.Wait(t, b.key, notifytest.Send(t, b.key, notifytest.SMS("01012345678", "fail")).RequestID)
 	}
-	require.Equal(t, "CLOSED", b.breaker(t, p1).State)
+	require.Equal(t, notify.BreakerClosed, b.breaker(t, p1).State)
 }
 
 // Failures caused by the request (invalid_request) do not count.
@@ -213,10 +213,10 @@ func TestCircuitBreakerIgnoresInvalidRequest(t *testing.T) {
 	p1, _ := b.twoRoutes(t, "vendora_sms", "vendorb_sms")
 	fault(t, b, map[string]any{"kind": "vendora_sms", "vendorCode": -301, "count": 6})
 	for i := 0; i < 6; i++ {
-		out := b.wait(t, b.send(t, sms("01012345678", "bad")).RequestID)
+		out := notifytest.Wait(t, b.key, notifytest.Send(t, b.key, notifytest.SMS("01012345678", "bad")).RequestID)
 		require.Equal(t, "invalid_request", *out.FinalErrorCode)
 	}
-	require.Equal(t, "CLOSED", b.breaker(t, p1).State)
+	require.Equal(t, notify.BreakerClosed, b.breaker(t, p1).State)
 }
 
 // HALF_OPEN: the 60-second open period cannot be waited for and the
@@ -235,30 +235,30 @@ func TestCircuitBreakerHalfOpen(t *testing.T) {
 	// Trial fails: open again for a full period.
 	open()
 	fault(t, b, map[string]any{"kind": "vendora_sms", "status": 500, "count": 1})
-	out := b.wait(t, b.send(t, sms("01012345678", "trial fails")).RequestID)
+	out := notifytest.Wait(t, b.key, notifytest.Send(t, b.key, notifytest.SMS("01012345678", "trial fails")).RequestID)
 	require.Equal(t, "temporary_unavailable", *out.Attempts[0].FailureCode)
 	require.Equal(t, p2, *out.SelectedProviderAccountID)
 	br := b.breaker(t, p1)
-	require.Equal(t, "OPEN", br.State)
+	require.Equal(t, notify.BreakerOpen, br.State)
 	require.WithinDuration(t, time.Now().Add(dispatch.DefaultBreakerOpenFor), br.OpenedUntil, 10*time.Second)
-	out = b.wait(t, b.send(t, sms("01012345678", "still open")).RequestID)
+	out = notifytest.Wait(t, b.key, notifytest.Send(t, b.key, notifytest.SMS("01012345678", "still open")).RequestID)
 	require.Equal(t, "circuit_open", *out.Attempts[0].FailureCode)
 
 	// Trial succeeds: closed.
 	open()
-	out = b.wait(t, b.send(t, sms("01012345678", "trial ok")).RequestID)
+	out = notifytest.Wait(t, b.key, notifytest.Send(t, b.key, notifytest.SMS("01012345678", "trial ok")).RequestID)
 	require.Len(t, out.Attempts, 1)
 	require.Equal(t, p1, *out.SelectedProviderAccountID)
 	br = b.breaker(t, p1)
-	require.Equal(t, "CLOSED", br.State)
+	require.Equal(t, notify.BreakerClosed, br.State)
 	require.Zero(t, br.Failures)
-	out = b.wait(t, b.send(t, sms("01012345678", "closed")).RequestID)
+	out = notifytest.Wait(t, b.key, notifytest.Send(t, b.key, notifytest.SMS("01012345678", "closed")).RequestID)
 	require.Equal(t, p1, *out.SelectedProviderAccountID)
 
 	// Half-open with a trial in flight: others skip the provider.
 	b.putBreaker(t, &notify.BreakerRecord{ProviderAccountID: p1, State: "HALF_OPEN", Failures: 5, TrialInFlight: true,
 		OpenedUntil: time.Now().Add(time.Minute), UpdatedAt: time.Now()})
-	out = b.wait(t, b.send(t, sms("01012345678", "trial busy")).RequestID)
+	out = notifytest.Wait(t, b.key, notifytest.Send(t, b.key, notifytest.SMS("01012345678", "trial busy")).RequestID)
 	require.Equal(t, "circuit_open", *out.Attempts[0].FailureCode)
 	require.Equal(t, p2, *out.SelectedProviderAccountID)
 }
@@ -268,15 +268,15 @@ func TestCircuitBreakerHalfOpen(t *testing.T) {
 func TestPreferredProviderReorder(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p1 := b.provider(t, "vendora_sms", "a", smsConfig())
-	p2 := b.provider(t, "vendorb_sms", "b", solapiConfig())
-	p3 := b.provider(t, "vendora_sms", "c", smsConfig())
-	b.routes(t, route{Channel: "sms", ProviderAccountID: p1, Priority: 1}, route{Channel: "sms", ProviderAccountID: p2, Priority: 2},
-		route{Channel: "sms", ProviderAccountID: p3, Priority: 3})
+	p1 := b.env.SimProvider(t, "vendora_sms", "a", nil)
+	p2 := b.env.SimProvider(t, "vendorb_sms", "b", nil)
+	p3 := b.env.SimProvider(t, "vendora_sms", "c", nil)
+	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: p1, Priority: 1}, notifytest.Route{Channel: "sms", ProviderAccountID: p2, Priority: 2},
+		notifytest.Route{Channel: "sms", ProviderAccountID: p3, Priority: 3})
 
-	body := sms("01012345678", "prefer b")
+	body := notifytest.SMS("01012345678", "prefer b")
 	body["preferredProviderAccountIds"] = []string{p2}
-	out := b.wait(t, b.send(t, body).RequestID)
+	out := notifytest.Wait(t, b.key, notifytest.Send(t, b.key, body).RequestID)
 	require.Equal(t, "sent", out.Status)
 	require.Equal(t, p2, *out.SelectedProviderAccountID)
 	require.Len(t, out.Attempts, 1)
@@ -284,7 +284,7 @@ func TestPreferredProviderReorder(t *testing.T) {
 	// Preferred fails: the remaining routes follow by priority.
 	fault(t, b, map[string]any{"kind": "vendorb_sms", "status": 500})
 	fault(t, b, map[string]any{"kind": "vendora_sms", "status": 500})
-	out = b.wait(t, b.send(t, body).RequestID)
+	out = notifytest.Wait(t, b.key, notifytest.Send(t, b.key, body).RequestID)
 	require.Equal(t, "sent", out.Status)
 	require.Len(t, out.Attempts, 3)
 	require.Equal(t, []string{p2, p1, p3}, []string{out.Attempts[0].ProviderAccountID, out.Attempts[1].ProviderAccountID,
@@ -295,25 +295,25 @@ func TestPreferredProviderReorder(t *testing.T) {
 	body["preferredProviderAccountIds"] = []string{p3, p2}
 	fault(t, b, map[string]any{"kind": "vendorb_sms", "status": 500})
 	fault(t, b, map[string]any{"kind": "vendora_sms", "status": 500})
-	out = b.wait(t, b.send(t, body).RequestID)
+	out = notifytest.Wait(t, b.key, notifytest.Send(t, b.key, body).RequestID)
 	require.Len(t, out.Attempts, 3)
 	require.Equal(t, []string{p2, p3, p1}, []string{out.Attempts[0].ProviderAccountID, out.Attempts[1].ProviderAccountID,
 		out.Attempts[2].ProviderAccountID})
 
 	// A preferred provider of the workspace without an sms route changes nothing.
-	pe := b.provider(t, "mailx_email", "mail", configOf("mailx_email"))
+	pe := b.env.SimProvider(t, "mailx_email", "mail", nil)
 	body["preferredProviderAccountIds"] = []string{pe}
-	out = b.wait(t, b.send(t, body).RequestID)
+	out = notifytest.Wait(t, b.key, notifytest.Send(t, b.key, body).RequestID)
 	require.Equal(t, p1, *out.SelectedProviderAccountID)
 }
 
 func TestPreferredProviderValidation(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := b.provider(t, "vendora_sms", "a", smsConfig())
-	b.routes(t, route{Channel: "sms", ProviderAccountID: p, Priority: 1})
+	p := b.env.SimProvider(t, "vendora_sms", "a", nil)
+	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: p, Priority: 1})
 	other := setup(t)
-	foreign := other.provider(t, "vendora_sms", "theirs", smsConfig())
+	foreign := other.env.SimProvider(t, "vendora_sms", "theirs", nil)
 
 	many := make([]string, 11)
 	for i := range many {
@@ -328,22 +328,22 @@ func TestPreferredProviderValidation(t *testing.T) {
 		"empty string":    {""},
 	} {
 		t.Run(name, func(t *testing.T) {
-			body := sms("01012345678", "x")
+			body := notifytest.SMS("01012345678", "x")
 			body["preferredProviderAccountIds"] = ids
-			problem(t, b.signed(t, "POST", "/v1/notifications", body), http.StatusBadRequest, "SVC-40000")
+			notifytest.RequireProblem(t, notifytest.Signed(t, b.key, "POST", "/v1/notifications", body), http.StatusBadRequest, "SVC-40000")
 		})
 	}
-	body := sms("01012345678", "x")
+	body := notifytest.SMS("01012345678", "x")
 	body["preferredProviderAccountIds"] = []string{"x"}
-	r := b.signed(t, "POST", "/v1/notifications/bulk", map[string]any{"items": []any{body}})
-	problem(t, r, http.StatusBadRequest, "SVC-40000")
+	r := notifytest.Signed(t, b.key, "POST", "/v1/notifications/bulk", map[string]any{"items": []any{body}})
+	notifytest.RequireProblem(t, r, http.StatusBadRequest, "SVC-40000")
 	// Exactly 10 is allowed (duplicates of one id).
 	ten := make([]string, 10)
 	for i := range ten {
 		ten[i] = p
 	}
 	body["preferredProviderAccountIds"] = ten
-	out := b.wait(t, b.send(t, body).RequestID)
+	out := notifytest.Wait(t, b.key, notifytest.Send(t, b.key, body).RequestID)
 	require.Equal(t, "sent", out.Status)
 	require.Zero(t, b.metrics(t, "").TotalRequests-1, "only the valid send was stored")
 }

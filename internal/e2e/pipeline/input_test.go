@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/notifyd/notifyd/internal/notifytest"
 )
 
 // TestRecipientAtAcceptance (issue 17, finding 9): an address is held to
@@ -46,10 +48,10 @@ func TestRecipientAtAcceptance(t *testing.T) {
 		{withTitle(msg("push_mobile", "tok"), "line\u2028break"), "content.title must not contain control characters"},
 		{withName(msg("email", "a@example.com"), "Bob\r\nBcc: b@example.com"), "recipient.name must not contain control characters"},
 	} {
-		p := problem(t, b.signed(t, "POST", "/v1/notifications", c.body), http.StatusBadRequest, "SVC-40000")
+		p := notifytest.RequireProblem(t, notifytest.Signed(t, b.key, "POST", "/v1/notifications", c.body), http.StatusBadRequest, "SVC-40000")
 		require.Equal(t, c.detail, p.Detail)
 		// In a bulk call the item is named, and the whole call refused.
-		p = problem(t, b.signed(t, "POST", "/v1/notifications/bulk", map[string]any{"items": []any{sms("01012345678", "ok"), c.body}}),
+		p = notifytest.RequireProblem(t, notifytest.Signed(t, b.key, "POST", "/v1/notifications/bulk", map[string]any{"items": []any{notifytest.SMS("01012345678", "ok"), c.body}}),
 			http.StatusBadRequest, "SVC-40000")
 		require.Equal(t, "items[1]."+c.detail, p.Detail)
 	}
@@ -62,11 +64,11 @@ func TestRecipientAtAcceptance(t *testing.T) {
 		msg("chata_webhook", "any label, with spaces"), msg("chata_bot", "#general"), msg("chatb_bot", "123456789"),
 		withTitle(msg("email", "a@example.com"), "Tabs\u00a0and ünïcode are fine"),
 	} {
-		b.send(t, m)
+		notifytest.Send(t, b.key, m)
 	}
 
 	// A template variable cannot put a line break into the title either.
-	r := b.dash(t, "POST", "/v1/templates", map[string]any{"code": "hello", "channel": "email", "name": "Hello"})
+	r := notifytest.Dash(t, b.env.Owner, "POST", "/v1/templates", map[string]any{"code": "hello", "channel": "email", "name": "Hello"})
 	require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
 	var tpl struct {
 		Template struct {
@@ -74,30 +76,30 @@ func TestRecipientAtAcceptance(t *testing.T) {
 		} `json:"template"`
 	}
 	require.NoError(t, r.Decode(&tpl))
-	p := problem(t, b.dash(t, "POST", "/v1/templates/"+tpl.Template.ID+"/versions", map[string]any{"title": "a\r\nb", "text": "x"}),
+	p := notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "POST", "/v1/templates/"+tpl.Template.ID+"/versions", map[string]any{"title": "a\r\nb", "text": "x"}),
 		http.StatusBadRequest, "SVC-40000")
 	require.Equal(t, "title must not contain control characters", p.Detail)
-	r = b.dash(t, "POST", "/v1/templates/"+tpl.Template.ID+"/versions", map[string]any{"title": "Hi {{name}}", "text": "x"})
+	r = notifytest.Dash(t, b.env.Owner, "POST", "/v1/templates/"+tpl.Template.ID+"/versions", map[string]any{"title": "Hi {{name}}", "text": "x"})
 	require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
-	r = b.dash(t, "POST", "/v1/templates/"+tpl.Template.ID+"/versions/1/publish", nil)
+	r = notifytest.Dash(t, b.env.Owner, "POST", "/v1/templates/"+tpl.Template.ID+"/versions/1/publish", nil)
 	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
-	p = problem(t, b.signed(t, "POST", "/v1/notifications", map[string]any{"channel": "email", "recipient": map[string]any{"address": "a@example.com"},
+	p = notifytest.RequireProblem(t, notifytest.Signed(t, b.key, "POST", "/v1/notifications", map[string]any{"channel": "email", "recipient": map[string]any{"address": "a@example.com"},
 		"content": map[string]any{"templateCode": "hello", "templateVariables": map[string]string{"name": "x\r\nBcc: b@example.com"}}}),
 		http.StatusBadRequest, "SVC-40000")
 	require.Equal(t, "content.title must not contain control characters", p.Detail)
 
 	// A campaign's subject is a mail header too.
-	p = problem(t, b.dash(t, "POST", "/v1/newsletter/campaigns", map[string]any{"name": "c", "channel": "email", "subject": "s\r\nBcc: b@example.com", "contentText": "t"}),
+	p = notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "POST", "/v1/newsletter/campaigns", map[string]any{"name": "c", "channel": "email", "subject": "s\r\nBcc: b@example.com", "contentText": "t"}),
 		http.StatusBadRequest, "SVC-40000")
 	require.Equal(t, "subject must not contain control characters", p.Detail)
 
 	// A test-send holds its recipient to the provider's channel.
-	prov := b.provider(t, "vendora_sms", "sms", smsConfig())
+	prov := b.env.SimProvider(t, "vendora_sms", "sms", nil)
 	for addr, detail := range map[string]string{
 		"hello":           "recipient.address must be a phone number for channel sms",
 		"010\r\n12345678": "recipient.address must not contain control characters",
 	} {
-		p = problem(t, b.dash(t, "POST", "/v1/providers/"+prov+"/test-send", map[string]any{"mode": "test",
+		p = notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "POST", "/v1/providers/"+prov+"/test-send", map[string]any{"mode": "test",
 			"recipient": map[string]any{"address": addr}, "content": map[string]any{"text": "x"}}), http.StatusBadRequest, "SVC-40000")
 		require.Equal(t, detail, p.Detail)
 	}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/notifyd/notifyd/internal/notifytest"
 )
 
 // TestWebhookURLRedacted (issue 17, finding 7): a chat webhook URL of a
@@ -24,9 +26,9 @@ func TestWebhookURLRedacted(t *testing.T) {
 	const pathSecret, querySecret = "hookpathsecret", "querysecret"
 
 	// Nothing listens on port 1: a transport error, which quotes the URL.
-	down := b.provider(t, "chata_webhook", "down", map[string]string{
+	down := b.env.SimProvider(t, "chata_webhook", "down", map[string]string{
 		"chata_webhook_url": "http://127.0.0.1:1/hooks/" + pathSecret + "?token=" + querySecret})
-	p := problem(t, b.dash(t, "POST", "/v1/providers/"+down+"/test-send", map[string]any{"mode": "test",
+	p := notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "POST", "/v1/providers/"+down+"/test-send", map[string]any{"mode": "test",
 		"content": map[string]any{"text": "x"}}), http.StatusBadGateway, "SVC-50200")
 	require.Contains(t, p.Detail, "http://127.0.0.1:1/…", "the host stays, for diagnosis")
 	requireNoSecret(t, p.Detail, pathSecret, querySecret)
@@ -38,17 +40,17 @@ func TestWebhookURLRedacted(t *testing.T) {
 		_, _ = io.WriteString(w, "cannot handle "+r.URL.RequestURI()+" ("+r.URL.Path+", "+r.URL.RawQuery+")")
 	}))
 	t.Cleanup(echo.Close)
-	failing := b.provider(t, "chatb_webhook", "echo", map[string]string{
+	failing := b.env.SimProvider(t, "chatb_webhook", "echo", map[string]string{
 		"chatb_webhook_url": echo.URL + "/custom/" + pathSecret + "?token=" + querySecret})
-	p = problem(t, b.dash(t, "POST", "/v1/providers/"+failing+"/test-send", map[string]any{"mode": "test",
+	p = notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "POST", "/v1/providers/"+failing+"/test-send", map[string]any{"mode": "test",
 		"content": map[string]any{"text": "x"}}), http.StatusBadGateway, "SVC-50200")
 	requireNoSecret(t, p.Detail, pathSecret, querySecret)
 
 	// The same through the queue: the attempts' failureMessage.
-	b.routes(t, route{Channel: "chata_webhook", ProviderAccountID: down, Priority: 1},
-		route{Channel: "chatb_webhook", ProviderAccountID: failing, Priority: 1})
+	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "chata_webhook", ProviderAccountID: down, Priority: 1},
+		notifytest.Route{Channel: "chatb_webhook", ProviderAccountID: failing, Priority: 1})
 	for _, ch := range []string{"chata_webhook", "chatb_webhook"} {
-		b.send(t, map[string]any{"channel": ch, "recipient": map[string]any{"address": "label"}, "content": map[string]any{"text": "x"}})
+		notifytest.Send(t, b.key, map[string]any{"channel": ch, "recipient": map[string]any{"address": "label"}, "content": map[string]any{"text": "x"}})
 	}
 	var got []struct {
 		FailureMessage *string `json:"failureMessage"`
@@ -59,7 +61,7 @@ func TestWebhookURLRedacted(t *testing.T) {
 		} `json:"request"`
 	}
 	require.Eventually(t, func() bool {
-		r := b.dash(t, "GET", "/v1/attempts", nil)
+		r := notifytest.Dash(t, b.env.Owner, "GET", "/v1/attempts", nil)
 		var out struct {
 			Attempts json.RawMessage `json:"attempts"`
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/notifyd/notifyd/client"
+	"github.com/notifyd/notifyd/internal/notifytest"
 )
 
 // signedRaw sends body with a fixed nonce, signed by hand, so the very same
@@ -40,7 +41,7 @@ func signedRaw(t *testing.T, b *bundle, path string, body []byte, nonce string) 
 func TestReplayOfSend(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	body, _ := json.Marshal(sms("01012345678", "once"))
+	body, _ := json.Marshal(notifytest.SMS("01012345678", "once"))
 	status, _ := signedRaw(t, b, "/v1/notifications", body, "nonce-accepted")
 	require.Equal(t, http.StatusCreated, status)
 	status, p := signedRaw(t, b, "/v1/notifications", body, "nonce-accepted")
@@ -54,7 +55,7 @@ func TestReplayOfSend(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, status)
 	require.Equal(t, "Replay detected", p.Detail)
 
-	bulk, _ := json.Marshal(map[string]any{"items": []any{sms("01012345678", "bulk")}})
+	bulk, _ := json.Marshal(map[string]any{"items": []any{notifytest.SMS("01012345678", "bulk")}})
 	status, _ = signedRaw(t, b, "/v1/notifications/bulk", bulk, "nonce-bulk")
 	require.Equal(t, http.StatusCreated, status)
 	status, p = signedRaw(t, b, "/v1/notifications/bulk", bulk, "nonce-bulk")

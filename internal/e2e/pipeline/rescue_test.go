@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/notifyd/notifyd/internal/dispatch"
+	"github.com/notifyd/notifyd/internal/notifytest"
 )
 
 // TestRescuedRunDoesNotSendTwice plays River's rescue of a job whose run
@@ -17,11 +18,11 @@ import (
 func TestRescuedRunDoesNotSendTwice(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := b.provider(t, "vendorb_sms", "solapi", solapiConfig())
-	b.routes(t, route{Channel: "sms", ProviderAccountID: p, Priority: 1})
+	p := b.env.SimProvider(t, "vendorb_sms", "solapi", nil)
+	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: p, Priority: 1})
 	fault(t, b, map[string]any{"kind": "vendorb_sms", "latencyMs": 3000, "count": 1})
-	res := b.send(t, sms("01012345678", "once"))
-	running := b.waitFor(t, res.RequestID, "processing", func(o requestOut) bool { return o.Status == "processing" })
+	res := notifytest.Send(t, b.key, notifytest.SMS("01012345678", "once"))
+	running := notifytest.WaitFor(t, b.key, res.RequestID, "processing", func(o notifytest.Request) bool { return o.Status == "processing" })
 	queueJobID, err := strconv.ParseInt(running.Job.QueueJobID, 10, 64)
 	require.NoError(t, err)
 
@@ -31,7 +32,7 @@ func TestRescuedRunDoesNotSendTwice(t *testing.T) {
 	require.Greater(t, snooze.After, time.Second)
 	require.LessOrEqual(t, snooze.After, 3*time.Minute, "the run bound plus the record grace, at most")
 
-	out := b.wait(t, res.RequestID)
+	out := notifytest.Wait(t, b.key, res.RequestID)
 	require.Equal(t, "sent", out.Status)
 	require.Len(t, out.Attempts, 1)
 	require.Len(t, b.env.Sim.Messages("vendorb_sms", "", 0), 1)

@@ -70,8 +70,8 @@ func count(t *testing.T, b *bundle, q string, args ...any) int {
 func TestRetentionPurge(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := b.provider(t, "vendora_sms", "A", smsConfig())
-	b.routes(t, route{Channel: "sms", ProviderAccountID: p, Priority: 1})
+	p := b.env.SimProvider(t, "vendora_sms", "A", nil)
+	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: p, Priority: 1})
 
 	const n = 20000
 	old := time.Now().Add(-40 * 24 * time.Hour)
@@ -117,7 +117,7 @@ func TestRetentionPurge(t *testing.T) {
 			// At most 120 each: the key's default request limit is 600 a
 			// minute.
 			for i := 0; i < 120 && sendCtx.Err() == nil; i++ {
-				out := b.send(t, sms("0101234"+fmt.Sprintf("%04d", i), fmt.Sprintf("g%d #%d", g, i)))
+				out := notifytest.Send(t, b.key, notifytest.SMS("0101234"+fmt.Sprintf("%04d", i), fmt.Sprintf("g%d #%d", g, i)))
 				mu.Lock()
 				ids = append(ids, out.RequestID)
 				mu.Unlock()
@@ -143,7 +143,7 @@ func TestRetentionPurge(t *testing.T) {
 		require.True(t, time.Now().Before(deadline), "not all sends delivered")
 		time.Sleep(50 * time.Millisecond)
 	}
-	require.Equal(t, "sent", b.get(t, ids[len(ids)-1]).Status)
+	require.Equal(t, "sent", notifytest.Lookup(t, b.key, ids[len(ids)-1]).Status)
 	require.Zero(t, count(t, b, `SELECT COUNT(*) FROM notification_requests WHERE id LIKE 'old-%'`))
 	require.Zero(t, count(t, b, `SELECT COUNT(*) FROM notification_jobs WHERE id LIKE 'oldjob-%'`))
 	require.Zero(t, count(t, b, `SELECT COUNT(*) FROM attempts WHERE id LIKE 'oldatt-%'`))

@@ -4,19 +4,21 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/notifyd/notifyd/internal/notifytest"
 )
 
 func TestSendDelivered(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := b.provider(t, "vendora_sms", "aligo", smsConfig())
-	b.routes(t, route{Channel: "sms", ProviderAccountID: p, Priority: 1})
-	res := b.send(t, sms("010-1234-5678", "hello"))
+	p := b.env.SimProvider(t, "vendora_sms", "aligo", nil)
+	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: p, Priority: 1})
+	res := notifytest.Send(t, b.key, notifytest.SMS("010-1234-5678", "hello"))
 	require.Equal(t, "queued", res.Status)
 	require.False(t, res.Deduplicated)
 	require.NotNil(t, res.QueueJobID)
 	require.Nil(t, res.ScheduledAt)
-	out := b.wait(t, res.RequestID)
+	out := notifytest.Wait(t, b.key, res.RequestID)
 	require.Equal(t, "sent", out.Status)
 	require.Equal(t, p, *out.SelectedProviderAccountID)
 	require.NotEmpty(t, *out.SelectedProviderMessageID)
@@ -31,12 +33,12 @@ func TestSendDelivered(t *testing.T) {
 func TestFailoverToNextRoute(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p1 := b.provider(t, "vendora_sms", "aligo", smsConfig())
-	p2 := b.provider(t, "vendorb_sms", "solapi", solapiConfig())
-	b.routes(t, route{Channel: "sms", ProviderAccountID: p1, Priority: 1}, route{Channel: "sms", ProviderAccountID: p2, Priority: 2})
+	p1 := b.env.SimProvider(t, "vendora_sms", "aligo", nil)
+	p2 := b.env.SimProvider(t, "vendorb_sms", "solapi", nil)
+	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: p1, Priority: 1}, notifytest.Route{Channel: "sms", ProviderAccountID: p2, Priority: 2})
 	fault(t, b, map[string]any{"kind": "vendora_sms", "status": 500})
-	res := b.send(t, sms("01012345678", "failover"))
-	out := b.wait(t, res.RequestID)
+	res := notifytest.Send(t, b.key, notifytest.SMS("01012345678", "failover"))
+	out := notifytest.Wait(t, b.key, res.RequestID)
 	require.Equal(t, "sent", out.Status)
 	require.Equal(t, p2, *out.SelectedProviderAccountID)
 	require.Len(t, out.Attempts, 2)
@@ -55,8 +57,8 @@ func fault(t *testing.T, b *bundle, f map[string]any) {
 func TestNoRouteFailsUnsupportedChannel(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	res := b.send(t, sms("01012345678", "x"))
-	out := b.wait(t, res.RequestID)
+	res := notifytest.Send(t, b.key, notifytest.SMS("01012345678", "x"))
+	out := notifytest.Wait(t, b.key, res.RequestID)
 	require.Equal(t, "failed", out.Status)
 	require.Equal(t, "unsupported_channel", *out.FinalErrorCode)
 	require.Empty(t, out.Attempts)

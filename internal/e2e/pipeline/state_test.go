@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/notifyd/notifyd/internal/config"
+	"github.com/notifyd/notifyd/internal/notifytest"
 )
 
 // SPEC request state table, row by row, through the daemon and simulator.
@@ -17,17 +18,17 @@ import (
 func TestStateQueuedProcessingSent(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := b.provider(t, "vendora_sms", "aligo", smsConfig())
-	b.routes(t, route{Channel: "sms", ProviderAccountID: p, Priority: 1})
+	p := b.env.SimProvider(t, "vendora_sms", "aligo", nil)
+	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: p, Priority: 1})
 	// A slow provider call keeps the request in processing long enough to see.
 	fault(t, b, map[string]any{"kind": "vendora_sms", "latencyMs": 600})
-	res := b.send(t, sms("01012345678", "slow"))
+	res := notifytest.Send(t, b.key, notifytest.SMS("01012345678", "slow"))
 	require.Equal(t, "queued", res.Status)
 	require.NotNil(t, res.QueueJobID)
-	mid := b.waitFor(t, res.RequestID, "processing", func(o requestOut) bool { return o.Status == "processing" })
+	mid := notifytest.WaitFor(t, b.key, res.RequestID, "processing", func(o notifytest.Request) bool { return o.Status == "processing" })
 	require.Equal(t, "processing", mid.Job.Status)
 	require.Nil(t, mid.SelectedProviderAccountID)
-	out := b.wait(t, res.RequestID)
+	out := notifytest.Wait(t, b.key, res.RequestID)
 	require.Equal(t, "sent", out.Status)
 	require.Equal(t, p, *out.SelectedProviderAccountID)
 	require.NotEmpty(t, *out.SelectedProviderMessageID)
@@ -41,11 +42,11 @@ func TestStateQueuedProcessingSent(t *testing.T) {
 func TestStateRetryThenSent(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := b.provider(t, "vendora_sms", "aligo", smsConfig())
-	b.routes(t, route{Channel: "sms", ProviderAccountID: p, Priority: 1})
+	p := b.env.SimProvider(t, "vendora_sms", "aligo", nil)
+	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: p, Priority: 1})
 	fault(t, b, map[string]any{"kind": "vendora_sms", "status": 500, "count": 1})
-	res := b.send(t, sms("01012345678", "retry"))
-	out := b.wait(t, res.RequestID)
+	res := notifytest.Send(t, b.key, notifytest.SMS("01012345678", "retry"))
+	out := notifytest.Wait(t, b.key, res.RequestID)
 	require.Equal(t, "sent", out.Status)
 	require.Nil(t, out.FinalErrorCode)
 	require.Equal(t, "completed", out.Job.Status)
@@ -63,14 +64,14 @@ func TestStateRetryGoesBackToQueued(t *testing.T) {
 	t.Parallel()
 	// A long backoff holds the request between runs.
 	b := setup(t, func(c *config.Config) { c.QueueBackoff = 2 * time.Second })
-	p := b.provider(t, "vendora_sms", "aligo", smsConfig())
-	b.routes(t, route{Channel: "sms", ProviderAccountID: p, Priority: 1})
+	p := b.env.SimProvider(t, "vendora_sms", "aligo", nil)
+	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: p, Priority: 1})
 	fault(t, b, map[string]any{"kind": "vendora_sms", "status": 500, "count": 1})
-	res := b.send(t, sms("01012345678", "retry"))
+	res := notifytest.Send(t, b.key, notifytest.SMS("01012345678", "retry"))
 	// The status lookup reads the request first: on PostgreSQL (READ
 	// COMMITTED) the job and attempts it reads next may be newer, so wait
 	// on the request's own status.
-	mid := b.waitFor(t, res.RequestID, "back to queued after the first run", func(o requestOut) bool {
+	mid := notifytest.WaitFor(t, b.key, res.RequestID, "back to queued after the first run", func(o notifytest.Request) bool {
 		return o.Status == "queued" && len(o.Attempts) == 1
 	})
 	require.Equal(t, "retrying", mid.Job.Status)
@@ -89,11 +90,11 @@ func TestStateRetryGoesBackToQueued(t *testing.T) {
 func TestStateRetriesExhaustedDeadLetter(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := b.provider(t, "vendora_sms", "aligo", smsConfig())
-	b.routes(t, route{Channel: "sms", ProviderAccountID: p, Priority: 1})
+	p := b.env.SimProvider(t, "vendora_sms", "aligo", nil)
+	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: p, Priority: 1})
 	fault(t, b, map[string]any{"kind": "vendora_sms", "status": 500, "count": 3})
-	res := b.send(t, sms("01012345678", "doomed"))
-	out := b.wait(t, res.RequestID)
+	res := notifytest.Send(t, b.key, notifytest.SMS("01012345678", "doomed"))
+	out := notifytest.Wait(t, b.key, res.RequestID)
 	require.Equal(t, "failed", out.Status)
 	require.Equal(t, "temporary_unavailable", *out.FinalErrorCode)
 	require.NotEmpty(t, *out.FinalErrorMessage)
@@ -121,8 +122,8 @@ func TestStateNonRetryableFailsAtOnce(t *testing.T) {
 	b := setup(t)
 	p1, _ := b.twoRoutes(t, "vendora_sms", "vendorb_sms")
 	fault(t, b, map[string]any{"kind": "vendora_sms", "status": 401})
-	res := b.send(t, sms("01012345678", "bad key"))
-	out := b.wait(t, res.RequestID)
+	res := notifytest.Send(t, b.key, notifytest.SMS("01012345678", "bad key"))
+	out := notifytest.Wait(t, b.key, res.RequestID)
 	require.Equal(t, "failed", out.Status)
 	require.Equal(t, "unauthorized", *out.FinalErrorCode)
 	require.Len(t, out.Attempts, 1)
@@ -138,18 +139,18 @@ func TestStateNonRetryableFailsAtOnce(t *testing.T) {
 func TestStateCancelScheduled(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := b.provider(t, "vendora_sms", "aligo", smsConfig())
-	b.routes(t, route{Channel: "sms", ProviderAccountID: p, Priority: 1})
-	body := sms("01012345678", "later")
+	p := b.env.SimProvider(t, "vendora_sms", "aligo", nil)
+	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: p, Priority: 1})
+	body := notifytest.SMS("01012345678", "later")
 	body["scheduledAt"] = time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
-	res := b.send(t, body)
+	res := notifytest.Send(t, b.key, body)
 	require.Equal(t, "queued", res.Status)
 
 	c := b.cancel(t, res.RequestID)
 	require.True(t, c.Canceled)
 	require.Equal(t, "canceled", c.Status)
 	require.Equal(t, res.RequestID, c.RequestID)
-	out := b.get(t, res.RequestID)
+	out := notifytest.Lookup(t, b.key, res.RequestID)
 	require.Equal(t, "canceled", out.Status)
 	require.Equal(t, "canceled_by_api", *out.FinalErrorCode)
 	require.Equal(t, "canceled", out.Job.Status)
@@ -165,19 +166,19 @@ func TestStateCancelScheduled(t *testing.T) {
 func TestStateCancelTerminal(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := b.provider(t, "vendora_sms", "aligo", smsConfig())
-	b.routes(t, route{Channel: "sms", ProviderAccountID: p, Priority: 1})
-	sent := b.wait(t, b.send(t, sms("01012345678", "ok")).RequestID)
+	p := b.env.SimProvider(t, "vendora_sms", "aligo", nil)
+	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: p, Priority: 1})
+	sent := notifytest.Wait(t, b.key, notifytest.Send(t, b.key, notifytest.SMS("01012345678", "ok")).RequestID)
 	require.Equal(t, "sent", sent.Status)
 	fault(t, b, map[string]any{"kind": "vendora_sms", "vendorCode": -301})
-	failed := b.wait(t, b.send(t, sms("01012345678", "bad")).RequestID)
+	failed := notifytest.Wait(t, b.key, notifytest.Send(t, b.key, notifytest.SMS("01012345678", "bad")).RequestID)
 	require.Equal(t, "failed", failed.Status)
 
-	for _, o := range []requestOut{sent, failed} {
+	for _, o := range []notifytest.Request{sent, failed} {
 		c := b.cancel(t, o.RequestID)
 		require.False(t, c.Canceled)
 		require.Equal(t, o.Status, c.Status)
-		after := b.get(t, o.RequestID)
+		after := notifytest.Lookup(t, b.key, o.RequestID)
 		require.Equal(t, o.Status, after.Status)
 		require.Equal(t, o.FinalErrorCode, after.FinalErrorCode)
 	}
@@ -188,20 +189,20 @@ func TestStateCancelTerminal(t *testing.T) {
 func TestStateCancelProcessing(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := b.provider(t, "vendora_sms", "aligo", smsConfig())
-	b.routes(t, route{Channel: "sms", ProviderAccountID: p, Priority: 1})
+	p := b.env.SimProvider(t, "vendora_sms", "aligo", nil)
+	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: p, Priority: 1})
 	fault(t, b, map[string]any{"kind": "vendora_sms", "latencyMs": 600})
-	res := b.send(t, sms("01012345678", "in flight"))
-	b.waitFor(t, res.RequestID, "processing", func(o requestOut) bool { return o.Status == "processing" })
+	res := notifytest.Send(t, b.key, notifytest.SMS("01012345678", "in flight"))
+	notifytest.WaitFor(t, b.key, res.RequestID, "processing", func(o notifytest.Request) bool { return o.Status == "processing" })
 	c := b.cancel(t, res.RequestID)
 	require.True(t, c.Canceled)
 	require.Equal(t, "canceled", c.Status)
 	// The attempt finishes and is recorded; the request stays canceled.
-	out := b.waitFor(t, res.RequestID, "attempt recorded", func(o requestOut) bool { return len(o.Attempts) == 1 })
+	out := notifytest.WaitFor(t, b.key, res.RequestID, "attempt recorded", func(o notifytest.Request) bool { return len(o.Attempts) == 1 })
 	require.Equal(t, "canceled", out.Status)
 	require.Equal(t, "canceled_by_api", *out.FinalErrorCode)
 	time.Sleep(100 * time.Millisecond)
-	require.Equal(t, "canceled", b.get(t, res.RequestID).Status)
+	require.Equal(t, "canceled", notifytest.Lookup(t, b.key, res.RequestID).Status)
 }
 
 // Dashboard job-cancel: scheduled → 204 and both canceled; a job in
@@ -209,55 +210,55 @@ func TestStateCancelProcessing(t *testing.T) {
 func TestDashboardJobCancel(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := b.provider(t, "vendora_sms", "aligo", smsConfig())
-	b.routes(t, route{Channel: "sms", ProviderAccountID: p, Priority: 1})
-	body := sms("01012345678", "later")
+	p := b.env.SimProvider(t, "vendora_sms", "aligo", nil)
+	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: p, Priority: 1})
+	body := notifytest.SMS("01012345678", "later")
 	body["scheduledAt"] = time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
-	res := b.send(t, body)
+	res := notifytest.Send(t, b.key, body)
 	jobs := b.jobs(t)
 	require.Len(t, jobs, 1)
 	require.Equal(t, "scheduled", jobs[0].Status)
 	require.Equal(t, res.RequestID, jobs[0].NotificationRequestID)
 
-	r := b.dash(t, "POST", "/v1/jobs/"+jobs[0].ID+"/cancel", nil)
+	r := notifytest.Dash(t, b.env.Owner, "POST", "/v1/jobs/"+jobs[0].ID+"/cancel", nil)
 	require.Equal(t, http.StatusNoContent, r.Status, string(r.Body))
-	out := b.get(t, res.RequestID)
+	out := notifytest.Lookup(t, b.key, res.RequestID)
 	require.Equal(t, "canceled", out.Status)
 	require.Equal(t, "canceled_by_api", *out.FinalErrorCode)
 	require.Equal(t, "canceled", out.Job.Status)
 	require.Empty(t, b.jobs(t))
 	// Canceled now: no longer scheduled.
-	problem(t, b.dash(t, "POST", "/v1/jobs/"+jobs[0].ID+"/cancel", nil), http.StatusConflict, "SVC-40900")
+	notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "POST", "/v1/jobs/"+jobs[0].ID+"/cancel", nil), http.StatusConflict, "SVC-40900")
 
 	// A job being processed.
 	fault(t, b, map[string]any{"kind": "vendora_sms", "latencyMs": 600})
-	res2 := b.send(t, sms("01012345678", "now"))
-	mid := b.waitFor(t, res2.RequestID, "processing", func(o requestOut) bool { return o.Status == "processing" })
-	problem(t, b.dash(t, "POST", "/v1/jobs/"+mid.Job.ID+"/cancel", nil), http.StatusConflict, "SVC-40900")
-	done := b.wait(t, res2.RequestID)
+	res2 := notifytest.Send(t, b.key, notifytest.SMS("01012345678", "now"))
+	mid := notifytest.WaitFor(t, b.key, res2.RequestID, "processing", func(o notifytest.Request) bool { return o.Status == "processing" })
+	notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "POST", "/v1/jobs/"+mid.Job.ID+"/cancel", nil), http.StatusConflict, "SVC-40900")
+	done := notifytest.Wait(t, b.key, res2.RequestID)
 	require.Equal(t, "sent", done.Status)
 	// A completed job.
-	problem(t, b.dash(t, "POST", "/v1/jobs/"+done.Job.ID+"/cancel", nil), http.StatusConflict, "SVC-40900")
+	notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "POST", "/v1/jobs/"+done.Job.ID+"/cancel", nil), http.StatusConflict, "SVC-40900")
 
-	problem(t, b.dash(t, "POST", "/v1/jobs/"+uuid.NewString()+"/cancel", nil), http.StatusNotFound, "SVC-40400")
-	problem(t, b.dash(t, "POST", "/v1/jobs/not-a-uuid/cancel", nil), http.StatusNotFound, "")
+	notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "POST", "/v1/jobs/"+uuid.NewString()+"/cancel", nil), http.StatusNotFound, "SVC-40400")
+	notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "POST", "/v1/jobs/not-a-uuid/cancel", nil), http.StatusNotFound, "")
 }
 
 // A job of another workspace is unknown there.
 func TestDashboardJobCancelOtherWorkspace(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := b.provider(t, "vendora_sms", "aligo", smsConfig())
-	b.routes(t, route{Channel: "sms", ProviderAccountID: p, Priority: 1})
-	body := sms("01012345678", "later")
+	p := b.env.SimProvider(t, "vendora_sms", "aligo", nil)
+	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: p, Priority: 1})
+	body := notifytest.SMS("01012345678", "later")
 	body["scheduledAt"] = time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
-	res := b.send(t, body)
-	jobID := b.get(t, res.RequestID).Job.ID
+	res := notifytest.Send(t, b.key, body)
+	jobID := notifytest.Lookup(t, b.key, res.RequestID).Job.ID
 	other, _ := b.env.NewWorkspace(t, "Other", "other@example.com")
 	r, err := other.Dashboard(ctx, "POST", "/v1/jobs/"+jobID+"/cancel", nil)
 	require.NoError(t, err)
-	problem(t, r, http.StatusNotFound, "SVC-40400")
-	require.Equal(t, "queued", b.get(t, res.RequestID).Status)
+	notifytest.RequireProblem(t, r, http.StatusNotFound, "SVC-40400")
+	require.Equal(t, "queued", notifytest.Lookup(t, b.key, res.RequestID).Status)
 }
 
 // queued between job runs (job retrying) → canceled: the pending retry is
@@ -265,18 +266,18 @@ func TestDashboardJobCancelOtherWorkspace(t *testing.T) {
 func TestStateCancelRetrying(t *testing.T) {
 	t.Parallel()
 	b := setup(t, func(c *config.Config) { c.QueueBackoff = 400 * time.Millisecond })
-	p := b.provider(t, "vendora_sms", "aligo", smsConfig())
-	b.routes(t, route{Channel: "sms", ProviderAccountID: p, Priority: 1})
+	p := b.env.SimProvider(t, "vendora_sms", "aligo", nil)
+	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: p, Priority: 1})
 	fault(t, b, map[string]any{"kind": "vendora_sms", "status": 500, "count": 1})
-	res := b.send(t, sms("01012345678", "retry"))
-	b.waitFor(t, res.RequestID, "back to queued after the first run", func(o requestOut) bool {
+	res := notifytest.Send(t, b.key, notifytest.SMS("01012345678", "retry"))
+	notifytest.WaitFor(t, b.key, res.RequestID, "back to queued after the first run", func(o notifytest.Request) bool {
 		return o.Status == "queued" && len(o.Attempts) == 1
 	})
 	c := b.cancel(t, res.RequestID)
 	require.True(t, c.Canceled)
 	require.Equal(t, "canceled", c.Status)
 	time.Sleep(time.Second) // past the retry's backoff
-	out := b.get(t, res.RequestID)
+	out := notifytest.Lookup(t, b.key, res.RequestID)
 	require.Equal(t, "canceled", out.Status)
 	require.Equal(t, "canceled_by_api", *out.FinalErrorCode)
 	require.Equal(t, "canceled", out.Job.Status)

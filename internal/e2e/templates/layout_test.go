@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/notifyd/notifyd/client"
+	"github.com/notifyd/notifyd/internal/notifytest"
 	"github.com/notifyd/notifyd/internal/simulator"
 )
 
@@ -24,12 +25,12 @@ type layoutOut struct {
 
 func decodeLayout(t *testing.T, r *client.Response) layoutOut {
 	t.Helper()
-	return named[layoutOut](t, r, "layout")
+	return notifytest.Field[layoutOut](t, r, "layout")
 }
 
 func createLayout(t *testing.T, c *client.Client, body map[string]any) layoutOut {
 	t.Helper()
-	return decodeLayout(t, call(t, c, "POST", "/v1/layouts", body, http.StatusCreated))
+	return decodeLayout(t, notifytest.DashboardCall(t, c, "POST", "/v1/layouts", body, http.StatusCreated))
 }
 
 type previewOut struct {
@@ -45,7 +46,7 @@ type previewOut struct {
 
 func preview(t *testing.T, c *client.Client, id string, body map[string]any) previewOut {
 	t.Helper()
-	return named[previewOut](t, call(t, c, "POST", "/v1/templates/"+id+"/preview", body, http.StatusOK), "preview")
+	return notifytest.Field[previewOut](t, notifytest.DashboardCall(t, c, "POST", "/v1/templates/"+id+"/preview", body, http.StatusOK), "preview")
 }
 
 func deref(s *string) string {
@@ -58,16 +59,16 @@ func deref(s *string) string {
 // mailSetup registers a mailx_email provider and routes email to it.
 func (b *bundle) mailSetup(t *testing.T) {
 	t.Helper()
-	prov := b.provider(t, "mailx_email", "mail", map[string]string{"mailx_api_key": "k", "mailx_from_email": "from@example.com"})
-	b.routes(t, route{Channel: "email", ProviderAccountID: prov, Priority: 1})
+	prov := b.env.SimProvider(t, "mailx_email", "mail", map[string]string{"mailx_api_key": "k", "mailx_from_email": "from@example.com"})
+	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "email", ProviderAccountID: prov, Priority: 1})
 }
 
 // delivered sends body with the key, waits until it is sent and returns
 // what the simulated vendor received for to.
 func (b *bundle) delivered(t *testing.T, kind, to string, body map[string]any) simulator.Message {
 	t.Helper()
-	res := send(t, b.key, body)
-	require.Equal(t, "sent", wait(t, b.key, res.RequestID).Status)
+	res := notifytest.Send(t, b.key, body)
+	require.Equal(t, "sent", notifytest.Wait(t, b.key, res.RequestID).Status)
 	msgs := b.env.Sim.Messages(kind, to, 0)
 	require.Len(t, msgs, 1)
 	return msgs[0]
@@ -100,7 +101,7 @@ func TestTemplatePreviewMatchesSend(t *testing.T) {
 	require.Equal(t, "\n\nHello <Kim>, order A-7 ships .\n\n--  Inc.", p.Text)
 	require.Equal(t, "<html><body><h1></h1><p>Hello &lt;Kim&gt;, order <b>A-7</b></p><footer> Inc.</footer></body></html>", deref(p.HTML))
 	sp := sendProblem(t, b.key, mail("kim@example.com", map[string]any{"templateCode": "order"}), http.StatusBadRequest)
-	pp := problem(t, own, "POST", "/v1/templates/"+tp.ID+"/preview", map[string]any{}, http.StatusBadRequest)
+	pp := notifytest.DashboardProblem(t, own, "POST", "/v1/templates/"+tp.ID+"/preview", map[string]any{}, http.StatusBadRequest)
 	require.Equal(t, sp.Detail, pp.Detail)
 	require.Equal(t, "Template order has no published version", pp.Detail)
 
@@ -129,14 +130,14 @@ func TestTemplatePreviewMatchesSend(t *testing.T) {
 	// A variable that breaks the subject is refused by both alike.
 	bad := map[string]string{"name": "a\nb"}
 	sp = sendProblem(t, b.key, mail("x@example.com", map[string]any{"templateCode": "order", "templateVariables": bad}), http.StatusBadRequest)
-	pp = problem(t, own, "POST", "/v1/templates/"+tp.ID+"/preview", map[string]any{"variables": bad}, http.StatusBadRequest)
+	pp = notifytest.DashboardProblem(t, own, "POST", "/v1/templates/"+tp.ID+"/preview", map[string]any{"variables": bad}, http.StatusBadRequest)
 	require.Equal(t, sp.Detail, pp.Detail)
 
 	// Preview changes nothing (no request, no audit entry).
 	var logs struct {
 		Logs []map[string]any `json:"logs"`
 	}
-	require.NoError(t, call(t, own, "GET", "/v1/audit-logs?targetType=template", nil, http.StatusOK).Decode(&logs))
+	require.NoError(t, notifytest.DashboardCall(t, own, "GET", "/v1/audit-logs?targetType=template", nil, http.StatusOK).Decode(&logs))
 	for _, l := range logs.Logs {
 		require.NotContains(t, l["action"], "preview")
 	}
@@ -152,12 +153,12 @@ func TestTemplatePreviewMatchesSend(t *testing.T) {
 		"not json":            []byte("{"),
 		"variables not a map": map[string]any{"variables": []string{"a"}},
 	} {
-		r := call(t, own, "POST", "/v1/templates/"+tp.ID+"/preview", body, http.StatusBadRequest)
+		r := notifytest.DashboardCall(t, own, "POST", "/v1/templates/"+tp.ID+"/preview", body, http.StatusBadRequest)
 		require.Equal(t, "application/problem+json", r.Header.Get("Content-Type"), name)
 		require.Equal(t, "SVC-40000", r.Problem().Code, name)
 	}
-	require.Equal(t, "Template version not found", problem(t, own, "POST", "/v1/templates/"+tp.ID+"/preview", map[string]any{"version": 9}, http.StatusNotFound).Detail)
-	require.Equal(t, "Template not found", problem(t, own, "POST", "/v1/templates/0190aaaa-0000-7000-8000-000000000000/preview", map[string]any{}, http.StatusNotFound).Detail)
+	require.Equal(t, "Template version not found", notifytest.DashboardProblem(t, own, "POST", "/v1/templates/"+tp.ID+"/preview", map[string]any{"version": 9}, http.StatusNotFound).Detail)
+	require.Equal(t, "Template not found", notifytest.DashboardProblem(t, own, "POST", "/v1/templates/0190aaaa-0000-7000-8000-000000000000/preview", map[string]any{}, http.StatusNotFound).Detail)
 }
 
 func TestLayouts(t *testing.T) {
@@ -175,11 +176,11 @@ func TestLayouts(t *testing.T) {
 	var list struct {
 		Layouts []layoutOut `json:"layouts"`
 	}
-	require.NoError(t, call(t, own, "GET", "/v1/layouts", nil, http.StatusOK).Decode(&list))
+	require.NoError(t, notifytest.DashboardCall(t, own, "GET", "/v1/layouts", nil, http.StatusOK).Decode(&list))
 	require.Len(t, list.Layouts, 2)
 	require.Equal(t, l.ID, list.Layouts[0].ID)
 	require.Equal(t, second.ID, list.Layouts[1].ID)
-	require.Equal(t, l, decodeLayout(t, call(t, own, "GET", "/v1/layouts/"+l.ID, nil, http.StatusOK)))
+	require.Equal(t, l, decodeLayout(t, notifytest.DashboardCall(t, own, "GET", "/v1/layouts/"+l.ID, nil, http.StatusOK)))
 
 	// Validation: one {{content}} slot per part, at least one part.
 	long := func(n int) string { return strings.Repeat("a", n) }
@@ -199,22 +200,22 @@ func TestLayouts(t *testing.T) {
 		"array body":     []any{},
 		"trailing bytes": []byte(`{"name":"x","text":"{{content}}"} x`),
 	} {
-		r := call(t, own, "POST", "/v1/layouts", body, http.StatusBadRequest)
+		r := notifytest.DashboardCall(t, own, "POST", "/v1/layouts", body, http.StatusBadRequest)
 		require.Equal(t, "application/problem+json", r.Header.Get("Content-Type"), name)
 		require.Equal(t, "SVC-40000", r.Problem().Code, name)
 	}
-	require.Equal(t, "SVC-40900", problem(t, own, "POST", "/v1/layouts", map[string]any{"name": "plain", "text": "{{content}}"}, http.StatusConflict).Code)
-	require.Equal(t, "SVC-40900", problem(t, own, "PATCH", "/v1/layouts/"+second.ID, map[string]any{"name": "plain"}, http.StatusConflict).Code)
+	require.Equal(t, "SVC-40900", notifytest.DashboardProblem(t, own, "POST", "/v1/layouts", map[string]any{"name": "plain", "text": "{{content}}"}, http.StatusConflict).Code)
+	require.Equal(t, "SVC-40900", notifytest.DashboardProblem(t, own, "PATCH", "/v1/layouts/"+second.ID, map[string]any{"name": "plain"}, http.StatusConflict).Code)
 	// Clearing the only part is refused; clearing one of two is fine.
-	problem(t, own, "PATCH", "/v1/layouts/"+second.ID, map[string]any{"html": nil}, http.StatusBadRequest)
-	problem(t, own, "PATCH", "/v1/layouts/"+second.ID, map[string]any{"name": nil}, http.StatusBadRequest)
+	notifytest.DashboardProblem(t, own, "PATCH", "/v1/layouts/"+second.ID, map[string]any{"html": nil}, http.StatusBadRequest)
+	notifytest.DashboardProblem(t, own, "PATCH", "/v1/layouts/"+second.ID, map[string]any{"name": nil}, http.StatusBadRequest)
 
 	// A version names a layout: email templates only, layouts of the
 	// workspace only.
 	smsT := createTemplate(t, own, map[string]any{"code": "s", "channel": "sms", "name": "S"})
-	require.Contains(t, problem(t, own, "POST", "/v1/templates/"+smsT.ID+"/versions", map[string]any{"text": "x", "layoutId": l.ID}, http.StatusBadRequest).Detail, "email")
+	require.Contains(t, notifytest.DashboardProblem(t, own, "POST", "/v1/templates/"+smsT.ID+"/versions", map[string]any{"text": "x", "layoutId": l.ID}, http.StatusBadRequest).Detail, "email")
 	tp := createTemplate(t, own, map[string]any{"code": "news", "channel": "email", "name": "News"})
-	problem(t, own, "POST", "/v1/templates/"+tp.ID+"/versions", map[string]any{"text": "x", "layoutId": "0190aaaa-0000-7000-8000-000000000000"}, http.StatusBadRequest)
+	notifytest.DashboardProblem(t, own, "POST", "/v1/templates/"+tp.ID+"/versions", map[string]any{"text": "x", "layoutId": "0190aaaa-0000-7000-8000-000000000000"}, http.StatusBadRequest)
 	v := addVersion(t, own, tp.ID, map[string]any{"title": "News", "text": "Body {{n}}", "layoutId": l.ID})
 	publish(t, own, tp.ID, v.Version)
 	got := b.delivered(t, "mailx_email", "a@example.com", mail("a@example.com", map[string]any{"templateCode": "news", "templateVariables": map[string]string{"n": "1"}}))
@@ -223,7 +224,7 @@ func TestLayouts(t *testing.T) {
 
 	// Sends after an update use the new header and footer at once; a
 	// content.text override is wrapped too.
-	upd := decodeLayout(t, call(t, own, "PATCH", "/v1/layouts/"+l.ID, map[string]any{"text": "NEW {{content}} END", "html": "<main>{{content}}</main>"}, http.StatusOK))
+	upd := decodeLayout(t, notifytest.DashboardCall(t, own, "PATCH", "/v1/layouts/"+l.ID, map[string]any{"text": "NEW {{content}} END", "html": "<main>{{content}}</main>"}, http.StatusOK))
 	require.Equal(t, "plain", upd.Name)
 	got = b.delivered(t, "mailx_email", "b@example.com", mail("b@example.com", map[string]any{"templateCode": "news", "text": "Override",
 		"html": "<p>Override</p>"}))
@@ -239,21 +240,21 @@ func TestLayouts(t *testing.T) {
 	require.Equal(t, "Plain", b.delivered(t, "mailx_email", "d@example.com", mail("d@example.com", map[string]any{"text": "Plain", "title": "T"})).Text)
 
 	// A layout in use cannot be deleted; an unused one can.
-	require.Equal(t, "SVC-40900", problem(t, own, "DELETE", "/v1/layouts/"+l.ID, nil, http.StatusConflict).Code)
-	call(t, own, "DELETE", "/v1/layouts/"+second.ID, nil, http.StatusNoContent)
-	require.Equal(t, "Layout not found", problem(t, own, "GET", "/v1/layouts/"+second.ID, nil, http.StatusNotFound).Detail)
-	problem(t, own, "DELETE", "/v1/layouts/"+second.ID, nil, http.StatusNotFound)
-	problem(t, own, "DELETE", "/v1/layouts/"+l.ID, map[string]any{"x": 1}, http.StatusBadRequest)
+	require.Equal(t, "SVC-40900", notifytest.DashboardProblem(t, own, "DELETE", "/v1/layouts/"+l.ID, nil, http.StatusConflict).Code)
+	notifytest.DashboardCall(t, own, "DELETE", "/v1/layouts/"+second.ID, nil, http.StatusNoContent)
+	require.Equal(t, "Layout not found", notifytest.DashboardProblem(t, own, "GET", "/v1/layouts/"+second.ID, nil, http.StatusNotFound).Detail)
+	notifytest.DashboardProblem(t, own, "DELETE", "/v1/layouts/"+second.ID, nil, http.StatusNotFound)
+	notifytest.DashboardProblem(t, own, "DELETE", "/v1/layouts/"+l.ID, map[string]any{"x": 1}, http.StatusBadRequest)
 
 	// Every layout write is audited.
 	for action, n := range map[string]int{"layout.create": 2, "layout.update": 1, "layout.delete": 1} {
-		logs := named[[]map[string]any](t, call(t, own, "GET", "/v1/audit-logs?action="+action, nil, http.StatusOK), "logs")
+		logs := notifytest.Field[[]map[string]any](t, notifytest.DashboardCall(t, own, "GET", "/v1/audit-logs?action="+action, nil, http.StatusOK), "logs")
 		require.Len(t, logs, n, action)
 		entry := logs[0]
 		require.Equal(t, "layout", entry["targetType"], action)
 		require.NotEmpty(t, entry["payload"].(map[string]any)["name"], action)
 	}
-	require.NoError(t, call(t, own, "GET", "/v1/layouts", nil, http.StatusOK).Decode(&list))
+	require.NoError(t, notifytest.DashboardCall(t, own, "GET", "/v1/layouts", nil, http.StatusOK).Decode(&list))
 	require.Len(t, list.Layouts, 1)
 }
 
@@ -261,8 +262,8 @@ func TestTemplateLocales(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	own := b.env.Owner
-	prov := b.provider(t, "vendora_sms", "aligo", smsConfig())
-	b.routes(t, route{Channel: "sms", ProviderAccountID: prov, Priority: 1})
+	prov := b.env.SimProvider(t, "vendora_sms", "aligo", nil)
+	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: prov, Priority: 1})
 
 	tp := createTemplate(t, own, map[string]any{"code": "hello", "channel": "sms", "name": "Hello"})
 	addVersion(t, own, tp.ID, map[string]any{"text": "Hello {{name}}"})
@@ -321,12 +322,12 @@ func TestTemplateLocales(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
 	var bulk struct {
-		Items []sendOut `json:"items"`
+		Items []notifytest.Accepted `json:"items"`
 	}
 	require.NoError(t, r.Data(&bulk))
 	require.Len(t, bulk.Items, 2)
 	for _, it := range bulk.Items {
-		require.Equal(t, "sent", wait(t, b.key, it.RequestID).Status)
+		require.Equal(t, "sent", notifytest.Wait(t, b.key, it.RequestID).Status)
 	}
 	require.Equal(t, "안녕하세요 v6 ", b.env.Sim.Messages("vendora_sms", "01099990001", 0)[0].Text)
 	require.Equal(t, "Hello ", b.env.Sim.Messages("vendora_sms", "01099990002", 0)[0].Text)
@@ -343,8 +344,8 @@ func TestTemplateLocales(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, http.StatusBadRequest, r.Status, "%v: %s", bad, r.Body)
 		require.Contains(t, r.Problem().Detail, "items[1]", "%v", bad)
-		problem(t, own, "POST", "/v1/templates/"+tp.ID+"/versions", map[string]any{"text": "x", "locale": bad}, http.StatusBadRequest)
-		problem(t, own, "POST", "/v1/templates/"+tp.ID+"/preview", map[string]any{"locale": bad}, http.StatusBadRequest)
+		notifytest.DashboardProblem(t, own, "POST", "/v1/templates/"+tp.ID+"/versions", map[string]any{"text": "x", "locale": bad}, http.StatusBadRequest)
+		notifytest.DashboardProblem(t, own, "POST", "/v1/templates/"+tp.ID+"/preview", map[string]any{"locale": bad}, http.StatusBadRequest)
 	}
 
 	// A locale on a plain text send is accepted and changes nothing.
@@ -363,8 +364,8 @@ func TestTemplateLocales(t *testing.T) {
 	body["locale"] = "de"
 	require.Equal(t, "Template koonly has no published version for locale de or its default locale", sendProblem(t, b.key, body, http.StatusBadRequest).Detail)
 	body["locale"] = "ko-KR"
-	res := send(t, b.key, body)
-	require.Equal(t, "sent", wait(t, b.key, res.RequestID).Status)
+	res := notifytest.Send(t, b.key, body)
+	require.Equal(t, "sent", notifytest.Wait(t, b.key, res.RequestID).Status)
 }
 
 func itoa(n int) string {
@@ -382,46 +383,46 @@ func TestLayoutRolesAndIsolation(t *testing.T) {
 	l := createLayout(t, own, map[string]any{"name": "brand", "text": "{{content}}"})
 	tp := createTemplate(t, own, map[string]any{"code": "w", "channel": "email", "name": "W"})
 	addVersion(t, own, tp.ID, map[string]any{"text": "Hi {{name}}", "layoutId": l.ID})
-	viewer := b.member(t, "viewer@example.com", "viewer")
-	operator := b.member(t, "operator@example.com", "operator")
+	viewer := b.env.Member(t, "viewer")
+	operator := b.env.Member(t, "operator")
 
 	// Every member previews and reads; viewers write nothing.
 	require.Equal(t, "Hi V", preview(t, viewer, tp.ID, map[string]any{"version": 1, "variables": map[string]string{"name": "V"}}).Text)
-	call(t, viewer, "GET", "/v1/layouts", nil, http.StatusOK)
-	call(t, viewer, "GET", "/v1/layouts/"+l.ID, nil, http.StatusOK)
+	notifytest.DashboardCall(t, viewer, "GET", "/v1/layouts", nil, http.StatusOK)
+	notifytest.DashboardCall(t, viewer, "GET", "/v1/layouts/"+l.ID, nil, http.StatusOK)
 	for _, c := range []struct {
 		method, path string
 		body         any
 	}{{"POST", "/v1/layouts", map[string]any{"name": "v", "text": "{{content}}"}}, {"PATCH", "/v1/layouts/" + l.ID, map[string]any{"name": "v"}},
 		{"DELETE", "/v1/layouts/" + l.ID, nil}} {
-		require.Equal(t, "SVC-40300", problem(t, viewer, c.method, c.path, c.body, http.StatusForbidden).Code, c.method+" "+c.path)
+		require.Equal(t, "SVC-40300", notifytest.DashboardProblem(t, viewer, c.method, c.path, c.body, http.StatusForbidden).Code, c.method+" "+c.path)
 	}
 	// Operators manage layouts.
 	ol := createLayout(t, operator, map[string]any{"name": "op", "html": "<p>{{content}}</p>"})
-	call(t, operator, "PATCH", "/v1/layouts/"+ol.ID, map[string]any{"name": "op2"}, http.StatusOK)
-	call(t, operator, "DELETE", "/v1/layouts/"+ol.ID, nil, http.StatusNoContent)
-	problem(t, client.New(b.env.Daemon.URL()), "GET", "/v1/layouts", nil, http.StatusUnauthorized)
+	notifytest.DashboardCall(t, operator, "PATCH", "/v1/layouts/"+ol.ID, map[string]any{"name": "op2"}, http.StatusOK)
+	notifytest.DashboardCall(t, operator, "DELETE", "/v1/layouts/"+ol.ID, nil, http.StatusNoContent)
+	notifytest.DashboardProblem(t, client.New(b.env.Daemon.URL()), "GET", "/v1/layouts", nil, http.StatusUnauthorized)
 
 	// Another workspace's template and layout ids answer 404 (400 when
 	// named in a version body), and its list is empty.
 	other, _ := b.env.NewWorkspace(t, "Other", "other@example.com")
-	require.Equal(t, "Template not found", problem(t, other, "POST", "/v1/templates/"+tp.ID+"/preview", map[string]any{}, http.StatusNotFound).Detail)
+	require.Equal(t, "Template not found", notifytest.DashboardProblem(t, other, "POST", "/v1/templates/"+tp.ID+"/preview", map[string]any{}, http.StatusNotFound).Detail)
 	for _, c := range []struct {
 		method string
 		body   any
 	}{{"GET", nil}, {"PATCH", map[string]any{"name": "stolen"}}, {"DELETE", nil}} {
-		require.Equal(t, "Layout not found", problem(t, other, c.method, "/v1/layouts/"+l.ID, c.body, http.StatusNotFound).Detail, c.method)
+		require.Equal(t, "Layout not found", notifytest.DashboardProblem(t, other, c.method, "/v1/layouts/"+l.ID, c.body, http.StatusNotFound).Detail, c.method)
 	}
 	var list struct {
 		Layouts []layoutOut `json:"layouts"`
 	}
-	require.NoError(t, call(t, other, "GET", "/v1/layouts", nil, http.StatusOK).Decode(&list))
+	require.NoError(t, notifytest.DashboardCall(t, other, "GET", "/v1/layouts", nil, http.StatusOK).Decode(&list))
 	require.Empty(t, list.Layouts)
 	mine := createTemplate(t, other, map[string]any{"code": "w", "channel": "email", "name": "W"})
-	problem(t, other, "POST", "/v1/templates/"+mine.ID+"/versions", map[string]any{"text": "x", "layoutId": l.ID}, http.StatusBadRequest)
+	notifytest.DashboardProblem(t, other, "POST", "/v1/templates/"+mine.ID+"/versions", map[string]any{"text": "x", "layoutId": l.ID}, http.StatusBadRequest)
 	// Names are unique per workspace only.
 	createLayout(t, other, map[string]any{"name": "brand", "text": "{{content}}"})
-	require.Equal(t, "brand", decodeLayout(t, call(t, own, "GET", "/v1/layouts/"+l.ID, nil, http.StatusOK)).Name)
+	require.Equal(t, "brand", decodeLayout(t, notifytest.DashboardCall(t, own, "GET", "/v1/layouts/"+l.ID, nil, http.StatusOK)).Name)
 }
 
 // An OTP mail through a template whose version names a layout is wrapped

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/notifyd/notifyd/client"
+	"github.com/notifyd/notifyd/internal/notifytest"
 )
 
 func TestTemplateCRUD(t *testing.T) {
@@ -16,7 +17,7 @@ func TestTemplateCRUD(t *testing.T) {
 	b := setup(t)
 	own := b.env.Owner
 
-	r := call(t, own, "POST", "/v1/templates", map[string]any{"code": "welcome", "channel": "sms", "name": "Welcome"}, http.StatusCreated)
+	r := notifytest.DashboardCall(t, own, "POST", "/v1/templates", map[string]any{"code": "welcome", "channel": "sms", "name": "Welcome"}, http.StatusCreated)
 	var raw map[string]map[string]any
 	require.NoError(t, r.Decode(&raw))
 	for _, f := range []string{"id", "code", "channel", "name", "status", "reviewStatus", "providerAccountId", "vendorTemplateId",
@@ -65,11 +66,11 @@ func TestTemplateCRUD(t *testing.T) {
 	publish(t, own, tp.ID, 2)
 	require.Equal(t, 2, *getTemplate(t, own, tp.ID).LatestPublishedVersion)
 
-	require.Equal(t, "Template version not found", problem(t, own, "POST", "/v1/templates/"+tp.ID+"/versions/9/publish", nil, http.StatusNotFound).Detail)
-	problem(t, own, "POST", "/v1/templates/"+tp.ID+"/versions/x/publish", nil, http.StatusNotFound)
+	require.Equal(t, "Template version not found", notifytest.DashboardProblem(t, own, "POST", "/v1/templates/"+tp.ID+"/versions/9/publish", nil, http.StatusNotFound).Detail)
+	notifytest.DashboardProblem(t, own, "POST", "/v1/templates/"+tp.ID+"/versions/x/publish", nil, http.StatusNotFound)
 
 	// PATCH: name, status, binding fields; null clears a binding field.
-	up := decodeTemplate(t, call(t, own, "PATCH", "/v1/templates/"+tp.ID,
+	up := decodeTemplate(t, notifytest.DashboardCall(t, own, "PATCH", "/v1/templates/"+tp.ID,
 		map[string]any{"name": "Welcome 2", "status": "inactive", "vendorTemplateId": "VT-1", "senderProfileKey": "PF-1"}, http.StatusOK))
 	require.Equal(t, "Welcome 2", up.Name)
 	require.Equal(t, "inactive", up.Status)
@@ -77,21 +78,21 @@ func TestTemplateCRUD(t *testing.T) {
 	require.Equal(t, "PF-1", *up.SenderProfileKey)
 	require.Equal(t, 2, *up.LatestPublishedVersion)
 	require.Equal(t, "welcome", up.Code)
-	up = decodeTemplate(t, call(t, own, "PATCH", "/v1/templates/"+tp.ID, map[string]any{"vendorTemplateId": nil}, http.StatusOK))
+	up = decodeTemplate(t, notifytest.DashboardCall(t, own, "PATCH", "/v1/templates/"+tp.ID, map[string]any{"vendorTemplateId": nil}, http.StatusOK))
 	require.Nil(t, up.VendorTemplateID)
 	require.Equal(t, "PF-1", *up.SenderProfileKey)
 	require.Equal(t, "inactive", up.Status)
 
 	// Bind to a provider of the same channel.
-	prov := b.provider(t, "vendora_sms", "aligo", smsConfig())
-	up = decodeTemplate(t, call(t, own, "PATCH", "/v1/templates/"+tp.ID, map[string]any{"providerAccountId": prov}, http.StatusOK))
+	prov := b.env.SimProvider(t, "vendora_sms", "aligo", nil)
+	up = decodeTemplate(t, notifytest.DashboardCall(t, own, "PATCH", "/v1/templates/"+tp.ID, map[string]any{"providerAccountId": prov}, http.StatusOK))
 	require.Equal(t, prov, *up.ProviderAccountID)
 
 	second := createTemplate(t, own, map[string]any{"code": "second", "channel": "email", "name": "Second", "providerAccountId": nil})
 	var list struct {
 		Templates []templateOut `json:"templates"`
 	}
-	require.NoError(t, call(t, own, "GET", "/v1/templates", nil, http.StatusOK).Decode(&list))
+	require.NoError(t, notifytest.DashboardCall(t, own, "GET", "/v1/templates", nil, http.StatusOK).Decode(&list))
 	require.Len(t, list.Templates, 2)
 	require.Equal(t, tp.ID, list.Templates[0].ID)
 	require.Equal(t, second.ID, list.Templates[1].ID)
@@ -106,7 +107,7 @@ func TestTemplateCRUD(t *testing.T) {
 				TargetID   string `json:"targetId"`
 			} `json:"logs"`
 		}
-		require.NoError(t, call(t, own, "GET", "/v1/audit-logs?action="+action, nil, http.StatusOK).Decode(&logs))
+		require.NoError(t, notifytest.DashboardCall(t, own, "GET", "/v1/audit-logs?action="+action, nil, http.StatusOK).Decode(&logs))
 		require.Len(t, logs.Logs, n, action)
 		require.Equal(t, "template", logs.Logs[0].TargetType)
 	}
@@ -116,7 +117,7 @@ func TestTemplateValidation(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	own := b.env.Owner
-	email := b.provider(t, "mailx_email", "mail", map[string]string{"mailx_api_key": "k", "mailx_from": "a@example.com"})
+	email := notifytest.RegisterProvider(t, own, "mailx_email", "mail", map[string]string{"base_url": b.env.SimURL, "mailx_api_key": "k", "mailx_from": "a@example.com"})
 	long := func(n int) string { return strings.Repeat("a", n) }
 
 	for name, body := range map[string]any{
@@ -143,10 +144,10 @@ func TestTemplateValidation(t *testing.T) {
 		"trailing garbage": []byte(`{"code":"c","channel":"sms","name":"n"} x`),
 		"number name":      map[string]any{"code": "c", "channel": "sms", "name": 7},
 	} {
-		p := problem(t, own, "POST", "/v1/templates", body, http.StatusBadRequest)
+		p := notifytest.DashboardProblem(t, own, "POST", "/v1/templates", body, http.StatusBadRequest)
 		require.Equal(t, "SVC-40000", p.Code, name)
 	}
-	require.Contains(t, problem(t, own, "POST", "/v1/templates", map[string]any{"code": "c", "channel": "sms", "name": "n", "color": "red"},
+	require.Contains(t, notifytest.DashboardProblem(t, own, "POST", "/v1/templates", map[string]any{"code": "c", "channel": "sms", "name": "n", "color": "red"},
 		http.StatusBadRequest).Detail, "color")
 
 	// Exactly at the limits is fine; a binding to the right channel too.
@@ -166,10 +167,10 @@ func TestTemplateValidation(t *testing.T) {
 		"unknown provider": map[string]any{"providerAccountId": "nope"},
 		"long vendor id":   map[string]any{"vendorTemplateId": long(201)},
 	} {
-		require.Equal(t, "SVC-40000", problem(t, own, "PATCH", path, body, http.StatusBadRequest).Code, name)
+		require.Equal(t, "SVC-40000", notifytest.DashboardProblem(t, own, "PATCH", path, body, http.StatusBadRequest).Code, name)
 	}
 	// Clearing the binding is allowed.
-	up := decodeTemplate(t, call(t, own, "PATCH", path, map[string]any{"providerAccountId": nil}, http.StatusOK))
+	up := decodeTemplate(t, notifytest.DashboardCall(t, own, "PATCH", path, map[string]any{"providerAccountId": nil}, http.StatusOK))
 	require.Nil(t, up.ProviderAccountID)
 
 	for name, body := range map[string]any{
@@ -181,19 +182,19 @@ func TestTemplateValidation(t *testing.T) {
 		"long html":     map[string]any{"text": "x", "html": long(500_001)},
 		"unknown field": map[string]any{"text": "x", "version": 3},
 	} {
-		require.Equal(t, "SVC-40000", problem(t, own, "POST", path+"/versions", body, http.StatusBadRequest).Code, name)
+		require.Equal(t, "SVC-40000", notifytest.DashboardProblem(t, own, "POST", path+"/versions", body, http.StatusBadRequest).Code, name)
 	}
 	v := addVersion(t, own, tp.ID, map[string]any{"text": long(100_000), "title": long(200), "html": long(500_000)})
 	require.Equal(t, 1, v.Version)
 	require.Len(t, v.Text, 100_000)
 
 	// Review status: messenger templates only, and only the three values.
-	require.Equal(t, "SVC-40000", problem(t, own, "PUT", path+"/review-status", map[string]any{"reviewStatus": "APPROVED"}, http.StatusBadRequest).Code)
+	require.Equal(t, "SVC-40000", notifytest.DashboardProblem(t, own, "PUT", path+"/review-status", map[string]any{"reviewStatus": "APPROVED"}, http.StatusBadRequest).Code)
 	msgr := createTemplate(t, own, map[string]any{"code": "m", "channel": "msgr_alimtalk", "name": "M"})
 	require.Equal(t, "PENDING", *msgr.ReviewStatus)
 	for _, body := range []any{map[string]any{"reviewStatus": "approved"}, map[string]any{"reviewStatus": nil}, map[string]any{},
 		map[string]any{"reviewStatus": "APPROVED", "x": 1}} {
-		problem(t, own, "PUT", "/v1/templates/"+msgr.ID+"/review-status", body, http.StatusBadRequest)
+		notifytest.DashboardProblem(t, own, "PUT", "/v1/templates/"+msgr.ID+"/review-status", body, http.StatusBadRequest)
 	}
 	require.Equal(t, "APPROVED", *review(t, own, msgr.ID, "APPROVED").ReviewStatus)
 	require.Equal(t, "REJECTED", *review(t, own, msgr.ID, "REJECTED").ReviewStatus)
@@ -205,7 +206,7 @@ func TestTemplateValidation(t *testing.T) {
 		body         any
 	}{{"GET", missing, nil}, {"PATCH", missing, map[string]any{"name": "x"}}, {"POST", missing + "/versions", map[string]any{"text": "x"}},
 		{"POST", missing + "/versions/1/publish", nil}, {"PUT", missing + "/review-status", map[string]any{"reviewStatus": "APPROVED"}}} {
-		require.Equal(t, "Template not found", problem(t, own, c.method, c.path, c.body, http.StatusNotFound).Detail, c.method+" "+c.path)
+		require.Equal(t, "Template not found", notifytest.DashboardProblem(t, own, c.method, c.path, c.body, http.StatusNotFound).Detail, c.method+" "+c.path)
 	}
 }
 
@@ -214,7 +215,7 @@ func TestTemplateDuplicateCode(t *testing.T) {
 	b := setup(t)
 	own := b.env.Owner
 	createTemplate(t, own, map[string]any{"code": "otp", "channel": "sms", "name": "OTP"})
-	p := problem(t, own, "POST", "/v1/templates", map[string]any{"code": "otp", "channel": "sms", "name": "Again"}, http.StatusConflict)
+	p := notifytest.DashboardProblem(t, own, "POST", "/v1/templates", map[string]any{"code": "otp", "channel": "sms", "name": "Again"}, http.StatusConflict)
 	require.Equal(t, "SVC-40900", p.Code)
 	// Same code on another channel is a different template.
 	createTemplate(t, own, map[string]any{"code": "otp", "channel": "email", "name": "OTP mail"})
@@ -222,7 +223,7 @@ func TestTemplateDuplicateCode(t *testing.T) {
 	var list struct {
 		Templates []templateOut `json:"templates"`
 	}
-	require.NoError(t, call(t, own, "GET", "/v1/templates", nil, http.StatusOK).Decode(&list))
+	require.NoError(t, notifytest.DashboardCall(t, own, "GET", "/v1/templates", nil, http.StatusOK).Decode(&list))
 	require.Len(t, list.Templates, 2)
 }
 
@@ -230,31 +231,31 @@ func TestTemplateRoles(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	tp := createTemplate(t, b.env.Owner, map[string]any{"code": "m", "channel": "msgr_alimtalk", "name": "M"})
-	viewer := b.member(t, "viewer@example.com", "viewer")
-	operator := b.member(t, "operator@example.com", "operator")
-	admin := b.member(t, "admin@example.com", "admin")
+	viewer := b.env.Member(t, "viewer")
+	operator := b.env.Member(t, "operator")
+	admin := b.env.Member(t, "admin")
 
 	// Viewer reads only.
-	call(t, viewer, "GET", "/v1/templates", nil, http.StatusOK)
-	call(t, viewer, "GET", "/v1/templates/"+tp.ID, nil, http.StatusOK)
-	require.Equal(t, "SVC-40300", problem(t, viewer, "POST", "/v1/templates", map[string]any{"code": "v", "channel": "sms", "name": "V"}, http.StatusForbidden).Code)
-	problem(t, viewer, "PATCH", "/v1/templates/"+tp.ID, map[string]any{"name": "x"}, http.StatusForbidden)
-	problem(t, viewer, "POST", "/v1/templates/"+tp.ID+"/versions", map[string]any{"text": "x"}, http.StatusForbidden)
-	problem(t, viewer, "POST", "/v1/templates/"+tp.ID+"/versions/1/publish", nil, http.StatusForbidden)
+	notifytest.DashboardCall(t, viewer, "GET", "/v1/templates", nil, http.StatusOK)
+	notifytest.DashboardCall(t, viewer, "GET", "/v1/templates/"+tp.ID, nil, http.StatusOK)
+	require.Equal(t, "SVC-40300", notifytest.DashboardProblem(t, viewer, "POST", "/v1/templates", map[string]any{"code": "v", "channel": "sms", "name": "V"}, http.StatusForbidden).Code)
+	notifytest.DashboardProblem(t, viewer, "PATCH", "/v1/templates/"+tp.ID, map[string]any{"name": "x"}, http.StatusForbidden)
+	notifytest.DashboardProblem(t, viewer, "POST", "/v1/templates/"+tp.ID+"/versions", map[string]any{"text": "x"}, http.StatusForbidden)
+	notifytest.DashboardProblem(t, viewer, "POST", "/v1/templates/"+tp.ID+"/versions/1/publish", nil, http.StatusForbidden)
 
 	// Operator manages templates but cannot record review results.
 	op := createTemplate(t, operator, map[string]any{"code": "o", "channel": "sms", "name": "O"})
 	addVersion(t, operator, op.ID, map[string]any{"text": "x"})
 	publish(t, operator, op.ID, 1)
-	call(t, operator, "PATCH", "/v1/templates/"+op.ID, map[string]any{"status": "inactive"}, http.StatusOK)
-	problem(t, operator, "PUT", "/v1/templates/"+tp.ID+"/review-status", map[string]any{"reviewStatus": "APPROVED"}, http.StatusForbidden)
+	notifytest.DashboardCall(t, operator, "PATCH", "/v1/templates/"+op.ID, map[string]any{"status": "inactive"}, http.StatusOK)
+	notifytest.DashboardProblem(t, operator, "PUT", "/v1/templates/"+tp.ID+"/review-status", map[string]any{"reviewStatus": "APPROVED"}, http.StatusForbidden)
 
 	// Admin may.
 	require.Equal(t, "APPROVED", *review(t, admin, tp.ID, "APPROVED").ReviewStatus)
 
 	// Anonymous callers are refused.
 	anon := client.New(b.env.Daemon.URL())
-	problem(t, anon, "GET", "/v1/templates", nil, http.StatusUnauthorized)
+	notifytest.DashboardProblem(t, anon, "GET", "/v1/templates", nil, http.StatusUnauthorized)
 }
 
 func TestTemplateWorkspaceIsolation(t *testing.T) {
@@ -270,20 +271,20 @@ func TestTemplateWorkspaceIsolation(t *testing.T) {
 		body         any
 	}{{"GET", path, nil}, {"PATCH", path, map[string]any{"name": "stolen"}}, {"POST", path + "/versions", map[string]any{"text": "x"}},
 		{"POST", path + "/versions/1/publish", nil}, {"PUT", path + "/review-status", map[string]any{"reviewStatus": "APPROVED"}}} {
-		require.Equal(t, "Template not found", problem(t, other, c.method, c.path, c.body, http.StatusNotFound).Detail, c.method+" "+c.path)
+		require.Equal(t, "Template not found", notifytest.DashboardProblem(t, other, c.method, c.path, c.body, http.StatusNotFound).Detail, c.method+" "+c.path)
 	}
 	var list struct {
 		Templates []templateOut `json:"templates"`
 	}
-	require.NoError(t, call(t, other, "GET", "/v1/templates", nil, http.StatusOK).Decode(&list))
+	require.NoError(t, notifytest.DashboardCall(t, other, "GET", "/v1/templates", nil, http.StatusOK).Decode(&list))
 	require.Empty(t, list.Templates)
 	// Codes are unique per workspace only.
 	mine := createTemplate(t, other, map[string]any{"code": "shared", "channel": "msgr_alimtalk", "name": "B"})
 	require.NotEqual(t, tp.ID, mine.ID)
 
 	// Binding to another workspace's provider is refused.
-	prov := b.provider(t, "vendorb_msgr", "solapi", msgrConfig())
-	problem(t, other, "PATCH", "/v1/templates/"+mine.ID, map[string]any{"providerAccountId": prov}, http.StatusBadRequest)
+	prov := b.env.SimProvider(t, "vendorb_msgr", "solapi", nil)
+	notifytest.DashboardProblem(t, other, "PATCH", "/v1/templates/"+mine.ID, map[string]any{"providerAccountId": prov}, http.StatusBadRequest)
 
 	// Nothing changed in the first workspace.
 	got := getTemplate(t, b.env.Owner, tp.ID)
@@ -296,8 +297,8 @@ func TestSendWithTemplate(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	own := b.env.Owner
-	prov := b.provider(t, "vendora_sms", "aligo", smsConfig())
-	b.routes(t, route{Channel: "sms", ProviderAccountID: prov, Priority: 1})
+	prov := b.env.SimProvider(t, "vendora_sms", "aligo", nil)
+	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: prov, Priority: 1})
 
 	// No such template (also: same code on another channel does not count).
 	createTemplate(t, own, map[string]any{"code": "mailonly", "channel": "email", "name": "Mail"})
@@ -315,29 +316,29 @@ func TestSendWithTemplate(t *testing.T) {
 	// A newer draft is not used until published.
 	addVersion(t, own, tp.ID, map[string]any{"text": "draft {{name}}"})
 
-	res := send(t, b.key, sms("01011112222", map[string]any{"templateCode": "welcome",
+	res := notifytest.Send(t, b.key, sms("01011112222", map[string]any{"templateCode": "welcome",
 		"templateVariables": map[string]string{"name": "Kim", "order_id": "A-7", "unused": "x"}}))
-	require.Equal(t, "sent", wait(t, b.key, res.RequestID).Status)
+	require.Equal(t, "sent", notifytest.Wait(t, b.key, res.RequestID).Status)
 	msgs := b.env.Sim.Messages("vendora_sms", "01011112222", 0)
 	require.Len(t, msgs, 1)
 	require.Equal(t, "Hello Kim, your order A-7 is ready.", msgs[0].Text)
 
 	// content.text overrides the template's body; variables still apply.
-	res = send(t, b.key, sms("01033334444", map[string]any{"templateCode": "welcome", "text": "Override for {{name}}",
+	res = notifytest.Send(t, b.key, sms("01033334444", map[string]any{"templateCode": "welcome", "text": "Override for {{name}}",
 		"templateVariables": map[string]string{"name": "Lee"}}))
-	require.Equal(t, "sent", wait(t, b.key, res.RequestID).Status)
+	require.Equal(t, "sent", notifytest.Wait(t, b.key, res.RequestID).Status)
 	msgs = b.env.Sim.Messages("vendora_sms", "01033334444", 0)
 	require.Len(t, msgs, 1)
 	require.Equal(t, "Override for Lee", msgs[0].Text)
 
 	// Publishing version 2 switches sends to it.
 	publish(t, own, tp.ID, 2)
-	res = send(t, b.key, sms("01055556666", map[string]any{"templateCode": "welcome"}))
-	require.Equal(t, "sent", wait(t, b.key, res.RequestID).Status)
+	res = notifytest.Send(t, b.key, sms("01055556666", map[string]any{"templateCode": "welcome"}))
+	require.Equal(t, "sent", notifytest.Wait(t, b.key, res.RequestID).Status)
 	require.Equal(t, "draft ", b.env.Sim.Messages("vendora_sms", "01055556666", 0)[0].Text)
 
 	// An API key whose allowed-template list excludes the code: 403.
-	r := call(t, own, "POST", "/v1/api-keys", map[string]any{"name": "limited", "scopes": []string{"notifications:send"},
+	r := notifytest.DashboardCall(t, own, "POST", "/v1/api-keys", map[string]any{"name": "limited", "scopes": []string{"notifications:send"},
 		"allowedTemplateCodes": []string{"other"}}, http.StatusCreated)
 	var created struct {
 		Key        string `json:"key"`
@@ -349,10 +350,10 @@ func TestSendWithTemplate(t *testing.T) {
 	p := sendProblem(t, &limited, sms("01011112222", map[string]any{"templateCode": "welcome"}), http.StatusForbidden)
 	require.Equal(t, "SVC-40300", p.Code)
 	// A plain text send stays allowed for that key.
-	send(t, &limited, sms("01011112222", map[string]any{"text": "plain"}))
+	notifytest.Send(t, &limited, sms("01011112222", map[string]any{"text": "plain"}))
 
 	// An inactive template cannot be used.
-	call(t, own, "PATCH", "/v1/templates/"+tp.ID, map[string]any{"status": "inactive"}, http.StatusOK)
+	notifytest.DashboardCall(t, own, "PATCH", "/v1/templates/"+tp.ID, map[string]any{"status": "inactive"}, http.StatusOK)
 	sendProblem(t, b.key, sms("01011112222", map[string]any{"templateCode": "welcome"}), http.StatusBadRequest)
 }
 
@@ -360,8 +361,8 @@ func TestSendAlimtalkTemplate(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	own := b.env.Owner
-	prov := b.provider(t, "vendorb_msgr", "solapi msgr", msgrConfig())
-	b.routes(t, route{Channel: "msgr_alimtalk", ProviderAccountID: prov, Priority: 1})
+	prov := b.env.SimProvider(t, "vendorb_msgr", "solapi msgr", nil)
+	notifytest.PutRoutes(t, b.env.Owner, notifytest.Route{Channel: "msgr_alimtalk", ProviderAccountID: prov, Priority: 1})
 	tp := published(t, own, map[string]any{"code": "order", "channel": "msgr_alimtalk", "name": "Order", "providerAccountId": prov,
 		"vendorTemplateId": "KA01TP0000000001", "senderProfileKey": "KA01PF0000000001"}, "#{name}님, 주문 {{order}} 접수. {{name}}")
 	require.Equal(t, "PENDING", *tp.ReviewStatus)
@@ -373,8 +374,8 @@ func TestSendAlimtalkTemplate(t *testing.T) {
 	sendProblem(t, b.key, body, http.StatusBadRequest)
 	review(t, own, tp.ID, "APPROVED")
 
-	res := send(t, b.key, body)
-	out := wait(t, b.key, res.RequestID)
+	res := notifytest.Send(t, b.key, body)
+	out := notifytest.Wait(t, b.key, res.RequestID)
 	require.Equal(t, "sent", out.Status, "final error %v", out.FinalErrorCode)
 	require.Equal(t, prov, *out.SelectedProviderAccountID)
 	msgs := b.env.Sim.Messages("vendorb_msgr", "", 0)
@@ -394,8 +395,8 @@ func TestTestSendAlimtalk(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	own := b.env.Owner
-	p1 := b.provider(t, "vendorb_msgr", "msgr one", msgrConfig())
-	p2 := b.provider(t, "vendorb_msgr", "msgr two", msgrConfig())
+	p1 := b.env.SimProvider(t, "vendorb_msgr", "msgr one", nil)
+	p2 := b.env.SimProvider(t, "vendorb_msgr", "msgr two", nil)
 	foreign := published(t, own, map[string]any{"code": "foreign", "channel": "msgr_alimtalk", "name": "F", "providerAccountId": p2,
 		"vendorTemplateId": "TP-F", "senderProfileKey": "PF-F"}, "foreign {{x}}")
 	review(t, own, foreign.ID, "APPROVED")
@@ -407,15 +408,15 @@ func TestTestSendAlimtalk(t *testing.T) {
 			"content": map[string]any{"templateCode": code, "text": "ignored", "templateVariables": map[string]string{"who": "Park"}}}
 	}
 	path := "/v1/providers/" + p1 + "/test-send"
-	p := problem(t, own, "POST", path, ts("foreign"), http.StatusForbidden)
+	p := notifytest.DashboardProblem(t, own, "POST", path, ts("foreign"), http.StatusForbidden)
 	require.Equal(t, "Template is not bound to this provider", p.Detail)
 	require.Equal(t, "SVC-40300", p.Code)
-	problem(t, own, "POST", path, ts("mine"), http.StatusBadRequest) // PENDING
-	problem(t, own, "POST", path, ts("nope"), http.StatusBadRequest) // missing
+	notifytest.DashboardProblem(t, own, "POST", path, ts("mine"), http.StatusBadRequest) // PENDING
+	notifytest.DashboardProblem(t, own, "POST", path, ts("nope"), http.StatusBadRequest) // missing
 	require.Empty(t, b.env.Sim.Messages("vendorb_msgr", "", 0))
 
 	review(t, own, mine.ID, "APPROVED")
-	r := call(t, own, "POST", path, ts("mine"), http.StatusOK)
+	r := notifytest.DashboardCall(t, own, "POST", path, ts("mine"), http.StatusOK)
 	var out struct {
 		RequestID         string  `json:"requestId"`
 		Status            string  `json:"status"`

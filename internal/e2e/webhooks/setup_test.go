@@ -3,12 +3,8 @@ package webhooks_test
 import (
 	"context"
 	"encoding/base64"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -37,56 +33,7 @@ func fast(timeout time.Duration, schedule ...time.Duration) notifytest.Option {
 func setup(t *testing.T, opts ...notifytest.Option) *bundle {
 	t.Helper()
 	env := notifytest.StartDaemon(t, opts...)
-	key, _, err := env.Owner.CreateAPIKey(ctx, "test", "notifications:send", "notifications:read")
-	require.NoError(t, err)
-	return &bundle{env: env, key: key}
-}
-
-func (b *bundle) dash(t *testing.T, method, path string, body any) *client.Response {
-	t.Helper()
-	return dashAs(t, b.env.Owner, method, path, body)
-}
-
-func dashAs(t *testing.T, c *client.Client, method, path string, body any) *client.Response {
-	t.Helper()
-	r, err := c.Dashboard(ctx, method, path, body)
-	require.NoError(t, err)
-	return r
-}
-
-func problem(t *testing.T, r *client.Response, status int, code string) client.Problem {
-	t.Helper()
-	require.Equal(t, status, r.Status, string(r.Body))
-	require.Contains(t, r.Header.Get("Content-Type"), "application/problem+json", string(r.Body))
-	p := r.Problem()
-	require.Equal(t, code, p.Code, string(r.Body))
-	return p
-}
-
-// smsRoute registers the simulator's vendora_sms and routes sms to it.
-func (b *bundle) smsRoute(t *testing.T) string {
-	t.Helper()
-	r := b.dash(t, "POST", "/v1/providers", map[string]any{"providerKind": "vendora_sms", "displayName": "aligo",
-		"configJson": map[string]string{"vendora_user_id": "u", "vendora_api_key": "k", "vendora_sender": "0212345678", "base_url": b.env.SimURL}})
-	require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
-	var p struct {
-		Provider struct {
-			ID string `json:"id"`
-		} `json:"provider"`
-	}
-	require.NoError(t, r.Decode(&p))
-	r = b.dash(t, "PUT", "/v1/routes", map[string]any{"routes": []map[string]any{{"channel": "sms", "providerAccountId": p.Provider.ID, "priority": 1}}})
-	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
-	return p.Provider.ID
-}
-
-func (b *bundle) fault(t *testing.T, f map[string]any) {
-	t.Helper()
-	c := *b.env.Owner
-	c.BaseURL, c.Token = b.env.SimURL, ""
-	r, err := c.Dashboard(ctx, "POST", "/_sim/faults", f)
-	require.NoError(t, err)
-	require.Less(t, r.Status, 300, string(r.Body))
+	return &bundle{env: env, key: env.SendKey(t)}
 }
 
 // send accepts an sms; extra fields are merged into the body.
@@ -97,26 +44,12 @@ func (b *bundle) send(t *testing.T, text string, extra map[string]any) string {
 	for k, v := range extra {
 		body[k] = v
 	}
-	r, err := b.key.Signed(ctx, "POST", "/v1/notifications", body)
-	require.NoError(t, err)
-	require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
-	var out struct {
-		RequestID string `json:"requestId"`
-	}
-	require.NoError(t, r.Data(&out))
-	return out.RequestID
+	return notifytest.Send(t, b.key, body).RequestID
 }
 
 func (b *bundle) status(t *testing.T, id string) string {
 	t.Helper()
-	r, err := b.key.Signed(ctx, "GET", "/v1/notifications/"+id, nil)
-	require.NoError(t, err)
-	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
-	var out struct {
-		Status string `json:"status"`
-	}
-	require.NoError(t, r.Data(&out))
-	return out.Status
+	return notifytest.Lookup(t, b.key, id).Status
 }
 
 type webhookOut struct {
@@ -131,13 +64,11 @@ type webhookOut struct {
 // createWebhook registers url for events and returns it with its secret.
 func (b *bundle) createWebhook(t *testing.T, url string, events ...string) (webhookOut, string) {
 	t.Helper()
-	r := b.dash(t, "POST", "/v1/webhooks", map[string]any{"url": url, "events": events})
-	require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
-	var out struct {
+	r := notifytest.Dash(t, b.env.Owner, "POST", "/v1/webhooks", map[string]any{"url": url, "events": events})
+	out := notifytest.Decode[struct {
 		Webhook webhookOut `json:"webhook"`
 		Secret  string     `json:"secret"`
-	}
-	require.NoError(t, r.Decode(&out))
+	}](t, r, http.StatusCreated)
 	require.True(t, strings.HasPrefix(out.Secret, "whsec_"), out.Secret)
 	raw, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(out.Secret, "whsec_"))
 	require.NoError(t, err)
@@ -178,11 +109,8 @@ type deliveryPage struct {
 
 func (b *bundle) deliveries(t *testing.T, webhookID, query string) deliveryPage {
 	t.Helper()
-	r := b.dash(t, "GET", "/v1/webhooks/"+webhookID+"/deliveries"+query, nil)
-	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
-	var p deliveryPage
-	require.NoError(t, r.Decode(&p))
-	return p
+	r := notifytest.Dash(t, b.env.Owner, "GET", "/v1/webhooks/"+webhookID+"/deliveries"+query, nil)
+	return notifytest.Decode[deliveryPage](t, r, http.StatusOK)
 }
 
 // waitDeliveries polls the delivery log until cond holds.
@@ -211,74 +139,4 @@ func finished(n int) func([]deliveryOut) bool {
 		}
 		return true
 	}
-}
-
-// received is one request that reached a receiver.
-type received struct {
-	Header http.Header
-	Body   []byte
-	At     time.Time
-}
-
-// receiver is a webhook endpoint; answer decides each answer by the
-// request's number (from 1): a status and a delay.
-type receiver struct {
-	srv    *httptest.Server
-	mu     sync.Mutex
-	got    []received
-	answer func(n int) (int, time.Duration)
-}
-
-func newReceiver(t *testing.T, answer func(n int) (int, time.Duration)) *receiver {
-	t.Helper()
-	rc := &receiver{answer: answer}
-	rc.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		rc.mu.Lock()
-		rc.got = append(rc.got, received{Header: r.Header.Clone(), Body: body, At: time.Now()})
-		n, answer := len(rc.got), rc.answer
-		rc.mu.Unlock()
-		status, delay := http.StatusOK, time.Duration(0)
-		if answer != nil {
-			status, delay = answer(n)
-		}
-		if delay > 0 {
-			select {
-			case <-time.After(delay):
-			case <-r.Context().Done():
-				return
-			}
-		}
-		w.WriteHeader(status)
-		_, _ = io.WriteString(w, "answer "+strconv.Itoa(n)+": "+http.StatusText(status))
-	}))
-	t.Cleanup(rc.srv.Close)
-	return rc
-}
-
-func (rc *receiver) requests() []received {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	return append([]received(nil), rc.got...)
-}
-
-func (rc *receiver) setAnswer(f func(n int) (int, time.Duration)) {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	rc.answer = f
-}
-
-func always(status int) func(int) (int, time.Duration) {
-	return func(int) (int, time.Duration) { return status, 0 }
-}
-
-// member adds a member with role to the owner's workspace and logs in.
-func (b *bundle) member(t *testing.T, role string) *client.Client {
-	t.Helper()
-	email := role + "-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "@example.com"
-	r := b.dash(t, "POST", "/v1/workspace/members", map[string]string{"email": email, "role": role, "password": "member password 1"})
-	require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
-	c := client.New(b.env.Daemon.URL())
-	require.NoError(t, c.Login(ctx, email, "member password 1"))
-	return c
 }

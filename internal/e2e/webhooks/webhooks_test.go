@@ -35,9 +35,9 @@ type eventBody struct {
 	} `json:"data"`
 }
 
-// verify checks a received request with the published Standard Webhooks
+// verify checks a notifytest.Received request with the published Standard Webhooks
 // library and with our client, and decodes its body.
-func verify(t *testing.T, secret string, r received) eventBody {
+func verify(t *testing.T, secret string, r notifytest.Received) eventBody {
 	t.Helper()
 	wh, err := standardwebhooks.NewWebhook(secret)
 	require.NoError(t, err)
@@ -56,18 +56,18 @@ func verify(t *testing.T, secret string, r received) eventBody {
 func TestEventsDelivered(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	provider := b.smsRoute(t)
-	all := newReceiver(t, always(http.StatusOK))
-	onlyFailed := newReceiver(t, always(http.StatusNoContent))
-	off := newReceiver(t, always(http.StatusOK))
-	hAll, secret := b.createWebhook(t, all.srv.URL+"/hooks", "notification.delivered", "notification.failed", "notification.canceled")
-	hFailed, secretFailed := b.createWebhook(t, onlyFailed.srv.URL, "notification.failed")
-	r := b.dash(t, "POST", "/v1/webhooks", map[string]any{"url": off.srv.URL, "events": []string{"notification.delivered"}, "enabled": false})
+	provider := b.env.SimRoute(t, "sms", "vendora_sms", nil)
+	all := notifytest.NewReceiver(t, notifytest.Always(http.StatusOK))
+	onlyFailed := notifytest.NewReceiver(t, notifytest.Always(http.StatusNoContent))
+	off := notifytest.NewReceiver(t, notifytest.Always(http.StatusOK))
+	hAll, secret := b.createWebhook(t, all.URL+"/hooks", "notification.delivered", "notification.failed", "notification.canceled")
+	hFailed, secretFailed := b.createWebhook(t, onlyFailed.URL, "notification.failed")
+	r := notifytest.Dash(t, b.env.Owner, "POST", "/v1/webhooks", map[string]any{"url": off.URL, "events": []string{"notification.delivered"}, "enabled": false})
 	require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
 
 	sent := b.send(t, "ok", nil)
 	require.Eventually(t, func() bool { return b.status(t, sent) == "sent" }, 20*time.Second, 20*time.Millisecond)
-	b.fault(t, map[string]any{"kind": "vendora_sms", "vendorCode": -301})
+	b.env.Fault(t, map[string]any{"kind": "vendora_sms", "vendorCode": -301})
 	failed := b.send(t, "bad", nil)
 	require.Eventually(t, func() bool { return b.status(t, failed) == "failed" }, 20*time.Second, 20*time.Millisecond)
 	canceled := b.send(t, "later", map[string]any{"scheduledAt": time.Now().Add(time.Hour).UTC().Format(time.RFC3339)})
@@ -76,10 +76,10 @@ func TestEventsDelivered(t *testing.T) {
 	require.Equal(t, http.StatusOK, c.Status, string(c.Body))
 
 	ds := b.waitDeliveries(t, hAll.ID, "three deliveries", finished(3))
-	byType := map[string]received{}
-	require.Eventually(t, func() bool { return len(all.requests()) == 3 }, 5*time.Second, 10*time.Millisecond)
+	byType := map[string]notifytest.Received{}
+	require.Eventually(t, func() bool { return len(all.Requests()) == 3 }, 5*time.Second, 10*time.Millisecond)
 	ids := map[string]bool{}
-	for _, rq := range all.requests() {
+	for _, rq := range all.Requests() {
 		ev := verify(t, secret, rq)
 		byType[ev.Type] = rq
 		ids[rq.Header.Get("webhook-id")] = true
@@ -127,12 +127,12 @@ func TestEventsDelivered(t *testing.T) {
 	fs := b.waitDeliveries(t, hFailed.ID, "one delivery", finished(1))
 	require.Equal(t, "notification.failed", fs[0].EventType)
 	require.Equal(t, failed, fs[0].RequestID)
-	require.Len(t, onlyFailed.requests(), 1)
-	require.Equal(t, failed, verify(t, secretFailed, onlyFailed.requests()[0]).Data.RequestID)
+	require.Len(t, onlyFailed.Requests(), 1)
+	require.Equal(t, failed, verify(t, secretFailed, onlyFailed.Requests()[0]).Data.RequestID)
 	wh, err := standardwebhooks.NewWebhook(secret)
 	require.NoError(t, err)
-	require.Error(t, wh.Verify(onlyFailed.requests()[0].Body, onlyFailed.requests()[0].Header), "another endpoint's secret")
-	require.Empty(t, off.requests())
+	require.Error(t, wh.Verify(onlyFailed.Requests()[0].Body, onlyFailed.Requests()[0].Header), "another endpoint's secret")
+	require.Empty(t, off.Requests())
 }
 
 // A 500 and a timeout are retried on the schedule under the same
@@ -140,8 +140,8 @@ func TestEventsDelivered(t *testing.T) {
 func TestRetriesOn500AndTimeout(t *testing.T) {
 	t.Parallel()
 	b := setup(t, fast(300*time.Millisecond, 50*time.Millisecond, 100*time.Millisecond, 50*time.Millisecond))
-	b.smsRoute(t)
-	rc := newReceiver(t, func(n int) (int, time.Duration) {
+	b.env.SimRoute(t, "sms", "vendora_sms", nil)
+	rc := notifytest.NewReceiver(t, func(n int) (int, time.Duration) {
 		switch n {
 		case 1:
 			return http.StatusInternalServerError, 0
@@ -150,7 +150,7 @@ func TestRetriesOn500AndTimeout(t *testing.T) {
 		}
 		return http.StatusOK, 0
 	})
-	h, secret := b.createWebhook(t, rc.srv.URL, "notification.delivered")
+	h, secret := b.createWebhook(t, rc.URL, "notification.delivered")
 	b.send(t, "ok", nil)
 	ds := b.waitDeliveries(t, h.ID, "delivered", finished(1))
 	d := ds[0]
@@ -171,7 +171,7 @@ func TestRetriesOn500AndTimeout(t *testing.T) {
 	for i, tr := range d.Tries {
 		require.Equal(t, i+1, tr.Attempt)
 	}
-	reqs := rc.requests()
+	reqs := rc.Requests()
 	require.Len(t, reqs, 3)
 	for _, rq := range reqs {
 		require.Equal(t, d.ID, rq.Header.Get("webhook-id"), "stable across retries")
@@ -195,9 +195,9 @@ func TestRetriesOn500AndTimeout(t *testing.T) {
 func TestGiveUpAndRedeliver(t *testing.T) {
 	t.Parallel()
 	b := setup(t, fast(time.Second, 30*time.Millisecond, 30*time.Millisecond))
-	b.smsRoute(t)
-	rc := newReceiver(t, always(http.StatusServiceUnavailable))
-	h, secret := b.createWebhook(t, rc.srv.URL, "notification.delivered")
+	b.env.SimRoute(t, "sms", "vendora_sms", nil)
+	rc := notifytest.NewReceiver(t, notifytest.Always(http.StatusServiceUnavailable))
+	h, secret := b.createWebhook(t, rc.URL, "notification.delivered")
 	b.send(t, "ok", nil)
 	ds := b.waitDeliveries(t, h.ID, "failed", finished(1))
 	d := ds[0]
@@ -208,12 +208,12 @@ func TestGiveUpAndRedeliver(t *testing.T) {
 	require.NotNil(t, d.FinishedAt)
 	require.Equal(t, 503, *d.HTTPStatus)
 	time.Sleep(150 * time.Millisecond)
-	require.Len(t, rc.requests(), 3, "no try after giving up")
+	require.Len(t, rc.Requests(), 3, "no try after giving up")
 	require.Equal(t, 1.0, notifytest.Counter(t, b.env.Daemon.Metrics.Registry, "notifyd_webhook_deliveries_finished_total", map[string]string{"outcome": "failed"}))
 	require.Equal(t, 3.0, notifytest.Counter(t, b.env.Daemon.Metrics.Registry, "notifyd_webhook_tries_total", map[string]string{"result": "5xx"}))
 
-	rc.setAnswer(always(http.StatusOK))
-	r := b.dash(t, "POST", "/v1/webhooks/"+h.ID+"/deliveries/"+d.ID+"/redeliver", nil)
+	rc.SetAnswer(notifytest.Always(http.StatusOK))
+	r := notifytest.Dash(t, b.env.Owner, "POST", "/v1/webhooks/"+h.ID+"/deliveries/"+d.ID+"/redeliver", nil)
 	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
 	var out struct {
 		Delivery deliveryOut `json:"delivery"`
@@ -225,21 +225,21 @@ func TestGiveUpAndRedeliver(t *testing.T) {
 	require.Equal(t, "delivered", ds[0].Status)
 	require.Equal(t, 4, ds[0].Attempt)
 	require.Len(t, ds[0].Tries, 4)
-	reqs := rc.requests()
+	reqs := rc.Requests()
 	require.Len(t, reqs, 4)
 	require.Equal(t, d.ID, reqs[3].Header.Get("webhook-id"))
 	require.Equal(t, string(reqs[0].Body), string(reqs[3].Body), "the same body")
 	verify(t, secret, reqs[3])
 
 	// Unknown deliveries and other webhooks' deliveries: 404.
-	other, _ := b.createWebhook(t, rc.srv.URL, "notification.failed")
-	problem(t, b.dash(t, "POST", "/v1/webhooks/"+other.ID+"/deliveries/"+d.ID+"/redeliver", nil), 404, "SVC-40400")
-	problem(t, b.dash(t, "POST", "/v1/webhooks/"+h.ID+"/deliveries/"+zeroID+"/redeliver", nil), 404, "SVC-40400")
-	problem(t, b.dash(t, "POST", "/v1/webhooks/"+h.ID+"/deliveries/nope/redeliver", nil), 404, "SVC-40400")
+	other, _ := b.createWebhook(t, rc.URL, "notification.failed")
+	notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "POST", "/v1/webhooks/"+other.ID+"/deliveries/"+d.ID+"/redeliver", nil), 404, "SVC-40400")
+	notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "POST", "/v1/webhooks/"+h.ID+"/deliveries/"+zeroID+"/redeliver", nil), 404, "SVC-40400")
+	notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "POST", "/v1/webhooks/"+h.ID+"/deliveries/nope/redeliver", nil), 404, "SVC-40400")
 	// A disabled webhook is not redelivered to.
-	r = b.dash(t, "PATCH", "/v1/webhooks/"+h.ID, map[string]any{"enabled": false})
+	r = notifytest.Dash(t, b.env.Owner, "PATCH", "/v1/webhooks/"+h.ID, map[string]any{"enabled": false})
 	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
-	problem(t, b.dash(t, "POST", "/v1/webhooks/"+h.ID+"/deliveries/"+d.ID+"/redeliver", nil), 409, "SVC-40900")
+	notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "POST", "/v1/webhooks/"+h.ID+"/deliveries/"+d.ID+"/redeliver", nil), 409, "SVC-40900")
 }
 
 const zeroID = "00000000-0000-7000-8000-000000000000"
@@ -252,13 +252,13 @@ func TestRotationOverlap(t *testing.T) {
 	// within it.
 	const overlap = 4 * time.Second
 	b := setup(t, func(c *config.Config) { c.WebhookSecretOverlap = overlap })
-	b.smsRoute(t)
-	rc := newReceiver(t, always(http.StatusOK))
-	h, oldSecret := b.createWebhook(t, rc.srv.URL, "notification.delivered")
+	b.env.SimRoute(t, "sms", "vendora_sms", nil)
+	rc := notifytest.NewReceiver(t, notifytest.Always(http.StatusOK))
+	h, oldSecret := b.createWebhook(t, rc.URL, "notification.delivered")
 
 	// The server rotates between these two instants.
 	before := time.Now()
-	r := b.dash(t, "POST", "/v1/webhooks/"+h.ID+"/rotate-secret", nil)
+	r := notifytest.Dash(t, b.env.Owner, "POST", "/v1/webhooks/"+h.ID+"/rotate-secret", nil)
 	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
 	rotated := time.Now()
 	var out struct {
@@ -270,8 +270,8 @@ func TestRotationOverlap(t *testing.T) {
 	require.NotEqual(t, oldSecret, newSecret)
 
 	b.send(t, "during", nil)
-	require.Eventually(t, func() bool { return len(rc.requests()) == 1 }, 20*time.Second, 10*time.Millisecond)
-	during := rc.requests()[0]
+	require.Eventually(t, func() bool { return len(rc.Requests()) == 1 }, 20*time.Second, 10*time.Millisecond)
+	during := rc.Requests()[0]
 	require.Less(t, during.At.Sub(before), overlap, "the test machine was too slow to observe the overlap")
 	require.Len(t, strings.Fields(during.Header.Get("webhook-signature")), 2)
 	verify(t, newSecret, during)
@@ -279,8 +279,8 @@ func TestRotationOverlap(t *testing.T) {
 
 	time.Sleep(time.Until(rotated.Add(overlap + 100*time.Millisecond)))
 	b.send(t, "after", nil)
-	require.Eventually(t, func() bool { return len(rc.requests()) == 2 }, 20*time.Second, 10*time.Millisecond)
-	after := rc.requests()[1]
+	require.Eventually(t, func() bool { return len(rc.Requests()) == 2 }, 20*time.Second, 10*time.Millisecond)
+	after := rc.Requests()[1]
 	require.Len(t, strings.Fields(after.Header.Get("webhook-signature")), 1)
 	verify(t, newSecret, after)
 	old, err := standardwebhooks.NewWebhook(oldSecret)
@@ -309,7 +309,7 @@ func TestCRUD(t *testing.T) {
 	require.NotEmpty(t, h.CreatedAt)
 	require.Equal(t, h.CreatedAt, h.UpdatedAt)
 
-	r := b.dash(t, "GET", "/v1/webhooks", nil)
+	r := notifytest.Dash(t, b.env.Owner, "GET", "/v1/webhooks", nil)
 	require.Equal(t, http.StatusOK, r.Status)
 	require.NotContains(t, string(r.Body), "whsec_", "secrets are never listed")
 	var list struct {
@@ -333,16 +333,16 @@ func TestCRUD(t *testing.T) {
 		"enabled null":  `{"url":"https://a.example","events":["notification.failed"],"enabled":null}`,
 		"enabled type":  `{"url":"https://a.example","events":["notification.failed"],"enabled":"yes"}`,
 	} {
-		p := problem(t, b.dash(t, "POST", "/v1/webhooks", []byte(body)), 400, "SVC-40000")
+		p := notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "POST", "/v1/webhooks", []byte(body)), 400, "SVC-40000")
 		require.NotEmpty(t, p.Detail, name)
 	}
-	p := problem(t, b.dash(t, "POST", "/v1/webhooks", []byte(`{"url":"https://a.example","events":[]}`)), 400, "SVC-40000")
+	p := notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "POST", "/v1/webhooks", []byte(`{"url":"https://a.example","events":[]}`)), 400, "SVC-40000")
 	require.Equal(t, "events must hold at least one event", p.Detail)
-	p = problem(t, b.dash(t, "POST", "/v1/webhooks", []byte(`{"url":"https://a.example","events":["x"]}`)), 400, "SVC-40000")
+	p = notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "POST", "/v1/webhooks", []byte(`{"url":"https://a.example","events":["x"]}`)), 400, "SVC-40000")
 	require.Equal(t, "events must be among notification.delivered, notification.failed, notification.canceled", p.Detail)
 
 	// Update: partial; bad values change nothing.
-	r = b.dash(t, "PATCH", "/v1/webhooks/"+h.ID, map[string]any{"events": []string{"notification.failed", "notification.canceled"}, "enabled": false})
+	r = notifytest.Dash(t, b.env.Owner, "PATCH", "/v1/webhooks/"+h.ID, map[string]any{"events": []string{"notification.failed", "notification.canceled"}, "enabled": false})
 	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
 	var up struct {
 		Webhook webhookOut `json:"webhook"`
@@ -353,13 +353,13 @@ func TestCRUD(t *testing.T) {
 	require.Equal(t, h.URL, up.Webhook.URL)
 	require.Equal(t, h.CreatedAt, up.Webhook.CreatedAt)
 	for _, body := range []string{`{"events":[]}`, `{"url":"gopher://x"}`, `{"url":null}`, `{"events":["nope"]}`, `{"id":"x"}`} {
-		problem(t, b.dash(t, "PATCH", "/v1/webhooks/"+h.ID, []byte(body)), 400, "SVC-40000")
+		notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "PATCH", "/v1/webhooks/"+h.ID, []byte(body)), 400, "SVC-40000")
 	}
-	r = b.dash(t, "GET", "/v1/webhooks", nil)
+	r = notifytest.Dash(t, b.env.Owner, "GET", "/v1/webhooks", nil)
 	require.NoError(t, r.Decode(&list))
 	require.Equal(t, []webhookOut{up.Webhook}, list.Webhooks)
 
-	r = b.dash(t, "POST", "/v1/webhooks/"+h.ID+"/rotate-secret", nil)
+	r = notifytest.Dash(t, b.env.Owner, "POST", "/v1/webhooks/"+h.ID+"/rotate-secret", nil)
 	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
 	require.Contains(t, string(r.Body), `"secret":"whsec_`)
 
@@ -369,10 +369,10 @@ func TestCRUD(t *testing.T) {
 	require.Nil(t, page.Cursor)
 	require.False(t, page.HasNext)
 	for _, q := range []string{"?limit=0", "?limit=201", "?limit=x", "?cursor=not-a-cursor!"} {
-		problem(t, b.dash(t, "GET", "/v1/webhooks/"+h.ID+"/deliveries"+q, nil), 400, "SVC-40000")
+		notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "GET", "/v1/webhooks/"+h.ID+"/deliveries"+q, nil), 400, "SVC-40000")
 	}
 
-	r = b.dash(t, "DELETE", "/v1/webhooks/"+h.ID, nil)
+	r = notifytest.Dash(t, b.env.Owner, "DELETE", "/v1/webhooks/"+h.ID, nil)
 	require.Equal(t, http.StatusNoContent, r.Status, string(r.Body))
 	for _, rq := range []struct{ method, path string }{
 		{"PATCH", "/v1/webhooks/" + h.ID}, {"DELETE", "/v1/webhooks/" + h.ID},
@@ -383,14 +383,14 @@ func TestCRUD(t *testing.T) {
 		if rq.method == "PATCH" {
 			body = map[string]any{"enabled": true}
 		}
-		problem(t, b.dash(t, rq.method, rq.path, body), 404, "SVC-40400")
+		notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, rq.method, rq.path, body), 404, "SVC-40400")
 	}
-	r = b.dash(t, "GET", "/v1/webhooks", nil)
+	r = notifytest.Dash(t, b.env.Owner, "GET", "/v1/webhooks", nil)
 	require.NoError(t, r.Decode(&list))
 	require.Empty(t, list.Webhooks)
 
 	// One audit entry per change, none for refused input.
-	r = b.dash(t, "GET", "/v1/audit-logs?targetType=webhook", nil)
+	r = notifytest.Dash(t, b.env.Owner, "GET", "/v1/audit-logs?targetType=webhook", nil)
 	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
 	var logs auditOut
 	require.NoError(t, r.Decode(&logs))
@@ -409,15 +409,15 @@ func TestRoles(t *testing.T) {
 	b := setup(t)
 	h, _ := b.createWebhook(t, "https://hooks.example.com/a", "notification.failed")
 	for _, role := range []string{"admin", "operator", "viewer"} {
-		c := b.member(t, role)
-		r := dashAs(t, c, "GET", "/v1/webhooks", nil)
+		c := b.env.Member(t, role)
+		r := notifytest.Dash(t, c, "GET", "/v1/webhooks", nil)
 		require.Equal(t, http.StatusOK, r.Status, role)
-		r = dashAs(t, c, "GET", "/v1/webhooks/"+h.ID+"/deliveries", nil)
+		r = notifytest.Dash(t, c, "GET", "/v1/webhooks/"+h.ID+"/deliveries", nil)
 		require.Equal(t, http.StatusOK, r.Status, role)
-		create := dashAs(t, c, "POST", "/v1/webhooks", map[string]any{"url": "https://hooks.example.com/" + role, "events": []string{"notification.failed"}})
-		patch := dashAs(t, c, "PATCH", "/v1/webhooks/"+h.ID, map[string]any{"enabled": true})
-		rotate := dashAs(t, c, "POST", "/v1/webhooks/"+h.ID+"/rotate-secret", nil)
-		redeliver := dashAs(t, c, "POST", "/v1/webhooks/"+h.ID+"/deliveries/"+zeroID+"/redeliver", nil)
+		create := notifytest.Dash(t, c, "POST", "/v1/webhooks", map[string]any{"url": "https://hooks.example.com/" + role, "events": []string{"notification.failed"}})
+		patch := notifytest.Dash(t, c, "PATCH", "/v1/webhooks/"+h.ID, map[string]any{"enabled": true})
+		rotate := notifytest.Dash(t, c, "POST", "/v1/webhooks/"+h.ID+"/rotate-secret", nil)
+		redeliver := notifytest.Dash(t, c, "POST", "/v1/webhooks/"+h.ID+"/deliveries/"+zeroID+"/redeliver", nil)
 		if role == "admin" {
 			require.Equal(t, http.StatusCreated, create.Status, string(create.Body))
 			require.Equal(t, http.StatusOK, patch.Status, string(patch.Body))
@@ -425,11 +425,11 @@ func TestRoles(t *testing.T) {
 			require.Equal(t, http.StatusNotFound, redeliver.Status, string(redeliver.Body))
 			continue
 		}
-		for _, r := range []*client.Response{create, patch, rotate, redeliver, dashAs(t, c, "DELETE", "/v1/webhooks/"+h.ID, nil)} {
-			problem(t, r, 403, "SVC-40300")
+		for _, r := range []*client.Response{create, patch, rotate, redeliver, notifytest.Dash(t, c, "DELETE", "/v1/webhooks/"+h.ID, nil)} {
+			notifytest.RequireProblem(t, r, 403, "SVC-40300")
 		}
 	}
-	r := b.dash(t, "GET", "/v1/webhooks", nil)
+	r := notifytest.Dash(t, b.env.Owner, "GET", "/v1/webhooks", nil)
 	var list struct {
 		Webhooks []webhookOut `json:"webhooks"`
 	}
@@ -442,9 +442,9 @@ func TestRoles(t *testing.T) {
 func TestWorkspaceIsolation(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.smsRoute(t)
-	rc := newReceiver(t, always(http.StatusOK))
-	h, _ := b.createWebhook(t, rc.srv.URL, "notification.delivered")
+	b.env.SimRoute(t, "sms", "vendora_sms", nil)
+	rc := notifytest.NewReceiver(t, notifytest.Always(http.StatusOK))
+	h, _ := b.createWebhook(t, rc.URL, "notification.delivered")
 	b.send(t, "ok", nil)
 	ds := b.waitDeliveries(t, h.ID, "delivered", finished(1))
 
@@ -458,13 +458,13 @@ func TestWorkspaceIsolation(t *testing.T) {
 		if rq.method == "PATCH" {
 			body = map[string]any{"enabled": false}
 		}
-		problem(t, dashAs(t, other, rq.method, rq.path, body), 404, "SVC-40400")
+		notifytest.RequireProblem(t, notifytest.Dash(t, other, rq.method, rq.path, body), 404, "SVC-40400")
 	}
-	r := dashAs(t, other, "GET", "/v1/webhooks", nil)
+	r := notifytest.Dash(t, other, "GET", "/v1/webhooks", nil)
 	require.Equal(t, http.StatusOK, r.Status)
 	require.JSONEq(t, `{"webhooks":[]}`, string(r.Body))
 	// Still there and unchanged for its owner.
-	r = b.dash(t, "GET", "/v1/webhooks", nil)
+	r = notifytest.Dash(t, b.env.Owner, "GET", "/v1/webhooks", nil)
 	var list struct {
 		Webhooks []webhookOut `json:"webhooks"`
 	}
@@ -472,12 +472,12 @@ func TestWorkspaceIsolation(t *testing.T) {
 	require.Equal(t, []webhookOut{h}, list.Webhooks)
 
 	// The other workspace's own webhook gets none of our events.
-	rc2 := newReceiver(t, always(http.StatusOK))
-	r = dashAs(t, other, "POST", "/v1/webhooks", map[string]any{"url": rc2.srv.URL, "events": []string{"notification.delivered"}})
+	rc2 := notifytest.NewReceiver(t, notifytest.Always(http.StatusOK))
+	r = notifytest.Dash(t, other, "POST", "/v1/webhooks", map[string]any{"url": rc2.URL, "events": []string{"notification.delivered"}})
 	require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
 	b.send(t, "again", nil)
 	b.waitDeliveries(t, h.ID, "second delivery", finished(2))
-	require.Empty(t, rc2.requests())
+	require.Empty(t, rc2.Requests())
 }
 
 // Without NOTIFYD_ALLOW_PRIVATE_TARGETS only https URLs are accepted, and
@@ -485,7 +485,7 @@ func TestWorkspaceIsolation(t *testing.T) {
 func TestPrivateTargetsRefused(t *testing.T) {
 	t.Parallel()
 	b := setup(t, func(c *config.Config) { c.AllowPrivateTargets = false }, fast(time.Second))
-	p := problem(t, b.dash(t, "POST", "/v1/webhooks", map[string]any{"url": "http://hooks.example.com/x", "events": []string{"notification.failed"}}), 400, "SVC-40000")
+	p := notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "POST", "/v1/webhooks", map[string]any{"url": "http://hooks.example.com/x", "events": []string{"notification.failed"}}), 400, "SVC-40000")
 	require.Equal(t, "url must be an absolute https URL", p.Detail)
 	h, _ := b.createWebhook(t, "https://127.0.0.1:1/hook", "notification.failed")
 	// No route: the request fails, which is an event.
@@ -500,9 +500,9 @@ func TestPrivateTargetsRefused(t *testing.T) {
 func TestDeliveriesPaging(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.smsRoute(t)
-	rc := newReceiver(t, always(http.StatusOK))
-	h, _ := b.createWebhook(t, rc.srv.URL, "notification.delivered")
+	b.env.SimRoute(t, "sms", "vendora_sms", nil)
+	rc := notifytest.NewReceiver(t, notifytest.Always(http.StatusOK))
+	h, _ := b.createWebhook(t, rc.URL, "notification.delivered")
 	for i := range 3 {
 		b.send(t, "m"+strconv.Itoa(i), nil)
 	}
@@ -536,9 +536,9 @@ func TestDeliveriesPaging(t *testing.T) {
 func TestRedirectAndDisable(t *testing.T) {
 	t.Parallel()
 	b := setup(t, fast(time.Second, 50*time.Millisecond, 2*time.Second))
-	b.smsRoute(t)
-	target := newReceiver(t, always(http.StatusOK))
-	redirecting := httptest.NewServer(http.RedirectHandler(target.srv.URL, http.StatusFound))
+	b.env.SimRoute(t, "sms", "vendora_sms", nil)
+	target := notifytest.NewReceiver(t, notifytest.Always(http.StatusOK))
+	redirecting := httptest.NewServer(http.RedirectHandler(target.URL, http.StatusFound))
 	t.Cleanup(redirecting.Close)
 	h, _ := b.createWebhook(t, redirecting.URL, "notification.delivered")
 	b.send(t, "ok", nil)
@@ -547,9 +547,9 @@ func TestRedirectAndDisable(t *testing.T) {
 	require.NotNil(t, ds[0].NextRetryAt)
 	require.Equal(t, 302, *ds[0].HTTPStatus)
 	require.Equal(t, "HTTP 302", *ds[0].Error)
-	require.Empty(t, target.requests())
+	require.Empty(t, target.Requests())
 
-	r := b.dash(t, "PATCH", "/v1/webhooks/"+h.ID, map[string]any{"enabled": false})
+	r := notifytest.Dash(t, b.env.Owner, "PATCH", "/v1/webhooks/"+h.ID, map[string]any{"enabled": false})
 	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
 	ds = b.waitDeliveries(t, h.ID, "ended", finished(1))
 	require.Equal(t, "failed", ds[0].Status)
@@ -564,8 +564,8 @@ func TestGetOne(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	h, _ := b.createWebhook(t, "https://hooks.example.com/one", "notification.failed")
-	for _, c := range []*client.Client{b.env.Owner, b.member(t, "viewer")} {
-		r := dashAs(t, c, "GET", "/v1/webhooks/"+h.ID, nil)
+	for _, c := range []*client.Client{b.env.Owner, b.env.Member(t, "viewer")} {
+		r := notifytest.Dash(t, c, "GET", "/v1/webhooks/"+h.ID, nil)
 		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
 		require.NotContains(t, string(r.Body), "whsec_")
 		var out struct {
@@ -575,7 +575,7 @@ func TestGetOne(t *testing.T) {
 		require.Equal(t, h, out.Webhook)
 	}
 	other, _ := b.env.NewWorkspace(t, "Other", "other@example.com")
-	problem(t, dashAs(t, other, "GET", "/v1/webhooks/"+h.ID, nil), 404, "SVC-40400")
-	problem(t, b.dash(t, "GET", "/v1/webhooks/"+zeroID, nil), 404, "SVC-40400")
-	problem(t, b.dash(t, "GET", "/v1/webhooks/not-a-uuid", nil), 404, "SVC-40400")
+	notifytest.RequireProblem(t, notifytest.Dash(t, other, "GET", "/v1/webhooks/"+h.ID, nil), 404, "SVC-40400")
+	notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "GET", "/v1/webhooks/"+zeroID, nil), 404, "SVC-40400")
+	notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "GET", "/v1/webhooks/not-a-uuid", nil), 404, "SVC-40400")
 }

@@ -18,7 +18,15 @@ func newCampaign(ws string, at time.Time) *notify.Campaign {
 		Subject: "s", ContentText: "t", IsAdvertisement: true, IncludeUnsubscribe: true, CreatedAt: at, UpdatedAt: at}
 }
 
-func testCampaigns(t *testing.T, db *store.DB) {
+// campaignSet is two campaigns of one workspace and one of another.
+type campaignSet struct {
+	ws1, ws2 string
+	a, b     *notify.Campaign // of ws1; a scheduled with every optional field, b a later draft
+	other    *notify.Campaign // of ws2
+}
+
+func campaignFixture(t *testing.T, db *store.DB) *campaignSet {
+	t.Helper()
 	ws1, ws2 := Workspace(t, db), Workspace(t, db)
 	a, b := newCampaign(ws1, t0), newCampaign(ws1, t0.Add(time.Millisecond))
 	sched := t0.Add(time.Hour)
@@ -30,64 +38,128 @@ func testCampaigns(t *testing.T, db *store.DB) {
 		}
 		return nil
 	})
+	return &campaignSet{ws1: ws1, ws2: ws2, a: a, b: b, other: other}
+}
+
+// campaignStarted is when startCampaign starts a campaign.
+var campaignStarted = t0.Add(2 * time.Hour)
+
+// startCampaign stores c as sending since campaignStarted, with its
+// fan-out job and without its schedule and filter.
+func startCampaign(t *testing.T, db *store.DB, c *notify.Campaign) {
+	t.Helper()
+	started := campaignStarted
+	c.Status, c.StartedAt, c.FanoutRef, c.ScheduledAt, c.AudienceFilter = notify.CampaignSending, &started, 42, nil, ""
+	c.UpdatedAt = started
+	update(t, db, func(ctx context.Context, tx notify.Tx) error { return tx.UpdateCampaign(ctx, c) })
+}
+
+func testCampaigns(t *testing.T, open Opener) {
+	runVerbs(t, open, []verb{
+		{"FindCampaign", testFindCampaign, perWorkspace},
+		{"FindCampaigns", testFindCampaigns, perWorkspace},
+		{"UpdateCampaign", testUpdateCampaign, perWorkspace},
+		{"MoveCampaign", testMoveCampaign, perWorkspace},
+		{"SetCampaignProgress", testSetCampaignProgress, perWorkspace},
+		{"DeleteCampaign", testDeleteCampaign, perWorkspace},
+	})
+}
+
+func testFindCampaign(t *testing.T, db *store.DB) {
+	s := campaignFixture(t, db)
 	view(t, db, func(ctx context.Context, tx notify.Tx) error {
-		got, err := tx.FindCampaign(ctx, ws1, a.ID)
+		got, err := tx.FindCampaign(ctx, s.ws1, s.a.ID)
 		require.NoError(t, err)
-		require.Equal(t, a, got)
-		_, err = tx.FindCampaign(ctx, ws2, a.ID)
+		require.Equal(t, s.a, got)
+		_, err = tx.FindCampaign(ctx, s.ws2, s.a.ID)
 		require.ErrorIs(t, err, notify.ErrNotFound, "other workspace")
-		cs, total, err := tx.FindCampaigns(ctx, ws1, "", 1, 0)
+		return nil
+	})
+}
+
+func testFindCampaigns(t *testing.T, db *store.DB) {
+	s := campaignFixture(t, db)
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		cs, total, err := tx.FindCampaigns(ctx, s.ws1, "", 1, 0)
 		require.NoError(t, err)
 		require.Equal(t, 2, total)
-		require.Equal(t, b.ID, cs[0].ID, "newest first")
-		cs, _, err = tx.FindCampaigns(ctx, ws1, "", 10, 1)
+		require.Equal(t, s.b.ID, cs[0].ID, "newest first")
+		cs, _, err = tx.FindCampaigns(ctx, s.ws1, "", 10, 1)
 		require.NoError(t, err)
-		require.Equal(t, a.ID, cs[0].ID)
-		cs, total, err = tx.FindCampaigns(ctx, ws1, notify.CampaignSent, 10, 0)
+		require.Equal(t, s.a.ID, cs[0].ID)
+		cs, total, err = tx.FindCampaigns(ctx, s.ws1, notify.CampaignSent, 10, 0)
 		require.NoError(t, err)
 		require.Equal(t, 0, total)
 		require.Empty(t, cs)
 		return nil
 	})
+}
+
+func testUpdateCampaign(t *testing.T, db *store.DB) {
+	s := campaignFixture(t, db)
+	startCampaign(t, db, s.a)
 	update(t, db, func(ctx context.Context, tx notify.Tx) error {
-		started := t0.Add(2 * time.Hour)
-		a.Status, a.StartedAt, a.FanoutRef, a.ScheduledAt, a.AudienceFilter = notify.CampaignSending, &started, 42, nil, ""
-		a.UpdatedAt = started
-		require.NoError(t, tx.UpdateCampaign(ctx, a))
-		ok, err := tx.MoveCampaign(ctx, ws1, b.ID, []notify.CampaignStatus{notify.CampaignScheduled, notify.CampaignSending}, notify.CampaignCanceled, t0)
-		require.NoError(t, err)
-		require.False(t, ok, "a draft is neither")
-		ok, err = tx.MoveCampaign(ctx, ws2, a.ID, []notify.CampaignStatus{notify.CampaignSending}, notify.CampaignCanceled, t0)
-		require.NoError(t, err)
-		require.False(t, ok, "other workspace")
-		ok, err = tx.MoveCampaign(ctx, ws1, a.ID, []notify.CampaignStatus{notify.CampaignSending}, notify.CampaignSending, started)
-		require.NoError(t, err)
-		require.True(t, ok)
-		require.NoError(t, tx.SetCampaignProgress(ctx, ws1, a.ID, 10, 3, 1, started))
-		require.NoError(t, tx.SetCampaignProgress(ctx, ws1, a.ID, 11, 2, 0, started))
-		require.ErrorIs(t, tx.SetCampaignProgress(ctx, ws2, a.ID, 1, 1, 1, started), notify.ErrNotFound)
-		require.ErrorIs(t, tx.UpdateCampaign(ctx, other2(other, ws1)), notify.ErrNotFound)
+		require.ErrorIs(t, tx.UpdateCampaign(ctx, other2(s.other, s.ws1)), notify.ErrNotFound)
 		return nil
 	})
 	view(t, db, func(ctx context.Context, tx notify.Tx) error {
-		got, err := tx.FindCampaign(ctx, ws1, a.ID)
+		got, err := tx.FindCampaign(ctx, s.ws1, s.a.ID)
 		require.NoError(t, err)
 		require.Equal(t, notify.CampaignSending, got.Status)
 		require.Equal(t, int64(42), got.FanoutRef)
 		require.Nil(t, got.ScheduledAt)
 		require.Empty(t, got.AudienceFilter)
+		return nil
+	})
+}
+
+func testMoveCampaign(t *testing.T, db *store.DB) {
+	s := campaignFixture(t, db)
+	startCampaign(t, db, s.a)
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		ok, err := tx.MoveCampaign(ctx, s.ws1, s.b.ID, []notify.CampaignStatus{notify.CampaignScheduled, notify.CampaignSending}, notify.CampaignCanceled, t0)
+		require.NoError(t, err)
+		require.False(t, ok, "a draft is neither")
+		ok, err = tx.MoveCampaign(ctx, s.ws2, s.a.ID, []notify.CampaignStatus{notify.CampaignSending}, notify.CampaignCanceled, t0)
+		require.NoError(t, err)
+		require.False(t, ok, "other workspace")
+		ok, err = tx.MoveCampaign(ctx, s.ws1, s.a.ID, []notify.CampaignStatus{notify.CampaignSending}, notify.CampaignSending, campaignStarted)
+		require.NoError(t, err)
+		require.True(t, ok)
+		return nil
+	})
+}
+
+// testSetCampaignProgress: the total is set, the queued and failed counts
+// are added to.
+func testSetCampaignProgress(t *testing.T, db *store.DB) {
+	s := campaignFixture(t, db)
+	startCampaign(t, db, s.a)
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		require.NoError(t, tx.SetCampaignProgress(ctx, s.ws1, s.a.ID, 10, 3, 1, campaignStarted))
+		require.NoError(t, tx.SetCampaignProgress(ctx, s.ws1, s.a.ID, 11, 2, 0, campaignStarted))
+		require.ErrorIs(t, tx.SetCampaignProgress(ctx, s.ws2, s.a.ID, 1, 1, 1, campaignStarted), notify.ErrNotFound)
+		return nil
+	})
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		got, err := tx.FindCampaign(ctx, s.ws1, s.a.ID)
+		require.NoError(t, err)
 		require.Equal(t, []int{11, 5, 1}, []int{got.TotalRecipients, got.QueuedCount, got.FailedCount})
 		return nil
 	})
+}
+
+func testDeleteCampaign(t *testing.T, db *store.DB) {
+	s := campaignFixture(t, db)
 	update(t, db, func(ctx context.Context, tx notify.Tx) error {
-		require.ErrorIs(t, tx.DeleteCampaign(ctx, ws2, a.ID), notify.ErrNotFound)
-		require.NoError(t, tx.AddCampaignRecipients(ctx, b.ID, []notify.CampaignRecipient{{SubscriberID: id(), RequestID: id()}}))
-		return tx.DeleteCampaign(ctx, ws1, b.ID)
+		require.ErrorIs(t, tx.DeleteCampaign(ctx, s.ws2, s.a.ID), notify.ErrNotFound)
+		require.NoError(t, tx.AddCampaignRecipients(ctx, s.b.ID, []notify.CampaignRecipient{{SubscriberID: id(), RequestID: id()}}))
+		return tx.DeleteCampaign(ctx, s.ws1, s.b.ID)
 	})
 	view(t, db, func(ctx context.Context, tx notify.Tx) error {
-		_, err := tx.FindCampaign(ctx, ws1, b.ID)
+		_, err := tx.FindCampaign(ctx, s.ws1, s.b.ID)
 		require.ErrorIs(t, err, notify.ErrNotFound)
-		n, err := tx.CountCampaignRecipients(ctx, b.ID)
+		n, err := tx.CountCampaignRecipients(ctx, s.b.ID)
 		require.NoError(t, err)
 		require.Equal(t, 0, n, "recipients go with their campaign")
 		return nil
@@ -101,7 +173,17 @@ func other2(c *notify.Campaign, ws string) *notify.Campaign {
 	return &x
 }
 
-func testCampaignFanout(t *testing.T, db *store.DB) {
+// fanoutSet is a campaign of ws and its would-be audience: seven email
+// subscribers, two not subscribed and one suppressed, and a subscriber of
+// another workspace at the first one's address.
+type fanoutSet struct {
+	ws, ws2 string
+	subs    []*notify.Subscriber
+	c       *notify.Campaign
+}
+
+func fanoutFixture(t *testing.T, db *store.DB) *fanoutSet {
+	t.Helper()
 	ws, ws2 := Workspace(t, db), Workspace(t, db)
 	var subs []*notify.Subscriber
 	for i := 0; i < 7; i++ {
@@ -120,26 +202,73 @@ func testCampaignFanout(t *testing.T, db *store.DB) {
 		require.NoError(t, tx.PutSuppression(ctx, ws, "u4@example.com", notify.SuppressComplaint, t0))
 		return tx.CreateCampaign(ctx, c)
 	})
+	return &fanoutSet{ws: ws, ws2: ws2, subs: subs, c: c}
+}
+
+// fanoutRequests accepts requests of the campaign to its first three
+// subscribers and marks the first sent.
+func fanoutRequests(t *testing.T, db *store.DB, s *fanoutSet) []*notify.Accept {
+	t.Helper()
+	var accs []*notify.Accept
+	for i := 0; i < 3; i++ {
+		r := newRequest(s.ws, "")
+		r.Channel, r.Source, r.CampaignID, r.RecipientAddress = notify.ChannelEmail, notify.SourceCampaign, s.c.ID, s.subs[i].Address
+		accs = append(accs, &notify.Accept{Request: r, MaxAttempts: 3})
+	}
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		require.NoError(t, tx.AcceptRequests(ctx, accs, t0))
+		accs[0].Request.Status = notify.StatusSent
+		return tx.UpdateRequest(ctx, accs[0].Request)
+	})
+	return accs
+}
+
+func testCampaignFanout(t *testing.T, open Opener) {
+	runVerbs(t, open, []verb{
+		{"CountAudience", testCountAudience, perWorkspace},
+		{"FindFanoutPage", testFindFanoutPage, perWorkspace},
+		{"AddCampaignRecipients", testAddCampaignRecipients, perWorkspace},
+		{"CampaignRequestCounts", testCampaignRequestCounts, perWorkspace},
+		{"CancelCampaignRequests", testCancelCampaignRequests, perWorkspace},
+		{"ScheduleFanout", testScheduleFanout, perWorkspace},
+	})
+}
+
+func testCountAudience(t *testing.T, db *store.DB) {
+	s := fanoutFixture(t, db)
 	even := &notify.Audience{Conds: map[string]string{"even": "true"}}
 	view(t, db, func(ctx context.Context, tx notify.Tx) error {
 		for _, tc := range []struct {
 			aud  *notify.Audience
 			want int
 		}{{nil, 4}, {even, 2}, {&notify.Audience{Never: true, Conds: map[string]string{"even": "true"}}, 0}} {
-			n, err := tx.CountAudience(ctx, ws, notify.ChannelEmail, tc.aud, "")
+			n, err := tx.CountAudience(ctx, s.ws, notify.ChannelEmail, tc.aud, "")
 			require.NoError(t, err)
 			require.Equal(t, tc.want, n, "subscribed, not suppressed, matching")
 		}
-		page, err := tx.FindFanoutPage(ctx, ws, c.ID, notify.ChannelEmail, "", 3)
+		return nil
+	})
+}
+
+func testFindFanoutPage(t *testing.T, db *store.DB) {
+	s := fanoutFixture(t, db)
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		page, err := tx.FindFanoutPage(ctx, s.ws, s.c.ID, notify.ChannelEmail, "", 3)
 		require.NoError(t, err)
 		require.Len(t, page, 3)
 		require.Less(t, page[0].ID, page[1].ID, "by id")
-		rest, err := tx.FindFanoutPage(ctx, ws, c.ID, notify.ChannelEmail, page[2].ID, 3)
+		rest, err := tx.FindFanoutPage(ctx, s.ws, s.c.ID, notify.ChannelEmail, page[2].ID, 3)
 		require.NoError(t, err)
 		require.Len(t, rest, 1)
 		return nil
 	})
-	// Recorded recipients leave the page and the remaining count.
+}
+
+// testAddCampaignRecipients: recorded recipients leave the page and the
+// remaining count; a conflicting insert records none of its rows.
+func testAddCampaignRecipients(t *testing.T, db *store.DB) {
+	s := fanoutFixture(t, db)
+	c, subs := s.c, s.subs
 	update(t, db, func(ctx context.Context, tx notify.Tx) error {
 		return tx.AddCampaignRecipients(ctx, c.ID, []notify.CampaignRecipient{{SubscriberID: subs[0].ID, RequestID: id()},
 			{SubscriberID: subs[1].ID}})
@@ -151,34 +280,36 @@ func testCampaignFanout(t *testing.T, db *store.DB) {
 		n, err := tx.CountCampaignRecipients(ctx, c.ID)
 		require.NoError(t, err)
 		require.Equal(t, 2, n, "the conflicting insert left nothing")
-		n, err = tx.CountAudience(ctx, ws, notify.ChannelEmail, nil, c.ID)
+		n, err = tx.CountAudience(ctx, s.ws, notify.ChannelEmail, nil, c.ID)
 		require.NoError(t, err)
 		require.Equal(t, 2, n)
-		page, err := tx.FindFanoutPage(ctx, ws, c.ID, notify.ChannelEmail, "", 10)
+		page, err := tx.FindFanoutPage(ctx, s.ws, c.ID, notify.ChannelEmail, "", 10)
 		require.NoError(t, err)
 		require.Equal(t, []string{subs[2].ID, subs[3].ID}, []string{page[0].ID, page[1].ID})
 		return nil
 	})
+}
 
-	// Requests of the campaign: counts per status and the bulk cancel.
-	var accs []*notify.Accept
-	for i := 0; i < 3; i++ {
-		r := newRequest(ws, "")
-		r.Channel, r.Source, r.CampaignID, r.RecipientAddress = notify.ChannelEmail, notify.SourceCampaign, c.ID, subs[i].Address
-		accs = append(accs, &notify.Accept{Request: r, MaxAttempts: 3})
-	}
-	update(t, db, func(ctx context.Context, tx notify.Tx) error {
-		require.NoError(t, tx.AcceptRequests(ctx, accs, t0))
-		accs[0].Request.Status = notify.StatusSent
-		return tx.UpdateRequest(ctx, accs[0].Request)
-	})
-	ctx := context.Background()
-	var canceled int
-	update(t, db, func(ctx context.Context, tx notify.Tx) error {
-		counts, err := tx.CampaignRequestCounts(ctx, ws, c.ID)
+func testCampaignRequestCounts(t *testing.T, db *store.DB) {
+	s := fanoutFixture(t, db)
+	fanoutRequests(t, db, s)
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		counts, err := tx.CampaignRequestCounts(ctx, s.ws, s.c.ID)
 		require.NoError(t, err)
 		require.Equal(t, map[notify.RequestStatus]int{notify.StatusSent: 1, notify.StatusQueued: 2}, counts)
-		none, err := tx.CancelCampaignRequests(ctx, ws2, c.ID, "canceled_by_api", "m", t0)
+		return nil
+	})
+}
+
+// testCancelCampaignRequests: the bulk cancel takes the campaign's open
+// requests and their jobs, and answers them in their new state.
+func testCancelCampaignRequests(t *testing.T, db *store.DB) {
+	s := fanoutFixture(t, db)
+	ws, c := s.ws, s.c
+	accs := fanoutRequests(t, db, s)
+	var canceled int
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		none, err := tx.CancelCampaignRequests(ctx, s.ws2, c.ID, "canceled_by_api", "m", t0)
 		require.NoError(t, err)
 		require.Empty(t, none, "other workspace")
 		rs, err := tx.CancelCampaignRequests(ctx, ws, c.ID, "canceled_by_api", "m", t0)
@@ -192,7 +323,7 @@ func testCampaignFanout(t *testing.T, db *store.DB) {
 		return nil
 	})
 	require.Equal(t, 2, canceled)
-	require.NoError(t, db.View(ctx, func(tx notify.Tx) error {
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
 		counts, err := tx.CampaignRequestCounts(ctx, ws, c.ID)
 		require.NoError(t, err)
 		require.Equal(t, map[notify.RequestStatus]int{notify.StatusSent: 1, notify.StatusCanceled: 2}, counts)
@@ -206,9 +337,14 @@ func testCampaignFanout(t *testing.T, db *store.DB) {
 		require.NoError(t, err)
 		require.Equal(t, notify.JobQueued, j.Status, "the sent request's job is left alone")
 		return nil
-	}))
+	})
+}
 
-	// The fan-out job goes on its queue.
+// testScheduleFanout: the fan-out job goes on its queue.
+func testScheduleFanout(t *testing.T, db *store.DB) {
+	ws := Workspace(t, db)
+	c := newCampaign(ws, t0)
+	update(t, db, func(ctx context.Context, tx notify.Tx) error { return tx.CreateCampaign(ctx, c) })
 	before := countRows(t, db, "river_job")
 	var jobID int64
 	at := t0.Add(time.Hour)

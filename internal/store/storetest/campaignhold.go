@@ -55,8 +55,20 @@ func testCampaignPausedRequests(t *testing.T, db *store.DB) {
 	require.Empty(t, paused(ws2), "other workspace")
 }
 
-func testCampaignRetryFailed(t *testing.T, db *store.DB) {
-	ws, ws2 := Workspace(t, db), Workspace(t, db)
+// retrySet is a sent campaign of ws whose three recipients' requests
+// ended apart: r0 failed for good, r1 spent its attempts (a dead letter),
+// r2 sent.
+type retrySet struct {
+	ws   string
+	c    *notify.Campaign
+	subs []*notify.Subscriber
+	reqs []*notify.Request
+	js   []*notify.Job
+}
+
+func retryFixture(t *testing.T, db *store.DB) *retrySet {
+	t.Helper()
+	ws := Workspace(t, db)
 	c := newCampaign(ws, t0)
 	c.Status = notify.CampaignSent
 	var subs []*notify.Subscriber
@@ -69,13 +81,11 @@ func testCampaignRetryFailed(t *testing.T, db *store.DB) {
 		require.NoError(t, tx.UpsertSubscribers(ctx, subs))
 		return tx.CreateCampaign(ctx, c)
 	})
-	// r0 failed for good, r1 spent its attempts (a dead letter), r2 sent.
-	var reqs []*notify.Request
-	var js []*notify.Job
+	s := &retrySet{ws: ws, c: c, subs: subs}
 	var recips []notify.CampaignRecipient
 	for i, x := range subs {
 		r, j := campaignRequest(t, db, c, x.Address)
-		reqs, js = append(reqs, r), append(js, j)
+		s.reqs, s.js = append(s.reqs, r), append(s.js, j)
 		recips = append(recips, notify.CampaignRecipient{SubscriberID: x.ID, RequestID: r.ID})
 		update(t, db, func(ctx context.Context, tx notify.Tx) error {
 			r.Status, j.Status, j.AttemptsMade, j.FinishedAt = notify.StatusFailed, notify.JobFailed, 3, &t0
@@ -93,20 +103,41 @@ func testCampaignRetryFailed(t *testing.T, db *store.DB) {
 		})
 	}
 	update(t, db, func(ctx context.Context, tx notify.Tx) error { return tx.AddCampaignRecipients(ctx, c.ID, recips) })
+	return s
+}
 
+func testCampaignRetryFailed(t *testing.T, open Opener) {
+	runVerbs(t, open, []verb{
+		{"FindFailedRecipients", testFindFailedRecipients, perWorkspace},
+		{"RequeueFailedRequests", testRequeueFailedRequests, perWorkspace},
+	})
+}
+
+func testFindFailedRecipients(t *testing.T, db *store.DB) {
+	s := retryFixture(t, db)
+	ws2 := Workspace(t, db)
 	view(t, db, func(ctx context.Context, tx notify.Tx) error {
-		fr, err := tx.FindFailedRecipients(ctx, ws, c.ID)
+		fr, err := tx.FindFailedRecipients(ctx, s.ws, s.c.ID)
 		require.NoError(t, err)
 		got := map[string]string{}
 		for _, f := range fr {
 			got[f.RequestID] = f.Subscriber.Address
 		}
-		require.Equal(t, map[string]string{reqs[0].ID: subs[0].Address, reqs[1].ID: subs[1].Address}, got)
-		none, err := tx.FindFailedRecipients(ctx, ws2, c.ID)
+		require.Equal(t, map[string]string{s.reqs[0].ID: s.subs[0].Address, s.reqs[1].ID: s.subs[1].Address}, got)
+		none, err := tx.FindFailedRecipients(ctx, ws2, s.c.ID)
 		require.NoError(t, err)
 		require.Empty(t, none, "other workspace")
 		return nil
 	})
+}
+
+// testRequeueFailedRequests: the failed requests go back to queued, once,
+// in one new queue job with a fresh attempt budget; the dead letter
+// leaves its queue and the recipients are failed no more.
+func testRequeueFailedRequests(t *testing.T, db *store.DB) {
+	s := retryFixture(t, db)
+	ws, reqs := s.ws, s.reqs
+	ws2 := Workspace(t, db)
 	ids := []string{reqs[0].ID, reqs[1].ID, reqs[2].ID}
 	requeue := func(ws string) int {
 		var n int
@@ -136,7 +167,7 @@ func testCampaignRetryFailed(t *testing.T, db *store.DB) {
 			require.Equal(t, 3, j.AttemptsMade, "the attempt count goes on")
 			require.Equal(t, 5, j.MaxAttempts, "a fresh budget of 2")
 			require.Nil(t, j.FinishedAt)
-			require.NotEqual(t, js[i].QueueJobID, j.QueueJobID, "a new queue job")
+			require.NotEqual(t, s.js[i].QueueJobID, j.QueueJobID, "a new queue job")
 			qids = append(qids, j.QueueJobID)
 		}
 		sort.Slice(qids, func(a, b int) bool { return qids[a] < qids[b] })
@@ -144,7 +175,7 @@ func testCampaignRetryFailed(t *testing.T, db *store.DB) {
 		_, n, err := tx.FindDeadLetters(ctx, ws, 10)
 		require.NoError(t, err)
 		require.Zero(t, n, "the dead letter left the queue")
-		fr, err := tx.FindFailedRecipients(ctx, ws, c.ID)
+		fr, err := tx.FindFailedRecipients(ctx, ws, s.c.ID)
 		require.NoError(t, err)
 		require.Empty(t, fr)
 		return nil

@@ -135,51 +135,60 @@ func testDeliveryClaim(t *testing.T, db *store.DB) {
 	})
 }
 
-// testDeliverySettle: outcomes are written with multi-row statements; a
-// request canceled while its attempt was in flight keeps its state; job
-// rows, queue jobs of their own, events and suppressions round-trip.
-func testDeliverySettle(t *testing.T, db *store.DB) {
-	ws := Workspace(t, db)
-	accs := acceptNow(t, db, ws, 3)
-	now := t0.Add(time.Second)
-	var reqs []*notify.Request
-	var js []*notify.Job
+// settleClaimed and settleEnd are when settleRun claims its requests and
+// when their attempts end.
+var (
+	settleClaimed = t0.Add(time.Second)
+	settleEnd     = settleClaimed.Add(time.Second)
+)
+
+// settleRun accepts three requests of a new workspace in one queue job
+// and claims them at settleClaimed, as a delivery run does.
+func settleRun(t *testing.T, db *store.DB) (ws string, accs []*notify.Accept, reqs []*notify.Request, js []*notify.Job) {
+	t.Helper()
+	ws = Workspace(t, db)
+	accs = acceptNow(t, db, ws, 3)
 	update(t, db, func(ctx context.Context, tx notify.Tx) (err error) {
 		list, err := tx.FindJobsOfQueueJob(ctx, accs[0].Job.QueueJobID)
 		require.NoError(t, err)
-		reqs, js, err = tx.ClaimRequests(ctx, list, now, "worker-a")
+		reqs, js, err = tx.ClaimRequests(ctx, list, settleClaimed, "worker-a")
 		return err
 	})
 	require.Len(t, reqs, 3)
+	return ws, accs, reqs, js
+}
+
+// testDeliverySettle: outcomes are written with multi-row statements; a
+// request canceled while its attempt was in flight keeps its state; job
+// rows, queue jobs of their own, events and suppressions round-trip.
+func testDeliverySettle(t *testing.T, open Opener) {
+	runVerbs(t, open, []verb{
+		{"SettleRequests", testSettleRequests, perWorkspace},
+		{"ScheduleDispatch", testScheduleDispatch, perWorkspace},
+		{"UpdateJobs", testUpdateJobs, perWorkspace},
+		{"CreateEvents", testCreateEvents, allWorkspaces},
+		{"FindSuppressed", testFindSuppressed, perWorkspace},
+	})
+}
+
+func testSettleRequests(t *testing.T, db *store.DB) {
+	ws, _, reqs, _ := settleRun(t, db)
 	// A cancel lands while the attempts are in flight.
 	update(t, db, func(ctx context.Context, tx notify.Tx) error {
 		r := *reqs[2]
 		r.Status = notify.StatusCanceled
 		return tx.UpdateRequest(ctx, &r)
 	})
-	end := now.Add(time.Second)
+	end := settleEnd
 	reqs[0].Status, reqs[0].SelectedProviderID, reqs[0].SelectedMessageID, reqs[0].UpdatedAt = notify.StatusSent, "p1", "m1", end
 	reqs[1].Status, reqs[1].UpdatedAt = notify.StatusQueued, end
 	reqs[2].Status, reqs[2].UpdatedAt = notify.StatusSent, end
-	retryAt := end.Add(3 * time.Second)
-	js[0].Status, js[0].FinishedAt = notify.JobCompleted, &end
-	js[1].Status, js[1].NextRetryAt, js[1].LastErrorCode, js[1].LastErrorMessage = notify.JobRetrying, &retryAt, "rate_limited", "slow down"
-	js[1].LastProviderAccountID = "p2"
-	before := countRows(t, db, "river_job")
 	update(t, db, func(ctx context.Context, tx notify.Tx) error {
 		settled, err := tx.SettleRequests(ctx, reqs)
 		require.NoError(t, err)
 		require.Equal(t, []bool{true, true, false}, settled)
-		require.NoError(t, tx.ScheduleDispatch(ctx, js[1:2], []time.Time{retryAt}))
-		require.NotEqual(t, accs[0].Job.QueueJobID, js[1].QueueJobID, "a retry leaves the shared job")
-		require.NoError(t, tx.UpdateJobs(ctx, js[:2]))
-		return tx.CreateEvents(ctx, []*notify.Event{
-			notify.RequestEvent(id(), notify.EventDelivered, reqs[0], end),
-			{ID: id(), WorkspaceID: ws, Type: notify.EventFailed, RequestID: reqs[1].ID, Payload: map[string]any{"a": "b"}, CreatedAt: end},
-		})
+		return nil
 	})
-	require.Equal(t, before+1, countRows(t, db, "river_job"))
-	require.Equal(t, 2, countRows(t, db, "events"))
 	view(t, db, func(ctx context.Context, tx notify.Tx) error {
 		r, err := tx.FindRequest(ctx, ws, reqs[0].ID)
 		require.NoError(t, err)
@@ -189,11 +198,54 @@ func testDeliverySettle(t *testing.T, db *store.DB) {
 		r, err = tx.FindRequest(ctx, ws, reqs[2].ID)
 		require.NoError(t, err)
 		require.Equal(t, notify.StatusCanceled, r.Status, "a cancel in flight stands")
+		return nil
+	})
+}
+
+// settleRetryAt is when the job settleRetry sets runs again.
+var settleRetryAt = settleEnd.Add(3 * time.Second)
+
+// settleRetry makes j a job to retry at settleRetryAt.
+func settleRetry(j *notify.Job) {
+	at := settleRetryAt
+	j.Status, j.NextRetryAt, j.LastErrorCode, j.LastErrorMessage = notify.JobRetrying, &at, "rate_limited", "slow down"
+	j.LastProviderAccountID = "p2"
+}
+
+// testScheduleDispatch: a job to retry gets a queue job of its own.
+func testScheduleDispatch(t *testing.T, db *store.DB) {
+	ws, accs, reqs, js := settleRun(t, db)
+	settleRetry(js[1])
+	before := countRows(t, db, "river_job")
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		require.NoError(t, tx.ScheduleDispatch(ctx, js[1:2], []time.Time{settleRetryAt}))
+		require.NotEqual(t, accs[0].Job.QueueJobID, js[1].QueueJobID, "a retry leaves the shared job")
+		return tx.UpdateJobs(ctx, js[1:2])
+	})
+	require.Equal(t, before+1, countRows(t, db, "river_job"))
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		j, err := tx.FindJobByRequest(ctx, ws, reqs[1].ID)
+		require.NoError(t, err)
+		require.Equal(t, js[1].QueueJobID, j.QueueJobID)
+		return nil
+	})
+}
+
+// testUpdateJobs: job rows are written with one multi-row statement.
+func testUpdateJobs(t *testing.T, db *store.DB) {
+	ws, _, reqs, js := settleRun(t, db)
+	end := settleEnd
+	js[0].Status, js[0].FinishedAt = notify.JobCompleted, &end
+	settleRetry(js[1])
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		require.NoError(t, tx.UpdateJobs(ctx, js[:2]))
+		return nil
+	})
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
 		j, err := tx.FindJobByRequest(ctx, ws, reqs[1].ID)
 		require.NoError(t, err)
 		require.Equal(t, notify.JobRetrying, j.Status)
-		require.Equal(t, retryAt, *j.NextRetryAt)
-		require.Equal(t, js[1].QueueJobID, j.QueueJobID)
+		require.Equal(t, settleRetryAt, *j.NextRetryAt)
 		require.Equal(t, "rate_limited", j.LastErrorCode)
 		require.Equal(t, "p2", j.LastProviderAccountID)
 		require.Equal(t, 1, j.AttemptsMade)
@@ -202,12 +254,31 @@ func testDeliverySettle(t *testing.T, db *store.DB) {
 		require.Equal(t, notify.JobCompleted, j.Status)
 		require.Equal(t, end, *j.FinishedAt)
 		require.Nil(t, j.NextRetryAt)
+		return nil
+	})
+}
+
+func testCreateEvents(t *testing.T, db *store.DB) {
+	ws, _, reqs, _ := settleRun(t, db)
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		return tx.CreateEvents(ctx, []*notify.Event{
+			notify.RequestEvent(id(), notify.EventDelivered, reqs[0], settleEnd),
+			{ID: id(), WorkspaceID: ws, Type: notify.EventFailed, RequestID: reqs[1].ID, Payload: map[string]any{"a": "b"}, CreatedAt: settleEnd},
+		})
+	})
+	require.Equal(t, 2, countRows(t, db, "events"))
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
 		evs, err := tx.PendingEvents(ctx, 10)
 		require.NoError(t, err)
 		require.Len(t, evs, 2)
 		return nil
 	})
-	// Suppressions are looked up many at a time, per workspace.
+}
+
+// testFindSuppressed: suppressions are looked up many at a time, per
+// workspace.
+func testFindSuppressed(t *testing.T, db *store.DB) {
+	ws := Workspace(t, db)
 	update(t, db, func(ctx context.Context, tx notify.Tx) error {
 		return tx.PutSuppression(ctx, ws, "gone@example.com", "hard_bounce", t0)
 	})
@@ -242,7 +313,7 @@ func testDeliveryBreakers(t *testing.T, db *store.DB) {
 		require.NoError(t, err)
 		require.Len(t, got, 2)
 		o := got[open.ProviderAccountID]
-		require.Equal(t, "CLOSED", o.State)
+		require.Equal(t, notify.BreakerClosed, o.State)
 		require.Zero(t, o.Failures)
 		require.False(t, o.TrialInFlight)
 		require.Equal(t, later, o.UpdatedAt)

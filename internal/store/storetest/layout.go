@@ -11,11 +11,16 @@ import (
 	"github.com/notifyd/notifyd/internal/store"
 )
 
-// testLayouts: layout names are unique per workspace, nothing is visible
-// across workspaces, versions keep their locale and layout, a layout's
-// uses are counted per workspace, and the latest published version is the
-// default locale's.
-func testLayouts(t *testing.T, db *store.DB) {
+// layoutSet is two layouts of ws1 ("brand" and "second"), a "brand" of
+// ws2, and a template of ws1 with three versions, two on layout l.
+type layoutSet struct {
+	ws1, ws2 string
+	l        *notify.Layout
+	tpl      *notify.Template
+}
+
+func layoutFixture(t *testing.T, db *store.DB) *layoutSet {
+	t.Helper()
 	ws1, ws2 := Workspace(t, db), Workspace(t, db)
 	l := &notify.Layout{ID: id(), WorkspaceID: ws1, Name: "brand", HTML: "<b>{{content}}</b>", CreatedAt: t0, UpdatedAt: t0}
 	tpl := &notify.Template{ID: id(), WorkspaceID: ws1, Code: "news", Channel: notify.ChannelEmail, Name: "News",
@@ -36,58 +41,114 @@ func testLayouts(t *testing.T, db *store.DB) {
 		}
 		return nil
 	})
-	conflict(t, db, func(ctx context.Context, tx notify.Tx) error {
-		return tx.CreateLayout(ctx, &notify.Layout{ID: id(), WorkspaceID: ws1, Name: "brand", Text: "{{content}}", CreatedAt: t0, UpdatedAt: t0})
+	return &layoutSet{ws1: ws1, ws2: ws2, l: l, tpl: tpl}
+}
+
+// testLayouts: layout names are unique per workspace, nothing is visible
+// across workspaces, versions keep their locale and layout, a layout's
+// uses are counted per workspace, and the latest published version is the
+// default locale's.
+func testLayouts(t *testing.T, open Opener) {
+	runVerbs(t, open, []verb{
+		{"CreateLayout", testCreateLayout, perWorkspace},
+		{"UpdateLayout", testUpdateLayout, perWorkspace},
+		{"FindLayout", testFindLayout, perWorkspace},
+		{"FindLayouts", testFindLayouts, perWorkspace},
+		{"CountLayoutUses", testCountLayoutUses, perWorkspace},
+		{"CreateTemplateVersion", testCreateTemplateVersion, perWorkspace},
+		{"DeleteLayout", testDeleteLayout, perWorkspace},
 	})
+}
+
+func testCreateLayout(t *testing.T, db *store.DB) {
+	s := layoutFixture(t, db)
+	conflict(t, db, func(ctx context.Context, tx notify.Tx) error {
+		return tx.CreateLayout(ctx, &notify.Layout{ID: id(), WorkspaceID: s.ws1, Name: "brand", Text: "{{content}}", CreatedAt: t0, UpdatedAt: t0})
+	})
+}
+
+func testUpdateLayout(t *testing.T, db *store.DB) {
+	s := layoutFixture(t, db)
+	l := s.l
 	update(t, db, func(ctx context.Context, tx notify.Tx) error {
 		l.Name, l.Text, l.HTML, l.UpdatedAt = "renamed", "T {{content}}", "", t0.Add(time.Minute)
 		require.NoError(t, tx.UpdateLayout(ctx, l))
 		foreign := *l
-		foreign.WorkspaceID = ws2
+		foreign.WorkspaceID = s.ws2
 		require.True(t, notify.IsNotFound(tx.UpdateLayout(ctx, &foreign)))
-		require.True(t, notify.IsNotFound(tx.DeleteLayout(ctx, ws2, l.ID)))
 		return nil
 	})
 	view(t, db, func(ctx context.Context, tx notify.Tx) error {
-		got, err := tx.FindLayout(ctx, ws1, l.ID)
+		got, err := tx.FindLayout(ctx, s.ws1, l.ID)
 		require.NoError(t, err)
 		require.Equal(t, l, got)
-		_, err = tx.FindLayout(ctx, ws2, l.ID)
-		require.True(t, notify.IsNotFound(err))
-		byName, err := tx.FindLayoutByName(ctx, ws1, "renamed")
+		byName, err := tx.FindLayoutByName(ctx, s.ws1, "renamed")
 		require.NoError(t, err)
 		require.Equal(t, l.ID, byName.ID)
-		_, err = tx.FindLayoutByName(ctx, ws1, "brand")
+		_, err = tx.FindLayoutByName(ctx, s.ws1, "brand")
 		require.True(t, notify.IsNotFound(err))
-		all, err := tx.FindLayouts(ctx, ws1)
+		return nil
+	})
+}
+
+func testFindLayout(t *testing.T, db *store.DB) {
+	s := layoutFixture(t, db)
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		_, err := tx.FindLayout(ctx, s.ws2, s.l.ID)
+		require.True(t, notify.IsNotFound(err))
+		return nil
+	})
+}
+
+func testFindLayouts(t *testing.T, db *store.DB) {
+	s := layoutFixture(t, db)
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		all, err := tx.FindLayouts(ctx, s.ws1)
 		require.NoError(t, err)
 		require.Len(t, all, 2)
-		require.Equal(t, l.ID, all[0].ID, "oldest first")
+		require.Equal(t, s.l.ID, all[0].ID, "oldest first")
+		return nil
+	})
+}
 
-		n, err := tx.CountLayoutUses(ctx, ws1, l.ID)
+func testCountLayoutUses(t *testing.T, db *store.DB) {
+	s := layoutFixture(t, db)
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		n, err := tx.CountLayoutUses(ctx, s.ws1, s.l.ID)
 		require.NoError(t, err)
 		require.Equal(t, 2, n)
-		n, err = tx.CountLayoutUses(ctx, ws2, l.ID)
+		n, err = tx.CountLayoutUses(ctx, s.ws2, s.l.ID)
 		require.NoError(t, err)
 		require.Zero(t, n)
+		return nil
+	})
+}
 
-		vs, err := tx.FindTemplateVersions(ctx, tpl.ID)
+func testCreateTemplateVersion(t *testing.T, db *store.DB) {
+	s := layoutFixture(t, db)
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		vs, err := tx.FindTemplateVersions(ctx, s.tpl.ID)
 		require.NoError(t, err)
 		require.Len(t, vs, 3)
 		require.Equal(t, "ko", vs[1].Locale)
-		require.Equal(t, l.ID, vs[1].LayoutID)
+		require.Equal(t, s.l.ID, vs[1].LayoutID)
 		require.Empty(t, vs[2].Locale)
 		require.Empty(t, vs[2].LayoutID)
-		got2, err := tx.FindTemplate(ctx, ws1, tpl.ID)
+		got2, err := tx.FindTemplate(ctx, s.ws1, s.tpl.ID)
 		require.NoError(t, err)
 		require.Equal(t, 1, got2.LatestPublishedVersion, "a localized version is not the default locale's")
 		return nil
 	})
+}
+
+func testDeleteLayout(t *testing.T, db *store.DB) {
+	s := layoutFixture(t, db)
 	update(t, db, func(ctx context.Context, tx notify.Tx) error {
-		second, err := tx.FindLayoutByName(ctx, ws1, "second")
+		require.True(t, notify.IsNotFound(tx.DeleteLayout(ctx, s.ws2, s.l.ID)))
+		second, err := tx.FindLayoutByName(ctx, s.ws1, "second")
 		require.NoError(t, err)
-		require.NoError(t, tx.DeleteLayout(ctx, ws1, second.ID))
-		_, err = tx.FindLayout(ctx, ws1, second.ID)
+		require.NoError(t, tx.DeleteLayout(ctx, s.ws1, second.ID))
+		_, err = tx.FindLayout(ctx, s.ws1, second.ID)
 		require.True(t, notify.IsNotFound(err))
 		return nil
 	})

@@ -11,11 +11,21 @@ import (
 	"github.com/notifyd/notifyd/internal/store"
 )
 
-func testLimits(t *testing.T, db *store.DB) {
+func testLimits(t *testing.T, open Opener) {
+	runVerbs(t, open, []verb{
+		{"PutRateLimitPolicy", testPutRateLimitPolicy, perWorkspace},
+		{"IncrementRate", testIncrementRate, allWorkspaces},
+		{"DeleteRateCounters", testDeleteRateCounters, allWorkspaces},
+		{"PutDispatchLimit", testPutDispatchLimit, perWorkspace},
+		{"DeleteDispatchLimit", testDeleteDispatchLimit, perWorkspace},
+	})
+}
+
+// testPutRateLimitPolicy: policies upsert by (workspace, key), "" is the
+// workspace.
+func testPutRateLimitPolicy(t *testing.T, db *store.DB) {
 	ws1, ws2 := Workspace(t, db), Workspace(t, db)
 	keyID := id()
-
-	// Rate-limit policies: upsert by (workspace, key), "" is the workspace.
 	wp := &notify.RateLimitPolicy{ID: id(), WorkspaceID: ws1, WindowSeconds: 60, MaxRequests: 10, Enabled: true, UpdatedAt: t0}
 	kp := &notify.RateLimitPolicy{ID: id(), WorkspaceID: ws1, APIKeyID: keyID, WindowSeconds: 1, MaxRequests: 3, Enabled: true, UpdatedAt: t0}
 	firstID := wp.ID
@@ -46,52 +56,78 @@ func testLimits(t *testing.T, db *store.DB) {
 		require.Equal(t, []*notify.RateLimitPolicy{up, kp}, ps)
 		return nil
 	})
+}
 
-	// Counters: fixed windows per scope key.
-	w0, w1 := t0.Truncate(time.Minute), t0.Truncate(time.Minute).Add(time.Minute)
+// rateW0 and rateW1 are the two fixed windows the counter tests count in.
+var rateW0, rateW1 = t0.Truncate(time.Minute), t0.Truncate(time.Minute).Add(time.Minute)
+
+// rateCounters counts 3 in w0 and 1 in w1 for "w:a", 1 in w0 for "w:b",
+// checking first that a missing counter reads zero.
+func rateCounters(t *testing.T, db *store.DB) {
+	t.Helper()
 	update(t, db, func(ctx context.Context, tx notify.Tx) error {
-		n, err := tx.RateCount(ctx, "w:a", w0)
+		n, err := tx.RateCount(ctx, "w:a", rateW0)
 		require.NoError(t, err)
 		require.Zero(t, n)
 		for range 3 {
-			require.NoError(t, tx.IncrementRate(ctx, "w:a", w0))
+			require.NoError(t, tx.IncrementRate(ctx, "w:a", rateW0))
 		}
-		require.NoError(t, tx.IncrementRate(ctx, "w:a", w1))
-		require.NoError(t, tx.IncrementRate(ctx, "w:b", w0))
+		require.NoError(t, tx.IncrementRate(ctx, "w:a", rateW1))
+		require.NoError(t, tx.IncrementRate(ctx, "w:b", rateW0))
 		return nil
 	})
+}
+
+// testIncrementRate: fixed windows per scope key.
+func testIncrementRate(t *testing.T, db *store.DB) {
+	rateCounters(t, db)
 	view(t, db, func(ctx context.Context, tx notify.Tx) error {
 		for _, c := range []struct {
 			key  string
 			at   time.Time
 			want int
-		}{{"w:a", w0, 3}, {"w:a", w1, 1}, {"w:b", w0, 1}, {"w:b", w1, 0}} {
+		}{{"w:a", rateW0, 3}, {"w:a", rateW1, 1}, {"w:b", rateW0, 1}, {"w:b", rateW1, 0}} {
 			n, err := tx.RateCount(ctx, c.key, c.at)
 			require.NoError(t, err)
 			require.Equal(t, c.want, n, "%s %s", c.key, c.at)
 		}
 		return nil
 	})
+}
+
+func testDeleteRateCounters(t *testing.T, db *store.DB) {
+	rateCounters(t, db)
 	update(t, db, func(ctx context.Context, tx notify.Tx) error {
-		n, err := tx.DeleteRateCounters(ctx, w1)
+		n, err := tx.DeleteRateCounters(ctx, rateW1)
 		require.NoError(t, err)
 		require.Equal(t, 2, n)
-		c, err := tx.RateCount(ctx, "w:a", w1)
+		c, err := tx.RateCount(ctx, "w:a", rateW1)
 		require.NoError(t, err)
 		require.Equal(t, 1, c)
 		return nil
 	})
+}
 
-	// Dispatch limits: upsert by (workspace, scope, target).
-	l1 := &notify.DispatchLimit{ID: id(), WorkspaceID: ws1, Scope: notify.DispatchScopeWorkspace, RatePerSecond: 10, Enabled: true, CreatedAt: t0, UpdatedAt: t0}
-	l2 := &notify.DispatchLimit{ID: id(), WorkspaceID: ws1, Scope: notify.DispatchScopeProvider, TargetID: "p1", RatePerSecond: 5, Enabled: true,
+// dispatchLimits stores a workspace limit and a provider limit of ws1 and
+// a workspace limit of ws2.
+func dispatchLimits(t *testing.T, db *store.DB) (ws1, ws2 string, l1, l2, l3 *notify.DispatchLimit) {
+	t.Helper()
+	ws1, ws2 = Workspace(t, db), Workspace(t, db)
+	l1 = &notify.DispatchLimit{ID: id(), WorkspaceID: ws1, Scope: notify.DispatchScopeWorkspace, RatePerSecond: 10, Enabled: true, CreatedAt: t0, UpdatedAt: t0}
+	l2 = &notify.DispatchLimit{ID: id(), WorkspaceID: ws1, Scope: notify.DispatchScopeProvider, TargetID: "p1", RatePerSecond: 5, Enabled: true,
 		CreatedAt: t0.Add(time.Second), UpdatedAt: t0.Add(time.Second)}
-	l3 := &notify.DispatchLimit{ID: id(), WorkspaceID: ws2, Scope: notify.DispatchScopeWorkspace, RatePerSecond: 7, Enabled: true, CreatedAt: t0, UpdatedAt: t0}
+	l3 = &notify.DispatchLimit{ID: id(), WorkspaceID: ws2, Scope: notify.DispatchScopeWorkspace, RatePerSecond: 7, Enabled: true, CreatedAt: t0, UpdatedAt: t0}
 	update(t, db, func(ctx context.Context, tx notify.Tx) error {
 		require.NoError(t, tx.PutDispatchLimit(ctx, l1))
 		require.NoError(t, tx.PutDispatchLimit(ctx, l2))
 		return tx.PutDispatchLimit(ctx, l3)
 	})
+	return ws1, ws2, l1, l2, l3
+}
+
+// testPutDispatchLimit: limits upsert by (workspace, scope, target).
+func testPutDispatchLimit(t *testing.T, db *store.DB) {
+	ws1, _, l1, l2, _ := dispatchLimits(t, db)
 	again := &notify.DispatchLimit{ID: id(), WorkspaceID: ws1, Scope: notify.DispatchScopeWorkspace, RatePerSecond: 20, Enabled: false,
 		CreatedAt: t0.Add(time.Hour), UpdatedAt: t0.Add(time.Hour)}
 	update(t, db, func(ctx context.Context, tx notify.Tx) error { return tx.PutDispatchLimit(ctx, again) })
@@ -103,6 +139,10 @@ func testLimits(t *testing.T, db *store.DB) {
 		require.Equal(t, []*notify.DispatchLimit{again, l2}, ls)
 		return nil
 	})
+}
+
+func testDeleteDispatchLimit(t *testing.T, db *store.DB) {
+	ws1, ws2, l1, l2, l3 := dispatchLimits(t, db)
 	update(t, db, func(ctx context.Context, tx notify.Tx) error {
 		require.ErrorIs(t, tx.DeleteDispatchLimit(ctx, ws2, l2.ID), notify.ErrNotFound, "another workspace's limit")
 		require.NoError(t, tx.DeleteDispatchLimit(ctx, ws1, l2.ID))
@@ -112,7 +152,7 @@ func testLimits(t *testing.T, db *store.DB) {
 	view(t, db, func(ctx context.Context, tx notify.Tx) error {
 		ls, err := tx.FindDispatchLimits(ctx, ws1)
 		require.NoError(t, err)
-		require.Equal(t, []*notify.DispatchLimit{again}, ls)
+		require.Equal(t, []*notify.DispatchLimit{l1}, ls)
 		ls, err = tx.FindDispatchLimits(ctx, ws2)
 		require.NoError(t, err)
 		require.Equal(t, []*notify.DispatchLimit{l3}, ls)

@@ -12,33 +12,62 @@ import (
 	"github.com/notifyd/notifyd/internal/store"
 )
 
-func testOTP(t *testing.T, db *store.DB) {
-	ws1, ws2 := Workspace(t, db), Workspace(t, db)
-	s := &notify.OTPSession{ID: id(), WorkspaceID: ws1, Channel: notify.ChannelSMS, Mode: notify.OTPModeCode, Purpose: "login",
+// otpSessions stores a code session and a link session of ws1, and
+// makes a second workspace.
+func otpSessions(t *testing.T, db *store.DB) (ws1, ws2 string, s, l *notify.OTPSession) {
+	t.Helper()
+	ws1, ws2 = Workspace(t, db), Workspace(t, db)
+	s = &notify.OTPSession{ID: id(), WorkspaceID: ws1, Channel: notify.ChannelSMS, Mode: notify.OTPModeCode, Purpose: "login",
 		Recipient: "01012345678", RecipientMasked: "*******5678", Status: notify.OTPPending, CodeHash: "abc",
 		ExpiresAt: t0.Add(180 * time.Second), ResendAvailableAt: t0.Add(30 * time.Second), CreatedAt: t0, UpdatedAt: t0}
-	l := &notify.OTPSession{ID: id(), WorkspaceID: ws1, Channel: notify.ChannelEmail, Mode: notify.OTPModeLink,
+	l = &notify.OTPSession{ID: id(), WorkspaceID: ws1, Channel: notify.ChannelEmail, Mode: notify.OTPModeLink,
 		Recipient: "a@b.c", RecipientMasked: "a@b.c", Status: notify.OTPPending, LinkHash: "linkhash-" + id(),
 		ExpiresAt: t0.Add(180 * time.Second), ResendAvailableAt: t0.Add(30 * time.Second), CreatedAt: t0, UpdatedAt: t0}
 	update(t, db, func(ctx context.Context, tx notify.Tx) error {
 		require.NoError(t, tx.CreateOTPSession(ctx, s))
 		return tx.CreateOTPSession(ctx, l)
 	})
+	return ws1, ws2, s, l
+}
+
+func testOTP(t *testing.T, open Opener) {
+	runVerbs(t, open, []verb{
+		{"FindOTPSession", testFindOTPSession, perWorkspace},
+		{"FindOTPSessionByLink", testFindOTPSessionByLink, perWorkspace},
+		{"UseOTPAttempt", testUseOTPAttempt, perWorkspace},
+		{"UpdateOTPSession", testUpdateOTPSession, perWorkspace},
+		{"IncrementOTPSendCount", testIncrementOTPSendCount, perWorkspace},
+	})
+}
+
+func testFindOTPSession(t *testing.T, db *store.DB) {
+	ws1, ws2, s, _ := otpSessions(t, db)
 	view(t, db, func(ctx context.Context, tx notify.Tx) error {
 		got, err := tx.FindOTPSession(ctx, ws1, s.ID)
 		require.NoError(t, err)
 		require.Equal(t, s, got)
 		_, err = tx.FindOTPSession(ctx, ws2, s.ID)
 		require.ErrorIs(t, err, notify.ErrNotFound)
-		got, err = tx.FindOTPSessionByLink(ctx, l.LinkHash)
+		return nil
+	})
+}
+
+func testFindOTPSessionByLink(t *testing.T, db *store.DB) {
+	_, _, _, l := otpSessions(t, db)
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		got, err := tx.FindOTPSessionByLink(ctx, l.LinkHash)
 		require.NoError(t, err)
 		require.Equal(t, l, got)
 		_, err = tx.FindOTPSessionByLink(ctx, "nope")
 		require.ErrorIs(t, err, notify.ErrNotFound)
 		return nil
 	})
+}
 
-	// Attempts: bounded by max, refused on link mode, other workspace and expiry.
+// testUseOTPAttempt: attempts are bounded by max, refused on link mode,
+// other workspace and expiry.
+func testUseOTPAttempt(t *testing.T, db *store.DB) {
+	ws1, ws2, s, l := otpSessions(t, db)
 	ctx := context.Background()
 	use := func(ws, sid string, now time.Time) bool {
 		var ok bool
@@ -68,8 +97,12 @@ func testOTP(t *testing.T, db *store.DB) {
 	}
 	wg.Wait()
 	require.Equal(t, 5, taken, "concurrent attempts never exceed the maximum")
+}
 
-	// Optimistic update.
+// testUpdateOTPSession: the update is optimistic, on status and resend
+// count.
+func testUpdateOTPSession(t *testing.T, db *store.DB) {
+	ws1, _, s, _ := otpSessions(t, db)
 	v := t0.Add(time.Minute)
 	s2 := *s
 	s2.Status, s2.CodeHash, s2.VerifiedAt, s2.Attempts, s2.UpdatedAt = notify.OTPVerified, "", &v, 5, v
@@ -91,8 +124,12 @@ func testOTP(t *testing.T, db *store.DB) {
 		require.Equal(t, &s2, got)
 		return nil
 	})
+}
 
-	// Send counters: per workspace, recipient, window kind and start.
+// testIncrementOTPSendCount: send counters are per workspace, recipient,
+// window kind and start.
+func testIncrementOTPSendCount(t *testing.T, db *store.DB) {
+	ws1, ws2 := Workspace(t, db), Workspace(t, db)
 	h := t0.Truncate(time.Hour)
 	inc := func(ws, rcpt, kind string, start time.Time) int {
 		var n int
@@ -111,6 +148,7 @@ func testOTP(t *testing.T, db *store.DB) {
 	require.Equal(t, 1, inc(ws1, "010", notify.OTPWindowHour, h.Add(time.Hour)))
 	require.Equal(t, 3, inc(ws1, "010", notify.OTPWindowHour, h))
 	// A rolled-back increment leaves no trace.
+	ctx := context.Background()
 	require.Error(t, db.Update(ctx, func(tx notify.Tx) error {
 		_, err := tx.IncrementOTPSendCount(ctx, ws1, "010", notify.OTPWindowHour, h)
 		require.NoError(t, err)

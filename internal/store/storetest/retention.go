@@ -31,14 +31,26 @@ func purgeAll(t *testing.T, db *store.DB, ws string, before time.Time, limit int
 	}
 }
 
-// testPurgeRequests: terminal requests accepted and last changed before
-// the cutoff go with their jobs and attempts, in batches of the limit;
-// open ones, recently ended ones, dead-lettered ones and other workspaces'
-// stay. The metrics of whole hours and the campaign's statistics are the
-// same after the purge as before.
-func testPurgeRequests(t *testing.T, db *store.DB) {
+// purgeCutoff is the cutoff of the purges tested here.
+var purgeCutoff = t0.Add(24 * time.Hour)
+
+// purgeSet is a workspace's requests in every state a purge judges at
+// its cutoff, with a campaign's and another workspace's.
+type purgeSet struct {
+	ws, ws2 string
+	camp    *notify.Campaign
+	gone    []*notify.Accept // what a purge at the cutoff deletes
+	kept    []*notify.Accept // what it keeps
+	recent  *notify.Accept   // accepted after the cutoff
+}
+
+// purgeFixture stores a purgeSet: terminal requests accepted and last
+// changed before the cutoff, with their jobs and attempts, and the ones a
+// purge keeps (open, recently ended, dead-lettered, other workspace's).
+func purgeFixture(t *testing.T, db *store.DB) *purgeSet {
+	t.Helper()
 	ws, ws2 := Workspace(t, db), Workspace(t, db)
-	before := t0.Add(24 * time.Hour)
+	before := purgeCutoff
 	camp := newCampaign(ws, t0)
 	update(t, db, func(ctx context.Context, tx notify.Tx) error { return tx.CreateCampaign(ctx, camp) })
 
@@ -83,31 +95,33 @@ func testPurgeRequests(t *testing.T, db *store.DB) {
 			newAttempt(old.Request, old.Job, t0.Add(2*time.Hour), true), newAttempt(old2.Request, old2.Job, t0, false),
 			newAttempt(recent.Request, recent.Job, before.Add(time.Hour), true)})
 	})
+	return &purgeSet{ws: ws, ws2: ws2, camp: camp, recent: recent,
+		gone: []*notify.Accept{old, old2, c1, c2}, kept: []*notify.Accept{dead, open, lateEnd, recent, other}}
+}
 
-	// Whole hours: from the hour of t0 to the end of the day after.
-	from := t0.Truncate(time.Hour)
-	to := from.Add(48*time.Hour - time.Millisecond)
-	var metricsBefore, ws2Before *notify.Counts
-	var campBefore map[notify.RequestStatus]int
-	view(t, db, func(ctx context.Context, tx notify.Tx) (err error) {
-		metricsBefore, err = tx.CountActivity(ctx, ws, from, to)
-		require.NoError(t, err)
-		ws2Before, err = tx.CountActivity(ctx, ws2, from, to)
-		require.NoError(t, err)
-		campBefore, err = tx.CampaignRequestCounts(ctx, ws, camp.ID)
-		return err
+// testPurgeRequests: terminal requests accepted and last changed before
+// the cutoff go with their jobs and attempts, in batches of the limit;
+// open ones, recently ended ones, dead-lettered ones and other workspaces'
+// stay. The metrics of whole hours and the campaign's statistics are the
+// same after the purge as before.
+func testPurgeRequests(t *testing.T, open Opener) {
+	runVerbs(t, open, []verb{
+		{"PurgeRequests", testPurgeRequestsRows, perWorkspace},
+		{"CountActivity", testPurgeRequestsActivity, perWorkspace},
+		{"CampaignRequestCounts", testPurgeRequestsCampaignCounts, perWorkspace},
 	})
-	require.Equal(t, 8, metricsBefore.TotalRequests)
-	require.Equal(t, 4, metricsBefore.TotalAttempts)
-	require.Equal(t, map[notify.RequestStatus]int{notify.StatusSent: 1, notify.StatusCanceled: 1}, campBefore)
+}
 
+// testPurgeRequestsRows: what a purge deletes and what it keeps.
+func testPurgeRequestsRows(t *testing.T, db *store.DB) {
+	s := purgeFixture(t, db)
+	ws := s.ws
 	attemptsBefore := countRows(t, db, "attempts")
-	p := purgeAll(t, db, ws, before, 2)
+	p := purgeAll(t, db, ws, purgeCutoff, 2)
 	require.Equal(t, notify.PurgedRequests{Requests: 4, Jobs: 4, Attempts: 3}, p)
 	require.Equal(t, attemptsBefore-3, countRows(t, db, "attempts"))
-
 	view(t, db, func(ctx context.Context, tx notify.Tx) error {
-		for _, a := range []*notify.Accept{old, old2, c1, c2} {
+		for _, a := range s.gone {
 			_, err := tx.FindRequest(ctx, ws, a.Request.ID)
 			require.ErrorIs(t, err, notify.ErrNotFound)
 			_, err = tx.FindJobByRequest(ctx, ws, a.Request.ID)
@@ -116,19 +130,43 @@ func testPurgeRequests(t *testing.T, db *store.DB) {
 			require.NoError(t, err)
 			require.Empty(t, as)
 		}
-		for _, a := range []*notify.Accept{dead, open, lateEnd, recent, other} {
+		for _, a := range s.kept {
 			_, err := tx.FindRequest(ctx, a.Request.WorkspaceID, a.Request.ID)
 			require.NoError(t, err, "kept")
 			_, err = tx.FindJobByRequest(ctx, a.Request.WorkspaceID, a.Request.ID)
 			require.NoError(t, err, "its job row is kept")
 		}
-		as, err := tx.FindAttemptsOfRequest(ctx, ws, recent.Request.ID)
+		as, err := tx.FindAttemptsOfRequest(ctx, ws, s.recent.Request.ID)
 		require.NoError(t, err)
 		require.Len(t, as, 1)
 		_, n, err := tx.FindDeadLetters(ctx, ws, 10)
 		require.NoError(t, err)
 		require.Equal(t, 1, n, "the dead letter stays")
+		return nil
+	})
+	p = purgeAll(t, db, ws, purgeCutoff.Add(72*time.Hour), 1000)
+	require.Equal(t, 2, p.Requests, "the late-ended and the recent one; open and dead-lettered stay")
+}
 
+// testPurgeRequestsActivity: CountActivity reads the same whole hours
+// after a purge as before.
+func testPurgeRequestsActivity(t *testing.T, db *store.DB) {
+	s := purgeFixture(t, db)
+	ws, ws2 := s.ws, s.ws2
+	// Whole hours: from the hour of t0 to the end of the day after.
+	from := t0.Truncate(time.Hour)
+	to := from.Add(48*time.Hour - time.Millisecond)
+	var metricsBefore, ws2Before *notify.Counts
+	view(t, db, func(ctx context.Context, tx notify.Tx) (err error) {
+		metricsBefore, err = tx.CountActivity(ctx, ws, from, to)
+		require.NoError(t, err)
+		ws2Before, err = tx.CountActivity(ctx, ws2, from, to)
+		return err
+	})
+	require.Equal(t, 8, metricsBefore.TotalRequests)
+	require.Equal(t, 4, metricsBefore.TotalAttempts)
+	purgeAll(t, db, ws, purgeCutoff, 2)
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
 		// The figures did not move.
 		c, err := tx.CountActivity(ctx, ws, from, to)
 		require.NoError(t, err)
@@ -137,19 +175,14 @@ func testPurgeRequests(t *testing.T, db *store.DB) {
 		require.NoError(t, err)
 		require.Equal(t, ws2Before, c)
 		// A range that holds none of the purged hours counts none of them.
-		c, err = tx.CountActivity(ctx, ws, before, before.Add(2*time.Hour))
+		c, err = tx.CountActivity(ctx, ws, purgeCutoff, purgeCutoff.Add(2*time.Hour))
 		require.NoError(t, err)
 		require.Equal(t, 1, c.TotalRequests, "only the recent request")
 		require.Equal(t, 1, c.TotalAttempts)
-		counts, err := tx.CampaignRequestCounts(ctx, ws, camp.ID)
-		require.NoError(t, err)
-		require.Equal(t, campBefore, counts)
 		return nil
 	})
-
 	// A second purge at a later cutoff adds to the same rollup rows.
-	p = purgeAll(t, db, ws, before.Add(72*time.Hour), 1000)
-	require.Equal(t, 2, p.Requests, "the late-ended and the recent one; open and dead-lettered stay")
+	purgeAll(t, db, ws, purgeCutoff.Add(72*time.Hour), 1000)
 	view(t, db, func(ctx context.Context, tx notify.Tx) error {
 		c, err := tx.CountActivity(ctx, ws, from, to)
 		require.NoError(t, err)
@@ -158,24 +191,54 @@ func testPurgeRequests(t *testing.T, db *store.DB) {
 	})
 }
 
+// testPurgeRequestsCampaignCounts: a campaign's statistics do not move
+// when its requests are purged.
+func testPurgeRequestsCampaignCounts(t *testing.T, db *store.DB) {
+	s := purgeFixture(t, db)
+	var campBefore map[notify.RequestStatus]int
+	view(t, db, func(ctx context.Context, tx notify.Tx) (err error) {
+		campBefore, err = tx.CampaignRequestCounts(ctx, s.ws, s.camp.ID)
+		return err
+	})
+	require.Equal(t, map[notify.RequestStatus]int{notify.StatusSent: 1, notify.StatusCanceled: 1}, campBefore)
+	purgeAll(t, db, s.ws, purgeCutoff, 2)
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		counts, err := tx.CampaignRequestCounts(ctx, s.ws, s.camp.ID)
+		require.NoError(t, err)
+		require.Equal(t, campBefore, counts)
+		return nil
+	})
+}
+
 // testPurgeOther: stale undispatched events, the fan-out records of ended
 // campaigns and old audit entries go in bounded batches; newer rows, and
-// the records of campaigns still sending, stay.
-func testPurgeOther(t *testing.T, db *store.DB) {
+// the records of campaigns still sending, stay. These purges read every
+// workspace's rows, so each subtest has a database of its own.
+func testPurgeOther(t *testing.T, open Opener) {
+	runVerbs(t, open, []verb{
+		{"WorkspaceIDs", testWorkspaceIDs, allWorkspaces},
+		{"PurgeEvents", testPurgeEvents, allWorkspaces},
+		{"PurgeCampaignRecipients", testPurgeCampaignRecipients, allWorkspaces},
+		{"PurgeAudit", testPurgeAudit, allWorkspaces},
+	})
+}
+
+func testWorkspaceIDs(t *testing.T, db *store.DB) {
 	ws := Workspace(t, db)
-	before := t0.Add(24 * time.Hour)
 	update(t, db, func(ctx context.Context, tx notify.Tx) error {
 		ids, err := tx.WorkspaceIDs(ctx)
 		require.NoError(t, err)
 		require.Contains(t, ids, ws)
 		return nil
 	})
+}
 
-	// Events.
+func testPurgeEvents(t *testing.T, db *store.DB) {
+	ws := Workspace(t, db)
 	ev := func(at time.Time) *notify.Event {
 		return &notify.Event{ID: id(), WorkspaceID: ws, Type: notify.EventCanceled, RequestID: id(), CreatedAt: at, Payload: map[string]any{}}
 	}
-	stale, taken, fresh := ev(t0), ev(t0), ev(before.Add(time.Second))
+	stale, taken, fresh := ev(t0), ev(t0), ev(purgeCutoff.Add(time.Second))
 	update(t, db, func(ctx context.Context, tx notify.Tx) error {
 		for _, e := range []*notify.Event{stale, taken, fresh} {
 			require.NoError(t, tx.CreateEvent(ctx, e))
@@ -183,7 +246,7 @@ func testPurgeOther(t *testing.T, db *store.DB) {
 		return tx.MarkEventsDispatched(ctx, []string{taken.ID}, t0)
 	})
 	update(t, db, func(ctx context.Context, tx notify.Tx) error {
-		n, err := tx.PurgeEvents(ctx, before, 10)
+		n, err := tx.PurgeEvents(ctx, purgeCutoff, 10)
 		require.NoError(t, err)
 		require.Equal(t, 1, n, "only the stale undispatched one (dispatched events go with the webhook history)")
 		evs, err := tx.PendingEvents(ctx, 10)
@@ -192,11 +255,13 @@ func testPurgeOther(t *testing.T, db *store.DB) {
 		require.Equal(t, fresh.ID, evs[0].ID)
 		return nil
 	})
+}
 
-	// Campaign recipients.
+func testPurgeCampaignRecipients(t *testing.T, db *store.DB) {
+	ws := Workspace(t, db)
 	ended, sending, late := newCampaign(ws, t0), newCampaign(ws, t0), newCampaign(ws, t0)
 	ended.Status, sending.Status, late.Status = notify.CampaignSent, notify.CampaignSending, notify.CampaignCanceled
-	late.UpdatedAt = before.Add(time.Second)
+	late.UpdatedAt = purgeCutoff.Add(time.Second)
 	update(t, db, func(ctx context.Context, tx notify.Tx) error {
 		for _, c := range []*notify.Campaign{ended, sending, late} {
 			require.NoError(t, tx.CreateCampaign(ctx, c))
@@ -210,7 +275,7 @@ func testPurgeOther(t *testing.T, db *store.DB) {
 	for {
 		var n int
 		update(t, db, func(ctx context.Context, tx notify.Tx) (err error) {
-			n, err = tx.PurgeCampaignRecipients(ctx, before, 2)
+			n, err = tx.PurgeCampaignRecipients(ctx, purgeCutoff, 2)
 			return err
 		})
 		require.LessOrEqual(t, n, 2)
@@ -231,26 +296,28 @@ func testPurgeOther(t *testing.T, db *store.DB) {
 		require.Equal(t, notify.CampaignSent, got.Status, "the campaign itself stays")
 		return nil
 	})
+}
 
-	// Audit entries.
+func testPurgeAudit(t *testing.T, db *store.DB) {
+	ws := Workspace(t, db)
 	update(t, db, func(ctx context.Context, tx notify.Tx) error {
-		for _, at := range []time.Time{t0, t0.Add(time.Minute), t0.Add(2 * time.Minute), before} {
+		for _, at := range []time.Time{t0, t0.Add(time.Minute), t0.Add(2 * time.Minute), purgeCutoff} {
 			require.NoError(t, tx.CreateAudit(ctx, &notify.AuditEntry{ID: id(), WorkspaceID: ws, Action: "route.replace",
 				TargetType: "route", TargetID: ws, CreatedAt: at}))
 		}
 		return nil
 	})
 	update(t, db, func(ctx context.Context, tx notify.Tx) error {
-		n, err := tx.PurgeAudit(ctx, before, 2)
+		n, err := tx.PurgeAudit(ctx, purgeCutoff, 2)
 		require.NoError(t, err)
 		require.Equal(t, 2, n, "bounded by the limit")
-		n, err = tx.PurgeAudit(ctx, before, 2)
+		n, err = tx.PurgeAudit(ctx, purgeCutoff, 2)
 		require.NoError(t, err)
 		require.Equal(t, 1, n)
 		es, err := tx.FindAudit(ctx, ws, notify.AuditFilter{Limit: 10})
 		require.NoError(t, err)
 		require.Len(t, es, 1)
-		require.Equal(t, before, es[0].CreatedAt)
+		require.Equal(t, purgeCutoff, es[0].CreatedAt)
 		return nil
 	})
 }

@@ -25,7 +25,7 @@ func Run(t *testing.T, open Opener) {
 	for name, fn := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			fn(t, open(t))
+			fn(t, open)
 		})
 	}
 }
@@ -41,61 +41,63 @@ func RunAll(t *testing.T) {
 }
 
 // tests is the one table of conformance tests, grouped by the file that
-// holds them.
-var tests = map[string]func(t *testing.T, db *store.DB){
-	"Workspace":             testWorkspace,
-	"UserAndMembers":        testUserAndMembers,
-	"Sessions":              testSessions,
-	"APIKeys":               testAPIKeys,
-	"Nonces":                testNonces,
-	"Audit":                 testAudit,
-	"ProvidersRoutes":       testProvidersRoutes,
-	"RollbackLeavesNil":     testRollback,
-	"BatchIsolatesFailures": testBatch,
-	"AcceptRollback":        testAcceptRollback,
+// holds them. A test opens the databases it needs: oneDB gives a short one
+// a fresh database; a longer one runs a subtest per store verb (River's
+// Exercise shape), each on data of its own, so a failure names the verb.
+var tests = map[string]func(t *testing.T, open Opener){
+	"Workspace":             oneDB(testWorkspace),
+	"UserAndMembers":        oneDB(testUserAndMembers),
+	"Sessions":              oneDB(testSessions),
+	"APIKeys":               oneDB(testAPIKeys),
+	"Nonces":                oneDB(testNonces),
+	"Audit":                 oneDB(testAudit),
+	"ProvidersRoutes":       oneDB(testProvidersRoutes),
+	"RollbackLeavesNil":     oneDB(testRollback),
+	"BatchIsolatesFailures": oneDB(testBatch),
+	"AcceptRollback":        oneDB(testAcceptRollback),
 	"Limits":                testLimits,
-	"LockRateCount":         testLockRateCount,
-	"RateCountsMany":        testRateCountsMany,
+	"LockRateCount":         oneDB(testLockRateCount),
+	"RateCountsMany":        oneDB(testRateCountsMany),
 	"OTP":                   testOTP,
 
 	// job.go
-	"FindJob":             testFindJob,
-	"UpdateJob":           testUpdateJob,
-	"CancelScheduledWork": testCancelScheduledWork,
-	"LockWorkspace":       testLockWorkspace,
+	"FindJob":             oneDB(testFindJob),
+	"UpdateJob":           oneDB(testUpdateJob),
+	"CancelScheduledWork": oneDB(testCancelScheduledWork),
+	"LockWorkspace":       oneDB(testLockWorkspace),
 
 	// auth.go
-	"LoginCounters":           testLoginCounters,
-	"LoginCountersConcurrent": testLoginCountersConcurrent,
-	"SessionsOfUser":          testSessionsOfUser,
+	"LoginCounters":           oneDB(testLoginCounters),
+	"LoginCountersConcurrent": oneDB(testLoginCountersConcurrent),
+	"SessionsOfUser":          oneDB(testSessionsOfUser),
 
 	// campaign.go
 	"Campaigns":       testCampaigns,
 	"CampaignFanout":  testCampaignFanout,
-	"AcceptManyPlain": testAcceptManyPlain,
+	"AcceptManyPlain": oneDB(testAcceptManyPlain),
 
 	// campaignhold.go
-	"CampaignPausedRequests": testCampaignPausedRequests,
+	"CampaignPausedRequests": oneDB(testCampaignPausedRequests),
 	"CampaignRetryFailed":    testCampaignRetryFailed,
 
 	// deadletter.go
-	"ReplayDeadLetters":           testReplayDeadLetters,
-	"ReplayDeadLettersConcurrent": testReplayDeadLettersConcurrent,
-	"CreateAudits":                testCreateAudits,
+	"ReplayDeadLetters":           oneDB(testReplayDeadLetters),
+	"ReplayDeadLettersConcurrent": oneDB(testReplayDeadLettersConcurrent),
+	"CreateAudits":                oneDB(testCreateAudits),
 
 	// delivery.go
-	"DeliveryClaim":    testDeliveryClaim,
+	"DeliveryClaim":    oneDB(testDeliveryClaim),
 	"DeliverySettle":   testDeliverySettle,
-	"DeliveryBreakers": testDeliveryBreakers,
-	"DeliveryMany":     testDeliveryMany,
-	"OpenJobs":         testOpenJobs,
+	"DeliveryBreakers": oneDB(testDeliveryBreakers),
+	"DeliveryMany":     oneDB(testDeliveryMany),
+	"OpenJobs":         oneDB(testOpenJobs),
 
 	// dispatchworker.go
-	"DispatchWorkers": testDispatchWorkers,
+	"DispatchWorkers": oneDB(testDispatchWorkers),
 
 	// fraudguard.go
-	"OTPFraudGuard":            testOTPFraudGuard,
-	"OTPFraudCountsConcurrent": testOTPFraudCountsConcurrent,
+	"OTPFraudGuard":            oneDB(testOTPFraudGuard),
+	"OTPFraudCountsConcurrent": oneDB(testOTPFraudCountsConcurrent),
 
 	// invitation.go
 	"Invitations": testInvitations,
@@ -104,47 +106,91 @@ var tests = map[string]func(t *testing.T, db *store.DB){
 	"Layouts": testLayouts,
 
 	// limit.go
-	"DispatchTarget": testDispatchTarget,
+	"DispatchTarget": oneDB(testDispatchTarget),
 
 	// optin.go
-	"OptIn": testOptIn,
+	"OptIn": oneDB(testOptIn),
 
 	// otp.go
-	"OTPCleanup": testOTPCleanup,
+	"OTPCleanup": oneDB(testOTPCleanup),
 
 	// pipeline.go
-	"Attempts":      testAttempts,
-	"DeadLetters":   testDeadLetters,
-	"Breakers":      testBreakers,
-	"CountActivity": testCountActivity,
-	"Templates":     testTemplates,
-	"LockRequest":   testLockRequest,
+	"Attempts":      oneDB(testAttempts),
+	"DeadLetters":   oneDB(testDeadLetters),
+	"Breakers":      oneDB(testBreakers),
+	"CountActivity": oneDB(testCountActivity),
+	"Templates":     oneDB(testTemplates),
+	"LockRequest":   oneDB(testLockRequest),
 
 	// retention.go
 	"PurgeRequests":   testPurgeRequests,
 	"PurgeOther":      testPurgeOther,
-	"PurgeConcurrent": testPurgeConcurrent,
+	"PurgeConcurrent": oneDB(testPurgeConcurrent),
 
 	// sealed.go
-	"Sealed": testSealed,
+	"Sealed": oneDB(testSealed),
 
 	// subscriber.go
 	"Subscribers":                 testSubscribers,
-	"SubscriberUpsert":            testSubscriberUpsert,
-	"LiftUnsubscribeSuppressions": testLiftUnsubscribeSuppressions,
-	"LockSubscriber":              testLockSubscriber,
+	"SubscriberUpsert":            oneDB(testSubscriberUpsert),
+	"LiftUnsubscribeSuppressions": oneDB(testLiftUnsubscribeSuppressions),
+	"LockSubscriber":              oneDB(testLockSubscriber),
 
 	// suppression.go
-	"Suppressions":     testSuppressions,
-	"CallbackSecrets":  testCallbackSecrets,
-	"DeliveryFeedback": testDeliveryFeedback,
+	"Suppressions":     oneDB(testSuppressions),
+	"CallbackSecrets":  oneDB(testCallbackSecrets),
+	"DeliveryFeedback": oneDB(testDeliveryFeedback),
 
 	// webhook.go
-	"Webhooks":      testWebhooks,
+	"Webhooks":      oneDB(testWebhooks),
 	"WebhookOutbox": testWebhookOutbox,
 
 	// fallback.go
-	"ChannelFallback": testChannelFallback,
+	"ChannelFallback": oneDB(testChannelFallback),
+}
+
+// oneDB runs fn on one fresh database.
+func oneDB(fn func(t *testing.T, db *store.DB)) func(t *testing.T, open Opener) {
+	return func(t *testing.T, open Opener) { fn(t, open(t)) }
+}
+
+// A verb is one subtest of a feature test, named after the store verb it
+// pins; it sets up its own data, so none depends on another.
+type verb struct {
+	name  string
+	fn    func(t *testing.T, db *store.DB)
+	scope scope
+}
+
+// scope says which database a verb's subtest runs on.
+type scope bool
+
+const (
+	// perWorkspace: the verb reads one workspace's rows; the subtest
+	// shares the test's database, on workspaces of its own.
+	perWorkspace scope = false
+	// allWorkspaces: the verb reads every workspace's rows (a purge, the
+	// outbox); the subtest opens a database of its own.
+	allWorkspaces scope = true
+)
+
+// runVerbs runs one subtest per verb, in order (River's Exercise shape).
+func runVerbs(t *testing.T, open Opener, verbs []verb) {
+	var shared *store.DB
+	for _, v := range verbs {
+		if v.scope == perWorkspace && shared == nil {
+			shared = open(t)
+		}
+	}
+	for _, v := range verbs {
+		t.Run(v.name, func(t *testing.T) {
+			db := shared
+			if v.scope == allWorkspaces {
+				db = open(t)
+			}
+			v.fn(t, db)
+		})
+	}
 }
 
 var t0 = time.Date(2026, 11, 22, 3, 25, 5, 123_000_000, time.UTC)

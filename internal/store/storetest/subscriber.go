@@ -18,7 +18,15 @@ func newSubscriber(ws, addr string, at time.Time) *notify.Subscriber {
 		CreatedAt: at, UpdatedAt: at}
 }
 
-func testSubscribers(t *testing.T, db *store.DB) {
+// subscriberSet is two subscribers of ws1 and one of ws2 at a's address.
+type subscriberSet struct {
+	ws1, ws2 string
+	a, b     *notify.Subscriber // a subscribed with a name and attributes; b pending, newer
+	other    *notify.Subscriber
+}
+
+func subscriberFixture(t *testing.T, db *store.DB) *subscriberSet {
+	t.Helper()
 	ws1, ws2 := Workspace(t, db), Workspace(t, db)
 	cons := t0.Add(time.Second)
 	a := newSubscriber(ws1, "ann@example.com", t0)
@@ -32,34 +40,78 @@ func testSubscribers(t *testing.T, db *store.DB) {
 		require.NoError(t, tx.CreateSubscriber(ctx, b))
 		return tx.CreateSubscriber(ctx, other)
 	})
-	// A duplicate answers ErrConflict and leaves the transaction usable.
+	return &subscriberSet{ws1: ws1, ws2: ws2, a: a, b: b, other: other}
+}
+
+func testSubscribers(t *testing.T, open Opener) {
+	runVerbs(t, open, []verb{
+		{"CreateSubscriber", testCreateSubscriber, perWorkspace},
+		{"FindSubscriber", testFindSubscriber, perWorkspace},
+		{"FindSubscriberByToken", testFindSubscriberByToken, perWorkspace},
+		{"FindSubscribersByAddress", testFindSubscribersByAddress, perWorkspace},
+		{"FindSubscribers", testFindSubscribers, perWorkspace},
+		{"UpdateSubscriber", testUpdateSubscriber, perWorkspace},
+		{"DeleteSubscriber", testDeleteSubscriber, perWorkspace},
+	})
+}
+
+// testCreateSubscriber: a duplicate answers ErrConflict and leaves the
+// transaction usable.
+func testCreateSubscriber(t *testing.T, db *store.DB) {
+	s := subscriberFixture(t, db)
 	update(t, db, func(ctx context.Context, tx notify.Tx) error {
-		require.ErrorIs(t, tx.CreateSubscriber(ctx, newSubscriber(ws1, "ann@example.com", t0)), notify.ErrConflict)
-		_, err := tx.FindSubscriber(ctx, ws1, a.ID)
+		require.ErrorIs(t, tx.CreateSubscriber(ctx, newSubscriber(s.ws1, "ann@example.com", t0)), notify.ErrConflict)
+		_, err := tx.FindSubscriber(ctx, s.ws1, s.a.ID)
 		return err
 	})
+}
+
+func testFindSubscriber(t *testing.T, db *store.DB) {
+	s := subscriberFixture(t, db)
 	view(t, db, func(ctx context.Context, tx notify.Tx) error {
-		got, err := tx.FindSubscriber(ctx, ws1, a.ID)
+		got, err := tx.FindSubscriber(ctx, s.ws1, s.a.ID)
 		require.NoError(t, err)
-		require.Equal(t, a, got)
-		_, err = tx.FindSubscriber(ctx, ws2, a.ID)
+		require.Equal(t, s.a, got)
+		_, err = tx.FindSubscriber(ctx, s.ws2, s.a.ID)
 		require.ErrorIs(t, err, notify.ErrNotFound, "other workspace")
-		got, err = tx.FindSubscriberByToken(ctx, other.UnsubscribeToken)
+		return nil
+	})
+}
+
+func testFindSubscriberByToken(t *testing.T, db *store.DB) {
+	s := subscriberFixture(t, db)
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		got, err := tx.FindSubscriberByToken(ctx, s.other.UnsubscribeToken)
 		require.NoError(t, err)
-		require.Equal(t, ws2, got.WorkspaceID)
+		require.Equal(t, s.ws2, got.WorkspaceID)
 		_, err = tx.FindSubscriberByToken(ctx, "nope")
 		require.ErrorIs(t, err, notify.ErrNotFound)
+		return nil
+	})
+}
 
-		m, err := tx.FindSubscribersByAddress(ctx, ws1, notify.ChannelEmail, []string{"ann@example.com", "zed@example.com"})
+func testFindSubscribersByAddress(t *testing.T, db *store.DB) {
+	s := subscriberFixture(t, db)
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		m, err := tx.FindSubscribersByAddress(ctx, s.ws1, notify.ChannelEmail, []string{"ann@example.com", "zed@example.com"})
 		require.NoError(t, err)
 		require.Len(t, m, 1)
-		require.Equal(t, a.ID, m["ann@example.com"].ID)
+		require.Equal(t, s.a.ID, m["ann@example.com"].ID)
+		return nil
+	})
+}
 
+// testFindSubscribers: pages newest first, filters by consent and
+// channel, and searches name and address with LIKE wildcards taken
+// literally.
+func testFindSubscribers(t *testing.T, db *store.DB) {
+	s := subscriberFixture(t, db)
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
 		page := func(f notify.SubscriberFilter) ([]string, int) {
 			if f.Limit == 0 {
 				f.Limit = 50
 			}
-			subs, total, err := tx.FindSubscribers(ctx, ws1, f)
+			subs, total, err := tx.FindSubscribers(ctx, s.ws1, f)
 			require.NoError(t, err)
 			var addrs []string
 			for _, s := range subs {
@@ -89,26 +141,40 @@ func testSubscribers(t *testing.T, db *store.DB) {
 		require.Equal(t, 1, total)
 		return nil
 	})
+}
 
+func testUpdateSubscriber(t *testing.T, db *store.DB) {
+	s := subscriberFixture(t, db)
+	a := s.a
 	unsub := t0.Add(time.Hour)
 	a.ConsentStatus, a.UnsubscribedAt, a.Name, a.Attributes, a.UpdatedAt = notify.ConsentUnsubscribed, &unsub, "Ann", map[string]string{}, unsub
 	update(t, db, func(ctx context.Context, tx notify.Tx) error {
 		require.NoError(t, tx.UpdateSubscriber(ctx, a))
 		wrong := *a
-		wrong.WorkspaceID = ws2
+		wrong.WorkspaceID = s.ws2
 		require.ErrorIs(t, tx.UpdateSubscriber(ctx, &wrong), notify.ErrNotFound)
-		require.ErrorIs(t, tx.DeleteSubscriber(ctx, ws2, b.ID), notify.ErrNotFound)
-		return tx.DeleteSubscriber(ctx, ws1, b.ID)
+		return nil
 	})
 	view(t, db, func(ctx context.Context, tx notify.Tx) error {
-		got, err := tx.FindSubscriber(ctx, ws1, a.ID)
+		got, err := tx.FindSubscriber(ctx, s.ws1, a.ID)
 		require.NoError(t, err)
 		require.Equal(t, a, got)
-		_, err = tx.FindSubscriber(ctx, ws1, b.ID)
-		require.ErrorIs(t, err, notify.ErrNotFound)
-		got, err = tx.FindSubscriber(ctx, ws2, other.ID)
+		got, err = tx.FindSubscriber(ctx, s.ws2, s.other.ID)
 		require.NoError(t, err)
-		require.Equal(t, other, got, "the other workspace is untouched")
+		require.Equal(t, s.other, got, "the other workspace is untouched")
+		return nil
+	})
+}
+
+func testDeleteSubscriber(t *testing.T, db *store.DB) {
+	s := subscriberFixture(t, db)
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		require.ErrorIs(t, tx.DeleteSubscriber(ctx, s.ws2, s.b.ID), notify.ErrNotFound)
+		return tx.DeleteSubscriber(ctx, s.ws1, s.b.ID)
+	})
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		_, err := tx.FindSubscriber(ctx, s.ws1, s.b.ID)
+		require.ErrorIs(t, err, notify.ErrNotFound)
 		return nil
 	})
 }

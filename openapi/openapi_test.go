@@ -1,4 +1,4 @@
-package api_test
+package openapi_test
 
 import (
 	"bufio"
@@ -12,8 +12,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/notifyd/notifyd/api"
 	"github.com/notifyd/notifyd/internal/notifytest"
+	"github.com/notifyd/notifyd/openapi"
 )
 
 // multiType matches a `type:` list naming more than one type besides
@@ -29,7 +29,7 @@ func TestOpenAPIGeneratorFriendly(t *testing.T) {
 	section := ""
 	names := map[string]map[string]bool{"responses": {}, "schemas": {}}
 	inComponents := false
-	sc := bufio.NewScanner(bytes.NewReader(api.OpenAPI))
+	sc := bufio.NewScanner(bytes.NewReader(openapi.OpenAPI))
 	for n := 1; sc.Scan(); n++ {
 		line := sc.Text()
 		if m := multiType.FindStringSubmatch(line); m != nil {
@@ -81,7 +81,7 @@ func TestOpenAPIGeneratesGoClient(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(filepath.Join(dir, f), b, 0o600))
 	}
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "openapi.yaml"), api.OpenAPI, 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "openapi.yaml"), openapi.OpenAPI, 0o600))
 
 	goTool := func(args ...string) (string, error) {
 		return goIn(dir, nil, args...)

@@ -21,7 +21,7 @@ import (
 func TestGeneratedClient(t *testing.T) {
 	base := os.Getenv("NOTIFYD_SMOKE_URL")
 	if base == "" {
-		t.Skip("NOTIFYD_SMOKE_URL is not set (run by api/openapi_test.go)")
+		t.Skip("NOTIFYD_SMOKE_URL is not set (run by openapi/openapi_test.go)")
 	}
 	ctx := context.Background()
 	c, err := NewClientWithResponses(base)
