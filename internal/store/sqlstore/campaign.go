@@ -250,10 +250,18 @@ func scanID(r Row) (string, error) {
 
 func (t *Tx) FindPausedRequests(ctx context.Context, workspaceID string, ids []string) (map[string]bool, error) {
 	out := map[string]bool{}
-	err := eachIn(ids, func(in string, part []any) error {
-		held, err := queryAll(ctx, t.c, scanID, `SELECT r.id FROM notification_requests r JOIN campaigns c
-			ON c.id = r.campaign_id AND c.workspace_id = r.workspace_id
-			WHERE r.workspace_id = ? AND r.id IN `+in+` AND c.status = 'paused'`, append([]any{workspaceID}, part...)...)
+	// The workspace's paused campaigns first: there are seldom any, and
+	// a join let SQLite's planner walk every request of the campaign
+	// being sent for each claim (docs/BENCHMARKS.md, issue 15 step 10).
+	paused, err := queryAll(ctx, t.c, scanID, `SELECT id FROM campaigns WHERE workspace_id = ? AND status = 'paused'`, workspaceID)
+	if err != nil || len(paused) == 0 {
+		return out, err
+	}
+	err = eachIn(ids, func(in string, part []any) error {
+		held, err := queryAll(ctx, t.c, scanID, `SELECT id FROM notification_requests
+			WHERE workspace_id = ? AND id IN `+in+` AND campaign_id IN
+			(SELECT id FROM campaigns WHERE workspace_id = ? AND status = 'paused')`,
+			append(append([]any{workspaceID}, part...), workspaceID)...)
 		for _, id := range held {
 			out[id] = true
 		}
