@@ -22,7 +22,7 @@ type gate struct {
 
 // maxUrgentRun is how many urgent writers may go in a row ahead of a
 // waiting background writer.
-const maxUrgentRun = 2
+const maxUrgentRun = 1
 
 type urgentKey struct{}
 

@@ -45,7 +45,7 @@ func TestGateOrder(t *testing.T) {
 		g.release()
 		got = append(got, <-order)
 	}
-	require.Equal(t, []string{"u1", "u2", "bg1", "u3", "bg2"}, got)
+	require.Equal(t, []string{"u1", "bg1", "u2", "bg2", "u3"}, got)
 	g.release()
 	require.False(t, g.busy, "free once every waiter went")
 }
