@@ -1,9 +1,13 @@
 package groupcommit
 
 import (
+	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestQueue: every item runs exactly once, batches never exceed max, no
@@ -57,4 +61,41 @@ func TestQueue(t *testing.T) {
 	if p := peak.Load(); p > writers {
 		t.Fatalf("%d batches ran at once, want at most %d", p, writers)
 	}
+}
+
+type testCall struct {
+	ctx  context.Context
+	done chan error
+}
+
+func (c *testCall) Context() context.Context { return c.ctx }
+func (c *testCall) Answer(err error)         { c.done <- err }
+
+// TestWaitAndLive: a call whose caller gave up is answered with its
+// context's error and left out of the batch; the others get the run's
+// answer.
+func TestWaitAndLive(t *testing.T) {
+	t.Parallel()
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	var ran []*testCall
+	q := New(1, 8, func(calls []*testCall) {
+		live := Live(calls)
+		ran = append(ran, live...)
+		Fail(live, errors.New("ran"))
+	})
+	dropped := &testCall{ctx: gone, done: make(chan error, 1)}
+	q.Add(dropped)
+	require.ErrorIs(t, <-dropped.done, context.Canceled)
+	kept := &testCall{ctx: context.Background(), done: make(chan error, 1)}
+	require.EqualError(t, Wait(kept.ctx, q, kept, kept.done), "ran")
+	require.Equal(t, []*testCall{kept}, ran)
+	// A caller that stops waiting gets its context's error at once.
+	release := make(chan struct{})
+	defer close(release)
+	blocked := New(1, 8, func([]*testCall) { <-release })
+	ctx, stop := context.WithCancel(context.Background())
+	c := &testCall{ctx: ctx, done: make(chan error, 1)}
+	stop()
+	require.ErrorIs(t, Wait(ctx, blocked, c, c.done), context.Canceled)
 }

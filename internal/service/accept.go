@@ -71,16 +71,16 @@ func (a *acceptor) do(c *acceptCall) error {
 	}
 }
 
+func (c *acceptCall) Context() context.Context { return c.ctx }
+
+// Answer gives the call its answer (nil: accepted).
+func (c *acceptCall) Answer(err error) {
+	c.err = err
+	close(c.done)
+}
+
 func (a *acceptor) run(calls []*acceptCall) {
-	live := calls[:0:0]
-	for _, c := range calls {
-		if c.ctx.Err() != nil {
-			c.err = c.ctx.Err()
-			close(c.done)
-			continue
-		}
-		live = append(live, c)
-	}
+	live := groupcommit.Live(calls)
 	if len(live) == 0 {
 		return
 	}

@@ -41,25 +41,14 @@ type rateCheck struct {
 
 func (b *rateChecks) check(ctx context.Context, key *notify.APIKey, now time.Time) error {
 	c := &rateCheck{ctx: ctx, key: key, now: now, done: make(chan error, 1)}
-	b.q.Add(c)
-	select {
-	case err := <-c.done:
-		return err
-	case <-ctx.Done():
-		// The check may still count; the caller has given up on the answer.
-		return ctx.Err()
-	}
+	return groupcommit.Wait(ctx, b.q, c, c.done)
 }
 
+func (c *rateCheck) Context() context.Context { return c.ctx }
+func (c *rateCheck) Answer(err error)         { c.done <- err }
+
 func (b *rateChecks) run(batch []*rateCheck) {
-	live := batch[:0:0]
-	for _, c := range batch {
-		if c.ctx.Err() != nil {
-			c.done <- c.ctx.Err()
-			continue
-		}
-		live = append(live, c)
-	}
+	live := groupcommit.Live(batch)
 	if len(live) == 0 {
 		return
 	}

@@ -19,6 +19,9 @@ type batchCall struct {
 	done chan error
 }
 
+func (c *batchCall) Context() context.Context { return c.ctx }
+func (c *batchCall) Answer(err error)         { c.done <- err }
+
 // batcher runs the calls of one group commit in one transaction; its
 // queue gathers them (at most the backend's writers batches at once).
 type batcher struct {
@@ -35,32 +38,18 @@ func (s *Store) Batch(ctx context.Context, fn func(notify.Tx) error) error {
 		return s.Update(ctx, fn)
 	}
 	c := &batchCall{ctx: ctx, fn: fn, done: make(chan error, 1)}
-	s.batch.q.Add(c)
-	select {
-	case err := <-c.done:
-		return err
-	case <-ctx.Done():
-		// The call may still commit; the caller has given up on the answer.
-		return ctx.Err()
-	}
+	return groupcommit.Wait(ctx, s.batch.q, c, c.done)
 }
 
 func (b *batcher) run(calls []*batchCall) {
 	ctx := context.Background()
-	live := calls[:0:0]
-	for _, c := range calls {
-		if c.ctx.Err() != nil {
-			c.done <- c.ctx.Err()
-			continue
-		}
-		live = append(live, c)
-	}
+	live := groupcommit.Live(calls)
 	if len(live) == 0 {
 		return
 	}
 	conn, err := b.s.b.Begin(ctx, true)
 	if err != nil {
-		fail(live, fmt.Errorf("begin: %w", err))
+		groupcommit.Fail(live, fmt.Errorf("begin: %w", err))
 		return
 	}
 	errs := make([]error, len(live))
@@ -79,13 +68,13 @@ func (b *batcher) run(calls []*batchCall) {
 			tx.pending = tx.pending[:mark] // its jobs go with its writes
 			if _, err := conn.Exec(ctx, `ROLLBACK TO SAVEPOINT batch_call`); err != nil {
 				_ = conn.Rollback(ctx)
-				fail(live, fmt.Errorf("rollback to savepoint: %w", err))
+				groupcommit.Fail(live, fmt.Errorf("rollback to savepoint: %w", err))
 				return
 			}
 		}
 		if _, err := conn.Exec(ctx, `RELEASE SAVEPOINT batch_call`); err != nil {
 			_ = conn.Rollback(ctx)
-			fail(live, fmt.Errorf("release savepoint: %w", err))
+			groupcommit.Fail(live, fmt.Errorf("release savepoint: %w", err))
 			return
 		}
 	}
@@ -96,11 +85,11 @@ func (b *batcher) run(calls []*batchCall) {
 	}
 	if err := tx.flush(ctx); err != nil {
 		_ = conn.Rollback(ctx)
-		fail(live, fmt.Errorf("insert queue jobs: %w", err))
+		groupcommit.Fail(live, fmt.Errorf("insert queue jobs: %w", err))
 		return
 	}
 	if err := conn.Commit(ctx); err != nil {
-		fail(live, fmt.Errorf("commit: %w", err))
+		groupcommit.Fail(live, fmt.Errorf("commit: %w", err))
 		return
 	}
 	for i, c := range live {
@@ -117,10 +106,4 @@ func safeCall(fn func(notify.Tx) error, tx *Tx) (err error) {
 		}
 	}()
 	return fn(tx)
-}
-
-func fail(calls []*batchCall, err error) {
-	for _, c := range calls {
-		c.done <- err
-	}
 }
