@@ -4,7 +4,6 @@
 package identities_test
 
 import (
-	"context"
 	"net/http"
 	"testing"
 
@@ -14,8 +13,6 @@ import (
 	"github.com/notifyd/notifyd/internal/mailcheck/dnstest"
 	"github.com/notifyd/notifyd/internal/notifytest"
 )
-
-var ctx = context.Background()
 
 type bundle struct {
 	env *notifytest.Env
