@@ -18,41 +18,19 @@ import (
 
 func TestKinds(t *testing.T) {
 	t.Parallel()
-	sms, msgr := SMSKind(), MsgrKind()
-	require.Equal(t, "vendora_sms", sms.ID)
-	require.Equal(t, notify.ChannelSMS, sms.Channel)
-	require.Equal(t, []string{"vendora_user_id", "vendora_api_key", "vendora_sender"}, sms.Required)
-	require.Equal(t, "vendora_msgr", msgr.ID)
-	require.Equal(t, notify.ChannelAlimTalk, msgr.Channel)
-	require.Equal(t, []string{"vendora_user_id", "vendora_msgr_api_key", "vendora_sender"}, msgr.Required)
-	want := provider.BatchDefaults{CallsPerSecond: 2, Window: 800 * time.Millisecond, MaxSize: 500}
-	require.Equal(t, want, sms.Batch)
-	require.Equal(t, want, msgr.Batch)
+	batch := provider.BatchDefaults{CallsPerSecond: 2, Window: 800 * time.Millisecond, MaxSize: 500}
+	providertest.RequireKind(t, SMSKind(), providertest.KindWant{ID: "vendora_sms", Channel: notify.ChannelSMS, Required: []string{"vendora_user_id", "vendora_api_key", "vendora_sender"}, Optional: []string{"base_url"}, Batch: batch})
+	providertest.RequireKind(t, MsgrKind(), providertest.KindWant{ID: "vendora_msgr", Channel: notify.ChannelAlimTalk, Required: []string{"vendora_user_id", "vendora_msgr_api_key", "vendora_sender"}, Optional: []string{"vendora_api_key", "base_url"}, Batch: batch})
 }
 
+// TestNewMissingKey: each required key left out or empty is named (with
+// no vendora_api_key to fall back on, the msgr key is missing too), and
+// the msgr key does not stand in for the sms key.
 func TestNewMissingKey(t *testing.T) {
 	t.Parallel()
-	cases := []struct {
-		name    string
-		kind    provider.Kind
-		cfg     provider.Config
-		missing string
-	}{
-		{"sms user", SMSKind(), provider.Config{keyAPIKey: "k", keySender: "s"}, keyUserID},
-		{"sms key", SMSKind(), provider.Config{keyUserID: "u", keySender: "s"}, keyAPIKey},
-		{"sms sender", SMSKind(), provider.Config{keyUserID: "u", keyAPIKey: "k"}, keySender},
-		{"sms msgr key does not replace sms key", SMSKind(), provider.Config{keyUserID: "u", keyMsgrAPIKey: "k", keySender: "s"}, keyAPIKey},
-		{"msgr user", MsgrKind(), provider.Config{keyMsgrAPIKey: "k", keySender: "s"}, keyUserID},
-		{"msgr no key at all", MsgrKind(), provider.Config{keyUserID: "u", keySender: "s"}, keyMsgrAPIKey},
-		{"msgr sender", MsgrKind(), provider.Config{keyUserID: "u", keyMsgrAPIKey: "k"}, keySender},
-		{"empty value counts as missing", SMSKind(), provider.Config{keyUserID: "", keyAPIKey: "k", keySender: "s"}, keyUserID},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			providertest.RequireInvalid(t, tc.kind, tc.cfg, tc.missing)
-		})
-	}
+	providertest.RequireEachRequired(t, SMSKind(), provider.Config{keyUserID: "u", keyAPIKey: "k", keySender: "s"})
+	providertest.RequireEachRequired(t, MsgrKind(), provider.Config{keyUserID: "u", keyMsgrAPIKey: "k", keySender: "s"})
+	providertest.RequireInvalid(t, SMSKind(), provider.Config{keyUserID: "u", keyMsgrAPIKey: "k", keySender: "s"}, keyAPIKey)
 }
 
 func TestNewMsgrKeyFallback(t *testing.T) {

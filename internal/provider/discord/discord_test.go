@@ -21,31 +21,15 @@ var msg = provider.Message{ID: "req-1", Channel: notify.ChannelChatBBot, To: cha
 
 func TestKinds(t *testing.T) {
 	t.Parallel()
-	w, b := WebhookKind(), BotKind()
-	require.Equal(t, "chatb_webhook", w.ID)
-	require.Equal(t, notify.ChannelChatBWebhook, w.Channel)
-	require.Equal(t, []string{"chatb_webhook_url"}, w.Required)
-	require.Equal(t, "chatb_bot", b.ID)
-	require.Equal(t, notify.ChannelChatBBot, b.Channel)
-	require.Equal(t, []string{"chatb_bot_token"}, b.Required)
-	for _, k := range []provider.Kind{w, b} {
-		require.Equal(t, provider.BatchDefaults{MaxSize: 1}, k.Batch)
-	}
+	one := provider.BatchDefaults{MaxSize: 1}
+	providertest.RequireKind(t, WebhookKind(), providertest.KindWant{ID: "chatb_webhook", Channel: notify.ChannelChatBWebhook, Required: []string{"chatb_webhook_url"}, Batch: one})
+	providertest.RequireKind(t, BotKind(), providertest.KindWant{ID: "chatb_bot", Channel: notify.ChannelChatBBot, Required: []string{"chatb_bot_token"}, Optional: []string{"base_url"}, Batch: one})
 }
 
 func TestMissingKey(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		kind provider.Kind
-		cfg  provider.Config
-	}{
-		{WebhookKind(), provider.Config{}},
-		{WebhookKind(), provider.Config{"chatb_webhook_url": "discord.com/api/webhooks/1/x"}},
-		{BotKind(), provider.Config{}},
-		{BotKind(), provider.Config{"chatb_bot_token": "t", "base_url": "ftp://discord.com"}},
-	} {
-		providertest.RequireInvalid(t, tc.kind, tc.cfg)
-	}
+	providertest.RequireInvalidConfigs(t, WebhookKind(), provider.Config{}, provider.Config{"chatb_webhook_url": "discord.com/api/webhooks/1/x"})
+	providertest.RequireInvalidConfigs(t, BotKind(), provider.Config{}, provider.Config{"chatb_bot_token": "t", "base_url": "ftp://discord.com"})
 }
 
 func TestContent(t *testing.T) {

@@ -253,12 +253,10 @@ func requireNoSecret(t *testing.T, ex provider.Exchange, f *fake) {
 
 func TestKind(t *testing.T) {
 	t.Parallel()
-	k := fcm.Kind()
-	require.Equal(t, "push_gateway", k.ID)
-	require.Equal(t, notify.ChannelPush, k.Channel)
-	require.Equal(t, []string{"push_service_account_json"}, k.Required)
-	require.Empty(t, k.Optional)
-	require.Equal(t, provider.BatchDefaults{CallsPerSecond: 20, Window: 300 * time.Millisecond, MaxSize: 500}, k.Batch)
+	providertest.RequireKind(t, fcm.Kind(), providertest.KindWant{
+		ID: "push_gateway", Channel: notify.ChannelPush, Required: []string{"push_service_account_json"},
+		Batch: provider.BatchDefaults{CallsPerSecond: 20, Window: 300 * time.Millisecond, MaxSize: 500},
+	})
 }
 
 func TestNewInvalidConfig(t *testing.T) {

@@ -54,12 +54,11 @@ func requireNoSecret(t *testing.T, ex provider.Exchange) {
 
 func TestKind(t *testing.T) {
 	t.Parallel()
-	k := postmark.Kind()
-	require.Equal(t, "mailz_email", k.ID)
-	require.Equal(t, notify.ChannelEmail, k.Channel)
-	require.Equal(t, []string{"mailz_api_key", "mailz_from_email"}, k.Required)
-	require.Equal(t, []string{"mailz_from_name"}, k.Optional)
-	require.Equal(t, provider.BatchDefaults{CallsPerSecond: 2, Window: time.Second, MaxSize: 100}, k.Batch)
+	providertest.RequireKind(t, postmark.Kind(), providertest.KindWant{
+		ID: "mailz_email", Channel: notify.ChannelEmail,
+		Required: []string{"mailz_api_key", "mailz_from_email"}, Optional: []string{"mailz_from_name"},
+		Batch: provider.BatchDefaults{CallsPerSecond: 2, Window: time.Second, MaxSize: 100}, Identities: true,
+	})
 }
 
 func TestNewMissingKey(t *testing.T) {

@@ -52,13 +52,11 @@ func requireNoSecret(t *testing.T, ex provider.Exchange) {
 
 func TestKind(t *testing.T) {
 	t.Parallel()
-	k := resend.Kind()
-	require.Equal(t, "mailx_email", k.ID)
-	require.Equal(t, notify.ChannelEmail, k.Channel)
-	require.Equal(t, []string{"mailx_api_key", "mailx_from_email"}, k.Required)
-	require.Empty(t, k.Optional)
-	require.Equal(t, provider.BatchDefaults{CallsPerSecond: 2, Window: 750 * time.Millisecond, MaxSize: 100}, k.Batch)
-	require.NotNil(t, k.New)
+	providertest.RequireKind(t, resend.Kind(), providertest.KindWant{
+		ID: "mailx_email", Channel: notify.ChannelEmail,
+		Required: []string{"mailx_api_key", "mailx_from_email"},
+		Batch:    provider.BatchDefaults{CallsPerSecond: 2, Window: 750 * time.Millisecond, MaxSize: 100}, Identities: true,
+	})
 }
 
 func TestNewMissingKey(t *testing.T) {

@@ -80,12 +80,12 @@ func requireNoSecret(t *testing.T, ex provider.Exchange) {
 
 func TestKind(t *testing.T) {
 	t.Parallel()
-	k := ses.Kind()
-	require.Equal(t, "maily_email", k.ID)
-	require.Equal(t, notify.ChannelEmail, k.Channel)
-	require.Equal(t, []string{"maily_access_key_id", "maily_secret_access_key", "maily_region", "maily_from_email"}, k.Required)
-	require.Equal(t, []string{"maily_from_name", "maily_configuration_set"}, k.Optional)
-	require.Equal(t, provider.BatchDefaults{MaxSize: 1}, k.Batch)
+	providertest.RequireKind(t, ses.Kind(), providertest.KindWant{
+		ID: "maily_email", Channel: notify.ChannelEmail,
+		Required: []string{"maily_access_key_id", "maily_secret_access_key", "maily_region", "maily_from_email"},
+		Optional: []string{"maily_from_name", "maily_configuration_set"},
+		Batch:    provider.BatchDefaults{MaxSize: 1}, Identities: true,
+	})
 }
 
 func TestNewMissingKey(t *testing.T) {

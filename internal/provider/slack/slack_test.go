@@ -18,32 +18,15 @@ var msg = provider.Message{ID: "req-1", Channel: notify.ChannelChatABot, To: "C0
 
 func TestKinds(t *testing.T) {
 	t.Parallel()
-	w, b := WebhookKind(), BotKind()
-	require.Equal(t, "chata_webhook", w.ID)
-	require.Equal(t, notify.ChannelChatAWebhook, w.Channel)
-	require.Equal(t, []string{"chata_webhook_url"}, w.Required)
-	require.Equal(t, "chata_bot", b.ID)
-	require.Equal(t, notify.ChannelChatABot, b.Channel)
-	require.Equal(t, []string{"chata_bot_token"}, b.Required)
-	for _, k := range []provider.Kind{w, b} {
-		require.Equal(t, provider.BatchDefaults{MaxSize: 1}, k.Batch)
-	}
+	one := provider.BatchDefaults{MaxSize: 1}
+	providertest.RequireKind(t, WebhookKind(), providertest.KindWant{ID: "chata_webhook", Channel: notify.ChannelChatAWebhook, Required: []string{"chata_webhook_url"}, Batch: one})
+	providertest.RequireKind(t, BotKind(), providertest.KindWant{ID: "chata_bot", Channel: notify.ChannelChatABot, Required: []string{"chata_bot_token"}, Optional: []string{"base_url"}, Batch: one})
 }
 
 func TestMissingKey(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		kind provider.Kind
-		cfg  provider.Config
-	}{
-		{WebhookKind(), provider.Config{}},
-		{WebhookKind(), provider.Config{"chata_webhook_url": ""}},
-		{WebhookKind(), provider.Config{"chata_webhook_url": "not a url"}},
-		{BotKind(), provider.Config{}},
-		{BotKind(), provider.Config{"chata_bot_token": "xoxb-1", "base_url": "slack.com"}},
-	} {
-		providertest.RequireInvalid(t, tc.kind, tc.cfg)
-	}
+	providertest.RequireInvalidConfigs(t, WebhookKind(), provider.Config{}, provider.Config{"chata_webhook_url": ""}, provider.Config{"chata_webhook_url": "not a url"})
+	providertest.RequireInvalidConfigs(t, BotKind(), provider.Config{}, provider.Config{"chata_bot_token": "xoxb-1", "base_url": "slack.com"})
 }
 
 func TestText(t *testing.T) {

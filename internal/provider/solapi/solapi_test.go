@@ -17,16 +17,15 @@ import (
 
 func TestKinds(t *testing.T) {
 	t.Parallel()
-	sms, msgr := SMSKind(), MsgrKind()
-	require.Equal(t, "vendorb_sms", sms.ID)
-	require.Equal(t, notify.ChannelSMS, sms.Channel)
-	require.Equal(t, "vendorb_msgr", msgr.ID)
-	require.Equal(t, notify.ChannelAlimTalk, msgr.Channel)
-	want := provider.BatchDefaults{CallsPerSecond: 20, Window: 500 * time.Millisecond, MaxSize: 100}
-	for _, k := range []provider.Kind{sms, msgr} {
-		require.Equal(t, []string{"vendorb_api_key", "vendorb_api_secret", "vendorb_sender"}, k.Required)
-		require.Equal(t, want, k.Batch)
+	want := providertest.KindWant{
+		Required: []string{"vendorb_api_key", "vendorb_api_secret", "vendorb_sender"},
+		Optional: []string{"base_url"},
+		Batch:    provider.BatchDefaults{CallsPerSecond: 20, Window: 500 * time.Millisecond, MaxSize: 100},
 	}
+	want.ID, want.Channel = "vendorb_sms", notify.ChannelSMS
+	providertest.RequireKind(t, SMSKind(), want)
+	want.ID, want.Channel = "vendorb_msgr", notify.ChannelAlimTalk
+	providertest.RequireKind(t, MsgrKind(), want)
 }
 
 func TestNewMissingKey(t *testing.T) {
