@@ -168,12 +168,14 @@ func TestSMSRejectsEmptyBeforeCalling(t *testing.T) {
 	require.Len(t, f.requests("/send/"), 1)
 }
 
-// codeCases pins every row of the codes table, plus an unlisted code.
-var codeCases = []struct {
+type codeCase struct {
 	code  int64
 	want  notify.FailureCode
 	final bool
-}{
+}
+
+// codeCases pins every row of the codes table, plus an unlisted code.
+var codeCases = []codeCase{
 	{-201, notify.FailureCreditExhausted, true},
 	{-101, notify.FailureUnauthorized, false},
 	{-1, notify.FailureUnauthorized, false},
@@ -187,13 +189,7 @@ var codeCases = []struct {
 
 func TestCodeCasesCoverTable(t *testing.T) {
 	t.Parallel()
-	seen := map[int64]bool{}
-	for _, c := range codeCases {
-		seen[c.code] = true
-	}
-	for code := range codes {
-		require.True(t, seen[code], "codes row %d has no test case", code)
-	}
+	providertest.RequireCovered(t, codes, codeCases, func(c codeCase) int64 { return c.code })
 }
 
 func TestSMSResultCodes(t *testing.T) {

@@ -525,9 +525,7 @@ func TestErrorMapping(t *testing.T) {
 			f, _, p := setup(t)
 			f.onSend(func(string, []byte) (int, string) { return c.status, envelope(c.status, c.rpc, c.errorCode) })
 			res := p.Send(context.Background(), []provider.Message{push("a")})
-			require.NotNil(t, res[0].Err)
-			require.Equal(t, c.want, res[0].Err.Code)
-			require.Equal(t, c.status, res[0].Exchange.Response.HTTPStatus)
+			providertest.RequireFailure(t, res[0], c.want, c.status)
 		})
 	}
 }

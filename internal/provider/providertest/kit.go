@@ -301,11 +301,58 @@ func RunErrorRows(t *testing.T, k provider.Kind, cfg func(url string) provider.C
 			_, srv := NewRecorder(t, row.Status, row.Body, row.Header)
 			p := MustNew(t, k, cfg(srv.URL))
 			res := p.Send(context.Background(), []provider.Message{msg})
-			require.NotNil(t, res[0].Err)
-			require.Equal(t, row.Want, res[0].Err.Code, res[0].Err.Message)
+			RequireFailure(t, res[0], row.Want, row.Status)
 			require.Equal(t, row.RetryAfter, res[0].Err.RetryAfter)
 			require.Empty(t, res[0].MessageID)
-			require.Equal(t, row.Status, res[0].Exchange.Response.HTTPStatus)
 		})
+	}
+}
+
+// RequireFailure fails the test unless r failed with code want and holds
+// the vendor's answer, with HTTP status status.
+func RequireFailure(t testing.TB, r provider.Result, want notify.FailureCode, status int) {
+	t.Helper()
+	require.NotNil(t, r.Err)
+	require.Equal(t, want, r.Err.Code, r.Err.Message)
+	require.NotNil(t, r.Exchange.Response)
+	require.Equal(t, status, r.Exchange.Response.HTTPStatus)
+}
+
+// RequireSent fails the test unless res is one success per id of ids, in
+// order, each reporting that message id, with none of secrets in its
+// exchange.
+func RequireSent(t testing.TB, res []provider.Result, ids []string, secrets ...string) {
+	t.Helper()
+	require.Len(t, res, len(ids))
+	for i, id := range ids {
+		require.Nil(t, res[i].Err)
+		require.Equal(t, id, res[i].MessageID)
+		RequireHidden(t, res[i].Exchange, secrets...)
+	}
+}
+
+// RequireHangTimeouts builds kind k from cfg(url) for a vendor that never
+// answers (Hang), with a short client timeout, and checks RequireTimeouts
+// for msg, with none of secrets in the failure's message.
+func RequireHangTimeouts(t testing.TB, k provider.Kind, cfg func(url string) provider.Config, msg provider.Message, secrets ...string) {
+	t.Helper()
+	p, err := k.New(cfg(Hang(t)), provider.Deps{HTTP: Client(50 * time.Millisecond)})
+	require.NoError(t, err)
+	res := RequireTimeouts(t, p, msg)
+	for _, s := range secrets {
+		require.NotContains(t, res[0].Err.Message, s)
+	}
+}
+
+// RequireCovered fails the test unless every code of a vendor's code
+// table has a test case: key gives the code a case is for.
+func RequireCovered[K comparable, V, C any](t testing.TB, table map[K]V, cases []C, key func(C) K) {
+	t.Helper()
+	seen := map[K]bool{}
+	for _, c := range cases {
+		seen[key(c)] = true
+	}
+	for code := range table {
+		require.True(t, seen[code], "code table row %v has no test case", code)
 	}
 }

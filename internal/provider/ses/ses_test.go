@@ -224,9 +224,7 @@ func TestErrorMapping(t *testing.T) {
 				}
 				_, p := serve(t, nil, rp)
 				res := p.Send(context.Background(), []provider.Message{msg("a@x.test")})
-				require.NotNil(t, res[0].Err)
-				require.Equal(t, c.want, res[0].Err.Code)
-				require.Equal(t, c.status, res[0].Exchange.Response.HTTPStatus)
+				providertest.RequireFailure(t, res[0], c.want, c.status)
 			})
 		}
 	}

@@ -176,11 +176,13 @@ func TestSendPartialFailure(t *testing.T) {
 	}
 }
 
-// codeCases pins every row of the codes table.
-var codeCases = []struct {
+type codeCase struct {
 	code string
 	want notify.FailureCode // "" = accepted
-}{
+}
+
+// codeCases pins every row of the codes table.
+var codeCases = []codeCase{
 	{"2000", ""}, {"3000", ""}, {"4000", ""},
 	{"1030", notify.FailureCreditExhausted}, {"2230", notify.FailureCreditExhausted},
 	{"1062", notify.FailureInvalidRequest}, {"2062", notify.FailureInvalidRequest},
@@ -210,13 +212,7 @@ var codeCases = []struct {
 
 func TestCodeCasesCoverTable(t *testing.T) {
 	t.Parallel()
-	seen := map[string]bool{}
-	for _, c := range codeCases {
-		seen[c.code] = true
-	}
-	for code := range codes {
-		require.True(t, seen[code], "codes row %s has no test case", code)
-	}
+	providertest.RequireCovered(t, codes, codeCases, func(c codeCase) string { return c.code })
 }
 
 func TestCodes(t *testing.T) {
@@ -273,9 +269,7 @@ func TestHTTPFailures(t *testing.T) {
 			f := newFake(t, func(*testing.T, captured) (int, string) { return tc.status, tc.body })
 			res := newTestSender(t, SMSKind(), f).Send(context.Background(), []provider.Message{{ID: "a", To: "01011112222", Text: "x"}, {ID: "b", To: "01011113333", Text: "y"}})
 			for _, r := range res {
-				require.NotNil(t, r.Err)
-				require.Equal(t, tc.want, r.Err.Code)
-				require.Equal(t, tc.status, r.Exchange.Response.HTTPStatus)
+				providertest.RequireFailure(t, r, tc.want, tc.status)
 			}
 		})
 	}
