@@ -305,9 +305,7 @@ func TestSMSLimits(t *testing.T) {
 		{To: "01011112222", Text: strings.Repeat("가", 1001)},
 		{To: "01011113333", Text: strings.Repeat("가", 1000)},
 	})
-	require.NotNil(t, res[0].Err)
-	require.Equal(t, notify.FailureInvalidRequest, res[0].Err.Code)
-	require.Nil(t, res[0].Exchange.Response, "no call was made")
+	providertest.RequireRefused(t, res[0])
 	require.Nil(t, res[1].Err)
 	require.Len(t, f.requests("/send/"), 3, "the valid message went alone")
 }

@@ -109,9 +109,7 @@ func TestBotSuccess(t *testing.T) {
 	require.Nil(t, res[0].Err)
 	require.Equal(t, "1234567890123456789", res[0].MessageID)
 	require.Equal(t, srv.URL+"/api/v10/channels/"+channelID+"/messages", res[0].Exchange.URL)
-	logged, err := json.Marshal(res[0].Exchange.Request)
-	require.NoError(t, err)
-	require.NotContains(t, string(logged), "bot-test-token", "the token is never logged")
+	providertest.RequireHidden(t, res[0].Exchange, "bot-test-token") // the token is never logged
 	reqs := rec.Requests()
 	require.Len(t, reqs, 1)
 	providertest.Golden(t, "bot", []byte(reqs[0]))
@@ -132,9 +130,7 @@ func TestBotSendsOneCallPerMessage(t *testing.T) {
 	require.Len(t, res, 5)
 	require.Nil(t, res[0].Err)
 	for _, r := range res[1:4] {
-		require.NotNil(t, r.Err)
-		require.Equal(t, notify.FailureInvalidRequest, r.Err.Code)
-		require.Nil(t, r.Exchange.Response, "no call was made")
+		providertest.RequireRefused(t, r)
 	}
 	require.Nil(t, res[4].Err)
 	require.Len(t, rec.Requests(), 2)

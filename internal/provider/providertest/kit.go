@@ -318,6 +318,15 @@ func RequireFailure(t testing.TB, r provider.Result, want notify.FailureCode, st
 	require.Equal(t, status, r.Exchange.Response.HTTPStatus)
 }
 
+// RequireRefused fails the test unless r failed invalid_request before
+// any call: there is no vendor answer.
+func RequireRefused(t testing.TB, r provider.Result) {
+	t.Helper()
+	require.NotNil(t, r.Err)
+	require.Equal(t, notify.FailureInvalidRequest, r.Err.Code, r.Err.Message)
+	require.Nil(t, r.Exchange.Response, "no call was made")
+}
+
 // RequireSent fails the test unless res is one success per id of ids, in
 // order, each reporting that message id, with none of secrets in its
 // exchange.

@@ -2,7 +2,6 @@ package slack
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"testing"
 	"time"
@@ -73,9 +72,7 @@ func TestBotSuccess(t *testing.T) {
 	require.Nil(t, res[0].Err)
 	require.Equal(t, "C0123ABC:1503435956.000247", res[0].MessageID)
 	require.Equal(t, srv.URL+"/api/chat.postMessage", res[0].Exchange.URL)
-	logged, err := json.Marshal(res[0].Exchange.Request)
-	require.NoError(t, err)
-	require.NotContains(t, string(logged), "xoxb", "the token is never logged")
+	providertest.RequireHidden(t, res[0].Exchange, "xoxb") // the token is never logged
 	reqs := rec.Requests()
 	require.Len(t, reqs, 1)
 	providertest.Golden(t, "bot", []byte(reqs[0]))
@@ -89,9 +86,7 @@ func TestBotSendsOneCallPerMessage(t *testing.T) {
 	res := p.Send(context.Background(), msgs)
 	require.Len(t, res, 3)
 	require.Nil(t, res[0].Err)
-	require.NotNil(t, res[1].Err, "missing channel")
-	require.Equal(t, notify.FailureInvalidRequest, res[1].Err.Code)
-	require.Nil(t, res[1].Exchange.Response, "no call was made")
+	providertest.RequireRefused(t, res[1]) // missing channel
 	require.Nil(t, res[2].Err)
 	require.Len(t, rec.Requests(), 2)
 }

@@ -17,15 +17,10 @@ import (
 
 func TestKinds(t *testing.T) {
 	t.Parallel()
-	want := providertest.KindWant{
-		Required: []string{"vendorb_api_key", "vendorb_api_secret", "vendorb_sender"},
-		Optional: []string{"base_url"},
-		Batch:    provider.BatchDefaults{CallsPerSecond: 20, Window: 500 * time.Millisecond, MaxSize: 100},
-	}
-	want.ID, want.Channel = "vendorb_sms", notify.ChannelSMS
-	providertest.RequireKind(t, SMSKind(), want)
-	want.ID, want.Channel = "vendorb_msgr", notify.ChannelAlimTalk
-	providertest.RequireKind(t, MsgrKind(), want)
+	req, opt := []string{"vendorb_api_key", "vendorb_api_secret", "vendorb_sender"}, []string{"base_url"}
+	batch := provider.BatchDefaults{CallsPerSecond: 20, Window: 500 * time.Millisecond, MaxSize: 100}
+	providertest.RequireKind(t, SMSKind(), providertest.KindWant{ID: "vendorb_sms", Channel: notify.ChannelSMS, Required: req, Optional: opt, Batch: batch})
+	providertest.RequireKind(t, MsgrKind(), providertest.KindWant{ID: "vendorb_msgr", Channel: notify.ChannelAlimTalk, Required: req, Optional: opt, Batch: batch})
 }
 
 func TestNewMissingKey(t *testing.T) {
