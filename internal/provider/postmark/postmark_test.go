@@ -2,7 +2,6 @@ package postmark_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -206,42 +205,20 @@ func TestTimeout(t *testing.T) {
 // splits, and a lone remainder goes to /email.
 func TestSendSplitsOverBatchLimit(t *testing.T) {
 	t.Parallel()
-	jsonHeader := map[string]string{"Content-Type": "application/json"}
-	f := providertest.NewFake(t, func(_ int, r providertest.Request) providertest.Reply {
-		if r.Path == "/email" {
-			return providertest.Reply{Status: http.StatusOK, Header: jsonHeader, Body: okResult("x@example.com", "single")}
-		}
-		var items []json.RawMessage
-		if err := json.Unmarshal(r.Body, &items); err != nil {
-			return providertest.Reply{Status: http.StatusBadRequest, Body: err.Error()}
-		}
-		out := make([]string, len(items))
+	f := providertest.NewBatchVendor(t, "/email", okResult("x@example.com", "single"), func(n int) string {
+		out := make([]string, n)
 		for i := range out {
 			out[i] = okResult("x@example.com", fmt.Sprintf("b%d", i))
 		}
-		return providertest.Reply{Status: http.StatusOK, Header: jsonHeader, Body: "[" + strings.Join(out, ",") + "]"}
+		return "[" + strings.Join(out, ",") + "]"
 	})
 	p := newProvider(t, nil, f.URL, 2*time.Second)
-	msgs := make([]provider.Message, 501)
-	for i := range msgs {
-		msgs[i] = msg(fmt.Sprintf("user%d@example.com", i))
-	}
-	res := p.Send(context.Background(), msgs)
+	res := p.Send(context.Background(), providertest.MailMessages(501))
 	require.Len(t, res, 501)
 	for i, r := range res {
 		require.Nil(t, r.Err, "message %d", i)
 	}
 	require.Equal(t, "b499", res[499].MessageID)
 	require.Equal(t, "single", res[500].MessageID)
-	var calls []string
-	for _, r := range f.Received() {
-		if r.Path == "/email" {
-			calls = append(calls, "/email:1")
-			continue
-		}
-		var items []json.RawMessage
-		require.NoError(t, json.Unmarshal(r.Body, &items))
-		calls = append(calls, fmt.Sprintf("%s:%d", r.Path, len(items)))
-	}
-	require.Equal(t, []string{"/email/batch:500", "/email:1"}, calls)
+	require.Equal(t, []string{"/email/batch:500", "/email:1"}, f.Calls(t))
 }

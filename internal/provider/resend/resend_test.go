@@ -188,49 +188,21 @@ func TestTimeout(t *testing.T) {
 // splits, and a lone remainder goes to /emails.
 func TestSendSplitsOverBatchLimit(t *testing.T) {
 	t.Parallel()
-	jsonHeader := map[string]string{"Content-Type": "application/json"}
-	f := providertest.NewFake(t, func(_ int, r providertest.Request) providertest.Reply {
-		if r.Path == "/emails" {
-			return providertest.Reply{Status: http.StatusOK, Header: jsonHeader, Body: `{"id":"single"}`}
-		}
-		var items []json.RawMessage
-		if err := json.Unmarshal(r.Body, &items); err != nil {
-			return providertest.Reply{Status: http.StatusBadRequest, Body: err.Error()}
-		}
-		data := make([]map[string]string, len(items))
+	f := providertest.NewBatchVendor(t, "/emails", `{"id":"single"}`, func(n int) string {
+		data := make([]map[string]string, n)
 		for i := range data {
 			data[i] = map[string]string{"id": "b" + strconv.Itoa(i)}
 		}
 		b, _ := json.Marshal(map[string]any{"data": data})
-		return providertest.Reply{Status: http.StatusOK, Header: jsonHeader, Body: string(b)}
+		return string(b)
 	})
 	p := newProvider(t, f.URL, 2*time.Second)
-	msgs := make([]provider.Message, 101)
-	for i := range msgs {
-		msgs[i] = msg("user" + strconv.Itoa(i) + "@example.com")
-	}
-	res := p.Send(context.Background(), msgs)
+	res := p.Send(context.Background(), providertest.MailMessages(101))
 	require.Len(t, res, 101)
 	for i, r := range res {
 		require.Nil(t, r.Err, "message %d", i)
 	}
 	require.Equal(t, "b99", res[99].MessageID)
 	require.Equal(t, "single", res[100].MessageID)
-	require.Equal(t, []string{"/emails/batch:100", "/emails:1"}, calls(t, f))
-}
-
-// calls lists the requests f received as path:items.
-func calls(t *testing.T, f *providertest.Fake) []string {
-	t.Helper()
-	var out []string
-	for _, r := range f.Received() {
-		if r.Path == "/emails" {
-			out = append(out, "/emails:1")
-			continue
-		}
-		var items []json.RawMessage
-		require.NoError(t, json.Unmarshal(r.Body, &items))
-		out = append(out, r.Path+":"+strconv.Itoa(len(items)))
-	}
-	return out
+	require.Equal(t, []string{"/emails/batch:100", "/emails:1"}, f.Calls(t))
 }
