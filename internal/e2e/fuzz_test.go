@@ -43,7 +43,7 @@ func FuzzHTTPSurface(f *testing.F) {
 		path := rt.Path
 		for strings.Contains(path, "{") {
 			i, j := strings.Index(path, "{"), strings.Index(path, "}")
-			seg := strings.NewReplacer("/", "%2F", "?", "%3F", "#", "%23", " ", "%20").Replace(id)
+			seg := strings.NewReplacer("/", "%2F", "?", "%3F", "#", "%23", " ", "%20", "{", "%7B", "}", "%7D").Replace(id)
 			path = path[:i] + seg + path[j+1:]
 		}
 		req, err := http.NewRequest(method, e.Daemon.URL()+path, bytes.NewReader(body))
