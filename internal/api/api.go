@@ -81,12 +81,6 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	a.mux.ServeHTTP(w, r)
 }
 
-// Pattern returns the route pattern r matches, for metrics labels.
-func (a *API) Pattern(r *http.Request) string {
-	_, p := a.mux.Handler(r)
-	return p
-}
-
 type statusOnly struct {
 	header http.Header
 	status int

@@ -95,22 +95,19 @@ func Handler(o Options) http.Handler {
 	return middleware(mux, o)
 }
 
-// routeLabel is the route pattern r matches, for metrics labels: the API's
-// route, or the root mux's (health, metrics, OpenAPI, public pages).
-// Anything else is "unmatched": raw paths would grow the label set
-// without bound.
-func routeLabel(mux *http.ServeMux, a *api.API, r *http.Request) string {
+// routeLabel is the route pattern r matched, for metrics labels: the
+// API's route, or the root mux's (health, metrics, OpenAPI, public
+// pages). Each ServeMux records the pattern it matched in r.Pattern (the
+// API's mux last), so no route is matched again here. Anything else is
+// "unmatched": raw paths would grow the label set without bound.
+func routeLabel(r *http.Request) string {
 	if r.Method == http.MethodConnect {
 		return "unmatched" // no route takes it, and the mux names a CONNECT redirect by its raw path
 	}
-	_, p := mux.Handler(r)
-	if p == "/" {
-		p = a.Pattern(r)
+	if r.Pattern == "" || r.Pattern == "/" {
+		return "unmatched" // "/" is the API's mount: its own mux found no route
 	}
-	if p == "" {
-		return "unmatched"
-	}
-	return p
+	return r.Pattern
 }
 
 // methodLabel is r's method for metrics labels: the standard methods as
@@ -183,7 +180,7 @@ func middleware(mux *http.ServeMux, o Options) http.Handler {
 					o.API.WriteProblem(rec, r, notify.Errorf(notify.CodeInternal, "An internal error occurred"))
 				}
 			}
-			route, method := routeLabel(mux, o.API, r), methodLabel(r.Method)
+			route, method := routeLabel(r), methodLabel(r.Method)
 			d := time.Since(start)
 			o.Metrics.HTTPRequests.WithLabelValues(route, method, strconv.Itoa(rec.status)).Inc()
 			o.Metrics.HTTPDuration.WithLabelValues(route, method).Observe(d.Seconds())
