@@ -430,8 +430,8 @@ func (b *bench) campaignServe(ctx context.Context) error {
 		target = fmt.Sprintf("SQLite target: under %.0f s, i.e. > %.2f", bound, peer/bound)
 	}
 	fmt.Printf("%-44s %8.2f  (%.1f s / %.1f s; %s)\n", "ratio "+name, peer/took.Seconds(), peer, took.Seconds(), target)
-	if strings.TrimSpace(p.log.String()) != "" {
-		fmt.Printf("server log (tail):\n%s\n", tail(p.log.String(), 2000))
+	if t := p.logTail(); t != "" {
+		fmt.Printf("server log (tail):\n%s\n", t)
 	}
 	return nil
 }

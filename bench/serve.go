@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -37,7 +36,26 @@ type notifydProc struct {
 	owner *client.Client
 	key   *client.Client
 	dbURL string
-	log   *bytes.Buffer
+	// logPath is the file notifyd's stderr goes to. The serve scenarios
+	// run it at its default log level (info), one access-log line per
+	// request written straight to the file, as under a service manager.
+	logPath string
+}
+
+// logTail is the end of what notifyd logged above level info (warnings,
+// errors, and anything not written through the logger, such as a panic).
+func (p *notifydProc) logTail() string {
+	b, err := os.ReadFile(p.logPath)
+	if err != nil {
+		return err.Error()
+	}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.TrimSpace(line) != "" && !strings.Contains(line, " level=INFO ") && !strings.Contains(line, " level=DEBUG ") {
+			out = append(out, line)
+		}
+	}
+	return tail(strings.Join(out, "\n"), 2000)
 }
 
 // buildNotifyd builds the binary once per run. NOTIFYD_BENCH_BINARY
@@ -82,7 +100,7 @@ func (b *bench) startServe(ctx context.Context, dbURL, role string, conns int, e
 		return nil, err
 	}
 	base := append(os.Environ(), "NOTIFYD_DATABASE_URL="+dbURL, "NOTIFYD_SECRET_KEY="+strings.Repeat("ab", 32),
-		"NOTIFYD_ALLOW_PRIVATE_TARGETS=true", "NOTIFYD_LOG_LEVEL=error", "NOTIFYD_MX_CHECK=false")
+		"NOTIFYD_ALLOW_PRIVATE_TARGETS=true", "NOTIFYD_MX_CHECK=false")
 	base = append(base, env...)
 	if b.serverProfile != "" {
 		abs, _ := filepath.Abs(b.serverProfile)
@@ -104,10 +122,16 @@ func (b *bench) startServe(ctx context.Context, dbURL, role string, conns int, e
 	if err != nil {
 		return nil, err
 	}
-	p := &notifydProc{url: "http://" + addr, dbURL: dbURL, log: &bytes.Buffer{}}
+	logFile, err := os.CreateTemp("", "notifyd-bench-*.log")
+	if err != nil {
+		return nil, err
+	}
+	defer logFile.Close() // the child has its own descriptor
+	p := &notifydProc{url: "http://" + addr, dbURL: dbURL, logPath: logFile.Name()}
+	b.cleanups = append(b.cleanups, func() { _ = os.Remove(p.logPath) })
 	p.cmd = exec.Command(bin, "serve", "--role", role)
 	p.cmd.Env = append(append(base, env...), "NOTIFYD_ADDR="+addr)
-	p.cmd.Stderr = &lockedWriter{w: p.log}
+	p.cmd.Stderr = logFile
 	if err := p.cmd.Start(); err != nil {
 		return nil, err
 	}
@@ -128,7 +152,7 @@ func (b *bench) startServe(ctx context.Context, dbURL, role string, conns int, e
 			break
 		}
 		if i > 300 {
-			return nil, fmt.Errorf("notifyd did not start: %s", p.log)
+			return nil, fmt.Errorf("notifyd did not start: %s", p.logTail())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -168,17 +192,6 @@ func procCPU(pid int) time.Duration {
 	ut, _ := strconv.ParseInt(f[11], 10, 64)
 	st, _ := strconv.ParseInt(f[12], 10, 64)
 	return time.Duration(ut+st) * time.Second / 100 // USER_HZ
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(b)
 }
 
 // sink is the local HTTP endpoint the chata_webhook provider posts to. It
@@ -285,7 +298,7 @@ func (b *bench) serveLoad(ctx context.Context) error {
 	inWindow := sk.unique()
 	fmt.Println(ours)
 	if ours.fail > 0 {
-		fmt.Printf("server log:\n%s\n", tail(p.log.String(), 2000))
+		fmt.Printf("server log:\n%s\n", p.logTail())
 	}
 	ratio("accepted / bare handler", ours.rate(), base.rate())
 	if b.role == "api" {

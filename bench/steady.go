@@ -137,7 +137,7 @@ func (b *bench) steady(ctx context.Context) error {
 	loadEnd := time.Now()
 	fmt.Println(ours)
 	if ours.fail > 0 {
-		fmt.Printf("server log (tail):\n%s\n", tail(p.log.String(), 2000))
+		fmt.Printf("server log (tail):\n%s\n", p.logTail())
 	}
 
 	// Per slice: accepted/s and delivered/s within the load.
