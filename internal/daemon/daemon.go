@@ -248,6 +248,12 @@ func (d *Daemon) startQueue(ctx context.Context) error {
 		cfg.FetchCooldown = 5 * time.Millisecond
 		cfg.FetchPollInterval = 50 * time.Millisecond
 		cfg.RescueStuckJobsAfter = rescueAfter
+		// A finished dispatch job's history lives in notification_jobs and
+		// attempts; River's own completed row only carries a count. River
+		// keeps them 24 h by default, a day of queue rows at thousands of
+		// messages a second. Discarded and cancelled rows keep River's
+		// defaults, for debugging.
+		cfg.CompletedJobRetentionPeriod = completedJobRetention
 		cfg.JobTimeout = min(river.JobTimeoutDefault, jobTimeout) // the cleanup job's bound
 		// The queue's client id is the heartbeat's worker id: a running
 		// job whose client has no fresh heartbeat belongs to a dead
@@ -288,6 +294,11 @@ func (d *Daemon) startQueue(ctx context.Context) error {
 // A dispatch job also holds its slot while its message waits in an adapter
 // batch, so the slots must exceed the largest default batch (500).
 const dispatchMaxWorkers = 1000
+
+// completedJobRetention is how long River keeps a completed queue job
+// before its cleaner deletes it: the longest unique period of the
+// periodic jobs, so a job is deleted only after its period has ended.
+const completedJobRetention = jobs.RetentionInterval
 
 // idlePollInterval is how often the queues other than dispatch look for
 // work when nothing told them of any.
