@@ -121,7 +121,8 @@ func TestCampaignFanoutCrash(t *testing.T) {
 	// sent = queuedCount = 10,000 requests, and every subscriber has a
 	// mail: so each subscriber got exactly one request.
 	perRecipient := map[string]int{}
-	for _, m := range sim.Messages(mailKind, "", 0) {
+	mails := sim.Messages(mailKind, "", 0)
+	for _, m := range mails {
 		perRecipient[m.To]++
 	}
 	require.Len(t, perRecipient, subscribers)
@@ -130,6 +131,23 @@ func TestCampaignFanoutCrash(t *testing.T) {
 		duplicates += n - 1
 	}
 	t.Logf("duplicate mails: %d", duplicates)
+	if duplicates > 0 {
+		// For whoever reads a failure: which vendor calls carried the
+		// duplicated recipients, and when after the restart.
+		type call struct {
+			mails int
+			at    time.Duration
+		}
+		calls := map[uint64]call{}
+		for _, m := range mails {
+			if perRecipient[m.To] > 1 {
+				c := calls[m.Call]
+				c.mails, c.at = c.mails+1, m.ReceivedAt.Sub(restarted).Round(time.Millisecond)
+				calls[m.Call] = c
+			}
+		}
+		t.Logf("vendor calls carrying a duplicated recipient (call: mails, received after the restart): %+v", calls)
+	}
 	// Nothing of the first process reached the simulator, so a duplicate
 	// could only come from River rescuing a dispatch job whose run is
 	// still live (a loaded machine's runs outlive the 15 s rescue): such a
