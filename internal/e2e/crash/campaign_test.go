@@ -95,6 +95,7 @@ func TestCampaignFanoutCrash(t *testing.T) {
 	first.kill()
 	require.Less(t, atKill.QueuedCount, subscribers, "the fan-out finished before the kill")
 	t.Logf("killed with %d of %d queued", atKill.QueuedCount, subscribers)
+	require.Empty(t, sim.Messages(mailKind, "", 0), "nothing reached the simulator before the kill")
 
 	// An API-only process (no delivery) moves the account to the simulator.
 	api := startNode(t, bin, append(env, "NOTIFYD_ROLE=api"), baseURL, "api notifyd", "serve")
