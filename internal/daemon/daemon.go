@@ -171,6 +171,9 @@ func (d *Daemon) Open(ctx context.Context) error {
 		SNS: &bounce.SNSVerifier{Client: providerDeps.HTTP,
 			Policy: bounce.SNSPolicy{ExtraHosts: d.Config.SNSCertHosts, AllowHTTP: allowPrivate}},
 		Delivery: d.Delivery,
+		// PostgreSQL writes two fan-out batches at once; SQLite's one
+		// writer would only queue the second.
+		FanoutWriters: map[string]int{"postgres": 2}[d.DB.Dialect],
 	})
 	if err := d.startQueue(ctx); err != nil {
 		return err

@@ -1,6 +1,7 @@
 package service
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"html"
@@ -38,7 +39,9 @@ func AdSubject(subject string, ad bool) string {
 // fan-out halfway.
 type FanoutFault func(campaignID string, n int) error
 
-// SetFanoutFault installs a fan-out fault hook (tests only).
+// SetFanoutFault installs a fan-out fault hook (tests only). With a hook
+// the fan-out writes one batch at a time, so a hook holding or failing
+// batch n sees nothing after batch n written.
 func (s *Service) SetFanoutFault(f FanoutFault) {
 	s.fanoutMu.Lock()
 	s.fanoutFault = f
@@ -128,20 +131,33 @@ func (s *Service) RunFanout(ctx context.Context, ws, campaignID string, jobID in
 	if err != nil || c == nil {
 		return false, err
 	}
-	// totalRecipients: handled before plus the remaining audience, counted
-	// outside the write transaction (on SQLite it holds the only writer);
-	// each batch writes it, the last one sets the exact handled count.
-	err = s.store.View(ctx, func(tx notify.Tx) error {
-		done, err := tx.CountCampaignRecipients(ctx, c.ID)
-		if err != nil {
+	// A run going on from this process's previous run of the same job
+	// (which spent its budget, every batch it wrote committed) starts
+	// after that run's last batch and keeps its total: counting the
+	// audience again and reading past the handled subscribers from the
+	// first one cost a second or more on a campaign of 100,000. Any other
+	// run (another node's, a retry after a failure or a crash) starts from
+	// the first subscriber; its pages skip those already handled.
+	var after string
+	if v, ok := s.fanoutResume.LoadAndDelete(jobID); ok {
+		after = v.(string)
+	} else {
+		// totalRecipients: handled before plus the remaining audience,
+		// counted outside the write transaction (on SQLite it holds the
+		// only writer); each batch writes it, the last one sets the exact
+		// handled count.
+		err = s.store.View(ctx, func(tx notify.Tx) error {
+			done, err := tx.CountCampaignRecipients(ctx, c.ID)
+			if err != nil {
+				return err
+			}
+			left, err := tx.CountAudience(ctx, ws, c.Channel, aud, c.ID)
+			c.TotalRecipients = done + left
 			return err
+		})
+		if err != nil {
+			return false, err
 		}
-		left, err := tx.CountAudience(ctx, ws, c.Channel, aud, c.ID)
-		c.TotalRecipients = done + left
-		return err
-	})
-	if err != nil {
-		return false, err
 	}
 	if err := s.fault(c.ID, 0); err != nil {
 		return false, err
@@ -149,42 +165,108 @@ func (s *Service) RunFanout(ctx context.Context, ws, campaignID string, jobID in
 	// Batch n+1 is read and rendered (in a read transaction) while batch n
 	// is written: the pages after the cursor are disjoint from the batch
 	// being written, and the recipients' unique key still guards every
-	// write.
+	// write. Up to fanoutWriters batches are written at once (their
+	// subscribers are disjoint too); the last one waits for the others,
+	// since it counts the recipients and ends the fan-out. A run killed
+	// with a later batch committed and an earlier one not resumes with the
+	// earlier one: a page skips the subscribers already handled.
 	next := make(chan *fanoutPrep, 1)
 	prepare := func(after string) { go func() { next <- s.prepareBatch(ctx, c, aud, after) }() }
-	prepare("")
-	for n := 1; ; n++ {
-		b := <-next
-		if b.err != nil {
-			return false, b.err
+	prepare(after)
+	writers := s.fanoutWriters
+	s.fanoutMu.Lock()
+	if s.fanoutFault != nil {
+		writers = 1
+	}
+	s.fanoutMu.Unlock()
+	written := make(chan fanoutWrite, writers)
+	write := func(b *fanoutPrep) {
+		var w fanoutWrite
+		w.last = b.last
+		w.err = s.store.Update(ctx, func(tx notify.Tx) error { return s.writeBatch(ctx, tx, c, b) })
+		if errors.Is(w.err, errStopFanout) {
+			w.stop, w.err = true, nil
 		}
-		if !b.last {
-			prepare(b.after)
-		}
-		var stop bool
-		err := s.store.Update(ctx, func(tx notify.Tx) (err error) {
-			stop, err = s.writeBatch(ctx, tx, c, b)
-			return err
-		})
-		if err != nil {
-			return false, err
-		}
-		if stop {
-			// Canceled, paused or replaced meanwhile: a paused campaign's
-			// job comes back for the rest.
-			return false, s.store.View(ctx, func(tx notify.Tx) error { return s.pausedFanout(ctx, tx, ws, c.ID, jobID) })
-		}
-		if b.last {
-			return false, nil
-		}
-		if err := s.fault(c.ID, n); err != nil {
-			return false, err
-		}
-		if budget > 0 && time.Since(start) > budget {
-			return true, nil
+		written <- w
+	}
+	var (
+		inFlight, n                 int
+		runErr                      error
+		stopped, ended, budgetSpent bool
+	)
+	collect := func() {
+		w := <-written
+		inFlight--
+		switch {
+		case w.err != nil:
+			runErr = cmp.Or(runErr, w.err)
+		case w.stop:
+			stopped = true
+		case w.last:
+			ended = true
+		default:
+			n++
+			if runErr == nil {
+				runErr = s.fault(c.ID, n)
+			}
 		}
 	}
+	over := func() bool { return runErr != nil || stopped || ended || budgetSpent }
+	for !over() {
+		b := <-next
+		if b.err != nil {
+			runErr = b.err
+			break
+		}
+		if b.last {
+			for inFlight > 0 {
+				collect()
+			}
+			if over() {
+				break
+			}
+		} else {
+			prepare(b.after)
+		}
+		inFlight++
+		after = b.after
+		go write(b)
+		for inFlight >= writers || (b.last && inFlight > 0) {
+			collect()
+		}
+		if !over() && budget > 0 && time.Since(start) > budget {
+			budgetSpent = true
+		}
+	}
+	for inFlight > 0 {
+		collect()
+	}
+	switch {
+	case runErr != nil:
+		return false, runErr
+	case stopped:
+		// Canceled, paused or replaced meanwhile: a paused campaign's job
+		// comes back for the rest.
+		return false, s.store.View(ctx, func(tx notify.Tx) error { return s.pausedFanout(ctx, tx, ws, c.ID, jobID) })
+	case ended:
+		return false, nil
+	}
+	if budgetSpent {
+		s.fanoutResume.Store(jobID, after)
+	}
+	return budgetSpent, nil
 }
+
+// fanoutWrite is how the write of one fan-out batch ended.
+type fanoutWrite struct {
+	last bool // the batch was the last
+	stop bool // the campaign was no longer sending: nothing was written
+	err  error
+}
+
+// errStopFanout rolls back a batch written for a campaign that is no
+// longer sending (canceled, paused or replaced meanwhile).
+var errStopFanout = errors.New("campaign no longer sending")
 
 // fanoutPrep is one batch read and rendered, ready to be written.
 type fanoutPrep struct {
@@ -235,46 +317,56 @@ func (s *Service) prepareBatch(ctx context.Context, c *notify.Campaign, aud *not
 // writeBatch writes a prepared batch in one transaction: requests and
 // their queue jobs through the send pipeline's AcceptRequests, the
 // recipients rows, the counters, and on the last batch the end of the
-// fan-out. stop is true when the campaign is no longer sending (canceled
-// meanwhile); then nothing is written.
-func (s *Service) writeBatch(ctx context.Context, tx notify.Tx, c *notify.Campaign, b *fanoutPrep) (stop bool, err error) {
+// fan-out. It returns errStopFanout, rolling the batch back, when the
+// campaign is no longer sending (canceled meanwhile).
+func (s *Service) writeBatch(ctx context.Context, tx notify.Tx, c *notify.Campaign, b *fanoutPrep) error {
 	now := b.now
-	// Taking the campaign row's lock first orders this batch with a cancel.
-	ok, err := tx.MoveCampaign(ctx, c.WorkspaceID, c.ID, []notify.CampaignStatus{notify.CampaignSending}, notify.CampaignSending, s.now())
-	if err != nil || !ok {
-		return true, err
-	}
-	// A pause and a resume between two batches replace the fan-out job:
-	// this run then stops, and the resumed job goes on.
-	cur, err := tx.FindCampaign(ctx, c.WorkspaceID, c.ID)
-	if err != nil || cur.FanoutRef != c.FanoutRef {
-		return true, err
-	}
 	if len(b.accepts) > 0 {
 		if err := tx.AcceptRequests(ctx, b.accepts, now); err != nil {
-			return false, err
+			return err
 		}
 	}
 	if len(b.recips) > 0 {
 		if err := tx.AddCampaignRecipients(ctx, c.ID, b.recips); err != nil {
-			return false, err
+			return err
 		}
+	}
+	// The campaign row is locked last, so batches written at once hold it
+	// only briefly; it orders this batch with a cancel, which locks it
+	// before it cancels the campaign's requests: either the cancel comes
+	// first and this batch rolls back, or it waits for this commit and
+	// cancels this batch's requests too.
+	ok, err := tx.MoveCampaign(ctx, c.WorkspaceID, c.ID, []notify.CampaignStatus{notify.CampaignSending}, notify.CampaignSending, s.now())
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errStopFanout
+	}
+	// A pause and a resume between two batches replace the fan-out job:
+	// this run then stops, and the resumed job goes on.
+	cur, err := tx.FindCampaign(ctx, c.WorkspaceID, c.ID)
+	if err != nil {
+		return err
+	}
+	if cur.FanoutRef != c.FanoutRef {
+		return errStopFanout
 	}
 	total := c.TotalRecipients
 	if b.last {
 		if total, err = tx.CountCampaignRecipients(ctx, c.ID); err != nil {
-			return false, err
+			return err
 		}
 	}
 	if err := tx.SetCampaignProgress(ctx, c.WorkspaceID, c.ID, total, len(b.accepts), b.failed, s.now()); err != nil {
-		return false, err
+		return err
 	}
 	if !b.last {
-		return false, nil
+		return nil
 	}
 	done := s.now()
 	cur.FanoutDoneAt, cur.UpdatedAt = &done, done
-	return false, tx.UpdateCampaign(ctx, cur)
+	return tx.UpdateCampaign(ctx, cur)
 }
 
 // renderBatch builds the requests of one batch, 20 subscribers at a time.

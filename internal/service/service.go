@@ -55,6 +55,11 @@ type Options struct {
 	// BENCHMARKS.md): SQLite has one writer, and on PostgreSQL concurrent
 	// batches are smaller and wait on each other's request-limit counters.
 	AcceptWriters int
+	// FanoutWriters is how many batches of a campaign's fan-out may be
+	// written at once; default 1. On PostgreSQL two overlap their COPYs
+	// and round trips (docs/BENCHMARKS.md, session 11); SQLite has one
+	// writer, so more would only wait.
+	FanoutWriters int
 	// Delivery sends what a caller waits for (OTP, test-send), learns of
 	// dispatch-limit changes, knows the provider kinds, looks up provider
 	// balances and makes the HTTP tries of webhook deliveries;
@@ -113,6 +118,9 @@ type Service struct {
 	rates       *rateChecks // request-limit checks (ratebatch.go)
 	accept      *acceptor   // the send group commit (accept.go)
 	keys        *keyCache   // API keys of signed sends (keycache.go)
+
+	fanoutWriters int      // batches of a fan-out written at once (fanout.go)
+	fanoutResume  sync.Map // fan-out job ID → the cursor its next run starts after (fanout.go)
 }
 
 // New builds a Service.
@@ -141,6 +149,7 @@ func New(o Options) *Service {
 	s.delivery = o.Delivery
 	s.rates = newRateChecks(s)
 	s.accept = newAcceptor(s, o.AcceptWriters)
+	s.fanoutWriters = max(o.FanoutWriters, 1)
 	s.keys = newKeyCache()
 	s.mailCheck = o.MailCheck
 	s.dns = o.DNS

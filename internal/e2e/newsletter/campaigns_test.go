@@ -563,22 +563,53 @@ func TestCampaignFanoutResume(t *testing.T) {
 		}
 		return nil
 	})
-	c := campCreate(t, env.Owner, map[string]any{"name": "n", "channel": "email", "subject": "s {{n}}", "contentText": "t"})
-	campSendIt(t, env.Owner, c.ID, nil)
-	// Delivery of every mail can be slow under the race detector.
-	x := campWait(t, env.Owner, c.ID, 3*time.Minute, func(x campJSON) bool { return x.Status == "sent" })
+	campSendExactlyOnce(t, env, "s {{n}}", n)
 	require.GreaterOrEqual(t, runs.Load(), int32(2), "the fan-out ran again")
-	require.Equal(t, n, x.TotalRecipients)
-	require.Equal(t, n, x.QueuedCount)
-	require.Equal(t, 0, x.FailedCount)
-	require.Equal(t, n, x.DeliveryStats["sent"])
-	campRequireUnique(t, env, n)
 	for _, m := range campMails(env) {
 		var i int
 		_, err := fmt.Sscanf(m.To, "user%d@example.com", &i)
 		require.NoError(t, err)
 		require.Equal(t, fmt.Sprintf("(광고) s %d", i), m.Subject)
 	}
+}
+
+// TestCampaignFanoutContinues makes fan-out runs spend their budget (a job
+// timeout of 2 s gives runs of 1 s, and each batch is held 300 ms): the
+// next run goes on after the last batch of the one before, and every
+// subscriber still gets exactly one mail, with the counters adding up.
+func TestCampaignFanoutContinues(t *testing.T) {
+	t.Parallel()
+	env := notifytest.StartDaemon(t, notifytest.WithJobRescueAfter(3*time.Second))
+	campEmailRoute(t, env)
+	const n = 3000 // six batches
+	campImport(t, env, n, nil)
+	var runs atomic.Int32
+	env.Daemon.Service.SetFanoutFault(func(_ string, batch int) error {
+		if batch == 0 { // a run starts
+			runs.Add(1)
+		} else {
+			time.Sleep(300 * time.Millisecond)
+		}
+		return nil
+	})
+	campSendExactlyOnce(t, env, "s", n)
+	require.GreaterOrEqual(t, runs.Load(), int32(2), "a run spent its budget and another went on")
+}
+
+// campSendExactlyOnce sends a campaign with subject to the n imported
+// subscribers and waits until it is sent: every subscriber got one mail,
+// and the counters add up.
+func campSendExactlyOnce(t *testing.T, env *notifytest.Env, subject string, n int) {
+	t.Helper()
+	c := campCreate(t, env.Owner, map[string]any{"name": "n", "channel": "email", "subject": subject, "contentText": "t"})
+	campSendIt(t, env.Owner, c.ID, nil)
+	// Delivery of every mail can be slow under the race detector.
+	x := campWait(t, env.Owner, c.ID, 3*time.Minute, func(x campJSON) bool { return x.Status == "sent" })
+	require.Equal(t, n, x.TotalRecipients)
+	require.Equal(t, n, x.QueuedCount)
+	require.Equal(t, 0, x.FailedCount)
+	require.Equal(t, n, x.DeliveryStats["sent"])
+	campRequireUnique(t, env, n)
 }
 
 func TestCampaignFanoutFails(t *testing.T) {
