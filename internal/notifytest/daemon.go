@@ -48,6 +48,12 @@ func WithDNSServer(addr string) Option {
 	return func(c *config.Config) { c.MXCheck, c.DNSServer = true, addr }
 }
 
+// WithRetention sets NOTIFYD_RETENTION and NOTIFYD_AUDIT_RETENTION (0
+// keeps forever: the daemon's periodic purge does nothing).
+func WithRetention(data, audit time.Duration) Option {
+	return func(c *config.Config) { c.Retention, c.AuditRetention = data, audit }
+}
+
 // WithRole sets --role: all (default), api or worker. A worker serves no
 // HTTP; use it for peers (Env.StartPeer).
 func WithRole(role string) Option {
