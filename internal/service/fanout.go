@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"html"
 	"net/url"
 	"strings"
@@ -171,7 +172,15 @@ func (s *Service) RunFanout(ctx context.Context, ws, campaignID string, jobID in
 	// with a later batch committed and an earlier one not resumes with the
 	// earlier one: a page skips the subscribers already handled.
 	next := make(chan *fanoutPrep, 1)
-	prepare := func(after string) { go func() { next <- s.prepareBatch(ctx, c, aud, after) }() }
+	prepare := func(after string) {
+		go func() {
+			var b *fanoutPrep
+			if err := caught(func() error { b = s.prepareBatch(ctx, c, aud, after); return nil }); err != nil {
+				b = &fanoutPrep{err: err}
+			}
+			next <- b
+		}()
+	}
 	prepare(after)
 	writers := s.fanoutWriters
 	s.fanoutMu.Lock()
@@ -183,7 +192,9 @@ func (s *Service) RunFanout(ctx context.Context, ws, campaignID string, jobID in
 	write := func(b *fanoutPrep) {
 		var w fanoutWrite
 		w.last = b.last
-		w.err = s.store.Update(ctx, func(tx notify.Tx) error { return s.writeBatch(ctx, tx, c, b) })
+		w.err = caught(func() error {
+			return s.store.Update(ctx, func(tx notify.Tx) error { return s.writeBatch(ctx, tx, c, b) })
+		})
 		if errors.Is(w.err, errStopFanout) {
 			w.stop, w.err = true, nil
 		}
@@ -255,6 +266,18 @@ func (s *Service) RunFanout(ctx context.Context, ws, campaignID string, jobID in
 		s.fanoutResume.Store(jobID, after)
 	}
 	return budgetSpent, nil
+}
+
+// caught runs fn and turns its panic into an error: the fan-out's batch
+// goroutines run outside River's worker, which would otherwise recover it
+// and fail the job instead of the process.
+func caught(fn func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("fan-out batch panicked: %v", p)
+		}
+	}()
+	return fn()
 }
 
 // fanoutWrite is how the write of one fan-out batch ended.
