@@ -25,8 +25,11 @@ const (
 	// one snoozes the job so it does not hold a worker slot.
 	maxInlineWait = 10 * time.Second
 	// snoozeLead is how long before its turn a snoozed job comes back (it
-	// then waits in process); minSnooze is the shortest snooze.
-	snoozeLead = maxInlineWait / 2
+	// then waits in process); minSnooze is the shortest snooze. River
+	// makes a job snoozed for longer than its scheduler's interval (5 s)
+	// available only at the scheduler's next pass, up to 5 s late, so the
+	// lead covers that interval and a heartbeat more.
+	snoozeLead = 6 * time.Second
 	minSnooze  = time.Second
 	// waitSlice bounds one sleep: the wait is re-measured against the
 	// service clock after each slice, so shutdown and clock moves apply.

@@ -245,6 +245,13 @@ func (l *Limiter) Remaining(r *Reservation) time.Duration {
 // configured rate after the sends already waiting, and come back lead before their
 // turn: they neither return in a herd (and snooze again) nor leave the
 // bucket idle. Without a bucket for key it returns 0.
+//
+// Turns are reckoned at the configured (cluster) rate, not at this
+// process's share of it: the share grows when the other workers go idle,
+// and the sends waiting here are then paid sooner than the share said. A
+// turn reckoned at the share came too late, and the bucket stood idle
+// until the snoozed sends returned. At the configured rate a turn is the
+// earliest it can be; a send that comes back early waits in process.
 func (l *Limiter) SnoozeSlot(key string, lead time.Duration) time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -254,13 +261,17 @@ func (l *Limiter) SnoozeSlot(key string, lead time.Duration) time.Duration {
 	}
 	now := l.now()
 	b.refill(now)
-	turn := now.Add(b.waitFor(0))
+	rate := max(b.conf, b.rate)
+	turn := now
+	if b.tokens < 0 {
+		turn = now.Add(time.Duration(math.Ceil(-b.tokens / rate * float64(time.Second))))
+	}
 	if b.horizon.After(turn) {
 		turn = b.horizon
 	}
-	// Turns are spaced at the configured (cluster) rate: snoozed jobs come
-	// back to any worker, and one worker's share would starve the rest.
-	b.horizon = turn.Add(time.Duration(float64(time.Second) / max(b.conf, b.rate)))
+	// Snoozed jobs come back to any worker: their turns are spaced at the
+	// cluster's rate, since one worker's share would starve the rest.
+	b.horizon = turn.Add(time.Duration(float64(time.Second) / rate))
 	return max(turn.Sub(now)-lead, 0)
 }
 

@@ -376,6 +376,22 @@ func TestLimiterSnoozeSlot(t *testing.T) {
 	require.Zero(t, l.SnoozeSlot("k", 5*time.Second))
 }
 
+// A worker holding half of a limit reckons snoozed turns at the whole
+// rate: when its share grows, the sends waiting here go sooner, and
+// turns reckoned at the share would leave the bucket idle meanwhile.
+func TestLimiterSnoozeSlotClusterRate(t *testing.T) {
+	t.Parallel()
+	l, _ := newFakeLimiter()
+	l.SetSharer(&setSharer{part: 0.5})
+	lim := Limit{Key: "k", Rate: 4} // this worker's share: 2/s, burst 2
+	for range 22 {                  // 20 waiting: at the share the last waits 10 s
+		l.Reserve(lim)
+	}
+	// At the cluster's 4/s the debt of 20 is paid in 5 s at the earliest.
+	require.Equal(t, 3*time.Second, l.SnoozeSlot("k", 2*time.Second))
+	require.Equal(t, 3250*time.Millisecond, l.SnoozeSlot("k", 2*time.Second))
+}
+
 func TestLimiterDrain(t *testing.T) {
 	t.Parallel()
 	l, _ := newFakeLimiter()
