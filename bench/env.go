@@ -187,32 +187,45 @@ func sendBody(i int) []byte {
 // body, check the HMAC signature, decode, answer 201.
 func bareServer(secret string) (string, func()) {
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<20))
-		if err != nil {
-			http.Error(w, "body", 400)
-			return
+		if _, ok := bareCheck(w, r, secret); ok {
+			created(w)
 		}
-		mac := hmac.New(sha256.New, []byte(secret))
-		mac.Write([]byte(client.StringToSign(r.Method, r.RequestURI, r.Header.Get("X-Timestamp"), r.Header.Get("X-Nonce"), body)))
-		want := mac.Sum(nil)
-		got, _ := hex.DecodeString(r.Header.Get("X-Signature"))
-		if !hmac.Equal(want, got) {
-			http.Error(w, "sig", http.StatusUnauthorized)
-			return
-		}
-		var v map[string]any
-		if err := json.NewDecoder(bytes.NewReader(body)).Decode(&v); err != nil {
-			http.Error(w, "json", 400)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(201)
-		_, _ = w.Write([]byte(`{"data":{"status":"queued"}}`))
 	})
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	srv := &http.Server{Handler: h}
 	go srv.Serve(ln)
 	return "http://" + ln.Addr().String(), func() { srv.Close() }
+}
+
+// bareCheck is the bare handler's work: it reads the body, checks its
+// HMAC signature and decodes it, or answers the error and returns false.
+func bareCheck(w http.ResponseWriter, r *http.Request, secret string) ([]byte, bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<20))
+	if err != nil {
+		http.Error(w, "body", 400)
+		return nil, false
+	}
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write([]byte(client.StringToSign(r.Method, r.RequestURI, r.Header.Get("X-Timestamp"), r.Header.Get("X-Nonce"), body)))
+	want := mac.Sum(nil)
+	got, _ := hex.DecodeString(r.Header.Get("X-Signature"))
+	if !hmac.Equal(want, got) {
+		http.Error(w, "sig", http.StatusUnauthorized)
+		return nil, false
+	}
+	var v map[string]any
+	if err := json.NewDecoder(bytes.NewReader(body)).Decode(&v); err != nil {
+		http.Error(w, "json", 400)
+		return nil, false
+	}
+	return body, true
+}
+
+// created is the baselines' answer to an accepted send.
+func created(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, _ = w.Write([]byte(`{"data":{"status":"queued"}}`))
 }
 
 // post sends one signed request and checks the status.

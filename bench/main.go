@@ -64,6 +64,10 @@ func main() {
 		err = b.steady(ctx)
 	case "campaignserve":
 		err = b.campaignServe(ctx)
+	case "bareserve": // the serve scenario's baselines, run as children
+		err = bareServe()
+	case "durableserve":
+		err = durableServe()
 	default:
 		err = fmt.Errorf("unknown scenario %q", *scenario)
 	}

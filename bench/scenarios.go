@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"os/exec"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -38,16 +42,76 @@ func (b *bench) apiKeyOnFreshDaemon(ctx context.Context, conns int) (*client.Cli
 	return key, nil
 }
 
+// bareSecret is the HMAC secret of the baseline handlers.
+const bareSecret = "0123456789abcdef0123456789abcdef"
+
 // bareBaseline runs the bare net/http + HMAC handler under the same load.
 func (b *bench) bareBaseline() result {
-	const secret = "0123456789abcdef0123456789abcdef"
-	u, stop := bareServer(secret)
+	u, stop := bareServer(bareSecret)
 	defer stop()
 	c := client.New(u)
-	c.HTTP, c.APIKey, c.HMACSecret = httpClient(b.conns), "k.s", secret
+	c.HTTP, c.APIKey, c.HMACSecret = httpClient(b.conns), "k.s", bareSecret
 	return run("baseline: bare net/http + HMAC handler", b.conns, b.duration, func(ctx context.Context, w int) error {
 		return post(ctx, c, "POST", "/v1/notifications", sendBody(w), http.StatusCreated)
 	})
+}
+
+// bareProcessBaseline runs the same bare handler in a process of its own
+// (this binary with -scenario bareserve), as notifyd runs: in the load
+// generator's process the handler shares one Go runtime with the client
+// and pays no wakeups across processes, which favours it over any server.
+func (b *bench) bareProcessBaseline(ctx context.Context) (result, error) {
+	return b.childBaseline(ctx, "baseline: the same, in a process of its own", "bareserve")
+}
+
+// childBaseline runs the baseline server of scenario (with env) as a
+// child process and drives it with the bare handler's load.
+func (b *bench) childBaseline(ctx context.Context, name, scenario string, env ...string) (result, error) {
+	u, stop, err := childServer(ctx, scenario, append(env, "BENCH_BARE_SECRET="+bareSecret)...)
+	if err != nil {
+		return result{}, err
+	}
+	defer stop()
+	c := client.New(u)
+	c.HTTP, c.APIKey, c.HMACSecret = httpClient(b.conns), "k.s", bareSecret
+	return run(name, b.conns, b.duration, func(ctx context.Context, w int) error {
+		return post(ctx, c, "POST", "/v1/notifications", sendBody(w), http.StatusCreated)
+	}), nil
+}
+
+// childServer runs this binary with -scenario scenario and env as a
+// server of its own and returns the URL it prints first, and how to stop
+// it.
+func childServer(ctx context.Context, scenario string, env ...string) (string, func(), error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", nil, err
+	}
+	cmd := exec.CommandContext(ctx, self, "-scenario", scenario)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return "", nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return "", nil, err
+	}
+	stop := func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		stop()
+		return "", nil, fmt.Errorf("%s process: %w", scenario, err)
+	}
+	return strings.TrimSpace(line), stop, nil
+}
+
+// bareServe is the bareserve scenario: the bare handler alone, its URL on
+// stdout, until the process is killed.
+func bareServe() error {
+	u, _ := bareServer(os.Getenv("BENCH_BARE_SECRET"))
+	fmt.Println(u)
+	select {}
 }
 
 // signed: authenticated requests on a trivial route (status lookup of an

@@ -282,6 +282,16 @@ func (b *bench) serveLoad(ctx context.Context) error {
 	}
 	base := b.bareBaseline()
 	fmt.Println(base)
+	own, err := b.bareProcessBaseline(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Println(own)
+	floor, err := b.durableProcessBaseline(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Println(floor)
 	var lockWaits *lockSampler
 	if b.db == "postgres" {
 		lockWaits = startLockSampler(dbURL)
@@ -301,6 +311,9 @@ func (b *bench) serveLoad(ctx context.Context) error {
 		fmt.Printf("server log:\n%s\n", p.logTail())
 	}
 	ratio("accepted / bare handler", ours.rate(), base.rate())
+	ratio("accepted / bare handler, own process", ours.rate(), own.rate())
+	ratio("durable minimum / bare handler", floor.rate(), base.rate())
+	ratio("accepted / durable minimum", ours.rate(), floor.rate())
 	if b.role == "api" {
 		fmt.Printf("%-44s %9.2f ms\n", "server CPU per accepted message", float64((p.cpu()-cpu0).Microseconds())/1000/float64(ours.ok))
 		return nil
