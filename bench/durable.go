@@ -51,7 +51,6 @@ func (c *durableCall) Answer(err error)         { c.done <- err }
 // on BENCH_DURABLE_URL, its URL on stdout, until the process is killed.
 func durableServe() error {
 	ctx := context.Background()
-	secret := os.Getenv("BENCH_BARE_SECRET")
 	db, err := store.Open(ctx, os.Getenv("BENCH_DURABLE_URL"), store.Options{SQLiteSynchronous: "FULL"})
 	if err != nil {
 		return err
@@ -92,7 +91,7 @@ func durableServe() error {
 		}
 	})
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, ok := bareCheck(w, r, secret)
+		body, ok := bareCheck(w, r, bareSecret)
 		if !ok {
 			return
 		}

@@ -8,6 +8,10 @@
 // The steady scenario instead starts its own PostgreSQL server (initdb,
 // default settings) unless NOTIFYD_BENCH_DATABASE_URL is set; it runs 4
 // connections for 5 minutes unless -conns or -duration is given.
+//
+// -scenario bareserve and durableserve are not run by hand: serve starts
+// them as child processes for its baselines (the bare handler, and the
+// durable minimum on BENCH_DURABLE_URL) and reads their URL from stdout.
 package main
 
 import (

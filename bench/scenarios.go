@@ -67,7 +67,7 @@ func (b *bench) bareProcessBaseline(ctx context.Context) (result, error) {
 // childBaseline runs the baseline server of scenario (with env) as a
 // child process and drives it with the bare handler's load.
 func (b *bench) childBaseline(ctx context.Context, name, scenario string, env ...string) (result, error) {
-	u, stop, err := childServer(ctx, scenario, append(env, "BENCH_BARE_SECRET="+bareSecret)...)
+	u, stop, err := childServer(ctx, scenario, env...)
 	if err != nil {
 		return result{}, err
 	}
@@ -109,7 +109,7 @@ func childServer(ctx context.Context, scenario string, env ...string) (string, f
 // bareServe is the bareserve scenario: the bare handler alone, its URL on
 // stdout, until the process is killed.
 func bareServe() error {
-	u, _ := bareServer(os.Getenv("BENCH_BARE_SECRET"))
+	u, _ := bareServer(bareSecret)
 	fmt.Println(u)
 	select {}
 }
