@@ -36,8 +36,6 @@ type SubscriberInput struct {
 	// Confirmed (create only) skips double opt-in: the status is kept as
 	// asked and no confirmation mail goes out.
 	Confirmed bool
-	// LinkBase is the public base URL of a confirmation link.
-	LinkBase string
 }
 
 // ImportItem is one subscriber of an import; Invalid marks an item the API
@@ -59,8 +57,6 @@ type ImportInput struct {
 	// Confirmed marks every item as confirmed (double opt-in skipped)
 	// unless the item says otherwise.
 	Confirmed bool
-	// LinkBase is the public base URL of confirmation links.
-	LinkBase string
 }
 
 // ImportResult counts an import; Created+Updated+Skipped = Total.
@@ -231,7 +227,7 @@ func (s *Service) CreateSubscriber(ctx context.Context, a *Actor, in SubscriberI
 			return conflictOr(err, "A subscriber with channel %s and address %s already exists", x.Channel, x.Address)
 		}
 		if mail {
-			if _, err := s.queueConfirmations(ctx, tx, a.WorkspaceID, []*notify.Subscriber{x}, in.LinkBase, now); err != nil {
+			if _, err := s.queueConfirmations(ctx, tx, a.WorkspaceID, []*notify.Subscriber{x}, now); err != nil {
 				return err
 			}
 		}
@@ -500,7 +496,7 @@ func (s *Service) ImportSubscribers(ctx context.Context, a *Actor, in ImportInpu
 					pending = append(pending, x)
 				}
 			}
-			sent, err := s.queueConfirmations(ctx, tx, a.WorkspaceID, pending, in.LinkBase, now)
+			sent, err := s.queueConfirmations(ctx, tx, a.WorkspaceID, pending, now)
 			if err != nil {
 				return err
 			}
