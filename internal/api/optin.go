@@ -60,7 +60,7 @@ func (a *API) handleResendConfirmation(c *call) error {
 	if err := decodeNone(c.body); err != nil {
 		return err
 	}
-	sent, err := a.svc.ResendConfirmation(c.ctx, c.actor, c.r.PathValue("id"), a.baseURL)
+	sent, err := a.svc.ResendConfirmation(c.ctx, c.actor, c.r.PathValue("id"))
 	if err != nil {
 		return err
 	}

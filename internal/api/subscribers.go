@@ -83,7 +83,7 @@ func (a *API) handleSubscriberCreate(c *call) error {
 	if err := decodeSubscriber(c.body, &in); err != nil {
 		return err
 	}
-	input := service.SubscriberInput{Confirmed: in.Confirmed != nil && *in.Confirmed, LinkBase: a.baseURL}
+	input := service.SubscriberInput{Confirmed: in.Confirmed != nil && *in.Confirmed}
 	var err error
 	if input.Channel, err = required("channel", in.Channel); err != nil {
 		return err
@@ -192,7 +192,7 @@ func (a *API) handleSubscriberImport(c *call) error {
 		return notify.Invalid("subscribers is required")
 	}
 	input := service.ImportInput{Items: make([]service.ImportItem, len(in.Subscribers.Value)), ConsentSource: clearable(in.ConsentSource),
-		Confirmed: in.Confirmed != nil && *in.Confirmed, LinkBase: a.baseURL}
+		Confirmed: in.Confirmed != nil && *in.Confirmed}
 	var err error
 	if input.ConsentStatus, err = required("consentStatus", in.ConsentStatus); err != nil {
 		return err

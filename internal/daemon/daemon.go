@@ -151,6 +151,11 @@ func (d *Daemon) Open(ctx context.Context) error {
 	if len(otpSecret) == 0 {
 		otpSecret = secret.Derive(master, service.OTPSigningLabel)
 	}
+	if d.Config.Role != "worker" {
+		if err := d.bind(); err != nil {
+			return err
+		}
+	}
 	allowPrivate := d.Config.AllowPrivateTargets || d.Config.Demo
 	providerDeps := provider.Deps{HTTP: provider.NewHTTPClient(provider.HTTPOptions{AllowPrivate: allowPrivate}), Now: time.Now}
 	d.Delivery = delivery.New(delivery.Options{Store: d.DB, Box: box, Kinds: kinds.All(), Deps: providerDeps, Now: d.Now, Logger: d.Logger,
@@ -161,6 +166,7 @@ func (d *Daemon) Open(ctx context.Context) error {
 		Store: d.DB, Box: box, Now: d.Now, Logger: d.Logger, HMACTolerance: d.Config.HMACTolerance,
 		OTPSecret: otpSecret, OTPCodeKey: secret.Derive(master, service.OTPCodeLabel),
 		OptInKey:    secret.Derive(master, service.OptInSigningLabel),
+		BaseURL:     d.Config.BaseURL,
 		JobAttempts: d.Config.QueueJobAttempts, Backoff: d.Config.QueueBackoff,
 		MailCheck: d.mailChecker(),
 		// Sending-domain DNS checks are asked for explicitly, so they use
@@ -326,16 +332,24 @@ func (d *Daemon) firstStart(ctx context.Context) error {
 	return nil
 }
 
-func (d *Daemon) listen() error {
+// bind takes the listening address before the service is built: a :0
+// listener learns its port only then, and the links the service builds
+// must use it.
+func (d *Daemon) bind() error {
 	ln, err := net.Listen("tcp", d.Config.Addr)
 	if err != nil {
 		return err
 	}
 	d.listener = ln
-	// A :0 listener learns its port only now; links must use it.
 	if _, port, _ := net.SplitHostPort(d.Config.Addr); port == "0" {
 		d.Config.BaseURL = "http://" + ln.Addr().String()
 	}
+	return nil
+}
+
+// listen serves HTTP on the listener bind took.
+func (d *Daemon) listen() error {
+	ln := d.listener
 	a := api.New(api.Options{Service: d.Service, BaseURL: d.Config.BaseURL, Logger: d.Logger, Limits: d.Metrics.Limits,
 		TrustedProxies: d.Config.TrustedProxies})
 	console := web.New(web.Options{Service: d.Service, BaseURL: d.Config.BaseURL, Logger: d.Logger, ClientAddr: a.ClientAddr})
@@ -422,6 +436,8 @@ func (d *Daemon) Close(ctx context.Context) error {
 	var errs []error
 	if d.http != nil {
 		errs = append(errs, d.http.Shutdown(ctx))
+	} else if d.listener != nil {
+		errs = append(errs, d.listener.Close()) // bound, but Open failed before serving
 	}
 	if d.queue != nil && d.Config.Role != "api" {
 		if err := d.queue.Stop(ctx); err != nil {

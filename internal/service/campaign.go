@@ -126,14 +126,55 @@ func validFilterShape(raw string) error {
 	if len(raw) > MaxCampaignFilterBytes {
 		return notify.Invalid("audienceFilter must be at most %d bytes", MaxCampaignFilterBytes)
 	}
-	var f map[string]json.RawMessage
+	if err := validText("audienceFilter", raw); err != nil {
+		return err
+	}
+	var f map[string]any
 	if err := json.Unmarshal([]byte(raw), &f); err != nil {
 		return notify.Invalid("audienceFilter must be an object")
+	}
+	if jsonHasNUL(f) {
+		// An escaped NUL (the console's filter is marshalled from its form)
+		// would reach PostgreSQL as a lookup parameter.
+		return notify.Invalid("audienceFilter" + DetailNotText)
 	}
 	return nil
 }
 
+// jsonHasNUL reports whether a decoded JSON value holds a NUL in a key or
+// a string.
+func jsonHasNUL(v any) bool {
+	switch x := v.(type) {
+	case string:
+		return strings.IndexByte(x, 0) >= 0
+	case map[string]any:
+		for k, e := range x {
+			if strings.IndexByte(k, 0) >= 0 || jsonHasNUL(e) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if jsonHasNUL(e) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func (in *CampaignInput) validate() error {
+	// Console forms reach here as raw bytes (issue 29, finding 8).
+	for _, f := range []struct {
+		name string
+		v    *string
+	}{{"name", in.Name}, {"subject", in.Subject}, {"contentText", in.ContentText}, {"contentHtml", in.ContentHTML}} {
+		if f.v != nil {
+			if err := validText(f.name, *f.v); err != nil {
+				return err
+			}
+		}
+	}
 	if in.Name != nil && (strings.TrimSpace(*in.Name) == "" || len([]rune(*in.Name)) > MaxCampaignName) {
 		return notify.Invalid("name must be 1 to %d characters", MaxCampaignName)
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"html"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/notifyd/notifyd/internal/notify"
@@ -104,8 +103,10 @@ func (s *Service) confirmToken(x *notify.Subscriber, now time.Time) string {
 
 // queueConfirmations queues one confirmation mail per subscriber in tx,
 // through the send pipeline (the workspace's email routes, retries and
-// suppression pre-block like any mail), and records them.
-func (s *Service) queueConfirmations(ctx context.Context, tx notify.Tx, ws string, subs []*notify.Subscriber, linkBase string, now time.Time) ([]notify.ConfirmationSent, error) {
+// suppression pre-block like any mail), and records them. Every path
+// (create, import from the API or the console, resend) comes here, so
+// every mail carries the same link (confirmLink).
+func (s *Service) queueConfirmations(ctx context.Context, tx notify.Tx, ws string, subs []*notify.Subscriber, now time.Time) ([]notify.ConfirmationSent, error) {
 	if len(subs) == 0 {
 		return nil, nil
 	}
@@ -116,7 +117,7 @@ func (s *Service) queueConfirmations(ctx context.Context, tx notify.Tx, ws strin
 	accepts := make([]*notify.Accept, len(subs))
 	sent := make([]notify.ConfirmationSent, len(subs))
 	for i, x := range subs {
-		r := s.confirmationRequest(w.Name, x, strings.TrimRight(linkBase, "/"), now)
+		r := s.confirmationRequest(w.Name, x, now)
 		accepts[i] = &notify.Accept{Request: r, MaxAttempts: s.jobAttempts}
 		sent[i] = notify.ConfirmationSent{WorkspaceID: ws, SubscriberID: x.ID, RequestID: r.ID, SentAt: now}
 	}
@@ -129,9 +130,15 @@ func (s *Service) queueConfirmations(ctx context.Context, tx notify.Tx, ws strin
 	return sent, nil
 }
 
+// confirmLink is the confirmation link of a subscriber: absolute, under
+// the public base URL the service was built with (Options.BaseURL).
+func (s *Service) confirmLink(x *notify.Subscriber, now time.Time) string {
+	return s.baseURL + ConfirmPath + "?token=" + url.QueryEscape(s.confirmToken(x, now))
+}
+
 // confirmationRequest renders the confirmation mail of one subscriber.
-func (s *Service) confirmationRequest(workspace string, x *notify.Subscriber, linkBase string, now time.Time) *notify.Request {
-	link := linkBase + ConfirmPath + "?token=" + url.QueryEscape(s.confirmToken(x, now))
+func (s *Service) confirmationRequest(workspace string, x *notify.Subscriber, now time.Time) *notify.Request {
+	link := s.confirmLink(x, now)
 	hours := int(ConfirmationTTL / time.Hour)
 	text := fmt.Sprintf("Please confirm that you want to receive newsletters from %s:\n%s\n\n"+
 		"The link works for %d hours. If you did not ask for this, ignore this mail: you will not be subscribed.\n",
@@ -151,7 +158,7 @@ func (s *Service) confirmationRequest(workspace string, x *notify.Subscriber, li
 // workspace, 409 when not pending, 429 within a minute of the last mail.
 // It works whether or not the setting is on: a subscriber created pending
 // with the setting off gets its first mail this way.
-func (s *Service) ResendConfirmation(ctx context.Context, a *Actor, id, linkBase string) (*notify.ConfirmationSent, error) {
+func (s *Service) ResendConfirmation(ctx context.Context, a *Actor, id string) (*notify.ConfirmationSent, error) {
 	if !storable(id) {
 		return nil, notify.NotFound("Subscriber")
 	}
@@ -174,7 +181,7 @@ func (s *Service) ResendConfirmation(ctx context.Context, a *Actor, id, linkBase
 			e.RetryAfter = last.SentAt.Add(ConfirmationResendCooldown).Sub(now)
 			return e
 		}
-		if _, err := s.queueConfirmations(ctx, tx, a.WorkspaceID, []*notify.Subscriber{x}, linkBase, now); err != nil {
+		if _, err := s.queueConfirmations(ctx, tx, a.WorkspaceID, []*notify.Subscriber{x}, now); err != nil {
 			return err
 		}
 		if out, err = tx.FindConfirmationSent(ctx, a.WorkspaceID, id); err != nil {

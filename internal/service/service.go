@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -37,6 +38,10 @@ type Options struct {
 	// OptInKey signs the double opt-in confirmation links (optin.go);
 	// default a random per-process key.
 	OptInKey []byte
+	// BaseURL is the public base URL (NOTIFYD_BASE_URL) confirmation
+	// links start with: one value for every path that mails one (API,
+	// console), so no caller can leave it out.
+	BaseURL string
 	// MailCheck checks subscriber domains by DNS; nil skips the check.
 	MailCheck *mailcheck.Checker
 	// DNS looks up the records of sending domains (identity.go); nil is
@@ -109,6 +114,7 @@ type Service struct {
 	otpSecret   []byte
 	otpCodeKey  []byte
 	optInKey    []byte
+	baseURL     string // public base URL, without a trailing slash
 	mailCheck   *mailcheck.Checker
 	dns         *mailcheck.Checker
 	wh          WebhookOptions
@@ -145,7 +151,7 @@ func New(o Options) *Service {
 	}
 	s := &Service{store: o.Store, box: o.Box, now: func() time.Time { return o.Now().UTC() }, log: o.Logger,
 		ttl: o.SessionTTL, tol: o.HMACTolerance, logins: newLoginThrottle(),
-		jobAttempts: o.JobAttempts, backoff: o.Backoff}
+		jobAttempts: o.JobAttempts, backoff: o.Backoff, baseURL: strings.TrimRight(o.BaseURL, "/")}
 	s.delivery = o.Delivery
 	s.rates = newRateChecks(s)
 	s.accept = newAcceptor(s, o.AcceptWriters)

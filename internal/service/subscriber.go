@@ -36,8 +36,6 @@ type SubscriberInput struct {
 	// Confirmed (create only) skips double opt-in: the status is kept as
 	// asked and no confirmation mail goes out.
 	Confirmed bool
-	// LinkBase is the public base URL of a confirmation link.
-	LinkBase string
 }
 
 // ImportItem is one subscriber of an import; Invalid marks an item the API
@@ -59,8 +57,6 @@ type ImportInput struct {
 	// Confirmed marks every item as confirmed (double opt-in skipped)
 	// unless the item says otherwise.
 	Confirmed bool
-	// LinkBase is the public base URL of confirmation links.
-	LinkBase string
 }
 
 // ImportResult counts an import; Created+Updated+Skipped = Total.
@@ -98,6 +94,13 @@ func validConsentStatus(v string) error {
 	return nil
 }
 
+func validConsentSource(v string) error {
+	if err := validText("consentSource", v); err != nil {
+		return err
+	}
+	return maxLen("consentSource", v, MaxConsentSource)
+}
+
 func validAttributes(m map[string]string) error {
 	if len(m) > MaxAttributes {
 		return notify.Invalid("attributes must have at most %d keys", MaxAttributes)
@@ -106,7 +109,14 @@ func validAttributes(m map[string]string) error {
 		if k == "" {
 			return notify.Invalid("attributes keys must not be empty")
 		}
+		// The key is checked before the value's detail names it.
+		if err := validText("attributes key", k); err != nil {
+			return err
+		}
 		if err := maxLen("attributes key", k, MaxAttributeKey); err != nil {
+			return err
+		}
+		if err := validText("attributes."+k, v); err != nil {
 			return err
 		}
 		if err := maxLen("attributes."+k, v, MaxAttributeValue); err != nil {
@@ -133,6 +143,9 @@ func normalizeAddress(addr *string) (string, string, error) {
 	if addr == nil || *addr == "" {
 		return "", "", notify.Invalid("address is required")
 	}
+	if err := validText("address", *addr); err != nil {
+		return "", "", err
+	}
 	a := mailcheck.Normalize(*addr)
 	if err := maxLen("address", a, mailcheck.MaxAddress); err != nil {
 		return "", "", err
@@ -144,8 +157,14 @@ func normalizeAddress(addr *string) (string, string, error) {
 	return a, d, nil
 }
 
+// validSubscriberFields checks the text fields of a create, an update and
+// an import row alike (issue 29, finding 8: the console's CSV import once
+// stored what the API refuses).
 func validSubscriberFields(name, source *string, attrs map[string]string) error {
 	if name != nil {
+		if err := validText("name", *name); err != nil {
+			return err
+		}
 		if err := maxLen("name", *name, MaxSubscriberName); err != nil {
 			return err
 		}
@@ -154,7 +173,7 @@ func validSubscriberFields(name, source *string, attrs map[string]string) error 
 		}
 	}
 	if source != nil {
-		if err := maxLen("consentSource", *source, MaxConsentSource); err != nil {
+		if err := validConsentSource(*source); err != nil {
 			return err
 		}
 	}
@@ -231,7 +250,7 @@ func (s *Service) CreateSubscriber(ctx context.Context, a *Actor, in SubscriberI
 			return conflictOr(err, "A subscriber with channel %s and address %s already exists", x.Channel, x.Address)
 		}
 		if mail {
-			if _, err := s.queueConfirmations(ctx, tx, a.WorkspaceID, []*notify.Subscriber{x}, in.LinkBase, now); err != nil {
+			if _, err := s.queueConfirmations(ctx, tx, a.WorkspaceID, []*notify.Subscriber{x}, now); err != nil {
 				return err
 			}
 		}
@@ -268,6 +287,9 @@ func (s *Service) ListSubscribers(ctx context.Context, a *Actor, f notify.Subscr
 		}
 	}
 	if err := maxLen("search", f.Search, MaxSubscriberSearch); err != nil {
+		return nil, 0, f, err
+	}
+	if err := validText("search", f.Search); err != nil {
 		return nil, 0, f, err
 	}
 	var out []*notify.Subscriber
@@ -367,6 +389,22 @@ type importEntry struct {
 	repeats    int // further items of the same address
 }
 
+// importRow checks one import item, from the API or the console's CSV
+// file alike, and returns its normalized address; an error skips it.
+func importRow(it ImportItem) (string, error) {
+	if it.Invalid {
+		return "", notify.Invalid("The item could not be read")
+	}
+	if err := validSubscriberChannel(it.Channel); err != nil {
+		return "", err
+	}
+	if err := validSubscriberFields(it.Name, nil, it.Attributes); err != nil {
+		return "", err
+	}
+	addr, _, err := normalizeAddress(it.Address)
+	return addr, err
+}
+
 // ImportSubscribers upserts 1 to 5,000 subscribers by channel and address
 // in one transaction (audit subscriber.import). An item that fails
 // validation is skipped; no MX check. The list's consentStatus and
@@ -386,7 +424,7 @@ func (s *Service) ImportSubscribers(ctx context.Context, a *Actor, in ImportInpu
 		status = *in.ConsentStatus
 	}
 	if in.ConsentSource != nil {
-		if err := maxLen("consentSource", *in.ConsentSource, MaxConsentSource); err != nil {
+		if err := validConsentSource(*in.ConsentSource); err != nil {
 			return nil, err
 		}
 	}
@@ -394,11 +432,7 @@ func (s *Service) ImportSubscribers(ctx context.Context, a *Actor, in ImportInpu
 	byAddr := map[string]*importEntry{}
 	var order []*importEntry
 	for _, it := range in.Items {
-		if it.Invalid || validSubscriberChannel(it.Channel) != nil || validSubscriberFields(it.Name, nil, it.Attributes) != nil {
-			res.Skipped++
-			continue
-		}
-		addr, _, err := normalizeAddress(it.Address)
+		addr, err := importRow(it)
 		if err != nil {
 			res.Skipped++
 			continue
@@ -500,7 +534,7 @@ func (s *Service) ImportSubscribers(ctx context.Context, a *Actor, in ImportInpu
 					pending = append(pending, x)
 				}
 			}
-			sent, err := s.queueConfirmations(ctx, tx, a.WorkspaceID, pending, in.LinkBase, now)
+			sent, err := s.queueConfirmations(ctx, tx, a.WorkspaceID, pending, now)
 			if err != nil {
 				return err
 			}

@@ -18,6 +18,22 @@ func storable(s string) bool {
 	return len(s) <= 1000 && utf8.ValidString(s) && !strings.ContainsRune(s, 0)
 }
 
+// DetailNotText ends the 400 detail of a text field holding invalid UTF-8
+// or a NUL byte.
+const DetailNotText = " must be valid UTF-8 text without NUL characters"
+
+// validText refuses text PostgreSQL cannot store (invalid UTF-8, a NUL
+// byte) with a 400 naming the field. The JSON API never passes either
+// (its decoder refuses NUL and replaces invalid UTF-8), but console forms
+// and CSV files reach the service as raw bytes: checking here holds every
+// path to the same rule.
+func validText(field, s string) error {
+	if !utf8.ValidString(s) || strings.IndexByte(s, 0) >= 0 {
+		return notify.Invalid("%s"+DetailNotText, field)
+	}
+	return nil
+}
+
 // GetWorkspace returns the actor's workspace.
 func (s *Service) GetWorkspace(ctx context.Context, a *Actor) (*notify.Workspace, error) {
 	var w *notify.Workspace
@@ -236,8 +252,8 @@ func (s *Service) ListAudit(ctx context.Context, a *Actor, f notify.AuditFilter)
 		if err := maxLen(v.name, v.value, 100); err != nil {
 			return nil, err
 		}
-		if !storable(v.value) {
-			return nil, notify.Invalid("%s must be valid UTF-8 text without NUL characters", v.name)
+		if err := validText(v.name, v.value); err != nil {
+			return nil, err
 		}
 	}
 	want := f.Limit
