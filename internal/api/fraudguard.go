@@ -33,6 +33,7 @@ type fraudGuardJSON struct {
 	Enabled             bool                `json:"enabled"`
 	DefaultCountryCode  string              `json:"defaultCountryCode"`
 	AllowedCountryCodes []string            `json:"allowedCountryCodes"`
+	DeniedPrefixes      []string            `json:"deniedPrefixes"`
 	PrefixVelocity      *velocityJSON       `json:"prefixVelocity"`
 	ClientVelocity      *clientVelocityJSON `json:"clientVelocity"`
 	DailyBudget         *int                `json:"dailyBudget"`
@@ -40,7 +41,12 @@ type fraudGuardJSON struct {
 }
 
 func fraudGuardBody(g *notify.OTPFraudGuard) fraudGuardJSON {
-	out := fraudGuardJSON{Enabled: g.Enabled, DefaultCountryCode: g.DefaultCountryCode, AllowedCountryCodes: g.AllowedCountries}
+	// The deny-list has no "every" to tell from empty: always a list.
+	out := fraudGuardJSON{Enabled: g.Enabled, DefaultCountryCode: g.DefaultCountryCode, AllowedCountryCodes: g.AllowedCountries,
+		DeniedPrefixes: g.DeniedPrefixes}
+	if out.DeniedPrefixes == nil {
+		out.DeniedPrefixes = []string{}
+	}
 	if g.PrefixMaxSends > 0 {
 		out.PrefixVelocity = &velocityJSON{Digits: &g.PrefixDigits, WindowSeconds: &g.PrefixWindowSeconds, MaxSends: &g.PrefixMaxSends}
 	}
@@ -69,6 +75,7 @@ func (a *API) handleFraudGuardPut(c *call) error {
 		Enabled             Optional[bool]      `json:"enabled"`
 		DefaultCountryCode  *string             `json:"defaultCountryCode"`
 		AllowedCountryCodes []string            `json:"allowedCountryCodes"`
+		DeniedPrefixes      []string            `json:"deniedPrefixes"`
 		PrefixVelocity      *velocityJSON       `json:"prefixVelocity"`
 		ClientVelocity      *clientVelocityJSON `json:"clientVelocity"`
 		DailyBudget         *int                `json:"dailyBudget"`
@@ -77,7 +84,7 @@ func (a *API) handleFraudGuardPut(c *call) error {
 		return err
 	}
 	in := service.OTPFraudGuardInput{DefaultCountryCode: b.DefaultCountryCode, AllowedCountryCodes: b.AllowedCountryCodes,
-		DailyBudget: b.DailyBudget}
+		DeniedPrefixes: b.DeniedPrefixes, DailyBudget: b.DailyBudget}
 	if b.Enabled.Set {
 		if b.Enabled.Null {
 			return notify.Invalid("enabled must be a boolean")

@@ -4,7 +4,8 @@ import "github.com/prometheus/client_golang/prometheus"
 
 // fraudRules are the OTP fraud guard's rules (notify.FraudRule*): the
 // label is bounded to them, anything else counts as "other".
-var fraudRules = map[string]bool{"country": true, "prefix_velocity": true, "client_velocity": true, "daily_budget": true}
+var fraudRules = map[string]bool{"country": true, "prefix_velocity": true, "client_velocity": true, "daily_budget": true,
+	"denied_prefix": true}
 
 func newFraudRefused() *prometheus.CounterVec {
 	return prometheus.NewCounterVec(prometheus.CounterOpts{

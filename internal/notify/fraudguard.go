@@ -12,6 +12,7 @@ const (
 	FraudRulePrefixVelocity = "prefix_velocity"
 	FraudRuleClientVelocity = "client_velocity"
 	FraudRuleDailyBudget    = "daily_budget"
+	FraudRuleDeniedPrefix   = "denied_prefix"
 )
 
 // OTPFraudGuard is a workspace's guard against SMS pumping on OTP sends to
@@ -21,6 +22,10 @@ type OTPFraudGuard struct {
 	Enabled            bool
 	DefaultCountryCode string   // country of a national-format number
 	AllowedCountries   []string // calling codes; nil: every country
+	// DeniedPrefixes are number prefixes in international format
+	// ("+1876"), refused even where the allow-list passes their country;
+	// nil: none.
+	DeniedPrefixes []string
 	// Velocity per number prefix: the first PrefixDigits digits after the
 	// country code, at most PrefixMaxSends per PrefixWindowSeconds.
 	PrefixDigits        int

@@ -26,6 +26,9 @@ const (
 	maxFraudWindow       = 86400
 	maxFraudSends        = 1_000_000
 	maxFraudDailyBudget  = 10_000_000
+	maxFraudCountries    = 300
+	maxFraudDenied       = 300
+	maxFraudDeniedDigits = 15 // E.164's longest number
 )
 
 // fraudAuditPerHour is how many refusals of one workspace per UTC hour
@@ -48,6 +51,7 @@ type OTPFraudGuardInput struct {
 	Enabled             *bool // absent: true
 	DefaultCountryCode  *string
 	AllowedCountryCodes []string // nil: every country
+	DeniedPrefixes      []string // nil or empty: none
 	PrefixVelocity      *OTPVelocityInput
 	ClientVelocity      *OTPVelocityInput
 	DailyBudget         *int
@@ -90,8 +94,25 @@ func (s *Service) PutOTPFraudGuard(ctx context.Context, a *Actor, in OTPFraudGua
 
 func fraudGuardPayload(g *notify.OTPFraudGuard) map[string]any {
 	return map[string]any{"enabled": g.Enabled, "defaultCountryCode": g.DefaultCountryCode, "allowedCountryCodes": g.AllowedCountries,
-		"prefixDigits": g.PrefixDigits, "prefixWindowSeconds": g.PrefixWindowSeconds, "prefixMaxSends": g.PrefixMaxSends,
-		"clientWindowSeconds": g.ClientWindowSeconds, "clientMaxSends": g.ClientMaxSends, "dailyBudget": g.DailyBudget}
+		"deniedPrefixes": g.DeniedPrefixes, "prefixDigits": g.PrefixDigits, "prefixWindowSeconds": g.PrefixWindowSeconds,
+		"prefixMaxSends": g.PrefixMaxSends, "clientWindowSeconds": g.ClientWindowSeconds, "clientMaxSends": g.ClientMaxSends,
+		"dailyBudget": g.DailyBudget}
+}
+
+// deniedPrefix checks one prefix of the deny-list: '+' (optional), a
+// calling code and the digits after it as an international number writes
+// them, that is as otp.ParseDestination's canonical form (no trunk
+// prefix, no international access prefix), so that it matches every
+// spelling of the numbers it covers. Spaces, hyphens, dots and
+// parentheses are dropped as in a number.
+func deniedPrefix(v string) (string, error) {
+	digits := strings.TrimPrefix(otp.NormalizePhone(v), "+")
+	p := "+" + digits
+	if d, ok := otp.ParseDestination(p, ""); !ok || d.Canonical != p || len(digits) > maxFraudDeniedDigits ||
+		strings.ContainsFunc(digits, func(r rune) bool { return r < '0' || r > '9' }) {
+		return "", notify.Invalid(`deniedPrefixes: %q must be a country calling code and the digits after it in international format, such as "+1876"`, v)
+	}
+	return p, nil
 }
 
 // callingCode checks one country calling code of the settings; a leading
@@ -127,8 +148,8 @@ func (in OTPFraudGuardInput) guard(ws string) (*notify.OTPFraudGuard, error) {
 		if len(in.AllowedCountryCodes) == 0 {
 			return nil, notify.Invalid("allowedCountryCodes must hold at least one code, or be null for every country")
 		}
-		if len(in.AllowedCountryCodes) > 300 {
-			return nil, notify.Invalid("allowedCountryCodes must hold at most 300 codes")
+		if len(in.AllowedCountryCodes) > maxFraudCountries {
+			return nil, notify.Invalid("allowedCountryCodes must hold at most %d codes", maxFraudCountries)
 		}
 		g.AllowedCountries = make([]string, 0, len(in.AllowedCountryCodes))
 		for _, v := range in.AllowedCountryCodes {
@@ -141,6 +162,18 @@ func (in OTPFraudGuardInput) guard(ws string) (*notify.OTPFraudGuard, error) {
 		slices.Sort(g.AllowedCountries)
 		g.AllowedCountries = slices.Compact(g.AllowedCountries)
 	}
+	if len(in.DeniedPrefixes) > maxFraudDenied {
+		return nil, notify.Invalid("deniedPrefixes must hold at most %d prefixes", maxFraudDenied)
+	}
+	for _, v := range in.DeniedPrefixes {
+		p, err := deniedPrefix(v)
+		if err != nil {
+			return nil, err
+		}
+		g.DeniedPrefixes = append(g.DeniedPrefixes, p)
+	}
+	slices.Sort(g.DeniedPrefixes)
+	g.DeniedPrefixes = slices.Compact(g.DeniedPrefixes)
 	if p := in.PrefixVelocity; p != nil {
 		if g.PrefixDigits, err = between("prefixVelocity.digits", p.Digits, 1, maxFraudPrefixDigits); err != nil {
 			return nil, err
@@ -193,6 +226,8 @@ func fraudProblem(rule string) *notify.Error {
 	switch rule {
 	case notify.FraudRuleCountry:
 		return notify.Forbidden("OTP destination country not allowed")
+	case notify.FraudRuleDeniedPrefix:
+		return notify.Forbidden("OTP destination number prefix not allowed")
 	case notify.FraudRulePrefixVelocity:
 		return notify.Errorf(notify.CodeTooManyRequests, "Too many OTP sends to this number prefix")
 	case notify.FraudRuleClientVelocity:
@@ -212,22 +247,30 @@ type fraudCheck struct {
 	verificationID string
 }
 
-// newFraudCheck reads the workspace's guard in tx; nil when it is off or
-// the channel is email.
-func newFraudCheck(ctx context.Context, tx notify.Tx, ws string, ch notify.Channel, rcpt, client string) (*fraudCheck, error) {
+// newFraudCheck reads the workspace's guard in tx and answers the guard
+// to apply (nil when it is off or the channel is email) and the key of
+// SPEC's per-recipient counts: the normalized address for email, the
+// canonical number for phone channels, read in the guard's
+// defaultCountryCode even while the guard is disabled (82 without
+// settings). One reading of the number serves every rule and count, so
+// no spelling counts apart (issue 29, finding 4).
+func newFraudCheck(ctx context.Context, tx notify.Tx, ws string, ch notify.Channel, rcpt, client string) (*fraudCheck, string, error) {
 	if ch == notify.ChannelEmail {
-		return nil, nil
+		return nil, rcpt, nil
 	}
 	g, err := tx.FindOTPFraudGuard(ctx, ws)
 	if notify.IsNotFound(err) {
-		return nil, nil
+		g, err = &notify.OTPFraudGuard{DefaultCountryCode: otp.DefaultCountryCode}, nil
 	}
-	if err != nil || !g.Enabled {
-		return nil, err
+	if err != nil {
+		return nil, "", err
 	}
 	f := &fraudCheck{g: g, client: client, channel: ch, masked: otp.Mask(ch, rcpt)}
 	f.dest, f.destKnown = otp.ParseDestination(rcpt, g.DefaultCountryCode)
-	return f, nil
+	if !g.Enabled {
+		return nil, f.dest.Canonical, nil
+	}
+	return f, f.dest.Canonical, nil
 }
 
 func (f *fraudCheck) refuse(rule string) error {
@@ -238,14 +281,20 @@ func (f *fraudCheck) refuse(rule string) error {
 	return r
 }
 
-// country refuses a destination outside the allow-list, and one whose
-// country cannot be told while there is an allow-list.
+// country refuses a destination outside the allow-list or under a
+// prefix of the deny-list, and one whose country cannot be told while
+// there is either list (it could lead anywhere, denied ranges included).
 func (f *fraudCheck) country() error {
-	if f == nil || f.g.AllowedCountries == nil {
+	if f == nil || (f.g.AllowedCountries == nil && f.g.DeniedPrefixes == nil) {
 		return nil
 	}
-	if !f.destKnown || !slices.Contains(f.g.AllowedCountries, f.dest.CountryCode) {
+	if !f.destKnown || (f.g.AllowedCountries != nil && !slices.Contains(f.g.AllowedCountries, f.dest.CountryCode)) {
 		return f.refuse(notify.FraudRuleCountry)
+	}
+	for _, p := range f.g.DeniedPrefixes {
+		if strings.HasPrefix(f.dest.Canonical, p) {
+			return f.refuse(notify.FraudRuleDeniedPrefix)
+		}
 	}
 	return nil
 }

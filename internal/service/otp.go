@@ -192,14 +192,14 @@ func (s *Service) OTPSend(ctx context.Context, key *notify.APIKey, in *OTPSendIn
 		Recipient: rcpt, RecipientMasked: otp.Mask(ch, rcpt), Status: notify.OTPPending, CreatedAt: now}
 	var snd *otpSend
 	err = s.store.Update(ctx, func(tx notify.Tx) error {
-		guard, err := newFraudCheck(ctx, tx, key.WorkspaceID, ch, rcpt, client)
+		guard, counted, err := newFraudCheck(ctx, tx, key.WorkspaceID, ch, rcpt, client)
 		if err != nil {
 			return err
 		}
 		if err := guard.country(); err != nil {
 			return err
 		}
-		if err := s.countOTPSend(ctx, tx, key.WorkspaceID, rcpt, now); err != nil {
+		if err := s.countOTPSend(ctx, tx, key.WorkspaceID, counted, now); err != nil {
 			return err
 		}
 		if snd, err = s.prepareOTP(ctx, tx, key, sess, in, now); err != nil {
@@ -392,7 +392,7 @@ func (s *Service) OTPResend(ctx context.Context, key *notify.APIKey, id, linkBas
 		case now.Before(sess.ResendAvailableAt):
 			return notify.Errorf(notify.CodeTooManyRequests, "Resend cooldown active")
 		}
-		guard, err := newFraudCheck(ctx, tx, key.WorkspaceID, sess.Channel, sess.Recipient, "")
+		guard, counted, err := newFraudCheck(ctx, tx, key.WorkspaceID, sess.Channel, sess.Recipient, "")
 		if err != nil {
 			return err
 		}
@@ -402,7 +402,7 @@ func (s *Service) OTPResend(ctx context.Context, key *notify.APIKey, id, linkBas
 		if err := guard.country(); err != nil {
 			return err
 		}
-		if err := s.countOTPSend(ctx, tx, key.WorkspaceID, sess.Recipient, now); err != nil {
+		if err := s.countOTPSend(ctx, tx, key.WorkspaceID, counted, now); err != nil {
 			return err
 		}
 		in, err := s.resendInput(ctx, tx, sess)

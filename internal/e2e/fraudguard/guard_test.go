@@ -24,7 +24,7 @@ func TestSettings(t *testing.T) {
 	b := setup(t)
 	r := notifytest.Dash(t, b.env.Owner, "GET", guardPath, nil)
 	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
-	require.JSONEq(t, `{"enabled":false,"defaultCountryCode":"82","allowedCountryCodes":null,"prefixVelocity":null,
+	require.JSONEq(t, `{"enabled":false,"defaultCountryCode":"82","allowedCountryCodes":null,"deniedPrefixes":[],"prefixVelocity":null,
 		"clientVelocity":null,"dailyBudget":null,"updatedAt":null}`, string(r.Body))
 
 	out := b.guard(t, map[string]any{"allowedCountryCodes": []string{"+82", "1", "82"},

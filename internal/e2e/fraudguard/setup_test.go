@@ -53,6 +53,7 @@ type guardOut struct {
 	Enabled             bool      `json:"enabled"`
 	DefaultCountryCode  string    `json:"defaultCountryCode"`
 	AllowedCountryCodes []string  `json:"allowedCountryCodes"`
+	DeniedPrefixes      []string  `json:"deniedPrefixes"`
 	PrefixVelocity      *velocity `json:"prefixVelocity"`
 	ClientVelocity      *velocity `json:"clientVelocity"`
 	DailyBudget         *int      `json:"dailyBudget"`

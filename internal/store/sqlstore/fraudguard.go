@@ -9,15 +9,15 @@ import (
 )
 
 const fraudGuardCols = `workspace_id, enabled, default_country_code, allowed_countries, prefix_digits, prefix_window_seconds,
-	prefix_max_sends, client_window_seconds, client_max_sends, daily_budget, updated_at`
+	prefix_max_sends, client_window_seconds, client_max_sends, daily_budget, updated_at, denied_prefixes`
 
 func (t *Tx) FindOTPFraudGuard(ctx context.Context, workspaceID string) (*notify.OTPFraudGuard, error) {
 	var g notify.OTPFraudGuard
-	var allowed *string
+	var allowed, denied *string
 	var u int64
 	err := t.c.QueryRow(ctx, `SELECT `+fraudGuardCols+` FROM otp_fraud_guards WHERE workspace_id = ?`, workspaceID).Scan(
 		&g.WorkspaceID, &g.Enabled, &g.DefaultCountryCode, &allowed, &g.PrefixDigits, &g.PrefixWindowSeconds,
-		&g.PrefixMaxSends, &g.ClientWindowSeconds, &g.ClientMaxSends, &g.DailyBudget, &u)
+		&g.PrefixMaxSends, &g.ClientWindowSeconds, &g.ClientMaxSends, &g.DailyBudget, &u, &denied)
 	if err != nil {
 		return nil, err
 	}
@@ -28,23 +28,33 @@ func (t *Tx) FindOTPFraudGuard(ctx context.Context, workspaceID string) (*notify
 			return nil, err
 		}
 	}
+	if denied != nil {
+		if err := fromJSON(*denied, &g.DeniedPrefixes); err != nil {
+			return nil, err
+		}
+	}
 	return &g, nil
 }
 
 func (t *Tx) PutOTPFraudGuard(ctx context.Context, g *notify.OTPFraudGuard) error {
-	var allowed *string
+	var allowed, denied *string
 	if g.AllowedCountries != nil {
 		s := toJSON(g.AllowedCountries)
 		allowed = &s
 	}
-	_, err := t.c.Exec(ctx, `INSERT INTO otp_fraud_guards (`+fraudGuardCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	if len(g.DeniedPrefixes) > 0 {
+		s := toJSON(g.DeniedPrefixes)
+		denied = &s
+	}
+	_, err := t.c.Exec(ctx, `INSERT INTO otp_fraud_guards (`+fraudGuardCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (workspace_id) DO UPDATE SET enabled = excluded.enabled,
 		default_country_code = excluded.default_country_code, allowed_countries = excluded.allowed_countries,
 		prefix_digits = excluded.prefix_digits, prefix_window_seconds = excluded.prefix_window_seconds,
 		prefix_max_sends = excluded.prefix_max_sends, client_window_seconds = excluded.client_window_seconds,
-		client_max_sends = excluded.client_max_sends, daily_budget = excluded.daily_budget, updated_at = excluded.updated_at`,
+		client_max_sends = excluded.client_max_sends, daily_budget = excluded.daily_budget, updated_at = excluded.updated_at,
+		denied_prefixes = excluded.denied_prefixes`,
 		g.WorkspaceID, g.Enabled, g.DefaultCountryCode, allowed, g.PrefixDigits, g.PrefixWindowSeconds,
-		g.PrefixMaxSends, g.ClientWindowSeconds, g.ClientMaxSends, g.DailyBudget, ms(g.UpdatedAt))
+		g.PrefixMaxSends, g.ClientWindowSeconds, g.ClientMaxSends, g.DailyBudget, ms(g.UpdatedAt), denied)
 	return err
 }
 

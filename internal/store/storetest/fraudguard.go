@@ -20,10 +20,11 @@ func testOTPFraudGuard(t *testing.T, db *store.DB) {
 		return nil
 	})
 	g := &notify.OTPFraudGuard{WorkspaceID: ws1, Enabled: true, DefaultCountryCode: "82", AllowedCountries: []string{"1", "82"},
-		PrefixDigits: 5, PrefixWindowSeconds: 3600, PrefixMaxSends: 20, ClientWindowSeconds: 600, ClientMaxSends: 10,
+		DeniedPrefixes: []string{"+1876", "+447624"}, PrefixDigits: 5, PrefixWindowSeconds: 3600, PrefixMaxSends: 20, ClientWindowSeconds: 600, ClientMaxSends: 10,
 		DailyBudget: 500, UpdatedAt: t0}
 	update(t, db, func(ctx context.Context, tx notify.Tx) error { return tx.PutOTPFraudGuard(ctx, g) })
-	// Replaced: nil allow-list (every country) and zero limits round-trip.
+	// Replaced: nil allow-list (every country), nil deny-list and zero
+	// limits round-trip.
 	g2 := &notify.OTPFraudGuard{WorkspaceID: ws1, DefaultCountryCode: "1", UpdatedAt: t0.Add(time.Minute)}
 	view(t, db, func(ctx context.Context, tx notify.Tx) error {
 		got, err := tx.FindOTPFraudGuard(ctx, ws1)
