@@ -147,6 +147,9 @@ var tests = map[string]func(t *testing.T, open Opener){
 
 	// fallback.go
 	"ChannelFallback": oneDB(testChannelFallback),
+
+	// templateversion.go
+	"TemplateVersions": testTemplateVersions,
 }
 
 // oneDB runs fn on one fresh database.
