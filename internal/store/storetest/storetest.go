@@ -146,7 +146,8 @@ var tests = map[string]func(t *testing.T, open Opener){
 	"WebhookOutbox": testWebhookOutbox,
 
 	// fallback.go
-	"ChannelFallback": oneDB(testChannelFallback),
+	"ChannelFallback":           oneDB(testChannelFallback),
+	"ChannelFallbackStoredOnce": oneDB(testChannelFallbackStoredOnce),
 
 	// templateversion.go
 	"TemplateVersions": testTemplateVersions,
