@@ -66,6 +66,8 @@ func (a *API) coreRoutes() []Route {
 		{Method: "GET", Path: "/v1/templates/{id}", auth: authDashboard, Roles: all, h: a.handleTemplateGet},
 		{Method: "PATCH", Path: "/v1/templates/{id}", auth: authDashboard, Roles: op, h: a.handleTemplateUpdate},
 		{Method: "POST", Path: "/v1/templates/{id}/versions", auth: authDashboard, Roles: op, h: a.handleTemplateVersionCreate},
+		{Method: "GET", Path: "/v1/templates/{id}/versions", auth: authDashboard, Roles: all, h: a.handleTemplateVersionList},
+		{Method: "DELETE", Path: "/v1/templates/{id}/versions/{version}", auth: authDashboard, Roles: op, h: a.handleTemplateVersionDelete},
 		{Method: "POST", Path: "/v1/templates/{id}/versions/{version}/publish", auth: authDashboard, Roles: op, h: a.handleTemplateVersionPublish},
 		{Method: "PUT", Path: "/v1/templates/{id}/review-status", auth: authDashboard, Roles: admin, h: a.handleTemplateReviewStatus},
 

@@ -22,19 +22,27 @@ type templateVersionJSON struct {
 }
 
 type templateJSON struct {
-	ID                     string                 `json:"id"`
-	Code                   string                 `json:"code"`
-	Channel                notify.Channel         `json:"channel"`
-	Name                   string                 `json:"name"`
-	Status                 string                 `json:"status"`
-	ReviewStatus           *string                `json:"reviewStatus"`
-	ProviderAccountID      *string                `json:"providerAccountId"`
-	VendorTemplateID       *string                `json:"vendorTemplateId"`
-	SenderProfileKey       *string                `json:"senderProfileKey"`
-	LatestPublishedVersion *int                   `json:"latestPublishedVersion"`
-	CreatedAt              string                 `json:"createdAt"`
-	UpdatedAt              string                 `json:"updatedAt"`
-	Versions               *[]templateVersionJSON `json:"versions,omitempty"`
+	ID                     string         `json:"id"`
+	Code                   string         `json:"code"`
+	Channel                notify.Channel `json:"channel"`
+	Name                   string         `json:"name"`
+	Status                 string         `json:"status"`
+	ReviewStatus           *string        `json:"reviewStatus"`
+	ProviderAccountID      *string        `json:"providerAccountId"`
+	VendorTemplateID       *string        `json:"vendorTemplateId"`
+	SenderProfileKey       *string        `json:"senderProfileKey"`
+	LatestPublishedVersion *int           `json:"latestPublishedVersion"`
+	CreatedAt              string         `json:"createdAt"`
+	UpdatedAt              string         `json:"updatedAt"`
+}
+
+// templateWithVersionsJSON is the answer of GET /v1/templates/{id}: the
+// newest versions, and where the version list continues (issue 29).
+type templateWithVersionsJSON struct {
+	templateJSON
+	Versions        []templateVersionJSON `json:"versions"`
+	VersionsCursor  *string               `json:"versionsCursor"`
+	VersionsHasNext bool                  `json:"versionsHasNext"`
 }
 
 func templateBody(t *notify.Template) templateJSON {
@@ -149,13 +157,36 @@ func (a *API) handleTemplateGet(c *call) error {
 	if err != nil {
 		return err
 	}
-	body := templateBody(v.Template)
-	vs := make([]templateVersionJSON, len(v.Versions))
-	for i, x := range v.Versions {
-		vs[i] = templateVersionBody(x)
-	}
-	body.Versions = &vs
+	body := templateWithVersionsJSON{templateJSON: templateBody(v.Template), Versions: templateVersionBodies(v.Versions),
+		VersionsCursor: encodeCursor(v.Cursor), VersionsHasNext: v.HasNext}
 	return c.ok(http.StatusOK, map[string]any{"template": body})
+}
+
+func templateVersionBodies(vs []*notify.TemplateVersion) []templateVersionJSON {
+	out := make([]templateVersionJSON, len(vs))
+	for i, x := range vs {
+		out[i] = templateVersionBody(x)
+	}
+	return out
+}
+
+// handleTemplateVersionList pages a template's versions newest first
+// (issue 29): {versions, cursor, hasNext}.
+func (a *API) handleTemplateVersionList(c *call) error {
+	q := c.r.URL.Query()
+	limit, err := intParam(q.Get("limit"), "limit")
+	if err != nil {
+		return err
+	}
+	cursor, err := decodeCursor(q.Get("cursor"))
+	if err != nil {
+		return err
+	}
+	v, err := a.svc.ListTemplateVersions(c.ctx, c.actor, c.r.PathValue("id"), limit, cursor)
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusOK, map[string]any{"versions": templateVersionBodies(v.Versions), "cursor": encodeCursor(v.Cursor), "hasNext": v.HasNext})
 }
 
 func (a *API) handleTemplateUpdate(c *call) error {
@@ -205,10 +236,31 @@ func (a *API) handleTemplateVersionCreate(c *call) error {
 	return c.ok(http.StatusCreated, map[string]any{"version": templateVersionBody(v)})
 }
 
-func (a *API) handleTemplateVersionPublish(c *call) error {
+// versionParam is the path's version; anything but a positive number is
+// an unknown version.
+func versionParam(c *call) (int, error) {
 	n, err := strconv.Atoi(c.r.PathValue("version"))
 	if err != nil || n < 1 {
-		return notify.NotFound("Template version")
+		return 0, notify.NotFound("Template version")
+	}
+	return n, nil
+}
+
+func (a *API) handleTemplateVersionDelete(c *call) error {
+	n, err := versionParam(c)
+	if err != nil {
+		return err
+	}
+	if err := a.svc.DeleteTemplateVersion(c.ctx, c.actor, c.r.PathValue("id"), n); err != nil {
+		return err
+	}
+	return c.noContent()
+}
+
+func (a *API) handleTemplateVersionPublish(c *call) error {
+	n, err := versionParam(c)
+	if err != nil {
+		return err
 	}
 	v, err := a.svc.PublishTemplateVersion(c.ctx, c.actor, c.r.PathValue("id"), n)
 	if err != nil {

@@ -29,6 +29,43 @@ type ChannelStep struct {
 	TemplateVariables map[string]string `json:"templateVariables,omitempty"`
 	VendorTemplateID  string            `json:"vendorTemplateId,omitempty"`
 	SenderProfileKey  string            `json:"senderProfileKey,omitempty"`
+	// RequestContent is set in the stored chain only (StoredFallback):
+	// the step's title, text and HTML are the request's own and are not
+	// stored again.
+	RequestContent bool `json:"requestContent,omitempty"`
+}
+
+// StoredFallback is r's chain as the store writes it (nil without one): a
+// step whose title, text and HTML are the request's own (a step without
+// content of its own takes the send's rendered content) keeps none of it
+// and is marked RequestContent, so a chain of 7 such steps does not store
+// the content 7 more times (issue 29, finding 10). r is not changed.
+func (r *Request) StoredFallback() *ChannelFallback {
+	if r.Fallback == nil {
+		return nil
+	}
+	out := &ChannelFallback{Attempts: r.Fallback.Attempts, Steps: make([]ChannelStep, len(r.Fallback.Steps))}
+	for i, s := range r.Fallback.Steps {
+		if s.Title == r.Title && s.Text == r.Text && s.HTML == r.HTML {
+			s.Title, s.Text, s.HTML, s.RequestContent = "", "", "", true
+		}
+		out.Steps[i] = s
+	}
+	return out
+}
+
+// ExpandFallback restores a stored chain (StoredFallback) on r as read:
+// each marked step takes r's title, text and HTML again.
+func (r *Request) ExpandFallback() {
+	if r.Fallback == nil {
+		return
+	}
+	for i := range r.Fallback.Steps {
+		s := &r.Fallback.Steps[i]
+		if s.RequestContent {
+			s.Title, s.Text, s.HTML, s.RequestContent = r.Title, r.Text, r.HTML, false
+		}
+	}
 }
 
 // MaxFallbackSteps bounds a chain: every other channel once.

@@ -147,6 +147,13 @@ type TemplateVersion struct {
 	LayoutID    string // layout wrapping the email body; "" is none
 }
 
+// TemplateVersionFilter pages a template's versions newest first.
+type TemplateVersionFilter struct {
+	Limit   int
+	Before  int  // only versions numbered below it; 0: from the newest
+	Summary bool // leave the bodies (Text, HTML) out
+}
+
 // Accept is one request to accept: the row, and the queue options of its
 // job. After AcceptRequests, Existing is set when the idempotency key
 // matched an earlier request (nothing was inserted), else Job is set.

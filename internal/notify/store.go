@@ -158,8 +158,25 @@ type PipelineTx interface {
 	FindTemplateByCode(ctx context.Context, workspaceID, code string, channel Channel) (*Template, error)
 	FindTemplates(ctx context.Context, workspaceID string) ([]*Template, error)
 	CreateTemplateVersion(ctx context.Context, v *TemplateVersion) error
-	FindTemplateVersions(ctx context.Context, templateID string) ([]*TemplateVersion, error)
+	// FindTemplateVersions pages the versions of a template of the
+	// workspace, newest first.
+	FindTemplateVersions(ctx context.Context, workspaceID, templateID string, f TemplateVersionFilter) ([]*TemplateVersion, error)
+	// FindTemplateVersion reads one version of a template of the workspace
+	// (ErrNotFound when none).
+	FindTemplateVersion(ctx context.Context, workspaceID, templateID string, version int) (*TemplateVersion, error)
+	// FindPublishedTemplateVersion reads the version a send in a locale
+	// uses, the only one whose bodies it reads: the highest published
+	// version of the first of locales that has one, else the highest
+	// published version of the default locale (no locale); ErrNotFound
+	// when none.
+	FindPublishedTemplateVersion(ctx context.Context, workspaceID, templateID string, locales []string) (*TemplateVersion, error)
+	// CountTemplateVersions answers how many versions a template of the
+	// workspace has and the highest version number (0 when none).
+	CountTemplateVersions(ctx context.Context, workspaceID, templateID string) (n, highest int, err error)
 	PublishTemplateVersion(ctx context.Context, templateID string, version int, at time.Time) error
+	// DeleteTemplateVersion deletes a version; with draft, only while it
+	// is unpublished. ErrNotFound when no row matched.
+	DeleteTemplateVersion(ctx context.Context, templateID string, version int, draft bool) error
 	LayoutTx
 }
 

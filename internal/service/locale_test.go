@@ -2,7 +2,6 @@ package service
 
 import (
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -34,32 +33,4 @@ func TestLocaleLookup(t *testing.T) {
 	require.Nil(t, localeLookup(""))
 	require.Equal(t, []string{"ko"}, localeLookup("ko"))
 	require.Equal(t, []string{"zh-Hant-TW", "zh-Hant", "zh"}, localeLookup("zh-Hant-TW"))
-}
-
-func TestPublishedVersion(t *testing.T) {
-	t.Parallel()
-	now := time.Now()
-	v := func(n int, locale string, published bool) *notify.TemplateVersion {
-		out := &notify.TemplateVersion{Version: n, Locale: locale, Text: locale}
-		if published {
-			out.PublishedAt = &now
-		}
-		return out
-	}
-	// Newest first, as the store lists them.
-	vs := []*notify.TemplateVersion{v(6, "ja", false), v(5, "ko", true), v(4, "", false), v(3, "ko-KR", true), v(2, "ko", true), v(1, "", true)}
-	tp := &notify.Template{Code: "c", LatestPublishedVersion: 1}
-	for locale, want := range map[string]int{"": 1, "ko": 5, "ko-KR": 3, "ko-KP": 5, "ja": 1, "fr": 1} {
-		got, err := publishedVersion(tp, vs, locale)
-		require.NoError(t, err, locale)
-		require.Equal(t, want, got.Version, locale)
-	}
-	tp.LatestPublishedVersion = 0
-	_, err := publishedVersion(tp, vs, "")
-	require.ErrorContains(t, err, ": Template c has no published version")
-	_, err = publishedVersion(tp, vs, "fr")
-	require.ErrorContains(t, err, "no published version for locale fr or its default locale")
-	got, err := publishedVersion(tp, vs, "ko")
-	require.NoError(t, err)
-	require.Equal(t, 5, got.Version)
 }

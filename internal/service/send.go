@@ -234,11 +234,7 @@ func (s *Service) resolveTemplate(ctx context.Context, tx notify.Tx, ws string, 
 	if key != nil && !key.AllowsTemplate(code) {
 		return nil, nil, notify.Forbidden("Template %s is not allowed for this API key", code)
 	}
-	vs, err := tx.FindTemplateVersions(ctx, t.ID)
-	if err != nil {
-		return nil, nil, err
-	}
-	v, err := publishedVersion(t, vs, locale)
+	v, err := publishedVersion(ctx, tx, t, locale)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 
 	"github.com/notifyd/notifyd/internal/notify"
@@ -32,10 +33,27 @@ type TemplateInput struct {
 	SenderProfileKey  *string
 }
 
-// TemplateView is a template with its versions, newest first.
+// Bounds of a template's versions (issue 29): every read of them is
+// paged, and a template holds a bounded number.
+const (
+	// MaxTemplateVersions bounds the versions of one template (409 on one
+	// more; a version no send uses can be deleted).
+	MaxTemplateVersions = 100
+	// TemplateVersionsShown is how many of the newest versions the
+	// template answer carries, and the default page of the version list.
+	TemplateVersionsShown = 10
+	// MaxTemplateVersionPage bounds a page of the version list: each
+	// version may hold about 600 KB of bodies.
+	MaxTemplateVersionPage = 20
+)
+
+// TemplateView is a template with a page of its versions, newest first;
+// Cursor continues the list when HasNext.
 type TemplateView struct {
 	Template *notify.Template
 	Versions []*notify.TemplateVersion
+	Cursor   *notify.Cursor
+	HasNext  bool
 }
 
 // TemplateVersionInput is the body of a version create.
@@ -187,20 +205,83 @@ func (s *Service) ListTemplates(ctx context.Context, a *Actor) ([]*notify.Templa
 	return out, err
 }
 
-// GetTemplate returns one template with its versions, newest first.
+// GetTemplate returns one template with its newest
+// TemplateVersionsShown versions.
 func (s *Service) GetTemplate(ctx context.Context, a *Actor, id string) (*TemplateView, error) {
+	return s.templatePage(ctx, a, id, notify.TemplateVersionFilter{Limit: TemplateVersionsShown})
+}
+
+// ListTemplateVersions pages a template's versions newest first: limit 1
+// to MaxTemplateVersionPage (0: TemplateVersionsShown), cursor from the
+// previous page (nil: from the newest).
+func (s *Service) ListTemplateVersions(ctx context.Context, a *Actor, id string, limit int, cursor *notify.Cursor) (*TemplateView, error) {
+	if limit == 0 {
+		limit = TemplateVersionsShown
+	}
+	if limit < 1 || limit > MaxTemplateVersionPage {
+		return nil, notify.Invalid("limit must be between 1 and %d", MaxTemplateVersionPage)
+	}
+	f := notify.TemplateVersionFilter{Limit: limit}
+	if cursor != nil {
+		n, err := strconv.Atoi(cursor.ID)
+		if err != nil || n < 1 {
+			return nil, notify.Invalid("cursor is not valid")
+		}
+		f.Before = n
+	}
+	return s.templatePage(ctx, a, id, f)
+}
+
+// TemplateVersionSummaries returns a template with the newest
+// MaxTemplateVersions of its versions without their bodies (the console's
+// version table).
+func (s *Service) TemplateVersionSummaries(ctx context.Context, a *Actor, id string) (*TemplateView, error) {
+	return s.templatePage(ctx, a, id, notify.TemplateVersionFilter{Limit: MaxTemplateVersions, Summary: true})
+}
+
+// templatePage reads a template and one page of its versions (one more
+// than f.Limit, to know whether another page follows).
+func (s *Service) templatePage(ctx context.Context, a *Actor, id string, f notify.TemplateVersionFilter) (*TemplateView, error) {
 	var v TemplateView
+	want := f.Limit
+	f.Limit++
 	err := s.store.View(ctx, func(tx notify.Tx) (err error) {
 		if v.Template, err = tx.FindTemplate(ctx, a.WorkspaceID, id); err != nil {
 			return notFound(err, "Template")
 		}
-		v.Versions, err = tx.FindTemplateVersions(ctx, v.Template.ID)
+		v.Versions, err = tx.FindTemplateVersions(ctx, a.WorkspaceID, v.Template.ID, f)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
+	if v.Versions == nil {
+		v.Versions = []*notify.TemplateVersion{}
+	}
+	if len(v.Versions) > want {
+		v.Versions, v.HasNext = v.Versions[:want], true
+		last := v.Versions[want-1]
+		v.Cursor = &notify.Cursor{At: last.CreatedAt, ID: strconv.Itoa(last.Version)}
+	}
 	return &v, nil
+}
+
+// GetTemplateVersion returns a template and one of its versions (404
+// Template version not found).
+func (s *Service) GetTemplateVersion(ctx context.Context, a *Actor, id string, version int) (*notify.Template, *notify.TemplateVersion, error) {
+	var t *notify.Template
+	var v *notify.TemplateVersion
+	err := s.store.View(ctx, func(tx notify.Tx) (err error) {
+		if t, err = tx.FindTemplate(ctx, a.WorkspaceID, id); err != nil {
+			return notFound(err, "Template")
+		}
+		v, err = tx.FindTemplateVersion(ctx, a.WorkspaceID, t.ID, version)
+		return notFound(err, "Template version")
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return t, v, nil
 }
 
 // UpdateTemplate changes name, status and the binding fields (audit
@@ -314,14 +395,14 @@ func (s *Service) CreateTemplateVersion(ctx context.Context, a *Actor, id string
 		if err := tx.UpdateTemplate(ctx, t); err != nil {
 			return notFound(err, "Template")
 		}
-		vs, err := tx.FindTemplateVersions(ctx, t.ID)
+		n, highest, err := tx.CountTemplateVersions(ctx, a.WorkspaceID, t.ID)
 		if err != nil {
 			return err
 		}
-		v.TemplateID, v.Version, v.CreatedAt = t.ID, 1, now
-		if len(vs) > 0 {
-			v.Version = vs[0].Version + 1 // newest first
+		if n >= MaxTemplateVersions {
+			return notify.Conflict("A template holds at most %d versions; delete one that no send uses first", MaxTemplateVersions)
 		}
+		v.TemplateID, v.Version, v.CreatedAt = t.ID, highest+1, now
 		if err := tx.CreateTemplateVersion(ctx, v); err != nil {
 			return conflictOr(err, "Version %d of this template was created concurrently; try again", v.Version)
 		}
@@ -351,17 +432,8 @@ func (s *Service) PublishTemplateVersion(ctx context.Context, a *Actor, id strin
 		if err != nil {
 			return notFound(err, "Template")
 		}
-		vs, err := tx.FindTemplateVersions(ctx, t.ID)
-		if err != nil {
-			return err
-		}
-		for _, v := range vs {
-			if v.Version == version {
-				out = v
-			}
-		}
-		if out == nil {
-			return notify.NotFound("Template version")
+		if out, err = tx.FindTemplateVersion(ctx, a.WorkspaceID, t.ID, version); err != nil {
+			return notFound(err, "Template version")
 		}
 		already := out.PublishedAt != nil
 		if !already {
@@ -378,6 +450,62 @@ func (s *Service) PublishTemplateVersion(ctx context.Context, a *Actor, id strin
 		return nil, err
 	}
 	return out, nil
+}
+
+// DeleteTemplateVersion deletes a version that no send uses (audit
+// template.version.delete), so that a template at MaxTemplateVersions
+// can take new ones. Refused with 409: the newest version (numbers are
+// never given twice: a new version is numbered one above the highest),
+// and the version sends in its locale use (the highest published one of
+// its locale; deleting it would change what sends carry without a
+// publish). The template's updatedAt moves first, which locks its row on
+// PostgreSQL: deletes and creates of one template run one after the other.
+func (s *Service) DeleteTemplateVersion(ctx context.Context, a *Actor, id string, version int) error {
+	return s.store.Update(ctx, func(tx notify.Tx) error {
+		t, err := tx.FindTemplate(ctx, a.WorkspaceID, id)
+		if err != nil {
+			return notFound(err, "Template")
+		}
+		t.UpdatedAt = s.now()
+		if err := tx.UpdateTemplate(ctx, t); err != nil {
+			return notFound(err, "Template")
+		}
+		v, err := tx.FindTemplateVersion(ctx, a.WorkspaceID, t.ID, version)
+		if err != nil {
+			return notFound(err, "Template version")
+		}
+		_, highest, err := tx.CountTemplateVersions(ctx, a.WorkspaceID, t.ID)
+		if err != nil {
+			return err
+		}
+		if version == highest {
+			return notify.Conflict("Version %d is the newest version of this template and cannot be deleted", version)
+		}
+		if v.PublishedAt != nil {
+			var own []string // v's own locale only (none: the default locale)
+			if v.Locale != "" {
+				own = []string{v.Locale}
+			}
+			used, err := tx.FindPublishedTemplateVersion(ctx, a.WorkspaceID, t.ID, own)
+			if err != nil {
+				return err
+			}
+			if used.Version == version {
+				return notify.Conflict("Version %d is the published version sends use; publish a newer version first", version)
+			}
+		}
+		if err := tx.DeleteTemplateVersion(ctx, t.ID, version, v.PublishedAt == nil); err != nil {
+			if notify.IsNotFound(err) {
+				return notify.Conflict("Version %d was published meanwhile; try again", version)
+			}
+			return err
+		}
+		payload := map[string]any{"code": t.Code, "channel": t.Channel, "version": version}
+		if v.Locale != "" {
+			payload["locale"] = v.Locale
+		}
+		return s.audit(ctx, tx, a, a.WorkspaceID, "template.version.delete", "template", t.ID, payload)
+	})
 }
 
 // SetReviewStatus records the vendor's review result of a msgr_alimtalk
@@ -469,23 +597,14 @@ func (s *Service) PreviewTemplate(ctx context.Context, a *Actor, id string, in P
 		if p.Template, err = tx.FindTemplate(ctx, a.WorkspaceID, id); err != nil {
 			return notFound(err, "Template")
 		}
-		vs, err := tx.FindTemplateVersions(ctx, p.Template.ID)
+		if in.Version == nil {
+			p.Version, err = publishedVersion(ctx, tx, p.Template, locale)
+		} else {
+			p.Version, err = tx.FindTemplateVersion(ctx, a.WorkspaceID, p.Template.ID, *in.Version)
+			err = notFound(err, "Template version")
+		}
 		if err != nil {
 			return err
-		}
-		if in.Version == nil {
-			p.Version, err = publishedVersion(p.Template, vs, locale)
-			if err != nil {
-				return err
-			}
-		}
-		for _, v := range vs {
-			if in.Version != nil && v.Version == *in.Version {
-				p.Version = v
-			}
-		}
-		if p.Version == nil {
-			return notify.NotFound("Template version")
 		}
 		p.Layout, err = versionLayout(ctx, tx, a.WorkspaceID, p.Version)
 		return err

@@ -72,23 +72,17 @@ func missingVariables(vars map[string]string, names func(string) []string, parts
 	return out
 }
 
-// publishedVersion chooses the version a send in locale uses (issue 21):
+// publishedVersion reads the version a send in locale uses (issue 21):
 // the highest published version of the first tag of localeLookup(locale)
 // that has one, else the highest published version of the template's
 // default locale (versions without a locale). Without a locale that is
-// SPEC send rule 3.3 unchanged. None at all is a 400.
-func publishedVersion(t *notify.Template, vs []*notify.TemplateVersion, locale string) (*notify.TemplateVersion, error) {
-	for _, tag := range localeLookup(locale) {
-		for _, v := range vs { // newest first
-			if v.PublishedAt != nil && v.Locale == tag {
-				return v, nil
-			}
-		}
-	}
-	for _, v := range vs {
-		if t.LatestPublishedVersion > 0 && v.Version == t.LatestPublishedVersion {
-			return v, nil
-		}
+// SPEC send rule 3.3 unchanged. None at all is a 400. The store reads the
+// bodies of that version only (issue 29: a template may hold many large
+// versions).
+func publishedVersion(ctx context.Context, tx notify.Tx, t *notify.Template, locale string) (*notify.TemplateVersion, error) {
+	v, err := tx.FindPublishedTemplateVersion(ctx, t.WorkspaceID, t.ID, localeLookup(locale))
+	if !notify.IsNotFound(err) {
+		return v, err
 	}
 	if locale != "" {
 		return nil, notify.Invalid("Template %s has no published version for locale %s or its default locale", t.Code, locale)

@@ -25,6 +25,7 @@ func templateRoutes(c *Console) []Route {
 		{Method: "POST", Path: "/templates/{id}/preview", Auth: Member, Roles: all, h: c.previewTemplate},
 		{Method: "POST", Path: "/templates/{id}/versions", Auth: Member, Roles: op, h: c.createTemplateVersion},
 		{Method: "POST", Path: "/templates/{id}/versions/{version}/publish", Auth: Member, Roles: op, h: c.publishTemplateVersion},
+		{Method: "POST", Path: "/templates/{id}/versions/{version}/delete", Auth: Member, Roles: op, h: c.deleteTemplateVersion},
 		{Method: "POST", Path: "/templates/{id}/review-status", Auth: Member, Roles: admin, h: c.setReviewStatus},
 	}
 }
@@ -108,7 +109,7 @@ func (c *Console) renderTemplate(x *Ctx, status int, problem *notify.Error) erro
 }
 
 func (c *Console) renderTemplateWith(x *Ctx, status int, problem *notify.Error, preview *service.Preview, form map[string]string) error {
-	v, err := c.svc.GetTemplate(x.Context(), x.Actor, x.R.PathValue("id"))
+	v, err := c.svc.TemplateVersionSummaries(x.Context(), x.Actor, x.R.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -116,7 +117,10 @@ func (c *Console) renderTemplateWith(x *Ctx, status int, problem *notify.Error, 
 		ReviewValues: []string{service.ReviewPending, service.ReviewApproved, service.ReviewRejected},
 		AlimTalk:     v.Template.Channel == notify.ChannelAlimTalk, Preview: preview, PreviewForm: form}
 	if len(v.Versions) > 0 {
-		d.Latest = v.Versions[0]
+		// The table shows summaries; the form needs the newest's bodies.
+		if _, d.Latest, err = c.svc.GetTemplateVersion(x.Context(), x.Actor, v.Template.ID, v.Versions[0].Version); err != nil {
+			return err
+		}
 	}
 	ps, err := c.svc.ListProviders(x.Context(), x.Actor)
 	if err != nil {
@@ -215,6 +219,20 @@ func (c *Console) publishTemplateVersion(x *Ctx) error {
 	return x.Redirect("/templates/"+id, Flash{Kind: "info", Text: "Version " + strconv.Itoa(n) + " is published."})
 }
 
+// deleteTemplateVersion deletes a version no send uses (DELETE
+// /v1/templates/{id}/versions/{version}); a refusal is shown on the page.
+func (c *Console) deleteTemplateVersion(x *Ctx) error {
+	id := x.R.PathValue("id")
+	n, err := versionNumber(x.R.PathValue("version"))
+	if err != nil {
+		return err
+	}
+	if err := c.svc.DeleteTemplateVersion(x.Context(), x.Actor, id, n); err != nil {
+		return c.again(x, err, func(status int, e *notify.Error) error { return c.renderTemplate(x, status, e) })
+	}
+	return x.Redirect("/templates/"+id, Flash{Kind: "info", Text: "Version " + strconv.Itoa(n) + " deleted."})
+}
+
 // setReviewStatus records the messenger vendor's review result of a
 // msgr_alimtalk template (PUT /v1/templates/{id}/review-status).
 func (c *Console) setReviewStatus(x *Ctx) error {
@@ -246,29 +264,25 @@ func (d compareData) Sides() []compareSide {
 // compareVersions shows two versions' bodies side by side (?a=&b=;
 // by default the two newest).
 func (c *Console) compareVersions(x *Ctx) error {
-	v, err := c.svc.GetTemplate(x.Context(), x.Actor, x.R.PathValue("id"))
+	v, err := c.svc.TemplateVersionSummaries(x.Context(), x.Actor, x.R.PathValue("id"))
 	if err != nil {
 		return err
 	}
 	d := compareData{Template: v.Template, Versions: v.Versions}
+	// pick reads the bodies of the two versions shown, and only those.
 	pick := func(param string, def int) (*notify.TemplateVersion, error) {
 		s := strings.TrimSpace(x.R.URL.Query().Get(param))
+		n := 0
 		if s == "" {
-			if def < len(v.Versions) {
-				return v.Versions[def], nil
+			if def >= len(v.Versions) {
+				return nil, nil
 			}
-			return nil, nil
-		}
-		n, err := versionNumber(s)
-		if err != nil {
+			n = v.Versions[def].Version
+		} else if n, err = versionNumber(s); err != nil {
 			return nil, err
 		}
-		for _, tv := range v.Versions {
-			if tv.Version == n {
-				return tv, nil
-			}
-		}
-		return nil, notify.NotFound("Template version")
+		_, tv, err := c.svc.GetTemplateVersion(x.Context(), x.Actor, v.Template.ID, n)
+		return tv, err
 	}
 	// Versions are newest first: the older one on the left by default.
 	if d.Left, err = pick("a", 1); err != nil {

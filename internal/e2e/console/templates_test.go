@@ -168,7 +168,8 @@ func TestConsoleTemplatesRoles(t *testing.T) {
 		body = strings.ReplaceAll(body, `method="post" action="/templates/`+id+`/preview"`, "")
 		require.NotContains(t, body, `method="post" action="/templates`, "%s shows the viewer a write form", path)
 	}
-	for _, path := range []string{"/templates", "/templates/" + id, "/templates/" + id + "/versions", "/templates/" + id + "/versions/1/publish", "/templates/" + id + "/review-status"} {
+	for _, path := range []string{"/templates", "/templates/" + id, "/templates/" + id + "/versions", "/templates/" + id + "/versions/1/publish", "/templates/" + id + "/review-status",
+		"/templates/" + id + "/versions/1/delete"} {
 		resp, body := viewer.Post(t, path, url.Values{"name": {"x"}, "code": {"x"}, "channel": {"sms"}, "text": {"x"}, "reviewStatus": {"APPROVED"}})
 		require.Equal(t, http.StatusForbidden, resp.StatusCode, path)
 		require.Contains(t, body, "Role viewer is not allowed", path)
@@ -187,7 +188,8 @@ func TestConsoleTemplatesRoles(t *testing.T) {
 		resp, _ := owner.Get(t, path)
 		require.Equal(t, http.StatusNotFound, resp.StatusCode, path)
 	}
-	for _, path := range []string{"/templates/" + oid, "/templates/" + oid + "/versions", "/templates/" + oid + "/versions/1/publish"} {
+	for _, path := range []string{"/templates/" + oid, "/templates/" + oid + "/versions", "/templates/" + oid + "/versions/1/publish",
+		"/templates/" + oid + "/versions/1/delete"} {
 		resp, _ := owner.Post(t, path, url.Values{"name": {"mine"}, "text": {"mine"}})
 		require.Equal(t, http.StatusNotFound, resp.StatusCode, path)
 	}

@@ -45,7 +45,7 @@ func requestArgs(r *notify.Request) []any {
 		jsonOrNil(r.Headers, len(r.Headers) == 0), jsonOrNil(r.Metadata, len(r.Metadata) == 0),
 		jsonOrNil(r.PreferredProviderIDs, len(r.PreferredProviderIDs) == 0), nullable(r.IdempotencyKey), nullable(r.CampaignID),
 		ms(r.RequestedAt), msPtr(r.ScheduledAt), ms(r.UpdatedAt), nullable(r.SelectedProviderID), nullable(r.SelectedMessageID),
-		nullable(r.FinalErrorCode), nullable(r.FinalErrorMessage), jsonOrNil(r.Fallback, r.Fallback == nil), r.FallbackStep}
+		nullable(r.FinalErrorCode), nullable(r.FinalErrorMessage), jsonOrNil(r.StoredFallback(), r.Fallback == nil), r.FallbackStep}
 }
 
 func scanRequest(row Row) (*notify.Request, error) {
@@ -74,6 +74,7 @@ func scanRequest(row Row) (*notify.Request, error) {
 			}
 		}
 	}
+	r.ExpandFallback()
 	return &r, nil
 }
 

@@ -2,6 +2,8 @@ package sqlstore
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/notifyd/notifyd/internal/notify"
@@ -63,24 +65,84 @@ func (t *Tx) CreateTemplateVersion(ctx context.Context, v *notify.TemplateVersio
 	return err
 }
 
-// FindTemplateVersions lists versions, newest first.
-func (t *Tx) FindTemplateVersions(ctx context.Context, templateID string) ([]*notify.TemplateVersion, error) {
-	return queryAll(ctx, t.c, func(row Row) (*notify.TemplateVersion, error) {
-		var v notify.TemplateVersion
-		var title, html, locale, layout *string
-		var pub *int64
-		var c int64
-		if err := row.Scan(&v.TemplateID, &v.Version, &title, &v.Text, &html, &pub, &c, &locale, &layout); err != nil {
-			return nil, err
+const versionCols = `v.template_id, v.version, v.title, v.text, v.html, v.published_at, v.created_at, v.locale, v.layout_id`
+
+// versionSummaryCols are versionCols with the bodies (text and html) left
+// out: a summary reads only the small columns.
+const versionSummaryCols = `v.template_id, v.version, v.title, '', NULL, v.published_at, v.created_at, v.locale, v.layout_id`
+
+// ofTemplate scopes template_versions v to a template of the workspace
+// (arguments: workspace id, template id).
+const ofTemplate = ` FROM template_versions v JOIN templates t ON t.id = v.template_id WHERE t.workspace_id = ? AND v.template_id = ?`
+
+func scanTemplateVersion(row Row) (*notify.TemplateVersion, error) {
+	var v notify.TemplateVersion
+	var title, html, locale, layout *string
+	var pub *int64
+	var c int64
+	if err := row.Scan(&v.TemplateID, &v.Version, &title, &v.Text, &html, &pub, &c, &locale, &layout); err != nil {
+		return nil, err
+	}
+	v.Title, v.HTML, v.PublishedAt, v.CreatedAt = str(title), str(html), fromMsPtr(pub), fromMs(c)
+	v.Locale, v.LayoutID = str(locale), str(layout)
+	return &v, nil
+}
+
+func (t *Tx) FindTemplateVersions(ctx context.Context, workspaceID, templateID string, f notify.TemplateVersionFilter) ([]*notify.TemplateVersion, error) {
+	cols := versionCols
+	if f.Summary {
+		cols = versionSummaryCols
+	}
+	q, args := `SELECT `+cols+ofTemplate, []any{workspaceID, templateID}
+	if f.Before > 0 {
+		q, args = q+` AND v.version < ?`, append(args, f.Before)
+	}
+	return queryAll(ctx, t.c, scanTemplateVersion, q+` ORDER BY v.version DESC LIMIT ?`, append(args, f.Limit)...)
+}
+
+func (t *Tx) FindTemplateVersion(ctx context.Context, workspaceID, templateID string, version int) (*notify.TemplateVersion, error) {
+	return scanTemplateVersion(t.c.QueryRow(ctx, `SELECT `+versionCols+ofTemplate+` AND v.version = ?`, workspaceID, templateID, version))
+}
+
+// FindPublishedTemplateVersion chooses the version in a subquery that
+// reads no body (published versions of the locales and of the default
+// locale, ranked by the locale's place in the list, the default last, then
+// newest first), then reads that one row by its key.
+func (t *Tx) FindPublishedTemplateVersion(ctx context.Context, workspaceID, templateID string, locales []string) (*notify.TemplateVersion, error) {
+	args := []any{workspaceID, templateID, templateID}
+	in, order := "", "p.version DESC"
+	if len(locales) > 0 {
+		rank := ""
+		for i, l := range locales {
+			args = append(args, l)
+			rank += " WHEN ? THEN " + strconv.Itoa(i)
 		}
-		v.Title, v.HTML, v.PublishedAt, v.CreatedAt = str(title), str(html), fromMsPtr(pub), fromMs(c)
-		v.Locale, v.LayoutID = str(locale), str(layout)
-		return &v, nil
-	}, `SELECT template_id, version, title, text, html, published_at, created_at, locale, layout_id FROM template_versions
-		WHERE template_id = ? ORDER BY version DESC`, templateID)
+		for _, l := range locales {
+			args = append(args, l)
+		}
+		in = " OR p.locale IN (?" + strings.Repeat(", ?", len(locales)-1) + ")"
+		order = "CASE p.locale" + rank + " ELSE " + strconv.Itoa(len(locales)) + " END, " + order
+	}
+	return scanTemplateVersion(t.c.QueryRow(ctx, `SELECT `+versionCols+ofTemplate+` AND v.version = (SELECT p.version FROM template_versions p
+		WHERE p.template_id = ? AND p.published_at IS NOT NULL AND (p.locale IS NULL`+in+`) ORDER BY `+order+` LIMIT 1)`, args...))
+}
+
+func (t *Tx) CountTemplateVersions(ctx context.Context, workspaceID, templateID string) (n, highest int, err error) {
+	err = t.c.QueryRow(ctx, `SELECT COUNT(*), COALESCE(MAX(v.version), 0)`+ofTemplate, workspaceID, templateID).Scan(&n, &highest)
+	return n, highest, err
 }
 
 func (t *Tx) PublishTemplateVersion(ctx context.Context, templateID string, version int, at time.Time) error {
 	return expectOne(t.c.Exec(ctx, `UPDATE template_versions SET published_at = COALESCE(published_at, ?) WHERE template_id = ? AND version = ?`,
 		ms(at), templateID, version))
+}
+
+// DeleteTemplateVersion's draft condition is evaluated on the row as it
+// is when the statement runs, so a publish that committed meanwhile wins.
+func (t *Tx) DeleteTemplateVersion(ctx context.Context, templateID string, version int, draft bool) error {
+	q := `DELETE FROM template_versions WHERE template_id = ? AND version = ?`
+	if draft {
+		q += ` AND published_at IS NULL`
+	}
+	return expectOne(t.c.Exec(ctx, q, templateID, version))
 }

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/store"
+	"github.com/notifyd/notifyd/internal/store/sqlstore"
 )
 
 // testChannelFallback: a request's cross-channel fallback chain is stored
@@ -78,6 +80,57 @@ func testChannelFallback(t *testing.T, db *store.DB) {
 		j, err = tx.FindJobByRequest(ctx, ws, accs[1].Request.ID)
 		require.NoError(t, err)
 		require.Equal(t, 3, j.MaxAttempts)
+		return nil
+	})
+}
+
+// testChannelFallbackStoredOnce: a step whose content is the request's
+// own (a step without content of its own) does not store that content
+// again, in bulk and single inserts alike (issue 29, finding 10); every
+// read, the claim included, gives the step its content back, and a step
+// with content of its own keeps it.
+func testChannelFallbackStoredOnce(t *testing.T, db *store.DB) {
+	ws := Workspace(t, db)
+	body := strings.Repeat("the rendered body ", 1000) // 18,000 bytes
+	mk := func(key string) *notify.Accept {
+		r := newRequest(ws, key)
+		r.Channel, r.RecipientAddress, r.Title, r.Text, r.HTML = notify.ChannelEmail, "a@example.com", "Subject", body, "<p>"+body+"</p>"
+		r.Fallback = &notify.ChannelFallback{Attempts: 3, Steps: []notify.ChannelStep{
+			{Channel: notify.ChannelSMS, RecipientAddress: "01012345678", Title: r.Title, Text: r.Text, HTML: r.HTML},
+			{Channel: notify.ChannelPush, RecipientAddress: "token", Title: r.Title, Text: r.Text, HTML: r.HTML, TemplateCode: "t",
+				TemplateVariables: map[string]string{"x": "y"}},
+			{Channel: notify.ChannelAlimTalk, RecipientAddress: "01012345678", Text: "own text", VendorTemplateID: "v"},
+		}}
+		return &notify.Accept{Request: r, MaxAttempts: 3}
+	}
+	accs := []*notify.Accept{mk(""), mk(""), mk("keyed")}
+	want := *accs[0].Request.Fallback
+	want.Steps = append([]notify.ChannelStep(nil), want.Steps...)
+	update(t, db, func(ctx context.Context, tx notify.Tx) error { return tx.AcceptRequests(ctx, accs, t0) })
+	require.Equal(t, &want, accs[0].Request.Fallback, "the request in memory keeps its chain whole")
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		for _, a := range accs {
+			var stored string
+			require.NoError(t, tx.(*sqlstore.Tx).Conn().QueryRow(ctx, `SELECT fallback FROM notification_requests WHERE id = ?`, a.Request.ID).Scan(&stored))
+			require.Less(t, len(stored), 1000, "the request's content is not stored again per step: %d bytes", len(stored))
+			require.Contains(t, stored, "own text")
+			r, err := tx.FindRequest(ctx, ws, a.Request.ID)
+			require.NoError(t, err)
+			require.Equal(t, a.Request.Fallback, r.Fallback)
+		}
+		return nil
+	})
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		js, err := tx.FindJobsOfQueueJob(ctx, accs[0].Job.QueueJobID)
+		require.NoError(t, err)
+		reqs, _, err := tx.ClaimRequests(ctx, js, t0.Add(time.Second), "worker-a")
+		require.NoError(t, err)
+		require.NotEmpty(t, reqs)
+		for _, r := range reqs {
+			require.Equal(t, &want, r.Fallback, "a claimed request sends each step's content")
+			r.FallbackStep = 1
+			require.Equal(t, body, r.Target().Text)
+		}
 		return nil
 	})
 }

@@ -127,7 +127,7 @@ func testCountLayoutUses(t *testing.T, db *store.DB) {
 func testCreateTemplateVersion(t *testing.T, db *store.DB) {
 	s := layoutFixture(t, db)
 	view(t, db, func(ctx context.Context, tx notify.Tx) error {
-		vs, err := tx.FindTemplateVersions(ctx, s.tpl.ID)
+		vs, err := tx.FindTemplateVersions(ctx, s.ws1, s.tpl.ID, notify.TemplateVersionFilter{Limit: 10})
 		require.NoError(t, err)
 		require.Len(t, vs, 3)
 		require.Equal(t, "ko", vs[1].Locale)

@@ -228,7 +228,7 @@ func testTemplates(t *testing.T, db *store.DB) {
 		require.Len(t, all, 2)
 		require.Equal(t, tpl.ID, all[0].ID, "oldest first")
 
-		vs, err := tx.FindTemplateVersions(ctx, tpl.ID)
+		vs, err := tx.FindTemplateVersions(ctx, ws1, tpl.ID, notify.TemplateVersionFilter{Limit: 10})
 		require.NoError(t, err)
 		require.Len(t, vs, 2)
 		require.Equal(t, 2, vs[0].Version, "newest first")

@@ -146,7 +146,11 @@ var tests = map[string]func(t *testing.T, open Opener){
 	"WebhookOutbox": testWebhookOutbox,
 
 	// fallback.go
-	"ChannelFallback": oneDB(testChannelFallback),
+	"ChannelFallback":           oneDB(testChannelFallback),
+	"ChannelFallbackStoredOnce": oneDB(testChannelFallbackStoredOnce),
+
+	// templateversion.go
+	"TemplateVersions": testTemplateVersions,
 }
 
 // oneDB runs fn on one fresh database.
