@@ -179,8 +179,14 @@ func setSecurityHeaders(h http.Header) {
 	h.Set("Cache-Control", "no-store")
 }
 
-// maxFormBody bounds a console form.
-const maxFormBody = 1 << 20
+// Form size limits: a console form of a logged-in member; a public form
+// (login, unsubscribe, confirmation), read before anything is known of its
+// sender, gets what a login needs with room to spare, and no multipart
+// parsing (file uploads are for members).
+const (
+	maxFormBody   = 1 << 20
+	maxPublicForm = 16 << 10
+)
 
 func (c *Console) wrap(rt Route) http.Handler {
 	if rt.Raw != nil {
@@ -244,15 +250,24 @@ func (c *Console) serve(x *Ctx, rt Route) error {
 	return rt.h(x)
 }
 
-// parseForm reads a POST's form, at most maxFormBody bytes.
+// parseForm reads a POST's form, at most maxFormBody bytes
+// (maxPublicForm on a public route, which takes no multipart form).
 func parseForm(x *Ctx) error {
 	if x.R.Method != http.MethodPost {
 		return nil
 	}
+	public := x.route.Auth == Public
 	if isMultipart(x.R) {
+		if public {
+			return notify.Invalid("This form takes no file upload: send it as application/x-www-form-urlencoded")
+		}
 		return parseMultipart(x) // kit_multipart.go
 	}
-	x.R.Body = http.MaxBytesReader(x.W, x.R.Body, maxFormBody)
+	limit := int64(maxFormBody)
+	if public {
+		limit = maxPublicForm
+	}
+	x.R.Body = http.MaxBytesReader(x.W, x.R.Body, limit)
 	if err := x.R.ParseForm(); err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
