@@ -44,13 +44,14 @@ func VerifyToken(secret []byte, token string, now time.Time) (*TokenClaims, erro
 	if !ok || body == "" || strings.Contains(sigHex, ".") {
 		return nil, ErrTokenMalformed
 	}
-	sig, err := hex.DecodeString(sigHex)
-	if err != nil || len(sig) != sha256.Size {
+	// The signature is lower-case hex, compared as text: one token, one
+	// spelling (an upper-case copy is malformed).
+	if len(sigHex) != 2*sha256.Size || strings.Trim(sigHex, "0123456789abcdef") != "" {
 		return nil, ErrTokenMalformed
 	}
 	m := hmac.New(sha256.New, secret)
 	m.Write([]byte(body))
-	if !hmac.Equal(m.Sum(nil), sig) {
+	if !hmac.Equal([]byte(hex.EncodeToString(m.Sum(nil))), []byte(sigHex)) {
 		return nil, ErrTokenSignature
 	}
 	payload, err := base64.RawURLEncoding.DecodeString(body)

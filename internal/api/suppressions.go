@@ -23,7 +23,7 @@ func (a *API) suppressionRoutes() []Route {
 		// Vendor callbacks: no dashboard authentication; the provider
 		// account's callback secret (?token= or basic-auth password) and
 		// the vendor's own signature authenticate them.
-		{Method: "POST", Path: "/v1/callbacks/{providerAccountId}", auth: authPublic, h: a.handleCallback},
+		{Method: "POST", Path: "/v1/callbacks/{providerAccountId}", auth: authPublic, ownBody: true, h: a.handleCallback},
 	}
 }
 
@@ -133,8 +133,13 @@ func (a *API) handleCallback(c *call) error {
 		}
 	}
 	h := c.r.Header
+	// The body is read once the callback secret is proven.
+	readBody := func() ([]byte, error) {
+		err := c.readBody(maxDashboardBody)
+		return c.body, err
+	}
 	res, err := a.svc.ReceiveCallback(c.ctx, service.CallbackInput{ProviderAccountID: c.r.PathValue("providerAccountId"), Token: token,
-		Body: c.body, Svix: bounce.SvixHeaders{ID: h.Get("svix-id"), Timestamp: h.Get("svix-timestamp"), Signature: h.Get("svix-signature")}})
+		ReadBody: readBody, Svix: bounce.SvixHeaders{ID: h.Get("svix-id"), Timestamp: h.Get("svix-timestamp"), Signature: h.Get("svix-signature")}})
 	if err != nil {
 		return err
 	}

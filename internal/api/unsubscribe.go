@@ -1,6 +1,7 @@
 package api
 
 import (
+	"errors"
 	"io"
 	"mime"
 	"net/http"
@@ -39,7 +40,9 @@ func (a *API) handleUnsubscribeOneClick(w http.ResponseWriter, r *http.Request) 
 }
 
 // oneClickToken reads the token of a one-click request; an empty token or
-// one over 64 characters is 400.
+// one over 64 characters is 400, a body over maxUnsubscribeBody 413. It is
+// the one public route that parses multipart/form-data: RFC 8058 says
+// mailbox providers should post the one-click form that way.
 func oneClickToken(w http.ResponseWriter, r *http.Request) (string, error) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxUnsubscribeBody)
 	var token string
@@ -51,6 +54,10 @@ func oneClickToken(w http.ResponseWriter, r *http.Request) (string, error) {
 			err = r.ParseMultipartForm(maxUnsubscribeBody)
 		} else {
 			err = r.ParseForm()
+		}
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return "", err // 413, as on the JSON path
 		}
 		if err != nil {
 			return "", notify.Invalid("Request body is not a valid form")

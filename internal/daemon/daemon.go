@@ -69,6 +69,8 @@ type Daemon struct {
 	stopHeartbeat func()
 	// stopping turns readiness off at the start of Close.
 	stopping atomic.Bool
+	// loginKey signs the console's login forms (derived from the master key).
+	loginKey []byte
 	// unlockWorkers releases the SQLite worker lock (lifecycle.go).
 	unlockWorkers func()
 	// tracker knows the queue jobs this process works (worker roles).
@@ -147,6 +149,7 @@ func (d *Daemon) Open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	d.loginKey = secret.Derive(master, web.LoginKeyLabel)
 	otpSecret := []byte(d.Config.OTPSigningSecret)
 	if len(otpSecret) == 0 {
 		otpSecret = secret.Derive(master, service.OTPSigningLabel)
@@ -352,7 +355,8 @@ func (d *Daemon) listen() error {
 	ln := d.listener
 	a := api.New(api.Options{Service: d.Service, BaseURL: d.Config.BaseURL, Logger: d.Logger, Limits: d.Metrics.Limits,
 		TrustedProxies: d.Config.TrustedProxies})
-	console := web.New(web.Options{Service: d.Service, BaseURL: d.Config.BaseURL, Logger: d.Logger, ClientAddr: a.ClientAddr})
+	console := web.New(web.Options{Service: d.Service, BaseURL: d.Config.BaseURL, Logger: d.Logger, ClientAddr: a.ClientAddr,
+		LoginKey: d.loginKey})
 	h := server.Handler(server.Options{API: a, Metrics: d.Metrics, Logger: d.Logger, Ready: d.ready, OpenAPI: openapi.OpenAPI,
 		Extra: server.Merge(console.Handlers(), a.PublicHandlers()), NoMetrics: d.Config.MetricsAddr != ""})
 	d.http = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second,

@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/notifyd/notifyd/client"
 	"github.com/notifyd/notifyd/internal/config"
 	"github.com/notifyd/notifyd/internal/notifytest"
 )
@@ -116,32 +117,11 @@ func TestLoginBurst(t *testing.T) {
 	// 60 accounts from 60 clients: no counter refuses any, so only the
 	// bound on concurrent hashes keeps memory down (argon2id takes 19 MiB
 	// per hash: unbounded, this burst held over 1 GiB).
-	runtime.GC()
-	var before runtime.MemStats
-	runtime.ReadMemStats(&before)
-	var peak atomic.Uint64
-	stop := make(chan struct{})
-	sampled := make(chan struct{})
-	go func() {
-		defer close(sampled)
-		var m runtime.MemStats
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(2 * time.Millisecond):
-			}
-			runtime.ReadMemStats(&m)
-			if m.HeapAlloc > peak.Load() {
-				peak.Store(m.HeapAlloc)
-			}
-		}
-	}()
-	answers := fire(func(i int) string { return fmt.Sprintf("burst%d@example.com", i) },
-		func(i int) string { return fmt.Sprintf("203.0.113.%d", i) })
-	close(stop)
-	<-sampled
-	growth := int64(peak.Load()) - int64(before.HeapAlloc)
+	var answers []loginAnswer
+	growth := heapGrowth(func() {
+		answers = fire(func(i int) string { return fmt.Sprintf("burst%d@example.com", i) },
+			func(i int) string { return fmt.Sprintf("203.0.113.%d", i) })
+	})
 	t.Logf("heap growth during the burst: %d MiB", growth>>20)
 	require.Less(t, growth, int64(300<<20), "heap grew %d MiB", growth>>20)
 	for _, a := range answers {
@@ -163,6 +143,114 @@ func TestLoginBurst(t *testing.T) {
 		requireThrottled(t, a, 1)
 	}
 	require.LessOrEqual(t, unauthorized, 10)
+}
+
+// heapGrowth runs f and answers how far the process heap grew above its
+// level before f at the peak, sampled every 2 ms.
+func heapGrowth(f func()) int64 {
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	var peak atomic.Uint64
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		var m runtime.MemStats
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(2 * time.Millisecond):
+			}
+			runtime.ReadMemStats(&m)
+			if m.HeapAlloc > peak.Load() {
+				peak.Store(m.HeapAlloc)
+			}
+		}
+	}()
+	f()
+	close(stop)
+	<-sampled
+	return int64(peak.Load()) - int64(before.HeapAlloc)
+}
+
+// TestLoginBodyBound is issue 29 finding 9: the login reads at most 16 KiB
+// before it knows anything of its caller (it read 8 MiB: 30 at once took
+// the process from 90 to 388 MiB). It is not parallel: it measures the
+// process heap, which other tests would disturb.
+func TestLoginBodyBound(t *testing.T) {
+	e := start(t)
+	const limit = 16 << 10
+	// login posts a login of size bytes (the JSON, then spaces made as
+	// they are sent, so that the clients' bodies are not on the heap) and
+	// answers the response, or the error of a connection the server
+	// closed while the client still sent.
+	login := func(size int) (*client.Response, error) {
+		body, err := json.Marshal(map[string]string{"email": e.Email, "password": e.Password})
+		if err != nil {
+			return nil, err
+		}
+		req, err := http.NewRequest("POST", e.Daemon.URL()+"/v1/auth/login",
+			io.MultiReader(bytes.NewReader(body), io.LimitReader(spaces{}, int64(size-len(body)))))
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.ContentLength = int64(size)
+		resp, err := (&http.Client{Transport: transport, Timeout: 60 * time.Second}).Do(req)
+		if err != nil {
+			return nil, err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		return &client.Response{Status: resp.StatusCode, Header: resp.Header, Body: b}, err
+	}
+	// A login of exactly the limit (white space after the JSON) is taken.
+	r, err := login(limit)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+	// One byte more is 413, with the API's detail.
+	r, err = login(limit + 1)
+	require.NoError(t, err)
+	p := e.requireProblem(t, r, http.StatusRequestEntityTooLarge, "SVC-41300", "/v1/auth/login")
+	require.Equal(t, "Request body must be at most 16384 bytes", p.Detail)
+
+	// The probe's 30 logins of 8 MiB at once: each is 413 (or, on a busy
+	// machine, its connection is closed while the client still sends),
+	// and the heap does not grow by their bodies (it grew by 844 MiB).
+	const n, size = 30, 8 << 20
+	answers := make([]*client.Response, n)
+	errs := make([]error, n)
+	growth := heapGrowth(func() {
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() { answers[i], errs[i] = login(size) })
+		}
+		wg.Wait()
+	})
+	t.Logf("heap growth during %d logins of %d MiB: %d MiB", n, size>>20, growth>>20)
+	answered := 0
+	for i, a := range answers {
+		if errs[i] != nil {
+			t.Logf("login %d: %v", i, errs[i])
+			continue
+		}
+		answered++
+		require.Equal(t, http.StatusRequestEntityTooLarge, a.Status, string(a.Body))
+	}
+	require.Positive(t, answered)
+	require.Less(t, growth, int64(32<<20), "heap grew %d MiB", growth>>20)
+}
+
+// spaces is an endless reader of spaces.
+type spaces struct{}
+
+func (spaces) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = ' '
+	}
+	return len(p), nil
 }
 
 // TestLoginTrustedProxies: X-Forwarded-For names the client only when the

@@ -1,11 +1,13 @@
 package notifytest
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -117,4 +119,23 @@ func (rc *Receiver) AwaitEvent(t testing.TB, requestID, typ string) []client.Web
 		require.True(t, time.Now().Before(deadline), "no %s event for %s", typ, requestID)
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// OtherSpelling answers another spelling of the standard, padded base64 of
+// a 32-byte MAC: the unused low bit of its last character flipped. A
+// lenient decoder reads the same bytes from it; a verifier that compares
+// the canonical text refuses it (issue 29, finding 10).
+func OtherSpelling(t testing.TB, b64 string) string {
+	t.Helper()
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+	require.Len(t, b64, 44, "the base64 of 32 bytes")
+	i := strings.IndexByte(alphabet, b64[42])
+	require.GreaterOrEqual(t, i, 0, b64)
+	other := b64[:42] + string(alphabet[i^1]) + b64[43:]
+	want, err := base64.StdEncoding.DecodeString(b64)
+	require.NoError(t, err)
+	got, err := base64.StdEncoding.DecodeString(other)
+	require.NoError(t, err)
+	require.Equal(t, want, got, "a lenient decoder reads the same bytes")
+	return other
 }

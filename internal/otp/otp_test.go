@@ -215,7 +215,7 @@ func TestVerifyToken(t *testing.T) {
 		{"wrong secret", []byte("other"), good, iat, ErrSignature, ""},
 		{"tampered payload", secret, enc(string(tampered)) + "." + sig, iat, ErrSignature, ""},
 		{"tampered signature", secret, body + "." + strings.Repeat("0", 64), iat, ErrSignature, ""},
-		{"upper-case signature", secret, body + "." + strings.ToUpper(sig), iat, nil, "v-1"},
+		{"upper-case signature", secret, body + "." + strings.ToUpper(sig), iat, ErrMalformed, ""},
 		{"empty", secret, "", iat, ErrMalformed, ""},
 		{"no dot", secret, body, iat, ErrMalformed, ""},
 		{"empty body", secret, "." + sig, iat, ErrMalformed, ""},

@@ -45,7 +45,9 @@ func SignToken(secret []byte, c Claims) string {
 }
 
 // VerifyToken checks a token made by SignToken and returns its claims. The
-// signature is checked (in constant time) before the payload is parsed.
+// signature is checked (in constant time) before the payload is parsed,
+// as the text SignToken writes: lower-case hex only, so that one token has
+// one spelling (an upper-case copy is malformed, not the same token).
 // A token is expired when now is at or after exp (whole seconds); in that
 // case the claims are returned together with ErrExpired. A token without a
 // positive exp is malformed, so no token can live forever.
@@ -54,11 +56,10 @@ func VerifyToken(secret []byte, token string, now time.Time) (Claims, error) {
 	if !ok || body == "" || strings.Contains(sigHex, ".") {
 		return Claims{}, ErrMalformed
 	}
-	sig, err := hex.DecodeString(sigHex)
-	if err != nil || len(sig) != sha256.Size {
+	if len(sigHex) != 2*sha256.Size || strings.Trim(sigHex, "0123456789abcdef") != "" {
 		return Claims{}, ErrMalformed
 	}
-	if !hmac.Equal(tokenMAC(secret, body), sig) {
+	if !hmac.Equal([]byte(hex.EncodeToString(tokenMAC(secret, body))), []byte(sigHex)) {
 		return Claims{}, ErrSignature
 	}
 	payload, err := base64.RawURLEncoding.DecodeString(body)

@@ -196,12 +196,20 @@ func TestClientGoneIs499(t *testing.T) {
 	require.Equal(t, 2, strings.Count(logs, `level=DEBUG msg="client closed request"`), logs)
 }
 
-// countingBody is an endless request body that counts what was read.
-type countingBody struct{ n atomic.Int64 }
+// countingBody is an endless request body of spaces (or of fill) that
+// counts what was read.
+type countingBody struct {
+	n    atomic.Int64
+	fill byte
+}
 
 func (b *countingBody) Read(p []byte) (int, error) {
+	c := b.fill
+	if c == 0 {
+		c = ' '
+	}
 	for i := range p {
-		p[i] = ' '
+		p[i] = c
 	}
 	b.n.Add(int64(len(p)))
 	return len(p), nil
@@ -276,6 +284,63 @@ func TestBodyIsNotReadBeforeAuthentication(t *testing.T) {
 				require.Greater(t, body.n.Load(), int64(1<<20), "the body is read up to the limit")
 			} else {
 				require.Zero(t, body.n.Load(), "the body was read before the refusal")
+			}
+		})
+	}
+}
+
+// Issue 29 finding 9: a public route reads at most 16 KiB of a body sent
+// before anything is known of its sender, parses no multipart form but
+// the RFC 8058 one-click's, and a vendor callback reads nothing before its
+// secret is proven.
+func TestPublicBodiesAreBounded(t *testing.T) {
+	f := newFront(t)
+	const limit = 16 << 10
+	for _, tc := range []struct {
+		name, path, contentType string
+		status                  int
+		detail                  string // problem+json detail, or a text of the HTML page
+		readsBody               bool
+	}{
+		{name: "API login", path: "/v1/auth/login", contentType: "application/json",
+			status: 413, detail: "Request body must be at most 16384 bytes", readsBody: true},
+		{name: "console login", path: "/login", contentType: "application/x-www-form-urlencoded",
+			status: 413, detail: "The form must be at most 16384 bytes", readsBody: true},
+		{name: "console login, multipart", path: "/login", contentType: "multipart/form-data; boundary=x",
+			status: 400, detail: "This form takes no file upload: send it as application/x-www-form-urlencoded"},
+		{name: "unsubscribe form", path: "/v1/newsletter/unsubscribe", contentType: "application/x-www-form-urlencoded",
+			status: 413, detail: "The unsubscribe form must be at most 16384 bytes.", readsBody: true},
+		{name: "unsubscribe form, multipart", path: "/v1/newsletter/unsubscribe", contentType: "multipart/form-data; boundary=x",
+			status: 400, detail: "The unsubscribe token is missing"},
+		{name: "confirmation form", path: "/v1/newsletter/confirm", contentType: "application/x-www-form-urlencoded",
+			status: 413, detail: "The confirmation form must be at most 16384 bytes.", readsBody: true},
+		{name: "confirmation form, multipart", path: "/v1/newsletter/confirm", contentType: "multipart/form-data; boundary=x",
+			status: 400, detail: "This confirmation link is invalid"},
+		{name: "one-click unsubscribe", path: "/v1/newsletter/unsubscribe/one-click?token=t", contentType: "application/json",
+			status: 413, detail: "Request body must be at most 16384 bytes", readsBody: true},
+		{name: "one-click unsubscribe, multipart (RFC 8058)", path: "/v1/newsletter/unsubscribe/one-click?token=t", contentType: "multipart/form-data; boundary=x",
+			status: 413, detail: "Request body must be at most 16384 bytes", readsBody: true},
+		{name: "vendor callback of an unknown account", path: "/v1/callbacks/00000000-0000-7000-8000-000000000000?token=t", contentType: "application/json",
+			status: 404, detail: "Provider not found"},
+		{name: "OTP link", path: "/v1/otp/link/" + randHex(16), contentType: "application/x-www-form-urlencoded",
+			status: 404, detail: "Link invalid or expired"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// Empty lines: a multipart reader skips them looking for the
+			// boundary, so only the limit stops it.
+			body := &countingBody{fill: '\n'}
+			req := httptest.NewRequest("POST", tc.path, nil)
+			req.Body, req.ContentLength = body, -1
+			req.Header.Set("Content-Type", tc.contentType)
+			rec := httptest.NewRecorder()
+			f.h.ServeHTTP(rec, req)
+			require.Equal(t, tc.status, rec.Code, rec.Body.String())
+			require.Contains(t, rec.Body.String(), tc.detail)
+			if tc.readsBody {
+				require.Greater(t, body.n.Load(), int64(limit), "the body is read up to the limit")
+				require.LessOrEqual(t, body.n.Load(), int64(limit+1), "the body is read no further than the limit")
+			} else {
+				require.Zero(t, body.n.Load(), "the body was read")
 			}
 		})
 	}

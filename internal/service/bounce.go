@@ -170,7 +170,10 @@ type CallbackInput struct {
 	ProviderAccountID string
 	Token             string // ?token= or the basic-auth password
 	Body              []byte
-	Svix              bounce.SvixHeaders
+	// ReadBody, when Body is nil, reads the body once the callback secret
+	// is proven: an unknown caller cannot make the server buffer it.
+	ReadBody func() ([]byte, error)
+	Svix     bounce.SvixHeaders
 }
 
 // CallbackResult says what a callback did.
@@ -193,10 +196,6 @@ var errCallbackAuth = notify.NotFound("Provider")
 // complaint puts the address on the workspace's suppression list, and
 // each is attached to the attempt whose provider message id it names.
 func (s *Service) ReceiveCallback(ctx context.Context, in CallbackInput) (*CallbackResult, error) {
-	// Every vendor posts JSON: anything else is refused before the lookups.
-	if !json.Valid(in.Body) {
-		return nil, notify.Invalid("Callback body must be JSON")
-	}
 	if !isUUID(in.ProviderAccountID) {
 		return nil, errCallbackAuth
 	}
@@ -226,6 +225,15 @@ func (s *Service) ReceiveCallback(ctx context.Context, in CallbackInput) (*Callb
 	}
 	if err != nil {
 		return nil, err
+	}
+	if in.Body == nil && in.ReadBody != nil {
+		if in.Body, err = in.ReadBody(); err != nil {
+			return nil, err
+		}
+	}
+	// Every vendor posts JSON: anything else is refused before it is parsed.
+	if !json.Valid(in.Body) {
+		return nil, notify.Invalid("Callback body must be JSON")
 	}
 	now := s.now()
 	res := &CallbackResult{}

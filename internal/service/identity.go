@@ -87,13 +87,27 @@ func vendorError(err error, name string) error {
 }
 
 // normalizeDomain checks a domain name (letters, digits, hyphens; two or
-// more labels) and returns it in lower case without a trailing dot.
+// more labels; not under a suffix of private networks) and returns it in
+// lower case without a trailing dot.
 func normalizeDomain(field, d string) (string, error) {
 	d = strings.TrimSuffix(strings.ToLower(strings.TrimSpace(d)), ".")
 	if _, err := mailcheck.Domain("postmaster@" + d); err != nil || d == "" {
 		return "", notify.Invalid("%s must be a domain name such as example.com", field)
 	}
+	if err := publicDomain(field, d); err != nil {
+		return "", err
+	}
 	return d, nil
+}
+
+// publicDomain refuses a domain under a suffix of private networks
+// (.internal, .local, .lan, home.arpa, …): no vendor can verify it, and
+// the DNS check would read the operator's internal zones for the tenant.
+func publicDomain(field, d string) error {
+	if tld := mailcheck.PrivateSuffix(d); tld != "" {
+		return notify.Invalid("%s must be a public domain name: .%s is a suffix of private networks", field, tld)
+	}
+	return nil
 }
 
 // VerifyEmailIdentity asks the vendor to verify one sender address (audit

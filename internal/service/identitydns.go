@@ -21,7 +21,11 @@ const (
 type RecordCheck struct {
 	notify.DNSRecord
 	Status string
-	Found  []string
+	// Found holds only the answers of the kind looked for (SPF records
+	// for spf, v=DMARC1 records for dmarc, DKIM keys for a DKIM TXT, the
+	// CNAME target, the MX hosts): whatever else the resolver knows at
+	// the name is no business of the tenant's (issue 29, finding 7).
+	Found []string
 }
 
 // DNSCheck is the DNS check of a domain identity: its required records,
@@ -55,6 +59,13 @@ func (s *Service) CheckIdentityDNS(ctx context.Context, a *Actor, providerID, id
 	if si.Type != notify.IdentityDomain {
 		return nil, notify.Invalid("The DNS check applies to domain identities; %s is an email address", si.Name)
 	}
+	// Connect and adopt refuse such names; one stored before they did is
+	// not looked up either.
+	for _, d := range []string{si.Name, si.MailFromDomain} {
+		if err := publicDomain("The checked domain", d); d != "" && err != nil {
+			return nil, err
+		}
+	}
 	out := &DNSCheck{Identity: si}
 	for _, r := range si.Records {
 		c := s.checkRecord(ctx, r, si.SPFInclude)
@@ -87,6 +98,8 @@ func (s *Service) CheckIdentityDNS(ctx context.Context, a *Actor, providerID, id
 // checkRecord looks one record up and compares: CNAME targets and MX
 // hosts exactly (case and trailing dot aside), DKIM TXT values with white
 // space ignored, SPF by its include: mechanism, DMARC by its v=DMARC1 tag.
+// Only the answers of the kind looked for (relevant) count and are shown:
+// present when one matches, different when some exist but none matches.
 func (s *Service) checkRecord(ctx context.Context, r notify.DNSRecord, spfInclude string) RecordCheck {
 	c := RecordCheck{DNSRecord: r}
 	found, err := s.dns.Lookup(ctx, r.Type, r.Name)
@@ -94,12 +107,8 @@ func (s *Service) checkRecord(ctx context.Context, r notify.DNSRecord, spfInclud
 		c.Status = dnsUnknown
 		return c
 	}
-	c.Found = found
-	if c.Found == nil {
-		c.Found = []string{}
-	}
 	var match func(string) bool
-	relevant := func(string) bool { return true }
+	relevant := func(string) bool { return true } // CNAME targets, MX hosts
 	switch {
 	case r.Purpose == "spf":
 		relevant = func(v string) bool { return strings.HasPrefix(strings.ToLower(v), "v=spf1") }
@@ -110,6 +119,10 @@ func (s *Service) checkRecord(ctx context.Context, r notify.DNSRecord, spfInclud
 	case r.Type == "TXT":
 		want := squash(r.Value)
 		match = func(v string) bool { return squash(v) == want }
+		relevant = match
+		if r.Purpose == "dkim" {
+			relevant = dkimKey
+		}
 	case r.Type == "MX":
 		want := strconv.Itoa(r.Priority) + " " + strings.ToLower(strings.TrimSuffix(r.Value, "."))
 		match = func(v string) bool { return v == want }
@@ -117,17 +130,34 @@ func (s *Service) checkRecord(ctx context.Context, r notify.DNSRecord, spfInclud
 		want := strings.ToLower(strings.TrimSuffix(r.Value, "."))
 		match = func(v string) bool { return v == want }
 	}
-	c.Status = dnsMissing
+	c.Status, c.Found = dnsMissing, []string{}
 	for _, v := range found {
-		if match(v) {
+		switch {
+		case match(v):
 			c.Status = dnsPresent
-			return c
-		}
-		if relevant(v) {
+		case !relevant(v):
+			continue
+		case c.Status == dnsMissing:
 			c.Status = dnsDifferent
 		}
+		c.Found = append(c.Found, v)
 	}
 	return c
+}
+
+// dkimKey reports whether a TXT value is a DKIM key record (RFC 6376
+// 3.6.1: a v=DKIM1 tag first, or a p= tag).
+func dkimKey(v string) bool {
+	v = squash(v)
+	if len(v) >= 7 && strings.EqualFold(v[:7], "v=DKIM1") {
+		return true
+	}
+	for _, tag := range strings.Split(v, ";") {
+		if strings.HasPrefix(tag, "p=") {
+			return true
+		}
+	}
+	return false
 }
 
 // spfIncludes reports whether an SPF record has include:<domain>.

@@ -69,9 +69,7 @@ func (c *Console) handleConfirmPage(w http.ResponseWriter, r *http.Request) {
 // handleConfirmForm is POST /v1/newsletter/confirm with the form field
 // token: it confirms and answers a result page.
 func (c *Console) handleConfirmForm(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, maxUnsubscribeBody)
-	if err := r.ParseForm(); err != nil {
-		writePage(w, r, http.StatusBadRequest, pageData{Title: "Bad request", Message: "The confirmation form could not be read."})
+	if !readPublicForm(w, r, "confirmation") {
 		return
 	}
 	token := r.PostForm.Get("token")

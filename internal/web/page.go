@@ -120,7 +120,7 @@ func (x *Ctx) Render(status int, name string, p *Page) error {
 func (x *Ctx) Redirect(path string, flash ...Flash) error {
 	if len(flash) > 0 {
 		b, _ := json.Marshal(flash)
-		setCookie(x.W, x.c.secure, flashCookie, base64.RawURLEncoding.EncodeToString(b), time.Now().Add(time.Minute))
+		x.c.setCookie(x.W, flashCookie, base64.RawURLEncoding.EncodeToString(b), time.Now().Add(time.Minute))
 	}
 	http.Redirect(x.W, x.R, path, http.StatusSeeOther)
 	return nil
@@ -128,12 +128,12 @@ func (x *Ctx) Redirect(path string, flash ...Flash) error {
 
 // takeFlash reads and clears the flash cookie.
 func takeFlash(x *Ctx) []Flash {
-	ck, err := x.R.Cookie(flashCookie)
-	if err != nil {
+	v := x.c.cookie(x.R, flashCookie)
+	if v == "" {
 		return nil
 	}
-	setCookie(x.W, x.c.secure, flashCookie, "", time.Unix(0, 0))
-	b, err := base64.RawURLEncoding.DecodeString(ck.Value)
+	x.c.setCookie(x.W, flashCookie, "", time.Unix(0, 0))
+	b, err := base64.RawURLEncoding.DecodeString(v)
 	var out []Flash
 	if err != nil || json.Unmarshal(b, &out) != nil || len(out) > 5 {
 		return nil

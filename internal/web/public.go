@@ -1,6 +1,8 @@
 package web
 
 import (
+	"errors"
+	"fmt"
 	"html/template"
 	"net/http"
 
@@ -15,11 +17,7 @@ import (
 // one-click POST answers JSON and stays in the API
 // (api.PublicHandlers).
 
-const (
-	unsubscribePath = "/v1/newsletter/unsubscribe"
-	// maxUnsubscribeBody bounds the small form.
-	maxUnsubscribeBody = 16 << 10
-)
+const unsubscribePath = "/v1/newsletter/unsubscribe"
 
 func init() { register(publicRoutes) }
 
@@ -126,6 +124,26 @@ func pageDone(address string) pageData {
 		Message: otp.Mask(notify.ChannelEmail, address) + " is unsubscribed and will receive no more newsletters from this sender."}
 }
 
+// readPublicForm reads the small form of a public page (at most
+// maxPublicForm bytes; a multipart body is not parsed, so its fields are
+// absent) and answers the error page itself when it cannot: 413 for a
+// body too large, else 400.
+func readPublicForm(w http.ResponseWriter, r *http.Request, what string) bool {
+	r.Body = http.MaxBytesReader(w, r.Body, maxPublicForm)
+	err := r.ParseForm()
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		writePage(w, r, http.StatusRequestEntityTooLarge, pageData{Title: "Request too large",
+			Message: fmt.Sprintf("The %s form must be at most %d bytes.", what, mbe.Limit)})
+	case err != nil:
+		writePage(w, r, http.StatusBadRequest, pageData{Title: "Bad request", Message: "The " + what + " form could not be read."})
+	default:
+		return true
+	}
+	return false
+}
+
 // handleUnsubscribePage is GET /v1/newsletter/unsubscribe?token=T: it
 // shows a confirmation form and changes nothing, so link scanners that
 // fetch it unsubscribe nobody.
@@ -150,9 +168,7 @@ func (c *Console) handleUnsubscribePage(w http.ResponseWriter, r *http.Request) 
 // handleUnsubscribeForm is POST /v1/newsletter/unsubscribe with the form
 // field token: it unsubscribes and answers a result page.
 func (c *Console) handleUnsubscribeForm(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, maxUnsubscribeBody)
-	if err := r.ParseForm(); err != nil {
-		writePage(w, r, http.StatusBadRequest, pageData{Title: "Bad request", Message: "The unsubscribe form could not be read."})
+	if !readPublicForm(w, r, "unsubscribe") {
 		return
 	}
 	token := r.PostForm.Get("token")

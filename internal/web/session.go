@@ -1,12 +1,14 @@
 package web
 
 import (
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/notifyd/notifyd/internal/notify"
@@ -15,27 +17,43 @@ import (
 
 // Cookies. The session cookie carries the dashboard access token itself
 // (the same token POST /v1/auth/login answers), HttpOnly and
-// SameSite=Strict, Secure when the base URL is https.
+// SameSite=Strict. Under an https base URL every cookie is Secure and
+// named with the __Host- prefix, which browsers keep only when it is
+// Secure, has Path=/ and no Domain: a sibling host (or a plain-http page
+// of the same host) cannot set or shadow it. Under a plain http base URL
+// (local use) the names are bare, since browsers refuse Secure cookies
+// there.
 const (
 	sessionCookie = "notifyd_session"
-	// loginCookie is the login form's double-submit CSRF token (there is
-	// no session yet to bind one to).
+	// loginCookie holds the login form's pre-session nonce, to which the
+	// form's CSRF token is bound (loginToken).
 	loginCookie = "notifyd_login"
 	flashCookie = "notifyd_flash"
+	hostPrefix  = "__Host-"
 	// csrfField is the form field (or X-CSRF-Token header) of the token.
 	csrfField = "csrf"
 )
 
-func sessionToken(r *http.Request) string {
-	ck, err := r.Cookie(sessionCookie)
+// cookieName is a cookie's name on this console: __Host-name under https.
+func (c *Console) cookieName(name string) string {
+	if c.secure {
+		return hostPrefix + name
+	}
+	return name
+}
+
+// cookie is the value of the request's cookie name ("" when absent).
+func (c *Console) cookie(r *http.Request, name string) string {
+	ck, err := r.Cookie(c.cookieName(name))
 	if err != nil {
 		return ""
 	}
 	return ck.Value
 }
 
-func setCookie(w http.ResponseWriter, secure bool, name, value string, expires time.Time) {
-	ck := &http.Cookie{Name: name, Value: value, Path: "/", HttpOnly: true, Secure: secure, SameSite: http.SameSiteStrictMode}
+// setCookie sets cookie name; an empty value with a past expiry deletes it.
+func (c *Console) setCookie(w http.ResponseWriter, name, value string, expires time.Time) {
+	ck := &http.Cookie{Name: c.cookieName(name), Value: value, Path: "/", HttpOnly: true, Secure: c.secure, SameSite: http.SameSiteStrictMode}
 	if !expires.IsZero() {
 		ck.Expires = expires
 		if value == "" {
@@ -45,8 +63,8 @@ func setCookie(w http.ResponseWriter, secure bool, name, value string, expires t
 	http.SetCookie(w, ck)
 }
 
-func clearSession(w http.ResponseWriter, secure bool) {
-	setCookie(w, secure, sessionCookie, "", time.Unix(0, 0))
+func (c *Console) clearSession(w http.ResponseWriter) {
+	c.setCookie(w, sessionCookie, "", time.Unix(0, 0))
 }
 
 // csrfToken is the session-bound CSRF token: a hash of the session token
@@ -60,13 +78,51 @@ func csrfToken(sessionToken string) string {
 	return base64.RawURLEncoding.EncodeToString(sum[:])
 }
 
-// validCSRF compares the request's token (form field, else header) with want.
-func validCSRF(r *http.Request, want string) bool {
-	got := r.PostFormValue(csrfField)
-	if got == "" {
-		got = r.Header.Get("X-CSRF-Token")
+// formToken is the request's CSRF token: the form field, else the header.
+func formToken(r *http.Request) string {
+	if got := r.PostFormValue(csrfField); got != "" {
+		return got
 	}
+	return r.Header.Get("X-CSRF-Token")
+}
+
+// validCSRF compares the request's token with want.
+func validCSRF(r *http.Request, want string) bool {
+	got := formToken(r)
 	return got != "" && want != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
+}
+
+// LoginKeyLabel derives the key of the login form's tokens from the
+// master key, so that every node of a cluster accepts a form another
+// served.
+const LoginKeyLabel = "notifyd console login v1"
+
+// loginTokenTTL is how long a login form can be submitted.
+const loginTokenTTL = time.Hour
+
+// loginToken is the login form's CSRF token for the pre-session nonce of
+// the login cookie, valid until exp (Unix seconds):
+// "<exp>.<base64url(HMAC-SHA256(login key, label, nonce, exp))>". A plain
+// double-submit value (cookie equal to field) can be forged by whoever can
+// plant a cookie: they pick both. This one needs the server's key, and a
+// pair it gave out expires.
+func (c *Console) loginToken(nonce string, exp int64) string {
+	e := strconv.FormatInt(exp, 10)
+	m := hmac.New(sha256.New, c.loginKey)
+	m.Write([]byte("notifyd console login\x00" + nonce + "\x00" + e))
+	return e + "." + base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// validLoginToken checks the request's login token against the login
+// cookie's nonce: unexpired, and the very text loginToken makes.
+func (c *Console) validLoginToken(r *http.Request) bool {
+	nonce, got := c.cookie(r, loginCookie), formToken(r)
+	e, _, ok := strings.Cut(got, ".")
+	exp, err := strconv.ParseInt(e, 10, 64)
+	if nonce == "" || !ok || err != nil || c.svc.Now().Unix() >= exp {
+		return false
+	}
+	return subtle.ConstantTimeCompare([]byte(got), []byte(c.loginToken(nonce, exp))) == 1
 }
 
 func randomToken() string {
@@ -93,9 +149,9 @@ func sessionRoutes(c *Console) []Route {
 
 type loginData struct{ Email string }
 
-// loginPage shows the login form with a fresh double-submit token.
+// loginPage shows the login form with a fresh login token.
 func (c *Console) loginPage(x *Ctx) error {
-	if t := sessionToken(x.R); t != "" {
+	if t := c.cookie(x.R, sessionCookie); t != "" {
 		if _, err := c.svc.Authenticate(x.Context(), t); err == nil {
 			http.Redirect(x.W, x.R, "/", http.StatusSeeOther)
 			return nil
@@ -105,16 +161,16 @@ func (c *Console) loginPage(x *Ctx) error {
 }
 
 func (c *Console) renderLogin(x *Ctx, status int, email string, problem *notify.Error) error {
-	x.CSRF = randomToken()
-	setCookie(x.W, c.secure, loginCookie, x.CSRF, time.Time{})
+	nonce := randomToken()
+	c.setCookie(x.W, loginCookie, nonce, time.Time{})
+	x.CSRF = c.loginToken(nonce, c.svc.Now().Add(loginTokenTTL).Unix())
 	return x.Render(status, "login.html", &Page{Title: "Log in", Problem: problem, Data: loginData{Email: email}})
 }
 
 // login is the dashboard login (service.Login: the same throttle and
 // rules as POST /v1/auth/login) answered with the session cookie.
 func (c *Console) login(x *Ctx) error {
-	ck, err := x.R.Cookie(loginCookie)
-	if err != nil || !validCSRF(x.R, ck.Value) {
+	if !c.validLoginToken(x.R) {
 		return notify.Forbidden("The form's CSRF token is missing or wrong; reload the page and try again")
 	}
 	email := x.R.PostFormValue("email")
@@ -126,7 +182,7 @@ func (c *Console) login(x *Ctx) error {
 		}
 		return c.renderLogin(x, e.Status(), email, e)
 	}
-	setCookie(x.W, c.secure, loginCookie, "", time.Unix(0, 0))
+	c.setCookie(x.W, loginCookie, "", time.Unix(0, 0))
 	c.startSession(x, res)
 	return nil
 }
@@ -134,7 +190,7 @@ func (c *Console) login(x *Ctx) error {
 // startSession sets the session cookie of res and goes on: to the
 // workspace selection when none is selected, else to the overview.
 func (c *Console) startSession(x *Ctx, res *service.LoginResult) {
-	setCookie(x.W, c.secure, sessionCookie, res.AccessToken, res.ExpiresAt)
+	c.setCookie(x.W, sessionCookie, res.AccessToken, res.ExpiresAt)
 	to := "/"
 	if res.Workspace == nil {
 		to = "/workspaces"
@@ -165,6 +221,6 @@ func (c *Console) logout(x *Ctx) error {
 	if err := c.svc.Logout(x.Context(), x.Actor); err != nil {
 		return err
 	}
-	clearSession(x.W, c.secure)
+	c.clearSession(x.W)
 	return x.Redirect("/login", Flash{Kind: "info", Text: "You are logged out."})
 }

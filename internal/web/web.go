@@ -31,9 +31,13 @@ var staticFS embed.FS
 // Options configure the console.
 type Options struct {
 	Service *service.Service
-	// BaseURL is the public base URL; https makes the cookies Secure.
+	// BaseURL is the public base URL; https makes the cookies Secure and
+	// __Host- named.
 	BaseURL string
-	Logger  *slog.Logger
+	// LoginKey signs the login form's tokens (LoginKeyLabel derives it
+	// from the master key); empty, a random key of this console's own.
+	LoginKey []byte
+	Logger   *slog.Logger
 	// ClientAddr is the address the login throttle counts a request
 	// under: the API's (trusted proxies), so both logins count alike.
 	ClientAddr func(*http.Request) string
@@ -45,6 +49,7 @@ type Console struct {
 	baseURL    string // public base URL (a campaign's unsubscribe links)
 	log        *slog.Logger
 	secure     bool
+	loginKey   []byte
 	clientAddr func(*http.Request) string
 	pages      map[string]*template.Template
 	routes     []Route
@@ -93,8 +98,11 @@ func New(o Options) *Console {
 	if o.ClientAddr == nil {
 		o.ClientAddr = func(r *http.Request) string { return r.RemoteAddr }
 	}
+	if len(o.LoginKey) == 0 {
+		o.LoginKey = []byte(randomToken())
+	}
 	c := &Console{svc: o.Service, baseURL: o.BaseURL, log: o.Logger, secure: strings.HasPrefix(strings.ToLower(o.BaseURL), "https://"),
-		clientAddr: o.ClientAddr, pages: parsePages(), allowed: map[string][]notify.Role{}}
+		loginKey: o.LoginKey, clientAddr: o.ClientAddr, pages: parsePages(), allowed: map[string][]notify.Role{}}
 	have := map[string]bool{}
 	for _, g := range groups {
 		for _, rt := range g(c) {
@@ -131,18 +139,35 @@ func (c *Console) Handlers() map[string]http.Handler {
 	return out
 }
 
-// staticHandler serves the embedded assets under /static/.
+// staticHandler serves the embedded assets under /static/: files only,
+// a directory (/static/ itself) is 404, not a listing.
 func staticHandler() http.Handler {
 	sub, err := fs.Sub(staticFS, "static")
 	if err != nil {
 		panic(err)
 	}
-	files := http.StripPrefix("/static/", http.FileServerFS(sub))
+	files := http.StripPrefix("/static/", http.FileServerFS(filesOnly{sub}))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		w.Header().Set("Cache-Control", "public, max-age=3600")
 		files.ServeHTTP(w, r)
 	})
+}
+
+// filesOnly is a file system whose directories do not exist, so that
+// http.FileServer neither lists one nor serves its index.html.
+type filesOnly struct{ fs.FS }
+
+func (f filesOnly) Open(name string) (fs.File, error) {
+	file, err := f.FS.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	if st, err := file.Stat(); err != nil || st.IsDir() {
+		_ = file.Close()
+		return nil, fs.ErrNotExist
+	}
+	return file, nil
 }
 
 func init() {
@@ -179,8 +204,14 @@ func setSecurityHeaders(h http.Header) {
 	h.Set("Cache-Control", "no-store")
 }
 
-// maxFormBody bounds a console form.
-const maxFormBody = 1 << 20
+// Form size limits: a console form of a logged-in member; a public form
+// (login, unsubscribe, confirmation), read before anything is known of its
+// sender, gets what a login needs with room to spare, and no multipart
+// parsing (file uploads are for members).
+const (
+	maxFormBody   = 1 << 20
+	maxPublicForm = 16 << 10
+)
 
 func (c *Console) wrap(rt Route) http.Handler {
 	if rt.Raw != nil {
@@ -209,14 +240,14 @@ func (c *Console) serve(x *Ctx, rt Route) error {
 		}
 		return rt.h(x)
 	}
-	token := sessionToken(r)
+	token := c.cookie(r, sessionCookie)
 	if token == "" {
 		return errLogin
 	}
 	actor, err := c.svc.Authenticate(r.Context(), token)
 	if err != nil {
 		if e, ok := notify.AsError(err); ok && e.Status() == http.StatusUnauthorized {
-			clearSession(x.W, c.secure)
+			c.clearSession(x.W)
 			return errLogin
 		}
 		return err
@@ -244,15 +275,24 @@ func (c *Console) serve(x *Ctx, rt Route) error {
 	return rt.h(x)
 }
 
-// parseForm reads a POST's form, at most maxFormBody bytes.
+// parseForm reads a POST's form, at most maxFormBody bytes
+// (maxPublicForm on a public route, which takes no multipart form).
 func parseForm(x *Ctx) error {
 	if x.R.Method != http.MethodPost {
 		return nil
 	}
+	public := x.route.Auth == Public
 	if isMultipart(x.R) {
+		if public {
+			return notify.Invalid("This form takes no file upload: send it as application/x-www-form-urlencoded")
+		}
 		return parseMultipart(x) // kit_multipart.go
 	}
-	x.R.Body = http.MaxBytesReader(x.W, x.R.Body, maxFormBody)
+	limit := int64(maxFormBody)
+	if public {
+		limit = maxPublicForm
+	}
+	x.R.Body = http.MaxBytesReader(x.W, x.R.Body, limit)
 	if err := x.R.ParseForm(); err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {

@@ -2,8 +2,12 @@ package bounces_test
 
 import (
 	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -352,4 +356,41 @@ func mustJSON(t *testing.T, v any) []byte {
 	b, err := json.Marshal(v)
 	require.NoError(t, err)
 	return b
+}
+
+// TestSvixSignatureOneSpelling is issue 29 finding 10: a Resend callback's
+// Svix signature is compared as the text Svix sends; another spelling of
+// the same bytes (base64 with an unused bit set) is refused and suppresses
+// nobody, the genuine one is taken.
+func TestSvixSignatureOneSpelling(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	resend := b.provider(t, "mailx_email")
+	sec := b.rotate(t, resend)
+	body := []byte(`{"type":"email.bounced","created_at":"` + time.Now().UTC().Format(time.RFC3339Nano) + `","data":{"email_id":"m",` +
+		`"to":["spelling@example.com"],"bounce":{"message":"no such user","subType":"General","type":"Permanent"}}}`)
+	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(resendSecret, "whsec_"))
+	require.NoError(t, err)
+	id, ts := "msg_spelling", strconv.FormatInt(time.Now().Unix(), 10)
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(id + "." + ts + "."))
+	mac.Write(body)
+	sig := base64.StdEncoding.EncodeToString(mac.Sum(nil))
+
+	post := func(sig string) int {
+		req, err := http.NewRequest("POST", b.callbackURL(resend, sec.Secret), bytes.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("svix-id", id)
+		req.Header.Set("svix-timestamp", ts)
+		req.Header.Set("svix-signature", "v1,"+sig)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		_ = resp.Body.Close()
+		return resp.StatusCode
+	}
+	require.Equal(t, http.StatusUnauthorized, post(notifytest.OtherSpelling(t, sig)))
+	require.Equal(t, "", b.reasonOf(t, "spelling@example.com"))
+	require.Equal(t, http.StatusOK, post(sig))
+	require.Equal(t, "hard_bounce", b.reasonOf(t, "spelling@example.com"))
 }

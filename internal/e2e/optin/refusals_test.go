@@ -211,3 +211,24 @@ func TestOptInResendAndAccess(t *testing.T) {
 		`{"confirmed":1,"subscribers":[{"channel":"email","address":"a@example.com"}]}`, http.StatusBadRequest)
 	call(t, env.Owner, "POST", "/v1/newsletter/subscribers/"+p.ID+"/resend-confirmation", `{"x":1}`, http.StatusBadRequest)
 }
+
+// TestOptInTokenOneSpelling is issue 29 finding 10: a confirmation token
+// has one spelling. Its signature upper-cased is an invalid link that
+// confirms nothing; the token as mailed still confirms.
+func TestOptInTokenOneSpelling(t *testing.T) {
+	t.Parallel()
+	env := notifytest.StartDaemon(t)
+	emailRoute(t, env, env.Owner)
+	setOptIn(t, env.Owner, true)
+	x := create(t, env.Owner, map[string]any{"channel": "email", "address": "case@example.com"})
+	_, token := confirmLink(t, waitMails(t, env, "case@example.com", 1)[0])
+	body, sig, _ := strings.Cut(token, ".")
+	upper := body + "." + strings.ToUpper(sig)
+	require.NotEqual(t, token, upper, "the signature has letters")
+
+	htmlPage(t, confirmGet(t, env, upper), http.StatusBadRequest, "Link invalid")
+	htmlPage(t, confirmPost(t, env, upper), http.StatusBadRequest, "Link invalid")
+	require.Equal(t, "pending", get(t, env.Owner, x.ID).ConsentStatus)
+	htmlPage(t, confirmPost(t, env, token), http.StatusOK, "Subscription confirmed")
+	require.Equal(t, "subscribed", get(t, env.Owner, x.ID).ConsentStatus)
+}

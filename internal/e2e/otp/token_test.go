@@ -1,6 +1,7 @@
 package otp_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -8,7 +9,22 @@ import (
 
 	"github.com/notifyd/notifyd/client"
 	"github.com/notifyd/notifyd/internal/config"
+	"github.com/notifyd/notifyd/internal/otp"
 )
+
+// signing is the OTP_SIGNING_SECRET the customer's backend shares.
+const signing = "customer-shared-signing-secret"
+
+// verifiedWithSecret starts a daemon with OTP_SIGNING_SECRET set, sends an
+// OTP to to (digits as the simulator stores it) and verifies it.
+func verifiedWithSecret(t *testing.T, to, digits string) (*bundle, sendOut, verifyOut) {
+	t.Helper()
+	b := setupAt(t, nil, func(c *config.Config) { c.OTPSigningSecret = signing })
+	s := b.send(t, map[string]any{"channel": "sms", "to": to, "purpose": "signup"})
+	v := b.verify(t, s.VerificationID, b.code(t, digits))
+	require.Equal(t, "verified", v.Status)
+	return b, s, v
+}
 
 // TestPatternA: with OTP_SIGNING_SECRET set, a customer backend verifies
 // the token offline with client.VerifyToken and the same secret (docs/OTP.md
@@ -16,11 +32,7 @@ import (
 // session verified.
 func TestPatternA(t *testing.T) {
 	t.Parallel()
-	const signing = "customer-shared-signing-secret"
-	b := setupAt(t, nil, func(c *config.Config) { c.OTPSigningSecret = signing })
-	s := b.send(t, map[string]any{"channel": "sms", "to": "010 7070 7070", "purpose": "signup"})
-	v := b.verify(t, s.VerificationID, b.code(t, "01070707070"))
-	require.Equal(t, "verified", v.Status)
+	b, s, v := verifiedWithSecret(t, "010 7070 7070", "01070707070")
 
 	c, err := client.VerifyToken([]byte(signing), v.VerificationToken, time.Now())
 	require.NoError(t, err)
@@ -38,4 +50,23 @@ func TestPatternA(t *testing.T) {
 	c2, err := client.VerifyToken([]byte(signing), g.VerificationToken, time.Now())
 	require.NoError(t, err)
 	require.Equal(t, s.VerificationID, c2.VID)
+}
+
+// TestTokenOneSpelling is issue 29 finding 10: a verification token has
+// one spelling. With its signature upper-cased, the offline verifier
+// (client.VerifyToken) and the server's (otp.VerifyToken) call it
+// malformed; the token as issued verifies.
+func TestTokenOneSpelling(t *testing.T) {
+	t.Parallel()
+	_, _, v := verifiedWithSecret(t, "010 7171 7171", "01071717171")
+	body, sig, _ := strings.Cut(v.VerificationToken, ".")
+	upper := body + "." + strings.ToUpper(sig)
+	require.NotEqual(t, v.VerificationToken, upper, "the signature has letters")
+
+	_, err := client.VerifyToken([]byte(signing), v.VerificationToken, time.Now())
+	require.NoError(t, err)
+	_, err = client.VerifyToken([]byte(signing), upper, time.Now())
+	require.ErrorIs(t, err, client.ErrTokenMalformed)
+	_, err = otp.VerifyToken([]byte(signing), upper, time.Now())
+	require.ErrorIs(t, err, otp.ErrMalformed)
 }

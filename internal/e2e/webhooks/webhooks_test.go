@@ -441,11 +441,7 @@ func TestRoles(t *testing.T) {
 // events never reach this workspace's endpoints.
 func TestWorkspaceIsolation(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	b.env.SimRoute(t, "sms", "vendora_sms", nil)
-	rc := notifytest.NewReceiver(t, notifytest.Always(http.StatusOK))
-	h, _ := b.createWebhook(t, rc.URL, "notification.delivered")
-	b.send(t, "ok", nil)
+	b, _, h, _ := deliveredOnce(t)
 	ds := b.waitDeliveries(t, h.ID, "delivered", finished(1))
 
 	other, _ := b.env.NewWorkspace(t, "Other", "other@example.com")
@@ -578,4 +574,34 @@ func TestGetOne(t *testing.T) {
 	notifytest.RequireProblem(t, notifytest.Dash(t, other, "GET", "/v1/webhooks/"+h.ID, nil), 404, "SVC-40400")
 	notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "GET", "/v1/webhooks/"+zeroID, nil), 404, "SVC-40400")
 	notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "GET", "/v1/webhooks/not-a-uuid", nil), 404, "SVC-40400")
+}
+
+// TestSignatureOneSpelling is issue 29 finding 10: client.VerifyWebhook
+// compares the signature as the text notifyd sends; another spelling of
+// the same bytes (base64 with an unused bit set) does not verify.
+func TestSignatureOneSpelling(t *testing.T) {
+	t.Parallel()
+	_, rcv, _, secret := deliveredOnce(t)
+	require.Eventually(t, func() bool { return len(rcv.Requests()) == 1 }, 20*time.Second, 10*time.Millisecond)
+	r := rcv.Requests()[0]
+	require.NoError(t, client.VerifyWebhook(secret, r.Header, r.Body, time.Minute))
+
+	version, sig, ok := strings.Cut(r.Header.Get("webhook-signature"), ",")
+	require.True(t, ok)
+	h := r.Header.Clone()
+	h.Set("webhook-signature", version+","+notifytest.OtherSpelling(t, sig))
+	require.ErrorIs(t, client.VerifyWebhook(secret, h, r.Body, time.Minute), client.ErrWebhookSignature)
+}
+
+// deliveredOnce routes SMS to the simulator, subscribes a receiver to
+// notification.delivered and sends one SMS: it answers the bundle, the
+// receiver, the webhook and its secret.
+func deliveredOnce(t *testing.T) (*bundle, *notifytest.Receiver, webhookOut, string) {
+	t.Helper()
+	b := setup(t)
+	b.env.SimRoute(t, "sms", "vendora_sms", nil)
+	rc := notifytest.NewReceiver(t, notifytest.Always(http.StatusOK))
+	h, secret := b.createWebhook(t, rc.URL, "notification.delivered")
+	b.send(t, "ok", nil)
+	return b, rc, h, secret
 }
