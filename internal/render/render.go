@@ -6,6 +6,7 @@ package render
 
 import (
 	"html"
+	"math"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -17,10 +18,16 @@ import (
 // name missing from vars becomes the empty string. Anything that is not a
 // valid placeholder ("{{first-name}}", "{{}}", an unclosed "{{x") is left
 // as is. Substituted values are not scanned again, so a value containing
-// "{{...}}" cannot inject further substitutions. When s holds no "{{", s
-// itself is returned without allocating.
-func Substitute(s string, vars map[string]string) string {
-	return substitute(s, vars, false)
+// "{{...}}" cannot inject further substitutions.
+//
+// The output is bounded: when it would be longer than limit characters
+// (runes; a byte that is not UTF-8 counts as one), Substitute returns ""
+// and false, having allocated nothing (issue 29: "{{a}}" repeated 100,000
+// times with a 500 KB value asked for 50 GB). An output that fits is
+// allocated once, at its exact size. When s holds no "{{", s itself is
+// returned without allocating.
+func Substitute(s string, vars map[string]string, limit int) (string, bool) {
+	return substitute(s, source{vars: vars}, false, limit)
 }
 
 // SubstituteUnicode is Substitute with names of any Unicode letters,
@@ -28,8 +35,15 @@ func Substitute(s string, vars map[string]string) string {
 // SPEC allows non-ASCII variable names ("{{이름}}"). Marks are included so
 // that names in scripts that need them (for example Devanagari vowel
 // signs) work.
-func SubstituteUnicode(s string, vars map[string]string) string {
-	return substitute(s, vars, true)
+func SubstituteUnicode(s string, vars map[string]string, limit int) (string, bool) {
+	return substitute(s, source{vars: vars}, true, limit)
+}
+
+// Fill is Substitute for a layout part s whose placeholder named slot
+// (see Slot) takes body, as is: body is not scanned, and vars[slot] is not
+// used. The whole output, body included, is held to limit characters.
+func Fill(s, slot, body string, vars map[string]string, limit int) (string, bool) {
+	return substitute(s, source{vars: vars, slot: slot, body: body, hasSlot: true}, false, limit)
 }
 
 // HTMLEscapeVars returns a copy of vars with every value HTML-escaped, so
@@ -43,33 +57,91 @@ func HTMLEscapeVars(vars map[string]string) map[string]string {
 	return out
 }
 
-func substitute(s string, vars map[string]string, unicodeNames bool) string {
+// source gives the value of a placeholder: vars[name], or body for the
+// slot of a layout (Fill).
+type source struct {
+	vars       map[string]string
+	slot, body string
+	hasSlot    bool
+}
+
+func (src *source) value(name string) string {
+	if src.hasSlot && name == src.slot {
+		return src.body
+	}
+	return src.vars[name]
+}
+
+// substitute renders s in up to three passes over its pieces (walk), none
+// of which allocates until the output is known to fit: the sum of the
+// pieces' bytes, stopped past utf8.UTFMax bytes a character (then it
+// cannot fit); when that sum is over limit, a count of their characters,
+// stopped past limit; then the writing, into a buffer of the exact size.
+// A fitting output of limit bytes or less (the common case) is never
+// counted in characters. Each pass stops early, so none runs longer than
+// s itself plus limit×UTFMax bytes, whatever the values repeat.
+func substitute(s string, src source, unicodeNames bool, limit int) (string, bool) {
 	i := strings.Index(s, "{{")
 	if i < 0 {
-		return s
+		if !fits(s, limit) {
+			return "", false
+		}
+		return s, true
+	}
+	maxBytes := limit
+	if limit < math.MaxInt/utf8.UTFMax {
+		maxBytes = limit * utf8.UTFMax
+	}
+	size := 0
+	if !walk(s, i, &src, unicodeNames, func(p string) bool {
+		size += len(p)
+		return size <= maxBytes
+	}) {
+		return "", false
+	}
+	if size > limit {
+		chars := 0
+		if !walk(s, i, &src, unicodeNames, func(p string) bool {
+			chars += utf8.RuneCountInString(p)
+			return chars <= limit
+		}) {
+			return "", false
+		}
 	}
 	var b strings.Builder
-	b.Grow(len(s) + len(s)/4)
-	start := 0 // first byte of s not yet written
+	b.Grow(size)
+	walk(s, i, &src, unicodeNames, func(p string) bool {
+		b.WriteString(p)
+		return true
+	})
+	return b.String(), true
+}
+
+// fits reports whether s has at most limit characters, counting them only
+// when s has more than limit bytes.
+func fits(s string, limit int) bool {
+	return len(s) <= limit || utf8.RuneCountInString(s) <= limit
+}
+
+// walk calls emit with the pieces of s's rendering in order: the text
+// between placeholders and each placeholder's value (src), from the first
+// "{{" at i on. It stops, returning false, as soon as emit does.
+func walk(s string, i int, src *source, unicodeNames bool, emit func(string) bool) bool {
+	start := 0 // first byte of s not yet emitted
 	for {
-		b.WriteString(s[start:i])
+		from := i + 1 // not a placeholder: look again from the next byte, so "{{{x}}}" still finds "{{x}}"
 		if name, end, ok := placeholder(s, i+2, unicodeNames); ok {
-			b.WriteString(vars[name])
-			start = end
-		} else {
-			// Not a placeholder: keep one '{' and look again from the next
-			// byte, so "{{{x}}}" still finds "{{x}}".
-			b.WriteByte('{')
-			start = i + 1
+			if !emit(s[start:i]) || !emit(src.value(name)) {
+				return false
+			}
+			start, from = end, end
 		}
-		next := strings.Index(s[start:], "{{")
+		next := strings.Index(s[from:], "{{")
 		if next < 0 {
-			break
+			return emit(s[start:])
 		}
-		i = start + next
+		i = from + next
 	}
-	b.WriteString(s[start:])
-	return b.String()
 }
 
 // placeholder parses `[ \t]* name [ \t]* "}}"` starting at j (just after

@@ -1,11 +1,33 @@
 package render
 
 import (
+	"html"
+	"runtime"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 )
+
+// unbounded is a limit no test output reaches.
+const unbounded = 1 << 30
+
+func sub(s string, vars map[string]string) string {
+	out, ok := Substitute(s, vars, unbounded)
+	if !ok {
+		panic("over an unbounded limit")
+	}
+	return out
+}
+
+func subU(s string, vars map[string]string) string {
+	out, ok := SubstituteUnicode(s, vars, unbounded)
+	if !ok {
+		panic("over an unbounded limit")
+	}
+	return out
+}
 
 func TestSubstitute(t *testing.T) {
 	t.Parallel()
@@ -58,10 +80,10 @@ func TestSubstitute(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			require.Equal(t, tc.want, Substitute(tc.in, vars))
+			require.Equal(t, tc.want, sub(tc.in, vars))
 		})
 	}
-	require.Equal(t, "a  b", Substitute("a {{x}} b", nil), "nil map")
+	require.Equal(t, "a  b", sub("a {{x}} b", nil), "nil map")
 }
 
 func TestSubstituteUnicode(t *testing.T) {
@@ -95,7 +117,7 @@ func TestSubstituteUnicode(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			require.Equal(t, tc.want, SubstituteUnicode(tc.in, vars))
+			require.Equal(t, tc.want, subU(tc.in, vars))
 		})
 	}
 }
@@ -104,14 +126,14 @@ func TestSubstituteUnicode(t *testing.T) {
 // goroutine's allocations.
 func TestSubstituteNoAllocWithoutPlaceholder(t *testing.T) {
 	s := strings.Repeat("plain text ", 100)
-	allocs := testing.AllocsPerRun(100, func() { _ = Substitute(s, nil) })
+	allocs := testing.AllocsPerRun(100, func() { _ = sub(s, nil) })
 	require.Zero(t, allocs)
 }
 
 func TestSubstituteOneAlloc(t *testing.T) {
 	vars := map[string]string{"name": "Kim", "code": "123456"}
 	s := "Hello {{name}}, your code is {{ code }}. {{missing}} end."
-	allocs := testing.AllocsPerRun(100, func() { _ = Substitute(s, vars) })
+	allocs := testing.AllocsPerRun(100, func() { _ = sub(s, vars) })
 	require.LessOrEqual(t, allocs, 1.0)
 }
 
@@ -131,7 +153,7 @@ func TestHTMLEscapeVars(t *testing.T) {
 		"plain": "홍길동",
 	}, got)
 	require.Equal(t, `<script>alert("x")</script>`, in["name"], "input unchanged")
-	require.Equal(t, "<p>&lt;b&gt;</p>", Substitute("<p>{{v}}</p>", HTMLEscapeVars(map[string]string{"v": "<b>"})))
+	require.Equal(t, "<p>&lt;b&gt;</p>", sub("<p>{{v}}</p>", HTMLEscapeVars(map[string]string{"v": "<b>"})))
 	require.NotNil(t, HTMLEscapeVars(nil))
 	require.Empty(t, HTMLEscapeVars(nil))
 }
@@ -149,20 +171,20 @@ func BenchmarkSubstitute(b *testing.B) {
 	b.Run("ascii", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			benchSink = Substitute(tmpl, vars)
+			benchSink = sub(tmpl, vars)
 		}
 	})
 	b.Run("unicode", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			benchSink = SubstituteUnicode(tmpl, vars)
+			benchSink = subU(tmpl, vars)
 		}
 	})
 	b.Run("no-placeholder", func(b *testing.B) {
 		plain := strings.Repeat("plain text ", 50)
 		b.ReportAllocs()
 		for b.Loop() {
-			benchSink = Substitute(plain, vars)
+			benchSink = sub(plain, vars)
 		}
 	})
 }
@@ -187,8 +209,8 @@ func TestNames(t *testing.T) {
 		for _, n := range Names(tc.in) {
 			vars[n] = "\x00"
 		}
-		out := Substitute(tc.in, vars)
-		require.Equal(t, Substitute(tc.in, nil), strings.ReplaceAll(out, "\x00", ""), tc.in)
+		out := sub(tc.in, vars)
+		require.Equal(t, sub(tc.in, nil), strings.ReplaceAll(out, "\x00", ""), tc.in)
 		require.Empty(t, Names(out), tc.in)
 	}
 	require.Equal(t, []string{"이름", "x"}, NamesUnicode("{{이름}}님 {{ x }} {{이름}} {{first-name}}"))
@@ -207,4 +229,160 @@ func TestSlot(t *testing.T) {
 			require.Empty(t, b+a, in)
 		}
 	}
+}
+
+func TestSubstituteLimit(t *testing.T) {
+	t.Parallel()
+	vars := map[string]string{"a": "abc", "k": "가나", "bad": "\xff\xfe"}
+	tests := []struct {
+		name  string
+		in    string
+		limit int
+		want  string // "" with ok false when over
+		ok    bool
+	}{
+		{"exactly the limit", "x{{a}}y", 5, "xabcy", true},
+		{"one over", "x{{a}}y", 4, "", false},
+		{"characters, not bytes", "{{k}}{{k}}", 4, "가나가나", true},
+		{"characters over", "{{k}}{{k}}!", 4, "", false},
+		{"a byte that is not UTF-8 is a character", "{{bad}}", 2, "\xff\xfe", true},
+		{"not UTF-8 over", "{{bad}}.", 2, "", false},
+		{"no placeholder fits", "가나다", 3, "가나다", true},
+		{"no placeholder over", "가나다라", 3, "", false},
+		{"zero limit empty output", "{{missing}}", 0, "", true},
+		{"zero limit", "{{a}}", 0, "", false},
+		{"kept braces count", "{{x-y}}", 7, "{{x-y}}", true},
+		{"kept braces over", "{{x-y}}", 6, "", false},
+	}
+	for _, tc := range tests {
+		for _, fn := range []func(string, map[string]string, int) (string, bool){Substitute, SubstituteUnicode} {
+			out, ok := fn(tc.in, vars, tc.limit)
+			require.Equal(t, tc.ok, ok, tc.name)
+			require.Equal(t, tc.want, out, tc.name)
+		}
+	}
+}
+
+func TestFill(t *testing.T) {
+	t.Parallel()
+	vars := map[string]string{"brand": "ACME", "content": "not the body"}
+	out, ok := Fill("<h1>{{brand}}</h1>{{ content }}<p>{{brand}}</p>", "content", "body {{brand}}", vars, 100)
+	require.True(t, ok)
+	require.Equal(t, "<h1>ACME</h1>body {{brand}}<p>ACME</p>", out, "the body is not scanned; vars[slot] is not used")
+	out, ok = Fill("[{{content}}]", "content", "가나", nil, 4)
+	require.True(t, ok)
+	require.Equal(t, "[가나]", out)
+	_, ok = Fill("[{{content}}]", "content", "가나", nil, 3)
+	require.False(t, ok, "the body counts toward the limit")
+}
+
+// issue 29's attack: "{{a}}" 100,000 times with a 500 KB value asked for
+// 50 GB. Over the limit nothing is allocated, and the passes stop early.
+func TestSubstituteOverflowAllocatesNothing(t *testing.T) {
+	s := strings.Repeat("{{a}}", 100_000)
+	vars := map[string]string{"a": strings.Repeat("x", 500_000)}
+	for _, limit := range []int{100_000, 500_000} {
+		allocs := testing.AllocsPerRun(10, func() {
+			if _, ok := Substitute(s, vars, limit); ok {
+				panic("fits")
+			}
+		})
+		require.Zero(t, allocs)
+	}
+	// Values that fit in bytes only when counted as characters: the
+	// character count stops past the limit too.
+	vars = map[string]string{"a": strings.Repeat("가", 10)} // 30 bytes, 10 characters
+	out, ok := Substitute(s[:5*1000], vars, 10_000)
+	require.True(t, ok)
+	require.Equal(t, 10_000, utf8.RuneCountInString(out))
+	_, ok = Substitute(s[:5*1001], vars, 10_000)
+	require.False(t, ok)
+}
+
+// A fitting output is allocated once, at its size.
+func TestSubstituteAllocatesTheOutputOnly(t *testing.T) {
+	s := strings.Repeat("{{a}}", 1000)
+	vars := map[string]string{"a": strings.Repeat("x", 100)}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	out, ok := Substitute(s, vars, 1_000_000)
+	runtime.ReadMemStats(&after)
+	require.True(t, ok)
+	require.Len(t, out, 100_000)
+	require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(100_000+16<<10))
+}
+
+// naive is the substitution as it was before issue 29 (no limit), the
+// oracle of FuzzSubstitute.
+func naive(s string, vars map[string]string, unicodeNames bool) string {
+	var b strings.Builder
+	start := 0
+	for i := strings.Index(s, "{{"); i >= 0; {
+		next := i + 1
+		if name, end, ok := placeholder(s, i+2, unicodeNames); ok {
+			b.WriteString(s[start:i])
+			b.WriteString(vars[name])
+			start, next = end, end
+		}
+		j := strings.Index(s[next:], "{{")
+		if j < 0 {
+			break
+		}
+		i = next + j
+	}
+	b.WriteString(s[start:])
+	return b.String()
+}
+
+// FuzzSubstitute feeds adversarial templates and values (each repeated,
+// so a small input can ask for gigabytes) and checks that the output
+// never exceeds the limit, that the heap allocated by one call stays
+// within the output's size (plus a little for the runtime), and, when the
+// unbounded output is small enough to build, that the result is that
+// output exactly when it fits.
+func FuzzSubstitute(f *testing.F) {
+	f.Add("Hi {{a}}, {{ b }}!", "Kim", uint16(1), uint16(1), uint32(100))
+	f.Add("{{a}}", "x", uint16(65535), uint16(65535), uint32(100_000))    // issue 29, the send
+	f.Add("{{b}}", `"`, uint16(60000), uint16(2000), uint32(500_000))     // issue 29, the campaign HTML
+	f.Add("{{이름}}{{{a}}}", "가\xff", uint16(3000), uint16(300), uint32(7)) // Unicode names, multibyte, not UTF-8
+	f.Add("{{a}", "{{a}}", uint16(10), uint16(10), uint32(0))
+	f.Fuzz(func(t *testing.T, tmpl, val string, tmplReps, valReps uint16, limit uint32) {
+		s := strings.Repeat(tmpl, 1+int(tmplReps)%20_000)
+		v := strings.Repeat(val, 1+int(valReps)%2_000)
+		if len(s) > 4<<20 || len(v) > 4<<20 {
+			t.Skip("inputs beyond the request body limit")
+		}
+		lim := int(limit % 2_000_000)
+		vars := map[string]string{"a": v, "b": html.EscapeString(v), "이름": v}
+		for _, unicodeNames := range []bool{false, true} {
+			fn := Substitute
+			if unicodeNames {
+				fn = SubstituteUnicode
+			}
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			out, ok := fn(s, vars, lim)
+			runtime.ReadMemStats(&after)
+			n := utf8.RuneCountInString(out)
+			if n > lim {
+				t.Fatalf("output of %d characters over the limit %d", n, lim)
+			}
+			if !ok && out != "" {
+				t.Fatalf("output given with ok false")
+			}
+			if a := after.TotalAlloc - before.TotalAlloc; a > uint64(len(out))+64<<10 {
+				t.Fatalf("allocated %d bytes for an output of %d", a, len(out))
+			}
+			// The unbounded output's size, to build the oracle only when
+			// it is small.
+			if upper := len(s) + strings.Count(s, "{{")*len(vars["b"]); upper <= 8<<20 {
+				want := naive(s, vars, unicodeNames)
+				fitsLimit := utf8.RuneCountInString(want) <= lim
+				if ok != fitsLimit || (ok && out != want) {
+					t.Fatalf("ok %v, want fits %v; output differs: %v", ok, fitsLimit, out != want)
+				}
+			}
+		}
+	})
 }

@@ -67,7 +67,8 @@ func TestCampaignRequest(t *testing.T) {
 		ContentHTML: "<BODY>Hi {{이름}}</BODY>", IsAdvertisement: true, IncludeUnsubscribe: false, LinkBase: "https://n.test"}
 	x := &notify.Subscriber{ID: "s1", Address: "a@example.com", Name: "A", UnsubscribeToken: "tok_-1",
 		Attributes: map[string]string{"이름": "<김>"}}
-	r := campaignRequest(c, x, now)
+	r, err := campaignRequest(c, x, now)
+	require.NoError(t, err)
 	require.Equal(t, "(광고) <김>님", r.Title)
 	require.True(t, strings.HasPrefix(r.Text, "Hi <김> \n\n--\n"), r.Text)
 	require.Contains(t, r.Text, "https://n.test/v1/newsletter/unsubscribe?token=tok_-1")
@@ -80,12 +81,15 @@ func TestCampaignRequest(t *testing.T) {
 	require.Equal(t, "c1", r.CampaignID)
 
 	c.IsAdvertisement, c.ContentHTML = false, ""
-	r = campaignRequest(c, x, now)
+	r, err = campaignRequest(c, x, now)
+	require.NoError(t, err)
 	require.Equal(t, "<김>님", r.Title)
 	require.Equal(t, "Hi <김> ", r.Text, "no footer when not an advertisement and includeUnsubscribe is false")
 	require.Empty(t, r.HTML)
 	require.NotEmpty(t, r.Headers["List-Unsubscribe"])
 
 	x.Address = "not-an-address"
-	require.Nil(t, campaignRequest(c, x, now))
+	r, err = campaignRequest(c, x, now)
+	require.NoError(t, err)
+	require.Nil(t, r)
 }

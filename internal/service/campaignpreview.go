@@ -30,6 +30,9 @@ type CampaignPreview struct {
 // used while the campaign has none fixed (before its send). It changes
 // nothing.
 func (s *Service) PreviewCampaign(ctx context.Context, a *Actor, id string, attributes map[string]string, linkBase string) (*CampaignPreview, error) {
+	if err := validAttributes(attributes); err != nil {
+		return nil, err
+	}
 	var c *notify.Campaign
 	err := s.store.View(ctx, func(tx notify.Tx) (err error) {
 		c, err = findCampaign(ctx, tx, a.WorkspaceID, id)
@@ -41,8 +44,11 @@ func (s *Service) PreviewCampaign(ctx context.Context, a *Actor, id string, attr
 	if c.LinkBase == "" {
 		c.LinkBase = strings.TrimRight(linkBase, "/")
 	}
-	r := campaignRequest(c, &notify.Subscriber{ID: "preview", Address: previewAddress, Attributes: attributes,
+	r, err := campaignRequest(c, &notify.Subscriber{ID: "preview", Address: previewAddress, Attributes: attributes,
 		UnsubscribeToken: PreviewUnsubscribeToken}, s.now())
+	if err != nil {
+		return nil, err
+	}
 	return &CampaignPreview{Subject: r.Title, Text: r.Text, HTML: r.HTML,
 		MissingVariables: missingVariables(attributes, render.NamesUnicode, c.Subject, c.ContentText, c.ContentHTML)}, nil
 }

@@ -68,10 +68,8 @@ func validateFallback(in *SendInput, prefix string) error {
 		if err := maxLen(f("content.templateCode"), st.TemplateCode, 120); err != nil {
 			return err
 		}
-		if st.Title != nil {
-			if err := maxLen(f("content.title"), *st.Title, 200); err != nil {
-				return err
-			}
+		if err := checkContent(f, st.Title, st.Text, st.HTML, st.TemplateVariables); err != nil {
+			return err
 		}
 		if err := checkRecipient(f, notify.Channel(st.Channel), addr, name, st.Title); err != nil {
 			return err
@@ -87,8 +85,8 @@ func validateFallback(in *SendInput, prefix string) error {
 // send's request, already rendered): templates are resolved as for the
 // send itself (SPEC rules 3.1 to 3.6, on the step's channel). A step
 // without content takes the send's rendered title, text and HTML; a step
-// without templateVariables takes the send's.
-func (s *Service) buildFallback(ctx context.Context, tx notify.Tx, key *notify.APIKey, in *SendInput, r *notify.Request) error {
+// without templateVariables takes the send's. prefix names a bulk item.
+func (s *Service) buildFallback(ctx context.Context, tx notify.Tx, key *notify.APIKey, in *SendInput, r *notify.Request, prefix string) error {
 	if in.ChannelFallback == nil {
 		return nil
 	}
@@ -132,7 +130,7 @@ func (s *Service) buildFallback(ctx context.Context, tx notify.Tx, key *notify.A
 			vars = in.TemplateVariables
 		}
 		c, err := renderContent(base, layout, in2.Title, in2.Text, in2.HTML, in2.TemplateCode != "", vars,
-			"channelFallback["+itoa(int64(i))+"].content.title")
+			prefix+"channelFallback["+itoa(int64(i))+"].")
 		if err != nil {
 			return err
 		}

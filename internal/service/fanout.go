@@ -332,7 +332,7 @@ func (s *Service) prepareBatch(ctx context.Context, c *notify.Campaign, aud *not
 		}
 	})
 	if b.err == nil {
-		b.accepts, b.recips, b.failed = s.renderBatch(c, subs, b.now)
+		b.accepts, b.recips, b.failed, b.err = s.renderBatch(c, subs, b.now)
 	}
 	return b
 }
@@ -393,16 +393,19 @@ func (s *Service) writeBatch(ctx context.Context, tx notify.Tx, c *notify.Campai
 }
 
 // renderBatch builds the requests of one batch, 20 subscribers at a time.
-// A subscriber whose address cannot take mail gets no request (failed).
-func (s *Service) renderBatch(c *notify.Campaign, subs []*notify.Subscriber, now time.Time) ([]*notify.Accept, []notify.CampaignRecipient, int) {
+// A subscriber whose address cannot take mail, or whose attributes break
+// the subject onto two lines, gets no request (failed). A subscriber whose
+// rendering is over a bound fails the fan-out (fanoutRenderFailure).
+func (s *Service) renderBatch(c *notify.Campaign, subs []*notify.Subscriber, now time.Time) ([]*notify.Accept, []notify.CampaignRecipient, int, error) {
 	reqs := make([]*notify.Request, len(subs))
+	errs := make([]error, len(subs))
 	var wg sync.WaitGroup
 	for w := 0; w < min(FanoutConcurrency, len(subs)); w++ {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
 			for i := w; i < len(subs); i += FanoutConcurrency {
-				reqs[i] = campaignRequest(c, subs[i], now)
+				reqs[i], errs[i] = campaignRequest(c, subs[i], now)
 			}
 		}(w)
 	}
@@ -411,6 +414,9 @@ func (s *Service) renderBatch(c *notify.Campaign, subs []*notify.Subscriber, now
 	recips := make([]notify.CampaignRecipient, len(subs))
 	failed := 0
 	for i, r := range reqs {
+		if tl := (*renderedTooLarge)(nil); errors.As(errs[i], &tl) {
+			return nil, nil, 0, &fanoutRenderFailure{reason: tl.err.Detail + " (subscriber " + subs[i].ID + ")"}
+		}
 		recips[i].SubscriberID = subs[i].ID
 		if r == nil {
 			failed++
@@ -419,32 +425,59 @@ func (s *Service) renderBatch(c *notify.Campaign, subs []*notify.Subscriber, now
 		recips[i].RequestID = r.ID
 		accepts = append(accepts, &notify.Accept{Request: r, MaxAttempts: s.jobAttempts})
 	}
-	return accepts, recips, failed
+	return accepts, recips, failed, nil
 }
+
+// fanoutRenderFailure ends a campaign's fan-out for good: a recipient's
+// rendering is over a bound (issue 29). Another run would fail the same
+// way, so the worker fails the campaign at once, with reason in its
+// campaign.fail audit entry, and does not run the job again (Permanent).
+type fanoutRenderFailure struct{ reason string }
+
+func (e *fanoutRenderFailure) Error() string   { return e.reason }
+func (e *fanoutRenderFailure) Permanent() bool { return true }
 
 // campaignRequest renders one subscriber's mail (SPEC "Campaign", API-
 // DECISIONS section 6): {{variable}} from the subscriber's attributes
 // (any Unicode name; missing is empty; HTML-escaped in the HTML part), the
 // advertisement prefix, the unsubscribe footer with the subscriber's own
-// link, and the List-Unsubscribe headers (one-click, RFC 8058). nil when
-// the address cannot take mail.
-func campaignRequest(c *notify.Campaign, x *notify.Subscriber, now time.Time) *notify.Request {
+// link, and the List-Unsubscribe headers (one-click, RFC 8058). nil
+// without error when the address cannot take mail.
+//
+// Each part is held to its campaign field's bound while it is rendered
+// (subject before the advertisement prefix, text and HTML before the
+// footer): over it, the error is a renderedTooLarge naming the field. A
+// subject the attributes break onto two lines (control characters, as a
+// send's content.title refuses) is a plain 400 error: the fan-out skips
+// that subscriber, the preview refuses.
+func campaignRequest(c *notify.Campaign, x *notify.Subscriber, now time.Time) (*notify.Request, error) {
 	if _, err := mailcheck.Domain(x.Address); err != nil {
-		return nil
+		return nil, nil
+	}
+	subject, ok := render.SubstituteUnicode(c.Subject, x.Attributes, MaxCampaignSubject)
+	if !ok {
+		return nil, tooLarge("subject", MaxCampaignSubject, "subscriber attributes")
+	}
+	if hasControl(subject) {
+		return nil, notify.Invalid("subject must not contain control characters after subscriber attributes are put in")
+	}
+	text, ok := render.SubstituteUnicode(c.ContentText, x.Attributes, MaxCampaignText)
+	if !ok {
+		return nil, tooLarge("contentText", MaxCampaignText, "subscriber attributes")
 	}
 	token := url.QueryEscape(x.UnsubscribeToken)
 	page := c.LinkBase + "/v1/newsletter/unsubscribe?token=" + token
 	oneClick := c.LinkBase + "/v1/newsletter/unsubscribe/one-click?token=" + token
 	r := &notify.Request{ID: newID(), WorkspaceID: c.WorkspaceID, Source: notify.SourceCampaign, Channel: c.Channel,
 		Status: notify.StatusQueued, RecipientAddress: x.Address, RecipientName: x.Name, CampaignID: c.ID,
-		RequestedAt: now, UpdatedAt: now,
-		Title: AdSubject(render.SubstituteUnicode(c.Subject, x.Attributes), c.IsAdvertisement),
-		Text:  render.SubstituteUnicode(c.ContentText, x.Attributes),
+		RequestedAt: now, UpdatedAt: now, Title: AdSubject(subject, c.IsAdvertisement), Text: text,
 		Headers: map[string]string{"List-Unsubscribe": "<" + oneClick + ">",
 			"List-Unsubscribe-Post": "List-Unsubscribe=One-Click"},
 		Metadata: map[string]string{"campaignId": c.ID, "subscriberId": x.ID}}
 	if c.ContentHTML != "" {
-		r.HTML = render.SubstituteUnicode(c.ContentHTML, render.HTMLEscapeVars(x.Attributes))
+		if r.HTML, ok = render.SubstituteUnicode(c.ContentHTML, render.HTMLEscapeVars(x.Attributes), MaxCampaignHTML); !ok {
+			return nil, tooLarge("contentHtml", MaxCampaignHTML, "subscriber attributes")
+		}
 	}
 	if c.IsAdvertisement || c.IncludeUnsubscribe {
 		r.Text += TextFooter(page)
@@ -452,7 +485,7 @@ func campaignRequest(c *notify.Campaign, x *notify.Subscriber, now time.Time) *n
 			r.HTML = withHTMLFooter(r.HTML, page)
 		}
 	}
-	return r
+	return r, nil
 }
 
 // TextFooter is the unsubscribe footer of the text part.

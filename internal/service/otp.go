@@ -147,6 +147,9 @@ func (s *Service) validateOTPSend(in *OTPSendInput) (notify.Channel, string, err
 			return "", "", err
 		}
 	}
+	if err := checkVariables("templateVariables", in.TemplateVariables); err != nil {
+		return "", "", err
+	}
 	switch in.Mode {
 	case "":
 		in.Mode = notify.OTPModeCode
@@ -269,7 +272,10 @@ func (s *Service) prepareOTP(ctx context.Context, tx notify.Tx, key *notify.APIK
 		if err != nil {
 			return nil, err
 		}
-		m := renderMessage(message{Title: v.Title, Text: v.Text, HTML: v.HTML}, layout, vars)
+		m, err := renderMessage(message{Title: v.Title, Text: v.Text, HTML: v.HTML}, layout, vars, "")
+		if err != nil {
+			return nil, err
+		}
 		req.Title, req.Text, req.HTML = m.Title, m.Text, m.HTML
 		req.VendorTemplateID, req.SenderProfileKey = t.VendorTemplateID, t.SenderProfileKey
 	} else {

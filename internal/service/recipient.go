@@ -43,10 +43,15 @@ func checkAddress(field string, ch notify.Channel, addr string) error {
 // line and paragraph separators in a value that becomes a mail header, a
 // push title or an address: a line break there can add headers.
 func oneLine(field, s string) error {
-	if strings.ContainsFunc(s, func(r rune) bool { return unicode.IsControl(r) || r == '\u2028' || r == '\u2029' }) {
+	if hasControl(s) {
 		return notify.Invalid("%s must not contain control characters", field)
 	}
 	return nil
+}
+
+// hasControl reports whether s holds what oneLine refuses.
+func hasControl(s string) bool {
+	return strings.ContainsFunc(s, func(r rune) bool { return unicode.IsControl(r) || r == '\u2028' || r == '\u2029' })
 }
 
 // checkRecipient checks the address (when there is one: a webhook

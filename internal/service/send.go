@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -64,7 +65,7 @@ func ParseScheduledAt(s string, now time.Time) (time.Time, error) {
 }
 
 func maxLen(field, s string, n int) error {
-	if len([]rune(s)) > n {
+	if len(s) > n && utf8.RuneCountInString(s) > n {
 		return notify.Invalid("%s must be at most %d characters", field, n)
 	}
 	return nil
@@ -83,27 +84,25 @@ func (s *Service) validateSend(in *SendInput, prefix string, now time.Time) (*ti
 	if in.RecipientAddress == nil || strings.TrimSpace(*in.RecipientAddress) == "" {
 		return nil, notify.Invalid("%s is required", f("recipient.address"))
 	}
-	checks := []struct {
+	for _, c := range []struct {
 		name string
 		v    string
 		n    int
 	}{
 		{"recipient.address", *in.RecipientAddress, 320}, {"recipient.name", in.RecipientName, 120},
 		{"content.templateCode", in.TemplateCode, 120}, {"idempotencyKey", in.IdempotencyKey, 120},
-	}
-	if in.Title != nil {
-		checks = append(checks, struct {
-			name string
-			v    string
-			n    int
-		}{"content.title", *in.Title, 200})
-	}
-	for _, c := range checks {
+	} {
 		if err := maxLen(f(c.name), c.v, c.n); err != nil {
 			return nil, err
 		}
 	}
+	if err := checkContent(f, in.Title, in.Text, in.HTML, in.TemplateVariables); err != nil {
+		return nil, err
+	}
 	if err := checkRecipient(f, notify.Channel(in.Channel), *in.RecipientAddress, in.RecipientName, in.Title); err != nil {
+		return nil, err
+	}
+	if err := checkMetadata(f("metadata"), in.Metadata); err != nil {
 		return nil, err
 	}
 	if in.TemplateCode == "" && (in.Text == nil || *in.Text == "") {
@@ -142,8 +141,10 @@ func (s *Service) validateSend(in *SendInput, prefix string, now time.Time) (*ti
 }
 
 // buildRequest resolves the template (SPEC rules 3.1–3.6) and renders the
-// content. Failures here are acceptance failures (bulk leaves them out).
-func (s *Service) buildRequest(ctx context.Context, tx notify.Tx, ws string, key *notify.APIKey, in *SendInput, sched *time.Time, now time.Time) (*notify.Request, error) {
+// content, naming fields after prefix (a bulk item's). Failures here are
+// acceptance failures (bulk leaves them out), but for a rendering over its
+// bound (renderedTooLarge).
+func (s *Service) buildRequest(ctx context.Context, tx notify.Tx, ws string, key *notify.APIKey, in *SendInput, sched *time.Time, now time.Time, prefix string) (*notify.Request, error) {
 	ch := notify.Channel(in.Channel)
 	r := &notify.Request{ID: newID(), WorkspaceID: ws, Source: notify.SourceAPI, Channel: ch, Status: notify.StatusQueued,
 		RecipientAddress: strings.TrimSpace(*in.RecipientAddress), RecipientName: in.RecipientName, TemplateCode: in.TemplateCode,
@@ -172,7 +173,7 @@ func (s *Service) buildRequest(ctx context.Context, tx notify.Tx, ws string, key
 		base = content{v.Title, v.Text, v.HTML}
 		r.VendorTemplateID, r.SenderProfileKey = t.VendorTemplateID, t.SenderProfileKey
 	}
-	c, err := renderContent(base, layout, in.Title, in.Text, in.HTML, in.TemplateCode != "", in.TemplateVariables, "content.title")
+	c, err := renderContent(base, layout, in.Title, in.Text, in.HTML, in.TemplateCode != "", in.TemplateVariables, prefix)
 	if err != nil {
 		return nil, err
 	}
@@ -185,7 +186,7 @@ func (s *Service) buildRequest(ctx context.Context, tx notify.Tx, ws string, key
 			return nil, err
 		}
 	}
-	if err := s.buildFallback(ctx, tx, key, in, r); err != nil {
+	if err := s.buildFallback(ctx, tx, key, in, r, prefix); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -197,9 +198,8 @@ type content struct{ title, text, html string }
 // renderContent puts the sent title, text and HTML over base (the
 // template version's, or nothing) and, when a template or variables are
 // given, renders them with renderMessage (SPEC rules 3.4 and 3.5, and the
-// version's layout); a title a variable breaks is refused, naming
-// titleField.
-func renderContent(base content, layout *notify.Layout, title, text, html *string, templated bool, vars map[string]string, titleField string) (content, error) {
+// version's layout), naming the fields after prefix.
+func renderContent(base content, layout *notify.Layout, title, text, html *string, templated bool, vars map[string]string, prefix string) (content, error) {
 	c := base
 	if text != nil {
 		c.text = *text
@@ -211,9 +211,8 @@ func renderContent(base content, layout *notify.Layout, title, text, html *strin
 		c.html = *html
 	}
 	if templated || len(vars) > 0 {
-		m := renderMessage(message{Title: c.title, Text: c.text, HTML: c.html}, layout, vars)
-		// A variable must not break the title (an email subject) either.
-		if err := oneLine(titleField, m.Title); err != nil {
+		m, err := renderMessage(message{Title: c.title, Text: c.text, HTML: c.html}, layout, vars, prefix)
+		if err != nil {
 			return content{}, err
 		}
 		c = content{m.Title, m.Text, m.HTML}
@@ -257,7 +256,7 @@ func (s *Service) Send(ctx context.Context, key *notify.APIKey, nonce *Nonce, in
 			c.refuse = err
 			return nil
 		}
-		rs, err := s.buildRequests(ctx, c.key, []*SendInput{in}, []*time.Time{sched}, now)
+		rs, err := s.buildRequests(ctx, c.key, []*SendInput{in}, []*time.Time{sched}, now, false)
 		if err != nil {
 			return err
 		}
@@ -321,15 +320,19 @@ type built struct {
 	err error
 }
 
-// buildRequests resolves templates and renders each send. The reads it
-// needs (templates, preferred accounts) share one read transaction, and a
-// plain text send needs none. A failure of one send is its own; an error
-// of the database fails all.
-func (s *Service) buildRequests(ctx context.Context, key *notify.APIKey, ins []*SendInput, scheds []*time.Time, now time.Time) ([]built, error) {
+// buildRequests resolves templates and renders each send (the items of a
+// bulk send when bulk). The reads it needs (templates, preferred accounts)
+// share one read transaction, and a plain text send needs none. A failure
+// of one send is its own; an error of the database fails all.
+func (s *Service) buildRequests(ctx context.Context, key *notify.APIKey, ins []*SendInput, scheds []*time.Time, now time.Time, bulk bool) ([]built, error) {
 	out := make([]built, len(ins))
 	build := func(tx notify.Tx) error {
 		for i, in := range ins {
-			r, err := s.buildRequest(ctx, tx, key.WorkspaceID, key, in, scheds[i], now)
+			prefix := ""
+			if bulk {
+				prefix = itemPrefix(i)
+			}
+			r, err := s.buildRequest(ctx, tx, key.WorkspaceID, key, in, scheds[i], now, prefix)
 			if _, ok := notify.AsError(err); err != nil && !ok {
 				return err
 			}
@@ -359,6 +362,9 @@ func acceptResult(a *notify.Accept) SendResult {
 	id := itoa(a.Job.QueueJobID)
 	return SendResult{RequestID: a.Request.ID, Status: string(a.Request.Status), QueueJobID: &id, ScheduledAt: a.Request.ScheduledAt}
 }
+
+// itemPrefix names the fields of item i of a bulk send.
+func itemPrefix(i int) string { return "items[" + itoa(int64(i)) + "]." }
 
 // MaxBulkItems is the most items one bulk send may hold.
 const MaxBulkItems = 500
@@ -391,16 +397,24 @@ func (s *Service) SendBulk(ctx context.Context, key *notify.APIKey, nonce *Nonce
 		now := s.now()
 		scheds := make([]*time.Time, len(items))
 		for i, in := range items {
-			sched, err := s.validateSend(in, "items["+itoa(int64(i))+"].", now)
+			sched, err := s.validateSend(in, itemPrefix(i), now)
 			if err != nil {
 				c.refuse = err
 				return nil
 			}
 			scheds[i] = sched
 		}
-		rs, err := s.buildRequests(ctx, c.key, items, scheds, now)
+		rs, err := s.buildRequests(ctx, c.key, items, scheds, now, true)
 		if err != nil {
 			return err
+		}
+		for _, b := range rs {
+			// An item rendered over a bound fails a field rule: the whole
+			// call is refused, as for an item failing validation.
+			if tl := (*renderedTooLarge)(nil); errors.As(b.err, &tl) {
+				c.refuse = tl.err
+				return nil
+			}
 		}
 		for _, b := range rs {
 			if b.err == nil { // an acceptance failure leaves its item out

@@ -591,6 +591,9 @@ func (s *Service) PreviewTemplate(ctx context.Context, a *Actor, id string, in P
 	if in.Version != nil && *in.Version < 1 {
 		return nil, notify.Invalid("version must be a positive integer")
 	}
+	if err := checkVariables("variables", in.Variables); err != nil {
+		return nil, err
+	}
 	p := &Preview{}
 	err := s.store.View(ctx, func(tx notify.Tx) error {
 		var err error
@@ -613,8 +616,8 @@ func (s *Service) PreviewTemplate(ctx context.Context, a *Actor, id string, in P
 		return nil, err
 	}
 	src := message{Title: p.Version.Title, Text: p.Version.Text, HTML: p.Version.HTML}
-	m := renderMessage(src, p.Layout, in.Variables)
-	if err := oneLine("content.title", m.Title); err != nil {
+	m, err := renderMessage(src, p.Layout, in.Variables, "")
+	if err != nil {
 		return nil, err
 	}
 	p.Title, p.Text, p.HTML = m.Title, m.Text, m.HTML

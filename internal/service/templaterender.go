@@ -16,27 +16,53 @@ type message struct {
 }
 
 // renderMessage is the one rendering of a message built from a template,
-// shared by sends, OTP sends and the template preview: {{name}}
-// placeholders of title, text and HTML are replaced from vars (SPEC send
-// rule 3.5; values HTML-escaped in the HTML part), then the version's
-// layout, when it has one, wraps the text part and the HTML part (when
-// the message has one) with its header and footer, whose own placeholders
-// are replaced from vars too. The body is substituted before it is
-// wrapped, so a value holding "{{...}}" is never substituted again, and a
-// variable named "content" does not reach the slot.
-func renderMessage(m message, l *notify.Layout, vars map[string]string) message {
-	esc := render.HTMLEscapeVars(vars)
-	out := message{Title: render.Substitute(m.Title, vars), Text: render.Substitute(m.Text, vars), HTML: render.Substitute(m.HTML, esc)}
+// shared by sends, OTP sends, test-sends and the template preview:
+// {{name}} placeholders of title, text and HTML are replaced from vars
+// (SPEC send rule 3.5; values HTML-escaped in the HTML part), then the
+// version's layout, when it has one, wraps the text part and the HTML part
+// (when the message has one) with its header and footer, whose own
+// placeholders are replaced from vars too. The body is substituted before
+// it is wrapped, so a value holding "{{...}}" is never substituted again,
+// and a variable named "content" does not reach the slot.
+//
+// Each part, layout included, is held to its bound (MaxContentTitle,
+// MaxContentText, MaxContentHTML) while it is rendered: over it, the
+// message is refused naming prefix+"content.<part>". So is a title a
+// variable breaks onto two lines (an email subject).
+func renderMessage(m message, l *notify.Layout, vars map[string]string, prefix string) (message, error) {
+	var out message
+	var ok bool
+	if out.Title, ok = render.Substitute(m.Title, vars, MaxContentTitle); !ok {
+		return message{}, tooLarge(prefix+"content.title", MaxContentTitle, "template variables")
+	}
+	// A variable must not break the title (an email subject) either.
+	if err := oneLine(prefix+"content.title", out.Title); err != nil {
+		return message{}, err
+	}
+	if out.Text, ok = render.Substitute(m.Text, vars, MaxContentText); !ok {
+		return message{}, tooLarge(prefix+"content.text", MaxContentText, "template variables")
+	}
+	var esc map[string]string
+	if m.HTML != "" {
+		esc = render.HTMLEscapeVars(vars)
+		if out.HTML, ok = render.Substitute(m.HTML, esc, MaxContentHTML); !ok {
+			return message{}, tooLarge(prefix+"content.html", MaxContentHTML, "template variables")
+		}
+	}
 	if l == nil {
-		return out
+		return out, nil
 	}
-	if before, after, n := render.Slot(l.Text, LayoutSlot); n == 1 {
-		out.Text = render.Substitute(before, vars) + out.Text + render.Substitute(after, vars)
+	if _, _, n := render.Slot(l.Text, LayoutSlot); n == 1 {
+		if out.Text, ok = render.Fill(l.Text, LayoutSlot, out.Text, vars, MaxContentText); !ok {
+			return message{}, tooLarge(prefix+"content.text", MaxContentText, "template variables")
+		}
 	}
-	if before, after, n := render.Slot(l.HTML, LayoutSlot); n == 1 && out.HTML != "" {
-		out.HTML = render.Substitute(before, esc) + out.HTML + render.Substitute(after, esc)
+	if _, _, n := render.Slot(l.HTML, LayoutSlot); n == 1 && out.HTML != "" {
+		if out.HTML, ok = render.Fill(l.HTML, LayoutSlot, out.HTML, esc, MaxContentHTML); !ok {
+			return message{}, tooLarge(prefix+"content.html", MaxContentHTML, "template variables")
+		}
 	}
-	return out
+	return out, nil
 }
 
 // messageParts lists what renderMessage substitutes for m and l: the

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/notifyd/notifyd/internal/notify"
-	"github.com/notifyd/notifyd/internal/render"
 )
 
 // TestSendInput is the body of a provider test-send.
@@ -35,10 +34,8 @@ func (s *Service) TestSend(ctx context.Context, a *Actor, providerID string, in 
 			return nil, err
 		}
 	}
-	if in.Title != nil {
-		if err := maxLen("content.title", *in.Title, 200); err != nil {
-			return nil, err
-		}
+	if err := checkContent(func(f string) string { return f }, in.Title, in.Text, nil, in.TemplateVariables); err != nil {
+		return nil, err
 	}
 	now := s.now()
 	var p *notify.ProviderAccount
@@ -136,8 +133,13 @@ func (s *Service) testRequest(ctx context.Context, tx notify.Tx, ws string, p *n
 			req.Title = *in.Title
 		}
 	}
-	req.Title = render.Substitute(req.Title, in.TemplateVariables)
-	req.Text = render.Substitute(req.Text, in.TemplateVariables)
+	// The text and title as a send renders them, bounds included (an
+	// alimtalk version's HTML, unused by the channel, is kept as it is).
+	m, err := renderMessage(message{Title: req.Title, Text: req.Text}, nil, in.TemplateVariables, "")
+	if err != nil {
+		return nil, err
+	}
+	req.Title, req.Text = m.Title, m.Text
 	return req, nil
 }
 

@@ -47,6 +47,15 @@ func (w *Fanout) Work(ctx context.Context, job *river.Job[jobs.Fanout]) error {
 		// A paused campaign: back later, no attempt spent.
 		return river.JobSnooze(snooze.After)
 	}
+	// A failure another run would repeat (a recipient rendered over a
+	// bound) fails the campaign now, and the job is not run again.
+	var permanent interface{ Permanent() bool }
+	if errors.As(err, &permanent) && permanent.Permanent() {
+		if ferr := w.Service.FailFanout(context.WithoutCancel(ctx), job.Args.WorkspaceID, job.Args.CampaignID, job.ID, err); ferr != nil {
+			return ferr
+		}
+		return river.JobCancel(err)
+	}
 	if err != nil {
 		if job.Attempt >= job.MaxAttempts {
 			if ferr := w.Service.FailFanout(context.WithoutCancel(ctx), job.Args.WorkspaceID, job.Args.CampaignID, job.ID, err); ferr != nil {

@@ -1,6 +1,7 @@
 package pipeline_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -242,8 +243,17 @@ func TestSendValidation(t *testing.T) {
 	r = notifytest.Signed(t, b.key, "POST", "/v1/notifications/bulk", map[string]any{"items": []any{big}})
 	require.Contains(t, []int{http.StatusBadRequest, http.StatusRequestEntityTooLarge}, r.Status, string(r.Body))
 	notifytest.RequireProblem(t, r, r.Status, "")
-	// Just under 1 MB is accepted.
-	under := with("content", map[string]any{"text": strings.Repeat("x", 1<<20-200)})
+	// Just under 1 MB is accepted, each field within its own bound
+	// (issue 29): text 100,000 and html 500,000 characters, and 44
+	// template variables of 10,000.
+	vars := map[string]any{}
+	for i := range 44 {
+		vars[fmt.Sprintf("v%02d", i)] = strings.Repeat("v", 10_000)
+	}
+	under := with("content", map[string]any{"text": strings.Repeat("x", 100_000), "html": strings.Repeat("h", 500_000), "templateVariables": vars})
+	raw, err := json.Marshal(under)
+	require.NoError(t, err)
+	require.Greater(t, len(raw), 1<<20-10_000, "just under 1 MB")
 	notifytest.Send(t, b.key, under)
 	require.Equal(t, 2, b.metrics(t, "").TotalRequests)
 }
