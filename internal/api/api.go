@@ -18,6 +18,7 @@ import (
 	"github.com/notifyd/notifyd/internal/metrics"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/service"
+	"github.com/notifyd/notifyd/internal/usecase"
 )
 
 // Body size limits: SPEC's 1 MB on the Notification API; the dashboard
@@ -138,7 +139,7 @@ type call struct {
 	// bodyRead and bodyErr: the body is read at most once (readBody).
 	bodyRead bool
 	bodyErr  error
-	actor    *service.Actor
+	actor    *usecase.Actor
 	key      *notify.APIKey
 	nonce    *service.Nonce
 	signed   bool

@@ -115,9 +115,9 @@ func (a *acceptor) run(calls []*acceptCall) {
 // their locks (after a race, or for a lone retried call).
 func (a *acceptor) commit(ctx context.Context, calls []*acceptCall, lock bool) error {
 	s := a.s
-	now := s.now()
+	now := s.Now()
 	var touch []*notify.APIKey
-	err := s.store.UpdateUrgent(ctx, func(tx notify.Tx) error {
+	err := s.Store.UpdateUrgent(ctx, func(tx notify.Tx) error {
 		for _, c := range calls {
 			c.err = nil
 			for _, acc := range c.accepts {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/secret"
+	"github.com/notifyd/notifyd/internal/usecase"
 )
 
 // APIKeyInput is the body of create and update.
@@ -33,7 +34,7 @@ func validateKeyInput(in APIKeyInput, create bool) error {
 	if create && in.Name == nil {
 		return notify.Invalid("name is required")
 	}
-	if in.Name != nil && (strings.TrimSpace(*in.Name) == "" || len([]rune(*in.Name)) > 120 || !storable(*in.Name)) {
+	if in.Name != nil && (strings.TrimSpace(*in.Name) == "" || len([]rune(*in.Name)) > 120 || !usecase.Storable(*in.Name)) {
 		return notify.Invalid("name must be 1 to 120 characters of text")
 	}
 	if create && in.Scopes == nil {
@@ -58,7 +59,7 @@ func validateKeyInput(in APIKeyInput, create bool) error {
 			return notify.Invalid("allowedTemplateCodes must hold at most 1000 codes")
 		}
 		for _, c := range *in.AllowedTemplateCodes {
-			if c == "" || len(c) > 120 || !storable(c) {
+			if c == "" || len(c) > 120 || !usecase.Storable(c) {
 				return notify.Invalid("allowedTemplateCodes entries must be 1 to 120 characters")
 			}
 		}
@@ -69,7 +70,7 @@ func validateKeyInput(in APIKeyInput, create bool) error {
 func (s *Service) mintSecrets(k *notify.APIKey) (token, hmacSecret string, err error) {
 	keySecret := secret.RandomToken(32)
 	hmacSecret = secret.RandomHex(32)
-	enc, err := s.box.SealFor("apikey:"+k.ID, []byte(hmacSecret))
+	enc, err := s.box.SealFor(notify.SealedAAD(notify.SealedAPIKeyHMAC, k.ID), []byte(hmacSecret))
 	if err != nil {
 		return "", "", err
 	}
@@ -78,13 +79,13 @@ func (s *Service) mintSecrets(k *notify.APIKey) (token, hmacSecret string, err e
 }
 
 // CreateAPIKey issues a key (audit api_key.create).
-func (s *Service) CreateAPIKey(ctx context.Context, a *Actor, in APIKeyInput) (*NewAPIKey, error) {
+func (s *Service) CreateAPIKey(ctx context.Context, a *usecase.Actor, in APIKeyInput) (*NewAPIKey, error) {
 	if err := validateKeyInput(in, true); err != nil {
 		return nil, err
 	}
-	now := s.now()
-	k := &notify.APIKey{ID: newID(), WorkspaceID: a.WorkspaceID, KeyID: "nk_" + secret.RandomHex(12), Name: strings.TrimSpace(*in.Name),
-		Scopes: dedupe(*in.Scopes), Status: notify.APIKeyActive, CreatedAt: now, UpdatedAt: now}
+	now := s.Now()
+	k := &notify.APIKey{ID: usecase.NewID(), WorkspaceID: a.WorkspaceID, KeyID: "nk_" + secret.RandomHex(12), Name: strings.TrimSpace(*in.Name),
+		Scopes: usecase.Dedupe(*in.Scopes), Status: notify.APIKeyActive, CreatedAt: now, UpdatedAt: now}
 	if in.AllowedTemplateCodes != nil {
 		k.AllowedTemplateCodes = *in.AllowedTemplateCodes
 	}
@@ -92,11 +93,11 @@ func (s *Service) CreateAPIKey(ctx context.Context, a *Actor, in APIKeyInput) (*
 	if err != nil {
 		return nil, err
 	}
-	err = s.store.Update(ctx, func(tx notify.Tx) error {
+	err = s.Store.Update(ctx, func(tx notify.Tx) error {
 		if err := tx.CreateAPIKey(ctx, k); err != nil {
 			return err
 		}
-		return s.audit(ctx, tx, a, a.WorkspaceID, "api_key.create", "api_key", k.ID, map[string]any{"name": k.Name, "scopes": k.Scopes})
+		return s.Audit(ctx, tx, a, a.WorkspaceID, "api_key.create", "api_key", k.ID, map[string]any{"name": k.Name, "scopes": k.Scopes})
 	})
 	if err != nil {
 		return nil, err
@@ -104,22 +105,10 @@ func (s *Service) CreateAPIKey(ctx context.Context, a *Actor, in APIKeyInput) (*
 	return &NewAPIKey{Key: k, Token: token, HMACSecret: hs}, nil
 }
 
-func dedupe(in []string) []string {
-	out := make([]string, 0, len(in))
-	seen := map[string]bool{}
-	for _, v := range in {
-		if !seen[v] {
-			seen[v] = true
-			out = append(out, v)
-		}
-	}
-	return out
-}
-
 // ListAPIKeys lists the workspace's keys (never their secrets).
-func (s *Service) ListAPIKeys(ctx context.Context, a *Actor) ([]*notify.APIKey, error) {
+func (s *Service) ListAPIKeys(ctx context.Context, a *usecase.Actor) ([]*notify.APIKey, error) {
 	var out []*notify.APIKey
-	err := s.store.View(ctx, func(tx notify.Tx) (err error) {
+	err := s.Store.View(ctx, func(tx notify.Tx) (err error) {
 		out, err = tx.FindAPIKeys(ctx, a.WorkspaceID)
 		return err
 	})
@@ -127,7 +116,7 @@ func (s *Service) ListAPIKeys(ctx context.Context, a *Actor) ([]*notify.APIKey, 
 }
 
 // UpdateAPIKey changes name, scopes or the template list (api_key.update).
-func (s *Service) UpdateAPIKey(ctx context.Context, a *Actor, id string, in APIKeyInput) (*notify.APIKey, error) {
+func (s *Service) UpdateAPIKey(ctx context.Context, a *usecase.Actor, id string, in APIKeyInput) (*notify.APIKey, error) {
 	if err := validateKeyInput(in, false); err != nil {
 		return nil, err
 	}
@@ -139,7 +128,7 @@ func (s *Service) UpdateAPIKey(ctx context.Context, a *Actor, id string, in APIK
 			k.Name = strings.TrimSpace(*in.Name)
 		}
 		if in.Scopes != nil {
-			k.Scopes = dedupe(*in.Scopes)
+			k.Scopes = usecase.Dedupe(*in.Scopes)
 		}
 		if in.AllowedTemplateCodes != nil {
 			k.AllowedTemplateCodes = *in.AllowedTemplateCodes
@@ -149,7 +138,7 @@ func (s *Service) UpdateAPIKey(ctx context.Context, a *Actor, id string, in APIK
 }
 
 // SetAPIKeyStatus revokes (final), suspends or resumes a key.
-func (s *Service) SetAPIKeyStatus(ctx context.Context, a *Actor, id, action string) (*notify.APIKey, error) {
+func (s *Service) SetAPIKeyStatus(ctx context.Context, a *usecase.Actor, id, action string) (*notify.APIKey, error) {
 	return s.changeKey(ctx, a, id, "api_key."+action, func(k *notify.APIKey) error {
 		if k.Status == notify.APIKeyRevoked {
 			return notify.Conflict("API key is revoked")
@@ -168,7 +157,7 @@ func (s *Service) SetAPIKeyStatus(ctx context.Context, a *Actor, id, action stri
 
 // RotateAPIKey issues a new key secret and HMAC secret; the old ones stop
 // working at once (api_key.rotate).
-func (s *Service) RotateAPIKey(ctx context.Context, a *Actor, id string) (*NewAPIKey, error) {
+func (s *Service) RotateAPIKey(ctx context.Context, a *usecase.Actor, id string) (*NewAPIKey, error) {
 	var token, hs string
 	k, err := s.changeKey(ctx, a, id, "api_key.rotate", func(k *notify.APIKey) error {
 		if k.Status == notify.APIKeyRevoked {
@@ -184,25 +173,25 @@ func (s *Service) RotateAPIKey(ctx context.Context, a *Actor, id string) (*NewAP
 	return &NewAPIKey{Key: k, Token: token, HMACSecret: hs}, nil
 }
 
-func (s *Service) changeKey(ctx context.Context, a *Actor, id, action string, change func(*notify.APIKey) error) (*notify.APIKey, error) {
-	if !storable(id) {
+func (s *Service) changeKey(ctx context.Context, a *usecase.Actor, id, action string, change func(*notify.APIKey) error) (*notify.APIKey, error) {
+	if !usecase.Storable(id) {
 		return nil, notify.NotFound("API key")
 	}
 	var k *notify.APIKey
-	err := s.store.Update(ctx, func(tx notify.Tx) error {
+	err := s.Store.Update(ctx, func(tx notify.Tx) error {
 		var err error
 		if k, err = tx.FindAPIKey(ctx, a.WorkspaceID, id); err != nil {
-			return notFound(err, "API key")
+			return usecase.NotFound(err, "API key")
 		}
 		if err := change(k); err != nil {
 			return err
 		}
-		k.UpdatedAt = s.now()
+		k.UpdatedAt = s.Now()
 		if err := tx.UpdateAPIKey(ctx, k); err != nil {
 			return err
 		}
 		s.keys.forget(k.KeyID)
-		return s.audit(ctx, tx, a, a.WorkspaceID, action, "api_key", k.ID, map[string]any{"name": k.Name, "status": k.Status})
+		return s.Audit(ctx, tx, a, a.WorkspaceID, action, "api_key", k.ID, map[string]any{"name": k.Name, "status": k.Status})
 	})
 	return k, err
 }
@@ -256,7 +245,7 @@ func (s *Service) VerifySignatureDeferred(ctx context.Context, r SignedRequest) 
 func (s *Service) VerifySignatureCached(ctx context.Context, r SignedRequest, scope string) (*notify.APIKey, *Nonce, error) {
 	keyID, _, _ := strings.Cut(r.APIKey, ".")
 	if ck := s.keys.get(keyID); ck != nil {
-		k, n, err := s.check(ck, r, s.now(), true)
+		k, n, err := s.check(ck, r, s.Now(), true)
 		if err == nil && k.HasScope(scope) {
 			return k, n, nil
 		}
@@ -274,7 +263,7 @@ func (s *Service) verify(ctx context.Context, r SignedRequest, cache bool) (*not
 		return nil, nil, notify.Unauthorized(detailInvalidKey)
 	}
 	var k *notify.APIKey
-	err := s.store.Lookup(ctx, func(tx notify.Tx) (err error) {
+	err := s.Store.Lookup(ctx, func(tx notify.Tx) (err error) {
 		k, err = tx.FindAPIKeyByKeyID(ctx, keyID)
 		return err
 	})
@@ -284,7 +273,7 @@ func (s *Service) verify(ctx context.Context, r SignedRequest, cache bool) (*not
 	if err != nil {
 		return nil, nil, err
 	}
-	hs, err := s.box.OpenFor("apikey:"+k.ID, k.HMACSecretEnc)
+	hs, err := s.box.OpenFor(notify.SealedAAD(notify.SealedAPIKeyHMAC, k.ID), k.HMACSecretEnc)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -292,7 +281,7 @@ func (s *Service) verify(ctx context.Context, r SignedRequest, cache bool) (*not
 	if cache && k.Status == notify.APIKeyActive {
 		s.keys.put(ck)
 	}
-	return s.check(ck, r, s.now(), cache)
+	return s.check(ck, r, s.Now(), cache)
 }
 
 // check verifies r against key ck: secret, status, timestamp, nonce
@@ -366,7 +355,7 @@ func (s *Service) VerifySignature(ctx context.Context, r SignedRequest) (*notify
 	if err != nil {
 		return nil, err
 	}
-	if err := s.store.Batch(ctx, func(tx notify.Tx) error { return s.recordNonce(ctx, tx, n) }); err != nil {
+	if err := s.Store.Batch(ctx, func(tx notify.Tx) error { return s.recordNonce(ctx, tx, n) }); err != nil {
 		return nil, err
 	}
 	return k, nil
@@ -406,7 +395,7 @@ func (s *Service) refuseWithNonce(ctx context.Context, n *Nonce, err error) erro
 	if n == nil {
 		return err
 	}
-	if nerr := s.store.Batch(ctx, func(tx notify.Tx) error { return s.recordNonce(ctx, tx, n) }); nerr != nil {
+	if nerr := s.Store.Batch(ctx, func(tx notify.Tx) error { return s.recordNonce(ctx, tx, n) }); nerr != nil {
 		return nerr
 	}
 	return err

@@ -4,6 +4,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/usecase"
 )
 
 // Size bounds of a message and of what fills it (issue 29; SPEC leaves
@@ -80,7 +81,7 @@ func checkContent(f func(string) string, title, text, html *string, vars map[str
 		if c.v == nil {
 			continue
 		}
-		if err := maxLen(f(c.name), *c.v, c.n); err != nil {
+		if err := usecase.MaxLen(f(c.name), *c.v, c.n); err != nil {
 			return err
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/usecase"
 )
 
 // FallbackInput is one step of a send's channelFallback as the API
@@ -59,19 +60,19 @@ func validateFallback(in *SendInput, prefix string) error {
 			}
 			addr, name = *st.RecipientAddress, st.RecipientName
 		}
-		if err := maxLen(f("recipient.address"), addr, 320); err != nil {
+		if err := usecase.MaxLen(f("recipient.address"), addr, 320); err != nil {
 			return err
 		}
-		if err := maxLen(f("recipient.name"), name, 120); err != nil {
+		if err := usecase.MaxLen(f("recipient.name"), name, 120); err != nil {
 			return err
 		}
-		if err := maxLen(f("content.templateCode"), st.TemplateCode, 120); err != nil {
+		if err := usecase.MaxLen(f("content.templateCode"), st.TemplateCode, 120); err != nil {
 			return err
 		}
 		if err := checkContent(f, st.Title, st.Text, st.HTML, st.TemplateVariables); err != nil {
 			return err
 		}
-		if err := checkRecipient(f, notify.Channel(st.Channel), addr, name, st.Title); err != nil {
+		if err := usecase.CheckRecipient(f, notify.Channel(st.Channel), addr, name, st.Title); err != nil {
 			return err
 		}
 		if st.HasContent && st.TemplateCode == "" && (st.Text == nil || *st.Text == "") {

@@ -59,7 +59,7 @@ func (b *rateChecks) run(batch []*rateCheck) {
 		keys[i] = c.key
 	}
 	// Batch: on SQLite the checks also share the sends' group commit.
-	err := b.s.store.Batch(ctx, func(tx notify.Tx) error {
+	err := b.s.Store.Batch(ctx, func(tx notify.Tx) error {
 		clear(errs)
 		adm, err := b.s.planAdmission(ctx, tx, keys, live[0].now)
 		if err != nil {

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 
 	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/usecase"
 )
 
 // SendInput is one notification as the API received it (already decoded
@@ -51,26 +51,6 @@ type BulkResult struct {
 	Deduplicated int
 }
 
-// ParseScheduledAt parses a strict ISO 8601 date-time with a T separator
-// and a zone, and requires it in the future.
-func ParseScheduledAt(s string, now time.Time) (time.Time, error) {
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil || len(s) < 20 || (s[10] != 'T') {
-		return time.Time{}, notify.Invalid("scheduledAt must be a strict ISO 8601 date-time, for example 2026-01-02T15:04:05Z")
-	}
-	if !t.After(now) {
-		return time.Time{}, notify.Invalid("scheduledAt must be in the future")
-	}
-	return t.UTC(), nil
-}
-
-func maxLen(field, s string, n int) error {
-	if len(s) > n && utf8.RuneCountInString(s) > n {
-		return notify.Invalid("%s must be at most %d characters", field, n)
-	}
-	return nil
-}
-
 // validateSend checks the field rules of SPEC "Send a notification" that
 // need no database. prefix names the item in bulk errors.
 func (s *Service) validateSend(in *SendInput, prefix string, now time.Time) (*time.Time, error) {
@@ -92,14 +72,14 @@ func (s *Service) validateSend(in *SendInput, prefix string, now time.Time) (*ti
 		{"recipient.address", *in.RecipientAddress, 320}, {"recipient.name", in.RecipientName, 120},
 		{"content.templateCode", in.TemplateCode, 120}, {"idempotencyKey", in.IdempotencyKey, 120},
 	} {
-		if err := maxLen(f(c.name), c.v, c.n); err != nil {
+		if err := usecase.MaxLen(f(c.name), c.v, c.n); err != nil {
 			return nil, err
 		}
 	}
 	if err := checkContent(f, in.Title, in.Text, in.HTML, in.TemplateVariables); err != nil {
 		return nil, err
 	}
-	if err := checkRecipient(f, notify.Channel(in.Channel), *in.RecipientAddress, in.RecipientName, in.Title); err != nil {
+	if err := usecase.CheckRecipient(f, notify.Channel(in.Channel), *in.RecipientAddress, in.RecipientName, in.Title); err != nil {
 		return nil, err
 	}
 	if err := checkMetadata(f("metadata"), in.Metadata); err != nil {
@@ -127,7 +107,7 @@ func (s *Service) validateSend(in *SendInput, prefix string, now time.Time) (*ti
 		*in.Locale = canon
 	}
 	if in.ScheduledAt != nil {
-		t, err := ParseScheduledAt(*in.ScheduledAt, now)
+		t, err := usecase.ParseScheduledAt(*in.ScheduledAt, now)
 		if err != nil {
 			e, _ := notify.AsError(err)
 			if prefix != "" {
@@ -146,7 +126,7 @@ func (s *Service) validateSend(in *SendInput, prefix string, now time.Time) (*ti
 // bound (renderedTooLarge).
 func (s *Service) buildRequest(ctx context.Context, tx notify.Tx, ws string, key *notify.APIKey, in *SendInput, sched *time.Time, now time.Time, prefix string) (*notify.Request, error) {
 	ch := notify.Channel(in.Channel)
-	r := &notify.Request{ID: newID(), WorkspaceID: ws, Source: notify.SourceAPI, Channel: ch, Status: notify.StatusQueued,
+	r := &notify.Request{ID: usecase.NewID(), WorkspaceID: ws, Source: notify.SourceAPI, Channel: ch, Status: notify.StatusQueued,
 		RecipientAddress: strings.TrimSpace(*in.RecipientAddress), RecipientName: in.RecipientName, TemplateCode: in.TemplateCode,
 		TemplateVariables: in.TemplateVariables, Metadata: in.Metadata, PreferredProviderIDs: in.PreferredProviderAccountIDs,
 		IdempotencyKey: in.IdempotencyKey, RequestedAt: now, ScheduledAt: sched, UpdatedAt: now}
@@ -250,7 +230,7 @@ func (s *Service) resolveTemplate(ctx context.Context, tx notify.Tx, ws string, 
 func (s *Service) Send(ctx context.Context, key *notify.APIKey, nonce *Nonce, in *SendInput) (*SendResult, error) {
 	var acc *notify.Accept
 	err := s.submit(ctx, key, nonce, func(c *acceptCall) error {
-		now := s.now()
+		now := s.Now()
 		sched, err := s.validateSend(in, "", now)
 		if err != nil {
 			c.refuse = err
@@ -347,7 +327,7 @@ func (s *Service) buildRequests(ctx context.Context, key *notify.APIKey, ins []*
 	if !reads {
 		return out, build(nil)
 	}
-	return out, s.store.View(ctx, build)
+	return out, s.Store.View(ctx, build)
 }
 
 func acceptResult(a *notify.Accept) SendResult {
@@ -394,7 +374,7 @@ func (s *Service) SendBulk(ctx context.Context, key *notify.APIKey, nonce *Nonce
 			c.refuse = err
 			return nil
 		}
-		now := s.now()
+		now := s.Now()
 		scheds := make([]*time.Time, len(items))
 		for i, in := range items {
 			sched, err := s.validateSend(in, itemPrefix(i), now)
@@ -452,10 +432,10 @@ func (s *Service) GetRequest(ctx context.Context, ws, id string) (*RequestDetail
 		return nil, notify.Invalid("requestId must be a UUID")
 	}
 	d := &RequestDetail{}
-	err := s.store.View(ctx, func(tx notify.Tx) error {
+	err := s.Store.View(ctx, func(tx notify.Tx) error {
 		var err error
 		if d.Request, err = tx.FindRequest(ctx, ws, id); err != nil {
-			return notFound(err, "Notification request")
+			return usecase.NotFound(err, "Notification request")
 		}
 		if d.Job, err = tx.FindJobByRequest(ctx, ws, id); err != nil && !notify.IsNotFound(err) {
 			return err
@@ -484,16 +464,16 @@ func (s *Service) CancelRequest(ctx context.Context, ws, id string, actor *strin
 		return nil, notify.Invalid("requestId must be a UUID")
 	}
 	var res CancelResult
-	err := s.store.Update(ctx, func(tx notify.Tx) error {
+	err := s.Store.Update(ctx, func(tx notify.Tx) error {
 		r, err := tx.LockRequest(ctx, ws, id)
 		if err != nil {
-			return notFound(err, "Notification request")
+			return usecase.NotFound(err, "Notification request")
 		}
 		res = CancelResult{RequestID: r.ID, Status: string(r.Status)}
 		if r.Status.Terminal() {
 			return nil
 		}
-		now := s.now()
+		now := s.Now()
 		if err := s.cancelInTx(ctx, tx, r, now); err != nil {
 			return err
 		}
@@ -540,16 +520,7 @@ func (s *Service) cancelInTx(ctx context.Context, tx notify.Tx, r *notify.Reques
 	} else if !notify.IsNotFound(err) {
 		return err
 	}
-	return s.event(ctx, tx, notify.EventCanceled, r, now)
-}
-
-// event writes an outbox row for r.
-func (s *Service) event(ctx context.Context, tx notify.Tx, typ string, r *notify.Request, now time.Time) error {
-	events, err := notify.Subscribed(ctx, tx, []*notify.Event{notify.RequestEvent(newID(), typ, r, now)})
-	if err != nil {
-		return err
-	}
-	return tx.CreateEvents(ctx, events)
+	return usecase.Event(ctx, tx, notify.EventCanceled, r, now)
 }
 
 func itoa(n int64) string {

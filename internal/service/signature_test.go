@@ -17,6 +17,7 @@ import (
 	"github.com/notifyd/notifyd/internal/notifytest"
 	"github.com/notifyd/notifyd/internal/secret"
 	"github.com/notifyd/notifyd/internal/service"
+	"github.com/notifyd/notifyd/internal/usecase"
 )
 
 // epoch is the fixed clock of these tests.
@@ -25,7 +26,7 @@ var epoch = time.Unix(1_800_000_000, 0).UTC()
 // sigEnv is a service on a real store with one workspace and one API key.
 type sigEnv struct {
 	svc    *service.Service
-	actor  *service.Actor
+	actor  *usecase.Actor
 	key    *service.NewAPIKey
 	offset atomic.Int64 // seconds added to epoch
 }
@@ -42,7 +43,7 @@ func newSigEnv(t testing.TB, url string) *sigEnv {
 	ctx := context.Background()
 	res, err := e.svc.Bootstrap(ctx, "W", "owner@example.com", "owner password")
 	require.NoError(t, err)
-	e.actor = &service.Actor{UserID: res.UserID, WorkspaceID: res.WorkspaceID, Role: notify.RoleOwner}
+	e.actor = &usecase.Actor{UserID: res.UserID, WorkspaceID: res.WorkspaceID, Role: notify.RoleOwner}
 	e.key = e.newKey(t, notify.ScopeNotificationsSend)
 	return e
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/render"
+	"github.com/notifyd/notifyd/internal/usecase"
 )
 
 // LayoutSlot is the placeholder of a layout that the message body fills.
@@ -36,7 +37,7 @@ func renderMessage(m message, l *notify.Layout, vars map[string]string, prefix s
 		return message{}, tooLarge(prefix+"content.title", MaxContentTitle, "template variables")
 	}
 	// A variable must not break the title (an email subject) either.
-	if err := oneLine(prefix+"content.title", out.Title); err != nil {
+	if err := usecase.OneLine(prefix+"content.title", out.Title); err != nil {
 		return message{}, err
 	}
 	if out.Text, ok = render.Substitute(m.Text, vars, MaxContentText); !ok {
