@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/notifyd/notifyd/internal/compose"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/render"
 	"github.com/notifyd/notifyd/internal/usecase"
@@ -51,5 +52,5 @@ func (s *Service) PreviewCampaign(ctx context.Context, a *usecase.Actor, id stri
 		return nil, err
 	}
 	return &CampaignPreview{Subject: r.Title, Text: r.Text, HTML: r.HTML,
-		MissingVariables: missingVariables(attributes, render.NamesUnicode, c.Subject, c.ContentText, c.ContentHTML)}, nil
+		MissingVariables: compose.MissingVariables(attributes, render.NamesUnicode, c.Subject, c.ContentText, c.ContentHTML)}, nil
 }

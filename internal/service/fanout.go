@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/notifyd/notifyd/internal/compose"
 	"github.com/notifyd/notifyd/internal/dispatch"
 	"github.com/notifyd/notifyd/internal/mailcheck"
 	"github.com/notifyd/notifyd/internal/notify"
@@ -415,8 +416,8 @@ func (s *Service) renderBatch(c *notify.Campaign, subs []*notify.Subscriber, now
 	recips := make([]notify.CampaignRecipient, len(subs))
 	failed := 0
 	for i, r := range reqs {
-		if tl := (*renderedTooLarge)(nil); errors.As(errs[i], &tl) {
-			return nil, nil, 0, &fanoutRenderFailure{reason: tl.err.Detail + " (subscriber " + subs[i].ID + ")"}
+		if tl := (*compose.RenderedTooLarge)(nil); errors.As(errs[i], &tl) {
+			return nil, nil, 0, &fanoutRenderFailure{reason: tl.Err.Detail + " (subscriber " + subs[i].ID + ")"}
 		}
 		recips[i].SubscriberID = subs[i].ID
 		if r == nil {
@@ -447,7 +448,7 @@ func (e *fanoutRenderFailure) Permanent() bool { return true }
 //
 // Each part is held to its campaign field's bound while it is rendered
 // (subject before the advertisement prefix, text and HTML before the
-// footer): over it, the error is a renderedTooLarge naming the field. A
+// footer): over it, the error is a compose.RenderedTooLarge naming the field. A
 // subject the attributes break onto two lines (control characters, as a
 // send's content.title refuses) is a plain 400 error: the fan-out skips
 // that subscriber, the preview refuses.
@@ -457,14 +458,14 @@ func campaignRequest(c *notify.Campaign, x *notify.Subscriber, now time.Time) (*
 	}
 	subject, ok := render.SubstituteUnicode(c.Subject, x.Attributes, MaxCampaignSubject)
 	if !ok {
-		return nil, tooLarge("subject", MaxCampaignSubject, "subscriber attributes")
+		return nil, compose.TooLarge("subject", MaxCampaignSubject, "subscriber attributes")
 	}
 	if usecase.HasControl(subject) {
 		return nil, notify.Invalid("subject must not contain control characters after subscriber attributes are put in")
 	}
 	text, ok := render.SubstituteUnicode(c.ContentText, x.Attributes, MaxCampaignText)
 	if !ok {
-		return nil, tooLarge("contentText", MaxCampaignText, "subscriber attributes")
+		return nil, compose.TooLarge("contentText", MaxCampaignText, "subscriber attributes")
 	}
 	token := url.QueryEscape(x.UnsubscribeToken)
 	page := c.LinkBase + "/v1/newsletter/unsubscribe?token=" + token
@@ -477,7 +478,7 @@ func campaignRequest(c *notify.Campaign, x *notify.Subscriber, now time.Time) (*
 		Metadata: map[string]string{"campaignId": c.ID, "subscriberId": x.ID}}
 	if c.ContentHTML != "" {
 		if r.HTML, ok = render.SubstituteUnicode(c.ContentHTML, render.HTMLEscapeVars(x.Attributes), MaxCampaignHTML); !ok {
-			return nil, tooLarge("contentHtml", MaxCampaignHTML, "subscriber attributes")
+			return nil, compose.TooLarge("contentHtml", MaxCampaignHTML, "subscriber attributes")
 		}
 	}
 	if c.IsAdvertisement || c.IncludeUnsubscribe {

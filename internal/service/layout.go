@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/notifyd/notifyd/internal/compose"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/render"
 	"github.com/notifyd/notifyd/internal/usecase"
@@ -29,8 +30,8 @@ func checkLayoutPart(field, s string, n int) error {
 	if err := usecase.MaxLen(field, s, n); err != nil {
 		return err
 	}
-	if _, _, slots := render.Slot(s, LayoutSlot); slots != 1 {
-		return notify.Invalid("%s must hold the slot {{%s}} exactly once", field, LayoutSlot)
+	if _, _, slots := render.Slot(s, compose.LayoutSlot); slots != 1 {
+		return notify.Invalid("%s must hold the slot {{%s}} exactly once", field, compose.LayoutSlot)
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/notifyd/notifyd/internal/compose"
 	"github.com/notifyd/notifyd/internal/mailcheck"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/otp"
@@ -139,7 +140,7 @@ func (s *Service) validateOTPSend(in *OTPSendInput) (notify.Channel, string, err
 			return "", "", err
 		}
 	}
-	if err := checkVariables("templateVariables", in.TemplateVariables); err != nil {
+	if err := compose.CheckVariables("templateVariables", in.TemplateVariables); err != nil {
 		return "", "", err
 	}
 	switch in.Mode {
@@ -256,15 +257,15 @@ func (s *Service) prepareOTP(ctx context.Context, tx notify.Tx, key *notify.APIK
 		TemplateVariables: vars, PreferredProviderIDs: in.PreferredProviderAccountIDs, RequestedAt: now, UpdatedAt: now,
 		Metadata: map[string]string{"otpVerificationId": sess.ID}}
 	if in.TemplateCode != "" {
-		t, v, err := s.resolveTemplate(ctx, tx, sess.WorkspaceID, key, in.TemplateCode, sess.Channel, "")
+		t, v, err := compose.ResolveTemplate(ctx, tx, sess.WorkspaceID, key, in.TemplateCode, sess.Channel, "")
 		if err != nil {
 			return nil, err
 		}
-		layout, err := versionLayout(ctx, tx, sess.WorkspaceID, v)
+		layout, err := compose.VersionLayout(ctx, tx, sess.WorkspaceID, v)
 		if err != nil {
 			return nil, err
 		}
-		m, err := renderMessage(message{Title: v.Title, Text: v.Text, HTML: v.HTML}, layout, vars, "")
+		m, err := compose.Render(compose.Message{Title: v.Title, Text: v.Text, HTML: v.HTML}, layout, vars, "")
 		if err != nil {
 			return nil, err
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/notifyd/notifyd/internal/compose"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/usecase"
 )
@@ -76,13 +77,13 @@ func (s *Service) validateSend(in *SendInput, prefix string, now time.Time) (*ti
 			return nil, err
 		}
 	}
-	if err := checkContent(f, in.Title, in.Text, in.HTML, in.TemplateVariables); err != nil {
+	if err := compose.CheckContent(f, in.Title, in.Text, in.HTML, in.TemplateVariables); err != nil {
 		return nil, err
 	}
 	if err := usecase.CheckRecipient(f, notify.Channel(in.Channel), *in.RecipientAddress, in.RecipientName, in.Title); err != nil {
 		return nil, err
 	}
-	if err := checkMetadata(f("metadata"), in.Metadata); err != nil {
+	if err := compose.CheckMetadata(f("metadata"), in.Metadata); err != nil {
 		return nil, err
 	}
 	if in.TemplateCode == "" && (in.Text == nil || *in.Text == "") {
@@ -100,7 +101,7 @@ func (s *Service) validateSend(in *SendInput, prefix string, now time.Time) (*ti
 		return nil, err
 	}
 	if in.Locale != nil {
-		canon, err := ParseLocale(f("locale"), *in.Locale)
+		canon, err := compose.ParseLocale(f("locale"), *in.Locale)
 		if err != nil {
 			return nil, err
 		}
@@ -123,7 +124,7 @@ func (s *Service) validateSend(in *SendInput, prefix string, now time.Time) (*ti
 // buildRequest resolves the template (SPEC rules 3.1–3.6) and renders the
 // content, naming fields after prefix (a bulk item's). Failures here are
 // acceptance failures (bulk leaves them out), but for a rendering over its
-// bound (renderedTooLarge).
+// bound (compose.RenderedTooLarge).
 func (s *Service) buildRequest(ctx context.Context, tx notify.Tx, ws string, key *notify.APIKey, in *SendInput, sched *time.Time, now time.Time, prefix string) (*notify.Request, error) {
 	ch := notify.Channel(in.Channel)
 	r := &notify.Request{ID: usecase.NewID(), WorkspaceID: ws, Source: notify.SourceAPI, Channel: ch, Status: notify.StatusQueued,
@@ -136,28 +137,28 @@ func (s *Service) buildRequest(ctx context.Context, tx notify.Tx, ws string, key
 	if ch == notify.ChannelEmail {
 		r.RecipientAddress = strings.ToLower(r.RecipientAddress)
 	}
-	var base content
+	var base compose.Message
 	var layout *notify.Layout
 	if in.TemplateCode != "" {
 		locale := ""
 		if in.Locale != nil {
 			locale = *in.Locale
 		}
-		t, v, err := s.resolveTemplate(ctx, tx, ws, key, in.TemplateCode, ch, locale)
+		t, v, err := compose.ResolveTemplate(ctx, tx, ws, key, in.TemplateCode, ch, locale)
 		if err != nil {
 			return nil, err
 		}
-		if layout, err = versionLayout(ctx, tx, ws, v); err != nil {
+		if layout, err = compose.VersionLayout(ctx, tx, ws, v); err != nil {
 			return nil, err
 		}
-		base = content{v.Title, v.Text, v.HTML}
+		base = compose.Message{Title: v.Title, Text: v.Text, HTML: v.HTML}
 		r.VendorTemplateID, r.SenderProfileKey = t.VendorTemplateID, t.SenderProfileKey
 	}
-	c, err := renderContent(base, layout, in.Title, in.Text, in.HTML, in.TemplateCode != "", in.TemplateVariables, prefix)
+	c, err := compose.Overlay(base, layout, in.Title, in.Text, in.HTML, in.TemplateCode != "", in.TemplateVariables, prefix)
 	if err != nil {
 		return nil, err
 	}
-	r.Title, r.Text, r.HTML = c.title, c.text, c.html
+	r.Title, r.Text, r.HTML = c.Title, c.Text, c.HTML
 	for _, id := range in.PreferredProviderAccountIDs {
 		if _, err := tx.FindProviderAccount(ctx, ws, id); err != nil {
 			if notify.IsNotFound(err) {
@@ -170,57 +171,6 @@ func (s *Service) buildRequest(ctx context.Context, tx notify.Tx, ws string, key
 		return nil, err
 	}
 	return r, nil
-}
-
-// content is a message's title, text and HTML.
-type content struct{ title, text, html string }
-
-// renderContent puts the sent title, text and HTML over base (the
-// template version's, or nothing) and, when a template or variables are
-// given, renders them with renderMessage (SPEC rules 3.4 and 3.5, and the
-// version's layout), naming the fields after prefix.
-func renderContent(base content, layout *notify.Layout, title, text, html *string, templated bool, vars map[string]string, prefix string) (content, error) {
-	c := base
-	if text != nil {
-		c.text = *text
-	}
-	if title != nil {
-		c.title = *title
-	}
-	if html != nil {
-		c.html = *html
-	}
-	if templated || len(vars) > 0 {
-		m, err := renderMessage(message{Title: c.title, Text: c.text, HTML: c.html}, layout, vars, prefix)
-		if err != nil {
-			return content{}, err
-		}
-		c = content{m.Title, m.Text, m.HTML}
-	}
-	return c, nil
-}
-
-// resolveTemplate applies SPEC rules 3.1, 3.2, 3.3 and 3.6; locale (a
-// canonical tag, or "") chooses the version (publishedVersion).
-func (s *Service) resolveTemplate(ctx context.Context, tx notify.Tx, ws string, key *notify.APIKey, code string, ch notify.Channel, locale string) (*notify.Template, *notify.TemplateVersion, error) {
-	t, err := tx.FindTemplateByCode(ctx, ws, code, ch)
-	if notify.IsNotFound(err) || (err == nil && t.Status != "active") {
-		return nil, nil, notify.Invalid("Template %s is not an active template of channel %s", code, ch)
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	if key != nil && !key.AllowsTemplate(code) {
-		return nil, nil, notify.Forbidden("Template %s is not allowed for this API key", code)
-	}
-	v, err := publishedVersion(ctx, tx, t, locale)
-	if err != nil {
-		return nil, nil, err
-	}
-	if ch == notify.ChannelAlimTalk && t.ReviewStatus != "APPROVED" {
-		return nil, nil, notify.Invalid("Template %s is not approved", code)
-	}
-	return t, v, nil
 }
 
 // Send accepts one notification: its request row, job row and queue job
@@ -391,8 +341,8 @@ func (s *Service) SendBulk(ctx context.Context, key *notify.APIKey, nonce *Nonce
 		for _, b := range rs {
 			// An item rendered over a bound fails a field rule: the whole
 			// call is refused, as for an item failing validation.
-			if tl := (*renderedTooLarge)(nil); errors.As(b.err, &tl) {
-				c.refuse = tl.err
+			if tl := (*compose.RenderedTooLarge)(nil); errors.As(b.err, &tl) {
+				c.refuse = tl.Err
 				return nil
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/notifyd/notifyd/internal/compose"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/render"
 	"github.com/notifyd/notifyd/internal/usecase"
@@ -356,7 +357,7 @@ func (s *Service) CreateTemplateVersion(ctx context.Context, a *usecase.Actor, i
 		v.HTML = *in.HTML
 	}
 	if in.Locale != nil {
-		canon, err := ParseLocale("locale", *in.Locale)
+		canon, err := compose.ParseLocale("locale", *in.Locale)
 		if err != nil {
 			return nil, err
 		}
@@ -574,14 +575,14 @@ func (s *Service) PreviewTemplate(ctx context.Context, a *usecase.Actor, id stri
 			return nil, notify.Invalid("version and locale cannot both be given")
 		}
 		var err error
-		if locale, err = ParseLocale("locale", *in.Locale); err != nil {
+		if locale, err = compose.ParseLocale("locale", *in.Locale); err != nil {
 			return nil, err
 		}
 	}
 	if in.Version != nil && *in.Version < 1 {
 		return nil, notify.Invalid("version must be a positive integer")
 	}
-	if err := checkVariables("variables", in.Variables); err != nil {
+	if err := compose.CheckVariables("variables", in.Variables); err != nil {
 		return nil, err
 	}
 	p := &Preview{}
@@ -591,7 +592,7 @@ func (s *Service) PreviewTemplate(ctx context.Context, a *usecase.Actor, id stri
 			return usecase.NotFound(err, "Template")
 		}
 		if in.Version == nil {
-			p.Version, err = publishedVersion(ctx, tx, p.Template, locale)
+			p.Version, err = compose.PublishedVersion(ctx, tx, p.Template, locale)
 		} else {
 			p.Version, err = tx.FindTemplateVersion(ctx, a.WorkspaceID, p.Template.ID, *in.Version)
 			err = usecase.NotFound(err, "Template version")
@@ -599,18 +600,18 @@ func (s *Service) PreviewTemplate(ctx context.Context, a *usecase.Actor, id stri
 		if err != nil {
 			return err
 		}
-		p.Layout, err = versionLayout(ctx, tx, a.WorkspaceID, p.Version)
+		p.Layout, err = compose.VersionLayout(ctx, tx, a.WorkspaceID, p.Version)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	src := message{Title: p.Version.Title, Text: p.Version.Text, HTML: p.Version.HTML}
-	m, err := renderMessage(src, p.Layout, in.Variables, "")
+	src := compose.Message{Title: p.Version.Title, Text: p.Version.Text, HTML: p.Version.HTML}
+	m, err := compose.Render(src, p.Layout, in.Variables, "")
 	if err != nil {
 		return nil, err
 	}
 	p.Title, p.Text, p.HTML = m.Title, m.Text, m.HTML
-	p.MissingVariables = missingVariables(in.Variables, render.Names, messageParts(src, p.Layout)...)
+	p.MissingVariables = compose.MissingVariables(in.Variables, render.Names, compose.Parts(src, p.Layout)...)
 	return p, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/notifyd/notifyd/internal/compose"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/usecase"
 )
@@ -35,7 +36,7 @@ func (s *Service) TestSend(ctx context.Context, a *usecase.Actor, providerID str
 			return nil, err
 		}
 	}
-	if err := checkContent(func(f string) string { return f }, in.Title, in.Text, nil, in.TemplateVariables); err != nil {
+	if err := compose.CheckContent(func(f string) string { return f }, in.Title, in.Text, nil, in.TemplateVariables); err != nil {
 		return nil, err
 	}
 	now := s.Now()
@@ -119,7 +120,7 @@ func (s *Service) testRequest(ctx context.Context, tx notify.Tx, ws string, p *n
 		if t.ProviderAccountID != p.ID {
 			return nil, notify.Forbidden("Template is not bound to this provider")
 		}
-		_, v, err := s.resolveTemplate(ctx, tx, ws, nil, in.TemplateCode, p.Channel, "")
+		_, v, err := compose.ResolveTemplate(ctx, tx, ws, nil, in.TemplateCode, p.Channel, "")
 		if err != nil {
 			return nil, err
 		}
@@ -136,7 +137,7 @@ func (s *Service) testRequest(ctx context.Context, tx notify.Tx, ws string, p *n
 	}
 	// The text and title as a send renders them, bounds included (an
 	// alimtalk version's HTML, unused by the channel, is kept as it is).
-	m, err := renderMessage(message{Title: req.Title, Text: req.Text}, nil, in.TemplateVariables, "")
+	m, err := compose.Render(compose.Message{Title: req.Title, Text: req.Text}, nil, in.TemplateVariables, "")
 	if err != nil {
 		return nil, err
 	}
