@@ -172,5 +172,3 @@ func New(o Options) *Service {
 	return s
 }
 
-// Now is the service clock, in UTC.
-func (s *Service) Now() time.Time { return s.Now() }
