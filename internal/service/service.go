@@ -171,4 +171,3 @@ func New(o Options) *Service {
 	}
 	return s
 }
-
