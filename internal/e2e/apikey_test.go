@@ -14,8 +14,8 @@ import (
 
 	"github.com/notifyd/notifyd/client"
 	"github.com/notifyd/notifyd/internal/api"
+	"github.com/notifyd/notifyd/internal/gate"
 	"github.com/notifyd/notifyd/internal/notify"
-	"github.com/notifyd/notifyd/internal/service"
 )
 
 type apiKeyJSON struct {
@@ -64,7 +64,7 @@ func verify(t testing.TB, e *env, key, hmacSecret, method, target string, body [
 	t.Helper()
 	ts := strconv.FormatInt(time.Now().Unix(), 10)
 	nonce := client.NewNonce()
-	return e.Daemon.Service.VerifySignature(context.Background(), service.SignedRequest{
+	return e.Daemon.Gate.VerifySignature(context.Background(), gate.SignedRequest{
 		APIKey: key, Timestamp: ts, Nonce: nonce, Signature: client.Sign(hmacSecret, method, target, ts, nonce, body),
 		Method: method, Target: target, Body: body,
 	})

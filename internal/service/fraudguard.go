@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/notifyd/notifyd/internal/gate"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/otp"
 	"github.com/notifyd/notifyd/internal/usecase"
@@ -319,7 +320,7 @@ func (f *fraudCheck) count(ctx context.Context, tx notify.Tx, now time.Time) err
 	var rules []string
 	var limits []int
 	add := func(rule, scope, value string, windowSeconds, limit int) {
-		key, start := rateWindow(scope, windowSeconds, now)
+		key, start := gate.RateWindow(scope, windowSeconds, now)
 		ws = append(ws, notify.OTPFraudWindow{Key: key + ":" + counterHash(value), Start: start,
 			End: start.Add(time.Duration(windowSeconds) * time.Second)})
 		rules, limits = append(rules, rule), append(limits, limit)

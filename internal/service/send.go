@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/notifyd/notifyd/internal/compose"
+	"github.com/notifyd/notifyd/internal/gate"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/usecase"
 )
@@ -177,7 +178,7 @@ func (s *Service) buildRequest(ctx context.Context, tx notify.Tx, ws string, key
 // are committed together with its nonce and its request-limit count, in
 // the send group commit (accept.go), deduplicated by idempotency key
 // within the workspace.
-func (s *Service) Send(ctx context.Context, key *notify.APIKey, nonce *Nonce, in *SendInput) (*SendResult, error) {
+func (s *Service) Send(ctx context.Context, key *notify.APIKey, nonce *gate.Nonce, in *SendInput) (*SendResult, error) {
 	var acc *notify.Accept
 	err := s.submit(ctx, key, nonce, func(c *acceptCall) error {
 		now := s.Now()
@@ -186,7 +187,7 @@ func (s *Service) Send(ctx context.Context, key *notify.APIKey, nonce *Nonce, in
 			c.refuse = err
 			return nil
 		}
-		rs, err := s.buildRequests(ctx, c.key, []*SendInput{in}, []*time.Time{sched}, now, false)
+		rs, err := s.buildRequests(ctx, c.Key, []*SendInput{in}, []*time.Time{sched}, now, false)
 		if err != nil {
 			return err
 		}
@@ -209,7 +210,7 @@ func (s *Service) Send(ctx context.Context, key *notify.APIKey, nonce *Nonce, in
 // does not decode): like an accepted send it counts toward the request
 // limits and records its nonce, in the send group commit, and answers
 // err unless a limit answers 429 first.
-func (s *Service) RefuseSend(ctx context.Context, key *notify.APIKey, nonce *Nonce, err error) error {
+func (s *Service) RefuseSend(ctx context.Context, key *notify.APIKey, nonce *gate.Nonce, err error) error {
 	return s.submit(ctx, key, nonce, func(c *acceptCall) error {
 		c.refuse = err
 		return nil
@@ -220,26 +221,25 @@ func (s *Service) RefuseSend(ctx context.Context, key *notify.APIKey, nonce *Non
 // runs it in the send group commit. A call whose cached API key turns out
 // to have changed wrote nothing: it is verified again against the stored
 // key and prepared anew (the key's template list may differ).
-func (s *Service) submit(ctx context.Context, key *notify.APIKey, nonce *Nonce, prepare func(*acceptCall) error) error {
-	nonce.take()
+func (s *Service) submit(ctx context.Context, key *notify.APIKey, nonce *gate.Nonce, prepare func(*acceptCall) error) error {
+	nonce.Take()
 	for try := 0; ; try++ {
-		c := &acceptCall{ctx: ctx, key: key, nonce: nonce}
+		c := &acceptCall{Call: gate.Call{Key: key, Nonce: nonce}, ctx: ctx}
 		if err := prepare(c); err != nil {
 			return err
 		}
 		err := s.accept.do(c)
-		if !errors.Is(err, errStaleKey) {
+		if !errors.Is(err, gate.ErrStaleKey) {
 			return err
 		}
 		if try == 2 {
-			return notify.Unauthorized(detailInvalidKey)
+			return notify.Unauthorized(gate.DetailInvalidKey)
 		}
-		s.keys.forget(key.KeyID)
-		if key, nonce, err = s.verify(ctx, nonce.req, true); err != nil {
+		if key, nonce, err = s.gate.Reverify(ctx, nonce); err != nil {
 			return err
 		}
-		if err := RequireScope(key, notify.ScopeNotificationsSend); err != nil {
-			return s.refuseWithNonce(ctx, nonce, err)
+		if err := gate.RequireScope(key, notify.ScopeNotificationsSend); err != nil {
+			return s.gate.RefuseWithNonce(ctx, nonce, err)
 		}
 	}
 }
@@ -312,7 +312,7 @@ func CheckBulkSize(n int) error {
 // SendBulk validates every item (one bad item refuses the call), then
 // accepts the valid items together; items failing acceptance (template
 // resolution) are left out. The call counts once toward the limits.
-func (s *Service) SendBulk(ctx context.Context, key *notify.APIKey, nonce *Nonce, items []*SendInput) (*BulkResult, error) {
+func (s *Service) SendBulk(ctx context.Context, key *notify.APIKey, nonce *gate.Nonce, items []*SendInput) (*BulkResult, error) {
 	var accs []*notify.Accept
 	err := s.submit(ctx, key, nonce, func(c *acceptCall) error {
 		accs = nil
@@ -334,7 +334,7 @@ func (s *Service) SendBulk(ctx context.Context, key *notify.APIKey, nonce *Nonce
 			}
 			scheds[i] = sched
 		}
-		rs, err := s.buildRequests(ctx, c.key, items, scheds, now, true)
+		rs, err := s.buildRequests(ctx, c.Key, items, scheds, now, true)
 		if err != nil {
 			return err
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/notifyd/notifyd/internal/bounce"
+	"github.com/notifyd/notifyd/internal/gate"
 	"github.com/notifyd/notifyd/internal/mailcheck"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/otp"
@@ -27,7 +28,10 @@ type Options struct {
 	SessionTTL    time.Duration // default 12h
 	JobAttempts   int           // SVC_QUEUE_JOB_ATTEMPTS, default 3
 	Backoff       time.Duration // SVC_QUEUE_BACKOFF_MS, default 3s
-	HMACTolerance time.Duration // default 300s
+	HMACTolerance time.Duration // default 300s (the Gate built when Gate is nil)
+	// Gate is the signed API's door (internal/gate), shared with the API;
+	// nil builds one on Store and Box.
+	Gate *gate.Gate
 	// OTPSecret signs verification tokens (OTP_SIGNING_SECRET); OTPCodeKey
 	// keys the code hashes. Both default to random per-process keys.
 	OTPSecret  []byte
@@ -100,7 +104,6 @@ type Service struct {
 	usecase.Kit
 	box         *secret.Box
 	ttl         time.Duration
-	tol         time.Duration
 	logins      *loginThrottle
 	jobAttempts int
 	backoff     time.Duration
@@ -116,9 +119,8 @@ type Service struct {
 	sns         *bounce.SNSVerifier
 	fanoutMu    sync.Mutex
 	fanoutFault FanoutFault // tests: SetFanoutFault
-	rates       *rateChecks // request-limit checks (ratebatch.go)
+	gate        *gate.Gate  // the signed API's door: signatures, nonces, request limits
 	accept      *acceptor   // the send group commit (accept.go)
-	keys        *keyCache   // API keys of signed sends (keycache.go)
 
 	fanoutWriters int      // batches of a fan-out written at once (fanout.go)
 	fanoutResume  sync.Map // fan-out job ID → the cursor its next run starts after (fanout.go)
@@ -145,13 +147,14 @@ func New(o Options) *Service {
 		o.HMACTolerance = 300 * time.Second
 	}
 	s := &Service{Kit: usecase.NewKit(o.Store, o.Now, o.Logger), box: o.Box,
-		ttl: o.SessionTTL, tol: o.HMACTolerance, logins: newLoginThrottle(),
+		ttl: o.SessionTTL, logins: newLoginThrottle(),
 		jobAttempts: o.JobAttempts, backoff: o.Backoff, baseURL: strings.TrimRight(o.BaseURL, "/")}
 	s.delivery = o.Delivery
-	s.rates = newRateChecks(s)
+	if s.gate = o.Gate; s.gate == nil {
+		s.gate = gate.New(gate.Options{Store: o.Store, Box: o.Box, Now: o.Now, Logger: o.Logger, Tolerance: o.HMACTolerance})
+	}
 	s.accept = newAcceptor(s, o.AcceptWriters)
 	s.fanoutWriters = max(o.FanoutWriters, 1)
-	s.keys = newKeyCache()
 	s.mailCheck = o.MailCheck
 	s.dns = o.DNS
 	if s.dns == nil {
