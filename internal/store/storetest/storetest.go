@@ -108,6 +108,11 @@ var tests = map[string]func(t *testing.T, open Opener){
 	// limit.go
 	"DispatchTarget": oneDB(testDispatchTarget),
 
+	// nonces.go
+	"UseNonces":           oneDB(testUseNonces),
+	"UseNoncesMany":       oneDB(testUseNoncesMany),
+	"UseNoncesDuplicates": oneDB(testUseNoncesDuplicates),
+
 	// optin.go
 	"OptIn": oneDB(testOptIn),
 
