@@ -127,6 +127,10 @@ var tests = map[string]func(t *testing.T, open Opener){
 	"Templates":     oneDB(testTemplates),
 	"LockRequest":   oneDB(testLockRequest),
 
+	// requests.go
+	"FindRequests":      oneDB(testFindRequests),
+	"FindRequestsPages": oneDB(testFindRequestsPages),
+
 	// retention.go
 	"PurgeRequests":   testPurgeRequests,
 	"PurgeOther":      testPurgeOther,
