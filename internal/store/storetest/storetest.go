@@ -99,6 +99,9 @@ var tests = map[string]func(t *testing.T, open Opener){
 	"OTPFraudGuard":            oneDB(testOTPFraudGuard),
 	"OTPFraudCountsConcurrent": oneDB(testOTPFraudCountsConcurrent),
 
+	// identity.go
+	"SendingIdentities": testSendingIdentities,
+
 	// invitation.go
 	"Invitations": testInvitations,
 
