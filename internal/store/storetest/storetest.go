@@ -134,6 +134,9 @@ var tests = map[string]func(t *testing.T, open Opener){
 	"FindRequests":      oneDB(testFindRequests),
 	"FindRequestsPages": oneDB(testFindRequestsPages),
 
+	// rescue.go
+	"RescueQueueJobs": oneDB(testRescueQueueJobs),
+
 	// retention.go
 	"PurgeRequests":   testPurgeRequests,
 	"PurgeOther":      testPurgeOther,
