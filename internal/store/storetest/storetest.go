@@ -108,6 +108,11 @@ var tests = map[string]func(t *testing.T, open Opener){
 	// layout.go
 	"Layouts": testLayouts,
 
+	// lifecycle.go
+	"UpdateUrgent": oneDB(testUpdateUrgent),
+	"Ping":         oneDB(testPing),
+	"Close":        oneDB(testClose),
+
 	// limit.go
 	"DispatchTarget": oneDB(testDispatchTarget),
 
