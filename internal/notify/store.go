@@ -76,8 +76,8 @@ type Tx interface {
 	// before and has not expired.
 	UseNonce(ctx context.Context, keyID, nonce string, now, expiresAt time.Time) error
 	// UseNonces records many nonces in one statement and reports which
-	// were new (an unexpired duplicate is a replay). The uses must be
-	// distinct.
+	// were new (an unexpired duplicate is a replay). A nonce repeated in
+	// uses is new at most at its first place.
 	UseNonces(ctx context.Context, uses []NonceUse, now time.Time) ([]bool, error)
 	DeleteExpiredNonces(ctx context.Context, now time.Time) (int, error)
 

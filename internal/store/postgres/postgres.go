@@ -20,7 +20,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
-	"github.com/riverqueue/river/rivermigrate"
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/notifyd/notifyd/internal/notify"
@@ -33,7 +32,6 @@ type Backend struct {
 	pool   *pgxpool.Pool
 	driver *riverpgxv5.Driver
 	river  *river.Client[pgx.Tx]
-	ms     []migrate.Migration
 }
 
 // Open connects to the database at url (postgres://…).
@@ -51,12 +49,7 @@ func Open(ctx context.Context, url string) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	ms, err := sqlstore.Migrations("postgres")
-	if err != nil {
-		pool.Close()
-		return nil, err
-	}
-	return &Backend{pool: pool, driver: riverpgxv5.New(pool), ms: ms}, nil
+	return &Backend{pool: pool, driver: riverpgxv5.New(pool)}, nil
 }
 
 // Writers is 0: no group commit on PostgreSQL. It commits concurrent
@@ -77,32 +70,29 @@ func (b *Backend) StartRiver(cfg *river.Config) (*river.Client[pgx.Tx], error) {
 	return c, nil
 }
 
-// Migrate applies River's and our migrations under an advisory lock, so
-// several nodes starting at once migrate once.
-func (b *Backend) Migrate(ctx context.Context) error {
+// Dialect is postgres (sqlstore.Backend).
+func (b *Backend) Dialect() string { return "postgres" }
+
+// MigrateQueue applies River's migrations.
+func (b *Backend) MigrateQueue(ctx context.Context) error { return migrate.Queue(ctx, b.driver) }
+
+// LockMigrations holds a session advisory lock on a connection of its own
+// until unlock (sqlstore.MigrationLock): several nodes starting at once
+// migrate one after the other.
+func (b *Backend) LockMigrations(ctx context.Context) (func(), error) {
 	conn, err := b.pool.Acquire(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer conn.Release()
 	const lockID = 0x6e6f7469667964 // "notifyd"
 	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, lockID); err != nil {
-		return err
+		conn.Release()
+		return nil, err
 	}
-	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, lockID) //nolint:errcheck
-	m, err := rivermigrate.New(b.driver, nil)
-	if err != nil {
-		return err
-	}
-	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
-		return fmt.Errorf("river migrations: %w", err)
-	}
-	return migrate.Up(ctx, execer{b.pool}, b.ms)
-}
-
-// SchemaCurrent reports whether every migration has been applied.
-func (b *Backend) SchemaCurrent(ctx context.Context) error {
-	return migrate.Check(ctx, execer{b.pool}, b.ms)
+	return func() {
+		_, _ = conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, lockID)
+		conn.Release()
+	}, nil
 }
 
 // Close closes the pool.
@@ -278,42 +268,6 @@ func rebind(q string) string {
 	out := b.String()
 	rebound.Store(q, out)
 	return out
-}
-
-type execer struct{ pool *pgxpool.Pool }
-
-func (e execer) Applied(ctx context.Context) (map[int]bool, error) {
-	done := map[int]bool{}
-	var exists bool
-	if err := e.pool.QueryRow(ctx, `SELECT to_regclass('schema_migrations') IS NOT NULL`).Scan(&exists); err != nil || !exists {
-		return done, err
-	}
-	rows, err := e.pool.Query(ctx, `SELECT version FROM schema_migrations`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var v int
-		if err := rows.Scan(&v); err != nil {
-			return nil, err
-		}
-		done[v] = true
-	}
-	return done, rows.Err()
-}
-
-func (e execer) Apply(ctx context.Context, m migrate.Migration) error {
-	return pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, m.SQL); err != nil {
-			return err
-		}
-		_, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, (extract(epoch from now())*1000)::bigint)`, m.Version, m.Name)
-		return err
-	})
 }
 
 // RescueJobs makes running River jobs available again when the client

@@ -60,9 +60,20 @@ type Conn interface {
 type Backend interface {
 	// Begin opens a transaction; write is false for read-only use.
 	Begin(ctx context.Context, write bool) (Conn, error)
-	// SchemaCurrent reports an error when migrations are missing.
-	SchemaCurrent(ctx context.Context) error
+	// Dialect is "sqlite" or "postgres": it picks the migrations of that
+	// dialect (NNN_name.DIALECT.sql) and the executor's catalog probe.
+	Dialect() string
+	// MigrateQueue applies River's migrations (migrate.Queue with the
+	// backend's River driver).
+	MigrateQueue(ctx context.Context) error
 	Close() error
+}
+
+// MigrationLock is an optional part of a Backend that several processes
+// share: Migrate holds the lock, so processes starting at once migrate
+// one after the other and the later ones find nothing to do.
+type MigrationLock interface {
+	LockMigrations(ctx context.Context) (unlock func(), err error)
 }
 
 // Copier is an optional fast path of a Conn for bulk inserts (PostgreSQL
