@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -272,15 +271,29 @@ func rebind(q string) string {
 
 // RescueJobs makes running River jobs available again when the client
 // that fetched them last (the last element of attempted_by, a worker
-// process id) has no heartbeat row at or after liveSince.
-func (c *conn) RescueJobs(ctx context.Context, liveSince int64, runningBefore time.Time, self string, busy []int64) (int, error) {
-	n, err := c.Exec(ctx, `UPDATE river_job SET state = 'available', scheduled_at = now()
-		WHERE state = 'running' AND attempted_at < ?
-		AND CASE river_job.attempted_by[array_length(river_job.attempted_by, 1)] WHEN ? THEN NOT (id = ANY(?))
-			ELSE NOT EXISTS (SELECT 1 FROM dispatch_workers w
-				WHERE w.worker_id = river_job.attempted_by[array_length(river_job.attempted_by, 1)] AND w.heartbeat_at >= ?) END`,
-		runningBefore, self, busy, liveSince)
-	return int(n), err
+// process id) has no heartbeat row at or after r.LiveSince, counting the
+// crash (sqlstore.Conn), or when it is r.Self and the job is not busy.
+func (c *conn) RescueJobs(ctx context.Context, r sqlstore.Rescue) (int, error) {
+	const last = `river_job.attempted_by[array_length(river_job.attempted_by, 1)]`
+	dead, err := c.Exec(ctx, `UPDATE river_job SET state = 'available', scheduled_at = now(),
+		metadata = jsonb_set(metadata, ARRAY[?::text], to_jsonb(COALESCE((metadata->>?::text)::int, 0) + 1)),
+		queue = CASE WHEN COALESCE((metadata->>?::text)::int, 0) + 1 >= ? THEN ? ELSE queue END
+		WHERE state = 'running' AND attempted_at < ? AND `+last+` IS DISTINCT FROM ?
+		AND NOT EXISTS (SELECT 1 FROM dispatch_workers w WHERE w.worker_id = `+last+` AND w.heartbeat_at >= ?)`,
+		r.CrashesKey, r.CrashesKey, r.CrashesKey, r.IsolateAt, r.IsolateQueue, r.RunningBefore, r.Self, r.LiveSince)
+	if err != nil || r.Self == "" {
+		return int(dead), err
+	}
+	own, err := c.Exec(ctx, `UPDATE river_job SET state = 'available', scheduled_at = now()
+		WHERE state = 'running' AND attempted_at < ? AND `+last+` = ? AND NOT (id = ANY(?))`,
+		r.RunningBefore, r.Self, r.Busy)
+	return int(dead + own), err
+}
+
+// RunningJobs lists the running River jobs of queue fetched last by owner.
+func (c *conn) RunningJobs(ctx context.Context, queue, owner string) ([]int64, error) {
+	return sqlstore.ScanIDs(c.Query(ctx, `SELECT id FROM river_job WHERE state = 'running' AND queue = ?
+		AND attempted_by[array_length(attempted_by, 1)] = ? ORDER BY id`, queue, owner))
 }
 
 // Unavailable tells the errors of a server that cannot be reached or is

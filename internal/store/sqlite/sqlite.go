@@ -324,17 +324,33 @@ func translate(err error) error {
 
 // RescueJobs makes running River jobs available again when the client
 // that fetched them last (the last element of attempted_by, a worker
-// process id) has no heartbeat row at or after liveSince. Times in
-// River's SQLite tables are text in River's one format.
-func (c *conn) RescueJobs(ctx context.Context, liveSince int64, runningBefore time.Time, self string, busy []int64) (int, error) {
-	ids, _ := json.Marshal(busy)
-	n, err := c.Exec(ctx, `UPDATE river_job SET state = 'available', scheduled_at = ?
-		WHERE state = 'running' AND attempted_at < ?
-		AND CASE json_extract(river_job.attempted_by, '$[#-1]') WHEN ? THEN id NOT IN (SELECT value FROM json_each(?))
-			ELSE NOT EXISTS (SELECT 1 FROM dispatch_workers w
-				WHERE w.worker_id = json_extract(river_job.attempted_by, '$[#-1]') AND w.heartbeat_at >= ?) END`,
-		riverTime(time.Now()), riverTime(runningBefore), self, string(ids), liveSince)
-	return int(n), err
+// process id) has no heartbeat row at or after r.LiveSince, counting the
+// crash (sqlstore.Conn), or when it is r.Self and the job is not busy.
+// Times in River's SQLite tables are text in River's one format.
+func (c *conn) RescueJobs(ctx context.Context, r sqlstore.Rescue) (int, error) {
+	const last = `json_extract(river_job.attempted_by, '$[#-1]')`
+	path := `$."` + r.CrashesKey + `"`
+	now := riverTime(time.Now())
+	dead, err := c.Exec(ctx, `UPDATE river_job SET state = 'available', scheduled_at = ?,
+		metadata = jsonb_set(metadata, ?, COALESCE(json_extract(metadata, ?), 0) + 1),
+		queue = CASE WHEN COALESCE(json_extract(metadata, ?), 0) + 1 >= ? THEN ? ELSE queue END
+		WHERE state = 'running' AND attempted_at < ? AND `+last+` IS NOT ?
+		AND NOT EXISTS (SELECT 1 FROM dispatch_workers w WHERE w.worker_id = `+last+` AND w.heartbeat_at >= ?)`,
+		now, path, path, path, r.IsolateAt, r.IsolateQueue, riverTime(r.RunningBefore), r.Self, r.LiveSince)
+	if err != nil || r.Self == "" {
+		return int(dead), err
+	}
+	ids, _ := json.Marshal(r.Busy)
+	own, err := c.Exec(ctx, `UPDATE river_job SET state = 'available', scheduled_at = ?
+		WHERE state = 'running' AND attempted_at < ? AND `+last+` = ? AND id NOT IN (SELECT value FROM json_each(?))`,
+		now, riverTime(r.RunningBefore), r.Self, string(ids))
+	return int(dead + own), err
+}
+
+// RunningJobs lists the running River jobs of queue fetched last by owner.
+func (c *conn) RunningJobs(ctx context.Context, queue, owner string) ([]int64, error) {
+	return sqlstore.ScanIDs(c.Query(ctx, `SELECT id FROM river_job WHERE state = 'running' AND queue = ?
+		AND json_extract(attempted_by, '$[#-1]') = ? ORDER BY id`, queue, owner))
 }
 
 // riverTime formats t as River's SQLite driver stores times (it compares

@@ -92,6 +92,11 @@ var tests = map[string]func(t *testing.T, open Opener){
 	"DeliveryMany":     oneDB(testDeliveryMany),
 	"OpenJobs":         oneDB(testOpenJobs),
 
+	// crash.go
+	"RescueCountsCrashes":  oneDB(testRescueCountsCrashes),
+	"IsolateDispatch":      oneDB(testIsolateDispatch),
+	"FindRunningQueueJobs": oneDB(testFindRunningQueueJobs),
+
 	// dispatchworker.go
 	"DispatchWorkers": oneDB(testDispatchWorkers),
 
