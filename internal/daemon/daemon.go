@@ -250,6 +250,9 @@ func (d *Daemon) startQueue(ctx context.Context) error {
 			jobs.QueueMaintenance: {MaxWorkers: 2, FetchPollInterval: idlePollInterval},
 			jobs.QueueWebhooks:    {MaxWorkers: 20, FetchPollInterval: idlePollInterval},
 			jobs.QueueCampaign:    {MaxWorkers: 2, FetchPollInterval: idlePollInterval},
+			// Jobs handed back twice after their process died run one at
+			// a time (jobs/crash.go): a third crash is then theirs.
+			jobs.QueueIsolated: {MaxWorkers: 1, FetchPollInterval: idlePollInterval},
 		}
 		cfg.PeriodicJobs = []*river.PeriodicJob{
 			river.NewPeriodicJob(river.PeriodicInterval(5*time.Minute),
@@ -276,7 +279,8 @@ func (d *Daemon) startQueue(ctx context.Context) error {
 		// process and is rescued within seconds (delivery/rescue.go).
 		cfg.ID = d.Delivery.WorkerID()
 		d.tracker = worker.NewTracker()
-		cfg.Middleware = append(cfg.Middleware, d.tracker)
+		cfg.Middleware = append(cfg.Middleware, d.tracker,
+			&worker.CrashGuard{Engine: d.Delivery, Fanout: d.Service, Webhooks: d.Service, Logger: d.Logger})
 	}
 	q, err := d.DB.NewQueue(cfg)
 	if err != nil {

@@ -84,3 +84,16 @@ func (e *Engine) ownerDead(ctx context.Context, tx notify.Tx, j *notify.Job, now
 	}
 	return !(*live)[j.RunOwner], nil
 }
+
+// RunningQueueJobs lists the queue jobs of queue that the database shows
+// running under this process. A job's run ends before the queue records
+// its end, so a job just finished can still be listed (worker.CrashGuard
+// waits for that before it runs an isolated job).
+func (e *Engine) RunningQueueJobs(ctx context.Context, queue string) ([]int64, error) {
+	var ids []int64
+	err := e.store.View(ctx, func(tx notify.Tx) (err error) {
+		ids, err = tx.FindRunningQueueJobs(ctx, queue, e.lim.workerID)
+		return err
+	})
+	return ids, err
+}

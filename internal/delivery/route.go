@@ -49,6 +49,9 @@ type outcome struct {
 	msg       string
 	final     bool  // no fallback and no job retry
 	halt      error // the run stopped before its turn: a dispatch-limit wait or a batch it left unsent
+	// quarantine: the request's job crashed its process too often; it
+	// fails at once, into the dead-letter queue, without its fallback.
+	quarantine bool
 }
 
 // candidates are a request's usable routes in dispatch order: enabled

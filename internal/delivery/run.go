@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/notifyd/notifyd/internal/crashfault"
 	"github.com/notifyd/notifyd/internal/delivery/pacing"
 	"github.com/notifyd/notifyd/internal/dispatch"
 	"github.com/notifyd/notifyd/internal/notify"
@@ -69,6 +70,9 @@ func (e *Engine) RunJob(ctx context.Context, queueJobID int64) error {
 		return err
 	}
 	if len(runs) > 0 {
+		for _, rn := range runs {
+			crashfault.Hit("text", rn.msg.Text) // crash tests only: a message that kills its process
+		}
 		var wg sync.WaitGroup
 		for _, rn := range runs {
 			if rn.decided {
@@ -344,6 +348,8 @@ func (e *Engine) settle(rn *run, now time.Time) (settlement, error) {
 		r.FinalErrorCode, r.FinalErrorMessage = "", ""
 		j.LastErrorCode, j.LastErrorMessage, j.FinishedAt, j.NextRetryAt = "", "", &now, nil
 		return settlement{event: notify.EventDelivered}, nil
+	case out.quarantine:
+		return fail(r, j, out, now)
 	case !out.final && j.AttemptsMade < j.MaxAttempts:
 		// Job-level retry with SPEC's backoff, in a queue job of its own.
 		wait := dispatch.Backoff(e.backoff, stepAttempt(r, j))
@@ -368,6 +374,12 @@ func (e *Engine) settle(rn *run, now time.Time) (settlement, error) {
 		j.LastErrorCode, j.LastErrorMessage = string(out.code), out.msg
 		return settlement{own: true, next: true}, nil
 	}
+	return fail(r, j, out, now)
+}
+
+// fail ends a run's request failed with its outcome, a retryable one in
+// the dead-letter queue.
+func fail(r *notify.Request, j *notify.Job, out outcome, now time.Time) (settlement, error) {
 	jobTo := notify.JobFailed
 	if !out.final {
 		jobTo = notify.JobDeadLetter

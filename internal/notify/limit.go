@@ -110,8 +110,13 @@ type LimitTx interface {
 	// RescueQueueJobs makes running queue jobs fetched before
 	// runningBefore available again when their worker process has no
 	// heartbeat at or after liveSince, or when it is self and the job is
-	// not in busy; it returns how many.
+	// not in busy; it returns how many. A job of a dead process counts a
+	// crash, which survives in the job (jobs.Crashes); at
+	// jobs.IsolateAfterCrashes it moves to the isolated queue.
 	RescueQueueJobs(ctx context.Context, liveSince, runningBefore time.Time, self string, busy []int64) (int, error)
+	// FindRunningQueueJobs lists the ids of the queue jobs of queue that
+	// are running under worker process owner, by id.
+	FindRunningQueueJobs(ctx context.Context, queue, owner string) ([]int64, error)
 }
 
 // RateWindow names one request-limit counter: a scope key and the start of

@@ -76,8 +76,8 @@ type Tx interface {
 	// before and has not expired.
 	UseNonce(ctx context.Context, keyID, nonce string, now, expiresAt time.Time) error
 	// UseNonces records many nonces in one statement and reports which
-	// were new (an unexpired duplicate is a replay). The uses must be
-	// distinct.
+	// were new (an unexpired duplicate is a replay). A nonce repeated in
+	// uses is new at most at its first place.
 	UseNonces(ctx context.Context, uses []NonceUse, now time.Time) ([]bool, error)
 	DeleteExpiredNonces(ctx context.Context, now time.Time) (int, error)
 
@@ -208,6 +208,12 @@ type DeliveryTx interface {
 	// at[i] (at once when zero), and sets QueueJobID; the caller saves the
 	// rows with UpdateJobs.
 	ScheduleDispatch(ctx context.Context, js []*Job, at []time.Time) error
+	// IsolateDispatch gives each job row a queue job of its own, due at
+	// once, that runs one at a time per worker process and starts with
+	// crashes counted (a run of several requests that kept crashing its
+	// process is split so the one to blame can be found), and saves the
+	// rows' new queue job ids.
+	IsolateDispatch(ctx context.Context, js []*Job, crashes int) error
 	// FindSuppressed answers which of addrs the workspace suppresses.
 	FindSuppressed(ctx context.Context, workspaceID string, addrs []string) (map[string]bool, error)
 	// CloseBreakers closes the circuits of accountIDs, writing only rows

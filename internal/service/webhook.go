@@ -557,15 +557,8 @@ func (s *Service) DeliverWebhook(ctx context.Context, workspaceID, deliveryID st
 	var wait time.Duration
 	var finished string // the outcome, once the delivery ends
 	err = s.Store.Update(ctx, func(tx notify.Tx) error {
-		err := tx.LockWebhookDelivery(ctx, workspaceID, deliveryID)
-		if notify.IsNotFound(err) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		cur, err := tx.FindWebhookDelivery(ctx, workspaceID, deliveryID)
-		if err != nil {
+		cur, err := lockedDelivery(ctx, tx, workspaceID, deliveryID)
+		if err != nil || cur == nil {
 			return err
 		}
 		now := s.Now()
@@ -614,6 +607,42 @@ func (s *Service) DeliverWebhook(ctx context.Context, workspaceID, deliveryID st
 		s.wh.Metrics.Finish(finished)
 	}
 	return wait, nil
+}
+
+// FailWebhookDelivery ends delivery deliveryID failed with reason as its
+// last error, without a try: its queue job jobID crashed the worker
+// process too often (worker.CrashGuard). A delivery that ended or was
+// handed to another job meanwhile is left alone; a redelivery sends it
+// again.
+func (s *Service) FailWebhookDelivery(ctx context.Context, workspaceID, deliveryID string, jobID int64, reason string) error {
+	failed := false
+	err := s.Store.Update(ctx, func(tx notify.Tx) error {
+		d, err := lockedDelivery(ctx, tx, workspaceID, deliveryID)
+		if err != nil || d == nil || d.Status != notify.DeliveryPending || d.QueueJobID != jobID {
+			return err
+		}
+		now := s.Now()
+		d.Status, d.LastError, d.NextAttemptAt, d.FinishedAt, d.UpdatedAt = notify.DeliveryFailed, reason, nil, &now, now
+		failed = true
+		return tx.UpdateWebhookDelivery(ctx, d, false)
+	})
+	if err == nil && failed {
+		s.wh.Metrics.Finish("failed")
+	}
+	return err
+}
+
+// lockedDelivery reads a delivery holding its row's lock to the end of
+// tx; nil when it is gone (its endpoint was deleted).
+func lockedDelivery(ctx context.Context, tx notify.Tx, workspaceID, deliveryID string) (*notify.WebhookDelivery, error) {
+	err := tx.LockWebhookDelivery(ctx, workspaceID, deliveryID)
+	if notify.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return tx.FindWebhookDelivery(ctx, workspaceID, deliveryID)
 }
 
 // jitter spreads retries by up to ±10% so endpoints that failed together

@@ -21,13 +21,10 @@ type Queue interface {
 	StopAndCancel(ctx context.Context) error
 }
 
-// DB is an opened store with its migration and queue hooks.
+// DB is an opened store with its queue hook (Migrate is the store's).
 type DB struct {
 	*sqlstore.Store
-	Dialect string // "sqlite" or "postgres"
-	backend interface {
-		Migrate(ctx context.Context) error
-	}
+	Dialect  string // "sqlite" or "postgres"
 	newQueue func(cfg *river.Config) (Queue, error)
 }
 
@@ -48,21 +45,18 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &DB{Store: sqlstore.New(b), Dialect: "sqlite", backend: b,
+		return &DB{Store: sqlstore.New(b), Dialect: "sqlite",
 			newQueue: func(cfg *river.Config) (Queue, error) { return b.StartRiver(cfg) }}, nil
 	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
 		b, err := postgres.Open(ctx, url)
 		if err != nil {
 			return nil, err
 		}
-		return &DB{Store: sqlstore.New(b), Dialect: "postgres", backend: b,
+		return &DB{Store: sqlstore.New(b), Dialect: "postgres",
 			newQueue: func(cfg *river.Config) (Queue, error) { return b.StartRiver(cfg) }}, nil
 	}
 	return nil, fmt.Errorf("database url must start with sqlite: or postgres://, got %q", redact(url))
 }
-
-// Migrate applies the queue's and the service's migrations.
-func (db *DB) Migrate(ctx context.Context) error { return db.backend.Migrate(ctx) }
 
 // NewQueue creates the River client on this database. Jobs inserted by
 // store verbs go through it, so it must exist before any such verb runs;

@@ -29,6 +29,22 @@ func getCampaign(t *testing.T, c *client.Client, id string) campaignDetail {
 	return notifytest.Field[campaignDetail](t, dashboard(t, c, "GET", "/v1/newsletter/campaigns/"+id, nil, http.StatusOK), "campaign")
 }
 
+// sendCampaign creates an email campaign named name to every subscriber
+// and sends it; it answers the campaign's id.
+func sendCampaign(t *testing.T, owner *client.Client, name string) string {
+	t.Helper()
+	r := dashboard(t, owner, "POST", "/v1/newsletter/campaigns", map[string]any{"name": name, "channel": "email",
+		"subject": "Weekly", "contentText": "News"}, http.StatusCreated)
+	var created struct {
+		Campaign struct {
+			ID string `json:"id"`
+		} `json:"campaign"`
+	}
+	require.NoError(t, r.Decode(&created))
+	dashboard(t, owner, "POST", "/v1/newsletter/campaigns/"+created.Campaign.ID+"/send", nil, http.StatusOK)
+	return created.Campaign.ID
+}
+
 // TestCampaignFanoutCrash kills notifyd with SIGKILL in the middle of a
 // campaign fan-out. After a restart on the same database the fan-out job
 // is rescued and resumes after its last committed batch: every subscriber
@@ -70,16 +86,7 @@ func TestCampaignFanoutCrash(t *testing.T) {
 		}
 		dashboard(t, owner, "POST", "/v1/newsletter/subscribers/import", map[string]any{"subscribers": items}, http.StatusOK)
 	}
-	r := dashboard(t, owner, "POST", "/v1/newsletter/campaigns", map[string]any{"name": "crash", "channel": "email",
-		"subject": "Weekly", "contentText": "News"}, http.StatusCreated)
-	var created struct {
-		Campaign struct {
-			ID string `json:"id"`
-		} `json:"campaign"`
-	}
-	require.NoError(t, r.Decode(&created))
-	id := created.Campaign.ID
-	dashboard(t, owner, "POST", "/v1/newsletter/campaigns/"+id+"/send", nil, http.StatusOK)
+	id := sendCampaign(t, owner, "crash")
 
 	// Kill once some batches are committed but not all.
 	deadline := time.Now().Add(60 * time.Second)

@@ -89,21 +89,7 @@ func serve(t *testing.T, bin string, env []string, baseURL, name string) *node {
 // baseURL/readyz answers 200.
 func startNode(t *testing.T, bin string, env []string, baseURL, name string, args ...string) *node {
 	t.Helper()
-	n := &node{cmd: exec.Command(bin, args...), logs: &syncBuffer{}, done: make(chan struct{})}
-	n.cmd.Env = env
-	n.cmd.Stdout = n.logs
-	n.cmd.Stderr = n.logs
-	require.NoError(t, n.cmd.Start())
-	go func() {
-		_ = n.cmd.Wait()
-		close(n.done)
-	}()
-	t.Cleanup(func() {
-		n.kill()
-		if t.Failed() {
-			t.Logf("%s output:\n%s", name, n.logs.String())
-		}
-	})
+	n := launch(t, bin, env, name, args...)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		select {
@@ -121,6 +107,28 @@ func startNode(t *testing.T, bin string, env []string, baseURL, name string, arg
 		require.True(t, time.Now().Before(deadline), "%s not ready:\n%s", name, n.logs.String())
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// launch runs the binary with args and env, without waiting for it; the
+// test's end kills it (and prints its output when the test failed).
+func launch(t *testing.T, bin string, env []string, name string, args ...string) *node {
+	t.Helper()
+	n := &node{cmd: exec.Command(bin, args...), logs: &syncBuffer{}, done: make(chan struct{})}
+	n.cmd.Env = env
+	n.cmd.Stdout = n.logs
+	n.cmd.Stderr = n.logs
+	require.NoError(t, n.cmd.Start())
+	go func() {
+		_ = n.cmd.Wait()
+		close(n.done)
+	}()
+	t.Cleanup(func() {
+		n.kill()
+		if t.Failed() {
+			t.Logf("%s output:\n%s", name, n.logs.String())
+		}
+	})
+	return n
 }
 
 // kill sends SIGKILL and waits for the process to be gone.

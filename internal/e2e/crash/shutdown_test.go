@@ -106,8 +106,19 @@ func lookup(t *testing.T, key *client.Client, id string) requestState {
 // route and answers a key that may send and read, and its id.
 func smsRoute(t *testing.T, owner *client.Client, simURL string) (*client.Client, string) {
 	t.Helper()
-	notifytest.RegisterRoute(t, owner, "sms", smsKind, map[string]string{"base_url": simURL,
-		"vendorb_api_key": "k", "vendorb_api_secret": "s", "vendorb_sender": "0212345678"})
+	notifytest.RegisterRoute(t, owner, "sms", smsKind, smsConfig(simURL))
+	return sendKey(t, owner)
+}
+
+// smsConfig is the configJson of the simulator's vendorB SMS account.
+func smsConfig(simURL string) map[string]string {
+	return map[string]string{"base_url": simURL, "vendorb_api_key": "k", "vendorb_api_secret": "s", "vendorb_sender": "0212345678"}
+}
+
+// sendKey creates an API key that may send and read, and answers it and
+// its id.
+func sendKey(t *testing.T, owner *client.Client) (*client.Client, string) {
+	t.Helper()
 	key, id, err := owner.CreateAPIKey(ctx, "crash", "notifications:send", "notifications:read")
 	require.NoError(t, err)
 	return key, id

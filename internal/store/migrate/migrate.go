@@ -1,6 +1,8 @@
-// Package migrate applies numbered SQL migration files and records them in
-// schema_migrations. Each dialect embeds its own files; the runner is
-// shared so both record versions the same way.
+// Package migrate is the dialect-free part of migrating: it loads the
+// numbered SQL files, decides which to apply (Up) or which are missing
+// (Check), and applies River's migrations. The executor that runs them
+// and records them in schema_migrations is sqlstore's, one for both
+// backends.
 package migrate
 
 import (
@@ -10,6 +12,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/rivermigrate"
 )
 
 // Migration is one numbered SQL file.
@@ -101,6 +106,19 @@ func Check(ctx context.Context, e Execer, ms []Migration) error {
 		if !done[m.Version] {
 			return fmt.Errorf("database schema lacks migration %s: run `notifyd migrate`", m.Name)
 		}
+	}
+	return nil
+}
+
+// Queue applies River's migrations (its river_job tables, which River
+// records in its own river_migration table) with either backend's driver.
+func Queue[TTx any](ctx context.Context, driver riverdriver.Driver[TTx]) error {
+	m, err := rivermigrate.New(driver, nil)
+	if err != nil {
+		return err
+	}
+	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return fmt.Errorf("river migrations: %w", err)
 	}
 	return nil
 }

@@ -13,14 +13,12 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
-	"github.com/riverqueue/river/rivermigrate"
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/notifyd/notifyd/internal/notify"
@@ -33,7 +31,6 @@ type Backend struct {
 	pool   *pgxpool.Pool
 	driver *riverpgxv5.Driver
 	river  *river.Client[pgx.Tx]
-	ms     []migrate.Migration
 }
 
 // Open connects to the database at url (postgres://…).
@@ -51,12 +48,7 @@ func Open(ctx context.Context, url string) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	ms, err := sqlstore.Migrations("postgres")
-	if err != nil {
-		pool.Close()
-		return nil, err
-	}
-	return &Backend{pool: pool, driver: riverpgxv5.New(pool), ms: ms}, nil
+	return &Backend{pool: pool, driver: riverpgxv5.New(pool)}, nil
 }
 
 // Writers is 0: no group commit on PostgreSQL. It commits concurrent
@@ -77,32 +69,29 @@ func (b *Backend) StartRiver(cfg *river.Config) (*river.Client[pgx.Tx], error) {
 	return c, nil
 }
 
-// Migrate applies River's and our migrations under an advisory lock, so
-// several nodes starting at once migrate once.
-func (b *Backend) Migrate(ctx context.Context) error {
+// Dialect is postgres (sqlstore.Backend).
+func (b *Backend) Dialect() string { return "postgres" }
+
+// MigrateQueue applies River's migrations.
+func (b *Backend) MigrateQueue(ctx context.Context) error { return migrate.Queue(ctx, b.driver) }
+
+// LockMigrations holds a session advisory lock on a connection of its own
+// until unlock (sqlstore.MigrationLock): several nodes starting at once
+// migrate one after the other.
+func (b *Backend) LockMigrations(ctx context.Context) (func(), error) {
 	conn, err := b.pool.Acquire(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer conn.Release()
 	const lockID = 0x6e6f7469667964 // "notifyd"
 	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, lockID); err != nil {
-		return err
+		conn.Release()
+		return nil, err
 	}
-	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, lockID) //nolint:errcheck
-	m, err := rivermigrate.New(b.driver, nil)
-	if err != nil {
-		return err
-	}
-	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
-		return fmt.Errorf("river migrations: %w", err)
-	}
-	return migrate.Up(ctx, execer{b.pool}, b.ms)
-}
-
-// SchemaCurrent reports whether every migration has been applied.
-func (b *Backend) SchemaCurrent(ctx context.Context) error {
-	return migrate.Check(ctx, execer{b.pool}, b.ms)
+	return func() {
+		_, _ = conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, lockID)
+		conn.Release()
+	}, nil
 }
 
 // Close closes the pool.
@@ -280,53 +269,31 @@ func rebind(q string) string {
 	return out
 }
 
-type execer struct{ pool *pgxpool.Pool }
-
-func (e execer) Applied(ctx context.Context) (map[int]bool, error) {
-	done := map[int]bool{}
-	var exists bool
-	if err := e.pool.QueryRow(ctx, `SELECT to_regclass('schema_migrations') IS NOT NULL`).Scan(&exists); err != nil || !exists {
-		return done, err
-	}
-	rows, err := e.pool.Query(ctx, `SELECT version FROM schema_migrations`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var v int
-		if err := rows.Scan(&v); err != nil {
-			return nil, err
-		}
-		done[v] = true
-	}
-	return done, rows.Err()
-}
-
-func (e execer) Apply(ctx context.Context, m migrate.Migration) error {
-	return pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, m.SQL); err != nil {
-			return err
-		}
-		_, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, (extract(epoch from now())*1000)::bigint)`, m.Version, m.Name)
-		return err
-	})
-}
-
 // RescueJobs makes running River jobs available again when the client
 // that fetched them last (the last element of attempted_by, a worker
-// process id) has no heartbeat row at or after liveSince.
-func (c *conn) RescueJobs(ctx context.Context, liveSince int64, runningBefore time.Time, self string, busy []int64) (int, error) {
-	n, err := c.Exec(ctx, `UPDATE river_job SET state = 'available', scheduled_at = now()
-		WHERE state = 'running' AND attempted_at < ?
-		AND CASE river_job.attempted_by[array_length(river_job.attempted_by, 1)] WHEN ? THEN NOT (id = ANY(?))
-			ELSE NOT EXISTS (SELECT 1 FROM dispatch_workers w
-				WHERE w.worker_id = river_job.attempted_by[array_length(river_job.attempted_by, 1)] AND w.heartbeat_at >= ?) END`,
-		runningBefore, self, busy, liveSince)
-	return int(n), err
+// process id) has no heartbeat row at or after r.LiveSince, counting the
+// crash (sqlstore.Conn), or when it is r.Self and the job is not busy.
+func (c *conn) RescueJobs(ctx context.Context, r sqlstore.Rescue) (int, error) {
+	const last = `river_job.attempted_by[array_length(river_job.attempted_by, 1)]`
+	dead, err := c.Exec(ctx, `UPDATE river_job SET state = 'available', scheduled_at = now(),
+		metadata = jsonb_set(metadata, ARRAY[?::text], to_jsonb(COALESCE((metadata->>?::text)::int, 0) + 1)),
+		queue = CASE WHEN COALESCE((metadata->>?::text)::int, 0) + 1 >= ? THEN ? ELSE queue END
+		WHERE state = 'running' AND attempted_at < ? AND `+last+` IS DISTINCT FROM ?
+		AND NOT EXISTS (SELECT 1 FROM dispatch_workers w WHERE w.worker_id = `+last+` AND w.heartbeat_at >= ?)`,
+		r.CrashesKey, r.CrashesKey, r.CrashesKey, r.IsolateAt, r.IsolateQueue, r.RunningBefore, r.Self, r.LiveSince)
+	if err != nil || r.Self == "" {
+		return int(dead), err
+	}
+	own, err := c.Exec(ctx, `UPDATE river_job SET state = 'available', scheduled_at = now()
+		WHERE state = 'running' AND attempted_at < ? AND `+last+` = ? AND NOT (id = ANY(?))`,
+		r.RunningBefore, r.Self, r.Busy)
+	return int(dead + own), err
+}
+
+// RunningJobs lists the running River jobs of queue fetched last by owner.
+func (c *conn) RunningJobs(ctx context.Context, queue, owner string) ([]int64, error) {
+	return sqlstore.ScanIDs(c.Query(ctx, `SELECT id FROM river_job WHERE state = 'running' AND queue = ?
+		AND attempted_by[array_length(attempted_by, 1)] = ? ORDER BY id`, queue, owner))
 }
 
 // Unavailable tells the errors of a server that cannot be reached or is

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/notifyd/notifyd/internal/store/sqlstore"
 )
 
 // TestPrivateFiles (issue 17, finding 11): in a data directory others can
@@ -26,7 +28,7 @@ func TestPrivateFiles(t *testing.T) {
 	b, err := Open(path, Options{Synchronous: "NORMAL"})
 	require.NoError(t, err)
 	ctx := context.Background()
-	require.NoError(t, b.Migrate(ctx)) // writes: the -wal and -shm files exist now
+	require.NoError(t, sqlstore.New(b).Migrate(ctx)) // writes: the -wal and -shm files exist now
 	for _, p := range []string{path, path + "-wal", path + "-shm"} {
 		st, err := os.Stat(p)
 		require.NoError(t, err, p)
@@ -41,7 +43,7 @@ func TestPrivateFiles(t *testing.T) {
 	}
 	b, err = Open(path, Options{Synchronous: "NORMAL"})
 	require.NoError(t, err)
-	require.NoError(t, b.SchemaCurrent(ctx))
+	require.NoError(t, sqlstore.New(b).Ping(ctx))
 	for _, p := range []string{path, path + "-wal", path + "-shm"} {
 		if st, err := os.Stat(p); err == nil {
 			require.Equal(t, fs.FileMode(0o600), st.Mode().Perm(), p)

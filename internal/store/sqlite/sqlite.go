@@ -19,7 +19,6 @@ import (
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
-	"github.com/riverqueue/river/rivermigrate"
 	"github.com/riverqueue/river/rivertype"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -48,7 +47,6 @@ type Backend struct {
 	read           *sql.DB
 	river          *river.Client[*sql.Tx]
 	driver         *riversqlite.Driver
-	ms             []migrate.Migration
 }
 
 // Open opens (creating when missing) the database file at path.
@@ -94,11 +92,7 @@ func Open(path string, opts Options) (*Backend, error) {
 	}
 	read := sql.OpenDB(rc)
 	read.SetMaxOpenConns(4)
-	ms, err := sqlstore.Migrations("sqlite")
-	if err != nil {
-		return nil, err
-	}
-	return &Backend{write: write, read: read, driver: riversqlite.New(write), ms: ms}, nil
+	return &Backend{write: write, read: read, driver: riversqlite.New(write)}, nil
 }
 
 // StartRiver creates the River client on the write connection. Call once,
@@ -112,22 +106,11 @@ func (b *Backend) StartRiver(cfg *river.Config) (*river.Client[*sql.Tx], error) 
 	return c, nil
 }
 
-// Migrate applies River's and our migrations.
-func (b *Backend) Migrate(ctx context.Context) error {
-	m, err := rivermigrate.New(b.driver, nil)
-	if err != nil {
-		return err
-	}
-	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
-		return fmt.Errorf("river migrations: %w", err)
-	}
-	return migrate.Up(ctx, execer{b.write}, b.ms)
-}
+// Dialect is sqlite (sqlstore.Backend).
+func (b *Backend) Dialect() string { return "sqlite" }
 
-// SchemaCurrent reports whether every migration has been applied.
-func (b *Backend) SchemaCurrent(ctx context.Context) error {
-	return migrate.Check(ctx, execer{b.read}, b.ms)
-}
+// MigrateQueue applies River's migrations on the write connection.
+func (b *Backend) MigrateQueue(ctx context.Context) error { return migrate.Queue(ctx, b.driver) }
 
 // Close closes the cached statements and both pools.
 func (b *Backend) Close() error {
@@ -339,61 +322,35 @@ func translate(err error) error {
 	return err
 }
 
-type execer struct{ db *sql.DB }
-
-func (e execer) Applied(ctx context.Context) (map[int]bool, error) {
-	done := map[int]bool{}
-	var n int
-	err := e.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'`).Scan(&n)
-	if err != nil || n == 0 {
-		return done, err
-	}
-	rows, err := e.db.QueryContext(ctx, `SELECT version FROM schema_migrations`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var v int
-		if err := rows.Scan(&v); err != nil {
-			return nil, err
-		}
-		done[v] = true
-	}
-	return done, rows.Err()
-}
-
-func (e execer) Apply(ctx context.Context, m migrate.Migration) error {
-	tx, err := e.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`); err != nil {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, strftime('%s','now')*1000)`, m.Version, m.Name); err != nil {
-		return err
-	}
-	return tx.Commit()
-}
-
 // RescueJobs makes running River jobs available again when the client
 // that fetched them last (the last element of attempted_by, a worker
-// process id) has no heartbeat row at or after liveSince. Times in
-// River's SQLite tables are text in River's one format.
-func (c *conn) RescueJobs(ctx context.Context, liveSince int64, runningBefore time.Time, self string, busy []int64) (int, error) {
-	ids, _ := json.Marshal(busy)
-	n, err := c.Exec(ctx, `UPDATE river_job SET state = 'available', scheduled_at = ?
-		WHERE state = 'running' AND attempted_at < ?
-		AND CASE json_extract(river_job.attempted_by, '$[#-1]') WHEN ? THEN id NOT IN (SELECT value FROM json_each(?))
-			ELSE NOT EXISTS (SELECT 1 FROM dispatch_workers w
-				WHERE w.worker_id = json_extract(river_job.attempted_by, '$[#-1]') AND w.heartbeat_at >= ?) END`,
-		riverTime(time.Now()), riverTime(runningBefore), self, string(ids), liveSince)
-	return int(n), err
+// process id) has no heartbeat row at or after r.LiveSince, counting the
+// crash (sqlstore.Conn), or when it is r.Self and the job is not busy.
+// Times in River's SQLite tables are text in River's one format.
+func (c *conn) RescueJobs(ctx context.Context, r sqlstore.Rescue) (int, error) {
+	const last = `json_extract(river_job.attempted_by, '$[#-1]')`
+	path := `$."` + r.CrashesKey + `"`
+	now := riverTime(time.Now())
+	dead, err := c.Exec(ctx, `UPDATE river_job SET state = 'available', scheduled_at = ?,
+		metadata = jsonb_set(metadata, ?, COALESCE(json_extract(metadata, ?), 0) + 1),
+		queue = CASE WHEN COALESCE(json_extract(metadata, ?), 0) + 1 >= ? THEN ? ELSE queue END
+		WHERE state = 'running' AND attempted_at < ? AND `+last+` IS NOT ?
+		AND NOT EXISTS (SELECT 1 FROM dispatch_workers w WHERE w.worker_id = `+last+` AND w.heartbeat_at >= ?)`,
+		now, path, path, path, r.IsolateAt, r.IsolateQueue, riverTime(r.RunningBefore), r.Self, r.LiveSince)
+	if err != nil || r.Self == "" {
+		return int(dead), err
+	}
+	ids, _ := json.Marshal(r.Busy)
+	own, err := c.Exec(ctx, `UPDATE river_job SET state = 'available', scheduled_at = ?
+		WHERE state = 'running' AND attempted_at < ? AND `+last+` = ? AND id NOT IN (SELECT value FROM json_each(?))`,
+		now, riverTime(r.RunningBefore), r.Self, string(ids))
+	return int(dead + own), err
+}
+
+// RunningJobs lists the running River jobs of queue fetched last by owner.
+func (c *conn) RunningJobs(ctx context.Context, queue, owner string) ([]int64, error) {
+	return sqlstore.ScanIDs(c.Query(ctx, `SELECT id FROM river_job WHERE state = 'running' AND queue = ?
+		AND json_extract(attempted_by, '$[#-1]') = ? ORDER BY id`, queue, owner))
 }
 
 // riverTime formats t as River's SQLite driver stores times (it compares

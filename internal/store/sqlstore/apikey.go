@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -92,18 +93,32 @@ func (t *Tx) UseNonce(ctx context.Context, keyID, nonce string, now, expiresAt t
 
 // UseNonces inserts the nonces in one statement; RETURNING names the ones
 // stored (new, or replacing an expired duplicate), so the others are
-// replays.
+// replays. A nonce repeated in uses goes in once, at its first place: one
+// statement may not upsert a row twice (PostgreSQL refuses, SQLite would
+// report the last place new), and the repeats are replays.
 func (t *Tx) UseNonces(ctx context.Context, uses []notify.NonceUse, now time.Time) ([]bool, error) {
 	fresh := make([]bool, len(uses))
 	idx := make(map[[2]string]int, len(uses))
+	distinct := uses // shared until a first repeat (the send path has none)
+	for i, u := range uses {
+		k := [2]string{u.KeyID, u.Nonce}
+		if _, dup := idx[k]; dup {
+			if len(distinct) == len(uses) {
+				distinct = slices.Clone(uses[:i])
+			}
+			continue
+		}
+		idx[k] = i
+		if len(distinct) < len(uses) {
+			distinct = append(distinct, u)
+		}
+	}
 	start := 0
-	for _, size := range t.chunks(len(uses), updateChunk) {
-		part := uses[start : start+size]
-		base := start
+	for _, size := range t.chunks(len(distinct), updateChunk) {
+		part := distinct[start : start+size]
 		start += size
 		args := make([]any, 0, len(part)*3+1)
-		for i, u := range part {
-			idx[[2]string{u.KeyID, u.Nonce}] = base + i
+		for _, u := range part {
 			args = append(args, u.KeyID, u.Nonce, ms(u.ExpiresAt))
 		}
 		args = append(args, ms(now))

@@ -47,22 +47,66 @@ type Conn interface {
 	InsertJobs(ctx context.Context, params []river.InsertManyParams) ([]int64, error)
 	// CancelJob cancels a River job on this transaction; a missing job is not an error.
 	CancelJob(ctx context.Context, id int64) error
-	// RescueJobs makes running River jobs fetched before runningBefore
+	// RescueJobs makes running River jobs fetched before r.RunningBefore
 	// available again when the client that fetched them last has no
-	// dispatch_workers heartbeat at or after liveSince (milliseconds) and
-	// is not self, or is self and the job is not in busy (this process's
-	// own heartbeat may lag behind a loaded writer: it never makes its
-	// own jobs look dead).
-	RescueJobs(ctx context.Context, liveSince int64, runningBefore time.Time, self string, busy []int64) (int, error)
+	// dispatch_workers heartbeat at or after r.LiveSince and is not
+	// r.Self (this process's own heartbeat may lag behind a loaded
+	// writer: it never makes its own jobs look dead), or is r.Self and
+	// the job is not in r.Busy. Only the first kind, a dead process's,
+	// counts a crash: metadata key r.CrashesKey goes up by one, and a
+	// job whose count reaches r.IsolateAt moves to queue r.IsolateQueue.
+	RescueJobs(ctx context.Context, r Rescue) (int, error)
+	// RunningJobs lists the ids of the River jobs of queue that are
+	// running under client owner (the last element of attempted_by).
+	RunningJobs(ctx context.Context, queue, owner string) ([]int64, error)
+}
+
+// Rescue is what a RescueJobs call hands back and how it counts crashes.
+type Rescue struct {
+	LiveSince     int64 // Unix milliseconds
+	RunningBefore time.Time
+	Self          string
+	Busy          []int64
+	CrashesKey    string
+	IsolateAt     int
+	IsolateQueue  string
+}
+
+// ScanIDs reads the ids of a one-column result (a backend's own query).
+func ScanIDs(rows Rows, err error) ([]int64, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
 }
 
 // Backend is what a dialect package provides.
 type Backend interface {
 	// Begin opens a transaction; write is false for read-only use.
 	Begin(ctx context.Context, write bool) (Conn, error)
-	// SchemaCurrent reports an error when migrations are missing.
-	SchemaCurrent(ctx context.Context) error
+	// Dialect is "sqlite" or "postgres": it picks the migrations of that
+	// dialect (NNN_name.DIALECT.sql) and the executor's catalog probe.
+	Dialect() string
+	// MigrateQueue applies River's migrations (migrate.Queue with the
+	// backend's River driver).
+	MigrateQueue(ctx context.Context) error
 	Close() error
+}
+
+// MigrationLock is an optional part of a Backend that several processes
+// share: Migrate holds the lock, so processes starting at once migrate
+// one after the other and the later ones find nothing to do.
+type MigrationLock interface {
+	LockMigrations(ctx context.Context) (unlock func(), err error)
 }
 
 // Copier is an optional fast path of a Conn for bulk inserts (PostgreSQL

@@ -270,6 +270,31 @@ func (t *Tx) ScheduleDispatch(ctx context.Context, js []*notify.Job, at []time.T
 	return nil
 }
 
+// IsolateDispatch gives each job row a dispatch queue job of its own in
+// the isolated queue, counting crashes already, and points the row at it.
+func (t *Tx) IsolateDispatch(ctx context.Context, js []*notify.Job, crashes int) error {
+	if len(js) == 0 {
+		return nil
+	}
+	meta := jobs.CrashMetadata(crashes)
+	params := make([]river.InsertManyParams, len(js))
+	for i, j := range js {
+		params[i] = river.InsertManyParams{Args: jobs.Dispatch{RequestID: j.RequestID, WorkspaceID: j.WorkspaceID},
+			InsertOpts: &river.InsertOpts{Queue: jobs.QueueIsolated, MaxAttempts: jobs.DispatchMaxAttempts, Metadata: meta}}
+	}
+	ids, err := t.c.InsertJobs(ctx, params)
+	if err != nil {
+		return err
+	}
+	rows := make([][]any, len(js))
+	for i, j := range js {
+		j.QueueJobID = ids[i]
+		rows[i] = []any{j.ID, j.WorkspaceID, ids[i]}
+	}
+	return t.updateFromValues(ctx, `UPDATE notification_jobs SET queue_job_id = CAST(v.column3 AS BIGINT) FROM `, rows,
+		` AS v WHERE notification_jobs.id = v.column1 AND notification_jobs.workspace_id = v.column2`, nil)
+}
+
 // FindSuppressed answers which of addrs are on the workspace's
 // suppression list.
 func (t *Tx) FindSuppressed(ctx context.Context, workspaceID string, addrs []string) (map[string]bool, error) {
@@ -358,12 +383,20 @@ func (t *Tx) CloseBreakers(ctx context.Context, ids []string, now time.Time) err
 // RescueQueueJobs makes every running queue job whose worker process has
 // no heartbeat at or after liveSince, and that was fetched before
 // runningBefore, available again at once (issue 16: a dead process's
-// jobs run again within seconds, not after River's fixed rescue time).
+// jobs run again within seconds, not after River's fixed rescue time),
+// counting the crash in the job (jobs.CrashesKey).
 func (t *Tx) RescueQueueJobs(ctx context.Context, liveSince, runningBefore time.Time, self string, busy []int64) (int, error) {
 	if busy == nil {
 		busy = []int64{}
 	}
-	return t.c.RescueJobs(ctx, ms(liveSince), runningBefore, self, busy)
+	return t.c.RescueJobs(ctx, Rescue{LiveSince: ms(liveSince), RunningBefore: runningBefore, Self: self, Busy: busy,
+		CrashesKey: jobs.CrashesKey, IsolateAt: jobs.IsolateAfterCrashes, IsolateQueue: jobs.QueueIsolated})
+}
+
+// FindRunningQueueJobs lists the queue jobs of queue that the database
+// shows running under worker process owner.
+func (t *Tx) FindRunningQueueJobs(ctx context.Context, queue, owner string) ([]int64, error) {
+	return t.c.RunningJobs(ctx, queue, owner)
 }
 
 // insertBatchJobs inserts the dispatch_batch queue jobs of n requests

@@ -9,6 +9,7 @@ import (
 
 	"github.com/notifyd/notifyd/internal/groupcommit"
 	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/store/migrate"
 )
 
 // Store is notify.Store over a Backend.
@@ -18,6 +19,10 @@ type Store struct {
 	writers int
 	b       Backend
 	batch   batcher
+	// ms are the backend dialect's migrations (msErr when they do not
+	// load), for Migrate and Ping.
+	ms    []migrate.Migration
+	msErr error
 }
 
 var _ notify.Store = (*Store)(nil)
@@ -30,6 +35,7 @@ func New(b Backend) *Store {
 	}
 	s.batch.s = s
 	s.batch.q = groupcommit.New(s.writers, maxBatch, s.batch.run)
+	s.ms, s.msErr = Migrations(b.Dialect())
 	return s
 }
 
@@ -108,9 +114,6 @@ func (s *Store) run(ctx context.Context, write bool, fn func(notify.Tx) error) (
 	committed = true
 	return nil
 }
-
-// Ping checks the database and the schema version.
-func (s *Store) Ping(ctx context.Context) error { return s.b.SchemaCurrent(ctx) }
 
 // Close closes the backend.
 func (s *Store) Close() error { return s.b.Close() }

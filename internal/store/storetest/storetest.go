@@ -92,6 +92,11 @@ var tests = map[string]func(t *testing.T, open Opener){
 	"DeliveryMany":     oneDB(testDeliveryMany),
 	"OpenJobs":         oneDB(testOpenJobs),
 
+	// crash.go
+	"RescueCountsCrashes":  oneDB(testRescueCountsCrashes),
+	"IsolateDispatch":      oneDB(testIsolateDispatch),
+	"FindRunningQueueJobs": oneDB(testFindRunningQueueJobs),
+
 	// dispatchworker.go
 	"DispatchWorkers": oneDB(testDispatchWorkers),
 
@@ -99,14 +104,27 @@ var tests = map[string]func(t *testing.T, open Opener){
 	"OTPFraudGuard":            oneDB(testOTPFraudGuard),
 	"OTPFraudCountsConcurrent": oneDB(testOTPFraudCountsConcurrent),
 
+	// identity.go
+	"SendingIdentities": testSendingIdentities,
+
 	// invitation.go
 	"Invitations": testInvitations,
 
 	// layout.go
 	"Layouts": testLayouts,
 
+	// lifecycle.go
+	"UpdateUrgent": oneDB(testUpdateUrgent),
+	"Ping":         oneDB(testPing),
+	"Close":        oneDB(testClose),
+
 	// limit.go
 	"DispatchTarget": oneDB(testDispatchTarget),
+
+	// nonces.go
+	"UseNonces":           oneDB(testUseNonces),
+	"UseNoncesMany":       oneDB(testUseNoncesMany),
+	"UseNoncesDuplicates": oneDB(testUseNoncesDuplicates),
 
 	// optin.go
 	"OptIn": oneDB(testOptIn),
@@ -121,6 +139,13 @@ var tests = map[string]func(t *testing.T, open Opener){
 	"CountActivity": oneDB(testCountActivity),
 	"Templates":     oneDB(testTemplates),
 	"LockRequest":   oneDB(testLockRequest),
+
+	// requests.go
+	"FindRequests":      oneDB(testFindRequests),
+	"FindRequestsPages": oneDB(testFindRequestsPages),
+
+	// rescue.go
+	"RescueQueueJobs": oneDB(testRescueQueueJobs),
 
 	// retention.go
 	"PurgeRequests":   testPurgeRequests,
