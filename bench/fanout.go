@@ -16,6 +16,7 @@ import (
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/service"
 	"github.com/notifyd/notifyd/internal/store/sqlstore"
+	"github.com/notifyd/notifyd/internal/usecase"
 )
 
 // fanoutSubscribers is the campaign size of the fanout scenario (-n
@@ -114,7 +115,7 @@ func (b *bench) fanoutOnce(ctx context.Context, n int) (time.Duration, error) {
 // benchCampaign is a draft email campaign to n subscribers.
 type benchCampaign struct {
 	ws, id, token string
-	actor         *service.Actor
+	actor         *usecase.Actor
 }
 
 // newCampaign bootstraps a workspace on d with n subscribed readers and a
@@ -138,7 +139,7 @@ func newCampaign(ctx context.Context, d *daemon.Daemon, n int) (*benchCampaign, 
 			return nil, err
 		}
 	}
-	actor := &service.Actor{UserID: res.UserID, WorkspaceID: ws, Role: notify.RoleOwner}
+	actor := &usecase.Actor{UserID: res.UserID, WorkspaceID: ws, Role: notify.RoleOwner}
 	name, channel, subject, html := "bench", "email", "Weekly news for {{name}}", "<p>"+fanoutText+"</p>"
 	c, err := d.Service.CreateCampaign(ctx, actor, service.CampaignInput{Name: &name, Channel: &channel, Subject: &subject,
 		ContentText: &fanoutText, ContentHTML: &html})

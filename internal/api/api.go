@@ -15,9 +15,11 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/notifyd/notifyd/internal/gate"
 	"github.com/notifyd/notifyd/internal/metrics"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/service"
+	"github.com/notifyd/notifyd/internal/usecase"
 )
 
 // Body size limits: SPEC's 1 MB on the Notification API; the dashboard
@@ -33,6 +35,9 @@ const (
 // Options configure the API.
 type Options struct {
 	Service *service.Service
+	// Gate checks the signature, nonce and request limits of signed
+	// routes.
+	Gate    *gate.Gate
 	BaseURL string
 	Logger  *slog.Logger
 	// Limits counts 429 answers by code; nil counts nothing.
@@ -45,6 +50,7 @@ type Options struct {
 // API serves the /v1 routes.
 type API struct {
 	svc     *service.Service
+	gate    *gate.Gate
 	baseURL string
 	log     *slog.Logger
 	now     func() time.Time
@@ -58,7 +64,7 @@ func New(o Options) *API {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	a := &API{svc: o.Service, baseURL: strings.TrimRight(o.BaseURL, "/"), log: o.Logger, now: o.Service.Now, mux: http.NewServeMux(),
+	a := &API{svc: o.Service, gate: o.Gate, baseURL: strings.TrimRight(o.BaseURL, "/"), log: o.Logger, now: o.Service.Now, mux: http.NewServeMux(),
 		limits: o.Limits, proxies: o.TrustedProxies}
 	for _, rt := range a.routes() {
 		a.mux.Handle(rt.Method+" "+rt.Path, a.wrap(rt))
@@ -138,9 +144,9 @@ type call struct {
 	// bodyRead and bodyErr: the body is read at most once (readBody).
 	bodyRead bool
 	bodyErr  error
-	actor    *service.Actor
+	actor    *usecase.Actor
 	key      *notify.APIKey
-	nonce    *service.Nonce
+	nonce    *gate.Nonce
 	signed   bool
 }
 
@@ -255,7 +261,7 @@ func (a *API) serve(c *call, rt Route, limit int64) error {
 			return err
 		}
 	case authSigned:
-		sr := service.SignedRequest{
+		sr := gate.SignedRequest{
 			APIKey: r.Header.Get("X-API-Key"), Timestamp: r.Header.Get("X-Timestamp"), Nonce: r.Header.Get("X-Nonce"),
 			Signature: r.Header.Get("X-Signature"), Method: r.Method, Target: requestTarget(r),
 			ReadBody: func() ([]byte, error) {
@@ -266,20 +272,20 @@ func (a *API) serve(c *call, rt Route, limit int64) error {
 		var key *notify.APIKey
 		var err error
 		if rt.ownNonce {
-			key, c.nonce, err = a.svc.VerifySignatureCached(c.ctx, sr, rt.Scope)
+			key, c.nonce, err = a.gate.VerifySignatureCached(c.ctx, sr, rt.Scope)
 		} else {
-			key, err = a.svc.VerifySignature(c.ctx, sr)
+			key, err = a.gate.VerifySignature(c.ctx, sr)
 		}
 		if err != nil {
 			return err
 		}
-		if err := service.RequireScope(key, rt.Scope); err != nil {
+		if err := gate.RequireScope(key, rt.Scope); err != nil {
 			// Refused before its use: the nonce is recorded, the call not
 			// counted toward the limits (the key may not send at all).
-			return a.svc.RefuseSigned(c.ctx, c.nonce, err)
+			return a.gate.RefuseSigned(c.ctx, c.nonce, err)
 		}
 		if rt.rateLimited && !rt.ownNonce {
-			if err := a.svc.CheckRequestLimit(c.ctx, key); err != nil {
+			if err := a.gate.CheckRequestLimit(c.ctx, key); err != nil {
 				return err // VerifySignature recorded the nonce
 			}
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/service"
+	"github.com/notifyd/notifyd/internal/usecase"
 )
 
 // campaignRoutes are the routes of newsletter campaigns and their fan-out.
@@ -262,7 +263,7 @@ func (a *API) handleCampaignResume(c *call) error {
 }
 
 // campaignHold runs a pause or a resume (no body) and answers its counts.
-func (a *API) campaignHold(c *call, move func(context.Context, *service.Actor, string) (*service.CampaignPauseResult, error)) error {
+func (a *API) campaignHold(c *call, move func(context.Context, *usecase.Actor, string) (*service.CampaignPauseResult, error)) error {
 	if err := decodeNone(c.body); err != nil {
 		return err
 	}

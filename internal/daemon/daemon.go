@@ -24,6 +24,7 @@ import (
 	"github.com/notifyd/notifyd/internal/bounce"
 	"github.com/notifyd/notifyd/internal/config"
 	"github.com/notifyd/notifyd/internal/delivery"
+	"github.com/notifyd/notifyd/internal/gate"
 	"github.com/notifyd/notifyd/internal/jobs"
 	"github.com/notifyd/notifyd/internal/mailcheck"
 	"github.com/notifyd/notifyd/internal/metrics"
@@ -45,6 +46,8 @@ type Daemon struct {
 	Logger  *slog.Logger
 	DB      *store.DB
 	Service *service.Service
+	// Gate is the signed API's door, shared by the API and the sends.
+	Gate *gate.Gate
 	// Delivery is the delivery engine the workers drive.
 	Delivery *delivery.Engine
 	Metrics  *metrics.Metrics
@@ -165,8 +168,9 @@ func (d *Daemon) Open(ctx context.Context) error {
 		Backoff: d.Config.QueueBackoff, Metrics: d.Metrics.Limits, MaxWaiters: dispatchMaxWorkers / 2, RunBound: d.dispatchJobTimeout(),
 		BatchObserver: d.Metrics.Batch, WebhookAllowPrivate: allowPrivate, WebhookTimeout: d.Config.WebhookTimeout,
 		SoleWorker: d.lockWorkers()})
+	d.Gate = gate.New(gate.Options{Store: d.DB, Box: box, Now: d.Now, Logger: d.Logger, Tolerance: d.Config.HMACTolerance})
 	d.Service = service.New(service.Options{
-		Store: d.DB, Box: box, Now: d.Now, Logger: d.Logger, HMACTolerance: d.Config.HMACTolerance,
+		Store: d.DB, Box: box, Now: d.Now, Logger: d.Logger, Gate: d.Gate,
 		OTPSecret: otpSecret, OTPCodeKey: secret.Derive(master, service.OTPCodeLabel),
 		OptInKey:    secret.Derive(master, service.OptInSigningLabel),
 		BaseURL:     d.Config.BaseURL,
@@ -357,7 +361,7 @@ func (d *Daemon) bind() error {
 // listen serves HTTP on the listener bind took.
 func (d *Daemon) listen() error {
 	ln := d.listener
-	a := api.New(api.Options{Service: d.Service, BaseURL: d.Config.BaseURL, Logger: d.Logger, Limits: d.Metrics.Limits,
+	a := api.New(api.Options{Service: d.Service, Gate: d.Gate, BaseURL: d.Config.BaseURL, Logger: d.Logger, Limits: d.Metrics.Limits,
 		TrustedProxies: d.Config.TrustedProxies})
 	console := web.New(web.Options{Service: d.Service, BaseURL: d.Config.BaseURL, Logger: d.Logger, ClientAddr: a.ClientAddr,
 		LoginKey: d.loginKey})

@@ -160,7 +160,7 @@ func newID() string { return uuid.Must(uuid.NewV7()).String() }
 
 // openConfig decrypts a provider account's configJson.
 func (e *Engine) openConfig(p *notify.ProviderAccount) (provider.Config, error) {
-	b, err := e.box.OpenFor("provider:"+p.ID, p.ConfigEnc)
+	b, err := e.box.OpenFor(notify.SealedAAD(notify.SealedProviderConfig, p.ID), p.ConfigEnc)
 	if err != nil {
 		return nil, fmt.Errorf("open provider config: %w", err)
 	}

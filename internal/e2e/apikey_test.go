@@ -14,8 +14,8 @@ import (
 
 	"github.com/notifyd/notifyd/client"
 	"github.com/notifyd/notifyd/internal/api"
+	"github.com/notifyd/notifyd/internal/gate"
 	"github.com/notifyd/notifyd/internal/notify"
-	"github.com/notifyd/notifyd/internal/service"
 )
 
 type apiKeyJSON struct {
@@ -64,7 +64,7 @@ func verify(t testing.TB, e *env, key, hmacSecret, method, target string, body [
 	t.Helper()
 	ts := strconv.FormatInt(time.Now().Unix(), 10)
 	nonce := client.NewNonce()
-	return e.Daemon.Service.VerifySignature(context.Background(), service.SignedRequest{
+	return e.Daemon.Gate.VerifySignature(context.Background(), gate.SignedRequest{
 		APIKey: key, Timestamp: ts, Nonce: nonce, Signature: client.Sign(hmacSecret, method, target, ts, nonce, body),
 		Method: method, Target: target, Body: body,
 	})
@@ -231,7 +231,7 @@ func TestAPIKeys(t *testing.T) {
 func TestSignedRoutes(t *testing.T) {
 	t.Parallel()
 	e := start(t)
-	a := api.New(api.Options{Service: e.Daemon.Service, BaseURL: e.base()})
+	a := api.New(api.Options{Service: e.Daemon.Service, Gate: e.Daemon.Gate, BaseURL: e.base()})
 	var signed []api.Route
 	for _, rt := range a.Routes() {
 		if rt.Scope != "" {
@@ -333,7 +333,7 @@ func TestSignedHTTP(t *testing.T) {
 	t.Parallel()
 	e := start(t)
 	have := map[string]bool{}
-	for _, rt := range api.New(api.Options{Service: e.Daemon.Service, BaseURL: e.base()}).Routes() {
+	for _, rt := range api.New(api.Options{Service: e.Daemon.Service, Gate: e.Daemon.Gate, BaseURL: e.base()}).Routes() {
 		have[rt.Method+" "+rt.Path] = rt.Scope != ""
 	}
 	require.True(t, have["GET /v1/notifications/{requestId}"] && have["POST /v1/notifications"], "the Notification API routes exist")

@@ -31,3 +31,19 @@ type SealedTx interface {
 	// when the row is gone or its text is no longer v.Value.
 	UpdateSealedValue(ctx context.Context, v SealedValue, sealed string) error
 }
+
+// SealedAAD is what a sealed value of kind in row id is bound to (the aad
+// given to secret.Box.SealFor and OpenFor): a value copied into another
+// row, or another column kind, does not open. One function, so the rooms
+// that seal, the engine that opens and the rekey that moves them agree.
+func SealedAAD(kind, id string) string {
+	switch kind {
+	case SealedProviderConfig:
+		return "provider:" + id
+	case SealedAPIKeyHMAC:
+		return "apikey:" + id
+	case SealedWebhookSecret, SealedWebhookPreviousSecret:
+		return "webhook:" + id
+	}
+	return ""
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/secret"
+	"github.com/notifyd/notifyd/internal/usecase"
 )
 
 // WorkspaceRole is a workspace as seen by one member.
@@ -41,7 +42,7 @@ var ErrEmailTaken = errors.New("a user with this email already exists")
 // NormalizeEmail trims and lower-cases an email; invalid addresses are 400.
 func NormalizeEmail(email string) (string, error) {
 	e := strings.ToLower(strings.TrimSpace(email))
-	if !storable(e) {
+	if !usecase.Storable(e) {
 		return "", notify.Invalid("email is not a valid email address")
 	}
 	if len(e) > 320 {
@@ -62,7 +63,7 @@ func (s *Service) Bootstrap(ctx context.Context, workspace, email, password stri
 		return nil, err
 	}
 	workspace = strings.TrimSpace(workspace)
-	if workspace == "" || len([]rune(workspace)) > 120 || !storable(workspace) {
+	if workspace == "" || len([]rune(workspace)) > 120 || !usecase.Storable(workspace) {
 		return nil, notify.Invalid("workspace name must be 1 to 120 characters")
 	}
 	if password == "" {
@@ -74,11 +75,11 @@ func (s *Service) Bootstrap(ctx context.Context, workspace, email, password stri
 	if err != nil {
 		return nil, err
 	}
-	now := s.now()
-	res := &BootstrapResult{WorkspaceID: newID(), UserID: newID(), Email: email, Password: password}
+	now := s.Now()
+	res := &BootstrapResult{WorkspaceID: usecase.NewID(), UserID: usecase.NewID(), Email: email, Password: password}
 	token := "nds_" + secret.RandomToken(32)
 	res.AccessToken = token
-	err = s.store.Update(ctx, func(tx notify.Tx) error {
+	err = s.Store.Update(ctx, func(tx notify.Tx) error {
 		if _, err := tx.FindUserByEmail(ctx, email); err == nil {
 			return ErrEmailTaken
 		} else if !errors.Is(err, notify.ErrNotFound) {
@@ -105,7 +106,7 @@ func (s *Service) Bootstrap(ctx context.Context, workspace, email, password stri
 // HasWorkspaces reports whether any workspace exists (first start check).
 func (s *Service) HasWorkspaces(ctx context.Context) (bool, error) {
 	var n int
-	err := s.store.View(ctx, func(tx notify.Tx) (err error) {
+	err := s.Store.View(ctx, func(tx notify.Tx) (err error) {
 		n, err = tx.CountWorkspaces(ctx)
 		return err
 	})
@@ -128,10 +129,10 @@ func (s *Service) Login(ctx context.Context, email, password, workspaceID, clien
 }
 
 func (s *Service) openSession(ctx context.Context, user *notify.User, workspaceID string) (*LoginResult, error) {
-	now := s.now()
+	now := s.Now()
 	token := "nds_" + secret.RandomToken(32)
 	res := &LoginResult{AccessToken: token, ExpiresAt: now.Add(s.ttl), User: user}
-	err := s.store.Update(ctx, func(tx notify.Tx) error {
+	err := s.Store.Update(ctx, func(tx notify.Tx) error {
 		ms, err := tx.FindMembershipsOfUser(ctx, user.ID)
 		if err != nil {
 			return err
@@ -164,12 +165,12 @@ func (s *Service) openSession(ctx context.Context, user *notify.User, workspaceI
 }
 
 // SelectWorkspace opens a new session on workspaceID and ends the old one.
-func (s *Service) SelectWorkspace(ctx context.Context, a *Actor, workspaceID string) (*LoginResult, error) {
+func (s *Service) SelectWorkspace(ctx context.Context, a *usecase.Actor, workspaceID string) (*LoginResult, error) {
 	if workspaceID == "" {
 		return nil, notify.Invalid("workspaceId is required")
 	}
 	var user *notify.User
-	err := s.store.View(ctx, func(tx notify.Tx) (err error) {
+	err := s.Store.View(ctx, func(tx notify.Tx) (err error) {
 		user, err = tx.FindUser(ctx, a.UserID)
 		return err
 	})
@@ -185,19 +186,19 @@ func (s *Service) SelectWorkspace(ctx context.Context, a *Actor, workspaceID str
 }
 
 // Logout ends the session at once.
-func (s *Service) Logout(ctx context.Context, a *Actor) error {
-	return s.store.Update(ctx, func(tx notify.Tx) error { return tx.DeleteSession(ctx, a.TokenHash) })
+func (s *Service) Logout(ctx context.Context, a *usecase.Actor) error {
+	return s.Store.Update(ctx, func(tx notify.Tx) error { return tx.DeleteSession(ctx, a.TokenHash) })
 }
 
 // Authenticate resolves a bearer token to an actor. Any failure is 401.
-func (s *Service) Authenticate(ctx context.Context, token string) (*Actor, error) {
+func (s *Service) Authenticate(ctx context.Context, token string) (*usecase.Actor, error) {
 	if token == "" {
 		return nil, notify.Unauthorized("Missing access token")
 	}
 	hash := secret.HashToken(token)
-	var a *Actor
-	err := s.store.View(ctx, func(tx notify.Tx) error {
-		sess, err := tx.FindSession(ctx, hash, s.now())
+	var a *usecase.Actor
+	err := s.Store.View(ctx, func(tx notify.Tx) error {
+		sess, err := tx.FindSession(ctx, hash, s.Now())
 		if err != nil {
 			return err
 		}
@@ -205,7 +206,7 @@ func (s *Service) Authenticate(ctx context.Context, token string) (*Actor, error
 		if err != nil {
 			return err
 		}
-		a = &Actor{UserID: u.ID, Email: u.Email, TokenHash: hash}
+		a = &usecase.Actor{UserID: u.ID, Email: u.Email, TokenHash: hash}
 		if sess.WorkspaceID != "" {
 			m, err := tx.FindMember(ctx, sess.WorkspaceID, u.ID)
 			if errors.Is(err, notify.ErrNotFound) {
@@ -225,10 +226,10 @@ func (s *Service) Authenticate(ctx context.Context, token string) (*Actor, error
 }
 
 // Me lists the actor's user and workspaces.
-func (s *Service) Me(ctx context.Context, a *Actor) (*notify.User, []WorkspaceRole, error) {
+func (s *Service) Me(ctx context.Context, a *usecase.Actor) (*notify.User, []WorkspaceRole, error) {
 	var u *notify.User
 	var out []WorkspaceRole
-	err := s.store.View(ctx, func(tx notify.Tx) error {
+	err := s.Store.View(ctx, func(tx notify.Tx) error {
 		var err error
 		if u, err = tx.FindUser(ctx, a.UserID); err != nil {
 			return err

@@ -11,13 +11,7 @@ import (
 	"github.com/notifyd/notifyd/internal/bounce"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/secret"
-)
-
-// Email provider kinds whose vendors report bounces and complaints.
-const (
-	kindResend   = "mailx_email" // Resend: Svix-signed webhooks
-	kindSES      = "maily_email" // Amazon SES: events through an SNS topic
-	kindPostmark = "mailz_email" // Postmark: bounce and spam-complaint webhooks
+	"github.com/notifyd/notifyd/internal/usecase"
 )
 
 // ResendWebhookSecretKey is the configJson key of a Resend account holding
@@ -29,7 +23,7 @@ const ResendWebhookSecretKey = "mailx_webhook_secret"
 const SESTopicARNKey = "maily_sns_topic_arn"
 
 func callbackKind(kind string) bool {
-	return kind == kindResend || kind == kindSES || kind == kindPostmark
+	return kind == usecase.KindResend || kind == usecase.KindSES || kind == usecase.KindPostmark
 }
 
 func newSNSVerifier(o Options) *bounce.SNSVerifier {
@@ -58,13 +52,13 @@ type RotatedCallbackSecret struct {
 	Secret string
 }
 
-func (s *Service) callbackAccount(ctx context.Context, tx notify.Tx, a *Actor, id string) (*notify.ProviderAccount, error) {
-	if !storable(id) {
+func (s *Service) callbackAccount(ctx context.Context, tx notify.Tx, a *usecase.Actor, id string) (*notify.ProviderAccount, error) {
+	if !usecase.Storable(id) {
 		return nil, notify.NotFound("Provider")
 	}
 	p, err := tx.FindProviderAccount(ctx, a.WorkspaceID, id)
 	if err != nil {
-		return nil, notFound(err, "Provider")
+		return nil, usecase.NotFound(err, "Provider")
 	}
 	if !callbackKind(p.ProviderKind) {
 		return nil, notify.Invalid("Callback secrets apply to email providers (mailx_email, maily_email, mailz_email); this provider is %s", p.ProviderKind)
@@ -83,9 +77,9 @@ func secretView(id string, cs *notify.CallbackSecret) CallbackSecretView {
 
 // GetCallbackSecret reports whether a provider has a callback secret and
 // whether a rotation is pending; never the secret.
-func (s *Service) GetCallbackSecret(ctx context.Context, a *Actor, id string) (*CallbackSecretView, error) {
+func (s *Service) GetCallbackSecret(ctx context.Context, a *usecase.Actor, id string) (*CallbackSecretView, error) {
 	var v CallbackSecretView
-	err := s.store.View(ctx, func(tx notify.Tx) error {
+	err := s.Store.View(ctx, func(tx notify.Tx) error {
 		p, err := s.callbackAccount(ctx, tx, a, id)
 		if err != nil {
 			return err
@@ -104,10 +98,10 @@ func (s *Service) GetCallbackSecret(ctx context.Context, a *Actor, id string) (*
 // maily.callback_secret.rotate). The secret it replaces stays valid until
 // FinalizeCallbackSecret, so the vendor side can be switched without
 // losing callbacks; a rotation during a pending one drops the oldest.
-func (s *Service) RotateCallbackSecret(ctx context.Context, a *Actor, id string) (*RotatedCallbackSecret, error) {
+func (s *Service) RotateCallbackSecret(ctx context.Context, a *usecase.Actor, id string) (*RotatedCallbackSecret, error) {
 	plain := "cbs_" + secret.RandomToken(32)
 	var out RotatedCallbackSecret
-	err := s.store.Update(ctx, func(tx notify.Tx) error {
+	err := s.Store.Update(ctx, func(tx notify.Tx) error {
 		p, err := s.callbackAccount(ctx, tx, a, id)
 		if err != nil {
 			return err
@@ -117,7 +111,7 @@ func (s *Service) RotateCallbackSecret(ctx context.Context, a *Actor, id string)
 			return err
 		}
 		cs := &notify.CallbackSecret{ProviderAccountID: p.ID, WorkspaceID: p.WorkspaceID,
-			CurrentHash: secret.HashToken(plain), RotatedAt: s.now()}
+			CurrentHash: secret.HashToken(plain), RotatedAt: s.Now()}
 		if old != nil {
 			cs.PreviousHash = old.CurrentHash
 		}
@@ -125,7 +119,7 @@ func (s *Service) RotateCallbackSecret(ctx context.Context, a *Actor, id string)
 			return err
 		}
 		out = RotatedCallbackSecret{CallbackSecretView: secretView(p.ID, cs), Secret: plain}
-		return s.audit(ctx, tx, a, a.WorkspaceID, "maily.callback_secret.rotate", "provider", p.ID,
+		return s.Audit(ctx, tx, a, a.WorkspaceID, "maily.callback_secret.rotate", "provider", p.ID,
 			map[string]any{"providerKind": p.ProviderKind, "previousAccepted": cs.PreviousHash != ""})
 	})
 	if err != nil {
@@ -137,9 +131,9 @@ func (s *Service) RotateCallbackSecret(ctx context.Context, a *Actor, id string)
 // FinalizeCallbackSecret ends a rotation: only the newest secret is
 // accepted from now on (audit maily.callback_secret.finalize). 409 when no
 // rotation is pending.
-func (s *Service) FinalizeCallbackSecret(ctx context.Context, a *Actor, id string) (*CallbackSecretView, error) {
+func (s *Service) FinalizeCallbackSecret(ctx context.Context, a *usecase.Actor, id string) (*CallbackSecretView, error) {
 	var v CallbackSecretView
-	err := s.store.Update(ctx, func(tx notify.Tx) error {
+	err := s.Store.Update(ctx, func(tx notify.Tx) error {
 		p, err := s.callbackAccount(ctx, tx, a, id)
 		if err != nil {
 			return err
@@ -151,12 +145,12 @@ func (s *Service) FinalizeCallbackSecret(ctx context.Context, a *Actor, id strin
 		if cs == nil || cs.PreviousHash == "" {
 			return notify.Conflict("No callback secret rotation is pending for this provider")
 		}
-		cs.PreviousHash, cs.RotatedAt = "", s.now()
+		cs.PreviousHash, cs.RotatedAt = "", s.Now()
 		if err := tx.PutCallbackSecret(ctx, cs); err != nil {
 			return err
 		}
 		v = secretView(p.ID, cs)
-		return s.audit(ctx, tx, a, a.WorkspaceID, "maily.callback_secret.finalize", "provider", p.ID,
+		return s.Audit(ctx, tx, a, a.WorkspaceID, "maily.callback_secret.finalize", "provider", p.ID,
 			map[string]any{"providerKind": p.ProviderKind})
 	})
 	if err != nil {
@@ -196,11 +190,11 @@ var errCallbackAuth = notify.NotFound("Provider")
 // complaint puts the address on the workspace's suppression list, and
 // each is attached to the attempt whose provider message id it names.
 func (s *Service) ReceiveCallback(ctx context.Context, in CallbackInput) (*CallbackResult, error) {
-	if !isUUID(in.ProviderAccountID) {
+	if !usecase.IsUUID(in.ProviderAccountID) {
 		return nil, errCallbackAuth
 	}
 	var p *notify.ProviderAccount
-	err := s.store.View(ctx, func(tx notify.Tx) error {
+	err := s.Store.View(ctx, func(tx notify.Tx) error {
 		var err error
 		if p, err = tx.FindProviderAccountAnyWorkspace(ctx, in.ProviderAccountID); err != nil {
 			return err
@@ -235,11 +229,11 @@ func (s *Service) ReceiveCallback(ctx context.Context, in CallbackInput) (*Callb
 	if !json.Valid(in.Body) {
 		return nil, notify.Invalid("Callback body must be JSON")
 	}
-	now := s.now()
+	now := s.Now()
 	res := &CallbackResult{}
 	var events []bounce.Event
 	switch p.ProviderKind {
-	case kindSES:
+	case usecase.KindSES:
 		m, err := bounce.ParseSNS(in.Body)
 		if err != nil {
 			return nil, callbackError(err)
@@ -249,7 +243,7 @@ func (s *Service) ReceiveCallback(ctx context.Context, in CallbackInput) (*Callb
 		}
 		// AWS advises refusing unexpected topics; the account may name its
 		// topic, else any topic signed by SNS is taken.
-		cfg, err := s.OpenConfig(p)
+		cfg, err := usecase.OpenProviderConfig(s.box, p)
 		if err != nil {
 			return nil, err
 		}
@@ -261,7 +255,7 @@ func (s *Service) ReceiveCallback(ctx context.Context, in CallbackInput) (*Callb
 			if err := s.sns.Confirm(ctx, m); err != nil {
 				return nil, callbackError(err)
 			}
-			s.log.Info("SNS subscription confirmed", "providerAccountId", p.ID, "topicArn", m.TopicArn)
+			s.Log.Info("SNS subscription confirmed", "providerAccountId", p.ID, "topicArn", m.TopicArn)
 			res.Confirmed = true
 			return res, nil
 		case bounce.SNSUnsubscribeConfirmation:
@@ -270,8 +264,8 @@ func (s *Service) ReceiveCallback(ctx context.Context, in CallbackInput) (*Callb
 		if events, err = bounce.ParseSES(m.Message, m.MessageID, now); err != nil {
 			return nil, callbackError(err)
 		}
-	case kindResend:
-		cfg, err := s.OpenConfig(p)
+	case usecase.KindResend:
+		cfg, err := usecase.OpenProviderConfig(s.box, p)
 		if err != nil {
 			return nil, err
 		}
@@ -285,7 +279,7 @@ func (s *Service) ReceiveCallback(ctx context.Context, in CallbackInput) (*Callb
 		if events, err = bounce.ParseResend(in.Body, in.Svix.ID, now); err != nil {
 			return nil, callbackError(err)
 		}
-	case kindPostmark:
+	case usecase.KindPostmark:
 		if events, err = bounce.ParsePostmark(in.Body, now); err != nil {
 			return nil, callbackError(err)
 		}
@@ -294,7 +288,7 @@ func (s *Service) ReceiveCallback(ctx context.Context, in CallbackInput) (*Callb
 	if len(events) == 0 {
 		return res, nil
 	}
-	err = s.store.Update(ctx, func(tx notify.Tx) error {
+	err = s.Store.Update(ctx, func(tx notify.Tx) error {
 		res.Suppressed = 0
 		for _, ev := range events {
 			n, err := s.recordFeedback(ctx, tx, p, ev, now)
@@ -315,7 +309,7 @@ func (s *Service) ReceiveCallback(ctx context.Context, in CallbackInput) (*Callb
 // for it; a vendor retry of an event already stored changes nothing.
 func (s *Service) recordFeedback(ctx context.Context, tx notify.Tx, p *notify.ProviderAccount, ev bounce.Event, now time.Time) (int, error) {
 	reason, suppress := ev.Suppresses()
-	f := &notify.DeliveryFeedback{ID: newID(), WorkspaceID: p.WorkspaceID, ProviderAccountID: p.ID, ProviderMessageID: ev.MessageID,
+	f := &notify.DeliveryFeedback{ID: usecase.NewID(), WorkspaceID: p.WorkspaceID, ProviderAccountID: p.ID, ProviderMessageID: ev.MessageID,
 		RecipientAddress: ev.Recipient, Type: ev.Type, BounceType: ev.BounceType, Detail: ev.Detail, Suppressed: suppress,
 		VendorEventID: ev.EventID, OccurredAt: ev.OccurredAt, ReceivedAt: now}
 	if ev.MessageID != "" {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/usecase"
 )
 
 // Campaign limits (SPEC "Other constants").
@@ -126,7 +127,7 @@ func validFilterShape(raw string) error {
 	if len(raw) > MaxCampaignFilterBytes {
 		return notify.Invalid("audienceFilter must be at most %d bytes", MaxCampaignFilterBytes)
 	}
-	if err := validText("audienceFilter", raw); err != nil {
+	if err := usecase.ValidText("audienceFilter", raw); err != nil {
 		return err
 	}
 	var f map[string]any
@@ -136,7 +137,7 @@ func validFilterShape(raw string) error {
 	if jsonHasNUL(f) {
 		// An escaped NUL (the console's filter is marshalled from its form)
 		// would reach PostgreSQL as a lookup parameter.
-		return notify.Invalid("audienceFilter" + DetailNotText)
+		return notify.Invalid("audienceFilter" + usecase.DetailNotText)
 	}
 	return nil
 }
@@ -170,7 +171,7 @@ func (in *CampaignInput) validate() error {
 		v    *string
 	}{{"name", in.Name}, {"subject", in.Subject}, {"contentText", in.ContentText}, {"contentHtml", in.ContentHTML}} {
 		if f.v != nil {
-			if err := validText(f.name, *f.v); err != nil {
+			if err := usecase.ValidText(f.name, *f.v); err != nil {
 				return err
 			}
 		}
@@ -179,10 +180,10 @@ func (in *CampaignInput) validate() error {
 		return notify.Invalid("name must be 1 to %d characters", MaxCampaignName)
 	}
 	if in.Subject != nil {
-		if err := maxLen("subject", *in.Subject, MaxCampaignSubject); err != nil {
+		if err := usecase.MaxLen("subject", *in.Subject, MaxCampaignSubject); err != nil {
 			return err
 		}
-		if err := oneLine("subject", *in.Subject); err != nil {
+		if err := usecase.OneLine("subject", *in.Subject); err != nil {
 			return err
 		}
 	}
@@ -190,7 +191,7 @@ func (in *CampaignInput) validate() error {
 		return notify.Invalid("contentText must be 1 to %d characters", MaxCampaignText)
 	}
 	if in.ContentHTML != nil {
-		if err := maxLen("contentHtml", *in.ContentHTML, MaxCampaignHTML); err != nil {
+		if err := usecase.MaxLen("contentHtml", *in.ContentHTML, MaxCampaignHTML); err != nil {
 			return err
 		}
 	}
@@ -231,7 +232,7 @@ func (in *CampaignInput) apply(c *notify.Campaign, now time.Time) error {
 		c.ScheduledAt = nil
 	}
 	if in.ScheduledAt != nil {
-		t, err := ParseScheduledAt(*in.ScheduledAt, now)
+		t, err := usecase.ParseScheduledAt(*in.ScheduledAt, now)
 		if err != nil {
 			return err
 		}
@@ -251,7 +252,7 @@ func campaignPayload(c *notify.Campaign) map[string]any {
 }
 
 // CreateCampaign creates a draft (audit campaign.create).
-func (s *Service) CreateCampaign(ctx context.Context, a *Actor, in CampaignInput) (*notify.Campaign, error) {
+func (s *Service) CreateCampaign(ctx context.Context, a *usecase.Actor, in CampaignInput) (*notify.Campaign, error) {
 	if in.Name == nil {
 		return nil, notify.Invalid("name is required")
 	}
@@ -267,17 +268,17 @@ func (s *Service) CreateCampaign(ctx context.Context, a *Actor, in CampaignInput
 	if err := in.validate(); err != nil {
 		return nil, err
 	}
-	now := s.now()
-	c := &notify.Campaign{ID: newID(), WorkspaceID: a.WorkspaceID, Channel: notify.ChannelEmail, Status: notify.CampaignDraft,
+	now := s.Now()
+	c := &notify.Campaign{ID: usecase.NewID(), WorkspaceID: a.WorkspaceID, Channel: notify.ChannelEmail, Status: notify.CampaignDraft,
 		IsAdvertisement: true, IncludeUnsubscribe: true, CreatedAt: now, UpdatedAt: now}
 	if err := in.apply(c, now); err != nil {
 		return nil, err
 	}
-	err := s.store.Update(ctx, func(tx notify.Tx) error {
+	err := s.Store.Update(ctx, func(tx notify.Tx) error {
 		if err := tx.CreateCampaign(ctx, c); err != nil {
 			return err
 		}
-		return s.audit(ctx, tx, a, a.WorkspaceID, "campaign.create", "campaign", c.ID, campaignPayload(c))
+		return s.Audit(ctx, tx, a, a.WorkspaceID, "campaign.create", "campaign", c.ID, campaignPayload(c))
 	})
 	if err != nil {
 		return nil, err
@@ -286,7 +287,7 @@ func (s *Service) CreateCampaign(ctx context.Context, a *Actor, in CampaignInput
 }
 
 // ListCampaigns returns a page (limit 1 to 200, default 50), newest first.
-func (s *Service) ListCampaigns(ctx context.Context, a *Actor, status string, limit, offset int) ([]*notify.Campaign, int, int, error) {
+func (s *Service) ListCampaigns(ctx context.Context, a *usecase.Actor, status string, limit, offset int) ([]*notify.Campaign, int, int, error) {
 	if limit == 0 {
 		limit = 50
 	}
@@ -301,7 +302,7 @@ func (s *Service) ListCampaigns(ctx context.Context, a *Actor, status string, li
 	}
 	var out []*notify.Campaign
 	var total int
-	err := s.store.View(ctx, func(tx notify.Tx) (err error) {
+	err := s.Store.View(ctx, func(tx notify.Tx) (err error) {
 		out, total, err = tx.FindCampaigns(ctx, a.WorkspaceID, notify.CampaignStatus(status), limit, offset)
 		return err
 	})
@@ -311,7 +312,7 @@ func (s *Service) ListCampaigns(ctx context.Context, a *Actor, status string, li
 // findCampaign loads a campaign of the actor's workspace (404 otherwise).
 func findCampaign(ctx context.Context, tx notify.Tx, ws, id string) (*notify.Campaign, error) {
 	c, err := tx.FindCampaign(ctx, ws, id)
-	return c, notFound(err, "Campaign")
+	return c, usecase.NotFound(err, "Campaign")
 }
 
 // lockCampaignIn loads a campaign of the workspace (404 otherwise) and,
@@ -345,10 +346,10 @@ func lockCampaignIn(ctx context.Context, tx notify.Tx, ws, id string, statuses [
 // GetCampaign is the detail: counters, deliveryStats and the current
 // audienceSize. A scheduled or sending campaign whose fan-out has finished
 // and has no queued or processing request moves to sent here.
-func (s *Service) GetCampaign(ctx context.Context, a *Actor, id string) (*CampaignDetail, error) {
+func (s *Service) GetCampaign(ctx context.Context, a *usecase.Actor, id string) (*CampaignDetail, error) {
 	d := &CampaignDetail{}
 	var due bool
-	err := s.store.View(ctx, func(tx notify.Tx) error {
+	err := s.Store.View(ctx, func(tx notify.Tx) error {
 		var err error
 		if d.Campaign, err = findCampaign(ctx, tx, a.WorkspaceID, id); err != nil {
 			return err
@@ -361,8 +362,8 @@ func (s *Service) GetCampaign(ctx context.Context, a *Actor, id string) (*Campai
 	}
 	// Under the campaign's lock: a cancel committing meanwhile is seen
 	// (and the campaign stays canceled) rather than overwritten.
-	now := s.now()
-	err = s.store.Update(ctx, func(tx notify.Tx) error {
+	now := s.Now()
+	err = s.Store.Update(ctx, func(tx notify.Tx) error {
 		var err error
 		if d.Campaign, _, err = lockCampaignIn(ctx, tx, a.WorkspaceID, id,
 			[]notify.CampaignStatus{notify.CampaignScheduled, notify.CampaignSending}, now); err != nil {
@@ -417,7 +418,7 @@ func (s *Service) campaignFigures(ctx context.Context, tx notify.Tx, d *Campaign
 }
 
 // UpdateCampaign changes a draft (audit campaign.update); 409 otherwise.
-func (s *Service) UpdateCampaign(ctx context.Context, a *Actor, id string, in CampaignInput) (*notify.Campaign, error) {
+func (s *Service) UpdateCampaign(ctx context.Context, a *usecase.Actor, id string, in CampaignInput) (*notify.Campaign, error) {
 	if in.Channel != nil {
 		return nil, notify.Invalid("channel cannot be changed")
 	}
@@ -425,8 +426,8 @@ func (s *Service) UpdateCampaign(ctx context.Context, a *Actor, id string, in Ca
 		return nil, err
 	}
 	var c *notify.Campaign
-	err := s.store.Update(ctx, func(tx notify.Tx) (err error) {
-		now := s.now()
+	err := s.Store.Update(ctx, func(tx notify.Tx) (err error) {
+		now := s.Now()
 		var ok bool
 		if c, ok, err = lockCampaignIn(ctx, tx, a.WorkspaceID, id, []notify.CampaignStatus{notify.CampaignDraft}, now); err != nil {
 			return err
@@ -441,7 +442,7 @@ func (s *Service) UpdateCampaign(ctx context.Context, a *Actor, id string, in Ca
 		if err := tx.UpdateCampaign(ctx, c); err != nil {
 			return err
 		}
-		return s.audit(ctx, tx, a, a.WorkspaceID, "campaign.update", "campaign", c.ID, campaignPayload(c))
+		return s.Audit(ctx, tx, a, a.WorkspaceID, "campaign.update", "campaign", c.ID, campaignPayload(c))
 	})
 	if err != nil {
 		return nil, err
@@ -450,9 +451,9 @@ func (s *Service) UpdateCampaign(ctx context.Context, a *Actor, id string, in Ca
 }
 
 // CampaignAudience is the audience preview.
-func (s *Service) CampaignAudience(ctx context.Context, a *Actor, id string) (int, error) {
+func (s *Service) CampaignAudience(ctx context.Context, a *usecase.Actor, id string) (int, error) {
 	var n int
-	err := s.store.View(ctx, func(tx notify.Tx) error {
+	err := s.Store.View(ctx, func(tx notify.Tx) error {
 		c, err := findCampaign(ctx, tx, a.WorkspaceID, id)
 		if err != nil {
 			return err
@@ -472,18 +473,18 @@ func (s *Service) CampaignAudience(ctx context.Context, a *Actor, id string) (in
 // (audit campaign.send). linkBase is the public base URL of the
 // unsubscribe links. Sending a scheduled campaign again replaces its
 // pending fan-out job.
-func (s *Service) SendCampaign(ctx context.Context, a *Actor, id string, scheduledAt *string, linkBase string) (*CampaignSendResult, error) {
-	now := s.now()
+func (s *Service) SendCampaign(ctx context.Context, a *usecase.Actor, id string, scheduledAt *string, linkBase string) (*CampaignSendResult, error) {
+	now := s.Now()
 	var sched *time.Time
 	if scheduledAt != nil {
-		t, err := ParseScheduledAt(*scheduledAt, now)
+		t, err := usecase.ParseScheduledAt(*scheduledAt, now)
 		if err != nil {
 			return nil, err
 		}
 		sched = &t
 	}
 	var res CampaignSendResult
-	err := s.store.Update(ctx, func(tx notify.Tx) error {
+	err := s.Store.Update(ctx, func(tx notify.Tx) error {
 		c, ok, err := lockCampaignIn(ctx, tx, a.WorkspaceID, id, []notify.CampaignStatus{notify.CampaignDraft, notify.CampaignScheduled}, now)
 		if err != nil {
 			return err
@@ -534,7 +535,7 @@ func (s *Service) SendCampaign(ctx context.Context, a *Actor, id string, schedul
 			// The API's timestamp form (API-DECISIONS 1), not Go's.
 			p["scheduledAt"] = sched.UTC().Format("2006-01-02T15:04:05.000Z")
 		}
-		return s.audit(ctx, tx, a, a.WorkspaceID, "campaign.send", "campaign", c.ID, p)
+		return s.Audit(ctx, tx, a, a.WorkspaceID, "campaign.send", "campaign", c.ID, p)
 	})
 	if err != nil {
 		return nil, err
@@ -546,7 +547,7 @@ func (s *Service) SendCampaign(ctx context.Context, a *Actor, id string, schedul
 // campaign.cancel): the pending fan-out job is removed and the campaign's
 // queued and processing requests are canceled; mail already handed to a
 // vendor is not recalled. It returns how many requests it canceled.
-func (s *Service) CancelCampaign(ctx context.Context, a *Actor, id string) (int, error) {
+func (s *Service) CancelCampaign(ctx context.Context, a *usecase.Actor, id string) (int, error) {
 	var n int
 	// The dispatch records several requests' results in one shared
 	// transaction, locking them in arrival order, so a cancel locking the
@@ -578,13 +579,13 @@ func retryDeadlock(ctx context.Context, fn func() error) error {
 	}
 }
 
-func (s *Service) cancelCampaign(ctx context.Context, a *Actor, id string, n *int) error {
-	return s.store.Update(ctx, func(tx notify.Tx) error {
+func (s *Service) cancelCampaign(ctx context.Context, a *usecase.Actor, id string, n *int) error {
+	return s.Store.Update(ctx, func(tx notify.Tx) error {
 		c, err := findCampaign(ctx, tx, a.WorkspaceID, id)
 		if err != nil {
 			return err
 		}
-		now := s.now()
+		now := s.Now()
 		// The conditional move takes the campaign row's lock: a fan-out
 		// batch committing meanwhile is either fully counted below or,
 		// finding the campaign canceled, inserts nothing.
@@ -608,7 +609,7 @@ func (s *Service) cancelCampaign(ctx context.Context, a *Actor, id string, n *in
 		// Each canceled request gets its notification.canceled event, as a
 		// single cancel does (webhooks).
 		for _, r := range canceled {
-			if err := s.event(ctx, tx, notify.EventCanceled, r, now); err != nil {
+			if err := usecase.Event(ctx, tx, notify.EventCanceled, r, now); err != nil {
 				return err
 			}
 		}
@@ -618,16 +619,16 @@ func (s *Service) cancelCampaign(ctx context.Context, a *Actor, id string, n *in
 		c.Status = notify.CampaignCanceled
 		p := campaignPayload(c)
 		p["canceledRequests"] = *n
-		return s.audit(ctx, tx, a, a.WorkspaceID, "campaign.cancel", "campaign", c.ID, p)
+		return s.Audit(ctx, tx, a, a.WorkspaceID, "campaign.cancel", "campaign", c.ID, p)
 	})
 }
 
 // DeleteCampaign removes a draft, canceled or failed campaign (audit
 // campaign.delete); its requests stay in the history.
-func (s *Service) DeleteCampaign(ctx context.Context, a *Actor, id string) error {
-	return s.store.Update(ctx, func(tx notify.Tx) error {
+func (s *Service) DeleteCampaign(ctx context.Context, a *usecase.Actor, id string) error {
+	return s.Store.Update(ctx, func(tx notify.Tx) error {
 		c, ok, err := lockCampaignIn(ctx, tx, a.WorkspaceID, id,
-			[]notify.CampaignStatus{notify.CampaignDraft, notify.CampaignCanceled, notify.CampaignFailed}, s.now())
+			[]notify.CampaignStatus{notify.CampaignDraft, notify.CampaignCanceled, notify.CampaignFailed}, s.Now())
 		if err != nil {
 			return err
 		}
@@ -635,8 +636,8 @@ func (s *Service) DeleteCampaign(ctx context.Context, a *Actor, id string) error
 			return notify.Conflict("Campaign is %s; only a draft, canceled or failed campaign can be deleted", c.Status)
 		}
 		if err := tx.DeleteCampaign(ctx, c.WorkspaceID, c.ID); err != nil {
-			return notFound(err, "Campaign")
+			return usecase.NotFound(err, "Campaign")
 		}
-		return s.audit(ctx, tx, a, a.WorkspaceID, "campaign.delete", "campaign", c.ID, campaignPayload(c))
+		return s.Audit(ctx, tx, a, a.WorkspaceID, "campaign.delete", "campaign", c.ID, campaignPayload(c))
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/usecase"
 )
 
 // Pause, resume and retry of failed recipients: additions to SPEC's
@@ -38,7 +39,7 @@ type CampaignRetryResult struct {
 // PauseCampaign holds a sending campaign (audit campaign.pause): its
 // fan-out stops after the batch in progress and its queued requests stay
 // queued, undispatched, until a resume. 409 unless sending.
-func (s *Service) PauseCampaign(ctx context.Context, a *Actor, id string) (*CampaignPauseResult, error) {
+func (s *Service) PauseCampaign(ctx context.Context, a *usecase.Actor, id string) (*CampaignPauseResult, error) {
 	return s.moveHeld(ctx, a, id, notify.CampaignSending, notify.CampaignPaused, "campaign.pause",
 		"only a sending campaign can be paused")
 }
@@ -47,15 +48,15 @@ func (s *Service) PauseCampaign(ctx context.Context, a *Actor, id string) (*Camp
 // unfinished fan-out gets a new job, which skips everyone already handled,
 // and the held requests go out as their dispatch jobs come back. 409
 // unless paused.
-func (s *Service) ResumeCampaign(ctx context.Context, a *Actor, id string) (*CampaignPauseResult, error) {
+func (s *Service) ResumeCampaign(ctx context.Context, a *usecase.Actor, id string) (*CampaignPauseResult, error) {
 	return s.moveHeld(ctx, a, id, notify.CampaignPaused, notify.CampaignSending, "campaign.resume",
 		"only a paused campaign can be resumed")
 }
 
-func (s *Service) moveHeld(ctx context.Context, a *Actor, id string, from, to notify.CampaignStatus, action, refusal string) (*CampaignPauseResult, error) {
+func (s *Service) moveHeld(ctx context.Context, a *usecase.Actor, id string, from, to notify.CampaignStatus, action, refusal string) (*CampaignPauseResult, error) {
 	var res CampaignPauseResult
-	err := s.store.Update(ctx, func(tx notify.Tx) error {
-		now := s.now()
+	err := s.Store.Update(ctx, func(tx notify.Tx) error {
+		now := s.Now()
 		// Under the campaign's lock: a fan-out batch, a cancel or a
 		// detail lookup committing meanwhile is seen or waits.
 		c, ok, err := lockCampaignIn(ctx, tx, a.WorkspaceID, id, []notify.CampaignStatus{from}, now)
@@ -90,7 +91,7 @@ func (s *Service) moveHeld(ctx context.Context, a *Actor, id string, from, to no
 		res = CampaignPauseResult{CampaignID: c.ID, Status: string(to), Queued: counts[notify.StatusQueued], InFlight: counts[notify.StatusProcessing]}
 		p := campaignPayload(c)
 		p["queuedRequests"], p["inFlightRequests"] = res.Queued, res.InFlight
-		return s.audit(ctx, tx, a, a.WorkspaceID, action, "campaign", c.ID, p)
+		return s.Audit(ctx, tx, a, a.WorkspaceID, action, "campaign", c.ID, p)
 	})
 	if err != nil {
 		return nil, err
@@ -107,12 +108,12 @@ func (s *Service) moveHeld(ctx context.Context, a *Actor, id string, from, to no
 // second retry, once the campaign is sent again, takes only the requests
 // that failed again. 409 unless sent (a sending campaign whose requests
 // have all finished counts as sent, as at the detail lookup).
-func (s *Service) RetryFailedCampaign(ctx context.Context, a *Actor, id string) (*CampaignRetryResult, error) {
+func (s *Service) RetryFailedCampaign(ctx context.Context, a *usecase.Actor, id string) (*CampaignRetryResult, error) {
 	var res CampaignRetryResult
 	// A dispatch recording results locks requests in its own order (see
 	// CancelCampaign).
 	err := retryDeadlock(ctx, func() error {
-		return s.store.Update(ctx, func(tx notify.Tx) error {
+		return s.Store.Update(ctx, func(tx notify.Tx) error {
 			var err error
 			res, err = s.retryFailed(ctx, tx, a, id)
 			return err
@@ -124,8 +125,8 @@ func (s *Service) RetryFailedCampaign(ctx context.Context, a *Actor, id string) 
 	return &res, nil
 }
 
-func (s *Service) retryFailed(ctx context.Context, tx notify.Tx, a *Actor, id string) (CampaignRetryResult, error) {
-	now := s.now()
+func (s *Service) retryFailed(ctx context.Context, tx notify.Tx, a *usecase.Actor, id string) (CampaignRetryResult, error) {
+	now := s.Now()
 	c, ok, err := lockCampaignIn(ctx, tx, a.WorkspaceID, id, []notify.CampaignStatus{notify.CampaignSent, notify.CampaignSending}, now)
 	if err != nil {
 		return CampaignRetryResult{}, err
@@ -193,5 +194,5 @@ func (s *Service) retryFailed(ctx context.Context, tx notify.Tx, a *Actor, id st
 	res := CampaignRetryResult{CampaignID: c.ID, Status: string(c.Status), Retried: n, Skipped: len(failed) - n}
 	p := campaignPayload(c)
 	p["retriedRequests"], p["skippedRequests"] = res.Retried, res.Skipped
-	return res, s.audit(ctx, tx, a, a.WorkspaceID, "campaign.retry", "campaign", c.ID, p)
+	return res, s.Audit(ctx, tx, a, a.WorkspaceID, "campaign.retry", "campaign", c.ID, p)
 }

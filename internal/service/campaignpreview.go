@@ -4,8 +4,10 @@ import (
 	"context"
 	"strings"
 
+	"github.com/notifyd/notifyd/internal/compose"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/render"
+	"github.com/notifyd/notifyd/internal/usecase"
 )
 
 // PreviewUnsubscribeToken stands in for the subscriber's own unsubscribe
@@ -29,12 +31,12 @@ type CampaignPreview struct {
 // PreviewUnsubscribeToken in its links. linkBase is the public base URL,
 // used while the campaign has none fixed (before its send). It changes
 // nothing.
-func (s *Service) PreviewCampaign(ctx context.Context, a *Actor, id string, attributes map[string]string, linkBase string) (*CampaignPreview, error) {
+func (s *Service) PreviewCampaign(ctx context.Context, a *usecase.Actor, id string, attributes map[string]string, linkBase string) (*CampaignPreview, error) {
 	if err := validAttributes(attributes); err != nil {
 		return nil, err
 	}
 	var c *notify.Campaign
-	err := s.store.View(ctx, func(tx notify.Tx) (err error) {
+	err := s.Store.View(ctx, func(tx notify.Tx) (err error) {
 		c, err = findCampaign(ctx, tx, a.WorkspaceID, id)
 		return err
 	})
@@ -45,10 +47,10 @@ func (s *Service) PreviewCampaign(ctx context.Context, a *Actor, id string, attr
 		c.LinkBase = strings.TrimRight(linkBase, "/")
 	}
 	r, err := campaignRequest(c, &notify.Subscriber{ID: "preview", Address: previewAddress, Attributes: attributes,
-		UnsubscribeToken: PreviewUnsubscribeToken}, s.now())
+		UnsubscribeToken: PreviewUnsubscribeToken}, s.Now())
 	if err != nil {
 		return nil, err
 	}
 	return &CampaignPreview{Subject: r.Title, Text: r.Text, HTML: r.HTML,
-		MissingVariables: missingVariables(attributes, render.NamesUnicode, c.Subject, c.ContentText, c.ContentHTML)}, nil
+		MissingVariables: compose.MissingVariables(attributes, render.NamesUnicode, c.Subject, c.ContentText, c.ContentHTML)}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/usecase"
 )
 
 // ReplayInput is the filter of a dead-letter set replay as the API
@@ -19,9 +20,9 @@ type ReplayInput struct {
 // jobId) back to queued with a fresh attempt budget. An item another
 // replay took first, or a job that is not a dead letter, is 409; a job
 // of no item of the workspace is 404.
-func (s *Service) ReplayDeadLetter(ctx context.Context, a *Actor, jobID string) (*notify.DeadLetter, error) {
+func (s *Service) ReplayDeadLetter(ctx context.Context, a *usecase.Actor, jobID string) (*notify.DeadLetter, error) {
 	var out *notify.DeadLetter
-	err := s.store.Update(ctx, func(tx notify.Tx) error {
+	err := s.Store.Update(ctx, func(tx notify.Tx) error {
 		ds, err := s.replay(ctx, tx, a, notify.DeadLetterFilter{JobID: jobID}, nil)
 		if err != nil {
 			return err
@@ -32,7 +33,7 @@ func (s *Service) ReplayDeadLetter(ctx context.Context, a *Actor, jobID string) 
 		}
 		j, err := tx.FindJob(ctx, a.WorkspaceID, jobID)
 		if err != nil {
-			return notFound(err, "Job")
+			return usecase.NotFound(err, "Job")
 		}
 		return notify.Conflict("Only a job in the dead-letter queue can be replayed; this job is %s", j.Status)
 	})
@@ -42,13 +43,13 @@ func (s *Service) ReplayDeadLetter(ctx context.Context, a *Actor, jobID string) 
 // ReplayDeadLetters puts the requests of every dead letter in selects back
 // to queued, and answers how many; items a concurrent replay took are not
 // counted.
-func (s *Service) ReplayDeadLetters(ctx context.Context, a *Actor, in ReplayInput) (int, error) {
+func (s *Service) ReplayDeadLetters(ctx context.Context, a *usecase.Actor, in ReplayInput) (int, error) {
 	f, filter, err := replayFilter(in)
 	if err != nil {
 		return 0, err
 	}
 	var n int
-	err = s.store.Update(ctx, func(tx notify.Tx) error {
+	err = s.Store.Update(ctx, func(tx notify.Tx) error {
 		ds, err := s.replay(ctx, tx, a, f, filter)
 		n = len(ds)
 		return err
@@ -58,8 +59,8 @@ func (s *Service) ReplayDeadLetters(ctx context.Context, a *Actor, in ReplayInpu
 
 // replay runs the store's conditional replay and writes one audit entry
 // per item replayed (filter, the set call's criteria, rides along).
-func (s *Service) replay(ctx context.Context, tx notify.Tx, a *Actor, f notify.DeadLetterFilter, filter map[string]any) ([]*notify.DeadLetter, error) {
-	now := s.now()
+func (s *Service) replay(ctx context.Context, tx notify.Tx, a *usecase.Actor, f notify.DeadLetterFilter, filter map[string]any) ([]*notify.DeadLetter, error) {
+	now := s.Now()
 	ds, err := tx.ReplayDeadLetters(ctx, a.WorkspaceID, f, s.jobAttempts, now)
 	if err != nil || len(ds) == 0 {
 		return ds, err
@@ -75,7 +76,7 @@ func (s *Service) replay(ctx context.Context, tx notify.Tx, a *Actor, f notify.D
 		if filter != nil {
 			p["filter"] = filter
 		}
-		es[i] = &notify.AuditEntry{ID: newID(), WorkspaceID: a.WorkspaceID, ActorUserID: actor, Action: "dead_letter.replay",
+		es[i] = &notify.AuditEntry{ID: usecase.NewID(), WorkspaceID: a.WorkspaceID, ActorUserID: actor, Action: "dead_letter.replay",
 			TargetType: "dead_letter", TargetID: d.JobID, Payload: p, CreatedAt: now}
 	}
 	return ds, tx.CreateAudits(ctx, es)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"strings"
 
+	"github.com/notifyd/notifyd/internal/compose"
 	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/usecase"
 )
 
 // FallbackInput is one step of a send's channelFallback as the API
@@ -59,19 +61,19 @@ func validateFallback(in *SendInput, prefix string) error {
 			}
 			addr, name = *st.RecipientAddress, st.RecipientName
 		}
-		if err := maxLen(f("recipient.address"), addr, 320); err != nil {
+		if err := usecase.MaxLen(f("recipient.address"), addr, 320); err != nil {
 			return err
 		}
-		if err := maxLen(f("recipient.name"), name, 120); err != nil {
+		if err := usecase.MaxLen(f("recipient.name"), name, 120); err != nil {
 			return err
 		}
-		if err := maxLen(f("content.templateCode"), st.TemplateCode, 120); err != nil {
+		if err := usecase.MaxLen(f("content.templateCode"), st.TemplateCode, 120); err != nil {
 			return err
 		}
-		if err := checkContent(f, st.Title, st.Text, st.HTML, st.TemplateVariables); err != nil {
+		if err := compose.CheckContent(f, st.Title, st.Text, st.HTML, st.TemplateVariables); err != nil {
 			return err
 		}
-		if err := checkRecipient(f, notify.Channel(st.Channel), addr, name, st.Title); err != nil {
+		if err := usecase.CheckRecipient(f, notify.Channel(st.Channel), addr, name, st.Title); err != nil {
 			return err
 		}
 		if st.HasContent && st.TemplateCode == "" && (st.Text == nil || *st.Text == "") {
@@ -105,16 +107,16 @@ func (s *Service) buildFallback(ctx context.Context, tx notify.Tx, key *notify.A
 			fb.Steps = append(fb.Steps, st)
 			continue
 		}
-		var base content
+		var base compose.Message
 		var layout *notify.Layout
 		if in2.TemplateCode != "" {
 			locale := ""
 			if in.Locale != nil {
 				locale = *in.Locale
 			}
-			t, v, err := s.resolveTemplate(ctx, tx, r.WorkspaceID, key, in2.TemplateCode, ch, locale)
+			t, v, err := compose.ResolveTemplate(ctx, tx, r.WorkspaceID, key, in2.TemplateCode, ch, locale)
 			if err == nil {
-				layout, err = versionLayout(ctx, tx, r.WorkspaceID, v)
+				layout, err = compose.VersionLayout(ctx, tx, r.WorkspaceID, v)
 			}
 			if err != nil {
 				if e, ok := notify.AsError(err); ok {
@@ -122,19 +124,19 @@ func (s *Service) buildFallback(ctx context.Context, tx notify.Tx, key *notify.A
 				}
 				return err
 			}
-			base = content{v.Title, v.Text, v.HTML}
+			base = compose.Message{Title: v.Title, Text: v.Text, HTML: v.HTML}
 			st.VendorTemplateID, st.SenderProfileKey = t.VendorTemplateID, t.SenderProfileKey
 		}
 		vars := in2.TemplateVariables
 		if vars == nil {
 			vars = in.TemplateVariables
 		}
-		c, err := renderContent(base, layout, in2.Title, in2.Text, in2.HTML, in2.TemplateCode != "", vars,
+		c, err := compose.Overlay(base, layout, in2.Title, in2.Text, in2.HTML, in2.TemplateCode != "", vars,
 			prefix+"channelFallback["+itoa(int64(i))+"].")
 		if err != nil {
 			return err
 		}
-		st.Title, st.Text, st.HTML = c.title, c.text, c.html
+		st.Title, st.Text, st.HTML = c.Title, c.Text, c.HTML
 		st.TemplateCode, st.TemplateVariables = in2.TemplateCode, vars
 		fb.Steps = append(fb.Steps, st)
 	}

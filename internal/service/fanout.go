@@ -11,10 +11,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/notifyd/notifyd/internal/compose"
 	"github.com/notifyd/notifyd/internal/dispatch"
 	"github.com/notifyd/notifyd/internal/mailcheck"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/render"
+	"github.com/notifyd/notifyd/internal/usecase"
 )
 
 // Fan-out sizes (SPEC "Other constants").
@@ -95,8 +97,8 @@ func (s *Service) RunFanout(ctx context.Context, ws, campaignID string, jobID in
 	start := time.Now()
 	var c *notify.Campaign
 	var aud *notify.Audience
-	err = s.store.Update(ctx, func(tx notify.Tx) error {
-		now := s.now()
+	err = s.Store.Update(ctx, func(tx notify.Tx) error {
+		now := s.Now()
 		// Lock the campaign row first (a conditional move: scheduled to
 		// sending, or sending kept), so a concurrent cancel or re-send is
 		// either seen here or waits for this transaction.
@@ -147,7 +149,7 @@ func (s *Service) RunFanout(ctx context.Context, ws, campaignID string, jobID in
 		// counted outside the write transaction (on SQLite it holds the
 		// only writer); each batch writes it, the last one sets the exact
 		// handled count.
-		err = s.store.View(ctx, func(tx notify.Tx) error {
+		err = s.Store.View(ctx, func(tx notify.Tx) error {
 			done, err := tx.CountCampaignRecipients(ctx, c.ID)
 			if err != nil {
 				return err
@@ -193,7 +195,7 @@ func (s *Service) RunFanout(ctx context.Context, ws, campaignID string, jobID in
 		var w fanoutWrite
 		w.last = b.last
 		w.err = caught(func() error {
-			return s.store.Update(ctx, func(tx notify.Tx) error { return s.writeBatch(ctx, tx, c, b) })
+			return s.Store.Update(ctx, func(tx notify.Tx) error { return s.writeBatch(ctx, tx, c, b) })
 		})
 		if errors.Is(w.err, errStopFanout) {
 			w.stop, w.err = true, nil
@@ -258,7 +260,7 @@ func (s *Service) RunFanout(ctx context.Context, ws, campaignID string, jobID in
 	case stopped:
 		// Canceled, paused or replaced meanwhile: a paused campaign's job
 		// comes back for the rest.
-		return false, s.store.View(ctx, func(tx notify.Tx) error { return s.pausedFanout(ctx, tx, ws, c.ID, jobID) })
+		return false, s.Store.View(ctx, func(tx notify.Tx) error { return s.pausedFanout(ctx, tx, ws, c.ID, jobID) })
 	case ended:
 		return false, nil
 	}
@@ -305,9 +307,9 @@ type fanoutPrep struct {
 // prepareBatch reads the next up to 500 targeted subscribers with ids
 // above after, not yet handled, and renders their requests.
 func (s *Service) prepareBatch(ctx context.Context, c *notify.Campaign, aud *notify.Audience, after string) *fanoutPrep {
-	b := &fanoutPrep{after: after, now: s.now()}
+	b := &fanoutPrep{after: after, now: s.Now()}
 	var subs []*notify.Subscriber
-	b.err = s.store.View(ctx, func(tx notify.Tx) error {
+	b.err = s.Store.View(ctx, func(tx notify.Tx) error {
 		for {
 			page, err := tx.FindFanoutPage(ctx, c.WorkspaceID, c.ID, c.Channel, b.after, FanoutBatch)
 			if err != nil {
@@ -359,7 +361,7 @@ func (s *Service) writeBatch(ctx context.Context, tx notify.Tx, c *notify.Campai
 	// before it cancels the campaign's requests: either the cancel comes
 	// first and this batch rolls back, or it waits for this commit and
 	// cancels this batch's requests too.
-	ok, err := tx.MoveCampaign(ctx, c.WorkspaceID, c.ID, []notify.CampaignStatus{notify.CampaignSending}, notify.CampaignSending, s.now())
+	ok, err := tx.MoveCampaign(ctx, c.WorkspaceID, c.ID, []notify.CampaignStatus{notify.CampaignSending}, notify.CampaignSending, s.Now())
 	if err != nil {
 		return err
 	}
@@ -381,13 +383,13 @@ func (s *Service) writeBatch(ctx context.Context, tx notify.Tx, c *notify.Campai
 			return err
 		}
 	}
-	if err := tx.SetCampaignProgress(ctx, c.WorkspaceID, c.ID, total, len(b.accepts), b.failed, s.now()); err != nil {
+	if err := tx.SetCampaignProgress(ctx, c.WorkspaceID, c.ID, total, len(b.accepts), b.failed, s.Now()); err != nil {
 		return err
 	}
 	if !b.last {
 		return nil
 	}
-	done := s.now()
+	done := s.Now()
 	cur.FanoutDoneAt, cur.UpdatedAt = &done, done
 	return tx.UpdateCampaign(ctx, cur)
 }
@@ -414,8 +416,8 @@ func (s *Service) renderBatch(c *notify.Campaign, subs []*notify.Subscriber, now
 	recips := make([]notify.CampaignRecipient, len(subs))
 	failed := 0
 	for i, r := range reqs {
-		if tl := (*renderedTooLarge)(nil); errors.As(errs[i], &tl) {
-			return nil, nil, 0, &fanoutRenderFailure{reason: tl.err.Detail + " (subscriber " + subs[i].ID + ")"}
+		if tl := (*compose.RenderedTooLarge)(nil); errors.As(errs[i], &tl) {
+			return nil, nil, 0, &fanoutRenderFailure{reason: tl.Err.Detail + " (subscriber " + subs[i].ID + ")"}
 		}
 		recips[i].SubscriberID = subs[i].ID
 		if r == nil {
@@ -446,7 +448,7 @@ func (e *fanoutRenderFailure) Permanent() bool { return true }
 //
 // Each part is held to its campaign field's bound while it is rendered
 // (subject before the advertisement prefix, text and HTML before the
-// footer): over it, the error is a renderedTooLarge naming the field. A
+// footer): over it, the error is a compose.RenderedTooLarge naming the field. A
 // subject the attributes break onto two lines (control characters, as a
 // send's content.title refuses) is a plain 400 error: the fan-out skips
 // that subscriber, the preview refuses.
@@ -456,19 +458,19 @@ func campaignRequest(c *notify.Campaign, x *notify.Subscriber, now time.Time) (*
 	}
 	subject, ok := render.SubstituteUnicode(c.Subject, x.Attributes, MaxCampaignSubject)
 	if !ok {
-		return nil, tooLarge("subject", MaxCampaignSubject, "subscriber attributes")
+		return nil, compose.TooLarge("subject", MaxCampaignSubject, "subscriber attributes")
 	}
-	if hasControl(subject) {
+	if usecase.HasControl(subject) {
 		return nil, notify.Invalid("subject must not contain control characters after subscriber attributes are put in")
 	}
 	text, ok := render.SubstituteUnicode(c.ContentText, x.Attributes, MaxCampaignText)
 	if !ok {
-		return nil, tooLarge("contentText", MaxCampaignText, "subscriber attributes")
+		return nil, compose.TooLarge("contentText", MaxCampaignText, "subscriber attributes")
 	}
 	token := url.QueryEscape(x.UnsubscribeToken)
 	page := c.LinkBase + "/v1/newsletter/unsubscribe?token=" + token
 	oneClick := c.LinkBase + "/v1/newsletter/unsubscribe/one-click?token=" + token
-	r := &notify.Request{ID: newID(), WorkspaceID: c.WorkspaceID, Source: notify.SourceCampaign, Channel: c.Channel,
+	r := &notify.Request{ID: usecase.NewID(), WorkspaceID: c.WorkspaceID, Source: notify.SourceCampaign, Channel: c.Channel,
 		Status: notify.StatusQueued, RecipientAddress: x.Address, RecipientName: x.Name, CampaignID: c.ID,
 		RequestedAt: now, UpdatedAt: now, Title: AdSubject(subject, c.IsAdvertisement), Text: text,
 		Headers: map[string]string{"List-Unsubscribe": "<" + oneClick + ">",
@@ -476,7 +478,7 @@ func campaignRequest(c *notify.Campaign, x *notify.Subscriber, now time.Time) (*
 		Metadata: map[string]string{"campaignId": c.ID, "subscriberId": x.ID}}
 	if c.ContentHTML != "" {
 		if r.HTML, ok = render.SubstituteUnicode(c.ContentHTML, render.HTMLEscapeVars(x.Attributes), MaxCampaignHTML); !ok {
-			return nil, tooLarge("contentHtml", MaxCampaignHTML, "subscriber attributes")
+			return nil, compose.TooLarge("contentHtml", MaxCampaignHTML, "subscriber attributes")
 		}
 	}
 	if c.IsAdvertisement || c.IncludeUnsubscribe {
@@ -518,7 +520,7 @@ func lastBodyClose(s string) int {
 // attempts (SPEC "Campaign": sending, fan-out failure, failed). A run of a
 // replaced job changes nothing.
 func (s *Service) FailFanout(ctx context.Context, ws, campaignID string, jobID int64, cause error) error {
-	return s.store.Update(ctx, func(tx notify.Tx) error {
+	return s.Store.Update(ctx, func(tx notify.Tx) error {
 		c, err := tx.FindCampaign(ctx, ws, campaignID)
 		if notify.IsNotFound(err) {
 			return nil
@@ -526,7 +528,7 @@ func (s *Service) FailFanout(ctx context.Context, ws, campaignID string, jobID i
 		if err != nil || c.FanoutRef != jobID {
 			return err
 		}
-		now := s.now()
+		now := s.Now()
 		ok, err := tx.MoveCampaign(ctx, ws, campaignID, []notify.CampaignStatus{notify.CampaignScheduled, notify.CampaignSending, notify.CampaignPaused},
 			notify.CampaignFailed, now)
 		if err != nil || !ok {
@@ -536,7 +538,7 @@ func (s *Service) FailFanout(ctx context.Context, ws, campaignID string, jobID i
 		if cause != nil {
 			msg = cause.Error()
 		}
-		s.log.WarnContext(ctx, "campaign fan-out failed", "campaign", campaignID, "err", msg)
-		return s.audit(ctx, tx, nil, ws, "campaign.fail", "campaign", campaignID, map[string]any{"reason": msg})
+		s.Log.WarnContext(ctx, "campaign fan-out failed", "campaign", campaignID, "err", msg)
+		return s.Audit(ctx, tx, nil, ws, "campaign.fail", "campaign", campaignID, map[string]any{"reason": msg})
 	})
 }

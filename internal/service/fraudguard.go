@@ -11,8 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/notifyd/notifyd/internal/gate"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/otp"
+	"github.com/notifyd/notifyd/internal/usecase"
 )
 
 // The OTP fraud guard against SMS pumping (issue 21, item 6; docs/OTP.md
@@ -59,9 +61,9 @@ type OTPFraudGuardInput struct {
 
 // OTPFraudGuard returns the workspace's guard settings; a workspace that
 // never set any has the guard off (UpdatedAt zero).
-func (s *Service) OTPFraudGuard(ctx context.Context, a *Actor) (*notify.OTPFraudGuard, error) {
+func (s *Service) OTPFraudGuard(ctx context.Context, a *usecase.Actor) (*notify.OTPFraudGuard, error) {
 	var g *notify.OTPFraudGuard
-	err := s.store.View(ctx, func(tx notify.Tx) error {
+	err := s.Store.View(ctx, func(tx notify.Tx) error {
 		var err error
 		g, err = tx.FindOTPFraudGuard(ctx, a.WorkspaceID)
 		if notify.IsNotFound(err) {
@@ -74,17 +76,17 @@ func (s *Service) OTPFraudGuard(ctx context.Context, a *Actor) (*notify.OTPFraud
 
 // PutOTPFraudGuard replaces the guard settings (audit
 // otp.fraud_guard.update).
-func (s *Service) PutOTPFraudGuard(ctx context.Context, a *Actor, in OTPFraudGuardInput) (*notify.OTPFraudGuard, error) {
+func (s *Service) PutOTPFraudGuard(ctx context.Context, a *usecase.Actor, in OTPFraudGuardInput) (*notify.OTPFraudGuard, error) {
 	g, err := in.guard(a.WorkspaceID)
 	if err != nil {
 		return nil, err
 	}
-	g.UpdatedAt = s.now()
-	err = s.store.Update(ctx, func(tx notify.Tx) error {
+	g.UpdatedAt = s.Now()
+	err = s.Store.Update(ctx, func(tx notify.Tx) error {
 		if err := tx.PutOTPFraudGuard(ctx, g); err != nil {
 			return err
 		}
-		return s.audit(ctx, tx, a, a.WorkspaceID, "otp.fraud_guard.update", "workspace", a.WorkspaceID, fraudGuardPayload(g))
+		return s.Audit(ctx, tx, a, a.WorkspaceID, "otp.fraud_guard.update", "workspace", a.WorkspaceID, fraudGuardPayload(g))
 	})
 	if err != nil {
 		return nil, err
@@ -318,7 +320,7 @@ func (f *fraudCheck) count(ctx context.Context, tx notify.Tx, now time.Time) err
 	var rules []string
 	var limits []int
 	add := func(rule, scope, value string, windowSeconds, limit int) {
-		key, start := rateWindow(scope, windowSeconds, now)
+		key, start := gate.RateWindow(scope, windowSeconds, now)
 		ws = append(ws, notify.OTPFraudWindow{Key: key + ":" + counterHash(value), Start: start,
 			End: start.Add(time.Duration(windowSeconds) * time.Second)})
 		rules, limits = append(rules, rule), append(limits, limit)
@@ -374,7 +376,7 @@ func (s *Service) recordFraudRefusal(ctx context.Context, key *notify.APIKey, er
 	if !errors.As(err, &r) {
 		return
 	}
-	now := s.now()
+	now := s.Now()
 	start, end := otp.HourWindow(now)
 	payload := map[string]any{"rule": r.Rule, "channel": string(r.channel), "recipientMasked": r.masked}
 	if r.countryCode != "" {
@@ -383,14 +385,14 @@ func (s *Service) recordFraudRefusal(ctx context.Context, key *notify.APIKey, er
 	if r.verificationID != "" {
 		payload["verificationId"] = r.verificationID
 	}
-	werr := s.store.Update(ctx, func(tx notify.Tx) error {
+	werr := s.Store.Update(ctx, func(tx notify.Tx) error {
 		n, err := tx.AddOTPFraudCounts(ctx, key.WorkspaceID, []notify.OTPFraudWindow{{Key: "audit", Start: start, End: end}})
 		if err != nil || n[0] > fraudAuditPerHour {
 			return err
 		}
-		return s.audit(ctx, tx, nil, key.WorkspaceID, "otp.fraud_guard.refuse", "api_key", key.ID, payload)
+		return s.Audit(ctx, tx, nil, key.WorkspaceID, "otp.fraud_guard.refuse", "api_key", key.ID, payload)
 	})
 	if werr != nil {
-		s.log.WarnContext(ctx, "otp fraud guard refusal not audited", "rule", r.Rule, "err", werr)
+		s.Log.WarnContext(ctx, "otp fraud guard refusal not audited", "rule", r.Rule, "err", werr)
 	}
 }

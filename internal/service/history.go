@@ -5,12 +5,13 @@ import (
 	"time"
 
 	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/usecase"
 )
 
 // ListOpenJobs lists non-terminal jobs, newest enqueued first.
-func (s *Service) ListOpenJobs(ctx context.Context, a *Actor) ([]*notify.OpenJob, error) {
+func (s *Service) ListOpenJobs(ctx context.Context, a *usecase.Actor) ([]*notify.OpenJob, error) {
 	var out []*notify.OpenJob
-	err := s.store.View(ctx, func(tx notify.Tx) (err error) {
+	err := s.Store.View(ctx, func(tx notify.Tx) (err error) {
 		out, err = tx.FindOpenJobs(ctx, a.WorkspaceID, 1000)
 		return err
 	})
@@ -19,11 +20,11 @@ func (s *Service) ListOpenJobs(ctx context.Context, a *Actor) ([]*notify.OpenJob
 
 // CancelScheduledJob cancels a job still waiting for its scheduled time:
 // job and request both become canceled. Any other state is 409.
-func (s *Service) CancelScheduledJob(ctx context.Context, a *Actor, jobID string) error {
-	return s.store.Update(ctx, func(tx notify.Tx) error {
+func (s *Service) CancelScheduledJob(ctx context.Context, a *usecase.Actor, jobID string) error {
+	return s.Store.Update(ctx, func(tx notify.Tx) error {
 		j, err := tx.FindJob(ctx, a.WorkspaceID, jobID)
 		if err != nil {
-			return notFound(err, "Job")
+			return usecase.NotFound(err, "Job")
 		}
 		if j.Status != notify.JobScheduled {
 			return notify.Conflict("Only a job in scheduled state can be canceled; this job is %s", j.Status)
@@ -32,7 +33,7 @@ func (s *Service) CancelScheduledJob(ctx context.Context, a *Actor, jobID string
 		if err != nil {
 			return err
 		}
-		return s.cancelInTx(ctx, tx, r, s.now())
+		return s.cancelInTx(ctx, tx, r, s.Now())
 	})
 }
 
@@ -45,39 +46,38 @@ type AttemptPage struct {
 }
 
 // ListAttempts pages attempt history newest first.
-func (s *Service) ListAttempts(ctx context.Context, a *Actor, f notify.AttemptFilter) (*AttemptPage, error) {
+func (s *Service) ListAttempts(ctx context.Context, a *usecase.Actor, f notify.AttemptFilter) (*AttemptPage, error) {
 	if f.Limit == 0 {
 		f.Limit = 100
 	}
 	if f.Limit < 1 || f.Limit > 500 {
 		return nil, notify.Invalid("limit must be between 1 and 500")
 	}
-	if f.RequestID != "" && !isUUID(f.RequestID) {
+	if f.RequestID != "" && !usecase.IsUUID(f.RequestID) {
 		return nil, notify.Invalid("requestId must be a UUID")
 	}
 	want := f.Limit
 	f.Limit++
 	p := &AttemptPage{}
-	err := s.store.View(ctx, func(tx notify.Tx) (err error) {
+	err := s.Store.View(ctx, func(tx notify.Tx) (err error) {
 		p.Attempts, p.Requests, err = tx.FindAttempts(ctx, a.WorkspaceID, f)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	if len(p.Attempts) > want {
-		p.Attempts, p.Requests, p.HasNext = p.Attempts[:want], p.Requests[:want], true
-		last := p.Attempts[want-1]
-		p.Cursor = &notify.Cursor{At: last.StartedAt, ID: last.ID}
-	}
+	p.Attempts, p.Cursor, p.HasNext = usecase.Trim(p.Attempts, want, func(at *notify.Attempt) notify.Cursor {
+		return notify.Cursor{At: at.StartedAt, ID: at.ID}
+	})
+	p.Requests = p.Requests[:len(p.Attempts)]
 	return p, nil
 }
 
 // ListDeadLetters returns the newest 100 dead letters and the total.
-func (s *Service) ListDeadLetters(ctx context.Context, a *Actor) ([]*notify.DeadLetter, int, error) {
+func (s *Service) ListDeadLetters(ctx context.Context, a *usecase.Actor) ([]*notify.DeadLetter, int, error) {
 	var out []*notify.DeadLetter
 	var n int
-	err := s.store.View(ctx, func(tx notify.Tx) (err error) {
+	err := s.Store.View(ctx, func(tx notify.Tx) (err error) {
 		out, n, err = tx.FindDeadLetters(ctx, a.WorkspaceID, 100)
 		return err
 	})
@@ -85,9 +85,9 @@ func (s *Service) ListDeadLetters(ctx context.Context, a *Actor) ([]*notify.Dead
 }
 
 // Metrics counts requests accepted and attempts started in [from, to].
-func (s *Service) Metrics(ctx context.Context, a *Actor, from, to time.Time) (*notify.Counts, error) {
+func (s *Service) Metrics(ctx context.Context, a *usecase.Actor, from, to time.Time) (*notify.Counts, error) {
 	var c *notify.Counts
-	err := s.store.View(ctx, func(tx notify.Tx) (err error) {
+	err := s.Store.View(ctx, func(tx notify.Tx) (err error) {
 		c, err = tx.CountActivity(ctx, a.WorkspaceID, from, to)
 		return err
 	})

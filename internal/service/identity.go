@@ -9,6 +9,7 @@ import (
 
 	"github.com/notifyd/notifyd/internal/mailcheck"
 	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/usecase"
 )
 
 // Sending identities (sender addresses and domains) of the e-mail provider
@@ -26,18 +27,18 @@ const (
 )
 
 // fromKeys are the configJson keys of each e-mail kind's from-address.
-var fromKeys = map[string]string{kindResend: "mailx_from_email", kindSES: "maily_from_email", kindPostmark: "mailz_from_email"}
+var fromKeys = map[string]string{usecase.KindResend: "mailx_from_email", usecase.KindSES: "maily_from_email", usecase.KindPostmark: "mailz_from_email"}
 
 // identityAccount loads an e-mail provider account of the actor's
 // workspace and builds its vendor's identity API.
-func (s *Service) identityAccount(ctx context.Context, a *Actor, id string) (*notify.ProviderAccount, notify.IdentityAPI, error) {
-	if !storable(id) {
+func (s *Service) identityAccount(ctx context.Context, a *usecase.Actor, id string) (*notify.ProviderAccount, notify.IdentityAPI, error) {
+	if !usecase.Storable(id) {
 		return nil, nil, notify.NotFound("Provider")
 	}
 	var p *notify.ProviderAccount
-	err := s.store.View(ctx, func(tx notify.Tx) (err error) {
+	err := s.Store.View(ctx, func(tx notify.Tx) (err error) {
 		p, err = tx.FindProviderAccount(ctx, a.WorkspaceID, id)
-		return notFound(err, "Provider")
+		return usecase.NotFound(err, "Provider")
 	})
 	if err != nil {
 		return nil, nil, err
@@ -45,7 +46,7 @@ func (s *Service) identityAccount(ctx context.Context, a *Actor, id string) (*no
 	if p.Channel != notify.ChannelEmail {
 		return nil, nil, notify.Invalid("Sending identities apply to email providers (mailx_email, maily_email, mailz_email); this provider is %s", p.ProviderKind)
 	}
-	cfg, err := s.OpenConfig(p)
+	cfg, err := usecase.OpenProviderConfig(s.box, p)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -113,7 +114,7 @@ func publicDomain(field, d string) error {
 // VerifyEmailIdentity asks the vendor to verify one sender address (audit
 // maily.email_identity.verify): SES and Postmark mail it a confirmation
 // link. An address the vendor account already has is taken over as it is.
-func (s *Service) VerifyEmailIdentity(ctx context.Context, a *Actor, providerID, address string) (*notify.SendingIdentity, error) {
+func (s *Service) VerifyEmailIdentity(ctx context.Context, a *usecase.Actor, providerID, address string) (*notify.SendingIdentity, error) {
 	addr := mailcheck.Normalize(address)
 	if _, err := mailcheck.Domain(addr); err != nil {
 		return nil, notify.Invalid("address must be a valid email address")
@@ -142,7 +143,7 @@ func (s *Service) VerifyEmailIdentity(ctx context.Context, a *Actor, providerID,
 // ConnectDomain creates a domain identity at the vendor (audit
 // maily.domain.connect) and answers the DNS records to publish. A domain
 // the vendor account already has is read back, not created again.
-func (s *Service) ConnectDomain(ctx context.Context, a *Actor, providerID, domain, mailFrom string) (*notify.SendingIdentity, error) {
+func (s *Service) ConnectDomain(ctx context.Context, a *usecase.Actor, providerID, domain, mailFrom string) (*notify.SendingIdentity, error) {
 	d, err := normalizeDomain("domain", domain)
 	if err != nil {
 		return nil, err
@@ -176,7 +177,7 @@ func (s *Service) ConnectDomain(ctx context.Context, a *Actor, providerID, domai
 // in the vendor account, without creating it again (audit
 // maily.domain.adopt). A domain the account lacks, or has not verified,
 // is 409.
-func (s *Service) AdoptDomain(ctx context.Context, a *Actor, providerID, domain string) (*notify.SendingIdentity, error) {
+func (s *Service) AdoptDomain(ctx context.Context, a *usecase.Actor, providerID, domain string) (*notify.SendingIdentity, error) {
 	d, err := normalizeDomain("domain", domain)
 	if err != nil {
 		return nil, err
@@ -201,7 +202,7 @@ func (s *Service) AdoptDomain(ctx context.Context, a *Actor, providerID, domain 
 // untracked answers 409 when the account already tracks the identity,
 // before the vendor is called.
 func (s *Service) untracked(ctx context.Context, p *notify.ProviderAccount, typ, name string) error {
-	return s.store.View(ctx, func(tx notify.Tx) error {
+	return s.Store.View(ctx, func(tx notify.Tx) error {
 		ids, err := tx.FindSendingIdentities(ctx, p.WorkspaceID, p.ID)
 		if err != nil {
 			return err
@@ -216,14 +217,14 @@ func (s *Service) untracked(ctx context.Context, p *notify.ProviderAccount, typ,
 }
 
 // track stores what the vendor answered and audits the write.
-func (s *Service) track(ctx context.Context, a *Actor, p *notify.ProviderAccount, id *notify.VendorIdentity, origin, action string, existing bool) (*notify.SendingIdentity, error) {
-	now := s.now()
-	si := &notify.SendingIdentity{ID: newID(), WorkspaceID: p.WorkspaceID, ProviderAccountID: p.ID, Origin: origin,
+func (s *Service) track(ctx context.Context, a *usecase.Actor, p *notify.ProviderAccount, id *notify.VendorIdentity, origin, action string, existing bool) (*notify.SendingIdentity, error) {
+	now := s.Now()
+	si := &notify.SendingIdentity{ID: usecase.NewID(), WorkspaceID: p.WorkspaceID, ProviderAccountID: p.ID, Origin: origin,
 		CreatedAt: now}
 	apply(si, id, now)
-	err := s.store.Update(ctx, func(tx notify.Tx) error {
+	err := s.Store.Update(ctx, func(tx notify.Tx) error {
 		if _, err := tx.FindProviderAccount(ctx, a.WorkspaceID, p.ID); err != nil {
-			return notFound(err, "Provider")
+			return usecase.NotFound(err, "Provider")
 		}
 		if err := tx.CreateSendingIdentity(ctx, si); err != nil {
 			if errors.Is(err, notify.ErrConflict) {
@@ -236,7 +237,7 @@ func (s *Service) track(ctx context.Context, a *Actor, p *notify.ProviderAccount
 		if si.MailFromDomain != "" {
 			payload["mailFromDomain"] = si.MailFromDomain
 		}
-		return s.audit(ctx, tx, a, a.WorkspaceID, action, "provider", p.ID, payload)
+		return s.Audit(ctx, tx, a, a.WorkspaceID, action, "provider", p.ID, payload)
 	})
 	if err != nil {
 		return nil, err
@@ -273,15 +274,15 @@ type SenderStatus struct {
 
 // ListIdentities lists an account's identities as last read from the
 // vendor (no vendor call), with its sender's status.
-func (s *Service) ListIdentities(ctx context.Context, a *Actor, providerID string) (*IdentityList, error) {
-	if !storable(providerID) {
+func (s *Service) ListIdentities(ctx context.Context, a *usecase.Actor, providerID string) (*IdentityList, error) {
+	if !usecase.Storable(providerID) {
 		return nil, notify.NotFound("Provider")
 	}
 	var out IdentityList
-	err := s.store.View(ctx, func(tx notify.Tx) error {
+	err := s.Store.View(ctx, func(tx notify.Tx) error {
 		p, err := tx.FindProviderAccount(ctx, a.WorkspaceID, providerID)
 		if err != nil {
-			return notFound(err, "Provider")
+			return usecase.NotFound(err, "Provider")
 		}
 		if p.Channel != notify.ChannelEmail {
 			return notify.Invalid("Sending identities apply to email providers (mailx_email, maily_email, mailz_email); this provider is %s", p.ProviderKind)
@@ -301,7 +302,7 @@ func (s *Service) ListIdentities(ctx context.Context, a *Actor, providerID strin
 // GetIdentity reads an identity's current state from the vendor (SES
 // GetEmailIdentity; Resend and Postmark are asked to check DNS again when
 // they have not verified it) and stores it.
-func (s *Service) GetIdentity(ctx context.Context, a *Actor, providerID, identityID string) (*notify.SendingIdentity, error) {
+func (s *Service) GetIdentity(ctx context.Context, a *usecase.Actor, providerID, identityID string) (*notify.SendingIdentity, error) {
 	p, api, err := s.identityAccount(ctx, a, providerID)
 	if err != nil {
 		return nil, err
@@ -317,9 +318,9 @@ func (s *Service) GetIdentity(ctx context.Context, a *Actor, providerID, identit
 	if err != nil {
 		return nil, vendorError(err, si.Name)
 	}
-	apply(si, id, s.now())
-	err = s.store.Update(ctx, func(tx notify.Tx) error {
-		return notFound(tx.UpdateSendingIdentity(ctx, si), "Identity")
+	apply(si, id, s.Now())
+	err = s.Store.Update(ctx, func(tx notify.Tx) error {
+		return usecase.NotFound(tx.UpdateSendingIdentity(ctx, si), "Identity")
 	})
 	if err != nil {
 		return nil, err
@@ -327,14 +328,14 @@ func (s *Service) GetIdentity(ctx context.Context, a *Actor, providerID, identit
 	return si, nil
 }
 
-func (s *Service) findIdentity(ctx context.Context, a *Actor, providerID, identityID string) (*notify.SendingIdentity, error) {
-	if !storable(identityID) {
+func (s *Service) findIdentity(ctx context.Context, a *usecase.Actor, providerID, identityID string) (*notify.SendingIdentity, error) {
+	if !usecase.Storable(identityID) {
 		return nil, notify.NotFound("Identity")
 	}
 	var si *notify.SendingIdentity
-	err := s.store.View(ctx, func(tx notify.Tx) (err error) {
+	err := s.Store.View(ctx, func(tx notify.Tx) (err error) {
 		si, err = tx.FindSendingIdentity(ctx, a.WorkspaceID, providerID, identityID)
-		return notFound(err, "Identity")
+		return usecase.NotFound(err, "Identity")
 	})
 	return si, err
 }
@@ -346,7 +347,7 @@ func (s *Service) senderStatus(p *notify.ProviderAccount, ids []*notify.SendingI
 	if !ok {
 		return SenderStatus{}, nil
 	}
-	cfg, err := s.OpenConfig(p)
+	cfg, err := usecase.OpenProviderConfig(s.box, p)
 	if err != nil {
 		return SenderStatus{}, err
 	}
@@ -378,12 +379,12 @@ func (s *Service) senderStatus(p *notify.ProviderAccount, ids []*notify.SendingI
 // SenderWarning is the warning of registration and test-send about the
 // account's from-address; empty when it is verified or the provider is
 // not an e-mail provider.
-func (s *Service) SenderWarning(ctx context.Context, a *Actor, providerID string) (string, error) {
+func (s *Service) SenderWarning(ctx context.Context, a *usecase.Actor, providerID string) (string, error) {
 	var st SenderStatus
-	err := s.store.View(ctx, func(tx notify.Tx) error {
+	err := s.Store.View(ctx, func(tx notify.Tx) error {
 		p, err := tx.FindProviderAccount(ctx, a.WorkspaceID, providerID)
 		if err != nil || p.Channel != notify.ChannelEmail {
-			return notFound(err, "Provider")
+			return usecase.NotFound(err, "Provider")
 		}
 		ids, err := tx.FindSendingIdentities(ctx, a.WorkspaceID, p.ID)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/usecase"
 )
 
 // DNS check states of one record.
@@ -41,13 +42,13 @@ type DNSCheck struct {
 // CheckIdentityDNS looks up every record a domain identity needs through
 // the configured resolver (NOTIFYD_DNS_SERVER) and compares. No vendor
 // call: the records are those last read from the vendor.
-func (s *Service) CheckIdentityDNS(ctx context.Context, a *Actor, providerID, identityID string) (*DNSCheck, error) {
-	if !storable(providerID) {
+func (s *Service) CheckIdentityDNS(ctx context.Context, a *usecase.Actor, providerID, identityID string) (*DNSCheck, error) {
+	if !usecase.Storable(providerID) {
 		return nil, notify.NotFound("Provider")
 	}
-	err := s.store.View(ctx, func(tx notify.Tx) error {
+	err := s.Store.View(ctx, func(tx notify.Tx) error {
 		_, err := tx.FindProviderAccount(ctx, a.WorkspaceID, providerID)
-		return notFound(err, "Provider")
+		return usecase.NotFound(err, "Provider")
 	})
 	if err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/usecase"
 )
 
 // invitationTTL is how long an invitation can be accepted.
@@ -14,14 +15,14 @@ const invitationTTL = 7 * 24 * time.Hour
 // invite offers role in the actor's workspace to the existing user u, or
 // renews the offer already made (audit member.invite). The member it
 // returns is the offer, shaped like the membership that accepting makes.
-func (s *Service) invite(ctx context.Context, tx notify.Tx, a *Actor, u *notify.User, role notify.Role) (*notify.Member, error) {
-	now := s.now()
-	inv := &notify.Invitation{ID: newID(), WorkspaceID: a.WorkspaceID, UserID: u.ID, Role: role, InvitedBy: a.UserID,
+func (s *Service) invite(ctx context.Context, tx notify.Tx, a *usecase.Actor, u *notify.User, role notify.Role) (*notify.Member, error) {
+	now := s.Now()
+	inv := &notify.Invitation{ID: usecase.NewID(), WorkspaceID: a.WorkspaceID, UserID: u.ID, Role: role, InvitedBy: a.UserID,
 		CreatedAt: now, ExpiresAt: now.Add(invitationTTL)}
 	if err := tx.PutInvitation(ctx, inv); err != nil {
 		return nil, err
 	}
-	if err := s.audit(ctx, tx, a, a.WorkspaceID, "member.invite", "member", u.ID, map[string]any{"email": u.Email, "role": string(role)}); err != nil {
+	if err := s.Audit(ctx, tx, a, a.WorkspaceID, "member.invite", "member", u.ID, map[string]any{"email": u.Email, "role": string(role)}); err != nil {
 		return nil, err
 	}
 	return &notify.Member{WorkspaceID: a.WorkspaceID, UserID: u.ID, Email: u.Email, Role: role, CreatedAt: now}, nil
@@ -30,19 +31,19 @@ func (s *Service) invite(ctx context.Context, tx notify.Tx, a *Actor, u *notify.
 // revokeInvitation takes back the pending invitation of userID to the
 // actor's workspace (audit member.invite.revoke); without one the member
 // is not found.
-func (s *Service) revokeInvitation(ctx context.Context, tx notify.Tx, a *Actor, userID string) error {
+func (s *Service) revokeInvitation(ctx context.Context, tx notify.Tx, a *usecase.Actor, userID string) error {
 	if err := tx.DeleteInvitation(ctx, a.WorkspaceID, userID); err != nil {
-		return notFound(err, "Member")
+		return usecase.NotFound(err, "Member")
 	}
-	return s.audit(ctx, tx, a, a.WorkspaceID, "member.invite.revoke", "member", userID, nil)
+	return s.Audit(ctx, tx, a, a.WorkspaceID, "member.invite.revoke", "member", userID, nil)
 }
 
 // ListInvitations lists the actor's pending invitations, oldest first.
 // It needs a session, not a workspace: an invitation is to another one.
-func (s *Service) ListInvitations(ctx context.Context, a *Actor) ([]*notify.Invitation, error) {
+func (s *Service) ListInvitations(ctx context.Context, a *usecase.Actor) ([]*notify.Invitation, error) {
 	var out []*notify.Invitation
-	err := s.store.View(ctx, func(tx notify.Tx) (err error) {
-		out, err = tx.FindInvitationsOfUser(ctx, a.UserID, s.now())
+	err := s.Store.View(ctx, func(tx notify.Tx) (err error) {
+		out, err = tx.FindInvitationsOfUser(ctx, a.UserID, s.Now())
 		return err
 	})
 	return out, err
@@ -51,9 +52,9 @@ func (s *Service) ListInvitations(ctx context.Context, a *Actor) ([]*notify.Invi
 // AcceptInvitation makes the actor a member of the inviting workspace with
 // the offered role (audit member.invite.accept there). The session keeps
 // its workspace; select-workspace switches.
-func (s *Service) AcceptInvitation(ctx context.Context, a *Actor, id string) (*WorkspaceRole, error) {
+func (s *Service) AcceptInvitation(ctx context.Context, a *usecase.Actor, id string) (*WorkspaceRole, error) {
 	var out *WorkspaceRole
-	err := s.store.Update(ctx, func(tx notify.Tx) error {
+	err := s.Store.Update(ctx, func(tx notify.Tx) error {
 		inv, err := s.takeInvitation(ctx, tx, a, id)
 		if err != nil {
 			return err
@@ -63,40 +64,40 @@ func (s *Service) AcceptInvitation(ctx context.Context, a *Actor, id string) (*W
 		} else if !errors.Is(err, notify.ErrNotFound) {
 			return err
 		}
-		if err := tx.PutMember(ctx, &notify.Member{WorkspaceID: inv.WorkspaceID, UserID: a.UserID, Role: inv.Role, CreatedAt: s.now()}); err != nil {
+		if err := tx.PutMember(ctx, &notify.Member{WorkspaceID: inv.WorkspaceID, UserID: a.UserID, Role: inv.Role, CreatedAt: s.Now()}); err != nil {
 			return err
 		}
 		out = &WorkspaceRole{ID: inv.WorkspaceID, Name: inv.WorkspaceName, Role: inv.Role}
-		return s.audit(ctx, tx, a, inv.WorkspaceID, "member.invite.accept", "member", a.UserID, map[string]any{"role": string(inv.Role)})
+		return s.Audit(ctx, tx, a, inv.WorkspaceID, "member.invite.accept", "member", a.UserID, map[string]any{"role": string(inv.Role)})
 	})
 	return out, err
 }
 
 // DeclineInvitation drops the actor's invitation (audit
 // member.invite.decline in the inviting workspace).
-func (s *Service) DeclineInvitation(ctx context.Context, a *Actor, id string) error {
-	return s.store.Update(ctx, func(tx notify.Tx) error {
+func (s *Service) DeclineInvitation(ctx context.Context, a *usecase.Actor, id string) error {
+	return s.Store.Update(ctx, func(tx notify.Tx) error {
 		inv, err := s.takeInvitation(ctx, tx, a, id)
 		if err != nil {
 			return err
 		}
-		return s.audit(ctx, tx, a, inv.WorkspaceID, "member.invite.decline", "member", a.UserID, nil)
+		return s.Audit(ctx, tx, a, inv.WorkspaceID, "member.invite.decline", "member", a.UserID, nil)
 	})
 }
 
 // takeInvitation reads and deletes the actor's unexpired invitation id.
 // The delete comes before any other write, so of two concurrent accepts
 // one finds it gone (404).
-func (s *Service) takeInvitation(ctx context.Context, tx notify.Tx, a *Actor, id string) (*notify.Invitation, error) {
-	if !storable(id) {
+func (s *Service) takeInvitation(ctx context.Context, tx notify.Tx, a *usecase.Actor, id string) (*notify.Invitation, error) {
+	if !usecase.Storable(id) {
 		return nil, notify.NotFound("Invitation")
 	}
-	inv, err := tx.FindInvitation(ctx, a.UserID, id, s.now())
+	inv, err := tx.FindInvitation(ctx, a.UserID, id, s.Now())
 	if err != nil {
-		return nil, notFound(err, "Invitation")
+		return nil, usecase.NotFound(err, "Invitation")
 	}
 	if err := tx.DeleteInvitation(ctx, inv.WorkspaceID, a.UserID); err != nil {
-		return nil, notFound(err, "Invitation")
+		return nil, usecase.NotFound(err, "Invitation")
 	}
 	return inv, nil
 }
@@ -104,14 +105,14 @@ func (s *Service) takeInvitation(ctx context.Context, tx notify.Tx, a *Actor, id
 // LeaveWorkspace ends the actor's own membership of the selected
 // workspace (audit member.leave); the session stays, with no workspace.
 // The last owner cannot leave.
-func (s *Service) LeaveWorkspace(ctx context.Context, a *Actor) error {
-	return s.store.Update(ctx, func(tx notify.Tx) error {
+func (s *Service) LeaveWorkspace(ctx context.Context, a *usecase.Actor) error {
+	return s.Store.Update(ctx, func(tx notify.Tx) error {
 		if err := tx.LockWorkspace(ctx, a.WorkspaceID); err != nil {
 			return err
 		}
 		m, err := tx.FindMember(ctx, a.WorkspaceID, a.UserID)
 		if err != nil {
-			return notFound(err, "Member")
+			return usecase.NotFound(err, "Member")
 		}
 		if m.Role == notify.RoleOwner {
 			n, err := tx.CountOwners(ctx, a.WorkspaceID)
@@ -125,6 +126,6 @@ func (s *Service) LeaveWorkspace(ctx context.Context, a *Actor) error {
 		if err := tx.DeleteMember(ctx, a.WorkspaceID, a.UserID); err != nil {
 			return err
 		}
-		return s.audit(ctx, tx, a, a.WorkspaceID, "member.leave", "member", a.UserID, map[string]any{"role": string(m.Role)})
+		return s.Audit(ctx, tx, a, a.WorkspaceID, "member.leave", "member", a.UserID, map[string]any{"role": string(m.Role)})
 	})
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"strings"
 
+	"github.com/notifyd/notifyd/internal/compose"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/render"
+	"github.com/notifyd/notifyd/internal/usecase"
 )
 
 // MaxLayouts bounds the layouts of one workspace.
@@ -25,11 +27,11 @@ func checkLayoutPart(field, s string, n int) error {
 	if s == "" {
 		return nil
 	}
-	if err := maxLen(field, s, n); err != nil {
+	if err := usecase.MaxLen(field, s, n); err != nil {
 		return err
 	}
-	if _, _, slots := render.Slot(s, LayoutSlot); slots != 1 {
-		return notify.Invalid("%s must hold the slot {{%s}} exactly once", field, LayoutSlot)
+	if _, _, slots := render.Slot(s, compose.LayoutSlot); slots != 1 {
+		return notify.Invalid("%s must hold the slot {{%s}} exactly once", field, compose.LayoutSlot)
 	}
 	return nil
 }
@@ -40,7 +42,7 @@ func applyLayoutInput(l *notify.Layout, in LayoutInput) error {
 		if strings.TrimSpace(*in.Name) == "" {
 			return notify.Invalid("name must not be empty")
 		}
-		if err := maxLen("name", *in.Name, 120); err != nil {
+		if err := usecase.MaxLen("name", *in.Name, 120); err != nil {
 			return err
 		}
 		l.Name = *in.Name
@@ -83,16 +85,16 @@ func layoutPayload(l *notify.Layout) map[string]any {
 
 // CreateLayout creates a layout (audit layout.create). Names are unique
 // per workspace (409); a workspace holds at most MaxLayouts (409).
-func (s *Service) CreateLayout(ctx context.Context, a *Actor, in LayoutInput) (*notify.Layout, error) {
+func (s *Service) CreateLayout(ctx context.Context, a *usecase.Actor, in LayoutInput) (*notify.Layout, error) {
 	if in.Name == nil {
 		return nil, notify.Invalid("name is required")
 	}
-	now := s.now()
-	l := &notify.Layout{ID: newID(), WorkspaceID: a.WorkspaceID, CreatedAt: now, UpdatedAt: now}
+	now := s.Now()
+	l := &notify.Layout{ID: usecase.NewID(), WorkspaceID: a.WorkspaceID, CreatedAt: now, UpdatedAt: now}
 	if err := applyLayoutInput(l, in); err != nil {
 		return nil, err
 	}
-	err := s.store.Update(ctx, func(tx notify.Tx) error {
+	err := s.Store.Update(ctx, func(tx notify.Tx) error {
 		// The workspace lock orders creates (the count) and deletes
 		// against version creates naming a layout.
 		if err := tx.LockWorkspace(ctx, a.WorkspaceID); err != nil {
@@ -109,9 +111,9 @@ func (s *Service) CreateLayout(ctx context.Context, a *Actor, in LayoutInput) (*
 			return err
 		}
 		if err := tx.CreateLayout(ctx, l); err != nil {
-			return conflictOr(err, "A layout named %s already exists", l.Name)
+			return usecase.ConflictOr(err, "A layout named %s already exists", l.Name)
 		}
-		return s.audit(ctx, tx, a, a.WorkspaceID, "layout.create", "layout", l.ID, layoutPayload(l))
+		return s.Audit(ctx, tx, a, a.WorkspaceID, "layout.create", "layout", l.ID, layoutPayload(l))
 	})
 	if err != nil {
 		return nil, err
@@ -120,9 +122,9 @@ func (s *Service) CreateLayout(ctx context.Context, a *Actor, in LayoutInput) (*
 }
 
 // ListLayouts lists the workspace's layouts in creation order.
-func (s *Service) ListLayouts(ctx context.Context, a *Actor) ([]*notify.Layout, error) {
+func (s *Service) ListLayouts(ctx context.Context, a *usecase.Actor) ([]*notify.Layout, error) {
 	var out []*notify.Layout
-	err := s.store.View(ctx, func(tx notify.Tx) (err error) {
+	err := s.Store.View(ctx, func(tx notify.Tx) (err error) {
 		out, err = tx.FindLayouts(ctx, a.WorkspaceID)
 		return err
 	})
@@ -130,11 +132,11 @@ func (s *Service) ListLayouts(ctx context.Context, a *Actor) ([]*notify.Layout, 
 }
 
 // GetLayout returns one layout.
-func (s *Service) GetLayout(ctx context.Context, a *Actor, id string) (*notify.Layout, error) {
+func (s *Service) GetLayout(ctx context.Context, a *usecase.Actor, id string) (*notify.Layout, error) {
 	var l *notify.Layout
-	err := s.store.View(ctx, func(tx notify.Tx) (err error) {
+	err := s.Store.View(ctx, func(tx notify.Tx) (err error) {
 		l, err = tx.FindLayout(ctx, a.WorkspaceID, id)
-		return notFound(err, "Layout")
+		return usecase.NotFound(err, "Layout")
 	})
 	return l, err
 }
@@ -142,12 +144,12 @@ func (s *Service) GetLayout(ctx context.Context, a *Actor, id string) (*notify.L
 // UpdateLayout changes name, html and text (audit layout.update). Sends
 // through versions naming the layout use the new header and footer at
 // once.
-func (s *Service) UpdateLayout(ctx context.Context, a *Actor, id string, in LayoutInput) (*notify.Layout, error) {
+func (s *Service) UpdateLayout(ctx context.Context, a *usecase.Actor, id string, in LayoutInput) (*notify.Layout, error) {
 	var l *notify.Layout
-	err := s.store.Update(ctx, func(tx notify.Tx) error {
+	err := s.Store.Update(ctx, func(tx notify.Tx) error {
 		var err error
 		if l, err = tx.FindLayout(ctx, a.WorkspaceID, id); err != nil {
-			return notFound(err, "Layout")
+			return usecase.NotFound(err, "Layout")
 		}
 		if err := applyLayoutInput(l, in); err != nil {
 			return err
@@ -155,11 +157,11 @@ func (s *Service) UpdateLayout(ctx context.Context, a *Actor, id string, in Layo
 		if err := layoutNameFree(ctx, tx, l); err != nil {
 			return err
 		}
-		l.UpdatedAt = s.now()
+		l.UpdatedAt = s.Now()
 		if err := tx.UpdateLayout(ctx, l); err != nil {
-			return notFound(conflictOr(err, "A layout named %s already exists", l.Name), "Layout")
+			return usecase.NotFound(usecase.ConflictOr(err, "A layout named %s already exists", l.Name), "Layout")
 		}
-		return s.audit(ctx, tx, a, a.WorkspaceID, "layout.update", "layout", l.ID, layoutPayload(l))
+		return s.Audit(ctx, tx, a, a.WorkspaceID, "layout.update", "layout", l.ID, layoutPayload(l))
 	})
 	if err != nil {
 		return nil, err
@@ -169,14 +171,14 @@ func (s *Service) UpdateLayout(ctx context.Context, a *Actor, id string, in Layo
 
 // DeleteLayout deletes a layout no template version names (409 while one
 // does: versions do not change once created) (audit layout.delete).
-func (s *Service) DeleteLayout(ctx context.Context, a *Actor, id string) error {
-	return s.store.Update(ctx, func(tx notify.Tx) error {
+func (s *Service) DeleteLayout(ctx context.Context, a *usecase.Actor, id string) error {
+	return s.Store.Update(ctx, func(tx notify.Tx) error {
 		if err := tx.LockWorkspace(ctx, a.WorkspaceID); err != nil {
 			return err
 		}
 		l, err := tx.FindLayout(ctx, a.WorkspaceID, id)
 		if err != nil {
-			return notFound(err, "Layout")
+			return usecase.NotFound(err, "Layout")
 		}
 		n, err := tx.CountLayoutUses(ctx, a.WorkspaceID, id)
 		if err != nil {
@@ -186,8 +188,8 @@ func (s *Service) DeleteLayout(ctx context.Context, a *Actor, id string) error {
 			return notify.Conflict("Layout %s is used by %d template versions", l.Name, n)
 		}
 		if err := tx.DeleteLayout(ctx, a.WorkspaceID, id); err != nil {
-			return notFound(err, "Layout")
+			return usecase.NotFound(err, "Layout")
 		}
-		return s.audit(ctx, tx, a, a.WorkspaceID, "layout.delete", "layout", id, map[string]any{"name": l.Name})
+		return s.Audit(ctx, tx, a, a.WorkspaceID, "layout.delete", "layout", id, map[string]any{"name": l.Name})
 	})
 }

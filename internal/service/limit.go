@@ -2,11 +2,9 @@ package service
 
 import (
 	"context"
-	"strconv"
-	"sync/atomic"
-	"time"
 
 	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/usecase"
 )
 
 // RateLimitInput is the body of the rate-limit PUTs; the API checks the
@@ -37,10 +35,10 @@ type DispatchLimitInput struct {
 
 // RateLimitPolicies returns the workspace policy (nil when none) and the
 // API key policies.
-func (s *Service) RateLimitPolicies(ctx context.Context, a *Actor) (*notify.RateLimitPolicy, []*notify.RateLimitPolicy, error) {
+func (s *Service) RateLimitPolicies(ctx context.Context, a *usecase.Actor) (*notify.RateLimitPolicy, []*notify.RateLimitPolicy, error) {
 	var ws *notify.RateLimitPolicy
 	keys := []*notify.RateLimitPolicy{}
-	err := s.store.View(ctx, func(tx notify.Tx) error {
+	err := s.Store.View(ctx, func(tx notify.Tx) error {
 		ps, err := tx.FindRateLimitPolicies(ctx, a.WorkspaceID)
 		if err != nil {
 			return err
@@ -59,37 +57,37 @@ func (s *Service) RateLimitPolicies(ctx context.Context, a *Actor) (*notify.Rate
 
 // PutWorkspaceRateLimit stores the workspace policy (audit
 // rate_limit.workspace.upsert).
-func (s *Service) PutWorkspaceRateLimit(ctx context.Context, a *Actor, in RateLimitInput) (*notify.RateLimitPolicy, error) {
+func (s *Service) PutWorkspaceRateLimit(ctx context.Context, a *usecase.Actor, in RateLimitInput) (*notify.RateLimitPolicy, error) {
 	return s.putRateLimit(ctx, a, "", in)
 }
 
 // PutAPIKeyRateLimit stores one API key's policy (audit
 // rate_limit.api_key.upsert); a key of another workspace is 404.
-func (s *Service) PutAPIKeyRateLimit(ctx context.Context, a *Actor, keyID string, in RateLimitInput) (*notify.RateLimitPolicy, error) {
-	if !storable(keyID) || keyID == "" {
+func (s *Service) PutAPIKeyRateLimit(ctx context.Context, a *usecase.Actor, keyID string, in RateLimitInput) (*notify.RateLimitPolicy, error) {
+	if !usecase.Storable(keyID) || keyID == "" {
 		return nil, notify.NotFound("API key")
 	}
 	return s.putRateLimit(ctx, a, keyID, in)
 }
 
-func (s *Service) putRateLimit(ctx context.Context, a *Actor, keyID string, in RateLimitInput) (*notify.RateLimitPolicy, error) {
+func (s *Service) putRateLimit(ctx context.Context, a *usecase.Actor, keyID string, in RateLimitInput) (*notify.RateLimitPolicy, error) {
 	if err := in.validate(); err != nil {
 		return nil, err
 	}
-	p := &notify.RateLimitPolicy{ID: newID(), WorkspaceID: a.WorkspaceID, APIKeyID: keyID, WindowSeconds: in.WindowSeconds,
-		MaxRequests: in.MaxRequests, Enabled: in.Enabled == nil || *in.Enabled, UpdatedAt: s.now()}
-	err := s.store.Update(ctx, func(tx notify.Tx) error {
+	p := &notify.RateLimitPolicy{ID: usecase.NewID(), WorkspaceID: a.WorkspaceID, APIKeyID: keyID, WindowSeconds: in.WindowSeconds,
+		MaxRequests: in.MaxRequests, Enabled: in.Enabled == nil || *in.Enabled, UpdatedAt: s.Now()}
+	err := s.Store.Update(ctx, func(tx notify.Tx) error {
 		action, targetType, targetID := "rate_limit.workspace.upsert", "workspace", a.WorkspaceID
 		if keyID != "" {
 			if _, err := tx.FindAPIKey(ctx, a.WorkspaceID, keyID); err != nil {
-				return notFound(err, "API key")
+				return usecase.NotFound(err, "API key")
 			}
 			action, targetType, targetID = "rate_limit.api_key.upsert", "api_key", keyID
 		}
 		if err := tx.PutRateLimitPolicy(ctx, p); err != nil {
 			return err
 		}
-		return s.audit(ctx, tx, a, a.WorkspaceID, action, targetType, targetID, map[string]any{
+		return s.Audit(ctx, tx, a, a.WorkspaceID, action, targetType, targetID, map[string]any{
 			"policyId": p.ID, "windowSeconds": p.WindowSeconds, "maxRequests": p.MaxRequests, "enabled": p.Enabled})
 	})
 	if err != nil {
@@ -98,55 +96,10 @@ func (s *Service) putRateLimit(ctx context.Context, a *Actor, keyID string, in R
 	return p, nil
 }
 
-// lastCounterSweep is when old rate counters were last deleted (unix ms).
-var lastCounterSweep atomic.Int64
-
-// counterRetention keeps counters of windows that may still be current
-// (the longest window is an hour).
-const counterRetention = 2 * time.Hour
-
-// CheckRequestLimit applies SPEC "Request rate limits" to one
-// authenticated Notification API request of key: the workspace limit
-// first (SVC-4290), then the key limit (SVC-4291); both counters grow
-// only when both pass. Concurrent checks go together (ratebatch.go): one
-// transaction locks the counters they touch, admits them in arrival order
-// and writes the new counts, so counts are exact across processes while a
-// busy workspace's counter row is locked once per batch, not once per
-// request.
-func (s *Service) CheckRequestLimit(ctx context.Context, key *notify.APIKey) error {
-	now := s.now()
-	if err := s.rates.check(ctx, key, now); err != nil {
-		return err
-	}
-	s.sweepRateCounters(ctx, now)
-	return nil
-}
-
-// rateWindow is the counter key and start of the fixed window holding now.
-// The window length is part of the key, so changing it starts afresh.
-func rateWindow(scope string, windowSeconds int, now time.Time) (string, time.Time) {
-	w := int64(windowSeconds)
-	start := time.Unix(now.Unix()/w*w, 0)
-	return scope + ":" + strconv.Itoa(windowSeconds), start
-}
-
-// sweepRateCounters deletes old counter windows at most once a minute,
-// best effort.
-func (s *Service) sweepRateCounters(ctx context.Context, now time.Time) {
-	last := lastCounterSweep.Load()
-	if now.UnixMilli()-last < time.Minute.Milliseconds() || !lastCounterSweep.CompareAndSwap(last, now.UnixMilli()) {
-		return
-	}
-	_ = s.store.Update(ctx, func(tx notify.Tx) error {
-		_, err := tx.DeleteRateCounters(ctx, now.Add(-counterRetention))
-		return err
-	})
-}
-
 // ListDispatchLimits lists the workspace's dispatch limits.
-func (s *Service) ListDispatchLimits(ctx context.Context, a *Actor) ([]*notify.DispatchLimit, error) {
+func (s *Service) ListDispatchLimits(ctx context.Context, a *usecase.Actor) ([]*notify.DispatchLimit, error) {
 	var out []*notify.DispatchLimit
-	err := s.store.View(ctx, func(tx notify.Tx) (err error) {
+	err := s.Store.View(ctx, func(tx notify.Tx) (err error) {
 		out, err = tx.FindDispatchLimits(ctx, a.WorkspaceID)
 		return err
 	})
@@ -154,7 +107,7 @@ func (s *Service) ListDispatchLimits(ctx context.Context, a *Actor) ([]*notify.D
 }
 
 // PutDispatchLimit creates or updates the limit of (scope, targetId).
-func (s *Service) PutDispatchLimit(ctx context.Context, a *Actor, in DispatchLimitInput) (*notify.DispatchLimit, error) {
+func (s *Service) PutDispatchLimit(ctx context.Context, a *usecase.Actor, in DispatchLimitInput) (*notify.DispatchLimit, error) {
 	switch in.Scope {
 	case notify.DispatchScopeWorkspace:
 		if in.TargetID != "" {
@@ -167,7 +120,7 @@ func (s *Service) PutDispatchLimit(ctx context.Context, a *Actor, in DispatchLim
 		if len([]rune(in.TargetID)) > 64 {
 			return nil, notify.Invalid("targetId must be at most 64 characters")
 		}
-		if !storable(in.TargetID) {
+		if !usecase.Storable(in.TargetID) {
 			return nil, notify.Invalid("targetId must be text without NUL characters")
 		}
 	default:
@@ -176,17 +129,17 @@ func (s *Service) PutDispatchLimit(ctx context.Context, a *Actor, in DispatchLim
 	if in.RatePerSecond < 1 || in.RatePerSecond > 1_000_000 {
 		return nil, notify.Invalid("ratePerSecond must be between 1 and 1000000")
 	}
-	now := s.now()
-	l := &notify.DispatchLimit{ID: newID(), WorkspaceID: a.WorkspaceID, Scope: in.Scope, TargetID: in.TargetID,
+	now := s.Now()
+	l := &notify.DispatchLimit{ID: usecase.NewID(), WorkspaceID: a.WorkspaceID, Scope: in.Scope, TargetID: in.TargetID,
 		RatePerSecond: in.RatePerSecond, Enabled: in.Enabled == nil || *in.Enabled, CreatedAt: now, UpdatedAt: now}
-	err := s.store.Update(ctx, func(tx notify.Tx) error {
+	err := s.Store.Update(ctx, func(tx notify.Tx) error {
 		if err := foreignTarget(ctx, tx, a.WorkspaceID, l); err != nil {
 			return err
 		}
 		if err := tx.PutDispatchLimit(ctx, l); err != nil {
 			return err
 		}
-		return s.audit(ctx, tx, a, a.WorkspaceID, "dispatch_limit.upsert", "dispatch_limit", l.ID, map[string]any{
+		return s.Audit(ctx, tx, a, a.WorkspaceID, "dispatch_limit.upsert", "dispatch_limit", l.ID, map[string]any{
 			"scope": l.Scope, "targetId": limitTarget(l), "ratePerSecond": l.RatePerSecond, "enabled": l.Enabled})
 	})
 	if err != nil {
@@ -229,12 +182,12 @@ func limitTarget(l *notify.DispatchLimit) any {
 
 // DeleteDispatchLimit deletes a limit (audit dispatch_limit.delete);
 // unknown or of another workspace is 404.
-func (s *Service) DeleteDispatchLimit(ctx context.Context, a *Actor, id string) error {
-	if !storable(id) {
+func (s *Service) DeleteDispatchLimit(ctx context.Context, a *usecase.Actor, id string) error {
+	if !usecase.Storable(id) {
 		return notify.NotFound("Dispatch limit")
 	}
 	defer s.forgetLimits(a.WorkspaceID)
-	return s.store.Update(ctx, func(tx notify.Tx) error {
+	return s.Store.Update(ctx, func(tx notify.Tx) error {
 		ls, err := tx.FindDispatchLimits(ctx, a.WorkspaceID)
 		if err != nil {
 			return err
@@ -249,9 +202,9 @@ func (s *Service) DeleteDispatchLimit(ctx context.Context, a *Actor, id string) 
 			return notify.NotFound("Dispatch limit")
 		}
 		if err := tx.DeleteDispatchLimit(ctx, a.WorkspaceID, id); err != nil {
-			return notFound(err, "Dispatch limit")
+			return usecase.NotFound(err, "Dispatch limit")
 		}
-		return s.audit(ctx, tx, a, a.WorkspaceID, "dispatch_limit.delete", "dispatch_limit", id, map[string]any{
+		return s.Audit(ctx, tx, a, a.WorkspaceID, "dispatch_limit.delete", "dispatch_limit", id, map[string]any{
 			"scope": l.Scope, "targetId": limitTarget(l)})
 	})
 }

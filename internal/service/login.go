@@ -8,6 +8,7 @@ import (
 
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/secret"
+	"github.com/notifyd/notifyd/internal/usecase"
 )
 
 // Login throttle (docs/DECISIONS.md, "Login throttle"). Every attempt is
@@ -136,9 +137,9 @@ func newLoginKeys(email, client string) loginKeys {
 // reserveLogin counts one attempt before any hashing, and refuses it with
 // 429 and Retry-After while a checked key waits out its delay.
 func (s *Service) reserveLogin(ctx context.Context, k loginKeys) error {
-	now := s.now().Truncate(time.Millisecond) // as stored
+	now := s.Now().Truncate(time.Millisecond) // as stored
 	var wait time.Duration
-	err := s.store.Update(ctx, func(tx notify.Tx) error {
+	err := s.Store.Update(ctx, func(tx notify.Tx) error {
 		wait = 0
 		known := true
 		if _, err := tx.FindLoginCounter(ctx, k.known, now); errors.Is(err, notify.ErrNotFound) {
@@ -194,8 +195,8 @@ func (s *Service) reserveLogin(ctx context.Context, k loginKeys) error {
 // loginSucceeded clears the account's and the pair's counters, takes the
 // attempt back from the client's, and makes the client known.
 func (s *Service) loginSucceeded(ctx context.Context, k loginKeys) error {
-	now := s.now()
-	return s.store.Update(ctx, func(tx notify.Tx) error {
+	now := s.Now()
+	return s.Store.Update(ctx, func(tx notify.Tx) error {
 		c, err := tx.FindLoginCounter(ctx, k.client, now)
 		switch {
 		case err == nil && c.Attempts > 0:
@@ -225,8 +226,8 @@ func (s *Service) verifyLogin(ctx context.Context, email, password, clientAddr s
 	}
 	var user *notify.User
 	var err error
-	if storable(email) { // anything else names no user (and PostgreSQL refuses it)
-		err = s.store.View(ctx, func(tx notify.Tx) (err error) {
+	if usecase.Storable(email) { // anything else names no user (and PostgreSQL refuses it)
+		err = s.Store.View(ctx, func(tx notify.Tx) (err error) {
 			user, err = tx.FindUserByEmail(ctx, email)
 			return err
 		})
@@ -272,7 +273,7 @@ func CheckPasswordRule(field, pw string) error {
 
 // ChangePassword sets the actor's password after checking the current
 // one (through the login throttle) and ends the user's other sessions.
-func (s *Service) ChangePassword(ctx context.Context, a *Actor, current, next, clientAddr string) error {
+func (s *Service) ChangePassword(ctx context.Context, a *usecase.Actor, current, next, clientAddr string) error {
 	if err := CheckPasswordRule("newPassword", next); err != nil {
 		return err
 	}
@@ -294,7 +295,7 @@ func (s *Service) ChangePassword(ctx context.Context, a *Actor, current, next, c
 	if err != nil {
 		return err
 	}
-	return s.store.Update(ctx, func(tx notify.Tx) error {
+	return s.Store.Update(ctx, func(tx notify.Tx) error {
 		if err := tx.SetUserPassword(ctx, a.UserID, hash); err != nil {
 			return err
 		}
@@ -304,8 +305,8 @@ func (s *Service) ChangePassword(ctx context.Context, a *Actor, current, next, c
 }
 
 // LogoutAll ends every session of the actor's user, this one included.
-func (s *Service) LogoutAll(ctx context.Context, a *Actor) error {
-	return s.store.Update(ctx, func(tx notify.Tx) error {
+func (s *Service) LogoutAll(ctx context.Context, a *usecase.Actor) error {
+	return s.Store.Update(ctx, func(tx notify.Tx) error {
 		_, err := tx.DeleteSessionsOfUser(ctx, a.UserID, "")
 		return err
 	})

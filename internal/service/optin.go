@@ -10,6 +10,7 @@ import (
 
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/otp"
+	"github.com/notifyd/notifyd/internal/usecase"
 )
 
 // Double opt-in (issue 21, item 5; docs/DECISIONS.md "Double opt-in").
@@ -38,9 +39,9 @@ const (
 )
 
 // GetNewsletterSettings returns the workspace's newsletter settings.
-func (s *Service) GetNewsletterSettings(ctx context.Context, a *Actor) (*notify.NewsletterSettings, error) {
+func (s *Service) GetNewsletterSettings(ctx context.Context, a *usecase.Actor) (*notify.NewsletterSettings, error) {
 	var out *notify.NewsletterSettings
-	err := s.store.View(ctx, func(tx notify.Tx) (err error) {
+	err := s.Store.View(ctx, func(tx notify.Tx) (err error) {
 		out, err = tx.FindNewsletterSettings(ctx, a.WorkspaceID)
 		return err
 	})
@@ -50,21 +51,21 @@ func (s *Service) GetNewsletterSettings(ctx context.Context, a *Actor) (*notify.
 // UpdateNewsletterSettings changes the settings given (nil keeps one);
 // audit newsletter.settings.update. Turning double opt-in on or off
 // changes no existing subscriber.
-func (s *Service) UpdateNewsletterSettings(ctx context.Context, a *Actor, doubleOptIn *bool) (*notify.NewsletterSettings, error) {
+func (s *Service) UpdateNewsletterSettings(ctx context.Context, a *usecase.Actor, doubleOptIn *bool) (*notify.NewsletterSettings, error) {
 	var out *notify.NewsletterSettings
-	err := s.store.Update(ctx, func(tx notify.Tx) (err error) {
+	err := s.Store.Update(ctx, func(tx notify.Tx) (err error) {
 		if out, err = tx.FindNewsletterSettings(ctx, a.WorkspaceID); err != nil {
 			return err
 		}
 		if doubleOptIn != nil {
 			out.DoubleOptIn = *doubleOptIn
 		}
-		now := s.now()
+		now := s.Now()
 		out.UpdatedAt = &now
 		if err := tx.PutNewsletterSettings(ctx, out); err != nil {
 			return err
 		}
-		return s.audit(ctx, tx, a, a.WorkspaceID, "newsletter.settings.update", "workspace", a.WorkspaceID,
+		return s.Audit(ctx, tx, a, a.WorkspaceID, "newsletter.settings.update", "workspace", a.WorkspaceID,
 			map[string]any{"doubleOptIn": out.DoubleOptIn})
 	})
 	if err != nil {
@@ -147,7 +148,7 @@ func (s *Service) confirmationRequest(workspace string, x *notify.Subscriber, no
 	body := fmt.Sprintf(`<p>Please confirm that you want to receive newsletters from %s.</p><p><a href="%s">Confirm my subscription</a></p>`+
 		`<p>The link works for %d hours. If you did not ask for this, ignore this mail: you will not be subscribed.</p>`,
 		html.EscapeString(workspace), l, hours)
-	return &notify.Request{ID: newID(), WorkspaceID: x.WorkspaceID, Source: SourceOptIn, Channel: notify.ChannelEmail,
+	return &notify.Request{ID: usecase.NewID(), WorkspaceID: x.WorkspaceID, Source: SourceOptIn, Channel: notify.ChannelEmail,
 		Status: notify.StatusQueued, RecipientAddress: x.Address, RecipientName: x.Name, RequestedAt: now, UpdatedAt: now,
 		Title: "Confirm your subscription", Text: text, HTML: body,
 		Metadata: map[string]string{"subscriberId": x.ID, "purpose": ConfirmPurpose}}
@@ -158,20 +159,20 @@ func (s *Service) confirmationRequest(workspace string, x *notify.Subscriber, no
 // workspace, 409 when not pending, 429 within a minute of the last mail.
 // It works whether or not the setting is on: a subscriber created pending
 // with the setting off gets its first mail this way.
-func (s *Service) ResendConfirmation(ctx context.Context, a *Actor, id string) (*notify.ConfirmationSent, error) {
-	if !storable(id) {
+func (s *Service) ResendConfirmation(ctx context.Context, a *usecase.Actor, id string) (*notify.ConfirmationSent, error) {
+	if !usecase.Storable(id) {
 		return nil, notify.NotFound("Subscriber")
 	}
 	var out *notify.ConfirmationSent
-	err := s.store.Update(ctx, func(tx notify.Tx) error {
+	err := s.Store.Update(ctx, func(tx notify.Tx) error {
 		x, err := tx.LockSubscriber(ctx, a.WorkspaceID, id)
 		if err != nil {
-			return notFound(err, "Subscriber")
+			return usecase.NotFound(err, "Subscriber")
 		}
 		if x.ConsentStatus != notify.ConsentPending {
 			return notify.Conflict("Subscriber is not pending confirmation")
 		}
-		now := s.now()
+		now := s.Now()
 		last, err := tx.FindConfirmationSent(ctx, a.WorkspaceID, id)
 		if err != nil && !notify.IsNotFound(err) {
 			return err
@@ -187,7 +188,7 @@ func (s *Service) ResendConfirmation(ctx context.Context, a *Actor, id string) (
 		if out, err = tx.FindConfirmationSent(ctx, a.WorkspaceID, id); err != nil {
 			return err
 		}
-		return s.audit(ctx, tx, a, a.WorkspaceID, "subscriber.resend_confirmation", "subscriber", x.ID,
+		return s.Audit(ctx, tx, a, a.WorkspaceID, "subscriber.resend_confirmation", "subscriber", x.ID,
 			map[string]any{"channel": x.Channel, "address": x.Address, "requestId": out.RequestID})
 	})
 	if err != nil {
@@ -228,14 +229,14 @@ func (s *Service) confirmClaims(token string) (c otp.Claims, ok, expired bool) {
 	if token == "" || len(token) > MaxConfirmToken {
 		return c, false, false
 	}
-	c, err := otp.VerifyToken(s.optInKey, token, s.now())
+	c, err := otp.VerifyToken(s.optInKey, token, s.Now())
 	switch {
 	case errors.Is(err, otp.ErrExpired):
 		expired = true
 	case err != nil:
 		return c, false, false
 	}
-	if c.Purpose != ConfirmPurpose || c.Channel != string(notify.ChannelEmail) || !storable(c.VID) || !storable(c.WSID) {
+	if c.Purpose != ConfirmPurpose || c.Channel != string(notify.ChannelEmail) || !usecase.Storable(c.VID) || !usecase.Storable(c.WSID) {
 		return c, false, false
 	}
 	return c, true, expired
@@ -265,7 +266,7 @@ func (s *Service) ConfirmLanding(ctx context.Context, token string) (ConfirmView
 		return ConfirmView{}, nil
 	}
 	var v ConfirmView
-	err := s.store.View(ctx, func(tx notify.Tx) error {
+	err := s.Store.View(ctx, func(tx notify.Tx) error {
 		x, err := tx.FindSubscriber(ctx, c.WSID, c.VID)
 		if notify.IsNotFound(err) {
 			v.State = ConfirmGone
@@ -291,7 +292,7 @@ func (s *Service) Confirm(ctx context.Context, token string) (ConfirmView, error
 		return ConfirmView{}, nil
 	}
 	var v ConfirmView
-	err := s.store.Update(ctx, func(tx notify.Tx) error {
+	err := s.Store.Update(ctx, func(tx notify.Tx) error {
 		x, err := tx.LockSubscriber(ctx, c.WSID, c.VID)
 		if notify.IsNotFound(err) {
 			v = ConfirmView{State: ConfirmGone}
@@ -303,7 +304,7 @@ func (s *Service) Confirm(ctx context.Context, token string) (ConfirmView, error
 		if v = confirmView(x, expired); v.State != ConfirmPending {
 			return nil
 		}
-		now := s.now()
+		now := s.Now()
 		setConsent(x, notify.ConsentSubscribed, now)
 		x.UpdatedAt = now
 		if err := tx.UpdateSubscriber(ctx, x); err != nil {
@@ -313,7 +314,7 @@ func (s *Service) Confirm(ctx context.Context, token string) (ConfirmView, error
 			return err
 		}
 		v.State = ConfirmDone
-		return s.audit(ctx, tx, nil, x.WorkspaceID, "subscriber.confirm", "subscriber", x.ID,
+		return s.Audit(ctx, tx, nil, x.WorkspaceID, "subscriber.confirm", "subscriber", x.ID,
 			map[string]any{"channel": x.Channel, "address": x.Address})
 	})
 	if err != nil {

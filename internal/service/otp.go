@@ -2,7 +2,6 @@ package service
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"html"
@@ -13,9 +12,11 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/notifyd/notifyd/internal/compose"
 	"github.com/notifyd/notifyd/internal/mailcheck"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/otp"
+	"github.com/notifyd/notifyd/internal/usecase"
 )
 
 // Labels of the keys derived from the master key for OTP (secret.Derive).
@@ -23,14 +24,6 @@ const (
 	OTPSigningLabel = "notifyd otp signing secret v1"
 	OTPCodeLabel    = "notifyd otp code hash v1"
 )
-
-// randomKey is the fallback key of a Service built without OTP keys (one
-// process only; the daemon always passes derived keys).
-func randomKey() []byte {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b)
-	return b
-}
 
 // OTPSendInput is the body of an OTP send.
 type OTPSendInput struct {
@@ -137,17 +130,17 @@ func (s *Service) validateOTPSend(in *OTPSendInput) (notify.Channel, string, err
 		n    int
 	}{{"to", *in.To, 320}, {"purpose", in.Purpose, 60}, {"brandName", in.BrandName, 20}, {"recipientName", in.RecipientName, 120},
 		{"templateCode", in.TemplateCode, 120}} {
-		if err := maxLen(c.f, c.v, c.n); err != nil {
+		if err := usecase.MaxLen(c.f, c.v, c.n); err != nil {
 			return "", "", err
 		}
 	}
 	// Checked before normalizing, which would drop a line break from to.
 	for _, c := range []struct{ f, v string }{{"to", *in.To}, {"recipientName", in.RecipientName}, {"brandName", in.BrandName}, {"purpose", in.Purpose}} {
-		if err := oneLine(c.f, c.v); err != nil {
+		if err := usecase.OneLine(c.f, c.v); err != nil {
 			return "", "", err
 		}
 	}
-	if err := checkVariables("templateVariables", in.TemplateVariables); err != nil {
+	if err := compose.CheckVariables("templateVariables", in.TemplateVariables); err != nil {
 		return "", "", err
 	}
 	switch in.Mode {
@@ -190,11 +183,11 @@ func (s *Service) OTPSend(ctx context.Context, key *notify.APIKey, in *OTPSendIn
 	if err != nil {
 		return nil, err
 	}
-	now := s.now()
-	sess := &notify.OTPSession{ID: newID(), WorkspaceID: key.WorkspaceID, Channel: ch, Mode: in.Mode, Purpose: in.Purpose,
+	now := s.Now()
+	sess := &notify.OTPSession{ID: usecase.NewID(), WorkspaceID: key.WorkspaceID, Channel: ch, Mode: in.Mode, Purpose: in.Purpose,
 		Recipient: rcpt, RecipientMasked: otp.Mask(ch, rcpt), Status: notify.OTPPending, CreatedAt: now}
 	var snd *otpSend
-	err = s.store.Update(ctx, func(tx notify.Tx) error {
+	err = s.Store.Update(ctx, func(tx notify.Tx) error {
 		guard, counted, err := newFraudCheck(ctx, tx, key.WorkspaceID, ch, rcpt, client)
 		if err != nil {
 			return err
@@ -259,20 +252,20 @@ func (s *Service) prepareOTP(ctx context.Context, tx notify.Tx, key *notify.APIK
 		plain = code
 		vars["code"] = code
 	}
-	req := &notify.Request{ID: newID(), WorkspaceID: sess.WorkspaceID, APIKeyID: key.ID, Source: notify.SourceOTP, Channel: sess.Channel,
+	req := &notify.Request{ID: usecase.NewID(), WorkspaceID: sess.WorkspaceID, APIKeyID: key.ID, Source: notify.SourceOTP, Channel: sess.Channel,
 		Status: notify.StatusProcessing, RecipientAddress: sess.Recipient, RecipientName: in.RecipientName, TemplateCode: in.TemplateCode,
 		TemplateVariables: vars, PreferredProviderIDs: in.PreferredProviderAccountIDs, RequestedAt: now, UpdatedAt: now,
 		Metadata: map[string]string{"otpVerificationId": sess.ID}}
 	if in.TemplateCode != "" {
-		t, v, err := s.resolveTemplate(ctx, tx, sess.WorkspaceID, key, in.TemplateCode, sess.Channel, "")
+		t, v, err := compose.ResolveTemplate(ctx, tx, sess.WorkspaceID, key, in.TemplateCode, sess.Channel, "")
 		if err != nil {
 			return nil, err
 		}
-		layout, err := versionLayout(ctx, tx, sess.WorkspaceID, v)
+		layout, err := compose.VersionLayout(ctx, tx, sess.WorkspaceID, v)
 		if err != nil {
 			return nil, err
 		}
-		m, err := renderMessage(message{Title: v.Title, Text: v.Text, HTML: v.HTML}, layout, vars, "")
+		m, err := compose.Render(compose.Message{Title: v.Title, Text: v.Text, HTML: v.HTML}, layout, vars, "")
 		if err != nil {
 			return nil, err
 		}
@@ -290,7 +283,7 @@ func (s *Service) prepareOTP(ctx context.Context, tx notify.Tx, key *notify.APIK
 		}
 	}
 	sess.RequestID = req.ID
-	job := &notify.Job{ID: newID(), WorkspaceID: sess.WorkspaceID, RequestID: req.ID, Status: notify.JobProcessing,
+	job := &notify.Job{ID: usecase.NewID(), WorkspaceID: sess.WorkspaceID, RequestID: req.ID, Status: notify.JobProcessing,
 		AttemptsMade: 1, MaxAttempts: 1, QueuedAt: now, StartedAt: &now}
 	stored := *req
 	stored.Title, stored.Text, stored.HTML = redact(req.Title, plain), redact(req.Text, plain), redact(req.HTML, plain)
@@ -341,7 +334,7 @@ func defaultOTPMessage(sess *notify.OTPSession, vars map[string]string) (title, 
 // answers 502.
 func (s *Service) deliverOTP(ctx context.Context, sess *notify.OTPSession, snd *otpSend) error {
 	out := s.delivery.SendNow(ctx, notify.DirectSend{Request: snd.req, Job: snd.job, Secrets: snd.secret})
-	err := s.store.Update(ctx, func(tx notify.Tx) error {
+	err := s.Store.Update(ctx, func(tx notify.Tx) error {
 		if err := out.Record(ctx, tx); err != nil {
 			return err
 		}
@@ -350,7 +343,7 @@ func (s *Service) deliverOTP(ctx context.Context, sess *notify.OTPSession, snd *
 		}
 		prev := sess.Status
 		failed := *sess
-		failed.Status, failed.CodeHash, failed.LinkHash, failed.UpdatedAt = notify.OTPFailed, "", "", s.now()
+		failed.Status, failed.CodeHash, failed.LinkHash, failed.UpdatedAt = notify.OTPFailed, "", "", s.Now()
 		if _, err := tx.UpdateOTPSession(ctx, &failed, prev, sess.ResendCount); err != nil {
 			return err
 		}
@@ -370,14 +363,14 @@ func (s *Service) deliverOTP(ctx context.Context, sess *notify.OTPSession, snd *
 // OTPResend rotates the session's code or link and delivers it again.
 func (s *Service) OTPResend(ctx context.Context, key *notify.APIKey, id, linkBase string) (*OTPSendResult, error) {
 	notFoundErr := notify.Errorf(notify.CodeNotFound, "OTP verification not found or expired")
-	if !isUUID(id) {
+	if !usecase.IsUUID(id) {
 		return nil, notFoundErr
 	}
-	now := s.now()
+	now := s.Now()
 	var sess *notify.OTPSession
 	var snd *otpSend
 	var lazyExpire bool
-	err := s.store.Update(ctx, func(tx notify.Tx) error {
+	err := s.Store.Update(ctx, func(tx notify.Tx) error {
 		var err error
 		if sess, err = tx.FindOTPSession(ctx, key.WorkspaceID, id); err != nil {
 			if notify.IsNotFound(err) {
@@ -473,13 +466,13 @@ func (s *Service) expireOTP(ctx context.Context, sess *notify.OTPSession) {
 		return
 	}
 	exp := *sess
-	exp.Status, exp.CodeHash, exp.UpdatedAt = notify.OTPExpired, "", s.now()
-	err := s.store.Update(ctx, func(tx notify.Tx) error {
+	exp.Status, exp.CodeHash, exp.UpdatedAt = notify.OTPExpired, "", s.Now()
+	err := s.Store.Update(ctx, func(tx notify.Tx) error {
 		_, err := tx.UpdateOTPSession(ctx, &exp, notify.OTPPending, sess.ResendCount)
 		return err
 	})
 	if err != nil {
-		s.log.WarnContext(ctx, "otp expiry not recorded", "verificationId", sess.ID, "err", err)
+		s.Log.WarnContext(ctx, "otp expiry not recorded", "verificationId", sess.ID, "err", err)
 		return
 	}
 	*sess = exp
@@ -499,14 +492,14 @@ func otpFail(reason string, remaining int) *OTPVerifyResult {
 // is taken with one conditional UPDATE, so concurrent verifies never use
 // more than the maximum.
 func (s *Service) OTPVerify(ctx context.Context, ws, id, code string) (*OTPVerifyResult, error) {
-	if !isUUID(id) {
+	if !usecase.IsUUID(id) {
 		return otpFail("expired", 0), nil
 	}
-	now := s.now()
+	now := s.Now()
 	max := s.otpPolicy.MaxAttempts
 	var res *OTPVerifyResult
 	var expire *notify.OTPSession
-	err := s.store.Update(ctx, func(tx notify.Tx) error {
+	err := s.Store.Update(ctx, func(tx notify.Tx) error {
 		took, err := tx.UseOTPAttempt(ctx, ws, id, max, now)
 		if err != nil {
 			return err
@@ -579,11 +572,11 @@ func (s *Service) OTPVerify(ctx context.Context, ws, id, code string) (*OTPVerif
 // OTPGet is the status lookup, with lazy expiry.
 func (s *Service) OTPGet(ctx context.Context, ws, id string) (*OTPView, error) {
 	notFoundErr := notify.Errorf(notify.CodeNotFound, "OTP verification not found")
-	if !isUUID(id) {
+	if !usecase.IsUUID(id) {
 		return nil, notFoundErr
 	}
 	var sess *notify.OTPSession
-	err := s.store.View(ctx, func(tx notify.Tx) error {
+	err := s.Store.View(ctx, func(tx notify.Tx) error {
 		var err error
 		sess, err = tx.FindOTPSession(ctx, ws, id)
 		return err
@@ -594,7 +587,7 @@ func (s *Service) OTPGet(ctx context.Context, ws, id string) (*OTPView, error) {
 	if err != nil {
 		return nil, err
 	}
-	now := s.now()
+	now := s.Now()
 	if sess.Status == notify.OTPPending && !now.Before(sess.ExpiresAt) {
 		s.expireOTP(ctx, sess)
 		sess.Status = notify.OTPExpired
@@ -630,7 +623,7 @@ func (s *Service) linkState(sess *notify.OTPSession) OTPLinkState {
 	switch {
 	case sess.Status == notify.OTPVerified:
 		return OTPLinkVerified
-	case sess.Status == notify.OTPPending && s.now().Before(sess.ExpiresAt):
+	case sess.Status == notify.OTPPending && s.Now().Before(sess.ExpiresAt):
 		return OTPLinkPending
 	}
 	return OTPLinkInvalid
@@ -641,7 +634,7 @@ func (s *Service) findLink(ctx context.Context, token string) (*notify.OTPSessio
 		return nil, nil
 	}
 	var sess *notify.OTPSession
-	err := s.store.View(ctx, func(tx notify.Tx) error {
+	err := s.Store.View(ctx, func(tx notify.Tx) error {
 		var err error
 		sess, err = tx.FindOTPSessionByLink(ctx, otp.HashLinkToken(token))
 		return err
@@ -662,9 +655,9 @@ func (s *Service) OTPLinkComplete(ctx context.Context, token string) (OTPLinkSta
 	if token == "" || len(token) > 128 {
 		return OTPLinkInvalid, nil
 	}
-	now := s.now()
+	now := s.Now()
 	state := OTPLinkInvalid
-	err := s.store.Update(ctx, func(tx notify.Tx) error {
+	err := s.Store.Update(ctx, func(tx notify.Tx) error {
 		sess, err := tx.FindOTPSessionByLink(ctx, otp.HashLinkToken(token))
 		if notify.IsNotFound(err) {
 			return nil
@@ -703,10 +696,10 @@ const OTPRetention = 24 * time.Hour
 // current ones are kept: they are the only ones a send can still touch,
 // give or take clock skew between processes).
 func (s *Service) CleanupOTP(ctx context.Context) (sessions, counters int, err error) {
-	now := s.now()
+	now := s.Now()
 	hs, _ := otp.HourWindow(now.Add(-time.Hour))
 	ds, _ := otp.DayWindow(now.Add(-24 * time.Hour))
-	err = s.store.Update(ctx, func(tx notify.Tx) error {
+	err = s.Store.Update(ctx, func(tx notify.Tx) error {
 		if sessions, err = tx.DeleteOTPSessionsExpiredBefore(ctx, now.Add(-OTPRetention)); err != nil {
 			return err
 		}

@@ -2,13 +2,12 @@ package service
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"sort"
 	"strings"
 	"sync"
 
 	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/usecase"
 )
 
 // ProviderView is a provider account as the API shows it: never configJson.
@@ -89,30 +88,6 @@ func ProviderConfig(v map[string]any) (map[string]string, error) {
 	return cfg, nil
 }
 
-func (s *Service) sealConfig(accountID string, cfg map[string]string) (string, error) {
-	if cfg == nil {
-		cfg = map[string]string{}
-	}
-	b, err := json.Marshal(cfg)
-	if err != nil {
-		return "", err
-	}
-	return s.box.SealFor("provider:"+accountID, b)
-}
-
-// OpenConfig decrypts a provider account's configJson.
-func (s *Service) OpenConfig(p *notify.ProviderAccount) (map[string]string, error) {
-	b, err := s.box.OpenFor("provider:"+p.ID, p.ConfigEnc)
-	if err != nil {
-		return nil, fmt.Errorf("open provider config: %w", err)
-	}
-	var cfg map[string]string
-	if err := json.Unmarshal(b, &cfg); err != nil {
-		return nil, err
-	}
-	return cfg, nil
-}
-
 func validDisplayName(n string) error {
 	if strings.TrimSpace(n) == "" {
 		return notify.Invalid("displayName must not be empty")
@@ -120,7 +95,7 @@ func validDisplayName(n string) error {
 	if len([]rune(n)) > 120 {
 		return notify.Invalid("displayName must be at most 120 characters")
 	}
-	if !storable(n) {
+	if !usecase.Storable(n) {
 		return notify.Invalid("displayName must be text without NUL characters")
 	}
 	return nil
@@ -130,7 +105,7 @@ func validDisplayName(n string) error {
 // Config keys are not validated here (SPEC), except the dispatch_* batching
 // overrides (batch.go): a send with a missing key
 // fails that attempt with invalid_request.
-func (s *Service) CreateProvider(ctx context.Context, a *Actor, in ProviderInput) (*notify.ProviderAccount, error) {
+func (s *Service) CreateProvider(ctx context.Context, a *usecase.Actor, in ProviderInput) (*notify.ProviderAccount, error) {
 	channel, ok := s.kindChannel(in.ProviderKind)
 	if !ok {
 		return nil, notify.Invalid("providerKind must be one of %s", strings.Join(s.kindIDs(), ", "))
@@ -141,19 +116,19 @@ func (s *Service) CreateProvider(ctx context.Context, a *Actor, in ProviderInput
 	if err := validDisplayName(*in.DisplayName); err != nil {
 		return nil, err
 	}
-	now := s.now()
-	p := &notify.ProviderAccount{ID: newID(), WorkspaceID: a.WorkspaceID, ProviderKind: in.ProviderKind, Channel: channel,
+	now := s.Now()
+	p := &notify.ProviderAccount{ID: usecase.NewID(), WorkspaceID: a.WorkspaceID, ProviderKind: in.ProviderKind, Channel: channel,
 		DisplayName: *in.DisplayName, Enabled: in.Enabled == nil || *in.Enabled, CreatedAt: now, UpdatedAt: now}
-	enc, err := s.sealConfig(p.ID, in.ConfigJSON)
+	enc, err := usecase.SealProviderConfig(s.box, p.ID, in.ConfigJSON)
 	if err != nil {
 		return nil, err
 	}
 	p.ConfigEnc = enc
-	err = s.store.Update(ctx, func(tx notify.Tx) error {
+	err = s.Store.Update(ctx, func(tx notify.Tx) error {
 		if err := tx.CreateProviderAccount(ctx, p); err != nil {
 			return err
 		}
-		return s.audit(ctx, tx, a, a.WorkspaceID, "provider.create", "provider", p.ID,
+		return s.Audit(ctx, tx, a, a.WorkspaceID, "provider.create", "provider", p.ID,
 			map[string]any{"providerKind": p.ProviderKind, "displayName": p.DisplayName, "enabled": p.Enabled, "configKeys": keysOf(in.ConfigJSON)})
 	})
 	if err != nil {
@@ -174,20 +149,20 @@ func keysOf(m map[string]string) []string {
 
 // UpdateProvider changes displayName, enabled or the whole configJson
 // (audit provider.update).
-func (s *Service) UpdateProvider(ctx context.Context, a *Actor, id string, in ProviderInput) (*notify.ProviderAccount, error) {
+func (s *Service) UpdateProvider(ctx context.Context, a *usecase.Actor, id string, in ProviderInput) (*notify.ProviderAccount, error) {
 	if in.DisplayName != nil {
 		if err := validDisplayName(*in.DisplayName); err != nil {
 			return nil, err
 		}
 	}
-	if !storable(id) {
+	if !usecase.Storable(id) {
 		return nil, notify.NotFound("Provider")
 	}
 	var p *notify.ProviderAccount
-	err := s.store.Update(ctx, func(tx notify.Tx) error {
+	err := s.Store.Update(ctx, func(tx notify.Tx) error {
 		var err error
 		if p, err = tx.FindProviderAccount(ctx, a.WorkspaceID, id); err != nil {
-			return notFound(err, "Provider")
+			return usecase.NotFound(err, "Provider")
 		}
 		payload := map[string]any{}
 		if in.DisplayName != nil {
@@ -199,16 +174,16 @@ func (s *Service) UpdateProvider(ctx context.Context, a *Actor, id string, in Pr
 			payload["enabled"] = p.Enabled
 		}
 		if in.SetConfig {
-			if p.ConfigEnc, err = s.sealConfig(p.ID, in.ConfigJSON); err != nil {
+			if p.ConfigEnc, err = usecase.SealProviderConfig(s.box, p.ID, in.ConfigJSON); err != nil {
 				return err
 			}
 			payload["configKeys"] = keysOf(in.ConfigJSON)
 		}
-		p.UpdatedAt = s.now()
+		p.UpdatedAt = s.Now()
 		if err := tx.UpdateProviderAccount(ctx, p); err != nil {
 			return err
 		}
-		return s.audit(ctx, tx, a, a.WorkspaceID, "provider.update", "provider", p.ID, payload)
+		return s.Audit(ctx, tx, a, a.WorkspaceID, "provider.update", "provider", p.ID, payload)
 	})
 	if err != nil {
 		return nil, err
@@ -220,14 +195,14 @@ func (s *Service) UpdateProvider(ctx context.Context, a *Actor, id string, in Pr
 }
 
 // GetProvider returns one provider account with its quota.
-func (s *Service) GetProvider(ctx context.Context, a *Actor, id string) (*ProviderView, error) {
-	if !storable(id) {
+func (s *Service) GetProvider(ctx context.Context, a *usecase.Actor, id string) (*ProviderView, error) {
+	if !usecase.Storable(id) {
 		return nil, notify.NotFound("Provider")
 	}
 	var p *notify.ProviderAccount
-	err := s.store.View(ctx, func(tx notify.Tx) (err error) {
+	err := s.Store.View(ctx, func(tx notify.Tx) (err error) {
 		p, err = tx.FindProviderAccount(ctx, a.WorkspaceID, id)
-		return notFound(err, "Provider")
+		return usecase.NotFound(err, "Provider")
 	})
 	if err != nil {
 		return nil, err
@@ -237,9 +212,9 @@ func (s *Service) GetProvider(ctx context.Context, a *Actor, id string) (*Provid
 
 // ListProviders lists accounts in creation order with quotas, looked up
 // concurrently (each cached 60 s; a failed lookup omits the quota).
-func (s *Service) ListProviders(ctx context.Context, a *Actor) ([]*ProviderView, error) {
+func (s *Service) ListProviders(ctx context.Context, a *usecase.Actor) ([]*ProviderView, error) {
 	var ps []*notify.ProviderAccount
-	err := s.store.View(ctx, func(tx notify.Tx) (err error) {
+	err := s.Store.View(ctx, func(tx notify.Tx) (err error) {
 		ps, err = tx.FindProviderAccounts(ctx, a.WorkspaceID)
 		return err
 	})
@@ -278,9 +253,9 @@ type RouteInput struct {
 }
 
 // ListRoutes lists by channel then priority.
-func (s *Service) ListRoutes(ctx context.Context, a *Actor) ([]*notify.Route, error) {
+func (s *Service) ListRoutes(ctx context.Context, a *usecase.Actor) ([]*notify.Route, error) {
 	var out []*notify.Route
-	err := s.store.View(ctx, func(tx notify.Tx) (err error) {
+	err := s.Store.View(ctx, func(tx notify.Tx) (err error) {
 		out, err = tx.FindRoutes(ctx, a.WorkspaceID)
 		return err
 	})
@@ -288,11 +263,11 @@ func (s *Service) ListRoutes(ctx context.Context, a *Actor) ([]*notify.Route, er
 }
 
 // ReplaceRoutes replaces every route atomically (audit route.replace).
-func (s *Service) ReplaceRoutes(ctx context.Context, a *Actor, in []RouteInput) ([]*notify.Route, error) {
+func (s *Service) ReplaceRoutes(ctx context.Context, a *usecase.Actor, in []RouteInput) ([]*notify.Route, error) {
 	if len(in) > 200 {
 		return nil, notify.Invalid("routes must hold at most 200 routes")
 	}
-	now := s.now()
+	now := s.Now()
 	routes := make([]*notify.Route, len(in))
 	seen := map[string]bool{}
 	for i, r := range in {
@@ -303,7 +278,7 @@ func (s *Service) ReplaceRoutes(ctx context.Context, a *Actor, in []RouteInput) 
 		if r.ProviderAccountID == "" {
 			return nil, notify.Invalid("routes[%d].providerAccountId is required", i)
 		}
-		if !storable(r.ProviderAccountID) {
+		if !usecase.Storable(r.ProviderAccountID) {
 			return nil, notify.Invalid("routes[%d].providerAccountId does not name a provider of this workspace", i)
 		}
 		if r.Priority < 1 || r.Priority > 9999 {
@@ -314,11 +289,11 @@ func (s *Service) ReplaceRoutes(ctx context.Context, a *Actor, in []RouteInput) 
 			return nil, notify.Invalid("routes[%d]: the same provider account is registered twice for channel %s", i, r.Channel)
 		}
 		seen[key] = true
-		routes[i] = &notify.Route{ID: newID(), WorkspaceID: a.WorkspaceID, Channel: ch, ProviderAccountID: r.ProviderAccountID,
+		routes[i] = &notify.Route{ID: usecase.NewID(), WorkspaceID: a.WorkspaceID, Channel: ch, ProviderAccountID: r.ProviderAccountID,
 			Priority: r.Priority, Enabled: r.Enabled == nil || *r.Enabled, CreatedAt: now}
 	}
 	var out []*notify.Route
-	err := s.store.Update(ctx, func(tx notify.Tx) error {
+	err := s.Store.Update(ctx, func(tx notify.Tx) error {
 		if err := tx.LockWorkspace(ctx, a.WorkspaceID); err != nil {
 			return err
 		}
@@ -341,7 +316,7 @@ func (s *Service) ReplaceRoutes(ctx context.Context, a *Actor, in []RouteInput) 
 		if out, err = tx.FindRoutes(ctx, a.WorkspaceID); err != nil {
 			return err
 		}
-		return s.audit(ctx, tx, a, a.WorkspaceID, "route.replace", "route", a.WorkspaceID, map[string]any{"count": len(routes)})
+		return s.Audit(ctx, tx, a, a.WorkspaceID, "route.replace", "route", a.WorkspaceID, map[string]any{"count": len(routes)})
 	})
 	return out, err
 }

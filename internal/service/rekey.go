@@ -7,36 +7,22 @@ import (
 	"github.com/notifyd/notifyd/internal/notify"
 )
 
-// sealedAAD is what a stored sealed value is bound to (the aad given to
-// secret.Box.SealFor where it was sealed).
-func sealedAAD(v notify.SealedValue) (string, error) {
-	switch v.Kind {
-	case notify.SealedProviderConfig:
-		return "provider:" + v.ID, nil
-	case notify.SealedAPIKeyHMAC:
-		return "apikey:" + v.ID, nil
-	case notify.SealedWebhookSecret, notify.SealedWebhookPreviousSecret:
-		return webhookAAD(v.ID), nil
-	}
-	return "", fmt.Errorf("rekey: unknown sealed value kind %q", v.Kind)
-}
-
 // Rekey re-seals every stored secret that is not sealed with the box's
 // primary key (NOTIFYD_SECRET_KEY) under it, reading with the previous keys
 // (NOTIFYD_SECRET_KEY_PREVIOUS), in one transaction: either all are moved
 // to the new key or none is. It returns how many were re-sealed.
 func (s *Service) Rekey(ctx context.Context) (int, error) {
 	var n int
-	err := s.store.Update(ctx, func(tx notify.Tx) error {
+	err := s.Store.Update(ctx, func(tx notify.Tx) error {
 		n = 0
 		vs, err := tx.FindSealedValues(ctx, s.box.PrimaryKeyID())
 		if err != nil {
 			return err
 		}
 		for _, v := range vs {
-			aad, err := sealedAAD(v)
-			if err != nil {
-				return err
+			aad := notify.SealedAAD(v.Kind, v.ID)
+			if aad == "" {
+				return fmt.Errorf("rekey: unknown sealed value kind %q", v.Kind)
 			}
 			plain, err := s.box.OpenFor(aad, v.Value)
 			if err != nil {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/usecase"
 )
 
 // RequestQuery is a request-list filter as a client wrote it (the query of
@@ -23,7 +24,7 @@ type RequestPage struct {
 }
 
 // ListRequests pages the actor's workspace's requests newest first.
-func (s *Service) ListRequests(ctx context.Context, a *Actor, q RequestQuery) (*RequestPage, error) {
+func (s *Service) ListRequests(ctx context.Context, a *usecase.Actor, q RequestQuery) (*RequestPage, error) {
 	f, err := q.filter()
 	if err != nil {
 		return nil, err
@@ -31,18 +32,16 @@ func (s *Service) ListRequests(ctx context.Context, a *Actor, q RequestQuery) (*
 	want := f.Limit
 	f.Limit++
 	p := &RequestPage{}
-	err = s.store.View(ctx, func(tx notify.Tx) (err error) {
+	err = s.Store.View(ctx, func(tx notify.Tx) (err error) {
 		p.Requests, err = tx.FindRequests(ctx, a.WorkspaceID, f)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	if len(p.Requests) > want {
-		p.Requests, p.HasNext = p.Requests[:want], true
-		last := p.Requests[want-1]
-		p.Cursor = &notify.Cursor{At: last.RequestedAt, ID: last.ID}
-	}
+	p.Requests, p.Cursor, p.HasNext = usecase.Trim(p.Requests, want, func(r *notify.Request) notify.Cursor {
+		return notify.Cursor{At: r.RequestedAt, ID: r.ID}
+	})
 	return p, nil
 }
 
@@ -60,10 +59,10 @@ func (q RequestQuery) filter() (notify.RequestFilter, error) {
 	if f.Channel != "" && !f.Channel.Valid() {
 		return f, notify.Invalid("channel is not a valid channel")
 	}
-	if f.RequestID != "" && !isUUID(f.RequestID) {
+	if f.RequestID != "" && !usecase.IsUUID(f.RequestID) {
 		return f, notify.Invalid("requestId must be a UUID")
 	}
-	if len(f.Recipient) > 320 || !storable(f.Recipient) {
+	if len(f.Recipient) > 320 || !usecase.Storable(f.Recipient) {
 		return f, notify.Invalid("recipient must be at most 320 characters of text")
 	}
 	for _, t := range []struct {
@@ -88,19 +87,19 @@ func (q RequestQuery) filter() (notify.RequestFilter, error) {
 }
 
 // GetRequestOf is GetRequest in the actor's workspace (dashboard).
-func (s *Service) GetRequestOf(ctx context.Context, a *Actor, id string) (*RequestDetail, error) {
+func (s *Service) GetRequestOf(ctx context.Context, a *usecase.Actor, id string) (*RequestDetail, error) {
 	return s.GetRequest(ctx, a.WorkspaceID, id)
 }
 
 // CancelRequestOf is CancelRequest by a dashboard member, audited.
-func (s *Service) CancelRequestOf(ctx context.Context, a *Actor, id string) (*CancelResult, error) {
+func (s *Service) CancelRequestOf(ctx context.Context, a *usecase.Actor, id string) (*CancelResult, error) {
 	user := a.UserID
 	res, err := s.CancelRequest(ctx, a.WorkspaceID, id, &user)
 	if err != nil || !res.Canceled {
 		return res, err
 	}
-	err = s.store.Update(ctx, func(tx notify.Tx) error {
-		return s.audit(ctx, tx, a, a.WorkspaceID, "notification.cancel", "notification_request", id, nil)
+	err = s.Store.Update(ctx, func(tx notify.Tx) error {
+		return s.Audit(ctx, tx, a, a.WorkspaceID, "notification.cancel", "notification_request", id, nil)
 	})
 	return res, err
 }
@@ -120,11 +119,11 @@ const overviewQueueCap = 1000
 
 // Overview gathers the workspace's activity of the last 24 h and 7 days,
 // its queue, open circuit breakers, dead letters and latest failures.
-func (s *Service) Overview(ctx context.Context, a *Actor) (*Overview, error) {
-	now := s.now()
+func (s *Service) Overview(ctx context.Context, a *usecase.Actor) (*Overview, error) {
+	now := s.Now()
 	o := &Overview{}
 	ws := a.WorkspaceID
-	err := s.store.View(ctx, func(tx notify.Tx) (err error) {
+	err := s.Store.View(ctx, func(tx notify.Tx) (err error) {
 		if o.Day, err = tx.CountActivity(ctx, ws, now.Add(-24*time.Hour), now); err != nil {
 			return err
 		}

@@ -37,7 +37,7 @@ func (s *Service) PurgeExpired(ctx context.Context, r notify.Retention) (Purged,
 	if batch <= 0 {
 		batch = RetentionBatch
 	}
-	now := s.now()
+	now := s.Now()
 	var deadline time.Time
 	if r.Budget > 0 {
 		deadline = now.Add(r.Budget)
@@ -55,7 +55,7 @@ func (s *Service) PurgeExpired(ctx context.Context, r notify.Retention) (Purged,
 				return false, err
 			}
 			var p Purged
-			err := s.store.Update(ctx, func(tx notify.Tx) (err error) {
+			err := s.Store.Update(ctx, func(tx notify.Tx) (err error) {
 				p, err = del(tx)
 				return err
 			})
@@ -74,7 +74,7 @@ func (s *Service) PurgeExpired(ctx context.Context, r notify.Retention) (Purged,
 	if r.Data > 0 {
 		before := now.Add(-r.Data)
 		var wss []string
-		if err := s.store.View(ctx, func(tx notify.Tx) (err error) {
+		if err := s.Store.View(ctx, func(tx notify.Tx) (err error) {
 			wss, err = tx.WorkspaceIDs(ctx)
 			return err
 		}); err != nil {

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 
+	"github.com/notifyd/notifyd/internal/compose"
+	"github.com/notifyd/notifyd/internal/gate"
 	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/usecase"
 )
 
 // SendInput is one notification as the API received it (already decoded
@@ -51,26 +53,6 @@ type BulkResult struct {
 	Deduplicated int
 }
 
-// ParseScheduledAt parses a strict ISO 8601 date-time with a T separator
-// and a zone, and requires it in the future.
-func ParseScheduledAt(s string, now time.Time) (time.Time, error) {
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil || len(s) < 20 || (s[10] != 'T') {
-		return time.Time{}, notify.Invalid("scheduledAt must be a strict ISO 8601 date-time, for example 2026-01-02T15:04:05Z")
-	}
-	if !t.After(now) {
-		return time.Time{}, notify.Invalid("scheduledAt must be in the future")
-	}
-	return t.UTC(), nil
-}
-
-func maxLen(field, s string, n int) error {
-	if len(s) > n && utf8.RuneCountInString(s) > n {
-		return notify.Invalid("%s must be at most %d characters", field, n)
-	}
-	return nil
-}
-
 // validateSend checks the field rules of SPEC "Send a notification" that
 // need no database. prefix names the item in bulk errors.
 func (s *Service) validateSend(in *SendInput, prefix string, now time.Time) (*time.Time, error) {
@@ -92,17 +74,17 @@ func (s *Service) validateSend(in *SendInput, prefix string, now time.Time) (*ti
 		{"recipient.address", *in.RecipientAddress, 320}, {"recipient.name", in.RecipientName, 120},
 		{"content.templateCode", in.TemplateCode, 120}, {"idempotencyKey", in.IdempotencyKey, 120},
 	} {
-		if err := maxLen(f(c.name), c.v, c.n); err != nil {
+		if err := usecase.MaxLen(f(c.name), c.v, c.n); err != nil {
 			return nil, err
 		}
 	}
-	if err := checkContent(f, in.Title, in.Text, in.HTML, in.TemplateVariables); err != nil {
+	if err := compose.CheckContent(f, in.Title, in.Text, in.HTML, in.TemplateVariables); err != nil {
 		return nil, err
 	}
-	if err := checkRecipient(f, notify.Channel(in.Channel), *in.RecipientAddress, in.RecipientName, in.Title); err != nil {
+	if err := usecase.CheckRecipient(f, notify.Channel(in.Channel), *in.RecipientAddress, in.RecipientName, in.Title); err != nil {
 		return nil, err
 	}
-	if err := checkMetadata(f("metadata"), in.Metadata); err != nil {
+	if err := compose.CheckMetadata(f("metadata"), in.Metadata); err != nil {
 		return nil, err
 	}
 	if in.TemplateCode == "" && (in.Text == nil || *in.Text == "") {
@@ -120,14 +102,14 @@ func (s *Service) validateSend(in *SendInput, prefix string, now time.Time) (*ti
 		return nil, err
 	}
 	if in.Locale != nil {
-		canon, err := ParseLocale(f("locale"), *in.Locale)
+		canon, err := compose.ParseLocale(f("locale"), *in.Locale)
 		if err != nil {
 			return nil, err
 		}
 		*in.Locale = canon
 	}
 	if in.ScheduledAt != nil {
-		t, err := ParseScheduledAt(*in.ScheduledAt, now)
+		t, err := usecase.ParseScheduledAt(*in.ScheduledAt, now)
 		if err != nil {
 			e, _ := notify.AsError(err)
 			if prefix != "" {
@@ -143,10 +125,10 @@ func (s *Service) validateSend(in *SendInput, prefix string, now time.Time) (*ti
 // buildRequest resolves the template (SPEC rules 3.1–3.6) and renders the
 // content, naming fields after prefix (a bulk item's). Failures here are
 // acceptance failures (bulk leaves them out), but for a rendering over its
-// bound (renderedTooLarge).
+// bound (compose.RenderedTooLarge).
 func (s *Service) buildRequest(ctx context.Context, tx notify.Tx, ws string, key *notify.APIKey, in *SendInput, sched *time.Time, now time.Time, prefix string) (*notify.Request, error) {
 	ch := notify.Channel(in.Channel)
-	r := &notify.Request{ID: newID(), WorkspaceID: ws, Source: notify.SourceAPI, Channel: ch, Status: notify.StatusQueued,
+	r := &notify.Request{ID: usecase.NewID(), WorkspaceID: ws, Source: notify.SourceAPI, Channel: ch, Status: notify.StatusQueued,
 		RecipientAddress: strings.TrimSpace(*in.RecipientAddress), RecipientName: in.RecipientName, TemplateCode: in.TemplateCode,
 		TemplateVariables: in.TemplateVariables, Metadata: in.Metadata, PreferredProviderIDs: in.PreferredProviderAccountIDs,
 		IdempotencyKey: in.IdempotencyKey, RequestedAt: now, ScheduledAt: sched, UpdatedAt: now}
@@ -156,28 +138,28 @@ func (s *Service) buildRequest(ctx context.Context, tx notify.Tx, ws string, key
 	if ch == notify.ChannelEmail {
 		r.RecipientAddress = strings.ToLower(r.RecipientAddress)
 	}
-	var base content
+	var base compose.Message
 	var layout *notify.Layout
 	if in.TemplateCode != "" {
 		locale := ""
 		if in.Locale != nil {
 			locale = *in.Locale
 		}
-		t, v, err := s.resolveTemplate(ctx, tx, ws, key, in.TemplateCode, ch, locale)
+		t, v, err := compose.ResolveTemplate(ctx, tx, ws, key, in.TemplateCode, ch, locale)
 		if err != nil {
 			return nil, err
 		}
-		if layout, err = versionLayout(ctx, tx, ws, v); err != nil {
+		if layout, err = compose.VersionLayout(ctx, tx, ws, v); err != nil {
 			return nil, err
 		}
-		base = content{v.Title, v.Text, v.HTML}
+		base = compose.Message{Title: v.Title, Text: v.Text, HTML: v.HTML}
 		r.VendorTemplateID, r.SenderProfileKey = t.VendorTemplateID, t.SenderProfileKey
 	}
-	c, err := renderContent(base, layout, in.Title, in.Text, in.HTML, in.TemplateCode != "", in.TemplateVariables, prefix)
+	c, err := compose.Overlay(base, layout, in.Title, in.Text, in.HTML, in.TemplateCode != "", in.TemplateVariables, prefix)
 	if err != nil {
 		return nil, err
 	}
-	r.Title, r.Text, r.HTML = c.title, c.text, c.html
+	r.Title, r.Text, r.HTML = c.Title, c.Text, c.HTML
 	for _, id := range in.PreferredProviderAccountIDs {
 		if _, err := tx.FindProviderAccount(ctx, ws, id); err != nil {
 			if notify.IsNotFound(err) {
@@ -192,71 +174,20 @@ func (s *Service) buildRequest(ctx context.Context, tx notify.Tx, ws string, key
 	return r, nil
 }
 
-// content is a message's title, text and HTML.
-type content struct{ title, text, html string }
-
-// renderContent puts the sent title, text and HTML over base (the
-// template version's, or nothing) and, when a template or variables are
-// given, renders them with renderMessage (SPEC rules 3.4 and 3.5, and the
-// version's layout), naming the fields after prefix.
-func renderContent(base content, layout *notify.Layout, title, text, html *string, templated bool, vars map[string]string, prefix string) (content, error) {
-	c := base
-	if text != nil {
-		c.text = *text
-	}
-	if title != nil {
-		c.title = *title
-	}
-	if html != nil {
-		c.html = *html
-	}
-	if templated || len(vars) > 0 {
-		m, err := renderMessage(message{Title: c.title, Text: c.text, HTML: c.html}, layout, vars, prefix)
-		if err != nil {
-			return content{}, err
-		}
-		c = content{m.Title, m.Text, m.HTML}
-	}
-	return c, nil
-}
-
-// resolveTemplate applies SPEC rules 3.1, 3.2, 3.3 and 3.6; locale (a
-// canonical tag, or "") chooses the version (publishedVersion).
-func (s *Service) resolveTemplate(ctx context.Context, tx notify.Tx, ws string, key *notify.APIKey, code string, ch notify.Channel, locale string) (*notify.Template, *notify.TemplateVersion, error) {
-	t, err := tx.FindTemplateByCode(ctx, ws, code, ch)
-	if notify.IsNotFound(err) || (err == nil && t.Status != "active") {
-		return nil, nil, notify.Invalid("Template %s is not an active template of channel %s", code, ch)
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	if key != nil && !key.AllowsTemplate(code) {
-		return nil, nil, notify.Forbidden("Template %s is not allowed for this API key", code)
-	}
-	v, err := publishedVersion(ctx, tx, t, locale)
-	if err != nil {
-		return nil, nil, err
-	}
-	if ch == notify.ChannelAlimTalk && t.ReviewStatus != "APPROVED" {
-		return nil, nil, notify.Invalid("Template %s is not approved", code)
-	}
-	return t, v, nil
-}
-
 // Send accepts one notification: its request row, job row and queue job
 // are committed together with its nonce and its request-limit count, in
 // the send group commit (accept.go), deduplicated by idempotency key
 // within the workspace.
-func (s *Service) Send(ctx context.Context, key *notify.APIKey, nonce *Nonce, in *SendInput) (*SendResult, error) {
+func (s *Service) Send(ctx context.Context, key *notify.APIKey, nonce *gate.Nonce, in *SendInput) (*SendResult, error) {
 	var acc *notify.Accept
 	err := s.submit(ctx, key, nonce, func(c *acceptCall) error {
-		now := s.now()
+		now := s.Now()
 		sched, err := s.validateSend(in, "", now)
 		if err != nil {
 			c.refuse = err
 			return nil
 		}
-		rs, err := s.buildRequests(ctx, c.key, []*SendInput{in}, []*time.Time{sched}, now, false)
+		rs, err := s.buildRequests(ctx, c.Key, []*SendInput{in}, []*time.Time{sched}, now, false)
 		if err != nil {
 			return err
 		}
@@ -279,7 +210,7 @@ func (s *Service) Send(ctx context.Context, key *notify.APIKey, nonce *Nonce, in
 // does not decode): like an accepted send it counts toward the request
 // limits and records its nonce, in the send group commit, and answers
 // err unless a limit answers 429 first.
-func (s *Service) RefuseSend(ctx context.Context, key *notify.APIKey, nonce *Nonce, err error) error {
+func (s *Service) RefuseSend(ctx context.Context, key *notify.APIKey, nonce *gate.Nonce, err error) error {
 	return s.submit(ctx, key, nonce, func(c *acceptCall) error {
 		c.refuse = err
 		return nil
@@ -290,26 +221,25 @@ func (s *Service) RefuseSend(ctx context.Context, key *notify.APIKey, nonce *Non
 // runs it in the send group commit. A call whose cached API key turns out
 // to have changed wrote nothing: it is verified again against the stored
 // key and prepared anew (the key's template list may differ).
-func (s *Service) submit(ctx context.Context, key *notify.APIKey, nonce *Nonce, prepare func(*acceptCall) error) error {
-	nonce.take()
+func (s *Service) submit(ctx context.Context, key *notify.APIKey, nonce *gate.Nonce, prepare func(*acceptCall) error) error {
+	nonce.Take()
 	for try := 0; ; try++ {
-		c := &acceptCall{ctx: ctx, key: key, nonce: nonce}
+		c := &acceptCall{Call: gate.Call{Key: key, Nonce: nonce}, ctx: ctx}
 		if err := prepare(c); err != nil {
 			return err
 		}
 		err := s.accept.do(c)
-		if !errors.Is(err, errStaleKey) {
+		if !errors.Is(err, gate.ErrStaleKey) {
 			return err
 		}
 		if try == 2 {
-			return notify.Unauthorized(detailInvalidKey)
+			return notify.Unauthorized(gate.DetailInvalidKey)
 		}
-		s.keys.forget(key.KeyID)
-		if key, nonce, err = s.verify(ctx, nonce.req, true); err != nil {
+		if key, nonce, err = s.gate.Reverify(ctx, nonce); err != nil {
 			return err
 		}
-		if err := RequireScope(key, notify.ScopeNotificationsSend); err != nil {
-			return s.refuseWithNonce(ctx, nonce, err)
+		if err := gate.RequireScope(key, notify.ScopeNotificationsSend); err != nil {
+			return s.gate.RefuseWithNonce(ctx, nonce, err)
 		}
 	}
 }
@@ -347,7 +277,7 @@ func (s *Service) buildRequests(ctx context.Context, key *notify.APIKey, ins []*
 	if !reads {
 		return out, build(nil)
 	}
-	return out, s.store.View(ctx, build)
+	return out, s.Store.View(ctx, build)
 }
 
 func acceptResult(a *notify.Accept) SendResult {
@@ -382,7 +312,7 @@ func CheckBulkSize(n int) error {
 // SendBulk validates every item (one bad item refuses the call), then
 // accepts the valid items together; items failing acceptance (template
 // resolution) are left out. The call counts once toward the limits.
-func (s *Service) SendBulk(ctx context.Context, key *notify.APIKey, nonce *Nonce, items []*SendInput) (*BulkResult, error) {
+func (s *Service) SendBulk(ctx context.Context, key *notify.APIKey, nonce *gate.Nonce, items []*SendInput) (*BulkResult, error) {
 	var accs []*notify.Accept
 	err := s.submit(ctx, key, nonce, func(c *acceptCall) error {
 		accs = nil
@@ -394,7 +324,7 @@ func (s *Service) SendBulk(ctx context.Context, key *notify.APIKey, nonce *Nonce
 			c.refuse = err
 			return nil
 		}
-		now := s.now()
+		now := s.Now()
 		scheds := make([]*time.Time, len(items))
 		for i, in := range items {
 			sched, err := s.validateSend(in, itemPrefix(i), now)
@@ -404,15 +334,15 @@ func (s *Service) SendBulk(ctx context.Context, key *notify.APIKey, nonce *Nonce
 			}
 			scheds[i] = sched
 		}
-		rs, err := s.buildRequests(ctx, c.key, items, scheds, now, true)
+		rs, err := s.buildRequests(ctx, c.Key, items, scheds, now, true)
 		if err != nil {
 			return err
 		}
 		for _, b := range rs {
 			// An item rendered over a bound fails a field rule: the whole
 			// call is refused, as for an item failing validation.
-			if tl := (*renderedTooLarge)(nil); errors.As(b.err, &tl) {
-				c.refuse = tl.err
+			if tl := (*compose.RenderedTooLarge)(nil); errors.As(b.err, &tl) {
+				c.refuse = tl.Err
 				return nil
 			}
 		}
@@ -452,10 +382,10 @@ func (s *Service) GetRequest(ctx context.Context, ws, id string) (*RequestDetail
 		return nil, notify.Invalid("requestId must be a UUID")
 	}
 	d := &RequestDetail{}
-	err := s.store.View(ctx, func(tx notify.Tx) error {
+	err := s.Store.View(ctx, func(tx notify.Tx) error {
 		var err error
 		if d.Request, err = tx.FindRequest(ctx, ws, id); err != nil {
-			return notFound(err, "Notification request")
+			return usecase.NotFound(err, "Notification request")
 		}
 		if d.Job, err = tx.FindJobByRequest(ctx, ws, id); err != nil && !notify.IsNotFound(err) {
 			return err
@@ -484,16 +414,16 @@ func (s *Service) CancelRequest(ctx context.Context, ws, id string, actor *strin
 		return nil, notify.Invalid("requestId must be a UUID")
 	}
 	var res CancelResult
-	err := s.store.Update(ctx, func(tx notify.Tx) error {
+	err := s.Store.Update(ctx, func(tx notify.Tx) error {
 		r, err := tx.LockRequest(ctx, ws, id)
 		if err != nil {
-			return notFound(err, "Notification request")
+			return usecase.NotFound(err, "Notification request")
 		}
 		res = CancelResult{RequestID: r.ID, Status: string(r.Status)}
 		if r.Status.Terminal() {
 			return nil
 		}
-		now := s.now()
+		now := s.Now()
 		if err := s.cancelInTx(ctx, tx, r, now); err != nil {
 			return err
 		}
@@ -540,16 +470,7 @@ func (s *Service) cancelInTx(ctx context.Context, tx notify.Tx, r *notify.Reques
 	} else if !notify.IsNotFound(err) {
 		return err
 	}
-	return s.event(ctx, tx, notify.EventCanceled, r, now)
-}
-
-// event writes an outbox row for r.
-func (s *Service) event(ctx context.Context, tx notify.Tx, typ string, r *notify.Request, now time.Time) error {
-	events, err := notify.Subscribed(ctx, tx, []*notify.Event{notify.RequestEvent(newID(), typ, r, now)})
-	if err != nil {
-		return err
-	}
-	return tx.CreateEvents(ctx, events)
+	return usecase.Event(ctx, tx, notify.EventCanceled, r, now)
 }
 
 func itoa(n int64) string {

@@ -5,20 +5,18 @@ package service
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/notifyd/notifyd/internal/bounce"
+	"github.com/notifyd/notifyd/internal/gate"
 	"github.com/notifyd/notifyd/internal/mailcheck"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/otp"
 	"github.com/notifyd/notifyd/internal/secret"
+	"github.com/notifyd/notifyd/internal/usecase"
 )
 
 // Options are the plain values a Service is built with.
@@ -30,7 +28,10 @@ type Options struct {
 	SessionTTL    time.Duration // default 12h
 	JobAttempts   int           // SVC_QUEUE_JOB_ATTEMPTS, default 3
 	Backoff       time.Duration // SVC_QUEUE_BACKOFF_MS, default 3s
-	HMACTolerance time.Duration // default 300s
+	HMACTolerance time.Duration // default 300s (the Gate built when Gate is nil)
+	// Gate is the signed API's door (internal/gate), shared with the API;
+	// nil builds one on Store and Box.
+	Gate *gate.Gate
 	// OTPSecret signs verification tokens (OTP_SIGNING_SECRET); OTPCodeKey
 	// keys the code hashes. Both default to random per-process keys.
 	OTPSecret  []byte
@@ -100,12 +101,9 @@ type Delivery interface {
 
 // Service is the set of use cases.
 type Service struct {
-	store       notify.Store
+	usecase.Kit
 	box         *secret.Box
-	now         func() time.Time
-	log         *slog.Logger
 	ttl         time.Duration
-	tol         time.Duration
 	logins      *loginThrottle
 	jobAttempts int
 	backoff     time.Duration
@@ -121,9 +119,8 @@ type Service struct {
 	sns         *bounce.SNSVerifier
 	fanoutMu    sync.Mutex
 	fanoutFault FanoutFault // tests: SetFanoutFault
-	rates       *rateChecks // request-limit checks (ratebatch.go)
+	gate        *gate.Gate  // the signed API's door: signatures, nonces, request limits
 	accept      *acceptor   // the send group commit (accept.go)
-	keys        *keyCache   // API keys of signed sends (keycache.go)
 
 	fanoutWriters int      // batches of a fan-out written at once (fanout.go)
 	fanoutResume  sync.Map // fan-out job ID → the cursor its next run starts after (fanout.go)
@@ -149,14 +146,15 @@ func New(o Options) *Service {
 	if o.HMACTolerance == 0 {
 		o.HMACTolerance = 300 * time.Second
 	}
-	s := &Service{store: o.Store, box: o.Box, now: func() time.Time { return o.Now().UTC() }, log: o.Logger,
-		ttl: o.SessionTTL, tol: o.HMACTolerance, logins: newLoginThrottle(),
+	s := &Service{Kit: usecase.NewKit(o.Store, o.Now, o.Logger), box: o.Box,
+		ttl: o.SessionTTL, logins: newLoginThrottle(),
 		jobAttempts: o.JobAttempts, backoff: o.Backoff, baseURL: strings.TrimRight(o.BaseURL, "/")}
 	s.delivery = o.Delivery
-	s.rates = newRateChecks(s)
+	if s.gate = o.Gate; s.gate == nil {
+		s.gate = gate.New(gate.Options{Store: o.Store, Box: o.Box, Now: o.Now, Logger: o.Logger, Tolerance: o.HMACTolerance})
+	}
 	s.accept = newAcceptor(s, o.AcceptWriters)
 	s.fanoutWriters = max(o.FanoutWriters, 1)
-	s.keys = newKeyCache()
 	s.mailCheck = o.MailCheck
 	s.dns = o.DNS
 	if s.dns == nil {
@@ -166,64 +164,13 @@ func New(o Options) *Service {
 	s.sns = newSNSVerifier(o)
 	s.otpPolicy, s.otpSecret, s.otpCodeKey = otp.DefaultPolicy(), o.OTPSecret, o.OTPCodeKey
 	if len(s.otpSecret) == 0 {
-		s.otpSecret = randomKey()
+		s.otpSecret = usecase.RandomKey()
 	}
 	if len(s.otpCodeKey) == 0 {
-		s.otpCodeKey = randomKey()
+		s.otpCodeKey = usecase.RandomKey()
 	}
 	if s.optInKey = o.OptInKey; len(s.optInKey) == 0 {
-		s.optInKey = randomKey()
+		s.optInKey = usecase.RandomKey()
 	}
 	return s
-}
-
-// Now is the service clock, in UTC.
-func (s *Service) Now() time.Time { return s.now() }
-
-// Actor is an authenticated dashboard user acting in a workspace.
-type Actor struct {
-	UserID      string
-	Email       string
-	WorkspaceID string // empty when none is selected
-	Role        notify.Role
-	TokenHash   string
-}
-
-func newID() string { return uuid.Must(uuid.NewV7()).String() }
-
-// audit writes one audit entry in tx.
-func (s *Service) audit(ctx context.Context, tx notify.Tx, a *Actor, workspaceID, action, targetType, targetID string, payload map[string]any) error {
-	var actor *string
-	if a != nil && a.UserID != "" {
-		id := a.UserID
-		actor = &id
-	}
-	return tx.CreateAudit(ctx, &notify.AuditEntry{ID: newID(), WorkspaceID: workspaceID, ActorUserID: actor,
-		Action: action, TargetType: targetType, TargetID: targetID, Payload: payload, CreatedAt: s.now()})
-}
-
-// notFound maps a store not-found onto the API's 404 naming what.
-func notFound(err error, what string) error {
-	if errors.Is(err, notify.ErrNotFound) {
-		return notify.NotFound(what)
-	}
-	return err
-}
-
-// requireWorkspace returns 403 when no workspace is selected.
-func requireWorkspace(a *Actor) error {
-	if a == nil || a.WorkspaceID == "" {
-		return notify.Forbidden("No workspace selected")
-	}
-	return nil
-}
-
-func wrap(err error, format string, args ...any) error {
-	if err == nil {
-		return nil
-	}
-	if _, ok := notify.AsError(err); ok {
-		return err
-	}
-	return fmt.Errorf(format+": %w", append(args, err)...)
 }

@@ -13,10 +13,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/notifyd/notifyd/client"
+	"github.com/notifyd/notifyd/internal/gate"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/notifytest"
 	"github.com/notifyd/notifyd/internal/secret"
 	"github.com/notifyd/notifyd/internal/service"
+	"github.com/notifyd/notifyd/internal/usecase"
 )
 
 // epoch is the fixed clock of these tests.
@@ -25,7 +27,8 @@ var epoch = time.Unix(1_800_000_000, 0).UTC()
 // sigEnv is a service on a real store with one workspace and one API key.
 type sigEnv struct {
 	svc    *service.Service
-	actor  *service.Actor
+	gate   *gate.Gate
+	actor  *usecase.Actor
 	key    *service.NewAPIKey
 	offset atomic.Int64 // seconds added to epoch
 }
@@ -38,11 +41,12 @@ func newSigEnv(t testing.TB, url string) *sigEnv {
 	box, err := secret.NewBox(bytes.Repeat([]byte{7}, secret.KeySize))
 	require.NoError(t, err)
 	e := &sigEnv{}
-	e.svc = service.New(service.Options{Store: db, Box: box, Now: e.now})
+	e.gate = gate.New(gate.Options{Store: db, Box: box, Now: e.now})
+	e.svc = service.New(service.Options{Store: db, Box: box, Now: e.now, Gate: e.gate})
 	ctx := context.Background()
 	res, err := e.svc.Bootstrap(ctx, "W", "owner@example.com", "owner password")
 	require.NoError(t, err)
-	e.actor = &service.Actor{UserID: res.UserID, WorkspaceID: res.WorkspaceID, Role: notify.RoleOwner}
+	e.actor = &usecase.Actor{UserID: res.UserID, WorkspaceID: res.WorkspaceID, Role: notify.RoleOwner}
 	e.key = e.newKey(t, notify.ScopeNotificationsSend)
 	return e
 }
@@ -56,9 +60,9 @@ func (e *sigEnv) newKey(t testing.TB, scopes ...string) *service.NewAPIKey {
 }
 
 // req is a request signed with hmacSecret at the env's clock plus skew.
-func (e *sigEnv) req(token, hmacSecret, method, target string, body []byte, skew int64, nonce string) service.SignedRequest {
+func (e *sigEnv) req(token, hmacSecret, method, target string, body []byte, skew int64, nonce string) gate.SignedRequest {
 	ts := strconv.FormatInt(e.now().Unix()+skew, 10)
-	return service.SignedRequest{APIKey: token, Timestamp: ts, Nonce: nonce, Method: method, Target: target, Body: body,
+	return gate.SignedRequest{APIKey: token, Timestamp: ts, Nonce: nonce, Method: method, Target: target, Body: body,
 		Signature: client.Sign(hmacSecret, method, target, ts, nonce, body)}
 }
 
@@ -78,7 +82,7 @@ func TestVerifySignature(t *testing.T) {
 	ctx := context.Background()
 	tok, hs := e.key.Token, e.key.HMACSecret
 	body := []byte(`{"channel":"sms"}`)
-	verify := func(r service.SignedRequest) (*notify.APIKey, error) { return e.svc.VerifySignature(ctx, r) }
+	verify := func(r gate.SignedRequest) (*notify.APIKey, error) { return e.gate.VerifySignature(ctx, r) }
 
 	// The right signature passes and touches lastUsedAt.
 	k, err := verify(e.req(tok, hs, "POST", "/v1/notifications", body, 0, client.NewNonce()))
@@ -149,26 +153,26 @@ func TestVerifySignature(t *testing.T) {
 
 	t.Run("signature", func(t *testing.T) {
 		good := e.req(tok, hs, "POST", "/v1/notifications?a=1", body, 0, client.NewNonce())
-		tamper := map[string]func(r *service.SignedRequest){
-			"body":          func(r *service.SignedRequest) { r.Body = append([]byte{}, `{"channel":"email"}`...) },
-			"body appended": func(r *service.SignedRequest) { r.Body = append(append([]byte{}, body...), ' ') },
-			"empty body":    func(r *service.SignedRequest) { r.Body = nil },
-			"query dropped": func(r *service.SignedRequest) { r.Target = "/v1/notifications" },
-			"query changed": func(r *service.SignedRequest) { r.Target = "/v1/notifications?a=2" },
-			"query added":   func(r *service.SignedRequest) { r.Target += "&b=1" },
-			"path":          func(r *service.SignedRequest) { r.Target = "/v1/notifications/bulk?a=1" },
-			"method":        func(r *service.SignedRequest) { r.Method = "PUT" },
-			"timestamp":     func(r *service.SignedRequest) { r.Timestamp = strconv.FormatInt(epoch.Unix()+1, 10) },
-			"nonce":         func(r *service.SignedRequest) { r.Nonce += "x" },
-			"random hex":    func(r *service.SignedRequest) { r.Signature = strings.Repeat("ab", 32) },
-			"not hex":       func(r *service.SignedRequest) { r.Signature = "zz" + r.Signature[2:] },
-			"truncated":     func(r *service.SignedRequest) { r.Signature = r.Signature[:62] },
-			"empty":         func(r *service.SignedRequest) { r.Signature = "" },
-			"other secret":  func(r *service.SignedRequest) { *r = e.req(tok, "wrong", r.Method, r.Target, r.Body, 0, r.Nonce) },
-			"key secret": func(r *service.SignedRequest) {
+		tamper := map[string]func(r *gate.SignedRequest){
+			"body":          func(r *gate.SignedRequest) { r.Body = append([]byte{}, `{"channel":"email"}`...) },
+			"body appended": func(r *gate.SignedRequest) { r.Body = append(append([]byte{}, body...), ' ') },
+			"empty body":    func(r *gate.SignedRequest) { r.Body = nil },
+			"query dropped": func(r *gate.SignedRequest) { r.Target = "/v1/notifications" },
+			"query changed": func(r *gate.SignedRequest) { r.Target = "/v1/notifications?a=2" },
+			"query added":   func(r *gate.SignedRequest) { r.Target += "&b=1" },
+			"path":          func(r *gate.SignedRequest) { r.Target = "/v1/notifications/bulk?a=1" },
+			"method":        func(r *gate.SignedRequest) { r.Method = "PUT" },
+			"timestamp":     func(r *gate.SignedRequest) { r.Timestamp = strconv.FormatInt(epoch.Unix()+1, 10) },
+			"nonce":         func(r *gate.SignedRequest) { r.Nonce += "x" },
+			"random hex":    func(r *gate.SignedRequest) { r.Signature = strings.Repeat("ab", 32) },
+			"not hex":       func(r *gate.SignedRequest) { r.Signature = "zz" + r.Signature[2:] },
+			"truncated":     func(r *gate.SignedRequest) { r.Signature = r.Signature[:62] },
+			"empty":         func(r *gate.SignedRequest) { r.Signature = "" },
+			"other secret":  func(r *gate.SignedRequest) { *r = e.req(tok, "wrong", r.Method, r.Target, r.Body, 0, r.Nonce) },
+			"key secret": func(r *gate.SignedRequest) {
 				*r = e.req(tok, strings.SplitN(tok, ".", 2)[1], r.Method, r.Target, r.Body, 0, r.Nonce)
 			},
-			"sha256 not hex": func(r *service.SignedRequest) { r.Signature += "00" },
+			"sha256 not hex": func(r *gate.SignedRequest) { r.Signature += "00" },
 		}
 		for name, f := range tamper {
 			r := good
@@ -224,9 +228,9 @@ func TestVerifySignature(t *testing.T) {
 	t.Run("scope", func(t *testing.T) {
 		k, err := verify(e.req(tok, hs, "POST", "/v1/notifications", body, 0, client.NewNonce()))
 		require.NoError(t, err)
-		require.NoError(t, service.RequireScope(k, notify.ScopeNotificationsSend))
+		require.NoError(t, gate.RequireScope(k, notify.ScopeNotificationsSend))
 		for _, scope := range []string{notify.ScopeNotificationsRead, notify.ScopeOTPSend, notify.ScopeOTPVerify} {
-			err := service.RequireScope(k, scope)
+			err := gate.RequireScope(k, scope)
 			ne, ok := notify.AsError(err)
 			require.True(t, ok)
 			require.Equal(t, notify.CodeForbidden, ne.Code)
@@ -243,13 +247,13 @@ func TestNonceExpiry(t *testing.T) {
 	e := newSigEnv(t, notifytest.DatabaseURL(t))
 	ctx := context.Background()
 	n := client.NewNonce()
-	_, err := e.svc.VerifySignature(ctx, e.req(e.key.Token, e.key.HMACSecret, "GET", "/x", nil, 0, n))
+	_, err := e.gate.VerifySignature(ctx, e.req(e.key.Token, e.key.HMACSecret, "GET", "/x", nil, 0, n))
 	require.NoError(t, err)
 	e.offset.Store(599)
-	k, err := e.svc.VerifySignature(ctx, e.req(e.key.Token, e.key.HMACSecret, "GET", "/x", nil, 0, n))
+	k, err := e.gate.VerifySignature(ctx, e.req(e.key.Token, e.key.HMACSecret, "GET", "/x", nil, 0, n))
 	requireUnauthorized(t, "Replay detected", k, err)
 	e.offset.Store(601)
-	_, err = e.svc.VerifySignature(ctx, e.req(e.key.Token, e.key.HMACSecret, "GET", "/x", nil, 0, n))
+	_, err = e.gate.VerifySignature(ctx, e.req(e.key.Token, e.key.HMACSecret, "GET", "/x", nil, 0, n))
 	require.NoError(t, err)
 }
 
@@ -297,7 +301,7 @@ func FuzzVerifySignature(f *testing.F) {
 	used := map[string]bool{} // nonces accepted so far (this process's store)
 	ctx := context.Background()
 	f.Fuzz(func(t *testing.T, apiKey, timestamp, nonce, signature, method, target string, body []byte, skew int16, mode uint8) {
-		r := service.SignedRequest{APIKey: apiKey, Timestamp: timestamp, Nonce: nonce, Signature: signature, Method: method, Target: target, Body: body}
+		r := gate.SignedRequest{APIKey: apiKey, Timestamp: timestamp, Nonce: nonce, Signature: signature, Method: method, Target: target, Body: body}
 		wantOK := false
 		switch mode % 4 {
 		case 1, 2, 3:
@@ -324,7 +328,7 @@ func FuzzVerifySignature(f *testing.F) {
 				}
 			}
 		}
-		k, err := e.svc.VerifySignature(ctx, r)
+		k, err := e.gate.VerifySignature(ctx, r)
 		if err != nil {
 			ne, ok := notify.AsError(err)
 			if !ok || ne.Code != notify.CodeUnauthorized {

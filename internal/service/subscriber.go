@@ -10,6 +10,7 @@ import (
 	"github.com/notifyd/notifyd/internal/mailcheck"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/secret"
+	"github.com/notifyd/notifyd/internal/usecase"
 )
 
 // Subscriber limits (SPEC "Subscriber (newsletter)", "Other constants").
@@ -95,10 +96,10 @@ func validConsentStatus(v string) error {
 }
 
 func validConsentSource(v string) error {
-	if err := validText("consentSource", v); err != nil {
+	if err := usecase.ValidText("consentSource", v); err != nil {
 		return err
 	}
-	return maxLen("consentSource", v, MaxConsentSource)
+	return usecase.MaxLen("consentSource", v, MaxConsentSource)
 }
 
 func validAttributes(m map[string]string) error {
@@ -110,16 +111,16 @@ func validAttributes(m map[string]string) error {
 			return notify.Invalid("attributes keys must not be empty")
 		}
 		// The key is checked before the value's detail names it.
-		if err := validText("attributes key", k); err != nil {
+		if err := usecase.ValidText("attributes key", k); err != nil {
 			return err
 		}
-		if err := maxLen("attributes key", k, MaxAttributeKey); err != nil {
+		if err := usecase.MaxLen("attributes key", k, MaxAttributeKey); err != nil {
 			return err
 		}
-		if err := validText("attributes."+k, v); err != nil {
+		if err := usecase.ValidText("attributes."+k, v); err != nil {
 			return err
 		}
-		if err := maxLen("attributes."+k, v, MaxAttributeValue); err != nil {
+		if err := usecase.MaxLen("attributes."+k, v, MaxAttributeValue); err != nil {
 			return err
 		}
 	}
@@ -143,11 +144,11 @@ func normalizeAddress(addr *string) (string, string, error) {
 	if addr == nil || *addr == "" {
 		return "", "", notify.Invalid("address is required")
 	}
-	if err := validText("address", *addr); err != nil {
+	if err := usecase.ValidText("address", *addr); err != nil {
 		return "", "", err
 	}
 	a := mailcheck.Normalize(*addr)
-	if err := maxLen("address", a, mailcheck.MaxAddress); err != nil {
+	if err := usecase.MaxLen("address", a, mailcheck.MaxAddress); err != nil {
 		return "", "", err
 	}
 	d, err := mailcheck.Domain(a)
@@ -162,13 +163,13 @@ func normalizeAddress(addr *string) (string, string, error) {
 // stored what the API refuses).
 func validSubscriberFields(name, source *string, attrs map[string]string) error {
 	if name != nil {
-		if err := validText("name", *name); err != nil {
+		if err := usecase.ValidText("name", *name); err != nil {
 			return err
 		}
-		if err := maxLen("name", *name, MaxSubscriberName); err != nil {
+		if err := usecase.MaxLen("name", *name, MaxSubscriberName); err != nil {
 			return err
 		}
-		if err := oneLine("name", *name); err != nil {
+		if err := usecase.OneLine("name", *name); err != nil {
 			return err
 		}
 	}
@@ -194,7 +195,7 @@ func (s *Service) checkMailDomain(ctx context.Context, domain string) error {
 	case errors.Is(err, mailcheck.ErrNoMail):
 		return notify.Invalid("address domain %s cannot receive mail", domain)
 	}
-	s.log.WarnContext(ctx, "mx check failed; subscriber accepted unchecked", "domain", domain, "err", err)
+	s.Log.WarnContext(ctx, "mx check failed; subscriber accepted unchecked", "domain", domain, "err", err)
 	return nil
 }
 
@@ -205,7 +206,7 @@ func subscriberPayload(x *notify.Subscriber) map[string]any {
 // CreateSubscriber validates, checks the address domain by DNS and creates
 // a subscriber with a fresh unsubscribe token (audit subscriber.create);
 // 409 when the workspace has the channel and address already.
-func (s *Service) CreateSubscriber(ctx context.Context, a *Actor, in SubscriberInput) (*notify.Subscriber, error) {
+func (s *Service) CreateSubscriber(ctx context.Context, a *usecase.Actor, in SubscriberInput) (*notify.Subscriber, error) {
 	if err := validSubscriberChannel(in.Channel); err != nil {
 		return nil, err
 	}
@@ -226,8 +227,8 @@ func (s *Service) CreateSubscriber(ctx context.Context, a *Actor, in SubscriberI
 	if err := s.checkMailDomain(ctx, domain); err != nil {
 		return nil, err
 	}
-	now := s.now()
-	x := &notify.Subscriber{ID: newID(), WorkspaceID: a.WorkspaceID, Channel: notify.ChannelEmail, Address: addr,
+	now := s.Now()
+	x := &notify.Subscriber{ID: usecase.NewID(), WorkspaceID: a.WorkspaceID, Channel: notify.ChannelEmail, Address: addr,
 		Attributes: map[string]string{}, UnsubscribeToken: newUnsubscribeToken()}
 	if in.Name != nil {
 		x.Name = *in.Name
@@ -239,7 +240,7 @@ func (s *Service) CreateSubscriber(ctx context.Context, a *Actor, in SubscriberI
 		x.Attributes = in.Attributes
 	}
 	x.CreatedAt, x.UpdatedAt = now, now
-	err = s.store.Update(ctx, func(tx notify.Tx) error {
+	err = s.Store.Update(ctx, func(tx notify.Tx) error {
 		set, err := tx.FindNewsletterSettings(ctx, a.WorkspaceID)
 		if err != nil {
 			return err
@@ -247,7 +248,7 @@ func (s *Service) CreateSubscriber(ctx context.Context, a *Actor, in SubscriberI
 		st, mail := optInStatus(set.DoubleOptIn, in.Confirmed, status, "")
 		setConsent(x, st, now)
 		if err := tx.CreateSubscriber(ctx, x); err != nil {
-			return conflictOr(err, "A subscriber with channel %s and address %s already exists", x.Channel, x.Address)
+			return usecase.ConflictOr(err, "A subscriber with channel %s and address %s already exists", x.Channel, x.Address)
 		}
 		if mail {
 			if _, err := s.queueConfirmations(ctx, tx, a.WorkspaceID, []*notify.Subscriber{x}, now); err != nil {
@@ -259,7 +260,7 @@ func (s *Service) CreateSubscriber(ctx context.Context, a *Actor, in SubscriberI
 				return err
 			}
 		}
-		return s.audit(ctx, tx, a, a.WorkspaceID, "subscriber.create", "subscriber", x.ID, subscriberPayload(x))
+		return s.Audit(ctx, tx, a, a.WorkspaceID, "subscriber.create", "subscriber", x.ID, subscriberPayload(x))
 	})
 	if err != nil {
 		return nil, err
@@ -268,7 +269,7 @@ func (s *Service) CreateSubscriber(ctx context.Context, a *Actor, in SubscriberI
 }
 
 // ListSubscribers returns a page (limit 1 to 200, default 50) and the total.
-func (s *Service) ListSubscribers(ctx context.Context, a *Actor, f notify.SubscriberFilter) ([]*notify.Subscriber, int, notify.SubscriberFilter, error) {
+func (s *Service) ListSubscribers(ctx context.Context, a *usecase.Actor, f notify.SubscriberFilter) ([]*notify.Subscriber, int, notify.SubscriberFilter, error) {
 	if f.Limit == 0 {
 		f.Limit = 50
 	}
@@ -286,15 +287,15 @@ func (s *Service) ListSubscribers(ctx context.Context, a *Actor, f notify.Subscr
 			return nil, 0, f, err
 		}
 	}
-	if err := maxLen("search", f.Search, MaxSubscriberSearch); err != nil {
+	if err := usecase.MaxLen("search", f.Search, MaxSubscriberSearch); err != nil {
 		return nil, 0, f, err
 	}
-	if err := validText("search", f.Search); err != nil {
+	if err := usecase.ValidText("search", f.Search); err != nil {
 		return nil, 0, f, err
 	}
 	var out []*notify.Subscriber
 	var total int
-	err := s.store.View(ctx, func(tx notify.Tx) (err error) {
+	err := s.Store.View(ctx, func(tx notify.Tx) (err error) {
 		out, total, err = tx.FindSubscribers(ctx, a.WorkspaceID, f)
 		return err
 	})
@@ -302,11 +303,11 @@ func (s *Service) ListSubscribers(ctx context.Context, a *Actor, f notify.Subscr
 }
 
 // GetSubscriber returns one subscriber of the workspace (404 otherwise).
-func (s *Service) GetSubscriber(ctx context.Context, a *Actor, id string) (*notify.Subscriber, error) {
+func (s *Service) GetSubscriber(ctx context.Context, a *usecase.Actor, id string) (*notify.Subscriber, error) {
 	var x *notify.Subscriber
-	err := s.store.View(ctx, func(tx notify.Tx) (err error) {
+	err := s.Store.View(ctx, func(tx notify.Tx) (err error) {
 		x, err = tx.FindSubscriber(ctx, a.WorkspaceID, id)
-		return notFound(err, "Subscriber")
+		return usecase.NotFound(err, "Subscriber")
 	})
 	return x, err
 }
@@ -314,7 +315,7 @@ func (s *Service) GetSubscriber(ctx context.Context, a *Actor, id string) (*noti
 // UpdateSubscriber changes name, consent status and source, attributes
 // (audit subscriber.update). Channel and address never change (400).
 // Becoming subscribed again lifts the address's unsubscribe suppression.
-func (s *Service) UpdateSubscriber(ctx context.Context, a *Actor, id string, in SubscriberInput) (*notify.Subscriber, error) {
+func (s *Service) UpdateSubscriber(ctx context.Context, a *usecase.Actor, id string, in SubscriberInput) (*notify.Subscriber, error) {
 	if in.Channel != nil || in.Address != nil {
 		return nil, notify.Invalid("channel and address cannot be changed")
 	}
@@ -327,13 +328,13 @@ func (s *Service) UpdateSubscriber(ctx context.Context, a *Actor, id string, in 
 		}
 	}
 	var x *notify.Subscriber
-	err := s.store.Update(ctx, func(tx notify.Tx) (err error) {
+	err := s.Store.Update(ctx, func(tx notify.Tx) (err error) {
 		// Locked: an unsubscribe committing meanwhile is kept, not
 		// overwritten with the status read before it.
 		if x, err = tx.LockSubscriber(ctx, a.WorkspaceID, id); err != nil {
-			return notFound(err, "Subscriber")
+			return usecase.NotFound(err, "Subscriber")
 		}
-		now := s.now()
+		now := s.Now()
 		if in.Name != nil {
 			x.Name = *in.Name
 		}
@@ -350,14 +351,14 @@ func (s *Service) UpdateSubscriber(ctx context.Context, a *Actor, id string, in 
 		}
 		x.UpdatedAt = now
 		if err := tx.UpdateSubscriber(ctx, x); err != nil {
-			return notFound(err, "Subscriber")
+			return usecase.NotFound(err, "Subscriber")
 		}
 		if resubscribed {
 			if err := tx.LiftUnsubscribeSuppressions(ctx, a.WorkspaceID, []string{x.Address}); err != nil {
 				return err
 			}
 		}
-		return s.audit(ctx, tx, a, a.WorkspaceID, "subscriber.update", "subscriber", x.ID, subscriberPayload(x))
+		return s.Audit(ctx, tx, a, a.WorkspaceID, "subscriber.update", "subscriber", x.ID, subscriberPayload(x))
 	})
 	if err != nil {
 		return nil, err
@@ -366,16 +367,16 @@ func (s *Service) UpdateSubscriber(ctx context.Context, a *Actor, id string, in 
 }
 
 // DeleteSubscriber removes a subscriber (audit subscriber.delete).
-func (s *Service) DeleteSubscriber(ctx context.Context, a *Actor, id string) error {
-	return s.store.Update(ctx, func(tx notify.Tx) error {
+func (s *Service) DeleteSubscriber(ctx context.Context, a *usecase.Actor, id string) error {
+	return s.Store.Update(ctx, func(tx notify.Tx) error {
 		x, err := tx.FindSubscriber(ctx, a.WorkspaceID, id)
 		if err != nil {
-			return notFound(err, "Subscriber")
+			return usecase.NotFound(err, "Subscriber")
 		}
 		if err := tx.DeleteSubscriber(ctx, a.WorkspaceID, id); err != nil {
-			return notFound(err, "Subscriber")
+			return usecase.NotFound(err, "Subscriber")
 		}
-		return s.audit(ctx, tx, a, a.WorkspaceID, "subscriber.delete", "subscriber", id, subscriberPayload(x))
+		return s.Audit(ctx, tx, a, a.WorkspaceID, "subscriber.delete", "subscriber", id, subscriberPayload(x))
 	})
 }
 
@@ -412,7 +413,7 @@ func importRow(it ImportItem) (string, error) {
 // keep the stored ones. A repeated address counts as an update of the
 // first. Unlike an update, an import lifts no unsubscribe suppression: an
 // old list imported again must not undo the unsubscribes since.
-func (s *Service) ImportSubscribers(ctx context.Context, a *Actor, in ImportInput) (*ImportResult, error) {
+func (s *Service) ImportSubscribers(ctx context.Context, a *usecase.Actor, in ImportInput) (*ImportResult, error) {
 	if len(in.Items) == 0 || len(in.Items) > MaxSubscriberImport {
 		return nil, notify.Invalid("subscribers must hold 1 to %d items", MaxSubscriberImport)
 	}
@@ -462,7 +463,7 @@ func (s *Service) ImportSubscribers(ctx context.Context, a *Actor, in ImportInpu
 	for i, e := range order {
 		addrs[i] = e.address
 	}
-	err := s.store.Update(ctx, func(tx notify.Tx) error {
+	err := s.Store.Update(ctx, func(tx notify.Tx) error {
 		created, updated := 0, 0
 		existing, err := tx.FindSubscribersByAddress(ctx, a.WorkspaceID, notify.ChannelEmail, addrs)
 		if err != nil {
@@ -472,7 +473,7 @@ func (s *Service) ImportSubscribers(ctx context.Context, a *Actor, in ImportInpu
 		if err != nil {
 			return err
 		}
-		now := s.now()
+		now := s.Now()
 		subs := make([]*notify.Subscriber, len(order))
 		var toMail []string
 		for i, e := range order {
@@ -491,7 +492,7 @@ func (s *Service) ImportSubscribers(ctx context.Context, a *Actor, in ImportInpu
 			}
 			if x == nil {
 				created++
-				x = &notify.Subscriber{ID: newID(), WorkspaceID: a.WorkspaceID, Channel: notify.ChannelEmail, Address: e.address,
+				x = &notify.Subscriber{ID: usecase.NewID(), WorkspaceID: a.WorkspaceID, Channel: notify.ChannelEmail, Address: e.address,
 					Attributes: map[string]string{}, UnsubscribeToken: newUnsubscribeToken()}
 			} else {
 				updated++
@@ -541,7 +542,7 @@ func (s *Service) ImportSubscribers(ctx context.Context, a *Actor, in ImportInpu
 			res.ConfirmationsSent = len(sent)
 			payload["confirmationsSent"] = len(sent)
 		}
-		return s.audit(ctx, tx, a, a.WorkspaceID, "subscriber.import", "subscriber", "", payload)
+		return s.Audit(ctx, tx, a, a.WorkspaceID, "subscriber.import", "subscriber", "", payload)
 	})
 	if err != nil {
 		return nil, err

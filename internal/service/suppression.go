@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/usecase"
 )
 
 // normalizeSuppressionAddress trims and lower-cases an address and checks
@@ -20,7 +21,7 @@ func normalizeSuppressionAddress(address string) (string, error) {
 	if len(e) > 320 {
 		return "", notify.Invalid("address must be at most 320 characters")
 	}
-	if !storable(e) {
+	if !usecase.Storable(e) {
 		return "", notify.Invalid("address is not a valid email address")
 	}
 	a, err := mail.ParseAddress(e)
@@ -39,7 +40,7 @@ type SuppressionPage struct {
 
 // ListSuppressions pages the workspace's suppression list newest first;
 // address filters to that one address (trimmed, lower-cased).
-func (s *Service) ListSuppressions(ctx context.Context, a *Actor, f notify.SuppressionFilter) (*SuppressionPage, error) {
+func (s *Service) ListSuppressions(ctx context.Context, a *usecase.Actor, f notify.SuppressionFilter) (*SuppressionPage, error) {
 	if f.Limit == 0 {
 		f.Limit = 100
 	}
@@ -47,13 +48,13 @@ func (s *Service) ListSuppressions(ctx context.Context, a *Actor, f notify.Suppr
 		return nil, notify.Invalid("limit must be between 1 and 200")
 	}
 	f.Address = strings.ToLower(strings.TrimSpace(f.Address))
-	if len(f.Address) > 320 || !storable(f.Address) {
+	if len(f.Address) > 320 || !usecase.Storable(f.Address) {
 		return nil, notify.Invalid("address must be at most 320 characters of text")
 	}
 	want := f.Limit
 	f.Limit++
 	p := &SuppressionPage{}
-	err := s.store.View(ctx, func(tx notify.Tx) (err error) {
+	err := s.Store.View(ctx, func(tx notify.Tx) (err error) {
 		p.Suppressions, err = tx.FindSuppressions(ctx, a.WorkspaceID, f)
 		return err
 	})
@@ -63,18 +64,16 @@ func (s *Service) ListSuppressions(ctx context.Context, a *Actor, f notify.Suppr
 	if p.Suppressions == nil {
 		p.Suppressions = []*notify.Suppression{}
 	}
-	if len(p.Suppressions) > want {
-		p.Suppressions, p.HasNext = p.Suppressions[:want], true
-		last := p.Suppressions[want-1]
-		p.Cursor = &notify.Cursor{At: last.CreatedAt, ID: last.Address}
-	}
+	p.Suppressions, p.Cursor, p.HasNext = usecase.Trim(p.Suppressions, want, func(x *notify.Suppression) notify.Cursor {
+		return notify.Cursor{At: x.CreatedAt, ID: x.Address}
+	})
 	return p, nil
 }
 
 // AddSuppression puts an address on the list (audit suppression.create).
 // An address already listed keeps its createdAt and takes the new reason,
 // as PutSuppression does for bounces and unsubscribes.
-func (s *Service) AddSuppression(ctx context.Context, a *Actor, address, reason string) (*notify.Suppression, error) {
+func (s *Service) AddSuppression(ctx context.Context, a *usecase.Actor, address, reason string) (*notify.Suppression, error) {
 	addr, err := normalizeSuppressionAddress(address)
 	if err != nil {
 		return nil, err
@@ -83,15 +82,15 @@ func (s *Service) AddSuppression(ctx context.Context, a *Actor, address, reason 
 		return nil, notify.Invalid("reason must be one of unsubscribe, hard_bounce, complaint, manual")
 	}
 	var out *notify.Suppression
-	err = s.store.Update(ctx, func(tx notify.Tx) error {
-		if err := tx.PutSuppression(ctx, a.WorkspaceID, addr, reason, s.now()); err != nil {
+	err = s.Store.Update(ctx, func(tx notify.Tx) error {
+		if err := tx.PutSuppression(ctx, a.WorkspaceID, addr, reason, s.Now()); err != nil {
 			return err
 		}
 		var err error
 		if out, err = tx.FindSuppression(ctx, a.WorkspaceID, addr); err != nil {
 			return err
 		}
-		return s.audit(ctx, tx, a, a.WorkspaceID, "suppression.create", "suppression", addr, map[string]any{"reason": reason})
+		return s.Audit(ctx, tx, a, a.WorkspaceID, "suppression.create", "suppression", addr, map[string]any{"reason": reason})
 	})
 	if err != nil {
 		return nil, err
@@ -101,15 +100,15 @@ func (s *Service) AddSuppression(ctx context.Context, a *Actor, address, reason 
 
 // RemoveSuppression takes an address off the list (audit
 // suppression.delete); 404 when it is not listed.
-func (s *Service) RemoveSuppression(ctx context.Context, a *Actor, address string) error {
+func (s *Service) RemoveSuppression(ctx context.Context, a *usecase.Actor, address string) error {
 	addr := strings.ToLower(strings.TrimSpace(address))
-	if addr == "" || len(addr) > 320 || !storable(addr) {
+	if addr == "" || len(addr) > 320 || !usecase.Storable(addr) {
 		return notify.NotFound("Suppression")
 	}
-	return s.store.Update(ctx, func(tx notify.Tx) error {
+	return s.Store.Update(ctx, func(tx notify.Tx) error {
 		prev, err := tx.FindSuppression(ctx, a.WorkspaceID, addr)
 		if err != nil {
-			return notFound(err, "Suppression")
+			return usecase.NotFound(err, "Suppression")
 		}
 		if err := tx.DeleteSuppression(ctx, a.WorkspaceID, addr); err != nil {
 			if errors.Is(err, notify.ErrNotFound) {
@@ -117,6 +116,6 @@ func (s *Service) RemoveSuppression(ctx context.Context, a *Actor, address strin
 			}
 			return err
 		}
-		return s.audit(ctx, tx, a, a.WorkspaceID, "suppression.delete", "suppression", addr, map[string]any{"reason": prev.Reason})
+		return s.Audit(ctx, tx, a, a.WorkspaceID, "suppression.delete", "suppression", addr, map[string]any{"reason": prev.Reason})
 	})
 }

@@ -2,12 +2,13 @@ package service
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"strings"
 
+	"github.com/notifyd/notifyd/internal/compose"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/render"
+	"github.com/notifyd/notifyd/internal/usecase"
 )
 
 // Template statuses and messenger review statuses (API-DECISIONS 4).
@@ -71,7 +72,7 @@ func validTemplateName(n string) error {
 	if strings.TrimSpace(n) == "" {
 		return notify.Invalid("name must not be empty")
 	}
-	return maxLen("name", n, 200)
+	return usecase.MaxLen("name", n, 200)
 }
 
 // validateTemplateInput checks the field rules that need no database.
@@ -80,7 +81,7 @@ func validateTemplateInput(in TemplateInput, create bool) error {
 		if in.Code == nil || strings.TrimSpace(*in.Code) == "" {
 			return notify.Invalid("code is required")
 		}
-		if err := maxLen("code", *in.Code, 120); err != nil {
+		if err := usecase.MaxLen("code", *in.Code, 120); err != nil {
 			return err
 		}
 		if in.Channel == nil || *in.Channel == "" {
@@ -102,12 +103,12 @@ func validateTemplateInput(in TemplateInput, create bool) error {
 		return notify.Invalid("status must be active or inactive")
 	}
 	if in.VendorTemplateID != nil {
-		if err := maxLen("vendorTemplateId", *in.VendorTemplateID, 200); err != nil {
+		if err := usecase.MaxLen("vendorTemplateId", *in.VendorTemplateID, 200); err != nil {
 			return err
 		}
 	}
 	if in.SenderProfileKey != nil {
-		if err := maxLen("senderProfileKey", *in.SenderProfileKey, 200); err != nil {
+		if err := usecase.MaxLen("senderProfileKey", *in.SenderProfileKey, 200); err != nil {
 			return err
 		}
 	}
@@ -133,14 +134,6 @@ func checkBinding(ctx context.Context, tx notify.Tx, ws, id string, ch notify.Ch
 	return nil
 }
 
-// conflictOr maps a store unique-key violation onto 409.
-func conflictOr(err error, format string, args ...any) error {
-	if errors.Is(err, notify.ErrConflict) {
-		return notify.Conflict(format, args...)
-	}
-	return err
-}
-
 func templatePayload(t *notify.Template) map[string]any {
 	return map[string]any{"code": t.Code, "channel": t.Channel, "name": t.Name, "status": t.Status,
 		"providerAccountId": t.ProviderAccountID, "vendorTemplateId": t.VendorTemplateID, "senderProfileKey": t.SenderProfileKey}
@@ -149,15 +142,15 @@ func templatePayload(t *notify.Template) map[string]any {
 // CreateTemplate creates an active template (audit template.create). The
 // code is unique per workspace and channel (409). A msgr_alimtalk template
 // starts with review status PENDING.
-func (s *Service) CreateTemplate(ctx context.Context, a *Actor, in TemplateInput) (*notify.Template, error) {
+func (s *Service) CreateTemplate(ctx context.Context, a *usecase.Actor, in TemplateInput) (*notify.Template, error) {
 	if in.Status != nil {
 		return nil, notify.Invalid("status cannot be set at create")
 	}
 	if err := validateTemplateInput(in, true); err != nil {
 		return nil, err
 	}
-	now := s.now()
-	t := &notify.Template{ID: newID(), WorkspaceID: a.WorkspaceID, Code: *in.Code, Channel: notify.Channel(*in.Channel),
+	now := s.Now()
+	t := &notify.Template{ID: usecase.NewID(), WorkspaceID: a.WorkspaceID, Code: *in.Code, Channel: notify.Channel(*in.Channel),
 		Name: *in.Name, Status: TemplateActive, CreatedAt: now, UpdatedAt: now}
 	if t.Channel == notify.ChannelAlimTalk {
 		t.ReviewStatus = ReviewPending
@@ -171,7 +164,7 @@ func (s *Service) CreateTemplate(ctx context.Context, a *Actor, in TemplateInput
 	if in.SenderProfileKey != nil {
 		t.SenderProfileKey = *in.SenderProfileKey
 	}
-	err := s.store.Update(ctx, func(tx notify.Tx) error {
+	err := s.Store.Update(ctx, func(tx notify.Tx) error {
 		if err := checkBinding(ctx, tx, a.WorkspaceID, t.ProviderAccountID, t.Channel); err != nil {
 			return err
 		}
@@ -185,9 +178,9 @@ func (s *Service) CreateTemplate(ctx context.Context, a *Actor, in TemplateInput
 			return err
 		}
 		if err := tx.CreateTemplate(ctx, t); err != nil {
-			return conflictOr(err, "A template with code %s already exists for channel %s", t.Code, t.Channel)
+			return usecase.ConflictOr(err, "A template with code %s already exists for channel %s", t.Code, t.Channel)
 		}
-		return s.audit(ctx, tx, a, a.WorkspaceID, "template.create", "template", t.ID, templatePayload(t))
+		return s.Audit(ctx, tx, a, a.WorkspaceID, "template.create", "template", t.ID, templatePayload(t))
 	})
 	if err != nil {
 		return nil, err
@@ -196,9 +189,9 @@ func (s *Service) CreateTemplate(ctx context.Context, a *Actor, in TemplateInput
 }
 
 // ListTemplates lists the workspace's templates in creation order.
-func (s *Service) ListTemplates(ctx context.Context, a *Actor) ([]*notify.Template, error) {
+func (s *Service) ListTemplates(ctx context.Context, a *usecase.Actor) ([]*notify.Template, error) {
 	var out []*notify.Template
-	err := s.store.View(ctx, func(tx notify.Tx) (err error) {
+	err := s.Store.View(ctx, func(tx notify.Tx) (err error) {
 		out, err = tx.FindTemplates(ctx, a.WorkspaceID)
 		return err
 	})
@@ -207,14 +200,14 @@ func (s *Service) ListTemplates(ctx context.Context, a *Actor) ([]*notify.Templa
 
 // GetTemplate returns one template with its newest
 // TemplateVersionsShown versions.
-func (s *Service) GetTemplate(ctx context.Context, a *Actor, id string) (*TemplateView, error) {
+func (s *Service) GetTemplate(ctx context.Context, a *usecase.Actor, id string) (*TemplateView, error) {
 	return s.templatePage(ctx, a, id, notify.TemplateVersionFilter{Limit: TemplateVersionsShown})
 }
 
 // ListTemplateVersions pages a template's versions newest first: limit 1
 // to MaxTemplateVersionPage (0: TemplateVersionsShown), cursor from the
 // previous page (nil: from the newest).
-func (s *Service) ListTemplateVersions(ctx context.Context, a *Actor, id string, limit int, cursor *notify.Cursor) (*TemplateView, error) {
+func (s *Service) ListTemplateVersions(ctx context.Context, a *usecase.Actor, id string, limit int, cursor *notify.Cursor) (*TemplateView, error) {
 	if limit == 0 {
 		limit = TemplateVersionsShown
 	}
@@ -235,19 +228,19 @@ func (s *Service) ListTemplateVersions(ctx context.Context, a *Actor, id string,
 // TemplateVersionSummaries returns a template with the newest
 // MaxTemplateVersions of its versions without their bodies (the console's
 // version table).
-func (s *Service) TemplateVersionSummaries(ctx context.Context, a *Actor, id string) (*TemplateView, error) {
+func (s *Service) TemplateVersionSummaries(ctx context.Context, a *usecase.Actor, id string) (*TemplateView, error) {
 	return s.templatePage(ctx, a, id, notify.TemplateVersionFilter{Limit: MaxTemplateVersions, Summary: true})
 }
 
 // templatePage reads a template and one page of its versions (one more
 // than f.Limit, to know whether another page follows).
-func (s *Service) templatePage(ctx context.Context, a *Actor, id string, f notify.TemplateVersionFilter) (*TemplateView, error) {
+func (s *Service) templatePage(ctx context.Context, a *usecase.Actor, id string, f notify.TemplateVersionFilter) (*TemplateView, error) {
 	var v TemplateView
 	want := f.Limit
 	f.Limit++
-	err := s.store.View(ctx, func(tx notify.Tx) (err error) {
+	err := s.Store.View(ctx, func(tx notify.Tx) (err error) {
 		if v.Template, err = tx.FindTemplate(ctx, a.WorkspaceID, id); err != nil {
-			return notFound(err, "Template")
+			return usecase.NotFound(err, "Template")
 		}
 		v.Versions, err = tx.FindTemplateVersions(ctx, a.WorkspaceID, v.Template.ID, f)
 		return err
@@ -258,25 +251,23 @@ func (s *Service) templatePage(ctx context.Context, a *Actor, id string, f notif
 	if v.Versions == nil {
 		v.Versions = []*notify.TemplateVersion{}
 	}
-	if len(v.Versions) > want {
-		v.Versions, v.HasNext = v.Versions[:want], true
-		last := v.Versions[want-1]
-		v.Cursor = &notify.Cursor{At: last.CreatedAt, ID: strconv.Itoa(last.Version)}
-	}
+	v.Versions, v.Cursor, v.HasNext = usecase.Trim(v.Versions, want, func(x *notify.TemplateVersion) notify.Cursor {
+		return notify.Cursor{At: x.CreatedAt, ID: strconv.Itoa(x.Version)}
+	})
 	return &v, nil
 }
 
 // GetTemplateVersion returns a template and one of its versions (404
 // Template version not found).
-func (s *Service) GetTemplateVersion(ctx context.Context, a *Actor, id string, version int) (*notify.Template, *notify.TemplateVersion, error) {
+func (s *Service) GetTemplateVersion(ctx context.Context, a *usecase.Actor, id string, version int) (*notify.Template, *notify.TemplateVersion, error) {
 	var t *notify.Template
 	var v *notify.TemplateVersion
-	err := s.store.View(ctx, func(tx notify.Tx) (err error) {
+	err := s.Store.View(ctx, func(tx notify.Tx) (err error) {
 		if t, err = tx.FindTemplate(ctx, a.WorkspaceID, id); err != nil {
-			return notFound(err, "Template")
+			return usecase.NotFound(err, "Template")
 		}
 		v, err = tx.FindTemplateVersion(ctx, a.WorkspaceID, t.ID, version)
-		return notFound(err, "Template version")
+		return usecase.NotFound(err, "Template version")
 	})
 	if err != nil {
 		return nil, nil, err
@@ -286,7 +277,7 @@ func (s *Service) GetTemplateVersion(ctx context.Context, a *Actor, id string, v
 
 // UpdateTemplate changes name, status and the binding fields (audit
 // template.update). Code and channel never change.
-func (s *Service) UpdateTemplate(ctx context.Context, a *Actor, id string, in TemplateInput) (*notify.Template, error) {
+func (s *Service) UpdateTemplate(ctx context.Context, a *usecase.Actor, id string, in TemplateInput) (*notify.Template, error) {
 	if in.Code != nil {
 		return nil, notify.Invalid("code cannot be changed")
 	}
@@ -297,10 +288,10 @@ func (s *Service) UpdateTemplate(ctx context.Context, a *Actor, id string, in Te
 		return nil, err
 	}
 	var t *notify.Template
-	err := s.store.Update(ctx, func(tx notify.Tx) error {
+	err := s.Store.Update(ctx, func(tx notify.Tx) error {
 		var err error
 		if t, err = tx.FindTemplate(ctx, a.WorkspaceID, id); err != nil {
-			return notFound(err, "Template")
+			return usecase.NotFound(err, "Template")
 		}
 		payload := map[string]any{}
 		if in.Name != nil {
@@ -326,11 +317,11 @@ func (s *Service) UpdateTemplate(ctx context.Context, a *Actor, id string, in Te
 			t.SenderProfileKey = *in.SenderProfileKey
 			payload["senderProfileKey"] = t.SenderProfileKey
 		}
-		t.UpdatedAt = s.now()
+		t.UpdatedAt = s.Now()
 		if err := tx.UpdateTemplate(ctx, t); err != nil {
-			return notFound(err, "Template")
+			return usecase.NotFound(err, "Template")
 		}
-		return s.audit(ctx, tx, a, a.WorkspaceID, "template.update", "template", t.ID, payload)
+		return s.Audit(ctx, tx, a, a.WorkspaceID, "template.update", "template", t.ID, payload)
 	})
 	if err != nil {
 		return nil, err
@@ -342,31 +333,31 @@ func (s *Service) UpdateTemplate(ctx context.Context, a *Actor, id string, in Te
 // highest so far (audit template.version.create). The template's
 // updatedAt moves first, which also locks its row on PostgreSQL so that
 // concurrent creates number their versions one after the other.
-func (s *Service) CreateTemplateVersion(ctx context.Context, a *Actor, id string, in TemplateVersionInput) (*notify.TemplateVersion, error) {
+func (s *Service) CreateTemplateVersion(ctx context.Context, a *usecase.Actor, id string, in TemplateVersionInput) (*notify.TemplateVersion, error) {
 	if in.Text == nil || strings.TrimSpace(*in.Text) == "" {
 		return nil, notify.Invalid("text is required")
 	}
-	if err := maxLen("text", *in.Text, 100_000); err != nil {
+	if err := usecase.MaxLen("text", *in.Text, 100_000); err != nil {
 		return nil, err
 	}
 	v := &notify.TemplateVersion{Text: *in.Text}
 	if in.Title != nil {
-		if err := maxLen("title", *in.Title, 200); err != nil {
+		if err := usecase.MaxLen("title", *in.Title, 200); err != nil {
 			return nil, err
 		}
-		if err := oneLine("title", *in.Title); err != nil {
+		if err := usecase.OneLine("title", *in.Title); err != nil {
 			return nil, err
 		}
 		v.Title = *in.Title
 	}
 	if in.HTML != nil {
-		if err := maxLen("html", *in.HTML, 500_000); err != nil {
+		if err := usecase.MaxLen("html", *in.HTML, 500_000); err != nil {
 			return nil, err
 		}
 		v.HTML = *in.HTML
 	}
 	if in.Locale != nil {
-		canon, err := ParseLocale("locale", *in.Locale)
+		canon, err := compose.ParseLocale("locale", *in.Locale)
 		if err != nil {
 			return nil, err
 		}
@@ -375,7 +366,7 @@ func (s *Service) CreateTemplateVersion(ctx context.Context, a *Actor, id string
 	if in.LayoutID != nil {
 		v.LayoutID = *in.LayoutID
 	}
-	err := s.store.Update(ctx, func(tx notify.Tx) error {
+	err := s.Store.Update(ctx, func(tx notify.Tx) error {
 		if v.LayoutID != "" {
 			// Taken before the template's row, as DeleteLayout takes it:
 			// the layout cannot go while this version is written.
@@ -385,15 +376,15 @@ func (s *Service) CreateTemplateVersion(ctx context.Context, a *Actor, id string
 		}
 		t, err := tx.FindTemplate(ctx, a.WorkspaceID, id)
 		if err != nil {
-			return notFound(err, "Template")
+			return usecase.NotFound(err, "Template")
 		}
 		if err := checkVersionLayout(ctx, tx, t, v.LayoutID); err != nil {
 			return err
 		}
-		now := s.now()
+		now := s.Now()
 		t.UpdatedAt = now
 		if err := tx.UpdateTemplate(ctx, t); err != nil {
-			return notFound(err, "Template")
+			return usecase.NotFound(err, "Template")
 		}
 		n, highest, err := tx.CountTemplateVersions(ctx, a.WorkspaceID, t.ID)
 		if err != nil {
@@ -404,7 +395,7 @@ func (s *Service) CreateTemplateVersion(ctx context.Context, a *Actor, id string
 		}
 		v.TemplateID, v.Version, v.CreatedAt = t.ID, highest+1, now
 		if err := tx.CreateTemplateVersion(ctx, v); err != nil {
-			return conflictOr(err, "Version %d of this template was created concurrently; try again", v.Version)
+			return usecase.ConflictOr(err, "Version %d of this template was created concurrently; try again", v.Version)
 		}
 		payload := map[string]any{"code": t.Code, "channel": t.Channel, "version": v.Version}
 		if v.Locale != "" {
@@ -413,7 +404,7 @@ func (s *Service) CreateTemplateVersion(ctx context.Context, a *Actor, id string
 		if v.LayoutID != "" {
 			payload["layoutId"] = v.LayoutID
 		}
-		return s.audit(ctx, tx, a, a.WorkspaceID, "template.version.create", "template", t.ID, payload)
+		return s.Audit(ctx, tx, a, a.WorkspaceID, "template.version.create", "template", t.ID, payload)
 	})
 	if err != nil {
 		return nil, err
@@ -425,25 +416,25 @@ func (s *Service) CreateTemplateVersion(ctx context.Context, a *Actor, id string
 // template.version.publish). publishedAt is set by the first publish only;
 // publishing again answers the version unchanged. Sends use the highest
 // published version.
-func (s *Service) PublishTemplateVersion(ctx context.Context, a *Actor, id string, version int) (*notify.TemplateVersion, error) {
+func (s *Service) PublishTemplateVersion(ctx context.Context, a *usecase.Actor, id string, version int) (*notify.TemplateVersion, error) {
 	var out *notify.TemplateVersion
-	err := s.store.Update(ctx, func(tx notify.Tx) error {
+	err := s.Store.Update(ctx, func(tx notify.Tx) error {
 		t, err := tx.FindTemplate(ctx, a.WorkspaceID, id)
 		if err != nil {
-			return notFound(err, "Template")
+			return usecase.NotFound(err, "Template")
 		}
 		if out, err = tx.FindTemplateVersion(ctx, a.WorkspaceID, t.ID, version); err != nil {
-			return notFound(err, "Template version")
+			return usecase.NotFound(err, "Template version")
 		}
 		already := out.PublishedAt != nil
 		if !already {
-			now := s.now()
+			now := s.Now()
 			if err := tx.PublishTemplateVersion(ctx, t.ID, version, now); err != nil {
-				return notFound(err, "Template version")
+				return usecase.NotFound(err, "Template version")
 			}
 			out.PublishedAt = &now
 		}
-		return s.audit(ctx, tx, a, a.WorkspaceID, "template.version.publish", "template", t.ID,
+		return s.Audit(ctx, tx, a, a.WorkspaceID, "template.version.publish", "template", t.ID,
 			map[string]any{"code": t.Code, "channel": t.Channel, "version": version, "alreadyPublished": already})
 	})
 	if err != nil {
@@ -460,19 +451,19 @@ func (s *Service) PublishTemplateVersion(ctx context.Context, a *Actor, id strin
 // its locale; deleting it would change what sends carry without a
 // publish). The template's updatedAt moves first, which locks its row on
 // PostgreSQL: deletes and creates of one template run one after the other.
-func (s *Service) DeleteTemplateVersion(ctx context.Context, a *Actor, id string, version int) error {
-	return s.store.Update(ctx, func(tx notify.Tx) error {
+func (s *Service) DeleteTemplateVersion(ctx context.Context, a *usecase.Actor, id string, version int) error {
+	return s.Store.Update(ctx, func(tx notify.Tx) error {
 		t, err := tx.FindTemplate(ctx, a.WorkspaceID, id)
 		if err != nil {
-			return notFound(err, "Template")
+			return usecase.NotFound(err, "Template")
 		}
-		t.UpdatedAt = s.now()
+		t.UpdatedAt = s.Now()
 		if err := tx.UpdateTemplate(ctx, t); err != nil {
-			return notFound(err, "Template")
+			return usecase.NotFound(err, "Template")
 		}
 		v, err := tx.FindTemplateVersion(ctx, a.WorkspaceID, t.ID, version)
 		if err != nil {
-			return notFound(err, "Template version")
+			return usecase.NotFound(err, "Template version")
 		}
 		_, highest, err := tx.CountTemplateVersions(ctx, a.WorkspaceID, t.ID)
 		if err != nil {
@@ -504,31 +495,31 @@ func (s *Service) DeleteTemplateVersion(ctx context.Context, a *Actor, id string
 		if v.Locale != "" {
 			payload["locale"] = v.Locale
 		}
-		return s.audit(ctx, tx, a, a.WorkspaceID, "template.version.delete", "template", t.ID, payload)
+		return s.Audit(ctx, tx, a, a.WorkspaceID, "template.version.delete", "template", t.ID, payload)
 	})
 }
 
 // SetReviewStatus records the vendor's review result of a msgr_alimtalk
 // template (audit template.review_status); other channels answer 400.
-func (s *Service) SetReviewStatus(ctx context.Context, a *Actor, id, status string) (*notify.Template, error) {
+func (s *Service) SetReviewStatus(ctx context.Context, a *usecase.Actor, id, status string) (*notify.Template, error) {
 	if status != ReviewPending && status != ReviewApproved && status != ReviewRejected {
 		return nil, notify.Invalid("reviewStatus must be PENDING, APPROVED or REJECTED")
 	}
 	var t *notify.Template
-	err := s.store.Update(ctx, func(tx notify.Tx) error {
+	err := s.Store.Update(ctx, func(tx notify.Tx) error {
 		var err error
 		if t, err = tx.FindTemplate(ctx, a.WorkspaceID, id); err != nil {
-			return notFound(err, "Template")
+			return usecase.NotFound(err, "Template")
 		}
 		if t.Channel != notify.ChannelAlimTalk {
 			return notify.Invalid("reviewStatus applies only to msgr_alimtalk templates")
 		}
 		previous := t.ReviewStatus
-		t.ReviewStatus, t.UpdatedAt = status, s.now()
+		t.ReviewStatus, t.UpdatedAt = status, s.Now()
 		if err := tx.UpdateTemplate(ctx, t); err != nil {
-			return notFound(err, "Template")
+			return usecase.NotFound(err, "Template")
 		}
-		return s.audit(ctx, tx, a, a.WorkspaceID, "template.review_status", "template", t.ID,
+		return s.Audit(ctx, tx, a, a.WorkspaceID, "template.review_status", "template", t.ID,
 			map[string]any{"code": t.Code, "reviewStatus": status, "previous": previous})
 	})
 	if err != nil {
@@ -577,50 +568,50 @@ type Preview struct {
 // version it renders the version a send in Locale would use. It changes
 // nothing, and does not check what a send checks besides (the template's
 // status, an API key's template list, the review status).
-func (s *Service) PreviewTemplate(ctx context.Context, a *Actor, id string, in PreviewInput) (*Preview, error) {
+func (s *Service) PreviewTemplate(ctx context.Context, a *usecase.Actor, id string, in PreviewInput) (*Preview, error) {
 	locale := ""
 	if in.Locale != nil {
 		if in.Version != nil {
 			return nil, notify.Invalid("version and locale cannot both be given")
 		}
 		var err error
-		if locale, err = ParseLocale("locale", *in.Locale); err != nil {
+		if locale, err = compose.ParseLocale("locale", *in.Locale); err != nil {
 			return nil, err
 		}
 	}
 	if in.Version != nil && *in.Version < 1 {
 		return nil, notify.Invalid("version must be a positive integer")
 	}
-	if err := checkVariables("variables", in.Variables); err != nil {
+	if err := compose.CheckVariables("variables", in.Variables); err != nil {
 		return nil, err
 	}
 	p := &Preview{}
-	err := s.store.View(ctx, func(tx notify.Tx) error {
+	err := s.Store.View(ctx, func(tx notify.Tx) error {
 		var err error
 		if p.Template, err = tx.FindTemplate(ctx, a.WorkspaceID, id); err != nil {
-			return notFound(err, "Template")
+			return usecase.NotFound(err, "Template")
 		}
 		if in.Version == nil {
-			p.Version, err = publishedVersion(ctx, tx, p.Template, locale)
+			p.Version, err = compose.PublishedVersion(ctx, tx, p.Template, locale)
 		} else {
 			p.Version, err = tx.FindTemplateVersion(ctx, a.WorkspaceID, p.Template.ID, *in.Version)
-			err = notFound(err, "Template version")
+			err = usecase.NotFound(err, "Template version")
 		}
 		if err != nil {
 			return err
 		}
-		p.Layout, err = versionLayout(ctx, tx, a.WorkspaceID, p.Version)
+		p.Layout, err = compose.VersionLayout(ctx, tx, a.WorkspaceID, p.Version)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	src := message{Title: p.Version.Title, Text: p.Version.Text, HTML: p.Version.HTML}
-	m, err := renderMessage(src, p.Layout, in.Variables, "")
+	src := compose.Message{Title: p.Version.Title, Text: p.Version.Text, HTML: p.Version.HTML}
+	m, err := compose.Render(src, p.Layout, in.Variables, "")
 	if err != nil {
 		return nil, err
 	}
 	p.Title, p.Text, p.HTML = m.Title, m.Text, m.HTML
-	p.MissingVariables = missingVariables(in.Variables, render.Names, messageParts(src, p.Layout)...)
+	p.MissingVariables = compose.MissingVariables(in.Variables, render.Names, compose.Parts(src, p.Layout)...)
 	return p, nil
 }

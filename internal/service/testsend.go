@@ -4,7 +4,9 @@ import (
 	"context"
 	"strings"
 
+	"github.com/notifyd/notifyd/internal/compose"
 	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/usecase"
 )
 
 // TestSendInput is the body of a provider test-send.
@@ -22,7 +24,7 @@ type TestSendInput struct {
 // routing, no fallback, no retry, no circuit breaker (SPEC "Providers").
 // The request and its attempt are recorded like a normal send; a provider
 // failure answers 502 SVC-50200 with the reason.
-func (s *Service) TestSend(ctx context.Context, a *Actor, providerID string, in TestSendInput) (*notify.Request, error) {
+func (s *Service) TestSend(ctx context.Context, a *usecase.Actor, providerID string, in TestSendInput) (*notify.Request, error) {
 	if in.Mode != "test" && in.Mode != "instance" {
 		return nil, notify.Invalid("mode must be test or instance")
 	}
@@ -30,21 +32,21 @@ func (s *Service) TestSend(ctx context.Context, a *Actor, providerID string, in 
 		f, v string
 		n    int
 	}{{"recipient.address", in.RecipientAddress, 320}, {"recipient.name", in.RecipientName, 120}, {"content.templateCode", in.TemplateCode, 120}} {
-		if err := maxLen(c.f, c.v, c.n); err != nil {
+		if err := usecase.MaxLen(c.f, c.v, c.n); err != nil {
 			return nil, err
 		}
 	}
-	if err := checkContent(func(f string) string { return f }, in.Title, in.Text, nil, in.TemplateVariables); err != nil {
+	if err := compose.CheckContent(func(f string) string { return f }, in.Title, in.Text, nil, in.TemplateVariables); err != nil {
 		return nil, err
 	}
-	now := s.now()
+	now := s.Now()
 	var p *notify.ProviderAccount
 	var req *notify.Request
 	var job *notify.Job
-	err := s.store.Update(ctx, func(tx notify.Tx) error {
+	err := s.Store.Update(ctx, func(tx notify.Tx) error {
 		var err error
 		if p, err = tx.FindProviderAccount(ctx, a.WorkspaceID, providerID); err != nil {
-			return notFound(err, "Provider")
+			return usecase.NotFound(err, "Provider")
 		}
 		if in.Mode == "instance" && !p.Enabled {
 			return notify.Conflict("Provider is disabled; an instance test-send needs an enabled provider")
@@ -53,12 +55,12 @@ func (s *Service) TestSend(ctx context.Context, a *Actor, providerID string, in 
 			return err
 		}
 		req.RequestedAt, req.UpdatedAt = now, now
-		job = &notify.Job{ID: newID(), WorkspaceID: a.WorkspaceID, RequestID: req.ID, Status: notify.JobProcessing,
+		job = &notify.Job{ID: usecase.NewID(), WorkspaceID: a.WorkspaceID, RequestID: req.ID, Status: notify.JobProcessing,
 			AttemptsMade: 1, MaxAttempts: 1, QueuedAt: now, StartedAt: &now}
 		if err := tx.CreateDirectRequest(ctx, req, job); err != nil {
 			return err
 		}
-		return s.audit(ctx, tx, a, a.WorkspaceID, "provider.test_send", "provider", p.ID,
+		return s.Audit(ctx, tx, a, a.WorkspaceID, "provider.test_send", "provider", p.ID,
 			map[string]any{"mode": in.Mode, "requestId": req.ID, "channel": p.Channel})
 	})
 	if err != nil {
@@ -67,7 +69,7 @@ func (s *Service) TestSend(ctx context.Context, a *Actor, providerID string, in 
 	// A test-send goes through this provider alone, circuit bypassed (a
 	// diagnostic of one provider).
 	out := s.delivery.SendNow(ctx, notify.DirectSend{Request: req, Job: job, Account: p})
-	if err := s.store.Update(ctx, func(tx notify.Tx) error { return out.Record(ctx, tx) }); err != nil {
+	if err := s.Store.Update(ctx, func(tx notify.Tx) error { return out.Record(ctx, tx) }); err != nil {
 		return nil, err
 	}
 	if !out.Succeeded() {
@@ -90,13 +92,13 @@ func (s *Service) testRequest(ctx context.Context, tx notify.Tx, ws string, p *n
 	if addr == "" && !webhook {
 		return nil, notify.Invalid("recipient.address is required for channel %s", p.Channel)
 	}
-	if err := checkRecipient(func(f string) string { return f }, p.Channel, in.RecipientAddress, in.RecipientName, in.Title); err != nil {
+	if err := usecase.CheckRecipient(func(f string) string { return f }, p.Channel, in.RecipientAddress, in.RecipientName, in.Title); err != nil {
 		return nil, err
 	}
 	if addr == "" {
 		addr = "webhook"
 	}
-	req := &notify.Request{ID: newID(), WorkspaceID: ws, Source: notify.SourceTest, Channel: p.Channel, Status: notify.StatusProcessing,
+	req := &notify.Request{ID: usecase.NewID(), WorkspaceID: ws, Source: notify.SourceTest, Channel: p.Channel, Status: notify.StatusProcessing,
 		RecipientAddress: addr, RecipientName: in.RecipientName, TemplateCode: in.TemplateCode, TemplateVariables: in.TemplateVariables}
 	if p.Channel == notify.ChannelEmail {
 		req.RecipientAddress = strings.ToLower(addr)
@@ -118,7 +120,7 @@ func (s *Service) testRequest(ctx context.Context, tx notify.Tx, ws string, p *n
 		if t.ProviderAccountID != p.ID {
 			return nil, notify.Forbidden("Template is not bound to this provider")
 		}
-		_, v, err := s.resolveTemplate(ctx, tx, ws, nil, in.TemplateCode, p.Channel, "")
+		_, v, err := compose.ResolveTemplate(ctx, tx, ws, nil, in.TemplateCode, p.Channel, "")
 		if err != nil {
 			return nil, err
 		}
@@ -135,29 +137,10 @@ func (s *Service) testRequest(ctx context.Context, tx notify.Tx, ws string, p *n
 	}
 	// The text and title as a send renders them, bounds included (an
 	// alimtalk version's HTML, unused by the channel, is kept as it is).
-	m, err := renderMessage(message{Title: req.Title, Text: req.Text}, nil, in.TemplateVariables, "")
+	m, err := compose.Render(compose.Message{Title: req.Title, Text: req.Text}, nil, in.TemplateVariables, "")
 	if err != nil {
 		return nil, err
 	}
 	req.Title, req.Text = m.Title, m.Text
 	return req, nil
-}
-
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < 36; i++ {
-		c := s[i]
-		if i == 8 || i == 13 || i == 18 || i == 23 {
-			if c != '-' {
-				return false
-			}
-			continue
-		}
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
-			return false
-		}
-	}
-	return true
 }

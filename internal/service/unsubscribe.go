@@ -51,7 +51,7 @@ func (s *Service) UnsubscribeLanding(ctx context.Context, token string) (Unsubsc
 		return UnsubscribeView{}, nil
 	}
 	var v UnsubscribeView
-	err := s.store.View(ctx, func(tx notify.Tx) error {
+	err := s.Store.View(ctx, func(tx notify.Tx) error {
 		x, err := tx.FindSubscriberByToken(ctx, token)
 		if notify.IsNotFound(err) {
 			return nil
@@ -78,7 +78,7 @@ func (s *Service) Unsubscribe(ctx context.Context, token string) (UnsubscribeVie
 	if bad, ok := UnsubscribeTokenShape(token); bad || !ok {
 		return v, nil
 	}
-	err := s.store.Update(ctx, func(tx notify.Tx) error {
+	err := s.Store.Update(ctx, func(tx notify.Tx) error {
 		x, err := tx.FindSubscriberByToken(ctx, token)
 		if err == nil {
 			// Read again under the row's lock: a concurrent update's
@@ -92,14 +92,14 @@ func (s *Service) Unsubscribe(ctx context.Context, token string) (UnsubscribeVie
 			return err
 		}
 		v.State, v.Address = UnsubscribeDone, x.Address
-		now := s.now()
+		now := s.Now()
 		if x.ConsentStatus != notify.ConsentUnsubscribed {
 			setConsent(x, notify.ConsentUnsubscribed, now)
 			x.UpdatedAt = now
 			if err := tx.UpdateSubscriber(ctx, x); err != nil {
 				return err
 			}
-			if err := s.audit(ctx, tx, nil, x.WorkspaceID, "subscriber.unsubscribe", "subscriber", x.ID,
+			if err := s.Audit(ctx, tx, nil, x.WorkspaceID, "subscriber.unsubscribe", "subscriber", x.ID,
 				map[string]any{"channel": x.Channel, "address": x.Address}); err != nil {
 				return err
 			}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/notifyd/notifyd/internal/metrics"
 	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/usecase"
 )
 
 // WebhookOptions configure webhook delivery. The HTTP tries themselves
@@ -106,7 +107,7 @@ func (s *Service) checkWebhookURL(raw string) error {
 	if s.wh.AllowPrivate {
 		want = "url must be an absolute http or https URL"
 	}
-	if raw == "" || len(raw) > maxWebhookURL || !storable(raw) {
+	if raw == "" || len(raw) > maxWebhookURL || !usecase.Storable(raw) {
 		return notify.Invalid("url must be 1 to %d characters", maxWebhookURL)
 	}
 	u, err := url.Parse(raw)
@@ -137,33 +138,31 @@ func newWebhookSecret() string {
 	return "whsec_" + base64.StdEncoding.EncodeToString(b)
 }
 
-func webhookAAD(id string) string { return "webhook:" + id }
-
 // CreateWebhook registers an endpoint (audit webhook.create).
-func (s *Service) CreateWebhook(ctx context.Context, a *Actor, in WebhookInput) (*NewWebhook, error) {
-	if err := requireWorkspace(a); err != nil {
+func (s *Service) CreateWebhook(ctx context.Context, a *usecase.Actor, in WebhookInput) (*NewWebhook, error) {
+	if err := usecase.RequireWorkspace(a); err != nil {
 		return nil, err
 	}
 	if err := s.validateWebhookInput(in, true); err != nil {
 		return nil, err
 	}
-	now := s.now()
-	w := &notify.Webhook{ID: newID(), WorkspaceID: a.WorkspaceID, URL: *in.URL, Events: dedupe(*in.Events), Enabled: true,
+	now := s.Now()
+	w := &notify.Webhook{ID: usecase.NewID(), WorkspaceID: a.WorkspaceID, URL: *in.URL, Events: usecase.Dedupe(*in.Events), Enabled: true,
 		CreatedAt: now, UpdatedAt: now}
 	if in.Enabled != nil {
 		w.Enabled = *in.Enabled
 	}
 	sec := newWebhookSecret()
-	enc, err := s.box.SealFor(webhookAAD(w.ID), []byte(sec))
+	enc, err := s.box.SealFor(notify.SealedAAD(notify.SealedWebhookSecret, w.ID), []byte(sec))
 	if err != nil {
 		return nil, err
 	}
 	w.SecretEnc = enc
-	err = s.store.Update(ctx, func(tx notify.Tx) error {
+	err = s.Store.Update(ctx, func(tx notify.Tx) error {
 		if err := tx.CreateWebhook(ctx, w); err != nil {
 			return err
 		}
-		return s.audit(ctx, tx, a, a.WorkspaceID, "webhook.create", "webhook", w.ID,
+		return s.Audit(ctx, tx, a, a.WorkspaceID, "webhook.create", "webhook", w.ID,
 			map[string]any{"url": w.URL, "events": w.Events, "enabled": w.Enabled})
 	})
 	if err != nil {
@@ -173,12 +172,12 @@ func (s *Service) CreateWebhook(ctx context.Context, a *Actor, in WebhookInput) 
 }
 
 // ListWebhooks lists the workspace's endpoints (never their secrets).
-func (s *Service) ListWebhooks(ctx context.Context, a *Actor) ([]*notify.Webhook, error) {
-	if err := requireWorkspace(a); err != nil {
+func (s *Service) ListWebhooks(ctx context.Context, a *usecase.Actor) ([]*notify.Webhook, error) {
+	if err := usecase.RequireWorkspace(a); err != nil {
 		return nil, err
 	}
 	var out []*notify.Webhook
-	err := s.store.View(ctx, func(tx notify.Tx) (err error) {
+	err := s.Store.View(ctx, func(tx notify.Tx) (err error) {
 		out, err = tx.FindWebhooks(ctx, a.WorkspaceID)
 		return err
 	})
@@ -188,21 +187,21 @@ func (s *Service) ListWebhooks(ctx context.Context, a *Actor) ([]*notify.Webhook
 // findWebhook loads an endpoint of the actor's workspace; a malformed id is
 // as unknown as a missing one.
 func findWebhook(ctx context.Context, tx notify.Tx, workspaceID, id string) (*notify.Webhook, error) {
-	if !isUUID(id) {
+	if !usecase.IsUUID(id) {
 		return nil, notify.NotFound("Webhook")
 	}
 	w, err := tx.FindWebhook(ctx, workspaceID, id)
-	return w, notFound(err, "Webhook")
+	return w, usecase.NotFound(err, "Webhook")
 }
 
 // GetWebhook reads one endpoint of the actor's workspace (never its
 // secret); another workspace's is 404.
-func (s *Service) GetWebhook(ctx context.Context, a *Actor, id string) (*notify.Webhook, error) {
-	if err := requireWorkspace(a); err != nil {
+func (s *Service) GetWebhook(ctx context.Context, a *usecase.Actor, id string) (*notify.Webhook, error) {
+	if err := usecase.RequireWorkspace(a); err != nil {
 		return nil, err
 	}
 	var w *notify.Webhook
-	err := s.store.View(ctx, func(tx notify.Tx) (err error) {
+	err := s.Store.View(ctx, func(tx notify.Tx) (err error) {
 		w, err = findWebhook(ctx, tx, a.WorkspaceID, id)
 		return err
 	})
@@ -210,15 +209,15 @@ func (s *Service) GetWebhook(ctx context.Context, a *Actor, id string) (*notify.
 }
 
 // UpdateWebhook changes url, events or enabled (audit webhook.update).
-func (s *Service) UpdateWebhook(ctx context.Context, a *Actor, id string, in WebhookInput) (*notify.Webhook, error) {
-	if err := requireWorkspace(a); err != nil {
+func (s *Service) UpdateWebhook(ctx context.Context, a *usecase.Actor, id string, in WebhookInput) (*notify.Webhook, error) {
+	if err := usecase.RequireWorkspace(a); err != nil {
 		return nil, err
 	}
 	if err := s.validateWebhookInput(in, false); err != nil {
 		return nil, err
 	}
 	var w *notify.Webhook
-	err := s.store.Update(ctx, func(tx notify.Tx) (err error) {
+	err := s.Store.Update(ctx, func(tx notify.Tx) (err error) {
 		if w, err = findWebhook(ctx, tx, a.WorkspaceID, id); err != nil {
 			return err
 		}
@@ -227,17 +226,17 @@ func (s *Service) UpdateWebhook(ctx context.Context, a *Actor, id string, in Web
 			w.URL, changes["url"] = *in.URL, *in.URL
 		}
 		if in.Events != nil {
-			w.Events = dedupe(*in.Events)
+			w.Events = usecase.Dedupe(*in.Events)
 			changes["events"] = w.Events
 		}
 		if in.Enabled != nil {
 			w.Enabled, changes["enabled"] = *in.Enabled, *in.Enabled
 		}
-		w.UpdatedAt = s.now()
+		w.UpdatedAt = s.Now()
 		if err := tx.UpdateWebhook(ctx, w); err != nil {
 			return err
 		}
-		return s.audit(ctx, tx, a, a.WorkspaceID, "webhook.update", "webhook", w.ID, changes)
+		return s.Audit(ctx, tx, a, a.WorkspaceID, "webhook.update", "webhook", w.ID, changes)
 	})
 	if err != nil {
 		return nil, err
@@ -246,11 +245,11 @@ func (s *Service) UpdateWebhook(ctx context.Context, a *Actor, id string, in Web
 }
 
 // DeleteWebhook removes an endpoint and its delivery log (audit webhook.delete).
-func (s *Service) DeleteWebhook(ctx context.Context, a *Actor, id string) error {
-	if err := requireWorkspace(a); err != nil {
+func (s *Service) DeleteWebhook(ctx context.Context, a *usecase.Actor, id string) error {
+	if err := usecase.RequireWorkspace(a); err != nil {
 		return err
 	}
-	return s.store.Update(ctx, func(tx notify.Tx) error {
+	return s.Store.Update(ctx, func(tx notify.Tx) error {
 		w, err := findWebhook(ctx, tx, a.WorkspaceID, id)
 		if err != nil {
 			return err
@@ -258,7 +257,7 @@ func (s *Service) DeleteWebhook(ctx context.Context, a *Actor, id string) error 
 		if err := tx.DeleteWebhook(ctx, a.WorkspaceID, id); err != nil {
 			return err
 		}
-		return s.audit(ctx, tx, a, a.WorkspaceID, "webhook.delete", "webhook", id, map[string]any{"url": w.URL})
+		return s.Audit(ctx, tx, a, a.WorkspaceID, "webhook.delete", "webhook", id, map[string]any{"url": w.URL})
 	})
 }
 
@@ -266,27 +265,27 @@ func (s *Service) DeleteWebhook(ctx context.Context, a *Actor, id string) error 
 // The old one keeps signing beside it for SecretOverlap, so receivers can
 // switch without losing deliveries; a second rotation within that window
 // retires the oldest secret at once.
-func (s *Service) RotateWebhookSecret(ctx context.Context, a *Actor, id string) (string, error) {
-	if err := requireWorkspace(a); err != nil {
+func (s *Service) RotateWebhookSecret(ctx context.Context, a *usecase.Actor, id string) (string, error) {
+	if err := usecase.RequireWorkspace(a); err != nil {
 		return "", err
 	}
 	sec := newWebhookSecret()
-	err := s.store.Update(ctx, func(tx notify.Tx) error {
+	err := s.Store.Update(ctx, func(tx notify.Tx) error {
 		w, err := findWebhook(ctx, tx, a.WorkspaceID, id)
 		if err != nil {
 			return err
 		}
-		enc, err := s.box.SealFor(webhookAAD(w.ID), []byte(sec))
+		enc, err := s.box.SealFor(notify.SealedAAD(notify.SealedWebhookSecret, w.ID), []byte(sec))
 		if err != nil {
 			return err
 		}
-		now := s.now()
+		now := s.Now()
 		until := now.Add(s.wh.SecretOverlap)
 		w.PreviousSecretEnc, w.PreviousExpiresAt, w.SecretEnc, w.UpdatedAt = w.SecretEnc, &until, enc, now
 		if err := tx.UpdateWebhook(ctx, w); err != nil {
 			return err
 		}
-		return s.audit(ctx, tx, a, a.WorkspaceID, "webhook.rotate_secret", "webhook", w.ID,
+		return s.Audit(ctx, tx, a, a.WorkspaceID, "webhook.rotate_secret", "webhook", w.ID,
 			map[string]any{"previousSecretValidUntil": until.Format(time.RFC3339)})
 	})
 	if err != nil {
@@ -296,8 +295,8 @@ func (s *Service) RotateWebhookSecret(ctx context.Context, a *Actor, id string) 
 }
 
 // ListWebhookDeliveries pages an endpoint's delivery log, newest first.
-func (s *Service) ListWebhookDeliveries(ctx context.Context, a *Actor, id string, f notify.DeliveryFilter) (*DeliveryPage, error) {
-	if err := requireWorkspace(a); err != nil {
+func (s *Service) ListWebhookDeliveries(ctx context.Context, a *usecase.Actor, id string, f notify.DeliveryFilter) (*DeliveryPage, error) {
+	if err := usecase.RequireWorkspace(a); err != nil {
 		return nil, err
 	}
 	if f.Limit == 0 {
@@ -309,7 +308,7 @@ func (s *Service) ListWebhookDeliveries(ctx context.Context, a *Actor, id string
 	want := f.Limit
 	f.Limit++
 	p := &DeliveryPage{}
-	err := s.store.View(ctx, func(tx notify.Tx) error {
+	err := s.Store.View(ctx, func(tx notify.Tx) error {
 		if _, err := findWebhook(ctx, tx, a.WorkspaceID, id); err != nil {
 			return err
 		}
@@ -323,35 +322,33 @@ func (s *Service) ListWebhookDeliveries(ctx context.Context, a *Actor, id string
 	if p.Deliveries == nil {
 		p.Deliveries = []*notify.WebhookDelivery{}
 	}
-	if len(p.Deliveries) > want {
-		p.Deliveries, p.HasNext = p.Deliveries[:want], true
-		last := p.Deliveries[want-1]
-		p.Cursor = &notify.Cursor{At: last.CreatedAt, ID: last.ID}
-	}
+	p.Deliveries, p.Cursor, p.HasNext = usecase.Trim(p.Deliveries, want, func(d *notify.WebhookDelivery) notify.Cursor {
+		return notify.Cursor{At: d.CreatedAt, ID: d.ID}
+	})
 	return p, nil
 }
 
 // RedeliverWebhook queues a delivery again with a fresh retry schedule,
 // under the same webhook-id and body (audit webhook.redeliver). A delivery
 // still waiting for a retry is tried now instead.
-func (s *Service) RedeliverWebhook(ctx context.Context, a *Actor, webhookID, deliveryID string) (*notify.WebhookDelivery, error) {
-	if err := requireWorkspace(a); err != nil {
+func (s *Service) RedeliverWebhook(ctx context.Context, a *usecase.Actor, webhookID, deliveryID string) (*notify.WebhookDelivery, error) {
+	if err := usecase.RequireWorkspace(a); err != nil {
 		return nil, err
 	}
 	var d *notify.WebhookDelivery
-	err := s.store.Update(ctx, func(tx notify.Tx) error {
+	err := s.Store.Update(ctx, func(tx notify.Tx) error {
 		w, err := findWebhook(ctx, tx, a.WorkspaceID, webhookID)
 		if err != nil {
 			return err
 		}
-		if !isUUID(deliveryID) {
+		if !usecase.IsUUID(deliveryID) {
 			return notify.NotFound("Webhook delivery")
 		}
 		if err := tx.LockWebhookDelivery(ctx, a.WorkspaceID, deliveryID); err != nil {
-			return notFound(err, "Webhook delivery")
+			return usecase.NotFound(err, "Webhook delivery")
 		}
 		if d, err = tx.FindWebhookDelivery(ctx, a.WorkspaceID, deliveryID); err != nil {
-			return notFound(err, "Webhook delivery")
+			return usecase.NotFound(err, "Webhook delivery")
 		}
 		if d.WebhookID != w.ID {
 			return notify.NotFound("Webhook delivery")
@@ -359,12 +356,12 @@ func (s *Service) RedeliverWebhook(ctx context.Context, a *Actor, webhookID, del
 		if !w.Enabled {
 			return notify.Conflict("Webhook is disabled")
 		}
-		now := s.now()
+		now := s.Now()
 		d.Status, d.RunAttempts, d.NextAttemptAt, d.FinishedAt, d.UpdatedAt = notify.DeliveryPending, 0, &now, nil, now
 		if err := tx.UpdateWebhookDelivery(ctx, d, true); err != nil {
 			return err
 		}
-		return s.audit(ctx, tx, a, a.WorkspaceID, "webhook.redeliver", "webhook", w.ID, map[string]any{"deliveryId": d.ID})
+		return s.Audit(ctx, tx, a, a.WorkspaceID, "webhook.redeliver", "webhook", w.ID, map[string]any{"deliveryId": d.ID})
 	})
 	if err != nil {
 		return nil, err
@@ -392,7 +389,7 @@ func (s *Service) RelayWebhookEvents(ctx context.Context) (int, error) {
 
 func (s *Service) relayOnce(ctx context.Context) (created, events int, err error) {
 	// Most passes find nothing: look with a read before taking the writer.
-	err = s.store.View(ctx, func(tx notify.Tx) error {
+	err = s.Store.View(ctx, func(tx notify.Tx) error {
 		evs, err := tx.PendingEvents(ctx, 1)
 		events = len(evs)
 		return err
@@ -400,7 +397,7 @@ func (s *Service) relayOnce(ctx context.Context) (created, events int, err error
 	if err != nil || events == 0 {
 		return 0, 0, err
 	}
-	err = s.store.Update(ctx, func(tx notify.Tx) error {
+	err = s.Store.Update(ctx, func(tx notify.Tx) error {
 		created = 0
 		evs, err := tx.PendingEvents(ctx, relayBatch)
 		if err != nil {
@@ -408,7 +405,7 @@ func (s *Service) relayOnce(ctx context.Context) (created, events int, err error
 		}
 		events = len(evs)
 		hooks := map[string][]*notify.Webhook{}
-		now := s.now()
+		now := s.Now()
 		ids := make([]string, len(evs))
 		for i, e := range evs {
 			ids[i] = e.ID
@@ -429,7 +426,7 @@ func (s *Service) relayOnce(ctx context.Context) (created, events int, err error
 						return err
 					}
 				}
-				ok, err := tx.CreateWebhookDelivery(ctx, &notify.WebhookDelivery{ID: newID(), WorkspaceID: e.WorkspaceID,
+				ok, err := tx.CreateWebhookDelivery(ctx, &notify.WebhookDelivery{ID: usecase.NewID(), WorkspaceID: e.WorkspaceID,
 					WebhookID: w.ID, EventID: e.ID, EventType: e.Type, RequestID: e.RequestID, Body: body,
 					Status: notify.DeliveryPending, NextAttemptAt: &now, CreatedAt: now, UpdatedAt: now})
 				if err != nil {
@@ -458,10 +455,10 @@ const (
 // past their retention, in bounded batches so no transaction holds the
 // writer for long.
 func (s *Service) PruneWebhookHistory(ctx context.Context) (events, deliveries int, err error) {
-	now := s.now()
+	now := s.Now()
 	for {
 		var ev, dv int
-		err = s.store.Update(ctx, func(tx notify.Tx) (err error) {
+		err = s.Store.Update(ctx, func(tx notify.Tx) (err error) {
 			ev, dv, err = tx.PruneWebhookHistory(ctx, now.Add(-EventRetention), now.Add(-DeliveryRetention), pruneBatch)
 			return err
 		})
@@ -495,7 +492,7 @@ type webhookData struct {
 func eventBody(e *notify.OutboxEvent) (string, error) {
 	var d webhookData
 	if err := json.Unmarshal([]byte(e.PayloadJSON), &d); err != nil {
-		return "", wrap(err, "event %s payload", e.ID)
+		return "", usecase.Wrap(err, "event %s payload", e.ID)
 	}
 	if d.Metadata == nil {
 		d.Metadata = map[string]string{}
@@ -529,7 +526,7 @@ func SignWebhook(secret, id string, timestamp int64, body []byte) (string, error
 func (s *Service) DeliverWebhook(ctx context.Context, workspaceID, deliveryID string, jobID int64) (time.Duration, error) {
 	var d *notify.WebhookDelivery
 	var w *notify.Webhook
-	err := s.store.View(ctx, func(tx notify.Tx) (err error) {
+	err := s.Store.View(ctx, func(tx notify.Tx) (err error) {
 		if d, err = tx.FindWebhookDelivery(ctx, workspaceID, deliveryID); err != nil {
 			return err
 		}
@@ -545,7 +542,7 @@ func (s *Service) DeliverWebhook(ctx context.Context, workspaceID, deliveryID st
 	if d.Status != notify.DeliveryPending || d.QueueJobID != jobID {
 		return 0, nil
 	}
-	try := &notify.WebhookTry{ID: newID(), DeliveryID: d.ID}
+	try := &notify.WebhookTry{ID: usecase.NewID(), DeliveryID: d.ID}
 	if !w.Enabled {
 		try.Error = "webhook is disabled"
 	} else if err := s.postWebhook(ctx, w, d, try); err != nil {
@@ -559,12 +556,12 @@ func (s *Service) DeliverWebhook(ctx context.Context, workspaceID, deliveryID st
 	}
 	var wait time.Duration
 	var finished string // the outcome, once the delivery ends
-	err = s.store.Update(ctx, func(tx notify.Tx) error {
+	err = s.Store.Update(ctx, func(tx notify.Tx) error {
 		cur, err := lockedDelivery(ctx, tx, workspaceID, deliveryID)
 		if err != nil || cur == nil {
 			return err
 		}
-		now := s.now()
+		now := s.Now()
 		current := cur.Status == notify.DeliveryPending && cur.QueueJobID == jobID
 		if !w.Enabled {
 			// No try: the endpoint was disabled while the delivery waited.
@@ -619,12 +616,12 @@ func (s *Service) DeliverWebhook(ctx context.Context, workspaceID, deliveryID st
 // again.
 func (s *Service) FailWebhookDelivery(ctx context.Context, workspaceID, deliveryID string, jobID int64, reason string) error {
 	failed := false
-	err := s.store.Update(ctx, func(tx notify.Tx) error {
+	err := s.Store.Update(ctx, func(tx notify.Tx) error {
 		d, err := lockedDelivery(ctx, tx, workspaceID, deliveryID)
 		if err != nil || d == nil || d.Status != notify.DeliveryPending || d.QueueJobID != jobID {
 			return err
 		}
-		now := s.now()
+		now := s.Now()
 		d.Status, d.LastError, d.NextAttemptAt, d.FinishedAt, d.UpdatedAt = notify.DeliveryFailed, reason, nil, &now, now
 		failed = true
 		return tx.UpdateWebhookDelivery(ctx, d, false)
@@ -666,7 +663,7 @@ func jitter(d time.Duration) time.Duration {
 // is not about the receiver (a sealed secret that does not open, no
 // engine) is returned.
 func (s *Service) postWebhook(ctx context.Context, w *notify.Webhook, d *notify.WebhookDelivery, try *notify.WebhookTry) error {
-	now := s.now()
+	now := s.Now()
 	secrets, err := s.webhookSecrets(w, now)
 	if err != nil {
 		return err
@@ -700,15 +697,15 @@ var errNoDelivery = errors.New("webhook delivery needs the delivery engine")
 // webhookSecrets are the secrets that sign now: the current one, and the
 // previous one while its overlap lasts.
 func (s *Service) webhookSecrets(w *notify.Webhook, now time.Time) ([]string, error) {
-	cur, err := s.box.OpenFor(webhookAAD(w.ID), w.SecretEnc)
+	cur, err := s.box.OpenFor(notify.SealedAAD(notify.SealedWebhookSecret, w.ID), w.SecretEnc)
 	if err != nil {
-		return nil, wrap(err, "webhook %s secret", w.ID)
+		return nil, usecase.Wrap(err, "webhook %s secret", w.ID)
 	}
 	out := []string{string(cur)}
 	if w.PreviousSecretEnc != "" && w.PreviousExpiresAt != nil && now.Before(*w.PreviousExpiresAt) {
-		prev, err := s.box.OpenFor(webhookAAD(w.ID), w.PreviousSecretEnc)
+		prev, err := s.box.OpenFor(notify.SealedAAD(notify.SealedWebhookSecret, w.ID), w.PreviousSecretEnc)
 		if err != nil {
-			return nil, wrap(err, "webhook %s previous secret", w.ID)
+			return nil, usecase.Wrap(err, "webhook %s previous secret", w.ID)
 		}
 		out = append(out, string(prev))
 	}

@@ -21,13 +21,14 @@ import (
 	"github.com/notifyd/notifyd/internal/notifytest"
 	"github.com/notifyd/notifyd/internal/secret"
 	"github.com/notifyd/notifyd/internal/service"
+	"github.com/notifyd/notifyd/internal/usecase"
 )
 
 // hookEnv is a service on a real store with a movable clock and a receiver.
 type hookEnv struct {
 	svc    *service.Service
 	db     notify.Store
-	actor  *service.Actor
+	actor  *usecase.Actor
 	offset atomic.Int64 // added to the real clock, so signatures stay checkable
 	status atomic.Int64
 	mu     sync.Mutex
@@ -60,7 +61,7 @@ func newHookEnv(t *testing.T, schedule ...time.Duration) *hookEnv {
 		Webhooks: service.WebhookOptions{AllowPrivate: true, Schedule: schedule}, Delivery: eng})
 	res, err := e.svc.Bootstrap(context.Background(), "W", "owner@example.com", "owner password")
 	require.NoError(t, err)
-	e.actor = &service.Actor{UserID: res.UserID, WorkspaceID: res.WorkspaceID, Role: notify.RoleOwner}
+	e.actor = &usecase.Actor{UserID: res.UserID, WorkspaceID: res.WorkspaceID, Role: notify.RoleOwner}
 	return e
 }
 

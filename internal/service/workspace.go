@@ -4,58 +4,34 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/secret"
+	"github.com/notifyd/notifyd/internal/usecase"
 )
 
-// storable reports whether s can be a stored key or text: valid UTF-8
-// without NUL bytes and at most 1,000 bytes. PostgreSQL refuses the others
-// as query parameters, so a lookup by such a value is answered "not found"
-// (or 400 for text input) before it reaches the store.
-func storable(s string) bool {
-	return len(s) <= 1000 && utf8.ValidString(s) && !strings.ContainsRune(s, 0)
-}
-
-// DetailNotText ends the 400 detail of a text field holding invalid UTF-8
-// or a NUL byte.
-const DetailNotText = " must be valid UTF-8 text without NUL characters"
-
-// validText refuses text PostgreSQL cannot store (invalid UTF-8, a NUL
-// byte) with a 400 naming the field. The JSON API never passes either
-// (its decoder refuses NUL and replaces invalid UTF-8), but console forms
-// and CSV files reach the service as raw bytes: checking here holds every
-// path to the same rule.
-func validText(field, s string) error {
-	if !utf8.ValidString(s) || strings.IndexByte(s, 0) >= 0 {
-		return notify.Invalid("%s"+DetailNotText, field)
-	}
-	return nil
-}
-
 // GetWorkspace returns the actor's workspace.
-func (s *Service) GetWorkspace(ctx context.Context, a *Actor) (*notify.Workspace, error) {
+func (s *Service) GetWorkspace(ctx context.Context, a *usecase.Actor) (*notify.Workspace, error) {
 	var w *notify.Workspace
-	err := s.store.View(ctx, func(tx notify.Tx) (err error) {
+	err := s.Store.View(ctx, func(tx notify.Tx) (err error) {
 		w, err = tx.FindWorkspace(ctx, a.WorkspaceID)
-		return notFound(err, "Workspace")
+		return usecase.NotFound(err, "Workspace")
 	})
 	return w, err
 }
 
 // UpdateWorkspace renames the workspace (audit workspace.updated).
-func (s *Service) UpdateWorkspace(ctx context.Context, a *Actor, name string) (*notify.Workspace, error) {
+func (s *Service) UpdateWorkspace(ctx context.Context, a *usecase.Actor, name string) (*notify.Workspace, error) {
 	name = strings.TrimSpace(name)
-	if name == "" || len([]rune(name)) > 120 || !storable(name) {
+	if name == "" || len([]rune(name)) > 120 || !usecase.Storable(name) {
 		return nil, notify.Invalid("name must be 1 to 120 characters of text")
 	}
 	var w *notify.Workspace
-	err := s.store.Update(ctx, func(tx notify.Tx) error {
-		if err := tx.UpdateWorkspaceName(ctx, a.WorkspaceID, name, s.now()); err != nil {
-			return notFound(err, "Workspace")
+	err := s.Store.Update(ctx, func(tx notify.Tx) error {
+		if err := tx.UpdateWorkspaceName(ctx, a.WorkspaceID, name, s.Now()); err != nil {
+			return usecase.NotFound(err, "Workspace")
 		}
-		if err := s.audit(ctx, tx, a, a.WorkspaceID, "workspace.updated", "workspace", a.WorkspaceID, map[string]any{"name": name}); err != nil {
+		if err := s.Audit(ctx, tx, a, a.WorkspaceID, "workspace.updated", "workspace", a.WorkspaceID, map[string]any{"name": name}); err != nil {
 			return err
 		}
 		var err error
@@ -66,9 +42,9 @@ func (s *Service) UpdateWorkspace(ctx context.Context, a *Actor, name string) (*
 }
 
 // ListMembers lists the workspace's members.
-func (s *Service) ListMembers(ctx context.Context, a *Actor) ([]*notify.Member, error) {
+func (s *Service) ListMembers(ctx context.Context, a *usecase.Actor) ([]*notify.Member, error) {
 	var out []*notify.Member
-	err := s.store.View(ctx, func(tx notify.Tx) (err error) {
+	err := s.Store.View(ctx, func(tx notify.Tx) (err error) {
 		out, err = tx.FindMembers(ctx, a.WorkspaceID)
 		return err
 	})
@@ -90,7 +66,7 @@ type AddMemberResult struct {
 // answer has the same shape either way, so it does not tell an admin of
 // one tenant which addresses have accounts (see DECISIONS "Invitations").
 // Only an owner grants owner.
-func (s *Service) AddMember(ctx context.Context, a *Actor, email string, role notify.Role, password string) (*AddMemberResult, error) {
+func (s *Service) AddMember(ctx context.Context, a *usecase.Actor, email string, role notify.Role, password string) (*AddMemberResult, error) {
 	email, err := NormalizeEmail(email)
 	if err != nil {
 		return nil, err
@@ -111,8 +87,8 @@ func (s *Service) AddMember(ctx context.Context, a *Actor, email string, role no
 			return nil, err
 		}
 	}
-	now := s.now()
-	err = s.store.Update(ctx, func(tx notify.Tx) error {
+	now := s.Now()
+	err = s.Store.Update(ctx, func(tx notify.Tx) error {
 		u, err := tx.FindUserByEmail(ctx, email)
 		existing := err == nil
 		if errors.Is(err, notify.ErrNotFound) {
@@ -122,7 +98,7 @@ func (s *Service) AddMember(ctx context.Context, a *Actor, email string, role no
 					return err
 				}
 			}
-			u = &notify.User{ID: newID(), Email: email, PasswordHash: hash, CreatedAt: now}
+			u = &notify.User{ID: usecase.NewID(), Email: email, PasswordHash: hash, CreatedAt: now}
 			if err := tx.CreateUser(ctx, u); err != nil {
 				return err
 			}
@@ -140,7 +116,7 @@ func (s *Service) AddMember(ctx context.Context, a *Actor, email string, role no
 		if err := tx.PutMember(ctx, &notify.Member{WorkspaceID: a.WorkspaceID, UserID: u.ID, Role: role, CreatedAt: now}); err != nil {
 			return err
 		}
-		if err := s.audit(ctx, tx, a, a.WorkspaceID, "member.add", "member", u.ID, map[string]any{"email": email, "role": string(role)}); err != nil {
+		if err := s.Audit(ctx, tx, a, a.WorkspaceID, "member.add", "member", u.ID, map[string]any{"email": email, "role": string(role)}); err != nil {
 			return err
 		}
 		res.Member, err = tx.FindMember(ctx, a.WorkspaceID, u.ID)
@@ -153,21 +129,21 @@ func (s *Service) AddMember(ctx context.Context, a *Actor, email string, role no
 }
 
 // UpdateMemberRole changes a member's role, keeping at least one owner.
-func (s *Service) UpdateMemberRole(ctx context.Context, a *Actor, userID string, role notify.Role) (*notify.Member, error) {
+func (s *Service) UpdateMemberRole(ctx context.Context, a *usecase.Actor, userID string, role notify.Role) (*notify.Member, error) {
 	if !role.Valid() {
 		return nil, notify.Invalid("role must be one of owner, admin, operator, viewer")
 	}
-	if !storable(userID) {
+	if !usecase.Storable(userID) {
 		return nil, notify.NotFound("Member")
 	}
 	var out *notify.Member
-	err := s.store.Update(ctx, func(tx notify.Tx) error {
+	err := s.Store.Update(ctx, func(tx notify.Tx) error {
 		if err := tx.LockWorkspace(ctx, a.WorkspaceID); err != nil {
 			return err
 		}
 		m, err := tx.FindMember(ctx, a.WorkspaceID, userID)
 		if err != nil {
-			return notFound(err, "Member")
+			return usecase.NotFound(err, "Member")
 		}
 		if (role == notify.RoleOwner || m.Role == notify.RoleOwner) && a.Role != notify.RoleOwner {
 			return notify.Forbidden("Only an owner can grant or remove the owner role")
@@ -181,7 +157,7 @@ func (s *Service) UpdateMemberRole(ctx context.Context, a *Actor, userID string,
 		if err := tx.PutMember(ctx, m); err != nil {
 			return err
 		}
-		if err := s.audit(ctx, tx, a, a.WorkspaceID, "member.update", "member", userID, map[string]any{"role": string(role)}); err != nil {
+		if err := s.Audit(ctx, tx, a, a.WorkspaceID, "member.update", "member", userID, map[string]any{"role": string(role)}); err != nil {
 			return err
 		}
 		out, err = tx.FindMember(ctx, a.WorkspaceID, userID)
@@ -192,11 +168,11 @@ func (s *Service) UpdateMemberRole(ctx context.Context, a *Actor, userID string,
 
 // RemoveMember removes a member, or takes back a pending invitation of
 // that user; the last owner cannot be removed.
-func (s *Service) RemoveMember(ctx context.Context, a *Actor, userID string) error {
-	if !storable(userID) {
+func (s *Service) RemoveMember(ctx context.Context, a *usecase.Actor, userID string) error {
+	if !usecase.Storable(userID) {
 		return notify.NotFound("Member")
 	}
-	return s.store.Update(ctx, func(tx notify.Tx) error {
+	return s.Store.Update(ctx, func(tx notify.Tx) error {
 		if err := tx.LockWorkspace(ctx, a.WorkspaceID); err != nil {
 			return err
 		}
@@ -218,7 +194,7 @@ func (s *Service) RemoveMember(ctx context.Context, a *Actor, userID string) err
 		if err := tx.DeleteMember(ctx, a.WorkspaceID, userID); err != nil {
 			return err
 		}
-		return s.audit(ctx, tx, a, a.WorkspaceID, "member.remove", "member", userID, nil)
+		return s.Audit(ctx, tx, a, a.WorkspaceID, "member.remove", "member", userID, nil)
 	})
 }
 
@@ -241,7 +217,7 @@ type AuditPage struct {
 }
 
 // ListAudit pages the audit log newest first.
-func (s *Service) ListAudit(ctx context.Context, a *Actor, f notify.AuditFilter) (*AuditPage, error) {
+func (s *Service) ListAudit(ctx context.Context, a *usecase.Actor, f notify.AuditFilter) (*AuditPage, error) {
 	if f.Limit == 0 {
 		f.Limit = 100
 	}
@@ -249,29 +225,27 @@ func (s *Service) ListAudit(ctx context.Context, a *Actor, f notify.AuditFilter)
 		return nil, notify.Invalid("limit must be between 1 and 200")
 	}
 	for _, v := range []struct{ name, value string }{{"action", f.Action}, {"targetType", f.TargetType}} {
-		if err := maxLen(v.name, v.value, 100); err != nil {
+		if err := usecase.MaxLen(v.name, v.value, 100); err != nil {
 			return nil, err
 		}
-		if err := validText(v.name, v.value); err != nil {
+		if err := usecase.ValidText(v.name, v.value); err != nil {
 			return nil, err
 		}
 	}
 	want := f.Limit
 	f.Limit++ // one more tells whether a next page exists
 	var rows []*notify.AuditEntry
-	err := s.store.View(ctx, func(tx notify.Tx) (err error) {
+	err := s.Store.View(ctx, func(tx notify.Tx) (err error) {
 		rows, err = tx.FindAudit(ctx, a.WorkspaceID, f)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	p := &AuditPage{Logs: rows}
-	if len(rows) > want {
-		p.Logs, p.HasNext = rows[:want], true
-		last := p.Logs[want-1]
-		p.Cursor = &notify.Cursor{At: last.CreatedAt, ID: last.ID}
-	}
+	p := &AuditPage{}
+	p.Logs, p.Cursor, p.HasNext = usecase.Trim(rows, want, func(e *notify.AuditEntry) notify.Cursor {
+		return notify.Cursor{At: e.CreatedAt, ID: e.ID}
+	})
 	if p.Logs == nil {
 		p.Logs = []*notify.AuditEntry{}
 	}
@@ -281,8 +255,8 @@ func (s *Service) ListAudit(ctx context.Context, a *Actor, f notify.AuditFilter)
 // Cleanup deletes expired sessions, nonces and invitations (the periodic
 // cleanup job).
 func (s *Service) Cleanup(ctx context.Context) (sessions, nonces int, err error) {
-	now := s.now()
-	err = s.store.Update(ctx, func(tx notify.Tx) error {
+	now := s.Now()
+	err = s.Store.Update(ctx, func(tx notify.Tx) error {
 		if sessions, err = tx.DeleteExpiredSessions(ctx, now); err != nil {
 			return err
 		}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/service"
+	"github.com/notifyd/notifyd/internal/usecase"
 )
 
 //go:embed templates/*.html
@@ -182,7 +183,7 @@ type Ctx struct {
 	W http.ResponseWriter
 	R *http.Request
 	// Actor is the logged-in member (nil on Public routes).
-	Actor *service.Actor
+	Actor *usecase.Actor
 	// CSRF is the session's form token (every POST form carries it).
 	CSRF  string
 	route Route

@@ -43,6 +43,7 @@ import (
 	"github.com/notifyd/notifyd/internal/provider/kinds"
 	"github.com/notifyd/notifyd/internal/service"
 	"github.com/notifyd/notifyd/internal/simulator"
+	"github.com/notifyd/notifyd/internal/usecase"
 )
 
 const (
@@ -125,10 +126,10 @@ func (m *Demo) Close() error {
 
 // demoWorkspace finds the demo workspace by its owner's email, creating
 // both on the first demo start (login is then the one-time password).
-func (m *Demo) demoWorkspace(ctx context.Context) (actor *service.Actor, login *service.BootstrapResult, err error) {
+func (m *Demo) demoWorkspace(ctx context.Context) (actor *usecase.Actor, login *service.BootstrapResult, err error) {
 	d := m.d
-	find := func() (*service.Actor, error) {
-		var a *service.Actor
+	find := func() (*usecase.Actor, error) {
+		var a *usecase.Actor
 		err := d.DB.View(ctx, func(tx notify.Tx) error {
 			u, err := tx.FindUserByEmail(ctx, demoOwnerEmail)
 			if err != nil {
@@ -140,7 +141,7 @@ func (m *Demo) demoWorkspace(ctx context.Context) (actor *service.Actor, login *
 			}
 			for _, m := range ms {
 				if m.Role == notify.RoleOwner {
-					a = &service.Actor{UserID: u.ID, Email: u.Email, WorkspaceID: m.WorkspaceID, Role: m.Role}
+					a = &usecase.Actor{UserID: u.ID, Email: u.Email, WorkspaceID: m.WorkspaceID, Role: m.Role}
 					return nil
 				}
 			}
@@ -160,12 +161,12 @@ func (m *Demo) demoWorkspace(ctx context.Context) (actor *service.Actor, login *
 	if err != nil {
 		return nil, nil, err
 	}
-	return &service.Actor{UserID: res.UserID, Email: res.Email, WorkspaceID: res.WorkspaceID, Role: notify.RoleOwner}, res, nil
+	return &usecase.Actor{UserID: res.UserID, Email: res.Email, WorkspaceID: res.WorkspaceID, Role: notify.RoleOwner}, res, nil
 }
 
 // demoProviders registers (or re-points) one simulated account per kind
 // and routes every channel to them, in kind order.
-func (m *Demo) demoProviders(ctx context.Context, actor *service.Actor) error {
+func (m *Demo) demoProviders(ctx context.Context, actor *usecase.Actor) error {
 	d := m.d
 	var existing []*notify.ProviderAccount
 	if err := d.DB.View(ctx, func(tx notify.Tx) (err error) {
@@ -271,7 +272,7 @@ func demoServiceAccount(simURL string) (string, error) {
 
 // demoTemplate creates, publishes and approves the DEMO_WELCOME messenger
 // template once.
-func (m *Demo) demoTemplate(ctx context.Context, actor *service.Actor) error {
+func (m *Demo) demoTemplate(ctx context.Context, actor *usecase.Actor) error {
 	d := m.d
 	err := d.DB.View(ctx, func(tx notify.Tx) error {
 		_, err := tx.FindTemplateByCode(ctx, actor.WorkspaceID, demoTemplateCode, notify.ChannelAlimTalk)

@@ -1,4 +1,4 @@
-package service
+package compose
 
 import (
 	"strings"
@@ -46,11 +46,11 @@ func ParseLocale(field, s string) (string, error) {
 	return strings.Join(parts, "-"), nil
 }
 
-// localeLookup lists the tags a send in locale looks for, most specific
+// LocaleLookup lists the tags a send in locale looks for, most specific
 // first: the tag, then the tag with its last subtag removed, down to the
 // language ("zh-Hant-TW", "zh-Hant", "zh"; RFC 4647 lookup). After them
 // comes the template's default locale, which is not in the list.
-func localeLookup(locale string) []string {
+func LocaleLookup(locale string) []string {
 	if locale == "" {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package service
+package compose
 
 import (
 	"testing"
@@ -30,7 +30,7 @@ func TestParseLocale(t *testing.T) {
 
 func TestLocaleLookup(t *testing.T) {
 	t.Parallel()
-	require.Nil(t, localeLookup(""))
-	require.Equal(t, []string{"ko"}, localeLookup("ko"))
-	require.Equal(t, []string{"zh-Hant-TW", "zh-Hant", "zh"}, localeLookup("zh-Hant-TW"))
+	require.Nil(t, LocaleLookup(""))
+	require.Equal(t, []string{"ko"}, LocaleLookup("ko"))
+	require.Equal(t, []string{"zh-Hant-TW", "zh-Hant", "zh"}, LocaleLookup("zh-Hant-TW"))
 }

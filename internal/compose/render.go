@@ -1,21 +1,22 @@
-package service
+package compose
 
 import (
 	"context"
 
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/render"
+	"github.com/notifyd/notifyd/internal/usecase"
 )
 
 // LayoutSlot is the placeholder of a layout that the message body fills.
 const LayoutSlot = "content"
 
 // message is the rendered content of a notification.
-type message struct {
+type Message struct {
 	Title, Text, HTML string
 }
 
-// renderMessage is the one rendering of a message built from a template,
+// Render is the one rendering of a message built from a template,
 // shared by sends, OTP sends, test-sends and the template preview:
 // {{name}} placeholders of title, text and HTML are replaced from vars
 // (SPEC send rule 3.5; values HTML-escaped in the HTML part), then the
@@ -29,24 +30,24 @@ type message struct {
 // MaxContentText, MaxContentHTML) while it is rendered: over it, the
 // message is refused naming prefix+"content.<part>". So is a title a
 // variable breaks onto two lines (an email subject).
-func renderMessage(m message, l *notify.Layout, vars map[string]string, prefix string) (message, error) {
-	var out message
+func Render(m Message, l *notify.Layout, vars map[string]string, prefix string) (Message, error) {
+	var out Message
 	var ok bool
 	if out.Title, ok = render.Substitute(m.Title, vars, MaxContentTitle); !ok {
-		return message{}, tooLarge(prefix+"content.title", MaxContentTitle, "template variables")
+		return Message{}, TooLarge(prefix+"content.title", MaxContentTitle, "template variables")
 	}
 	// A variable must not break the title (an email subject) either.
-	if err := oneLine(prefix+"content.title", out.Title); err != nil {
-		return message{}, err
+	if err := usecase.OneLine(prefix+"content.title", out.Title); err != nil {
+		return Message{}, err
 	}
 	if out.Text, ok = render.Substitute(m.Text, vars, MaxContentText); !ok {
-		return message{}, tooLarge(prefix+"content.text", MaxContentText, "template variables")
+		return Message{}, TooLarge(prefix+"content.text", MaxContentText, "template variables")
 	}
 	var esc map[string]string
 	if m.HTML != "" {
 		esc = render.HTMLEscapeVars(vars)
 		if out.HTML, ok = render.Substitute(m.HTML, esc, MaxContentHTML); !ok {
-			return message{}, tooLarge(prefix+"content.html", MaxContentHTML, "template variables")
+			return Message{}, TooLarge(prefix+"content.html", MaxContentHTML, "template variables")
 		}
 	}
 	if l == nil {
@@ -54,21 +55,21 @@ func renderMessage(m message, l *notify.Layout, vars map[string]string, prefix s
 	}
 	if _, _, n := render.Slot(l.Text, LayoutSlot); n == 1 {
 		if out.Text, ok = render.Fill(l.Text, LayoutSlot, out.Text, vars, MaxContentText); !ok {
-			return message{}, tooLarge(prefix+"content.text", MaxContentText, "template variables")
+			return Message{}, TooLarge(prefix+"content.text", MaxContentText, "template variables")
 		}
 	}
 	if _, _, n := render.Slot(l.HTML, LayoutSlot); n == 1 && out.HTML != "" {
 		if out.HTML, ok = render.Fill(l.HTML, LayoutSlot, out.HTML, esc, MaxContentHTML); !ok {
-			return message{}, tooLarge(prefix+"content.html", MaxContentHTML, "template variables")
+			return Message{}, TooLarge(prefix+"content.html", MaxContentHTML, "template variables")
 		}
 	}
 	return out, nil
 }
 
-// messageParts lists what renderMessage substitutes for m and l: the
+// Parts lists what Render substitutes for m and l: the
 // message's title, text and HTML, and the layout's header and footer of
 // each part it wraps.
-func messageParts(m message, l *notify.Layout) []string {
+func Parts(m Message, l *notify.Layout) []string {
 	parts := []string{m.Title, m.Text, m.HTML}
 	if l == nil {
 		return parts
@@ -84,7 +85,7 @@ func messageParts(m message, l *notify.Layout) []string {
 
 // missingVariables lists the placeholder names (found by names) of parts
 // that vars has no value for, each once, in order of first appearance.
-func missingVariables(vars map[string]string, names func(string) []string, parts ...string) []string {
+func MissingVariables(vars map[string]string, names func(string) []string, parts ...string) []string {
 	out := []string{}
 	seen := map[string]bool{}
 	for _, p := range parts {
@@ -98,15 +99,15 @@ func missingVariables(vars map[string]string, names func(string) []string, parts
 	return out
 }
 
-// publishedVersion reads the version a send in locale uses (issue 21):
-// the highest published version of the first tag of localeLookup(locale)
+// PublishedVersion reads the version a send in locale uses (issue 21):
+// the highest published version of the first tag of LocaleLookup(locale)
 // that has one, else the highest published version of the template's
 // default locale (versions without a locale). Without a locale that is
 // SPEC send rule 3.3 unchanged. None at all is a 400. The store reads the
 // bodies of that version only (issue 29: a template may hold many large
 // versions).
-func publishedVersion(ctx context.Context, tx notify.Tx, t *notify.Template, locale string) (*notify.TemplateVersion, error) {
-	v, err := tx.FindPublishedTemplateVersion(ctx, t.WorkspaceID, t.ID, localeLookup(locale))
+func PublishedVersion(ctx context.Context, tx notify.Tx, t *notify.Template, locale string) (*notify.TemplateVersion, error) {
+	v, err := tx.FindPublishedTemplateVersion(ctx, t.WorkspaceID, t.ID, LocaleLookup(locale))
 	if !notify.IsNotFound(err) {
 		return v, err
 	}
@@ -117,7 +118,7 @@ func publishedVersion(ctx context.Context, tx notify.Tx, t *notify.Template, loc
 }
 
 // versionLayout reads the layout v names, nil when none.
-func versionLayout(ctx context.Context, tx notify.Tx, ws string, v *notify.TemplateVersion) (*notify.Layout, error) {
+func VersionLayout(ctx context.Context, tx notify.Tx, ws string, v *notify.TemplateVersion) (*notify.Layout, error) {
 	if v.LayoutID == "" {
 		return nil, nil
 	}

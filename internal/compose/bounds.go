@@ -1,9 +1,10 @@
-package service
+package compose
 
 import (
 	"unicode/utf8"
 
 	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/usecase"
 )
 
 // Size bounds of a message and of what fills it (issue 29; SPEC leaves
@@ -32,17 +33,18 @@ const (
 // a campaign "subscriber attributes").
 const detailRendered = "%s must be at most %d characters after %s are put in"
 
-// renderedTooLarge refuses a rendered part over its bound. It is a field
+// RenderedTooLarge refuses a rendered part over its bound. It is a field
 // rule: a bulk send refuses the whole call with it (SPEC: an item failing
 // field validation rejects the request), where other failures of
 // acceptance leave the item out.
-type renderedTooLarge struct{ err *notify.Error }
+type RenderedTooLarge struct{ Err *notify.Error }
 
-func (e *renderedTooLarge) Error() string { return e.err.Error() }
-func (e *renderedTooLarge) Unwrap() error { return e.err }
+func (e *RenderedTooLarge) Error() string { return e.Err.Error() }
+func (e *RenderedTooLarge) Unwrap() error { return e.Err }
 
-func tooLarge(field string, limit int, what string) error {
-	return &renderedTooLarge{notify.Invalid(detailRendered, field, limit, what)}
+// TooLarge is the 400 of a rendered part over its bound (detailRendered).
+func TooLarge(field string, limit int, what string) error {
+	return &RenderedTooLarge{notify.Invalid(detailRendered, field, limit, what)}
 }
 
 // checkStringMap bounds a map of strings (templateVariables, metadata):
@@ -71,7 +73,7 @@ func checkStringMap(field string, m map[string]string, noun, keyNoun string, max
 // test-send as the caller sent it, before any rendering: title, text and
 // HTML each to the bound of its rendering, and the template variables; f
 // names the field (with a bulk item's or a step's prefix).
-func checkContent(f func(string) string, title, text, html *string, vars map[string]string) error {
+func CheckContent(f func(string) string, title, text, html *string, vars map[string]string) error {
 	for _, c := range []struct {
 		name string
 		v    *string
@@ -80,20 +82,20 @@ func checkContent(f func(string) string, title, text, html *string, vars map[str
 		if c.v == nil {
 			continue
 		}
-		if err := maxLen(f(c.name), *c.v, c.n); err != nil {
+		if err := usecase.MaxLen(f(c.name), *c.v, c.n); err != nil {
 			return err
 		}
 	}
-	return checkVariables(f("content.templateVariables"), vars)
+	return CheckVariables(f("content.templateVariables"), vars)
 }
 
 // checkVariables bounds the templateVariables of a send, a fallback
 // step, a test-send, an OTP send or a template preview.
-func checkVariables(field string, vars map[string]string) error {
+func CheckVariables(field string, vars map[string]string) error {
 	return checkStringMap(field, vars, "variables", "names", MaxTemplateVariables, MaxTemplateVariableName, MaxTemplateVariableValue)
 }
 
 // checkMetadata bounds a send's metadata.
-func checkMetadata(field string, m map[string]string) error {
+func CheckMetadata(field string, m map[string]string) error {
 	return checkStringMap(field, m, "entries", "keys", MaxMetadata, MaxMetadataKey, MaxMetadataValue)
 }

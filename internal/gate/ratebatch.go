@@ -1,4 +1,4 @@
-package service
+package gate
 
 import (
 	"context"
@@ -21,12 +21,12 @@ const maxRateBatch = 256
 // checks waiting, runs them in one transaction, and answers each after the
 // commit; while it runs, new checks queue for the next batch.
 type rateChecks struct {
-	s *Service
+	g *Gate
 	q *groupcommit.Queue[*rateCheck]
 }
 
-func newRateChecks(s *Service) *rateChecks {
-	b := &rateChecks{s: s}
+func newRateChecks(g *Gate) *rateChecks {
+	b := &rateChecks{g: g}
 	b.q = groupcommit.New(1, maxRateBatch, b.run)
 	return b
 }
@@ -59,9 +59,9 @@ func (b *rateChecks) run(batch []*rateCheck) {
 		keys[i] = c.key
 	}
 	// Batch: on SQLite the checks also share the sends' group commit.
-	err := b.s.store.Batch(ctx, func(tx notify.Tx) error {
+	err := b.g.Store.Batch(ctx, func(tx notify.Tx) error {
 		clear(errs)
-		adm, err := b.s.planAdmission(ctx, tx, keys, live[0].now)
+		adm, err := b.g.planAdmission(ctx, tx, keys, live[0].now)
 		if err != nil {
 			return err
 		}
@@ -106,7 +106,7 @@ type admission struct {
 // planAdmission reads the policies of keys (nil entries are requests
 // that do not count) and names the counters each request touches, in the
 // window holding now.
-func (s *Service) planAdmission(ctx context.Context, tx notify.Tx, keys []*notify.APIKey, now time.Time) (*admission, error) {
+func (g *Gate) planAdmission(ctx context.Context, tx notify.Tx, keys []*notify.APIKey, now time.Time) (*admission, error) {
 	a := &admission{counters: map[string]*rateCounter{}, pairs: make([]*[2]*rateCounter, len(keys))}
 	type limit struct{ window, max int }
 	// Every policy of a workspace in one read: its own and its keys'.
@@ -130,7 +130,7 @@ func (s *Service) planAdmission(ctx context.Context, tx notify.Tx, keys []*notif
 		return limit{notify.DefaultRateWindowSeconds, defMax}, nil
 	}
 	counter := func(scope string, l limit) *rateCounter {
-		key, start := rateWindow(scope, l.window, now)
+		key, start := RateWindow(scope, l.window, now)
 		id := key + "@" + start.String()
 		c := a.counters[id]
 		if c == nil {
@@ -212,15 +212,15 @@ func (a *admission) admit(i int) error {
 	return nil
 }
 
-// errRateRace: counters read without their locks grew beyond a limit
+// ErrRateRace: counters read without their locks grew beyond a limit
 // before this batch added its own; the batch is undone and run again
 // holding the locks.
-var errRateRace = errors.New("request limit counters moved during the batch")
+var ErrRateRace = errors.New("request limit counters moved during the batch")
 
 // write stores what the batch admitted. Counters read under their locks
 // are set; counters read without them are added to, which locks them
 // only from here to the commit, and a sum beyond a limit undoes the
-// batch (errRateRace): another process admitted requests meanwhile.
+// batch (ErrRateRace): another process admitted requests meanwhile.
 func (a *admission) write(ctx context.Context, tx notify.Tx, locked bool) error {
 	if locked {
 		for _, id := range a.ids {
@@ -248,7 +248,7 @@ func (a *admission) write(ctx context.Context, tx notify.Tx, locked bool) error 
 	}
 	for i, n := range counts {
 		if n > maxes[i] {
-			return errRateRace
+			return ErrRateRace
 		}
 	}
 	return nil
