@@ -38,7 +38,7 @@ func (e *Engine) batchConfig(a *notify.ProviderAccount) dispatch.BatchConfig {
 	if err != nil {
 		cfg = nil
 	}
-	c, notes := dispatch.BatchConfigFor(k, cfg)
+	c, notes := dispatch.BatchConfigFor(k.ID, dispatch.BatchConfig{CallsPerSecond: k.Batch.CallsPerSecond, Window: k.Batch.Window, MaxSize: k.Batch.MaxSize}, cfg)
 	for _, n := range notes {
 		// Once per account config version (cached below).
 		e.log.Warn("provider batching override", "provider", a.ID, "note", n)

@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/notifyd/notifyd/internal/provider"
 )
 
 // The configJson keys that override a kind's batching (SPEC "Adapter
@@ -42,15 +40,15 @@ type BatchConfig struct {
 	MaxSize int
 }
 
-// BatchConfigFor returns the batching of an account of kind k with config
-// cfg: k's defaults, overridden by the account's dispatch_* keys. SPEC
+// BatchConfigFor returns the batching of an account of the kind named
+// kind, whose defaults are def, with config cfg: the defaults, overridden by the account's dispatch_* keys. SPEC
 // says configJson keys are not validated at registration, so a bad value
 // is never refused: a value that is not a number of the right kind is
 // ignored (the default stays), one beyond its bound is taken as the
 // bound, and a batch size on a kind without a batch API is ignored. Each
 // such case is reported in notes, for the log.
-func BatchConfigFor(k provider.Kind, cfg map[string]string) (c BatchConfig, notes []string) {
-	c = BatchConfig{CallsPerSecond: k.Batch.CallsPerSecond, Window: k.Batch.Window, MaxSize: max(k.Batch.MaxSize, 1)}
+func BatchConfigFor(kind string, def BatchConfig, cfg map[string]string) (c BatchConfig, notes []string) {
+	c = BatchConfig{CallsPerSecond: def.CallsPerSecond, Window: def.Window, MaxSize: max(def.MaxSize, 1)}
 	if v, ok := cfg[KeyRequestsPerSecond]; ok {
 		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 		switch {
@@ -79,8 +77,8 @@ func BatchConfigFor(k provider.Kind, cfg map[string]string) (c BatchConfig, note
 		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 		over := (errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(strings.TrimSpace(v), "-")) || (err == nil && n > MaxBatchSizeLimit)
 		switch {
-		case k.Batch.MaxSize <= 1 && (over || (err == nil && n != 1)):
-			notes = append(notes, fmt.Sprintf("configJson.%s ignored: %s sends per message and has no batch API", KeyMaxBatchSize, k.ID))
+		case def.MaxSize <= 1 && (over || (err == nil && n != 1)):
+			notes = append(notes, fmt.Sprintf("configJson.%s ignored: %s sends per message and has no batch API", KeyMaxBatchSize, kind))
 		case over:
 			notes = append(notes, fmt.Sprintf("configJson.%s above %d, taken as %d", KeyMaxBatchSize, MaxBatchSizeLimit, MaxBatchSizeLimit))
 			c.MaxSize = MaxBatchSizeLimit
