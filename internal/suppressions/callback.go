@@ -40,18 +40,24 @@ type RotatedCallbackSecret struct {
 	Secret string
 }
 
-func (s *Service) callbackAccount(ctx context.Context, tx notify.Tx, a *usecase.Actor, id string) (*notify.ProviderAccount, error) {
+// callbackAccount is the workspace's email provider account id, with its
+// callback secret (nil when it has none).
+func (s *Service) callbackAccount(ctx context.Context, tx notify.Tx, a *usecase.Actor, id string) (*notify.ProviderAccount, *notify.CallbackSecret, error) {
 	if !usecase.Storable(id) {
-		return nil, notify.NotFound("Provider")
+		return nil, nil, notify.NotFound("Provider")
 	}
 	p, err := tx.FindProviderAccount(ctx, a.WorkspaceID, id)
 	if err != nil {
-		return nil, usecase.NotFound(err, "Provider")
+		return nil, nil, usecase.NotFound(err, "Provider")
 	}
 	if !callbackKind(p.ProviderKind) {
-		return nil, notify.Invalid("Callback secrets apply to email providers (mailx_email, maily_email, mailz_email); this provider is %s", p.ProviderKind)
+		return nil, nil, notify.Invalid("Callback secrets apply to email providers (mailx_email, maily_email, mailz_email); this provider is %s", p.ProviderKind)
 	}
-	return p, nil
+	cs, err := tx.FindCallbackSecret(ctx, p.ID)
+	if err != nil && !errors.Is(err, notify.ErrNotFound) {
+		return nil, nil, err
+	}
+	return p, cs, nil
 }
 
 func secretView(id string, cs *notify.CallbackSecret) CallbackSecretView {
@@ -68,12 +74,8 @@ func secretView(id string, cs *notify.CallbackSecret) CallbackSecretView {
 func (s *Service) GetCallbackSecret(ctx context.Context, a *usecase.Actor, id string) (*CallbackSecretView, error) {
 	var v CallbackSecretView
 	err := s.Store.View(ctx, func(tx notify.Tx) error {
-		p, err := s.callbackAccount(ctx, tx, a, id)
+		p, cs, err := s.callbackAccount(ctx, tx, a, id)
 		if err != nil {
-			return err
-		}
-		cs, err := tx.FindCallbackSecret(ctx, p.ID)
-		if err != nil && !errors.Is(err, notify.ErrNotFound) {
 			return err
 		}
 		v = secretView(p.ID, cs)
@@ -90,12 +92,8 @@ func (s *Service) RotateCallbackSecret(ctx context.Context, a *usecase.Actor, id
 	plain := "cbs_" + secret.RandomToken(32)
 	var out RotatedCallbackSecret
 	err := s.Store.Update(ctx, func(tx notify.Tx) error {
-		p, err := s.callbackAccount(ctx, tx, a, id)
+		p, old, err := s.callbackAccount(ctx, tx, a, id)
 		if err != nil {
-			return err
-		}
-		old, err := tx.FindCallbackSecret(ctx, p.ID)
-		if err != nil && !errors.Is(err, notify.ErrNotFound) {
 			return err
 		}
 		cs := &notify.CallbackSecret{ProviderAccountID: p.ID, WorkspaceID: p.WorkspaceID,
@@ -122,12 +120,8 @@ func (s *Service) RotateCallbackSecret(ctx context.Context, a *usecase.Actor, id
 func (s *Service) FinalizeCallbackSecret(ctx context.Context, a *usecase.Actor, id string) (*CallbackSecretView, error) {
 	var v CallbackSecretView
 	err := s.Store.Update(ctx, func(tx notify.Tx) error {
-		p, err := s.callbackAccount(ctx, tx, a, id)
+		p, cs, err := s.callbackAccount(ctx, tx, a, id)
 		if err != nil {
-			return err
-		}
-		cs, err := tx.FindCallbackSecret(ctx, p.ID)
-		if err != nil && !errors.Is(err, notify.ErrNotFound) {
 			return err
 		}
 		if cs == nil || cs.PreviousHash == "" {
