@@ -19,6 +19,7 @@ import (
 	"github.com/notifyd/notifyd/internal/metrics"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/service"
+	"github.com/notifyd/notifyd/internal/suppressions"
 	"github.com/notifyd/notifyd/internal/usecase"
 )
 
@@ -35,6 +36,8 @@ const (
 // Options configure the API.
 type Options struct {
 	Service *service.Service
+	// Suppressions is the suppression list and bounce intake's room.
+	Suppressions *suppressions.Service
 	// Gate checks the signature, nonce and request limits of signed
 	// routes.
 	Gate    *gate.Gate
@@ -57,6 +60,9 @@ type API struct {
 	mux     *http.ServeMux
 	limits  *metrics.Limits
 	proxies TrustedProxies
+
+	// The rooms whose handlers this API serves.
+	suppressions *suppressions.Service
 }
 
 // New builds the API and registers every route.
@@ -66,6 +72,7 @@ func New(o Options) *API {
 	}
 	a := &API{svc: o.Service, gate: o.Gate, baseURL: strings.TrimRight(o.BaseURL, "/"), log: o.Logger, now: o.Service.Now, mux: http.NewServeMux(),
 		limits: o.Limits, proxies: o.TrustedProxies}
+	a.suppressions = o.Suppressions
 	for _, rt := range a.routes() {
 		a.mux.Handle(rt.Method+" "+rt.Path, a.wrap(rt))
 	}

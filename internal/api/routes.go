@@ -7,7 +7,7 @@ import "github.com/notifyd/notifyd/internal/notify"
 func (a *API) routes() []Route {
 	var all []Route
 	for _, group := range [][]Route{a.coreRoutes(), a.otpRoutes(), a.limitRoutes(),
-		a.subscriberRoutes(), a.campaignRoutes(), a.webhookRoutes(), a.suppressionRoutes(), a.memberRoutes(),
+		a.subscriberRoutes(), a.campaignRoutes(), a.webhookRoutes(), suppressionsAPI{a, a.suppressions}.routes(), a.memberRoutes(),
 		a.requestRoutes(), a.previewLayoutRoutes(), a.identityRoutes(), a.optInRoutes(), a.fraudGuardRoutes()} {
 		all = append(all, group...)
 	}

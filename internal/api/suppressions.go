@@ -5,11 +5,18 @@ import (
 
 	"github.com/notifyd/notifyd/internal/bounce"
 	"github.com/notifyd/notifyd/internal/notify"
-	"github.com/notifyd/notifyd/internal/service"
+	"github.com/notifyd/notifyd/internal/suppressions"
 )
 
-// suppressionRoutes are the routes of the email suppression list and bounce/complaint intake.
-func (a *API) suppressionRoutes() []Route {
+// suppressionsAPI are the handlers of the suppressions room: the email
+// suppression list, callback secrets and bounce/complaint intake.
+type suppressionsAPI struct {
+	*API
+	room *suppressions.Service
+}
+
+// routes are the routes of the email suppression list and bounce/complaint intake.
+func (a suppressionsAPI) routes() []Route {
 	all, op, admin := notify.RolesAll, notify.RolesOperator, notify.RolesAdmin
 	return []Route{
 		{Method: "GET", Path: "/v1/suppressions", auth: authDashboard, Roles: all, h: a.handleSuppressionList},
@@ -31,7 +38,7 @@ func suppressionBody(s *notify.Suppression) map[string]any {
 	return map[string]any{"address": s.Address, "reason": s.Reason, "createdAt": Timestamp(s.CreatedAt)}
 }
 
-func (a *API) handleSuppressionList(c *call) error {
+func (a suppressionsAPI) handleSuppressionList(c *call) error {
 	q := c.r.URL.Query()
 	f := notify.SuppressionFilter{Address: q.Get("address")}
 	var err error
@@ -44,7 +51,7 @@ func (a *API) handleSuppressionList(c *call) error {
 	if f.Before, err = decodeCursor(q.Get("cursor")); err != nil {
 		return err
 	}
-	page, err := a.svc.ListSuppressions(c.ctx, c.actor, f)
+	page, err := a.room.ListSuppressions(c.ctx, c.actor, f)
 	if err != nil {
 		return err
 	}
@@ -55,7 +62,7 @@ func (a *API) handleSuppressionList(c *call) error {
 	return c.ok(http.StatusOK, map[string]any{"suppressions": out, "cursor": encodeCursor(page.Cursor), "hasNext": page.HasNext})
 }
 
-func (a *API) handleSuppressionCreate(c *call) error {
+func (a suppressionsAPI) handleSuppressionCreate(c *call) error {
 	var in struct {
 		Address *string `json:"address"`
 		Reason  *string `json:"reason"`
@@ -69,15 +76,15 @@ func (a *API) handleSuppressionCreate(c *call) error {
 	if in.Reason == nil {
 		return notify.Invalid("reason is required")
 	}
-	s, err := a.svc.AddSuppression(c.ctx, c.actor, *in.Address, *in.Reason)
+	s, err := a.room.AddSuppression(c.ctx, c.actor, *in.Address, *in.Reason)
 	if err != nil {
 		return err
 	}
 	return c.ok(http.StatusCreated, map[string]any{"suppression": suppressionBody(s)})
 }
 
-func (a *API) handleSuppressionDelete(c *call) error {
-	if err := a.svc.RemoveSuppression(c.ctx, c.actor, c.r.PathValue("address")); err != nil {
+func (a suppressionsAPI) handleSuppressionDelete(c *call) error {
+	if err := a.room.RemoveSuppression(c.ctx, c.actor, c.r.PathValue("address")); err != nil {
 		return err
 	}
 	return c.noContent()
@@ -85,28 +92,28 @@ func (a *API) handleSuppressionDelete(c *call) error {
 
 // callbackURL is where the vendor is told to post; the secret travels in
 // the query (SNS and Resend), or as the basic-auth password (Postmark).
-func (a *API) callbackURL(providerID string) string {
+func (a suppressionsAPI) callbackURL(providerID string) string {
 	return a.baseURL + "/v1/callbacks/" + providerID
 }
 
-func (a *API) callbackSecretBody(v *service.CallbackSecretView) map[string]any {
+func (a suppressionsAPI) callbackSecretBody(v *suppressions.CallbackSecretView) map[string]any {
 	return map[string]any{"providerAccountId": v.ProviderAccountID, "configured": v.Configured,
 		"rotationPending": v.RotationPending, "rotatedAt": TimestampPtr(v.RotatedAt), "callbackUrl": a.callbackURL(v.ProviderAccountID)}
 }
 
-func (a *API) handleCallbackSecretGet(c *call) error {
-	v, err := a.svc.GetCallbackSecret(c.ctx, c.actor, c.r.PathValue("id"))
+func (a suppressionsAPI) handleCallbackSecretGet(c *call) error {
+	v, err := a.room.GetCallbackSecret(c.ctx, c.actor, c.r.PathValue("id"))
 	if err != nil {
 		return err
 	}
 	return c.ok(http.StatusOK, map[string]any{"callbackSecret": a.callbackSecretBody(v)})
 }
 
-func (a *API) handleCallbackSecretRotate(c *call) error {
+func (a suppressionsAPI) handleCallbackSecretRotate(c *call) error {
 	if err := decodeNone(c.body); err != nil {
 		return err
 	}
-	res, err := a.svc.RotateCallbackSecret(c.ctx, c.actor, c.r.PathValue("id"))
+	res, err := a.room.RotateCallbackSecret(c.ctx, c.actor, c.r.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -114,18 +121,18 @@ func (a *API) handleCallbackSecretRotate(c *call) error {
 		"callbackUrlWithSecret": a.callbackURL(res.ProviderAccountID) + "?token=" + res.Secret})
 }
 
-func (a *API) handleCallbackSecretFinalize(c *call) error {
+func (a suppressionsAPI) handleCallbackSecretFinalize(c *call) error {
 	if err := decodeNone(c.body); err != nil {
 		return err
 	}
-	v, err := a.svc.FinalizeCallbackSecret(c.ctx, c.actor, c.r.PathValue("id"))
+	v, err := a.room.FinalizeCallbackSecret(c.ctx, c.actor, c.r.PathValue("id"))
 	if err != nil {
 		return err
 	}
 	return c.ok(http.StatusOK, map[string]any{"callbackSecret": a.callbackSecretBody(v)})
 }
 
-func (a *API) handleCallback(c *call) error {
+func (a suppressionsAPI) handleCallback(c *call) error {
 	token := c.r.URL.Query().Get("token")
 	if token == "" {
 		if _, pw, ok := c.r.BasicAuth(); ok {
@@ -138,7 +145,7 @@ func (a *API) handleCallback(c *call) error {
 		err := c.readBody(maxDashboardBody)
 		return c.body, err
 	}
-	res, err := a.svc.ReceiveCallback(c.ctx, service.CallbackInput{ProviderAccountID: c.r.PathValue("providerAccountId"), Token: token,
+	res, err := a.room.ReceiveCallback(c.ctx, suppressions.CallbackInput{ProviderAccountID: c.r.PathValue("providerAccountId"), Token: token,
 		ReadBody: readBody, Svix: bounce.SvixHeaders{ID: h.Get("svix-id"), Timestamp: h.Get("svix-timestamp"), Signature: h.Get("svix-signature")}})
 	if err != nil {
 		return err

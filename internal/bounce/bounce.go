@@ -3,7 +3,8 @@
 // webhooks (mailx_email) and Postmark bounce and spam-complaint webhooks
 // (mailz_email). It verifies signatures and turns each payload into
 // vendor-neutral Events; it stores nothing and knows nothing of HTTP
-// routing.
+// routing. It makes no network call either: SNS signatures are checked
+// with certificates fetched over HTTP, which internal/bounce/snshttp does.
 package bounce
 
 import (

@@ -22,6 +22,7 @@ import (
 
 	"github.com/notifyd/notifyd/internal/api"
 	"github.com/notifyd/notifyd/internal/bounce"
+	"github.com/notifyd/notifyd/internal/bounce/snshttp"
 	"github.com/notifyd/notifyd/internal/config"
 	"github.com/notifyd/notifyd/internal/delivery"
 	"github.com/notifyd/notifyd/internal/gate"
@@ -31,10 +32,12 @@ import (
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/provider"
 	"github.com/notifyd/notifyd/internal/provider/kinds"
+	"github.com/notifyd/notifyd/internal/retention"
 	"github.com/notifyd/notifyd/internal/secret"
 	"github.com/notifyd/notifyd/internal/server"
 	"github.com/notifyd/notifyd/internal/service"
 	"github.com/notifyd/notifyd/internal/store"
+	"github.com/notifyd/notifyd/internal/suppressions"
 	"github.com/notifyd/notifyd/internal/web"
 	"github.com/notifyd/notifyd/internal/worker"
 	"github.com/notifyd/notifyd/openapi"
@@ -46,6 +49,13 @@ type Daemon struct {
 	Logger  *slog.Logger
 	DB      *store.DB
 	Service *service.Service
+	// Suppressions is the suppression list and bounce intake; Retention
+	// deletes old data.
+	Suppressions *suppressions.Service
+	Retention    *retention.Service
+	// SNS verifies and confirms the SNS messages of SES callbacks over
+	// HTTP, for Suppressions (the demo trusts its simulator's host).
+	SNS *snshttp.Verifier
 	// Gate is the signed API's door, shared by the API and the sends.
 	Gate *gate.Gate
 	// Delivery is the delivery engine the workers drive.
@@ -181,13 +191,19 @@ func (d *Daemon) Open(ctx context.Context) error {
 		DNS: mailcheck.New(d.Config.DNSServer, 5*time.Second),
 		Webhooks: service.WebhookOptions{AllowPrivate: allowPrivate,
 			Schedule: d.Config.WebhookRetrySchedule, SecretOverlap: d.Config.WebhookSecretOverlap, Metrics: d.Metrics.Webhooks},
-		SNS: &bounce.SNSVerifier{Client: providerDeps.HTTP,
-			Policy: bounce.SNSPolicy{ExtraHosts: d.Config.SNSCertHosts, AllowHTTP: allowPrivate}},
 		Delivery: d.Delivery,
 		// PostgreSQL writes two fan-out batches at once; SQLite's one
 		// writer would only queue the second.
 		FanoutWriters: map[string]int{"postgres": 2}[d.DB.Dialect],
 	})
+	// SNS certificates and subscription URLs are fetched with the
+	// SSRF-guarded client, from sns.<region>.amazonaws.com and the hosts
+	// of NOTIFYD_SNS_CERT_HOSTS (plain http only where private targets
+	// are allowed: tests, demo).
+	d.SNS = &snshttp.Verifier{Client: providerDeps.HTTP,
+		Policy: bounce.SNSPolicy{ExtraHosts: d.Config.SNSCertHosts, AllowHTTP: allowPrivate}}
+	d.Suppressions = suppressions.New(suppressions.Options{Store: d.DB, Box: box, Now: d.Now, Logger: d.Logger, SNS: d.SNS})
+	d.Retention = retention.New(retention.Options{Store: d.DB, Now: d.Now, Logger: d.Logger})
 	if err := d.startQueue(ctx); err != nil {
 		return err
 	}
@@ -228,7 +244,7 @@ func (d *Daemon) startQueue(ctx context.Context) error {
 	if d.Config.Role != "api" {
 		workers := river.NewWorkers()
 		river.AddWorker(workers, &worker.Cleanup{Service: d.Service, Logger: d.Logger})
-		river.AddWorker(workers, &worker.Retention{Service: d.Service, Metrics: d.Metrics.Retention, Logger: d.Logger,
+		river.AddWorker(workers, &worker.Retention{Service: d.Retention, Metrics: d.Metrics.Retention, Logger: d.Logger,
 			Policy: notify.Retention{Data: d.Config.Retention, Audit: d.Config.AuditRetention}})
 		// A job left running by a crashed process is handed back after
 		// NOTIFYD_JOB_RESCUE_AFTER; River requires the job timeout below it,
@@ -361,9 +377,9 @@ func (d *Daemon) bind() error {
 // listen serves HTTP on the listener bind took.
 func (d *Daemon) listen() error {
 	ln := d.listener
-	a := api.New(api.Options{Service: d.Service, Gate: d.Gate, BaseURL: d.Config.BaseURL, Logger: d.Logger, Limits: d.Metrics.Limits,
+	a := api.New(api.Options{Service: d.Service, Suppressions: d.Suppressions, Gate: d.Gate, BaseURL: d.Config.BaseURL, Logger: d.Logger, Limits: d.Metrics.Limits,
 		TrustedProxies: d.Config.TrustedProxies})
-	console := web.New(web.Options{Service: d.Service, BaseURL: d.Config.BaseURL, Logger: d.Logger, ClientAddr: a.ClientAddr,
+	console := web.New(web.Options{Service: d.Service, Suppressions: d.Suppressions, BaseURL: d.Config.BaseURL, Logger: d.Logger, ClientAddr: a.ClientAddr,
 		LoginKey: d.loginKey})
 	h := server.Handler(server.Options{API: a, Metrics: d.Metrics, Logger: d.Logger, Ready: d.ready, OpenAPI: openapi.OpenAPI,
 		Extra: server.Merge(console.Handlers(), a.PublicHandlers()), NoMetrics: d.Config.MetricsAddr != ""})

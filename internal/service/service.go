@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/notifyd/notifyd/internal/bounce"
 	"github.com/notifyd/notifyd/internal/gate"
 	"github.com/notifyd/notifyd/internal/mailcheck"
 	"github.com/notifyd/notifyd/internal/notify"
@@ -50,12 +49,6 @@ type Options struct {
 	DNS *mailcheck.Checker
 	// Webhooks configure event delivery (webhook.go).
 	Webhooks WebhookOptions
-	// SNS verifies the SNS messages of SES callbacks: the daemon builds it
-	// with the SSRF-guarded client, the trusted certificate hosts beside
-	// sns.<region>.amazonaws.com (NOTIFYD_SNS_CERT_HOSTS) and whether they
-	// may use plain http (private targets allowed: tests, demo). Nil: one
-	// trusting the AWS hosts only, over the default client.
-	SNS *bounce.SNSVerifier
 	// AcceptWriters is how many send group commits may run at once;
 	// default 1. One is best on both backends as measured (docs/
 	// BENCHMARKS.md): SQLite has one writer, and on PostgreSQL concurrent
@@ -116,7 +109,6 @@ type Service struct {
 	mailCheck   *mailcheck.Checker
 	dns         *mailcheck.Checker
 	wh          WebhookOptions
-	sns         *bounce.SNSVerifier
 	fanoutMu    sync.Mutex
 	fanoutFault FanoutFault // tests: SetFanoutFault
 	gate        *gate.Gate  // the signed API's door: signatures, nonces, request limits
@@ -161,7 +153,6 @@ func New(o Options) *Service {
 		s.dns = mailcheck.New("", 0)
 	}
 	s.wh = o.Webhooks.withDefaults()
-	s.sns = newSNSVerifier(o)
 	s.otpPolicy, s.otpSecret, s.otpCodeKey = otp.DefaultPolicy(), o.OTPSecret, o.OTPCodeKey
 	if len(s.otpSecret) == 0 {
 		s.otpSecret = usecase.RandomKey()

@@ -20,6 +20,7 @@ import (
 
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/service"
+	"github.com/notifyd/notifyd/internal/suppressions"
 	"github.com/notifyd/notifyd/internal/usecase"
 )
 
@@ -32,6 +33,8 @@ var staticFS embed.FS
 // Options configure the console.
 type Options struct {
 	Service *service.Service
+	// Suppressions is the suppression list's room.
+	Suppressions *suppressions.Service
 	// BaseURL is the public base URL; https makes the cookies Secure and
 	// __Host- named.
 	BaseURL string
@@ -55,6 +58,8 @@ type Console struct {
 	pages      map[string]*template.Template
 	routes     []Route
 	allowed    map[string][]notify.Role // "METHOD /path" -> roles, for Page.Allowed
+
+	suppressions *suppressions.Service
 }
 
 // Auth says what a console route needs of its caller.
@@ -104,6 +109,7 @@ func New(o Options) *Console {
 	}
 	c := &Console{svc: o.Service, baseURL: o.BaseURL, log: o.Logger, secure: strings.HasPrefix(strings.ToLower(o.BaseURL), "https://"),
 		loginKey: o.LoginKey, clientAddr: o.ClientAddr, pages: parsePages(), allowed: map[string][]notify.Role{}}
+	c.suppressions = o.Suppressions
 	have := map[string]bool{}
 	for _, g := range groups {
 		for _, rt := range g(c) {

@@ -89,7 +89,7 @@ func (m *Demo) Start(ctx context.Context, d *daemon.Daemon) error {
 	sim := simulator.New()
 	srv := &http.Server{Handler: sim, ReadHeaderTimeout: 10 * time.Second}
 	m.sim, m.srv, m.simURL = sim, srv, "http://"+ln.Addr().String()
-	d.Service.TrustSNSHost(ln.Addr().String()) // the simulator signs SES bounce callbacks
+	d.SNS.TrustHost(ln.Addr().String()) // the simulator signs SES bounce callbacks
 	go func() { _ = srv.Serve(ln) }()
 	d.Logger.Info("demo: provider simulator listening", "url", m.simURL)
 

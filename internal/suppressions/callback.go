@@ -1,4 +1,4 @@
-package service
+package suppressions
 
 import (
 	"context"
@@ -26,18 +26,6 @@ func callbackKind(kind string) bool {
 	return kind == usecase.KindResend || kind == usecase.KindSES || kind == usecase.KindPostmark
 }
 
-func newSNSVerifier(o Options) *bounce.SNSVerifier {
-	if o.SNS != nil {
-		return o.SNS
-	}
-	return &bounce.SNSVerifier{}
-}
-
-// TrustSNSHost trusts host[:port] for SNS certificates and subscribe URLs
-// from now on, like an entry of NOTIFYD_SNS_CERT_HOSTS (for the demo's
-// in-process simulator).
-func (s *Service) TrustSNSHost(host string) { s.sns.TrustHost(host) }
-
 // CallbackSecretView is a provider account's callback-secret state.
 type CallbackSecretView struct {
 	ProviderAccountID string
@@ -52,18 +40,24 @@ type RotatedCallbackSecret struct {
 	Secret string
 }
 
-func (s *Service) callbackAccount(ctx context.Context, tx notify.Tx, a *usecase.Actor, id string) (*notify.ProviderAccount, error) {
+// callbackAccount is the workspace's email provider account id, with its
+// callback secret (nil when it has none).
+func (s *Service) callbackAccount(ctx context.Context, tx notify.Tx, a *usecase.Actor, id string) (*notify.ProviderAccount, *notify.CallbackSecret, error) {
 	if !usecase.Storable(id) {
-		return nil, notify.NotFound("Provider")
+		return nil, nil, notify.NotFound("Provider")
 	}
 	p, err := tx.FindProviderAccount(ctx, a.WorkspaceID, id)
 	if err != nil {
-		return nil, usecase.NotFound(err, "Provider")
+		return nil, nil, usecase.NotFound(err, "Provider")
 	}
 	if !callbackKind(p.ProviderKind) {
-		return nil, notify.Invalid("Callback secrets apply to email providers (mailx_email, maily_email, mailz_email); this provider is %s", p.ProviderKind)
+		return nil, nil, notify.Invalid("Callback secrets apply to email providers (mailx_email, maily_email, mailz_email); this provider is %s", p.ProviderKind)
 	}
-	return p, nil
+	cs, err := tx.FindCallbackSecret(ctx, p.ID)
+	if err != nil && !errors.Is(err, notify.ErrNotFound) {
+		return nil, nil, err
+	}
+	return p, cs, nil
 }
 
 func secretView(id string, cs *notify.CallbackSecret) CallbackSecretView {
@@ -80,12 +74,8 @@ func secretView(id string, cs *notify.CallbackSecret) CallbackSecretView {
 func (s *Service) GetCallbackSecret(ctx context.Context, a *usecase.Actor, id string) (*CallbackSecretView, error) {
 	var v CallbackSecretView
 	err := s.Store.View(ctx, func(tx notify.Tx) error {
-		p, err := s.callbackAccount(ctx, tx, a, id)
+		p, cs, err := s.callbackAccount(ctx, tx, a, id)
 		if err != nil {
-			return err
-		}
-		cs, err := tx.FindCallbackSecret(ctx, p.ID)
-		if err != nil && !errors.Is(err, notify.ErrNotFound) {
 			return err
 		}
 		v = secretView(p.ID, cs)
@@ -102,12 +92,8 @@ func (s *Service) RotateCallbackSecret(ctx context.Context, a *usecase.Actor, id
 	plain := "cbs_" + secret.RandomToken(32)
 	var out RotatedCallbackSecret
 	err := s.Store.Update(ctx, func(tx notify.Tx) error {
-		p, err := s.callbackAccount(ctx, tx, a, id)
+		p, old, err := s.callbackAccount(ctx, tx, a, id)
 		if err != nil {
-			return err
-		}
-		old, err := tx.FindCallbackSecret(ctx, p.ID)
-		if err != nil && !errors.Is(err, notify.ErrNotFound) {
 			return err
 		}
 		cs := &notify.CallbackSecret{ProviderAccountID: p.ID, WorkspaceID: p.WorkspaceID,
@@ -134,12 +120,8 @@ func (s *Service) RotateCallbackSecret(ctx context.Context, a *usecase.Actor, id
 func (s *Service) FinalizeCallbackSecret(ctx context.Context, a *usecase.Actor, id string) (*CallbackSecretView, error) {
 	var v CallbackSecretView
 	err := s.Store.Update(ctx, func(tx notify.Tx) error {
-		p, err := s.callbackAccount(ctx, tx, a, id)
+		p, cs, err := s.callbackAccount(ctx, tx, a, id)
 		if err != nil {
-			return err
-		}
-		cs, err := tx.FindCallbackSecret(ctx, p.ID)
-		if err != nil && !errors.Is(err, notify.ErrNotFound) {
 			return err
 		}
 		if cs == nil || cs.PreviousHash == "" {
@@ -190,6 +172,38 @@ var errCallbackAuth = notify.NotFound("Provider")
 // complaint puts the address on the workspace's suppression list, and
 // each is attached to the attempt whose provider message id it names.
 func (s *Service) ReceiveCallback(ctx context.Context, in CallbackInput) (*CallbackResult, error) {
+	p, err := s.callbackSender(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	if in.Body == nil && in.ReadBody != nil {
+		if in.Body, err = in.ReadBody(); err != nil {
+			return nil, err
+		}
+	}
+	// Every vendor posts JSON: anything else is refused before it is parsed.
+	if !json.Valid(in.Body) {
+		return nil, notify.Invalid("Callback body must be JSON")
+	}
+	now := s.Now()
+	events, confirmed, err := s.vendorEvents(ctx, p, in, now)
+	if err != nil {
+		return nil, err
+	}
+	res := &CallbackResult{Events: len(events), Confirmed: confirmed}
+	if len(events) == 0 {
+		return res, nil
+	}
+	if res.Suppressed, err = s.recordEvents(ctx, p, events, now); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// callbackSender is the provider account a callback names, once its
+// callback secret is proven (the current one or, during a rotation, the
+// previous one); errCallbackAuth otherwise.
+func (s *Service) callbackSender(ctx context.Context, in CallbackInput) (*notify.ProviderAccount, error) {
 	if !usecase.IsUUID(in.ProviderAccountID) {
 		return nil, errCallbackAuth
 	}
@@ -220,89 +234,100 @@ func (s *Service) ReceiveCallback(ctx context.Context, in CallbackInput) (*Callb
 	if err != nil {
 		return nil, err
 	}
-	if in.Body == nil && in.ReadBody != nil {
-		if in.Body, err = in.ReadBody(); err != nil {
-			return nil, err
-		}
-	}
-	// Every vendor posts JSON: anything else is refused before it is parsed.
-	if !json.Valid(in.Body) {
-		return nil, notify.Invalid("Callback body must be JSON")
-	}
-	now := s.Now()
-	res := &CallbackResult{}
-	var events []bounce.Event
+	return p, nil
+}
+
+// vendorEvents verifies the vendor's signature of the callback and reads
+// its bounces and complaints; confirmed is an SNS subscription confirmed
+// (a confirmation carries no events).
+func (s *Service) vendorEvents(ctx context.Context, p *notify.ProviderAccount, in CallbackInput, now time.Time) (events []bounce.Event, confirmed bool, err error) {
 	switch p.ProviderKind {
 	case usecase.KindSES:
-		m, err := bounce.ParseSNS(in.Body)
-		if err != nil {
-			return nil, callbackError(err)
-		}
-		if err := s.sns.Verify(ctx, m); err != nil {
-			return nil, callbackError(err)
-		}
-		// AWS advises refusing unexpected topics; the account may name its
-		// topic, else any topic signed by SNS is taken.
-		cfg, err := usecase.OpenProviderConfig(s.box, p)
-		if err != nil {
-			return nil, err
-		}
-		if want := cfg[SESTopicARNKey]; want != "" && subtle.ConstantTimeCompare([]byte(want), []byte(m.TopicArn)) != 1 {
-			return nil, notify.Unauthorized("Invalid signature: TopicArn is not the provider's %s", SESTopicARNKey)
-		}
-		switch m.Type {
-		case bounce.SNSSubscriptionConfirmation:
-			if err := s.sns.Confirm(ctx, m); err != nil {
-				return nil, callbackError(err)
-			}
-			s.Log.Info("SNS subscription confirmed", "providerAccountId", p.ID, "topicArn", m.TopicArn)
-			res.Confirmed = true
-			return res, nil
-		case bounce.SNSUnsubscribeConfirmation:
-			return res, nil
-		}
-		if events, err = bounce.ParseSES(m.Message, m.MessageID, now); err != nil {
-			return nil, callbackError(err)
-		}
+		return s.sesEvents(ctx, p, in.Body, now)
 	case usecase.KindResend:
-		cfg, err := usecase.OpenProviderConfig(s.box, p)
-		if err != nil {
-			return nil, err
-		}
-		whsec := cfg[ResendWebhookSecretKey]
-		if whsec == "" {
-			return nil, notify.Unauthorized("Invalid signature: the provider has no %s configured", ResendWebhookSecretKey)
-		}
-		if err := bounce.VerifySvix(whsec, in.Svix, in.Body, now); err != nil {
-			return nil, callbackError(err)
-		}
-		if events, err = bounce.ParseResend(in.Body, in.Svix.ID, now); err != nil {
-			return nil, callbackError(err)
-		}
+		events, err = s.resendEvents(p, in, now)
 	case usecase.KindPostmark:
 		if events, err = bounce.ParsePostmark(in.Body, now); err != nil {
-			return nil, callbackError(err)
+			err = callbackError(err)
 		}
 	}
-	res.Events = len(events)
-	if len(events) == 0 {
-		return res, nil
+	return events, false, err
+}
+
+// sesEvents reads an SNS delivery of SES events: its signature checked by
+// the SNS port, its topic the account's when it names one; a subscription
+// confirmation is confirmed, an unsubscribe confirmation is taken.
+func (s *Service) sesEvents(ctx context.Context, p *notify.ProviderAccount, body []byte, now time.Time) ([]bounce.Event, bool, error) {
+	m, err := bounce.ParseSNS(body)
+	if err != nil {
+		return nil, false, callbackError(err)
 	}
-	err = s.Store.Update(ctx, func(tx notify.Tx) error {
-		res.Suppressed = 0
+	if err := s.sns.Verify(ctx, m); err != nil {
+		return nil, false, callbackError(err)
+	}
+	// AWS advises refusing unexpected topics; the account may name its
+	// topic, else any topic signed by SNS is taken.
+	cfg, err := usecase.OpenProviderConfig(s.box, p)
+	if err != nil {
+		return nil, false, err
+	}
+	if want := cfg[SESTopicARNKey]; want != "" && subtle.ConstantTimeCompare([]byte(want), []byte(m.TopicArn)) != 1 {
+		return nil, false, notify.Unauthorized("Invalid signature: TopicArn is not the provider's %s", SESTopicARNKey)
+	}
+	switch m.Type {
+	case bounce.SNSSubscriptionConfirmation:
+		if err := s.sns.Confirm(ctx, m); err != nil {
+			return nil, false, callbackError(err)
+		}
+		s.Log.Info("SNS subscription confirmed", "providerAccountId", p.ID, "topicArn", m.TopicArn)
+		return nil, true, nil
+	case bounce.SNSUnsubscribeConfirmation:
+		return nil, false, nil
+	}
+	events, err := bounce.ParseSES(m.Message, m.MessageID, now)
+	if err != nil {
+		return nil, false, callbackError(err)
+	}
+	return events, false, nil
+}
+
+// resendEvents reads a Resend webhook, Svix-signed with the account's
+// webhook secret.
+func (s *Service) resendEvents(p *notify.ProviderAccount, in CallbackInput, now time.Time) ([]bounce.Event, error) {
+	cfg, err := usecase.OpenProviderConfig(s.box, p)
+	if err != nil {
+		return nil, err
+	}
+	whsec := cfg[ResendWebhookSecretKey]
+	if whsec == "" {
+		return nil, notify.Unauthorized("Invalid signature: the provider has no %s configured", ResendWebhookSecretKey)
+	}
+	if err := bounce.VerifySvix(whsec, in.Svix, in.Body, now); err != nil {
+		return nil, callbackError(err)
+	}
+	events, err := bounce.ParseResend(in.Body, in.Svix.ID, now)
+	if err != nil {
+		return nil, callbackError(err)
+	}
+	return events, nil
+}
+
+// recordEvents stores a callback's events in one transaction and counts
+// the addresses they newly suppressed.
+func (s *Service) recordEvents(ctx context.Context, p *notify.ProviderAccount, events []bounce.Event, now time.Time) (int, error) {
+	suppressed := 0
+	err := s.Store.Update(ctx, func(tx notify.Tx) error {
+		suppressed = 0
 		for _, ev := range events {
 			n, err := s.recordFeedback(ctx, tx, p, ev, now)
 			if err != nil {
 				return err
 			}
-			res.Suppressed += n
+			suppressed += n
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return res, nil
+	return suppressed, err
 }
 
 // recordFeedback stores one event and suppresses its address when it calls

@@ -1,0 +1,68 @@
+// Package suppressions is the room of the email suppression list and of
+// what feeds it from the vendors: bounce and complaint callbacks (SES
+// over SNS, Resend, Postmark), authenticated by each provider account's
+// callback secret and the vendor's own signature, and the rotation of that
+// secret. It reads payloads through the pure internal/bounce; the one
+// thing that needs the network, SNS certificate fetches and subscription
+// confirmations, is the SNS port the daemon wires (internal/bounce/snshttp).
+package suppressions
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/notifyd/notifyd/internal/bounce"
+	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/secret"
+	"github.com/notifyd/notifyd/internal/usecase"
+)
+
+// SNS verifies and confirms the SNS messages of SES callbacks: it fetches
+// signing certificates and visits subscription URLs, over HTTP. Its errors
+// wrap bounce.ErrSignature (401) or bounce.ErrFetch (502).
+type SNS interface {
+	// Verify checks m's signature with the certificate at SigningCertURL.
+	Verify(ctx context.Context, m *bounce.SNSMessage) error
+	// Confirm visits a verified SubscriptionConfirmation's SubscribeURL.
+	Confirm(ctx context.Context, m *bounce.SNSMessage) error
+}
+
+// Options are what the room is built with.
+type Options struct {
+	Store  notify.Store
+	Box    *secret.Box // opens provider configs (Resend's webhook secret, SES's topic)
+	Now    func() time.Time
+	Logger *slog.Logger
+	// SNS verifies SES callbacks: the daemon builds it with the
+	// SSRF-guarded client, the trusted certificate hosts beside
+	// sns.<region>.amazonaws.com (NOTIFYD_SNS_CERT_HOSTS) and whether they
+	// may use plain http (private targets allowed: tests, demo). Nil
+	// refuses every SES callback as unsigned.
+	SNS SNS
+}
+
+// Service is the suppressions room.
+type Service struct {
+	usecase.Kit
+	box *secret.Box
+	sns SNS
+}
+
+// New builds the room.
+func New(o Options) *Service {
+	s := &Service{Kit: usecase.NewKit(o.Store, o.Now, o.Logger), box: o.Box, sns: o.SNS}
+	if s.sns == nil {
+		s.sns = noSNS{}
+	}
+	return s
+}
+
+// noSNS is the SNS port of a room built without one: nothing verifies.
+type noSNS struct{}
+
+var errNoSNS = fmt.Errorf("%w: no SNS verifier is configured", bounce.ErrSignature)
+
+func (noSNS) Verify(context.Context, *bounce.SNSMessage) error  { return errNoSNS }
+func (noSNS) Confirm(context.Context, *bounce.SNSMessage) error { return errNoSNS }
