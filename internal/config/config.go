@@ -229,100 +229,127 @@ func readEnv(o Option, getenv func(string) string, readFile func(string) ([]byte
 // the environment variable to fix, so a misconfigured deployment needs one
 // restart rather than one per mistake.
 func (c Config) Validate() error {
-	var errs []error
-	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	var p problems
+	c.validateDatabase(&p)
+	c.validateAddresses(&p)
+	c.validateSecrets(&p)
+	c.validateQueue(&p)
+	c.validateChoices(&p)
+	c.validateDurations(&p)
+	c.validateWebhooks(&p)
+	return errors.Join(p...)
+}
 
+// problems collects Validate's findings in the order the steps report them.
+type problems []error
+
+func (p *problems) add(format string, args ...any) { *p = append(*p, fmt.Errorf(format, args...)) }
+
+// hostPort checks a host:port option; the example shows the expected form.
+func (p *problems) hostPort(env, addr, example string) {
+	if _, port, err := net.SplitHostPort(addr); err != nil {
+		p.add("%s must be host:port, e.g. %s (got %q)", env, example, addr)
+	} else if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		// Service names ("http") would work with net.Listen, but a number
+		// is what every deployment uses and catches typos such as ":80800".
+		p.add("%s port must be a number from 0 to 65535 (got %q)", env, addr)
+	}
+}
+
+func (p *problems) oneOf(name, got string, allowed []string) {
+	if !slices.Contains(allowed, got) {
+		p.add("%s must be one of %s (got %q)", name, strings.Join(allowed, ", "), got)
+	}
+}
+
+func (c Config) validateDatabase(p *problems) {
 	switch {
-	case !slices.ContainsFunc(dbURLSchemes, func(p string) bool { return strings.HasPrefix(c.DatabaseURL, p) }):
-		add("NOTIFYD_DATABASE_URL must start with %s (got %q)", strings.Join(dbURLSchemes, ", "), redactDatabaseURL(c.DatabaseURL))
+	case !slices.ContainsFunc(dbURLSchemes, func(s string) bool { return strings.HasPrefix(c.DatabaseURL, s) }):
+		p.add("NOTIFYD_DATABASE_URL must start with %s (got %q)", strings.Join(dbURLSchemes, ", "), redactDatabaseURL(c.DatabaseURL))
 	case !c.IsPostgres() && sqlitePath(c.DatabaseURL) == "":
-		add("NOTIFYD_DATABASE_URL names no SQLite file; use sqlite:PATH, e.g. sqlite:./data/notifyd.db")
+		p.add("NOTIFYD_DATABASE_URL names no SQLite file; use sqlite:PATH, e.g. sqlite:./data/notifyd.db")
 	}
+}
 
-	checkAddr := func(env, addr, example string) {
-		if _, port, err := net.SplitHostPort(addr); err != nil {
-			add("%s must be host:port, e.g. %s (got %q)", env, example, addr)
-		} else if _, err := strconv.ParseUint(port, 10, 16); err != nil {
-			// Service names ("http") would work with net.Listen, but a number
-			// is what every deployment uses and catches typos such as ":80800".
-			add("%s port must be a number from 0 to 65535 (got %q)", env, addr)
-		}
-	}
-	checkAddr("NOTIFYD_ADDR", c.Addr, "127.0.0.1:8080 or :8080")
+// validateAddresses checks the listen addresses and the public base URL.
+func (c Config) validateAddresses(p *problems) {
+	p.hostPort("NOTIFYD_ADDR", c.Addr, "127.0.0.1:8080 or :8080")
 	if c.MetricsAddr != "" {
-		checkAddr("NOTIFYD_METRICS_ADDR", c.MetricsAddr, "127.0.0.1:9091")
+		p.hostPort("NOTIFYD_METRICS_ADDR", c.MetricsAddr, "127.0.0.1:9091")
 	}
-
 	// Links are built by appending paths to the base URL, so it must be an
 	// absolute http(s) URL with nothing after the path.
 	if u, err := url.Parse(c.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") ||
 		u.Host == "" || u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
-		add("NOTIFYD_BASE_URL must be an absolute http or https URL without query, e.g. https://notify.example.com (got %q)", c.BaseURL)
+		p.add("NOTIFYD_BASE_URL must be an absolute http or https URL without query, e.g. https://notify.example.com (got %q)", c.BaseURL)
 	}
+}
 
+func (c Config) validateSecrets(p *problems) {
 	switch {
 	case c.SecretKey == "" && c.IsPostgres():
 		// Every node must encrypt and decrypt with the same key, so one
 		// cannot be generated locally as it is for SQLite.
-		add("NOTIFYD_SECRET_KEY is required with PostgreSQL: give 32 random bytes as hex or base64 (e.g. from `openssl rand -hex 32`), or a file holding them in NOTIFYD_SECRET_KEY_FILE")
+		p.add("NOTIFYD_SECRET_KEY is required with PostgreSQL: give 32 random bytes as hex or base64 (e.g. from `openssl rand -hex 32`), or a file holding them in NOTIFYD_SECRET_KEY_FILE")
 	case c.SecretKey != "":
 		if _, err := secret.ParseKey(c.SecretKey); err != nil {
-			add("NOTIFYD_SECRET_KEY is invalid: %s", strings.TrimPrefix(err.Error(), "secret: "))
+			p.add("NOTIFYD_SECRET_KEY is invalid: %s", strings.TrimPrefix(err.Error(), "secret: "))
 		}
 	}
 	for i, k := range c.SecretKeyPrevious {
 		if _, err := secret.ParseKey(k); err != nil {
-			add("NOTIFYD_SECRET_KEY_PREVIOUS key %d is invalid: %s", i+1, strings.TrimPrefix(err.Error(), "secret: "))
+			p.add("NOTIFYD_SECRET_KEY_PREVIOUS key %d is invalid: %s", i+1, strings.TrimPrefix(err.Error(), "secret: "))
 		}
 	}
+}
 
+func (c Config) validateQueue(p *problems) {
 	if c.QueueJobAttempts < minJobAttempts || c.QueueJobAttempts > maxJobAttempts {
-		add("SVC_QUEUE_JOB_ATTEMPTS must be between %d and %d (got %d)", minJobAttempts, maxJobAttempts, c.QueueJobAttempts)
+		p.add("SVC_QUEUE_JOB_ATTEMPTS must be between %d and %d (got %d)", minJobAttempts, maxJobAttempts, c.QueueJobAttempts)
 	}
 	if c.QueueBackoff <= 0 {
-		add("SVC_QUEUE_BACKOFF_MS must be greater than 0 (got %d)", c.QueueBackoff.Milliseconds())
+		p.add("SVC_QUEUE_BACKOFF_MS must be greater than 0 (got %d)", c.QueueBackoff.Milliseconds())
 	}
 	if c.HMACTolerance <= 0 {
-		add("NOTIFYD_HMAC_TOLERANCE_SECONDS must be greater than 0 (got %d)", int64(c.HMACTolerance/time.Second))
+		p.add("NOTIFYD_HMAC_TOLERANCE_SECONDS must be greater than 0 (got %d)", int64(c.HMACTolerance/time.Second))
 	}
-	oneOf := func(name, got string, allowed []string) {
-		if !slices.Contains(allowed, got) {
-			add("%s must be one of %s (got %q)", name, strings.Join(allowed, ", "), got)
-		}
-	}
-	oneOf("NOTIFYD_LOG_LEVEL", c.LogLevel, logLevels)
-	oneOf("NOTIFYD_LOG_FORMAT", c.LogFormat, logFormats)
-	oneOf("NOTIFYD_SQLITE_SYNCHRONOUS", c.SQLiteSynchronous, synchronous)
-	oneOf("NOTIFYD_ROLE", c.Role, roles)
+}
+
+// validateChoices checks the options that take one of a fixed set of words.
+func (c Config) validateChoices(p *problems) {
+	p.oneOf("NOTIFYD_LOG_LEVEL", c.LogLevel, logLevels)
+	p.oneOf("NOTIFYD_LOG_FORMAT", c.LogFormat, logFormats)
+	p.oneOf("NOTIFYD_SQLITE_SYNCHRONOUS", c.SQLiteSynchronous, synchronous)
+	p.oneOf("NOTIFYD_ROLE", c.Role, roles)
+}
+
+// validateDurations checks the process timers and the DNS resolver address.
+func (c Config) validateDurations(p *problems) {
 	if c.ShutdownTimeout <= 0 {
-		add("NOTIFYD_SHUTDOWN_TIMEOUT must be greater than 0 (got %s)", c.ShutdownTimeout)
+		p.add("NOTIFYD_SHUTDOWN_TIMEOUT must be greater than 0 (got %s)", c.ShutdownTimeout)
 	}
 	if c.JobRescueAfter <= 0 {
-		add("NOTIFYD_JOB_RESCUE_AFTER must be greater than 0 (got %s)", c.JobRescueAfter)
+		p.add("NOTIFYD_JOB_RESCUE_AFTER must be greater than 0 (got %s)", c.JobRescueAfter)
 	}
 	if c.DNSServer != "" {
-		if _, port, err := net.SplitHostPort(c.DNSServer); err != nil {
-			add("NOTIFYD_DNS_SERVER must be host:port, e.g. 127.0.0.1:53 (got %q)", c.DNSServer)
-		} else if _, err := strconv.ParseUint(port, 10, 16); err != nil {
-			add("NOTIFYD_DNS_SERVER port must be a number from 0 to 65535 (got %q)", c.DNSServer)
-		}
+		p.hostPort("NOTIFYD_DNS_SERVER", c.DNSServer, "127.0.0.1:53")
 	}
+}
+
+func (c Config) validateWebhooks(p *problems) {
 	if c.WebhookTimeout < 0 {
-		add("NOTIFYD_WEBHOOK_TIMEOUT must be greater than 0 (got %s)", c.WebhookTimeout)
+		p.add("NOTIFYD_WEBHOOK_TIMEOUT must be greater than 0 (got %s)", c.WebhookTimeout)
 	}
 	if len(c.WebhookRetrySchedule) > maxWebhookRetries {
-		add("NOTIFYD_WEBHOOK_RETRY_SCHEDULE must hold at most %d waits (got %d)", maxWebhookRetries, len(c.WebhookRetrySchedule))
+		p.add("NOTIFYD_WEBHOOK_RETRY_SCHEDULE must hold at most %d waits (got %d)", maxWebhookRetries, len(c.WebhookRetrySchedule))
 	}
-	for _, d := range c.WebhookRetrySchedule {
-		if d <= 0 {
-			add("NOTIFYD_WEBHOOK_RETRY_SCHEDULE waits must be greater than 0 (got %s)", d)
-			break
-		}
+	// Only the first bad wait is named: one message per mistake, not per entry.
+	if i := slices.IndexFunc(c.WebhookRetrySchedule, func(d time.Duration) bool { return d <= 0 }); i >= 0 {
+		p.add("NOTIFYD_WEBHOOK_RETRY_SCHEDULE waits must be greater than 0 (got %s)", c.WebhookRetrySchedule[i])
 	}
 	if c.WebhookSecretOverlap < 0 {
-		add("NOTIFYD_WEBHOOK_SECRET_OVERLAP must be greater than 0 (got %s)", c.WebhookSecretOverlap)
+		p.add("NOTIFYD_WEBHOOK_SECRET_OVERLAP must be greater than 0 (got %s)", c.WebhookSecretOverlap)
 	}
-	return errors.Join(errs...)
 }
 
 // Redacted returns every option by its environment variable name (flag-only

@@ -155,11 +155,11 @@ func aligoMeta(form url.Values, msgType string) map[string]string {
 	return h
 }
 
-func (s *Simulator) aligoMsgID() string { return strconv.FormatUint(100_000_000+s.next(), 10) }
+func (s aligoAPI) aligoMsgID() string { return strconv.FormatUint(100_000_000+s.next(), 10) }
 
 // aligoSend serves POST /send/: one text to up to 1,000 comma-separated
 // receivers.
-func (s *Simulator) aligoSend(w http.ResponseWriter, r *http.Request) {
+func (s aligoAPI) aligoSend(w http.ResponseWriter, r *http.Request) {
 	form, ok := aligoForm(w, r, false)
 	if !ok {
 		return
@@ -270,7 +270,7 @@ func aligoOKResponse(w http.ResponseWriter, id string, ok, failed int, msgType s
 }
 
 // aligoSendMass serves POST /send_mass/: cnt pairs rec_N/msg_N (N=1..500).
-func (s *Simulator) aligoSendMass(w http.ResponseWriter, r *http.Request) {
+func (s aligoAPI) aligoSendMass(w http.ResponseWriter, r *http.Request) {
 	form, ok := aligoForm(w, r, false)
 	if !ok {
 		return
@@ -329,7 +329,7 @@ func (s *Simulator) aligoSendMass(w http.ResponseWriter, r *http.Request) {
 
 // aligoRemain serves POST /remain/. The messenger adapter may call it with
 // its own key, so a vendora_msgr balance fault applies too.
-func (s *Simulator) aligoRemain(w http.ResponseWriter, r *http.Request) {
+func (s aligoAPI) aligoRemain(w http.ResponseWriter, r *http.Request) {
 	form, ok := aligoForm(w, r, false)
 	if !ok {
 		return
@@ -353,7 +353,7 @@ func (s *Simulator) aligoRemain(w http.ResponseWriter, r *http.Request) {
 // alimtalkAuth checks apikey and userid, the AlimTalk names of the
 // credentials, and with token the short-lived token; it answers the error
 // itself.
-func (s *Simulator) alimtalkAuth(w http.ResponseWriter, form url.Values, token bool) bool {
+func (s aligoAPI) alimtalkAuth(w http.ResponseWriter, form url.Values, token bool) bool {
 	if form.Get("apikey") == "" || form.Get("userid") == "" {
 		alimError(w, aligoBadAuth, "")
 		return false
@@ -380,7 +380,7 @@ var tokenUnits = map[string]time.Duration{
 
 // alimtalkToken serves POST /akv10/token/create/{n}/{unit}/: a token valid
 // for n units (y, m, d, h, i = minutes, s). Tokens are signed, not stored.
-func (s *Simulator) alimtalkToken(w http.ResponseWriter, r *http.Request) {
+func (s aligoAPI) alimtalkToken(w http.ResponseWriter, r *http.Request) {
 	rest, ok := strings.CutSuffix(strings.TrimPrefix(r.URL.Path, "/akv10/token/create/"), "/")
 	n, unit, ok2 := strings.Cut(rest, "/")
 	num, err := strconv.Atoi(n)
@@ -412,7 +412,7 @@ func (s *Simulator) alimtalkToken(w http.ResponseWriter, r *http.Request) {
 
 // alimtalkSend serves POST /akv10/alimtalk/send/ with receiver_N etc. for
 // N = 1..500.
-func (s *Simulator) alimtalkSend(w http.ResponseWriter, r *http.Request) {
+func (s aligoAPI) alimtalkSend(w http.ResponseWriter, r *http.Request) {
 	form, ok := aligoForm(w, r, true)
 	if !ok || !s.alimtalkAuth(w, form, true) {
 		return
@@ -492,7 +492,7 @@ func (s *Simulator) alimtalkSend(w http.ResponseWriter, r *http.Request) {
 
 // alimtalkHeartinfo serves POST /akv10/heartinfo/: the counts of the shared
 // vendorA balance.
-func (s *Simulator) alimtalkHeartinfo(w http.ResponseWriter, r *http.Request) {
+func (s aligoAPI) alimtalkHeartinfo(w http.ResponseWriter, r *http.Request) {
 	form, ok := aligoForm(w, r, true)
 	if !ok || !s.alimtalkAuth(w, form, true) {
 		return

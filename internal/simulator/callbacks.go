@@ -151,7 +151,7 @@ func (s *Simulator) serveCallbackControl(w http.ResponseWriter, r *http.Request)
 		if req.CertBase == "" {
 			req.CertBase = "http://" + r.Host
 		}
-		res, status, err := s.postCallback(r.Context(), req)
+		res, status, err := callbackSender{s.core}.postCallback(r.Context(), req)
 		if err != nil {
 			controlError(w, status, err.Error())
 			return true
@@ -238,10 +238,14 @@ func (s *Simulator) SetAutoCallback(cb AutoCallback, base string) {
 	s.callbacks.mu.Unlock()
 }
 
+// callbackSender posts vendor callbacks to the service. Like the vendor
+// APIs it is a view of the core: recording a message may fire one.
+type callbackSender struct{ *core }
+
 // autoCallbacks fires the registered callback for recorded messages to the
 // mailbox-simulator addresses, shortly after the send answered (as the
 // vendors report asynchronously).
-func (s *Simulator) autoCallbacks(kind string, ms []Message) {
+func (s callbackSender) autoCallbacks(kind string, ms []Message) {
 	if !callbackKinds[kind] {
 		return
 	}
@@ -275,78 +279,106 @@ func (s *Simulator) autoCallbacks(kind string, ms []Message) {
 
 // PostCallback posts one vendor callback as POST /_sim/callbacks does.
 func (s *Simulator) PostCallback(ctx context.Context, req CallbackRequest) (*CallbackResult, error) {
-	res, _, err := s.postCallback(ctx, req)
+	res, _, err := callbackSender{s.core}.postCallback(ctx, req)
 	return res, err
 }
 
-func (s *Simulator) postCallback(ctx context.Context, req CallbackRequest) (*CallbackResult, int, error) {
-	bad := func(msg string) (*CallbackResult, int, error) { return nil, http.StatusBadRequest, errors.New(msg) }
+// postCallback checks req, builds the vendor's body and posts it; the int
+// is the control API's status when it fails.
+func (s callbackSender) postCallback(ctx context.Context, req CallbackRequest) (*CallbackResult, int, error) {
+	if err := checkCallback(&req); err != nil {
+		return nil, http.StatusBadRequest, err
+	}
+	if err := s.findMessageID(&req); err != nil {
+		return nil, http.StatusBadRequest, err
+	}
+	header := http.Header{"Content-Type": {"application/json"}}
+	body, err := s.callbackBody(req, s.now().UTC(), header)
+	if err != nil {
+		return nil, http.StatusBadRequest, err
+	}
+	return s.send(ctx, req, body, header)
+}
+
+// checkCallback validates a callback request and fills in its defaults.
+func checkCallback(req *CallbackRequest) error {
 	if !callbackKinds[req.Kind] {
-		return bad("kind must be maily_email, mailx_email or mailz_email")
+		return errors.New("kind must be maily_email, mailx_email or mailz_email")
 	}
 	if u, err := url.Parse(req.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return bad("url must be an absolute http(s) URL")
+		return errors.New("url must be an absolute http(s) URL")
 	}
 	switch req.Type {
 	case "bounce", "complaint":
 	case "subscription":
 		if req.Kind != kindMailY {
-			return bad("type subscription applies to maily_email (SNS) only")
+			return errors.New("type subscription applies to maily_email (SNS) only")
 		}
 	default:
-		return bad("type must be bounce, complaint or subscription")
+		return errors.New("type must be bounce, complaint or subscription")
 	}
 	switch req.BounceType {
 	case "":
 		req.BounceType = "permanent"
 	case "permanent", "transient":
 	default:
-		return bad("bounceType must be permanent or transient")
+		return errors.New("bounceType must be permanent or transient")
 	}
 	if req.SignatureVersion == "" {
 		req.SignatureVersion = "1"
 	}
 	if req.SignatureVersion != "1" && req.SignatureVersion != "2" {
-		return bad("signatureVersion must be 1 or 2")
+		return errors.New("signatureVersion must be 1 or 2")
 	}
-	if req.Type != "subscription" {
-		if req.To == "" {
-			return bad("to is required")
-		}
-		if req.MessageID == "" {
-			ms := s.Messages(req.Kind, req.To, 1)
-			if len(ms) == 0 {
-				return bad("no recorded " + req.Kind + " message to " + req.To + "; give messageId")
-			}
-			req.MessageID = ms[0].ID
-		}
+	return nil
+}
+
+// findMessageID requires a recipient for bounces and complaints and, when
+// no message id is given, takes the newest recorded message's to it.
+func (s callbackSender) findMessageID(req *CallbackRequest) error {
+	if req.Type == "subscription" {
+		return nil
 	}
-	now := s.now().UTC()
-	header := http.Header{"Content-Type": {"application/json"}}
-	var body []byte
-	var err error
+	if req.To == "" {
+		return errors.New("to is required")
+	}
+	if req.MessageID == "" {
+		ms := s.store.find(req.Kind, req.To, 1)
+		if len(ms) == 0 {
+			return errors.New("no recorded " + req.Kind + " message to " + req.To + "; give messageId")
+		}
+		req.MessageID = ms[0].ID
+	}
+	return nil
+}
+
+// callbackBody is the body the kind's vendor posts, its headers (signature
+// included) set on header.
+func (s callbackSender) callbackBody(req CallbackRequest, now time.Time, header http.Header) ([]byte, error) {
 	switch req.Kind {
 	case kindMailY:
 		header.Set("Content-Type", "text/plain; charset=UTF-8") // as SNS sends it
-		body, err = s.snsBody(req, now, header)
+		return s.snsBody(req, now, header)
 	case kindMailX:
 		if !strings.HasPrefix(req.Secret, "whsec_") {
-			return bad("mailx_email needs the webhook's whsec_ secret")
+			return nil, errors.New("mailx_email needs the webhook's whsec_ secret")
 		}
-		body = resendBody(req, now)
-		err = svixSign(req.Secret, "msg_"+strings.ReplaceAll(s.uuid(), "-", ""), now, body, header)
-	case kindMailZ:
-		body = postmarkBody(req, s.next(), now)
+		body := resendBody(req, now)
+		return body, svixSign(req.Secret, "msg_"+strings.ReplaceAll(s.uuid(), "-", ""), now, body, header)
+	default: // kindMailZ
+		body := postmarkBody(req, s.next(), now)
 		if req.Secret != "" {
 			header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte("postmark:"+req.Secret)))
 		}
+		return body, nil
 	}
-	if err != nil {
-		return nil, http.StatusBadRequest, err
-	}
+}
+
+// send posts the callback and reports what the service answered.
+func (s callbackSender) send(ctx context.Context, req CallbackRequest, body []byte, header http.Header) (*CallbackResult, int, error) {
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, req.URL, bytes.NewReader(body))
 	if err != nil {
-		return bad(err.Error())
+		return nil, http.StatusBadRequest, err
 	}
 	hreq.Header = header
 	resp, err := s.callbackClient().Do(hreq)
@@ -362,7 +394,7 @@ func (s *Simulator) postCallback(ctx context.Context, req CallbackRequest) (*Cal
 	return &CallbackResult{Status: resp.StatusCode, Body: string(rb), MessageID: req.MessageID, Payload: string(body), Headers: sent}, 0, nil
 }
 
-func (s *Simulator) callbackClient() *http.Client {
+func (s callbackSender) callbackClient() *http.Client {
 	s.callbacks.mu.Lock()
 	defer s.callbacks.mu.Unlock()
 	if s.callbacks.client == nil {
@@ -373,7 +405,7 @@ func (s *Simulator) callbackClient() *http.Client {
 
 // snsBody builds a signed SNS message: a Notification carrying an SES
 // event, or a SubscriptionConfirmation.
-func (s *Simulator) snsBody(req CallbackRequest, now time.Time, header http.Header) ([]byte, error) {
+func (s callbackSender) snsBody(req CallbackRequest, now time.Time, header http.Header) ([]byte, error) {
 	key, _, err := s.callbacks.signer()
 	if err != nil {
 		return nil, err

@@ -95,7 +95,7 @@ func slackContent(p map[string]json.RawMessage) (text, blocks, code string) {
 }
 
 // slackWebhook serves POST /services/{T}/{B}/{X}: 200 "ok", no id.
-func (s *Simulator) slackWebhook(w http.ResponseWriter, r *http.Request) {
+func (s slackAPI) slackWebhook(w http.ResponseWriter, r *http.Request) {
 	segs := strings.Split(strings.TrimPrefix(r.URL.Path, "/services/"), "/")
 	if len(segs) != 3 || segs[0] == "" || segs[1] == "" || segs[2] == "" {
 		slackWebhookError(w, http.StatusNotFound, "no_service")
@@ -176,35 +176,67 @@ func slackChannelID(ch string) string {
 
 // slackTS makes a Slack timestamp: the current second and a six-digit
 // counter, unique unless a million ids are drawn within one second.
-func (s *Simulator) slackTS() string {
+func (s slackAPI) slackTS() string {
 	return fmt.Sprintf("%d.%06d", s.now().Unix(), s.next()%1_000_000)
 }
 
-// slackPostMessage serves POST /api/chat.postMessage with a bot token.
-func (s *Simulator) slackPostMessage(w http.ResponseWriter, r *http.Request) {
-	ct, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	var p map[string]json.RawMessage
-	token, hasHeader := authToken(r, "Bearer")
+// slackAPIPayload reads a Web API call's arguments from a JSON or form
+// body of type ct, with its bearer token; code is the Slack error otherwise.
+func slackAPIPayload(r *http.Request, ct string) (p map[string]json.RawMessage, token string, hasToken bool, code string) {
+	token, hasToken = authToken(r, "Bearer")
 	switch ct {
 	case "application/json":
 		b, err := readBody(r)
 		if err != nil || json.Unmarshal(b, &p) != nil || p == nil {
-			slackAPIError(w, http.StatusOK, "invalid_json")
-			return
+			return nil, "", false, "invalid_json"
 		}
 	case "application/x-www-form-urlencoded", "multipart/form-data":
 		form, err := parseForm(r)
 		if err != nil {
-			slackAPIError(w, http.StatusOK, "invalid_form_data")
-			return
+			return nil, "", false, "invalid_form_data"
 		}
 		p = formPayload(form)
-		if !hasHeader {
+		if !hasToken {
 			// Form posts may carry the token as a field; JSON posts may not.
-			token, hasHeader = form.Get("token"), form.Get("token") != ""
+			token, hasToken = form.Get("token"), form.Get("token") != ""
 		}
 	default:
-		slackAPIError(w, http.StatusOK, "invalid_form_data")
+		return nil, "", false, "invalid_form_data"
+	}
+	return p, token, hasToken, ""
+}
+
+// slackAPIFault answers an injected fault as the Web API does: ok false
+// under HTTP 200 unless the fault names a status, 429 for rate limits.
+func slackAPIFault(w http.ResponseWriter, f *fault) {
+	code, status := f.VendorCode, f.Status
+	if code == "" {
+		switch {
+		case status == 429:
+			code = "ratelimited"
+		case status == 401 || status == 403:
+			code = "invalid_auth"
+		case status >= 500:
+			code = "internal_error"
+		default:
+			code = "invalid_arguments"
+		}
+	}
+	if status == 0 {
+		status = http.StatusOK
+		if code == "ratelimited" {
+			status = http.StatusTooManyRequests
+		}
+	}
+	slackAPIError(w, status, code)
+}
+
+// slackPostMessage serves POST /api/chat.postMessage with a bot token.
+func (s slackAPI) slackPostMessage(w http.ResponseWriter, r *http.Request) {
+	ct, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	p, token, hasHeader, code := slackAPIPayload(r, ct)
+	if code != "" {
+		slackAPIError(w, http.StatusOK, code)
 		return
 	}
 	switch {
@@ -218,26 +250,7 @@ func (s *Simulator) slackPostMessage(w http.ResponseWriter, r *http.Request) {
 	if f, aborted := s.takeFault(r, opSend, kindChatABot); aborted {
 		return
 	} else if f != nil {
-		code, status := f.VendorCode, f.Status
-		if code == "" {
-			switch {
-			case status == 429:
-				code = "ratelimited"
-			case status == 401 || status == 403:
-				code = "invalid_auth"
-			case status >= 500:
-				code = "internal_error"
-			default:
-				code = "invalid_arguments"
-			}
-		}
-		if status == 0 {
-			status = http.StatusOK
-			if code == "ratelimited" {
-				status = http.StatusTooManyRequests
-			}
-		}
-		slackAPIError(w, status, code)
+		slackAPIFault(w, f)
 		return
 	}
 	var channel string
@@ -348,7 +361,7 @@ func discordChannelPath(p string) (string, bool) {
 func isSnowflake(s string) bool { return len(s) <= 20 && isDigits(s) }
 
 // discordHeaders sets the bucket headers Discord sends on every answer.
-func (s *Simulator) discordHeaders(w http.ResponseWriter, remaining int) {
+func (s discordAPI) discordHeaders(w http.ResponseWriter, remaining int) {
 	h := w.Header()
 	h.Set("X-RateLimit-Limit", "5")
 	h.Set("X-RateLimit-Remaining", strconv.Itoa(remaining))
@@ -357,7 +370,7 @@ func (s *Simulator) discordHeaders(w http.ResponseWriter, remaining int) {
 	h.Set("X-RateLimit-Bucket", "simulator")
 }
 
-func (s *Simulator) discordError(w http.ResponseWriter, status, code int, msg string, errs any) {
+func (s discordAPI) discordError(w http.ResponseWriter, status, code int, msg string, errs any) {
 	if msg == "" {
 		msg = discordMessages[code]
 	}
@@ -370,13 +383,13 @@ func (s *Simulator) discordError(w http.ResponseWriter, status, code int, msg st
 }
 
 // discordFieldError answers 50035 for one field, in Discord's nested form.
-func (s *Simulator) discordFieldError(w http.ResponseWriter, field, code, msg string) {
+func (s discordAPI) discordFieldError(w http.ResponseWriter, field, code, msg string) {
 	s.discordError(w, http.StatusBadRequest, 50035, "", map[string]any{
 		field: map[string]any{"_errors": []map[string]string{{"code": code, "message": msg}}},
 	})
 }
 
-func (s *Simulator) discordRateLimited(w http.ResponseWriter, msg string) {
+func (s discordAPI) discordRateLimited(w http.ResponseWriter, msg string) {
 	if msg == "" {
 		msg = "You are being rate limited."
 	}
@@ -388,7 +401,7 @@ func (s *Simulator) discordRateLimited(w http.ResponseWriter, msg string) {
 
 // discordFault answers a fault; webhook picks the webhook flavour of the
 // codes a bare 401 or 404 stands for.
-func (s *Simulator) discordFault(w http.ResponseWriter, f *fault, webhook bool) {
+func (s discordAPI) discordFault(w http.ResponseWriter, f *fault, webhook bool) {
 	status := f.Status
 	code := -1
 	if f.VendorCode != "" {
@@ -440,7 +453,7 @@ type discordBody struct {
 
 // discordRead decodes a JSON body, or the payload_json part of a multipart
 // post, and validates content; it answers the error itself.
-func (s *Simulator) discordRead(w http.ResponseWriter, r *http.Request) (*discordBody, bool) {
+func (s discordAPI) discordRead(w http.ResponseWriter, r *http.Request) (*discordBody, bool) {
 	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	var raw []byte
 	switch ct {
@@ -468,7 +481,7 @@ func (s *Simulator) discordRead(w http.ResponseWriter, r *http.Request) (*discor
 }
 
 // discordValidate checks the content rules shared by webhook and bot posts.
-func (s *Simulator) discordValidate(w http.ResponseWriter, b *discordBody) bool {
+func (s discordAPI) discordValidate(w http.ResponseWriter, b *discordBody) bool {
 	switch {
 	case utf8.RuneCountInString(b.Content) > 2000:
 		s.discordFieldError(w, "content", "BASE_TYPE_MAX_LENGTH", "Must be 2000 or fewer in length.")
@@ -486,7 +499,7 @@ func (s *Simulator) discordValidate(w http.ResponseWriter, b *discordBody) bool 
 
 // nextSnowflake returns a unique, increasing Discord id built from the
 // current time like the real ones.
-func (s *Simulator) nextSnowflake() string {
+func (s discordAPI) nextSnowflake() string {
 	const discordEpoch = 1420070400000
 	for {
 		last := s.snowflake.Load()
@@ -500,7 +513,7 @@ func (s *Simulator) nextSnowflake() string {
 	}
 }
 
-func (s *Simulator) discordMessage(id, channel string, b *discordBody, author map[string]any, webhookID string) map[string]any {
+func (s discordAPI) discordMessage(id, channel string, b *discordBody, author map[string]any, webhookID string) map[string]any {
 	embeds := b.Embeds
 	if embeds == nil {
 		embeds = []json.RawMessage{}
@@ -535,7 +548,7 @@ func discordMeta(b *discordBody) map[string]string {
 
 // discordWebhook serves POST /api/webhooks/{id}/{token}[?wait=true]: 200 with
 // the message when wait is true, else 204.
-func (s *Simulator) discordWebhook(w http.ResponseWriter, r *http.Request) {
+func (s discordAPI) discordWebhook(w http.ResponseWriter, r *http.Request) {
 	whID, _, _ := discordWebhookPath(r.URL.Path)
 	if !isSnowflake(whID) {
 		s.discordFieldError(w, "webhook_id", "NUMBER_TYPE_COERCE", fmt.Sprintf("Value %q is not snowflake.", whID))
@@ -582,7 +595,7 @@ func (s *Simulator) discordWebhook(w http.ResponseWriter, r *http.Request) {
 
 // discordBot serves POST /api/v10/channels/{channel}/messages with
 // "Authorization: Bot <token>".
-func (s *Simulator) discordBot(w http.ResponseWriter, r *http.Request) {
+func (s discordAPI) discordBot(w http.ResponseWriter, r *http.Request) {
 	if _, ok := authToken(r, "Bot"); !ok {
 		s.discordError(w, http.StatusUnauthorized, 0, "", nil)
 		return

@@ -125,7 +125,7 @@ func (fq *faultQueue) list() []fault {
 // one, sleeps its latency, and returns it when it also asks for an error
 // answer. aborted is true when the client went away during the sleep; the
 // handler then writes nothing.
-func (s *Simulator) takeFault(r *http.Request, op string, kinds ...string) (f *fault, aborted bool) {
+func (s *core) takeFault(r *http.Request, op string, kinds ...string) (f *fault, aborted bool) {
 	for _, k := range kinds {
 		if f = s.faults.take(k, op); f != nil {
 			break

@@ -33,7 +33,7 @@ func oauthError(w http.ResponseWriter, status int, code, desc string) {
 // fcmToken serves POST /token, the service account's token_uri: the JWT
 // bearer grant. The RS256 signature is not verified (the simulator has no
 // public key); shape and claims are.
-func (s *Simulator) fcmToken(w http.ResponseWriter, r *http.Request) {
+func (s fcmAPI) fcmToken(w http.ResponseWriter, r *http.Request) {
 	form, err := parseForm(r)
 	if err != nil {
 		oauthError(w, http.StatusBadRequest, "invalid_request", "body must be application/x-www-form-urlencoded: "+err.Error())
@@ -75,7 +75,7 @@ func (s *Simulator) fcmToken(w http.ResponseWriter, r *http.Request) {
 }
 
 // checkAssertion validates a JWT's shape and claims; "" means valid.
-func (s *Simulator) checkAssertion(r *http.Request, jwt string) string {
+func (s fcmAPI) checkAssertion(r *http.Request, jwt string) string {
 	if jwt == "" {
 		return "Missing required parameter: assertion"
 	}
@@ -230,7 +230,7 @@ func unknownKey(obj map[string]json.RawMessage, allowed map[string]bool) string 
 }
 
 // fcmSend serves POST /v1/projects/{project}/messages:send.
-func (s *Simulator) fcmSend(w http.ResponseWriter, r *http.Request) {
+func (s fcmAPI) fcmSend(w http.ResponseWriter, r *http.Request) {
 	project := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/v1/projects/"), "/messages:send")
 	if project == "" || strings.Contains(project, "/") {
 		fcmError(w, http.StatusNotFound, "NOT_FOUND", "", "Requested entity was not found.")

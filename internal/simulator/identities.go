@@ -55,8 +55,8 @@ func (st *identityState) reset() {
 	st.mu.Unlock()
 }
 
-// add creates an identity; false when the account has it already.
-func (s *Simulator) addIdentity(kind, name, mailFrom string, verified bool) (*simIdentity, bool) {
+// addIdentity creates an identity; false when the account has it already.
+func (s *core) addIdentity(kind, name, mailFrom string, verified bool) (*simIdentity, bool) {
 	st := &s.identities
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -94,7 +94,7 @@ func (s *Simulator) addIdentity(kind, name, mailFrom string, verified bool) (*si
 }
 
 // identity returns a copy of an identity, found by name or vendor id.
-func (s *Simulator) identity(kind, nameOrID string) (*simIdentity, bool) {
+func (s *core) identity(kind, nameOrID string) (*simIdentity, bool) {
 	st := &s.identities
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -112,7 +112,7 @@ func (s *Simulator) identity(kind, nameOrID string) (*simIdentity, bool) {
 }
 
 // updateIdentity applies f to the stored identity.
-func (s *Simulator) updateIdentity(kind, nameOrID string, f func(*simIdentity)) (*simIdentity, bool) {
+func (s *core) updateIdentity(kind, nameOrID string, f func(*simIdentity)) (*simIdentity, bool) {
 	cur, ok := s.identity(kind, nameOrID)
 	if !ok {
 		return nil, false
@@ -127,7 +127,9 @@ func (s *Simulator) updateIdentity(kind, nameOrID string, f func(*simIdentity)) 
 }
 
 // Identities lists the identities of kind (all kinds when empty), by name.
-func (s *Simulator) Identities(kind string) []simIdentity {
+func (s *Simulator) Identities(kind string) []simIdentity { return s.identityList(kind) }
+
+func (s *core) identityList(kind string) []simIdentity {
 	st := &s.identities
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -170,7 +172,7 @@ func (s *Simulator) serveIdentityControl(w http.ResponseWriter, r *http.Request)
 	route := r.Method + " " + strings.TrimSuffix(r.URL.Path, "/")
 	switch route {
 	case "GET /_sim/identities":
-		writeJSON(w, http.StatusOK, map[string]any{"identities": s.Identities(r.URL.Query().Get("kind"))})
+		writeJSON(w, http.StatusOK, map[string]any{"identities": s.identityList(r.URL.Query().Get("kind"))})
 	case "POST /_sim/identities", "POST /_sim/identities/verify":
 		var req IdentityRequest
 		if err := decodeStrict(r, &req); err != nil {
@@ -208,16 +210,16 @@ func (s *Simulator) identityRoute(r *http.Request) http.HandlerFunc {
 	p := r.URL.Path
 	switch {
 	case p == "/v2/email/identities" || strings.HasPrefix(p, "/v2/email/identities/"):
-		return s.sesIdentities
+		return s.ses.sesIdentities
 	case p == "/senders" || strings.HasPrefix(p, "/senders/"):
-		return s.postmarkSenders
+		return s.postmark.postmarkSenders
 	case p == "/domains" || strings.HasPrefix(p, "/domains/"):
 		// One path, two vendors: Postmark's account API carries its own
 		// token header, Resend a bearer key.
 		if r.Header.Get("X-Postmark-Account-Token") != "" || r.Header.Get("X-Postmark-Server-Token") != "" {
-			return s.postmarkDomains
+			return s.postmark.postmarkDomains
 		}
-		return s.resendDomains
+		return s.resend.resendDomains
 	}
 	return nil
 }
@@ -244,7 +246,7 @@ func pathRest(r *http.Request, prefix string) []string {
 
 // ---- SES v2 ----
 
-func (s *Simulator) sesIdentityBody(id *simIdentity) map[string]any {
+func (s sesAPI) sesIdentityBody(id *simIdentity) map[string]any {
 	status, dkim := "PENDING", "PENDING"
 	if id.Verified {
 		status, dkim = "SUCCESS", "SUCCESS"
@@ -272,7 +274,7 @@ func (s *Simulator) sesIdentityBody(id *simIdentity) map[string]any {
 // ListEmailIdentities (GET, same path), GetEmailIdentity (GET
 // /v2/email/identities/{name}) and PutEmailIdentityMailFromAttributes (PUT
 // /v2/email/identities/{name}/mail-from).
-func (s *Simulator) sesIdentities(w http.ResponseWriter, r *http.Request) {
+func (s sesAPI) sesIdentities(w http.ResponseWriter, r *http.Request) {
 	if typ, msg := s.sesAuthError(r); typ != "" {
 		s.sesError(w, sesStatus[typ], typ, msg)
 		return
@@ -304,7 +306,7 @@ func (s *Simulator) sesIdentities(w http.ResponseWriter, r *http.Request) {
 			"DkimAttributes": body["DkimAttributes"]})
 	case len(rest) == 0 && r.Method == http.MethodGet:
 		list := []map[string]any{}
-		for _, id := range s.Identities(kindMailY) {
+		for _, id := range s.identityList(kindMailY) {
 			b := s.sesIdentityBody(&id)
 			list = append(list, map[string]any{"IdentityType": b["IdentityType"], "IdentityName": id.Name,
 				"SendingEnabled": true, "VerificationStatus": b["VerificationStatus"]})
@@ -378,7 +380,7 @@ func resendDomainBody(id *simIdentity, withRecords bool) map[string]any {
 
 // resendDomains serves POST /domains, GET /domains, GET /domains/{id} and
 // POST /domains/{id}/verify.
-func (s *Simulator) resendDomains(w http.ResponseWriter, r *http.Request) {
+func (s resendAPI) resendDomains(w http.ResponseWriter, r *http.Request) {
 	if !resendAuth(w, r) {
 		return
 	}
@@ -414,7 +416,7 @@ func (s *Simulator) resendDomains(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, resendDomainBody(id, true))
 	case len(rest) == 0 && r.Method == http.MethodGet:
 		data := []map[string]any{}
-		for _, id := range s.Identities(kindMailX) {
+		for _, id := range s.identityList(kindMailX) {
 			data = append(data, resendDomainBody(&id, false))
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"object": "list", "has_more": false, "data": data})
@@ -473,7 +475,7 @@ func postmarkSenderBody(id *simIdentity) map[string]any {
 
 // postmarkDomains serves POST /domains, GET /domains?count&offset, GET
 // /domains/{id}, PUT /domains/{id}/verifyDkim and /verifyReturnPath.
-func (s *Simulator) postmarkDomains(w http.ResponseWriter, r *http.Request) {
+func (s postmarkAPI) postmarkDomains(w http.ResponseWriter, r *http.Request) {
 	if !postmarkAccountAuth(w, r) {
 		return
 	}
@@ -518,7 +520,7 @@ func (s *Simulator) postmarkDomains(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		list := []map[string]any{}
-		for _, id := range s.Identities(kindMailZ) {
+		for _, id := range s.identityList(kindMailZ) {
 			if id.Type == "domain" {
 				b := postmarkDomainBody(&id)
 				list = append(list, map[string]any{"ID": b["ID"], "Name": id.Name, "SPFVerified": id.Verified, "DKIMVerified": id.Verified,
@@ -551,7 +553,7 @@ func (s *Simulator) postmarkDomains(w http.ResponseWriter, r *http.Request) {
 
 // postmarkSenders serves POST /senders, GET /senders?count&offset and GET
 // /senders/{id}.
-func (s *Simulator) postmarkSenders(w http.ResponseWriter, r *http.Request) {
+func (s postmarkAPI) postmarkSenders(w http.ResponseWriter, r *http.Request) {
 	if !postmarkAccountAuth(w, r) {
 		return
 	}
@@ -580,7 +582,7 @@ func (s *Simulator) postmarkSenders(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, postmarkSenderBody(id))
 	case len(rest) == 0 && r.Method == http.MethodGet:
 		list := []map[string]any{}
-		for _, id := range s.Identities(kindMailZ) {
+		for _, id := range s.identityList(kindMailZ) {
 			if id.Type == "email_address" {
 				list = append(list, postmarkSenderBody(&id))
 			}

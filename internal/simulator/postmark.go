@@ -171,7 +171,7 @@ type postmarkResult struct {
 	Message     string `json:"Message"`
 }
 
-func (s *Simulator) postmarkAccept(e *postmarkEmail, to []string) (postmarkResult, []Message) {
+func (s postmarkAPI) postmarkAccept(e *postmarkEmail, to []string) (postmarkResult, []Message) {
 	id := s.uuid()
 	return postmarkResult{To: e.To, SubmittedAt: s.now().Format("2006-01-02T15:04:05.0000000Z07:00"),
 		MessageID: id, ErrorCode: 0, Message: "OK"}, e.messages(id, to)
@@ -179,7 +179,7 @@ func (s *Simulator) postmarkAccept(e *postmarkEmail, to []string) (postmarkResul
 
 // postmarkPrelude checks the token, reads the body into v and takes a
 // fault; ok is false when the answer was written.
-func (s *Simulator) postmarkPrelude(w http.ResponseWriter, r *http.Request, v any) (*fault, bool) {
+func (s postmarkAPI) postmarkPrelude(w http.ResponseWriter, r *http.Request, v any) (*fault, bool) {
 	if r.Header.Get("X-Postmark-Server-Token") == "" {
 		postmarkError(w, http.StatusUnauthorized, pmBadToken,
 			"No Account or Server API tokens were supplied in the HTTP headers. Please add a header for either X-Postmark-Server-Token or X-Postmark-Account-Token.")
@@ -199,7 +199,7 @@ func (s *Simulator) postmarkPrelude(w http.ResponseWriter, r *http.Request, v an
 }
 
 // postmarkSend serves POST /email.
-func (s *Simulator) postmarkSend(w http.ResponseWriter, r *http.Request) {
+func (s postmarkAPI) postmarkSend(w http.ResponseWriter, r *http.Request) {
 	var e postmarkEmail
 	f, ok := s.postmarkPrelude(w, r, &e)
 	if !ok {
@@ -223,7 +223,7 @@ func (s *Simulator) postmarkSend(w http.ResponseWriter, r *http.Request) {
 // answered HTTP 200 with one result per email in input order. A fault
 // with code 300 or 406 (and no status) fails every email of the call in
 // its slot; other faults fail the whole request.
-func (s *Simulator) postmarkBatch(w http.ResponseWriter, r *http.Request) {
+func (s postmarkAPI) postmarkBatch(w http.ResponseWriter, r *http.Request) {
 	var emails []postmarkEmail
 	f, ok := s.postmarkPrelude(w, r, &emails)
 	if !ok {

@@ -198,7 +198,7 @@ func resendDecode(w http.ResponseWriter, r *http.Request, v any) ([]byte, bool) 
 }
 
 // resendSend serves POST /emails.
-func (s *Simulator) resendSend(w http.ResponseWriter, r *http.Request) {
+func (s resendAPI) resendSend(w http.ResponseWriter, r *http.Request) {
 	if !resendAuth(w, r) {
 		return
 	}
@@ -242,7 +242,7 @@ func (s *Simulator) resendSend(w http.ResponseWriter, r *http.Request) {
 // validated strictly (default: one bad email refuses all) or permissively
 // (x-batch-validation: permissive; data lists the sent ones in input order,
 // errors the others by index).
-func (s *Simulator) resendBatch(w http.ResponseWriter, r *http.Request) {
+func (s resendAPI) resendBatch(w http.ResponseWriter, r *http.Request) {
 	if !resendAuth(w, r) {
 		return
 	}

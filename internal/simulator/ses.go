@@ -47,7 +47,7 @@ var sesMessages = map[string]string{
 
 // sesError answers in the restJson error format of AWS: the type in
 // X-Amzn-ErrorType, the text in {"message"}.
-func (s *Simulator) sesError(w http.ResponseWriter, status int, typ, msg string) {
+func (s sesAPI) sesError(w http.ResponseWriter, status int, typ, msg string) {
 	h := w.Header()
 	h.Set("X-Amzn-ErrorType", typ)
 	h.Set("x-amzn-RequestId", s.uuid())
@@ -57,7 +57,7 @@ func (s *Simulator) sesError(w http.ResponseWriter, status int, typ, msg string)
 	writeJSON(w, status, map[string]string{"message": msg})
 }
 
-func (s *Simulator) sesFault(w http.ResponseWriter, f *fault) {
+func (s sesAPI) sesFault(w http.ResponseWriter, f *fault) {
 	typ, status := f.VendorCode, f.Status
 	if typ == "" {
 		typ = sesStatusType[status]
@@ -84,7 +84,7 @@ func (s *Simulator) sesFault(w http.ResponseWriter, f *fault) {
 // sesAuthError checks the shape of a Signature V4 header for service ses
 // and X-Amz-Date. The secret is unknown, so the signature is checked for
 // form only. It returns the error type and message, or "" when valid.
-func (s *Simulator) sesAuthError(r *http.Request) (string, string) {
+func (s sesAPI) sesAuthError(r *http.Request) (string, string) {
 	h := r.Header.Get("Authorization")
 	if h == "" {
 		return "MissingAuthenticationTokenException", "Missing Authentication Token"
@@ -171,20 +171,8 @@ type sesRequest struct {
 	} `json:"Destination"`
 	ReplyToAddresses []string `json:"ReplyToAddresses"`
 	Content          *struct {
-		Simple *struct {
-			Subject *sesText `json:"Subject"`
-			Body    *struct {
-				Text *sesText `json:"Text"`
-				HTML *sesText `json:"Html"`
-			} `json:"Body"`
-			Headers []struct {
-				Name  string `json:"Name"`
-				Value string `json:"Value"`
-			} `json:"Headers"`
-		} `json:"Simple"`
-		Raw *struct {
-			Data []byte `json:"Data"`
-		} `json:"Raw"`
+		Simple   *sesSimple `json:"Simple"`
+		Raw      *sesRaw    `json:"Raw"`
 		Template *struct {
 			TemplateName string `json:"TemplateName"`
 			TemplateArn  string `json:"TemplateArn"`
@@ -196,6 +184,22 @@ type sesRequest struct {
 		Name  string `json:"Name"`
 		Value string `json:"Value"`
 	} `json:"EmailTags"`
+}
+
+type sesSimple struct {
+	Subject *sesText `json:"Subject"`
+	Body    *struct {
+		Text *sesText `json:"Text"`
+		HTML *sesText `json:"Html"`
+	} `json:"Body"`
+	Headers []struct {
+		Name  string `json:"Name"`
+		Value string `json:"Value"`
+	} `json:"Headers"`
+}
+
+type sesRaw struct {
+	Data []byte `json:"Data"`
 }
 
 // sesAddress validates one address. SES wants non-ASCII display names
@@ -223,7 +227,7 @@ func displayAddress(a *mail.Address) string {
 }
 
 // sesSend serves POST /v2/email/outbound-emails (SendEmail).
-func (s *Simulator) sesSend(w http.ResponseWriter, r *http.Request) {
+func (s sesAPI) sesSend(w http.ResponseWriter, r *http.Request) {
 	if typ, msg := s.sesAuthError(r); typ != "" {
 		s.sesError(w, sesStatus[typ], typ, msg)
 		return
@@ -265,15 +269,51 @@ func sesMessagesOf(req *sesRequest) ([]Message, string) {
 	if c == nil || countNonNil(c.Simple != nil, c.Raw != nil, c.Template != nil) != 1 {
 		return nil, "Content must have exactly one of Simple, Raw or Template."
 	}
-	h := map[string]string{}
-	var subject, text, html string
+	m := Message{Headers: map[string]string{}}
+	recipients, msg := sesEnvelope(req, m.Headers)
+	if msg != "" {
+		return nil, msg
+	}
+	switch {
+	case c.Simple != nil:
+		msg = sesSimpleContent(c.Simple, &m)
+	case c.Raw != nil:
+		msg = sesRawContent(c.Raw, &m, &recipients)
+	default:
+		t := c.Template
+		if t.TemplateName == "" && t.TemplateArn == "" {
+			return nil, "Content.Template needs TemplateName or TemplateArn."
+		}
+		m.Headers["X-SES-TEMPLATE"] = t.TemplateName + t.TemplateArn
+		m.Text = t.TemplateData
+	}
+	if msg != "" {
+		return nil, msg
+	}
+	if len(recipients) == 0 {
+		return nil, "Destination needs at least one address."
+	}
+	if len(recipients) > 50 {
+		return nil, "Recipient count exceeds 50."
+	}
+	ms := make([]Message, len(recipients))
+	for i, a := range recipients {
+		ms[i] = m
+		ms[i].To = a
+	}
+	return ms, ""
+}
+
+// sesEnvelope checks the addresses of a request, sets the headers they
+// make on h and returns the recipients (To, Cc and Bcc).
+func sesEnvelope(req *sesRequest, h map[string]string) ([]string, string) {
 	if req.FromEmailAddress != "" {
 		from, msg := sesAddress("FromEmailAddress", req.FromEmailAddress)
 		if msg != "" {
 			return nil, msg
 		}
 		h["From"] = displayAddress(from)
-	} else if c.Raw == nil {
+	} else if req.Content.Raw == nil {
 		return nil, "FromEmailAddress is required."
 	}
 	var recipients []string
@@ -302,67 +342,56 @@ func sesMessagesOf(req *sesRequest) ([]Message, string) {
 	if req.ConfigurationSetName != "" {
 		h["X-SES-CONFIGURATION-SET"] = req.ConfigurationSetName
 	}
-	switch {
-	case c.Simple != nil:
-		sm := c.Simple
-		if sm.Subject == nil || sm.Subject.Data == "" {
-			return nil, "Content.Simple.Subject.Data is required."
-		}
-		subject = sm.Subject.Data
-		if sm.Body == nil || (sm.Body.Text == nil || sm.Body.Text.Data == "") && (sm.Body.HTML == nil || sm.Body.HTML.Data == "") {
-			return nil, "Content.Simple.Body needs Text or Html."
-		}
-		if sm.Body.Text != nil {
-			text = sm.Body.Text.Data
-		}
-		if sm.Body.HTML != nil {
-			html = sm.Body.HTML.Data
-		}
-		for _, hd := range sm.Headers {
-			if hd.Name == "" {
-				return nil, "Content.Simple.Headers: Name is required."
-			}
-			h[hd.Name] = hd.Value
-		}
-	case c.Raw != nil:
-		m, err := mail.ReadMessage(bytes.NewReader(c.Raw.Data))
-		if err != nil {
-			return nil, "Content.Raw.Data is not a MIME message: " + err.Error()
-		}
-		for k, v := range m.Header {
-			h[k] = v[0]
-		}
-		dec := new(mime.WordDecoder)
-		if subject, err = dec.DecodeHeader(m.Header.Get("Subject")); err != nil {
-			subject = m.Header.Get("Subject")
-		}
-		b, _ := io.ReadAll(m.Body)
-		text = string(b)
-		if len(recipients) == 0 {
-			list, _ := m.Header.AddressList("To")
-			for _, a := range list {
-				recipients = append(recipients, a.Address)
-			}
-		}
-	default:
-		t := c.Template
-		if t.TemplateName == "" && t.TemplateArn == "" {
-			return nil, "Content.Template needs TemplateName or TemplateArn."
-		}
-		h["X-SES-TEMPLATE"] = t.TemplateName + t.TemplateArn
-		text = t.TemplateData
+	return recipients, ""
+}
+
+// sesSimpleContent fills m from Content.Simple.
+func sesSimpleContent(sm *sesSimple, m *Message) string {
+	if sm.Subject == nil || sm.Subject.Data == "" {
+		return "Content.Simple.Subject.Data is required."
 	}
-	if len(recipients) == 0 {
-		return nil, "Destination needs at least one address."
+	m.Subject = sm.Subject.Data
+	if sm.Body == nil || (sm.Body.Text == nil || sm.Body.Text.Data == "") && (sm.Body.HTML == nil || sm.Body.HTML.Data == "") {
+		return "Content.Simple.Body needs Text or Html."
 	}
-	if len(recipients) > 50 {
-		return nil, "Recipient count exceeds 50."
+	if sm.Body.Text != nil {
+		m.Text = sm.Body.Text.Data
 	}
-	ms := make([]Message, len(recipients))
-	for i, a := range recipients {
-		ms[i] = Message{To: a, Subject: subject, Text: text, HTML: html, Headers: h}
+	if sm.Body.HTML != nil {
+		m.HTML = sm.Body.HTML.Data
 	}
-	return ms, ""
+	for _, hd := range sm.Headers {
+		if hd.Name == "" {
+			return "Content.Simple.Headers: Name is required."
+		}
+		m.Headers[hd.Name] = hd.Value
+	}
+	return ""
+}
+
+// sesRawContent fills m from a raw MIME message; its To header names the
+// recipients when the Destination named none.
+func sesRawContent(raw *sesRaw, m *Message, recipients *[]string) string {
+	mm, err := mail.ReadMessage(bytes.NewReader(raw.Data))
+	if err != nil {
+		return "Content.Raw.Data is not a MIME message: " + err.Error()
+	}
+	for k, v := range mm.Header {
+		m.Headers[k] = v[0]
+	}
+	dec := new(mime.WordDecoder)
+	if m.Subject, err = dec.DecodeHeader(mm.Header.Get("Subject")); err != nil {
+		m.Subject = mm.Header.Get("Subject")
+	}
+	b, _ := io.ReadAll(mm.Body)
+	m.Text = string(b)
+	if len(*recipients) == 0 {
+		list, _ := mm.Header.AddressList("To")
+		for _, a := range list {
+			*recipients = append(*recipients, a.Address)
+		}
+	}
+	return ""
 }
 
 func countNonNil(bs ...bool) int {

@@ -61,8 +61,25 @@ type Message struct {
 }
 
 // Simulator is an in-memory stand-in for every vendor API of PROVIDERS.md,
-// served as one http.Handler. It is safe for concurrent use.
+// served as one http.Handler. It is safe for concurrent use. Its own methods
+// are the control API (Go and /_sim/); each vendor's endpoints are methods of
+// a small type per vendor, all sharing one core.
 type Simulator struct {
+	*core
+
+	aligo    aligoAPI    // vendora_sms, vendora_msgr (aligo.go)
+	solapi   solapiAPI   // vendorb_sms, vendorb_msgr (solapi.go)
+	fcm      fcmAPI      // push_gateway (fcm.go)
+	resend   resendAPI   // mailx_email (resend.go)
+	ses      sesAPI      // maily_email (ses.go)
+	postmark postmarkAPI // mailz_email (postmark.go)
+	slack    slackAPI    // chata_webhook, chata_bot (chat.go)
+	discord  discordAPI  // chatb_webhook, chatb_bot (chat.go)
+}
+
+// core is the state every simulated vendor shares: recorded messages,
+// faults, balances, ids and the clock.
+type core struct {
 	store    store
 	faults   faultQueue
 	balances balances
@@ -89,20 +106,37 @@ type Simulator struct {
 	now func() time.Time
 }
 
+// The vendor APIs: each is a view of the shared core whose methods are that
+// vendor's handlers.
+type (
+	aligoAPI    struct{ *core }
+	solapiAPI   struct{ *core }
+	fcmAPI      struct{ *core }
+	resendAPI   struct{ *core }
+	sesAPI      struct{ *core }
+	postmarkAPI struct{ *core }
+	slackAPI    struct{ *core }
+	discordAPI  struct{ *core }
+)
+
 // New returns a simulator with default balances, no messages and no faults,
 // ready to serve.
 func New() *Simulator {
-	s := &Simulator{now: time.Now}
-	if _, err := rand.Read(s.secret[:]); err != nil {
+	c := &core{now: time.Now}
+	if _, err := rand.Read(c.secret[:]); err != nil {
 		panic("simulator: no randomness: " + err.Error())
 	}
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	s.instance = binary.BigEndian.Uint64(b[:])
-	s.faults.init()
-	s.balances.reset()
-	s.sigs.init()
-	return s
+	c.instance = binary.BigEndian.Uint64(b[:])
+	c.faults.init()
+	c.balances.reset()
+	c.sigs.init()
+	return &Simulator{core: c,
+		aligo: aligoAPI{c}, solapi: solapiAPI{c}, fcm: fcmAPI{c},
+		resend: resendAPI{c}, ses: sesAPI{c}, postmark: postmarkAPI{c},
+		slack: slackAPI{c}, discord: discordAPI{c},
+	}
 }
 
 // Reset clears messages and faults and restores the default balances.
@@ -158,51 +192,51 @@ func (s *Simulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Simulator) route(p string) http.HandlerFunc {
 	switch p {
 	case "/send/":
-		return s.aligoSend
+		return s.aligo.aligoSend
 	case "/send_mass/":
-		return s.aligoSendMass
+		return s.aligo.aligoSendMass
 	case "/remain/":
-		return s.aligoRemain
+		return s.aligo.aligoRemain
 	case "/akv10/alimtalk/send/":
-		return s.alimtalkSend
+		return s.aligo.alimtalkSend
 	case "/akv10/heartinfo/":
-		return s.alimtalkHeartinfo
+		return s.aligo.alimtalkHeartinfo
 	case "/messages/v4/send":
-		return s.solapiSend
+		return s.solapi.solapiSend
 	case "/messages/v4/send-many":
-		return s.solapiSendMany
+		return s.solapi.solapiSendMany
 	case "/messages/v4/send-many/detail":
-		return s.solapiSendManyDetail
+		return s.solapi.solapiSendManyDetail
 	case "/cash/v1/balance":
-		return s.solapiBalance
+		return s.solapi.solapiBalance
 	case "/token":
-		return s.fcmToken
+		return s.fcm.fcmToken
 	case "/emails":
-		return s.resendSend
+		return s.resend.resendSend
 	case "/emails/batch":
-		return s.resendBatch
+		return s.resend.resendBatch
 	case "/v2/email/outbound-emails":
-		return s.sesSend
+		return s.ses.sesSend
 	case "/email":
-		return s.postmarkSend
+		return s.postmark.postmarkSend
 	case "/email/batch":
-		return s.postmarkBatch
+		return s.postmark.postmarkBatch
 	case "/api/chat.postMessage":
-		return s.slackPostMessage
+		return s.slack.slackPostMessage
 	}
 	switch {
 	case strings.HasPrefix(p, "/akv10/token/create/"):
-		return s.alimtalkToken
+		return s.aligo.alimtalkToken
 	case strings.HasPrefix(p, "/v1/projects/") && strings.HasSuffix(p, "/messages:send"):
-		return s.fcmSend
+		return s.fcm.fcmSend
 	case strings.HasPrefix(p, "/services/"):
-		return s.slackWebhook
+		return s.slack.slackWebhook
 	case strings.HasPrefix(p, "/api/"):
 		if _, _, ok := discordWebhookPath(p); ok {
-			return s.discordWebhook
+			return s.discord.discordWebhook
 		}
 		if _, ok := discordChannelPath(p); ok {
-			return s.discordBot
+			return s.discord.discordBot
 		}
 	}
 	return nil
@@ -267,7 +301,7 @@ func (st *store) len() int {
 }
 
 // record stores accepted messages, stamping kind and time.
-func (s *Simulator) record(kind string, ms []Message) {
+func (s *core) record(kind string, ms []Message) {
 	if len(ms) == 0 {
 		return
 	}
@@ -279,5 +313,5 @@ func (s *Simulator) record(kind string, ms []Message) {
 		ms[i].Call = call
 	}
 	s.store.add(ms)
-	s.autoCallbacks(kind, ms)
+	callbackSender{s}.autoCallbacks(kind, ms)
 }

@@ -57,7 +57,7 @@ func solapiError(w http.ResponseWriter, status int, code, msg string) {
 // date=.., salt=.., signature=..". The secret is unknown here, so the
 // signature is checked for form only; a reused signature is refused like the
 // vendor does. It answers the error itself.
-func (s *Simulator) solapiAuth(w http.ResponseWriter, r *http.Request) bool {
+func (s solapiAPI) solapiAuth(w http.ResponseWriter, r *http.Request) bool {
 	code, msg := s.solapiAuthError(r.Header.Get("Authorization"))
 	if code == "" {
 		return true
@@ -66,7 +66,7 @@ func (s *Simulator) solapiAuth(w http.ResponseWriter, r *http.Request) bool {
 	return false
 }
 
-func (s *Simulator) solapiAuthError(h string) (code, msg string) {
+func (s solapiAPI) solapiAuthError(h string) (code, msg string) {
 	if h == "" {
 		return "InvalidAPIKey", "Authorization 헤더가 없습니다."
 	}
@@ -230,17 +230,17 @@ type solapiResult struct {
 	AccountID     string            `json:"accountId"`
 }
 
-func (s *Simulator) solapiID(prefix string) string {
+func (s solapiAPI) solapiID(prefix string) string {
 	return fmt.Sprintf("%s%s%04X%012X", prefix, s.now().UTC().Format("20060102150405"), uint16(s.instance), s.next())
 }
 
-func (s *Simulator) solapiAccount() string {
+func (s solapiAPI) solapiAccount() string {
 	return fmt.Sprintf("%014d", s.instance%100_000_000_000_000)
 }
 
 // solapiProcess validates, applies a vendor-code fault and records the
 // messages of one call, answering their results in input order.
-func (s *Simulator) solapiProcess(msgs []solapiMessage, f *fault) []solapiResult {
+func (s solapiAPI) solapiProcess(msgs []solapiMessage, f *fault) []solapiResult {
 	out := make([]solapiResult, len(msgs))
 	rec := make([]Message, 0, len(msgs))
 	recKinds := make([]string, 0, len(msgs))
@@ -353,7 +353,7 @@ func solapiDecode(w http.ResponseWriter, r *http.Request, v any) bool {
 
 // solapiSend serves POST /messages/v4/send: {"message":{...}}. A refused
 // message answers HTTP 200 with its statusCode, like the batch results.
-func (s *Simulator) solapiSend(w http.ResponseWriter, r *http.Request) {
+func (s solapiAPI) solapiSend(w http.ResponseWriter, r *http.Request) {
 	if !s.solapiAuth(w, r) {
 		return
 	}
@@ -387,7 +387,7 @@ type solapiMany struct {
 }
 
 // solapiBatch runs the common part of send-many and send-many/detail.
-func (s *Simulator) solapiBatch(w http.ResponseWriter, r *http.Request) (*solapiMany, []solapiResult, bool) {
+func (s solapiAPI) solapiBatch(w http.ResponseWriter, r *http.Request) (*solapiMany, []solapiResult, bool) {
 	if !s.solapiAuth(w, r) {
 		return nil, nil, false
 	}
@@ -408,7 +408,7 @@ func (s *Simulator) solapiBatch(w http.ResponseWriter, r *http.Request) (*solapi
 
 // solapiGroup builds groupInfo. Prices are the simulator's; balances are
 // not consumed.
-func (s *Simulator) solapiGroup(results []solapiResult, scheduled string) map[string]any {
+func (s solapiAPI) solapiGroup(results []solapiResult, scheduled string) map[string]any {
 	failed, cost := 0, 0.0
 	price := map[string]float64{"SMS": 18, "LMS": 45, "MMS": 110, "ATA": 13}
 	for _, res := range results {
@@ -436,7 +436,7 @@ func (s *Simulator) solapiGroup(results []solapiResult, scheduled string) map[st
 }
 
 // solapiSendMany serves POST /messages/v4/send-many: the group summary only.
-func (s *Simulator) solapiSendMany(w http.ResponseWriter, r *http.Request) {
+func (s solapiAPI) solapiSendMany(w http.ResponseWriter, r *http.Request) {
 	body, results, ok := s.solapiBatch(w, r)
 	if !ok {
 		return
@@ -447,7 +447,7 @@ func (s *Simulator) solapiSendMany(w http.ResponseWriter, r *http.Request) {
 // solapiSendManyDetail serves POST /messages/v4/send-many/detail: groupInfo,
 // failedMessageList (with to and customFields) and, with showMessageList,
 // messageList of the accepted messages (no to: correlate by customFields).
-func (s *Simulator) solapiSendManyDetail(w http.ResponseWriter, r *http.Request) {
+func (s solapiAPI) solapiSendManyDetail(w http.ResponseWriter, r *http.Request) {
 	body, results, ok := s.solapiBatch(w, r)
 	if !ok {
 		return
@@ -475,7 +475,7 @@ func (s *Simulator) solapiSendManyDetail(w http.ResponseWriter, r *http.Request)
 }
 
 // solapiBalance serves GET /cash/v1/balance, shared by both vendorB kinds.
-func (s *Simulator) solapiBalance(w http.ResponseWriter, r *http.Request) {
+func (s solapiAPI) solapiBalance(w http.ResponseWriter, r *http.Request) {
 	if !s.solapiAuth(w, r) {
 		return
 	}

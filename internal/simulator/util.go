@@ -167,10 +167,10 @@ func stringOrList(raw json.RawMessage) ([]string, error) {
 }
 
 // next returns a new sequence number, unique within this simulator.
-func (s *Simulator) next() uint64 { return s.seq.Add(1) }
+func (s *core) next() uint64 { return s.seq.Add(1) }
 
 // uuid formats a version-4-shaped UUID unique within this simulator.
-func (s *Simulator) uuid() string {
+func (s *core) uuid() string {
 	n := s.next()
 	r := s.instance
 	return fmt.Sprintf("%08x-%04x-4%03x-%04x-%012x",
@@ -179,14 +179,14 @@ func (s *Simulator) uuid() string {
 
 // signedToken makes a stateless token valid until exp: checking it needs only
 // the simulator's secret, no map of issued tokens.
-func (s *Simulator) signedToken(prefix string, exp time.Time) string {
+func (s *core) signedToken(prefix string, exp time.Time) string {
 	e := fmt.Sprintf("%016x", exp.Unix())
 	return prefix + e + s.mac(prefix+e)
 }
 
 // checkToken reports whether tok was made by signedToken with prefix, and
 // whether it is still valid.
-func (s *Simulator) checkToken(prefix, tok string) (known, valid bool) {
+func (s *core) checkToken(prefix, tok string) (known, valid bool) {
 	if !strings.HasPrefix(tok, prefix) || len(tok) != len(prefix)+16+48 {
 		return false, false
 	}
@@ -201,7 +201,7 @@ func (s *Simulator) checkToken(prefix, tok string) (known, valid bool) {
 	return true, s.now().Unix() < exp
 }
 
-func (s *Simulator) mac(msg string) string {
+func (s *core) mac(msg string) string {
 	m := hmac.New(sha256.New, s.secret[:])
 	m.Write([]byte(msg))
 	return hex.EncodeToString(m.Sum(nil))[:48]

@@ -8,10 +8,11 @@ import (
 	"github.com/notifyd/notifyd/internal/service"
 )
 
-func init() { register(apiKeyRoutes) }
+// apiKeyPages serve the API key pages.
+type apiKeyPages struct{ *Console }
 
-// apiKeyRoutes mirror the Dashboard API's API key routes (same roles).
-func apiKeyRoutes(c *Console) []Route {
+// routes mirror the Dashboard API's API key routes (same roles).
+func (c apiKeyPages) routes() []Route {
 	all, admin := notify.RolesAll, notify.RolesAdmin
 	return []Route{
 		{Method: "GET", Path: "/api-keys", Auth: Member, Roles: all, h: c.apiKeysPage},
@@ -36,7 +37,7 @@ type apiKeysData struct {
 	Templates string
 }
 
-func (c *Console) renderAPIKeys(x *Ctx, status int, problem *notify.Error, d *apiKeysData) error {
+func (c apiKeyPages) renderAPIKeys(x *Ctx, status int, problem *notify.Error, d *apiKeysData) error {
 	ks, err := c.svc.ListAPIKeys(x.Context(), x.Actor)
 	if err != nil {
 		return err
@@ -48,14 +49,14 @@ func (c *Console) renderAPIKeys(x *Ctx, status int, problem *notify.Error, d *ap
 	return x.Render(status, "apikeys.html", &Page{Title: "API keys", Section: "/api-keys", Problem: problem, Data: d})
 }
 
-func (c *Console) apiKeysPage(x *Ctx) error {
+func (c apiKeyPages) apiKeysPage(x *Ctx) error {
 	return c.renderAPIKeys(x, http.StatusOK, nil, &apiKeysData{})
 }
 
 // createAPIKey creates a key and answers the page with its secrets (no
 // redirect: they exist in this answer only; console.js turns the
 // address back into GET /api-keys so a reload shows them no more).
-func (c *Console) createAPIKey(x *Ctx) error {
+func (c apiKeyPages) createAPIKey(x *Ctx) error {
 	f := x.R.PostForm
 	name, scopes := f.Get("name"), f["scopes"]
 	if scopes == nil {
@@ -81,7 +82,7 @@ func (c *Console) createAPIKey(x *Ctx) error {
 	return c.renderAPIKeys(x, http.StatusOK, nil, &apiKeysData{New: k})
 }
 
-func (c *Console) rotateAPIKey(x *Ctx) error {
+func (c apiKeyPages) rotateAPIKey(x *Ctx) error {
 	k, err := c.svc.RotateAPIKey(x.Context(), x.Actor, x.R.PathValue("id"))
 	if err != nil {
 		return err
@@ -89,7 +90,7 @@ func (c *Console) rotateAPIKey(x *Ctx) error {
 	return c.renderAPIKeys(x, http.StatusOK, nil, &apiKeysData{New: k, Rotated: true})
 }
 
-func (c *Console) apiKeyStatus(action, done string) func(x *Ctx) error {
+func (c apiKeyPages) apiKeyStatus(action, done string) func(x *Ctx) error {
 	return func(x *Ctx) error {
 		k, err := c.svc.SetAPIKeyStatus(x.Context(), x.Actor, x.R.PathValue("id"), action)
 		if err != nil {

@@ -8,10 +8,11 @@ import (
 	"github.com/notifyd/notifyd/internal/service"
 )
 
-func init() { register(auditRoutes) }
+// auditPages serve the audit log page.
+type auditPages struct{ *Console }
 
-// auditRoutes: the audit log, as GET /v1/audit-logs (every role).
-func auditRoutes(c *Console) []Route {
+// routes: the audit log, as GET /v1/audit-logs (every role).
+func (c auditPages) routes() []Route {
 	return []Route{{Method: "GET", Path: "/audit-log", Auth: Member, Roles: notify.RolesAll, h: c.auditPage}}
 }
 
@@ -32,7 +33,7 @@ type auditData struct {
 // auditPageSize is the console's page of the audit log.
 const auditPageSize = 50
 
-func (c *Console) auditPage(x *Ctx) error {
+func (c auditPages) auditPage(x *Ctx) error {
 	p := NewPager(x.R)
 	d := auditData{Pager: p}
 	f := notify.AuditFilter{Action: p.Get("action"), TargetType: p.Get("targetType"), Limit: auditPageSize}

@@ -10,11 +10,12 @@ import (
 	"github.com/notifyd/notifyd/internal/service"
 )
 
-func init() { register(campaignRoutes) }
+// campaignPages serve the newsletter campaign pages.
+type campaignPages struct{ *Console }
 
-// campaignRoutes mirror the Dashboard API's campaign routes and roles
+// routes mirror the Dashboard API's campaign routes and roles
 // (internal/api/campaigns.go); /progress is the campaign page's poll.
-func campaignRoutes(c *Console) []Route {
+func (c campaignPages) routes() []Route {
 	all, op, admin := notify.RolesAll, notify.RolesOperator, notify.RolesAdmin
 	return []Route{
 		{Method: "GET", Path: "/newsletter", Auth: Member, Roles: all, h: c.campaignsPage},
@@ -47,11 +48,11 @@ type campaignsData struct {
 	Form       campaignForm
 }
 
-func (c *Console) campaignsPage(x *Ctx) error {
+func (c campaignPages) campaignsPage(x *Ctx) error {
 	return c.renderCampaigns(x, http.StatusOK, campaignForm{Ad: true, Unsubscribe: true}, nil)
 }
 
-func (c *Console) renderCampaigns(x *Ctx, status int, form campaignForm, problem *notify.Error) error {
+func (c campaignPages) renderCampaigns(x *Ctx, status int, form campaignForm, problem *notify.Error) error {
 	q := x.R.URL.Query()
 	d := campaignsData{Status: q.Get("status"), Statuses: notify.CampaignStatuses, Form: form}
 	offset := 0
@@ -123,7 +124,7 @@ func audienceText(raw string) string {
 
 // createCampaign creates a draft as POST /v1/newsletter/campaigns does
 // and shows its page (the audience preview count, send, schedule).
-func (c *Console) createCampaign(x *Ctx) error {
+func (c campaignPages) createCampaign(x *Ctx) error {
 	form, in, err := readCampaignForm(x)
 	if err == nil {
 		ch := string(notify.ChannelEmail)
@@ -153,7 +154,7 @@ type campaignData struct {
 	Done int
 }
 
-func (c *Console) campaignPage(x *Ctx) error {
+func (c campaignPages) campaignPage(x *Ctx) error {
 	d, err := c.svc.GetCampaign(x.Context(), x.Actor, x.R.PathValue("id"))
 	if err != nil {
 		return err
@@ -167,7 +168,7 @@ func formOf(cp *notify.Campaign) campaignForm {
 		Audience: audienceText(cp.AudienceFilter), Ad: cp.IsAdvertisement, Unsubscribe: cp.IncludeUnsubscribe}
 }
 
-func (c *Console) renderCampaign(x *Ctx, status int, d *service.CampaignDetail, form campaignForm, problem *notify.Error) error {
+func (c campaignPages) renderCampaign(x *Ctx, status int, d *service.CampaignDetail, form campaignForm, problem *notify.Error) error {
 	s := d.DeliveryStats
 	data := campaignData{Detail: true, CampaignDetail: d, Form: form,
 		Live: !d.Campaign.Status.Terminal() && d.Campaign.Status != notify.CampaignDraft,
@@ -178,7 +179,7 @@ func (c *Console) renderCampaign(x *Ctx, status int, d *service.CampaignDetail, 
 // campaignProgress answers the campaign's live figures as JSON for the
 // page's poll (static/campaign.js); reading them also moves a finished
 // campaign to sent, as the API's detail does.
-func (c *Console) campaignProgress(x *Ctx) error {
+func (c campaignPages) campaignProgress(x *Ctx) error {
 	d, err := c.svc.GetCampaign(x.Context(), x.Actor, x.R.PathValue("id"))
 	if err != nil {
 		return err
@@ -202,7 +203,7 @@ func (c *Console) campaignProgress(x *Ctx) error {
 // updateCampaign saves a draft's edit form (PATCH
 // /v1/newsletter/campaigns/{id}); the page then shows the new audience
 // count.
-func (c *Console) updateCampaign(x *Ctx) error {
+func (c campaignPages) updateCampaign(x *Ctx) error {
 	id := x.R.PathValue("id")
 	form, in, err := readCampaignForm(x)
 	if err == nil {
@@ -215,7 +216,7 @@ func (c *Console) updateCampaign(x *Ctx) error {
 
 // campaignProblem shows the campaign's page again with a 4xx problem
 // (the form as sent, if any); anything else is the error page.
-func (c *Console) campaignProblem(x *Ctx, id string, form campaignForm, err error) error {
+func (c campaignPages) campaignProblem(x *Ctx, id string, form campaignForm, err error) error {
 	e := problemOf(c.log, x.R, err)
 	if e.Status() != http.StatusBadRequest && e.Status() != http.StatusConflict {
 		return err
@@ -231,7 +232,7 @@ func (c *Console) campaignProblem(x *Ctx, id string, form campaignForm, err erro
 }
 
 // sendCampaign sends now, or schedules when the form has a time (UTC).
-func (c *Console) sendCampaign(x *Ctx) error {
+func (c campaignPages) sendCampaign(x *Ctx) error {
 	id := x.R.PathValue("id")
 	var sched *string
 	if v := strings.TrimSpace(x.R.PostFormValue("scheduledAt")); v != "" {
@@ -251,7 +252,7 @@ func (c *Console) sendCampaign(x *Ctx) error {
 
 // campaignAction runs cancel, pause, resume or retry-failed as the API's
 // route of the same name does, and says what it did.
-func (c *Console) campaignAction(action string) func(x *Ctx) error {
+func (c campaignPages) campaignAction(action string) func(x *Ctx) error {
 	return func(x *Ctx) error {
 		id, ctx, a := x.R.PathValue("id"), x.Context(), x.Actor
 		var text string
@@ -283,7 +284,7 @@ func (c *Console) campaignAction(action string) func(x *Ctx) error {
 	}
 }
 
-func (c *Console) deleteCampaign(x *Ctx) error {
+func (c campaignPages) deleteCampaign(x *Ctx) error {
 	id := x.R.PathValue("id")
 	if err := c.svc.DeleteCampaign(x.Context(), x.Actor, id); err != nil {
 		return c.campaignProblem(x, id, campaignForm{}, err)

@@ -13,9 +13,10 @@ import (
 // button and changes nothing, POST confirms. The token in the link is the
 // only authorization.
 
-func init() { register(confirmRoutes) }
+// confirmPages serve the public double opt-in confirmation page.
+type confirmPages struct{ *Console }
 
-func confirmRoutes(c *Console) []Route {
+func (c confirmPages) routes() []Route {
 	return []Route{
 		{Method: "GET", Path: service.ConfirmPath, Auth: Public, Raw: http.HandlerFunc(c.handleConfirmPage)},
 		{Method: "POST", Path: service.ConfirmPath, Auth: Public, Raw: http.HandlerFunc(c.handleConfirmForm)},
@@ -54,7 +55,7 @@ var pageConfirmUnavailable = pageData{Title: "Confirmation unavailable", Message
 // handleConfirmPage is GET /v1/newsletter/confirm?token=T: it shows the
 // confirm button and changes nothing, so link scanners that fetch it
 // confirm nobody.
-func (c *Console) handleConfirmPage(w http.ResponseWriter, r *http.Request) {
+func (c confirmPages) handleConfirmPage(w http.ResponseWriter, r *http.Request) {
 	token := r.URL.Query().Get("token")
 	v, err := c.svc.ConfirmLanding(r.Context(), token)
 	if err != nil {
@@ -68,7 +69,7 @@ func (c *Console) handleConfirmPage(w http.ResponseWriter, r *http.Request) {
 
 // handleConfirmForm is POST /v1/newsletter/confirm with the form field
 // token: it confirms and answers a result page.
-func (c *Console) handleConfirmForm(w http.ResponseWriter, r *http.Request) {
+func (c confirmPages) handleConfirmForm(w http.ResponseWriter, r *http.Request) {
 	if !readPublicForm(w, r, "confirmation") {
 		return
 	}

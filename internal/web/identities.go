@@ -7,14 +7,15 @@ import (
 	"github.com/notifyd/notifyd/internal/service"
 )
 
-func init() { register(identityRoutes) }
+// identityPages serve the sending-identity pages.
+type identityPages struct{ *Console }
 
-// identityRoutes mirror the Dashboard API's sending-identity routes
+// routes mirror the Dashboard API's sending-identity routes
 // (/v1/providers/{id}/identities…) with the same roles, owner and admin,
 // reads included: they act on the vendor account with its credentials.
 // Refresh is a POST here (it calls the vendor and stores what it answers,
 // as GET /v1/providers/{id}/identities/{identityId} does).
-func identityRoutes(c *Console) []Route {
+func (c identityPages) routes() []Route {
 	admin := notify.RolesAdmin
 	const base = "/providers/{id}/identities"
 	return []Route{
@@ -36,7 +37,7 @@ type identitiesData struct {
 	Address, Domain, MailFrom, Adopt string
 }
 
-func (c *Console) identitiesData(x *Ctx) (*identitiesData, error) {
+func (c identityPages) identitiesData(x *Ctx) (*identitiesData, error) {
 	id := x.R.PathValue("id")
 	l, err := c.svc.ListIdentities(x.Context(), x.Actor, id)
 	if err != nil {
@@ -49,7 +50,7 @@ func (c *Console) identitiesData(x *Ctx) (*identitiesData, error) {
 	return &identitiesData{Provider: v.Account, List: l}, nil
 }
 
-func (c *Console) identitiesPage(x *Ctx) error {
+func (c identityPages) identitiesPage(x *Ctx) error {
 	d, err := c.identitiesData(x)
 	if err != nil {
 		return err
@@ -57,14 +58,14 @@ func (c *Console) identitiesPage(x *Ctx) error {
 	return c.renderIdentities(x, http.StatusOK, nil, d)
 }
 
-func (c *Console) renderIdentities(x *Ctx, status int, problem *notify.Error, d *identitiesData) error {
+func (c identityPages) renderIdentities(x *Ctx, status int, problem *notify.Error, d *identitiesData) error {
 	return x.Render(status, "identities.html", &Page{Title: "Sending identities of " + d.Provider.DisplayName,
 		Section: "/providers", Problem: problem, Data: d})
 }
 
 // identityWrite runs one write of the page: on success back to the list
 // with a flash, on a problem the page again with the form refilled.
-func (c *Console) identityWrite(x *Ctx, write func() (*notify.SendingIdentity, error), flash string, refill func(*identitiesData)) error {
+func (c identityPages) identityWrite(x *Ctx, write func() (*notify.SendingIdentity, error), flash string, refill func(*identitiesData)) error {
 	s, err := write()
 	if err == nil {
 		return x.Redirect("/providers/"+x.R.PathValue("id")+"/identities#identity-"+s.ID,
@@ -79,28 +80,28 @@ func (c *Console) identityWrite(x *Ctx, write func() (*notify.SendingIdentity, e
 	return c.renderIdentities(x, e.Status(), e, d)
 }
 
-func (c *Console) verifyIdentity(x *Ctx) error {
+func (c identityPages) verifyIdentity(x *Ctx) error {
 	addr := x.R.PostFormValue("address")
 	return c.identityWrite(x, func() (*notify.SendingIdentity, error) {
 		return c.svc.VerifyEmailIdentity(x.Context(), x.Actor, x.R.PathValue("id"), addr)
 	}, "Verification asked for", func(d *identitiesData) { d.Address = addr })
 }
 
-func (c *Console) connectDomain(x *Ctx) error {
+func (c identityPages) connectDomain(x *Ctx) error {
 	dom, mf := x.R.PostFormValue("domain"), x.R.PostFormValue("mailFromSubdomain")
 	return c.identityWrite(x, func() (*notify.SendingIdentity, error) {
 		return c.svc.ConnectDomain(x.Context(), x.Actor, x.R.PathValue("id"), dom, mf)
 	}, "Domain connected: publish its DNS records:", func(d *identitiesData) { d.Domain, d.MailFrom = dom, mf })
 }
 
-func (c *Console) adoptDomain(x *Ctx) error {
+func (c identityPages) adoptDomain(x *Ctx) error {
 	dom := x.R.PostFormValue("domain")
 	return c.identityWrite(x, func() (*notify.SendingIdentity, error) {
 		return c.svc.AdoptDomain(x.Context(), x.Actor, x.R.PathValue("id"), dom)
 	}, "Domain adopted:", func(d *identitiesData) { d.Adopt = dom })
 }
 
-func (c *Console) refreshIdentity(x *Ctx) error {
+func (c identityPages) refreshIdentity(x *Ctx) error {
 	s, err := c.svc.GetIdentity(x.Context(), x.Actor, x.R.PathValue("id"), x.R.PathValue("identityId"))
 	if err != nil {
 		return err
@@ -112,7 +113,7 @@ func (c *Console) refreshIdentity(x *Ctx) error {
 // identityDNSPage shows the DNS check of a domain identity above the
 // list (no vendor call: the records last read from the vendor, looked up
 // in DNS).
-func (c *Console) identityDNSPage(x *Ctx) error {
+func (c identityPages) identityDNSPage(x *Ctx) error {
 	d, err := c.identitiesData(x)
 	if err != nil {
 		return err

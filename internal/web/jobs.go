@@ -9,12 +9,13 @@ import (
 	"github.com/notifyd/notifyd/internal/service"
 )
 
-func init() { register(jobRoutes) }
+// jobPages serve the job and dead-letter pages.
+type jobPages struct{ *Console }
 
-// jobRoutes mirror the Dashboard API's job and dead-letter routes and
+// routes mirror the Dashboard API's job and dead-letter routes and
 // roles (internal/api/routes.go): the dead-letter list is admin's, as
 // GET /v1/dead-letter is; replays are the operator's.
-func jobRoutes(c *Console) []Route {
+func (c jobPages) routes() []Route {
 	all, op, admin := notify.RolesAll, notify.RolesOperator, notify.RolesAdmin
 	return []Route{
 		{Method: "GET", Path: "/jobs", Auth: Member, Roles: all, h: c.jobsPage},
@@ -31,7 +32,7 @@ type jobsData struct {
 	Scheduled notify.JobStatus
 }
 
-func (c *Console) jobsPage(x *Ctx) error {
+func (c jobPages) jobsPage(x *Ctx) error {
 	jobs, err := c.svc.ListOpenJobs(x.Context(), x.Actor)
 	if err != nil {
 		return err
@@ -41,7 +42,7 @@ func (c *Console) jobsPage(x *Ctx) error {
 
 // cancelJob cancels a job waiting for its time, as POST
 // /v1/jobs/{id}/cancel does.
-func (c *Console) cancelJob(x *Ctx) error {
+func (c jobPages) cancelJob(x *Ctx) error {
 	if err := c.svc.CancelScheduledJob(x.Context(), x.Actor, x.R.PathValue("id")); err != nil {
 		return err
 	}
@@ -54,11 +55,11 @@ type deadLettersData struct {
 	Channels []notify.Channel
 }
 
-func (c *Console) deadLettersPage(x *Ctx) error {
+func (c jobPages) deadLettersPage(x *Ctx) error {
 	return c.renderDeadLetters(x, http.StatusOK, nil)
 }
 
-func (c *Console) renderDeadLetters(x *Ctx, status int, problem *notify.Error) error {
+func (c jobPages) renderDeadLetters(x *Ctx, status int, problem *notify.Error) error {
 	items, n, err := c.svc.ListDeadLetters(x.Context(), x.Actor)
 	if err != nil {
 		return err
@@ -77,7 +78,7 @@ func afterReplay(x *Ctx) string {
 }
 
 // replayDeadLetter replays one item (POST /v1/dead-letter/{jobId}/replay).
-func (c *Console) replayDeadLetter(x *Ctx) error {
+func (c jobPages) replayDeadLetter(x *Ctx) error {
 	d, err := c.svc.ReplayDeadLetter(x.Context(), x.Actor, x.R.PathValue("jobId"))
 	if err != nil {
 		return err
@@ -87,7 +88,7 @@ func (c *Console) replayDeadLetter(x *Ctx) error {
 
 // replayDeadLetters replays the items the form's filter selects (POST
 // /v1/dead-letter/replay); empty fields select everything.
-func (c *Console) replayDeadLetters(x *Ctx) error {
+func (c jobPages) replayDeadLetters(x *Ctx) error {
 	f := x.R.PostForm
 	var in service.ReplayInput
 	opt := func(v string) *string {

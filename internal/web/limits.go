@@ -9,13 +9,14 @@ import (
 	"github.com/notifyd/notifyd/internal/service"
 )
 
-func init() { register(limitRoutes) }
+// limitPages serve the rate-limit and dispatch-limit pages.
+type limitPages struct{ *Console }
 
-// limitRoutes mirror the Dashboard API's rate-limit and dispatch-limit
+// routes mirror the Dashboard API's rate-limit and dispatch-limit
 // routes and roles (API-DECISIONS 5): reading for every role, writing for
 // admins. A rate-limit policy is not deleted (the API has no such verb):
 // it is disabled.
-func limitRoutes(c *Console) []Route {
+func (c limitPages) routes() []Route {
 	all, admin := notify.RolesAll, notify.RolesAdmin
 	return []Route{
 		{Method: "GET", Path: "/limits", Auth: Member, Roles: all, h: c.limitsPage},
@@ -45,9 +46,9 @@ func (d limitsData) KeyName(id string) string {
 	return id
 }
 
-func (c *Console) limitsPage(x *Ctx) error { return c.renderLimits(x, http.StatusOK, nil) }
+func (c limitPages) limitsPage(x *Ctx) error { return c.renderLimits(x, http.StatusOK, nil) }
 
-func (c *Console) renderLimits(x *Ctx, status int, problem *notify.Error) error {
+func (c limitPages) renderLimits(x *Ctx, status int, problem *notify.Error) error {
 	d := limitsData{Scopes: []string{notify.DispatchScopeWorkspace, notify.DispatchScopeProvider, notify.DispatchScopeAPIKey}}
 	var err error
 	if d.Workspace, d.KeyPolicies, err = c.svc.RateLimitPolicies(x.Context(), x.Actor); err != nil {
@@ -84,7 +85,7 @@ func formBool(x *Ctx, name string) *bool {
 
 // putRateLimit sets the workspace policy or an API key's policy (PUT
 // /v1/limits/rate/workspace, /v1/limits/rate/api-keys/{id}).
-func (c *Console) putRateLimit(x *Ctx) error {
+func (c limitPages) putRateLimit(x *Ctx) error {
 	err := func() error {
 		var in service.RateLimitInput
 		var err error
@@ -109,7 +110,7 @@ func (c *Console) putRateLimit(x *Ctx) error {
 }
 
 // putDispatchLimit creates or updates the limit of (scope, target).
-func (c *Console) putDispatchLimit(x *Ctx) error {
+func (c limitPages) putDispatchLimit(x *Ctx) error {
 	err := func() error {
 		in := service.DispatchLimitInput{Scope: x.R.PostFormValue("scope"), TargetID: strings.TrimSpace(x.R.PostFormValue("targetId")),
 			Enabled: formBool(x, "enabled")}
@@ -126,7 +127,7 @@ func (c *Console) putDispatchLimit(x *Ctx) error {
 	return x.Redirect("/limits", Flash{Kind: "info", Text: "Dispatch limit saved."})
 }
 
-func (c *Console) deleteDispatchLimit(x *Ctx) error {
+func (c limitPages) deleteDispatchLimit(x *Ctx) error {
 	if err := c.svc.DeleteDispatchLimit(x.Context(), x.Actor, x.R.PathValue("id")); err != nil {
 		return err
 	}

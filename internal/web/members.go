@@ -7,12 +7,13 @@ import (
 	"github.com/notifyd/notifyd/internal/service"
 )
 
-func init() { register(memberRoutes) }
+// memberPages serve the member pages.
+type memberPages struct{ *Console }
 
-// memberRoutes mirror the Dashboard API's member routes (same roles):
+// routes mirror the Dashboard API's member routes (same roles):
 // list, add (POST /v1/workspace/members), change role (PATCH), remove
 // (DELETE).
-func memberRoutes(c *Console) []Route {
+func (c memberPages) routes() []Route {
 	all, admin := notify.RolesAll, notify.RolesAdmin
 	return []Route{
 		{Method: "GET", Path: "/members", Auth: Member, Roles: all, h: c.membersPage},
@@ -35,7 +36,7 @@ type membersData struct {
 	Role  notify.Role
 }
 
-func (c *Console) renderMembers(x *Ctx, status int, problem *notify.Error, d *membersData) error {
+func (c memberPages) renderMembers(x *Ctx, status int, problem *notify.Error, d *membersData) error {
 	ms, err := c.svc.ListMembers(x.Context(), x.Actor)
 	if err != nil {
 		return err
@@ -47,14 +48,14 @@ func (c *Console) renderMembers(x *Ctx, status int, problem *notify.Error, d *me
 	return x.Render(status, "members.html", &Page{Title: "Members", Section: "/members", Problem: problem, Data: d})
 }
 
-func (c *Console) membersPage(x *Ctx) error {
+func (c memberPages) membersPage(x *Ctx) error {
 	return c.renderMembers(x, http.StatusOK, nil, &membersData{})
 }
 
 // addMember adds a new user or invites an existing one (the service
 // decides; the answer does not tell which, as the API's does not). A
 // generated password is shown once, on this answer.
-func (c *Console) addMember(x *Ctx) error {
+func (c memberPages) addMember(x *Ctx) error {
 	f := x.R.PostForm
 	email, role := f.Get("email"), notify.Role(f.Get("role"))
 	res, err := c.svc.AddMember(x.Context(), x.Actor, email, role, f.Get("password"))
@@ -72,7 +73,7 @@ func (c *Console) addMember(x *Ctx) error {
 		" (an address that already has an account is invited, and joins on accepting)."})
 }
 
-func (c *Console) changeMemberRole(x *Ctx) error {
+func (c memberPages) changeMemberRole(x *Ctx) error {
 	m, err := c.svc.UpdateMemberRole(x.Context(), x.Actor, x.R.PathValue("userId"), notify.Role(x.R.PostForm.Get("role")))
 	if err != nil {
 		return err
@@ -80,7 +81,7 @@ func (c *Console) changeMemberRole(x *Ctx) error {
 	return x.Redirect("/members", Flash{Kind: "info", Text: m.Email + " is now " + string(m.Role) + "."})
 }
 
-func (c *Console) removeMember(x *Ctx) error {
+func (c memberPages) removeMember(x *Ctx) error {
 	if err := c.svc.RemoveMember(x.Context(), x.Actor, x.R.PathValue("userId")); err != nil {
 		return err
 	}

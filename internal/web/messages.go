@@ -10,9 +10,10 @@ import (
 	"github.com/notifyd/notifyd/internal/service"
 )
 
-func init() { register(messageRoutes) }
+// messagePages serve the message pages.
+type messagePages struct{ *Console }
 
-func messageRoutes(c *Console) []Route {
+func (c messagePages) routes() []Route {
 	return []Route{
 		{Method: "GET", Path: "/messages", Auth: Member, Roles: notify.RolesAll, h: c.messagesPage},
 		{Method: "GET", Path: "/messages/{id}", Auth: Member, Roles: notify.RolesAll, h: c.messagePage},
@@ -40,7 +41,7 @@ func formTime(v string) string {
 	return v // the service refuses it with its own detail
 }
 
-func (c *Console) messagesPage(x *Ctx) error {
+func (c messagePages) messagesPage(x *Ctx) error {
 	p := NewPager(x.R)
 	q := service.RequestQuery{Status: p.Get("status"), Channel: p.Get("channel"), From: formTime(p.Get("from")), To: formTime(p.Get("to")),
 		Recipient: p.Get("recipient"), RequestID: p.Get("requestId"), Cursor: p.Get("cursor")}
@@ -100,7 +101,7 @@ func timeline(d *service.RequestDetail) []Event {
 	return ev
 }
 
-func (c *Console) messagePage(x *Ctx) error {
+func (c messagePages) messagePage(x *Ctx) error {
 	d, err := c.svc.GetRequestOf(x.Context(), x.Actor, x.R.PathValue("id"))
 	if err != nil {
 		return err
@@ -111,7 +112,7 @@ func (c *Console) messagePage(x *Ctx) error {
 
 // cancelMessage cancels a request that is not yet terminal (SPEC's
 // request state table), as POST /v1/requests/{id}/cancel does.
-func (c *Console) cancelMessage(x *Ctx) error {
+func (c messagePages) cancelMessage(x *Ctx) error {
 	id := x.R.PathValue("id")
 	res, err := c.svc.CancelRequestOf(x.Context(), x.Actor, id)
 	if err != nil {

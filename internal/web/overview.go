@@ -8,9 +8,10 @@ import (
 	"github.com/notifyd/notifyd/internal/service"
 )
 
-func init() { register(overviewRoutes) }
+// overviewPages serve the overview page.
+type overviewPages struct{ *Console }
 
-func overviewRoutes(c *Console) []Route {
+func (c overviewPages) routes() []Route {
 	return []Route{
 		{Method: "GET", Path: "/{$}", Auth: Member, Roles: notify.RolesAll, h: c.overviewPage},
 	}
@@ -88,7 +89,7 @@ type overviewData struct {
 	Charts []Chart
 }
 
-func (c *Console) overviewPage(x *Ctx) error {
+func (c overviewPages) overviewPage(x *Ctx) error {
 	o, err := c.svc.Overview(x.Context(), x.Actor)
 	if err != nil {
 		return err

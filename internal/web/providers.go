@@ -13,12 +13,13 @@ import (
 	"github.com/notifyd/notifyd/internal/service"
 )
 
-func init() { register(providerRoutes) }
+// providerPages serve the provider and route pages.
+type providerPages struct{ *Console }
 
-// providerRoutes mirror the Dashboard API's provider and route routes
+// routes mirror the Dashboard API's provider and route routes
 // (same roles): register, edit, enable/disable, test-send, and the
 // routes' atomic replace.
-func providerRoutes(c *Console) []Route {
+func (c providerPages) routes() []Route {
 	all, op := notify.RolesAll, notify.RolesOperator
 	return []Route{
 		{Method: "GET", Path: "/providers", Auth: Member, Roles: all, h: c.providersPage},
@@ -66,7 +67,7 @@ type providersData struct {
 	Kind, Name string
 }
 
-func (c *Console) providersData(x *Ctx) (*providersData, error) {
+func (c providerPages) providersData(x *Ctx) (*providersData, error) {
 	ps, err := c.svc.ListProviders(x.Context(), x.Actor)
 	if err != nil {
 		return nil, err
@@ -118,7 +119,7 @@ func routesVersion(rs []*notify.Route) string {
 	return hex.EncodeToString(h.Sum(nil)[:12])
 }
 
-func (c *Console) providersPage(x *Ctx) error {
+func (c providerPages) providersPage(x *Ctx) error {
 	d, err := c.providersData(x)
 	if err != nil {
 		return err
@@ -140,7 +141,7 @@ func formConfig(v string) (map[string]string, bool, error) {
 	return cfg, err == nil, err
 }
 
-func (c *Console) createProvider(x *Ctx) error {
+func (c providerPages) createProvider(x *Ctx) error {
 	f := x.R.PostForm
 	name := f.Get("displayName")
 	enabled := f.Get("enabled") != ""
@@ -180,12 +181,12 @@ type providerData struct {
 	Form testForm
 }
 
-func (c *Console) renderProvider(x *Ctx, status int, problem *notify.Error, d *providerData) error {
+func (c providerPages) renderProvider(x *Ctx, status int, problem *notify.Error, d *providerData) error {
 	return x.Render(status, "provider.html", &Page{Title: "Provider " + d.Account.DisplayName, Section: "/providers",
 		Problem: problem, Data: d})
 }
 
-func (c *Console) providerPage(x *Ctx) error {
+func (c providerPages) providerPage(x *Ctx) error {
 	v, err := c.svc.GetProvider(x.Context(), x.Actor, x.R.PathValue("id"))
 	if err != nil {
 		return err
@@ -204,7 +205,7 @@ func (c *Console) providerPage(x *Ctx) error {
 
 // updateProvider saves the edit form: name and enabled always, the
 // configJson only when a new one is typed (it is never shown).
-func (c *Console) updateProvider(x *Ctx) error {
+func (c providerPages) updateProvider(x *Ctx) error {
 	id, f := x.R.PathValue("id"), x.R.PostForm
 	name, enabled := f.Get("displayName"), f.Get("enabled") != ""
 	in := service.ProviderInput{DisplayName: &name, Enabled: &enabled}
@@ -225,7 +226,7 @@ func (c *Console) updateProvider(x *Ctx) error {
 
 // providerProblem shows the provider's page again with a 4xx problem
 // (a 502 test-send failure too); other errors are the error page.
-func (c *Console) providerProblem(x *Ctx, err error, form testForm) error {
+func (c providerPages) providerProblem(x *Ctx, err error, form testForm) error {
 	e := problemOf(c.log, x.R, err)
 	if e.Status() == http.StatusNotFound || (e.Status() >= 500 && e.Code != notify.CodeProviderFailed) {
 		return err
@@ -237,7 +238,7 @@ func (c *Console) providerProblem(x *Ctx, err error, form testForm) error {
 	return c.renderProvider(x, e.Status(), e, &providerData{ProviderView: v, Form: form})
 }
 
-func (c *Console) enableProvider(on bool) func(x *Ctx) error {
+func (c providerPages) enableProvider(on bool) func(x *Ctx) error {
 	return func(x *Ctx) error {
 		p, err := c.svc.UpdateProvider(x.Context(), x.Actor, x.R.PathValue("id"), service.ProviderInput{Enabled: &on})
 		if err != nil {
@@ -258,7 +259,7 @@ func (c *Console) enableProvider(on bool) func(x *Ctx) error {
 // testSend sends once through the provider (SPEC test-send) and shows the
 // recorded request as the result; a failure shows the form again with the
 // provider's reason.
-func (c *Console) testSend(x *Ctx) error {
+func (c providerPages) testSend(x *Ctx) error {
 	f := x.R.PostForm
 	form := testForm{Mode: f.Get("mode"), Address: f.Get("address"), Name: f.Get("name"), Title: f.Get("title"), Text: f.Get("text"),
 		TemplateCode: f.Get("templateCode"), Variables: f.Get("variables")}
@@ -294,7 +295,7 @@ type routeItem struct {
 // to the routes the form shows and saves them with the service's atomic
 // replace (PUT /v1/routes), priorities 1, 2, … per channel in the order
 // shown. A form showing other routes than the saved ones is refused.
-func (c *Console) saveRoutes(x *Ctx) error {
+func (c providerPages) saveRoutes(x *Ctx) error {
 	f := x.R.PostForm
 	current, err := c.svc.ListRoutes(x.Context(), x.Actor)
 	if err != nil {

@@ -19,13 +19,14 @@ import (
 
 const unsubscribePath = "/v1/newsletter/unsubscribe"
 
-func init() { register(publicRoutes) }
+// publicPages serve the public OTP link and unsubscribe pages.
+type publicPages struct{ *Console }
 
-// publicRoutes are mounted on the root mux by pattern: their paths
+// routes are mounted on the root mux by pattern: their paths
 // overlap API patterns that one ServeMux cannot hold together
 // (POST /v1/otp/link/{t} and POST /v1/otp/{id}/verify both match
 // /v1/otp/link/verify).
-func publicRoutes(c *Console) []Route {
+func (c publicPages) routes() []Route {
 	link := c.otpLinkHandler()
 	return []Route{
 		{Method: "GET", Path: "/v1/otp/link/{linkToken}", Auth: Public, Raw: link},
@@ -78,7 +79,7 @@ func writePage(w http.ResponseWriter, r *http.Request, status int, d pageData) {
 	}
 }
 
-func (c *Console) otpLinkHandler() http.Handler {
+func (c publicPages) otpLinkHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		token := r.PathValue("linkToken")
 		var state service.OTPLinkState
@@ -147,7 +148,7 @@ func readPublicForm(w http.ResponseWriter, r *http.Request, what string) bool {
 // handleUnsubscribePage is GET /v1/newsletter/unsubscribe?token=T: it
 // shows a confirmation form and changes nothing, so link scanners that
 // fetch it unsubscribe nobody.
-func (c *Console) handleUnsubscribePage(w http.ResponseWriter, r *http.Request) {
+func (c publicPages) handleUnsubscribePage(w http.ResponseWriter, r *http.Request) {
 	token := r.URL.Query().Get("token")
 	v, err := c.svc.UnsubscribeLanding(r.Context(), token)
 	switch {
@@ -167,7 +168,7 @@ func (c *Console) handleUnsubscribePage(w http.ResponseWriter, r *http.Request) 
 
 // handleUnsubscribeForm is POST /v1/newsletter/unsubscribe with the form
 // field token: it unsubscribes and answers a result page.
-func (c *Console) handleUnsubscribeForm(w http.ResponseWriter, r *http.Request) {
+func (c publicPages) handleUnsubscribeForm(w http.ResponseWriter, r *http.Request) {
 	if !readPublicForm(w, r, "unsubscribe") {
 		return
 	}

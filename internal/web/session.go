@@ -106,7 +106,7 @@ const loginTokenTTL = time.Hour
 // double-submit value (cookie equal to field) can be forged by whoever can
 // plant a cookie: they pick both. This one needs the server's key, and a
 // pair it gave out expires.
-func (c *Console) loginToken(nonce string, exp int64) string {
+func (c sessionPages) loginToken(nonce string, exp int64) string {
 	e := strconv.FormatInt(exp, 10)
 	m := hmac.New(sha256.New, c.loginKey)
 	m.Write([]byte("notifyd console login\x00" + nonce + "\x00" + e))
@@ -115,7 +115,7 @@ func (c *Console) loginToken(nonce string, exp int64) string {
 
 // validLoginToken checks the request's login token against the login
 // cookie's nonce: unexpired, and the very text loginToken makes.
-func (c *Console) validLoginToken(r *http.Request) bool {
+func (c sessionPages) validLoginToken(r *http.Request) bool {
 	nonce, got := c.cookie(r, loginCookie), formToken(r)
 	e, _, ok := strings.Cut(got, ".")
 	exp, err := strconv.ParseInt(e, 10, 64)
@@ -135,9 +135,10 @@ func retryAfter(d time.Duration) string {
 	return strconv.FormatInt(int64((d+time.Second-1)/time.Second), 10)
 }
 
-func init() { register(sessionRoutes) }
+// sessionPages serve login, workspace selection and logout.
+type sessionPages struct{ *Console }
 
-func sessionRoutes(c *Console) []Route {
+func (c sessionPages) routes() []Route {
 	return []Route{
 		{Method: "GET", Path: "/login", Auth: Public, h: c.loginPage},
 		{Method: "POST", Path: "/login", Auth: Public, h: c.login},
@@ -150,7 +151,7 @@ func sessionRoutes(c *Console) []Route {
 type loginData struct{ Email string }
 
 // loginPage shows the login form with a fresh login token.
-func (c *Console) loginPage(x *Ctx) error {
+func (c sessionPages) loginPage(x *Ctx) error {
 	if t := c.cookie(x.R, sessionCookie); t != "" {
 		if _, err := c.svc.Authenticate(x.Context(), t); err == nil {
 			http.Redirect(x.W, x.R, "/", http.StatusSeeOther)
@@ -160,7 +161,7 @@ func (c *Console) loginPage(x *Ctx) error {
 	return c.renderLogin(x, http.StatusOK, "", nil)
 }
 
-func (c *Console) renderLogin(x *Ctx, status int, email string, problem *notify.Error) error {
+func (c sessionPages) renderLogin(x *Ctx, status int, email string, problem *notify.Error) error {
 	nonce := randomToken()
 	c.setCookie(x.W, loginCookie, nonce, time.Time{})
 	x.CSRF = c.loginToken(nonce, c.svc.Now().Add(loginTokenTTL).Unix())
@@ -169,7 +170,7 @@ func (c *Console) renderLogin(x *Ctx, status int, email string, problem *notify.
 
 // login is the dashboard login (service.Login: the same throttle and
 // rules as POST /v1/auth/login) answered with the session cookie.
-func (c *Console) login(x *Ctx) error {
+func (c sessionPages) login(x *Ctx) error {
 	if !c.validLoginToken(x.R) {
 		return notify.Forbidden("The form's CSRF token is missing or wrong; reload the page and try again")
 	}
@@ -189,7 +190,7 @@ func (c *Console) login(x *Ctx) error {
 
 // startSession sets the session cookie of res and goes on: to the
 // workspace selection when none is selected, else to the overview.
-func (c *Console) startSession(x *Ctx, res *service.LoginResult) {
+func (c sessionPages) startSession(x *Ctx, res *service.LoginResult) {
 	c.setCookie(x.W, sessionCookie, res.AccessToken, res.ExpiresAt)
 	to := "/"
 	if res.Workspace == nil {
@@ -198,7 +199,7 @@ func (c *Console) startSession(x *Ctx, res *service.LoginResult) {
 	http.Redirect(x.W, x.R, to, http.StatusSeeOther)
 }
 
-func (c *Console) workspacesPage(x *Ctx) error {
+func (c sessionPages) workspacesPage(x *Ctx) error {
 	_, ws, err := c.svc.Me(x.Context(), x.Actor)
 	if err != nil {
 		return err
@@ -206,7 +207,7 @@ func (c *Console) workspacesPage(x *Ctx) error {
 	return x.Render(http.StatusOK, "workspaces.html", &Page{Title: "Choose a workspace", Data: ws})
 }
 
-func (c *Console) selectWorkspace(x *Ctx) error {
+func (c sessionPages) selectWorkspace(x *Ctx) error {
 	res, err := c.svc.SelectWorkspace(x.Context(), x.Actor, x.R.PostFormValue("workspaceId"))
 	if err != nil {
 		return err
@@ -217,7 +218,7 @@ func (c *Console) selectWorkspace(x *Ctx) error {
 
 // logout ends the session server-side (service.Logout, as POST
 // /v1/auth/logout) and clears the cookie.
-func (c *Console) logout(x *Ctx) error {
+func (c sessionPages) logout(x *Ctx) error {
 	if err := c.svc.Logout(x.Context(), x.Actor); err != nil {
 		return err
 	}

@@ -14,11 +14,12 @@ import (
 	"github.com/notifyd/notifyd/internal/service"
 )
 
-func init() { register(subscriberRoutes) }
+// subscriberPages serve the newsletter subscriber pages.
+type subscriberPages struct{ *Console }
 
-// subscriberRoutes mirror the Dashboard API's subscriber routes and roles
+// routes mirror the Dashboard API's subscriber routes and roles
 // (internal/api/subscribers.go).
-func subscriberRoutes(c *Console) []Route {
+func (c subscriberPages) routes() []Route {
 	return []Route{
 		{Method: "GET", Path: "/newsletter/subscribers", Auth: Member, Roles: notify.RolesAll, h: c.subscribersPage},
 		{Method: "POST", Path: "/newsletter/subscribers/import", Auth: Member, Roles: notify.RolesOperator, h: c.importSubscribers},
@@ -57,12 +58,12 @@ func offsetLink(path string, q url.Values, offset int) string {
 	return path + "?" + v.Encode()
 }
 
-func (c *Console) subscribersPage(x *Ctx) error {
+func (c subscriberPages) subscribersPage(x *Ctx) error {
 	return c.renderSubscribers(x, http.StatusOK, nil, nil)
 }
 
 // renderSubscribers shows the list (with an import's counts or problem).
-func (c *Console) renderSubscribers(x *Ctx, status int, res *service.ImportResult, problem *notify.Error) error {
+func (c subscriberPages) renderSubscribers(x *Ctx, status int, res *service.ImportResult, problem *notify.Error) error {
 	q := x.R.URL.Query()
 	d := subscribersData{Search: q.Get("search"), Consent: q.Get("consentStatus"), Import: res,
 		Consents: []string{notify.ConsentSubscribed, notify.ConsentUnsubscribed, notify.ConsentPending}}
@@ -171,7 +172,7 @@ func csvImport(r io.Reader) ([]service.ImportItem, error) {
 
 // importSubscribers imports a CSV file (multipart form) as POST
 // /v1/newsletter/subscribers/import does, and shows its counts.
-func (c *Console) importSubscribers(x *Ctx) error {
+func (c subscriberPages) importSubscribers(x *Ctx) error {
 	fail := func(err error) error {
 		e := problemOf(c.log, x.R, err)
 		if e.Status() >= 500 {
@@ -239,7 +240,7 @@ func parsePairs(field, text string) (map[string]string, error) {
 	return out, nil
 }
 
-func (c *Console) subscriberPage(x *Ctx) error {
+func (c subscriberPages) subscriberPage(x *Ctx) error {
 	s, err := c.svc.GetSubscriber(x.Context(), x.Actor, x.R.PathValue("id"))
 	if err != nil {
 		return err
@@ -247,7 +248,7 @@ func (c *Console) subscriberPage(x *Ctx) error {
 	return c.renderSubscriber(x, http.StatusOK, s, nil)
 }
 
-func (c *Console) renderSubscriber(x *Ctx, status int, s *notify.Subscriber, problem *notify.Error) error {
+func (c subscriberPages) renderSubscriber(x *Ctx, status int, s *notify.Subscriber, problem *notify.Error) error {
 	d := subscriberData{S: s, Attributes: formatPairs(s.Attributes),
 		Consents: []string{notify.ConsentSubscribed, notify.ConsentUnsubscribed, notify.ConsentPending}}
 	return x.Render(status, "subscriber.html", &Page{Title: "Subscriber " + s.Address, Section: "/newsletter", Problem: problem, Data: d})
@@ -255,7 +256,7 @@ func (c *Console) renderSubscriber(x *Ctx, status int, s *notify.Subscriber, pro
 
 // updateSubscriber saves the edit form as PATCH
 // /v1/newsletter/subscribers/{id} does (audited subscriber.update).
-func (c *Console) updateSubscriber(x *Ctx) error {
+func (c subscriberPages) updateSubscriber(x *Ctx) error {
 	id, form := x.R.PathValue("id"), x.R.PostForm
 	name, consent, source := form.Get("name"), form.Get("consentStatus"), form.Get("consentSource")
 	in := service.SubscriberInput{Name: &name, ConsentStatus: &consent, ConsentSource: &source}
@@ -278,7 +279,7 @@ func (c *Console) updateSubscriber(x *Ctx) error {
 	return x.Redirect("/newsletter/subscribers/"+id, Flash{Kind: "info", Text: "Subscriber saved."})
 }
 
-func (c *Console) deleteSubscriber(x *Ctx) error {
+func (c subscriberPages) deleteSubscriber(x *Ctx) error {
 	if err := c.svc.DeleteSubscriber(x.Context(), x.Actor, x.R.PathValue("id")); err != nil {
 		return err
 	}

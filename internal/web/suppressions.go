@@ -7,11 +7,12 @@ import (
 	"github.com/notifyd/notifyd/internal/notify"
 )
 
-func init() { register(suppressionRoutes) }
+// suppressionPages serve the suppression pages.
+type suppressionPages struct{ *Console }
 
-// suppressionRoutes mirror the Dashboard API's suppression routes and
+// routes mirror the Dashboard API's suppression routes and
 // roles: list for every role, add for operators, remove for admins.
-func suppressionRoutes(c *Console) []Route {
+func (c suppressionPages) routes() []Route {
 	return []Route{
 		{Method: "GET", Path: "/suppressions", Auth: Member, Roles: notify.RolesAll, h: c.suppressionsPage},
 		{Method: "POST", Path: "/suppressions", Auth: Member, Roles: notify.RolesOperator, h: c.addSuppression},
@@ -30,11 +31,11 @@ type suppressionsData struct {
 // PathEscape is an address as one path segment (remove's action).
 func (suppressionsData) PathEscape(s string) string { return url.PathEscape(s) }
 
-func (c *Console) suppressionsPage(x *Ctx) error {
+func (c suppressionPages) suppressionsPage(x *Ctx) error {
 	return c.renderSuppressions(x, http.StatusOK, nil, "", notify.SuppressManual)
 }
 
-func (c *Console) renderSuppressions(x *Ctx, status int, problem *notify.Error, address, reason string) error {
+func (c suppressionPages) renderSuppressions(x *Ctx, status int, problem *notify.Error, address, reason string) error {
 	p := NewPager(x.R)
 	d := suppressionsData{Pager: p, Reasons: []string{notify.SuppressManual, notify.SuppressUnsubscribe, notify.SuppressHardBounce, notify.SuppressComplaint},
 		Address: address, Reason: reason}
@@ -55,7 +56,7 @@ func (c *Console) renderSuppressions(x *Ctx, status int, problem *notify.Error, 
 	return x.Render(status, "suppressions.html", &Page{Title: "Suppressions", Section: "/suppressions", Problem: problem, Data: d})
 }
 
-func (c *Console) addSuppression(x *Ctx) error {
+func (c suppressionPages) addSuppression(x *Ctx) error {
 	address, reason := x.R.PostFormValue("address"), x.R.PostFormValue("reason")
 	s, err := c.suppressions.AddSuppression(x.Context(), x.Actor, address, reason)
 	if err != nil {
@@ -66,7 +67,7 @@ func (c *Console) addSuppression(x *Ctx) error {
 	return x.Redirect("/suppressions", Flash{Kind: "info", Text: s.Address + " is suppressed (" + s.Reason + ")."})
 }
 
-func (c *Console) removeSuppression(x *Ctx) error {
+func (c suppressionPages) removeSuppression(x *Ctx) error {
 	address := x.R.PathValue("address")
 	if err := c.suppressions.RemoveSuppression(x.Context(), x.Actor, address); err != nil {
 		return err

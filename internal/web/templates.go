@@ -9,11 +9,12 @@ import (
 	"github.com/notifyd/notifyd/internal/service"
 )
 
-func init() { register(templateRoutes) }
+// templatePages serve the template pages.
+type templatePages struct{ *Console }
 
-// templateRoutes mirror the Dashboard API's template routes and roles
+// routes mirror the Dashboard API's template routes and roles
 // (API-DECISIONS section 4).
-func templateRoutes(c *Console) []Route {
+func (c templatePages) routes() []Route {
 	all, op, admin := notify.RolesAll, notify.RolesOperator, notify.RolesAdmin
 	return []Route{
 		{Method: "GET", Path: "/templates", Auth: Member, Roles: all, h: c.templatesPage},
@@ -37,11 +38,11 @@ type templatesData struct {
 	Form map[string]string
 }
 
-func (c *Console) templatesPage(x *Ctx) error {
+func (c templatePages) templatesPage(x *Ctx) error {
 	return c.renderTemplates(x, http.StatusOK, nil, nil)
 }
 
-func (c *Console) renderTemplates(x *Ctx, status int, problem *notify.Error, form map[string]string) error {
+func (c templatePages) renderTemplates(x *Ctx, status int, problem *notify.Error, form map[string]string) error {
 	ts, err := c.svc.ListTemplates(x.Context(), x.Actor)
 	if err != nil {
 		return err
@@ -60,17 +61,7 @@ func formPtr(x *Ctx, name string) *string {
 	return &v
 }
 
-// again renders a page again with a 4xx problem (the form's input kept),
-// or answers err as the error page.
-func (c *Console) again(x *Ctx, err error, render func(status int, e *notify.Error) error) error {
-	e := problemOf(c.log, x.R, err)
-	if e.Status() >= 500 || e.Status() == http.StatusNotFound || e.Status() == http.StatusForbidden {
-		return err
-	}
-	return render(e.Status(), e)
-}
-
-func (c *Console) createTemplate(x *Ctx) error {
+func (c templatePages) createTemplate(x *Ctx) error {
 	in := service.TemplateInput{Code: formPtr(x, "code"), Channel: formPtr(x, "channel"), Name: formPtr(x, "name")}
 	t, err := c.svc.CreateTemplate(x.Context(), x.Actor, in)
 	if err != nil {
@@ -100,15 +91,15 @@ type templateData struct {
 	PreviewForm map[string]string
 }
 
-func (c *Console) templatePage(x *Ctx) error {
+func (c templatePages) templatePage(x *Ctx) error {
 	return c.renderTemplate(x, http.StatusOK, nil)
 }
 
-func (c *Console) renderTemplate(x *Ctx, status int, problem *notify.Error) error {
+func (c templatePages) renderTemplate(x *Ctx, status int, problem *notify.Error) error {
 	return c.renderTemplateWith(x, status, problem, nil, nil)
 }
 
-func (c *Console) renderTemplateWith(x *Ctx, status int, problem *notify.Error, preview *service.Preview, form map[string]string) error {
+func (c templatePages) renderTemplateWith(x *Ctx, status int, problem *notify.Error, preview *service.Preview, form map[string]string) error {
 	v, err := c.svc.TemplateVersionSummaries(x.Context(), x.Actor, x.R.PathValue("id"))
 	if err != nil {
 		return err
@@ -136,7 +127,7 @@ func (c *Console) renderTemplateWith(x *Ctx, status int, problem *notify.Error, 
 
 // updateTemplate changes name, status and the vendor binding (PATCH
 // /v1/templates/{id}); code and channel never change.
-func (c *Console) updateTemplate(x *Ctx) error {
+func (c templatePages) updateTemplate(x *Ctx) error {
 	in := service.TemplateInput{Name: formPtr(x, "name"), Status: formPtr(x, "status"), ProviderAccountID: formPtr(x, "providerAccountId"),
 		VendorTemplateID: formPtr(x, "vendorTemplateId"), SenderProfileKey: formPtr(x, "senderProfileKey")}
 	id := x.R.PathValue("id")
@@ -147,7 +138,7 @@ func (c *Console) updateTemplate(x *Ctx) error {
 }
 
 // createTemplateVersion adds a draft version (edit = a new version).
-func (c *Console) createTemplateVersion(x *Ctx) error {
+func (c templatePages) createTemplateVersion(x *Ctx) error {
 	id := x.R.PathValue("id")
 	in := service.TemplateVersionInput{Title: formPtr(x, "title"), Text: formPtr(x, "text"), HTML: formPtr(x, "html")}
 	v, err := c.svc.CreateTemplateVersion(x.Context(), x.Actor, id, in)
@@ -160,7 +151,7 @@ func (c *Console) createTemplateVersion(x *Ctx) error {
 // previewTemplate renders a version with sample variables (POST
 // /v1/templates/{id}/preview) and shows the template page with the result.
 // Variables are key=value lines (spaces around both trimmed); version and locale are optional.
-func (c *Console) previewTemplate(x *Ctx) error {
+func (c templatePages) previewTemplate(x *Ctx) error {
 	form := map[string]string{"variables": x.R.PostFormValue("variables"),
 		"version": x.R.PostFormValue("version"), "locale": x.R.PostFormValue("locale")}
 	in := service.PreviewInput{Variables: map[string]string{}}
@@ -207,7 +198,7 @@ func versionNumber(s string) (int, error) {
 	return n, nil
 }
 
-func (c *Console) publishTemplateVersion(x *Ctx) error {
+func (c templatePages) publishTemplateVersion(x *Ctx) error {
 	id := x.R.PathValue("id")
 	n, err := versionNumber(x.R.PathValue("version"))
 	if err != nil {
@@ -221,7 +212,7 @@ func (c *Console) publishTemplateVersion(x *Ctx) error {
 
 // deleteTemplateVersion deletes a version no send uses (DELETE
 // /v1/templates/{id}/versions/{version}); a refusal is shown on the page.
-func (c *Console) deleteTemplateVersion(x *Ctx) error {
+func (c templatePages) deleteTemplateVersion(x *Ctx) error {
 	id := x.R.PathValue("id")
 	n, err := versionNumber(x.R.PathValue("version"))
 	if err != nil {
@@ -235,7 +226,7 @@ func (c *Console) deleteTemplateVersion(x *Ctx) error {
 
 // setReviewStatus records the messenger vendor's review result of a
 // msgr_alimtalk template (PUT /v1/templates/{id}/review-status).
-func (c *Console) setReviewStatus(x *Ctx) error {
+func (c templatePages) setReviewStatus(x *Ctx) error {
 	id := x.R.PathValue("id")
 	if _, err := c.svc.SetReviewStatus(x.Context(), x.Actor, id, x.R.PostFormValue("reviewStatus")); err != nil {
 		return c.again(x, err, func(status int, e *notify.Error) error { return c.renderTemplate(x, status, e) })
@@ -263,7 +254,7 @@ func (d compareData) Sides() []compareSide {
 
 // compareVersions shows two versions' bodies side by side (?a=&b=;
 // by default the two newest).
-func (c *Console) compareVersions(x *Ctx) error {
+func (c templatePages) compareVersions(x *Ctx) error {
 	v, err := c.svc.TemplateVersionSummaries(x.Context(), x.Actor, x.R.PathValue("id"))
 	if err != nil {
 		return err

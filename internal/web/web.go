@@ -56,7 +56,7 @@ type Console struct {
 	loginKey   []byte
 	clientAddr func(*http.Request) string
 	pages      map[string]*template.Template
-	routes     []Route
+	table      []Route                  // routes() and the sections not built yet
 	allowed    map[string][]notify.Role // "METHOD /path" -> roles, for Page.Allowed
 
 	suppressions *suppressions.Service
@@ -89,13 +89,6 @@ type Route struct {
 // Pattern is the route's ServeMux pattern.
 func (rt Route) Pattern() string { return rt.Method + " " + rt.Path }
 
-// groups are the page groups' route functions, registered by each group
-// file's init (register): adding a page group touches no shared file.
-var groups []func(c *Console) []Route
-
-// register adds a page group's routes to every console.
-func register(g func(c *Console) []Route) { groups = append(groups, g) }
-
 // New builds the console.
 func New(o Options) *Console {
 	if o.Logger == nil {
@@ -110,12 +103,10 @@ func New(o Options) *Console {
 	c := &Console{svc: o.Service, baseURL: o.BaseURL, log: o.Logger, secure: strings.HasPrefix(strings.ToLower(o.BaseURL), "https://"),
 		loginKey: o.LoginKey, clientAddr: o.ClientAddr, pages: parsePages(), allowed: map[string][]notify.Role{}}
 	c.suppressions = o.Suppressions
+	c.table = c.routes()
 	have := map[string]bool{}
-	for _, g := range groups {
-		for _, rt := range g(c) {
-			c.routes = append(c.routes, rt)
-			have[rt.Pattern()] = true
-		}
+	for _, rt := range c.table {
+		have[rt.Pattern()] = true
 	}
 	// A nav section no group serves yet answers a short page.
 	for _, s := range Sections {
@@ -124,23 +115,23 @@ func New(o Options) *Console {
 			path = "/{$}" // "/" alone would take every path the API does not
 		}
 		if rt := (Route{Method: "GET", Path: path, Auth: Member, Roles: notify.RolesAll, h: c.notBuilt(s)}); !have[rt.Pattern()] {
-			c.routes = append(c.routes, rt)
+			c.table = append(c.table, rt)
 		}
 	}
-	for _, rt := range c.routes {
+	for _, rt := range c.table {
 		c.allowed[rt.Pattern()] = rt.Roles
 	}
 	return c
 }
 
 // Routes is the route table (for the role test).
-func (c *Console) Routes() []Route { return c.routes }
+func (c *Console) Routes() []Route { return c.table }
 
 // Handlers are the console's and public pages' handlers by ServeMux
 // pattern, for the root mux (server.Options.Extra).
 func (c *Console) Handlers() map[string]http.Handler {
-	out := make(map[string]http.Handler, len(c.routes))
-	for _, rt := range c.routes {
+	out := make(map[string]http.Handler, len(c.table))
+	for _, rt := range c.table {
 		out[rt.Pattern()] = c.wrap(rt)
 	}
 	return out
@@ -177,10 +168,9 @@ func (f filesOnly) Open(name string) (fs.File, error) {
 	return file, nil
 }
 
-func init() {
-	register(func(c *Console) []Route {
-		return []Route{{Method: "GET", Path: "/static/", Auth: Public, Raw: staticHandler()}}
-	})
+// staticRoutes serve the embedded assets.
+func staticRoutes() []Route {
+	return []Route{{Method: "GET", Path: "/static/", Auth: Public, Raw: staticHandler()}}
 }
 
 // Ctx is one console request as a page handler sees it.
@@ -329,6 +319,16 @@ func (c *Console) fail(x *Ctx, err error) {
 		x.W.Header().Set("Retry-After", retryAfter(e.RetryAfter))
 	}
 	_ = x.Render(e.Status(), "error.html", &Page{Title: e.Title(), Problem: e})
+}
+
+// again renders a page again with a 4xx problem (the form's input kept),
+// or answers err as the error page.
+func (c *Console) again(x *Ctx, err error, render func(status int, e *notify.Error) error) error {
+	e := problemOf(c.log, x.R, err)
+	if e.Status() >= 500 || e.Status() == http.StatusNotFound || e.Status() == http.StatusForbidden {
+		return err
+	}
+	return render(e.Status(), e)
 }
 
 // problemOf is err as a domain error; anything else is logged and shown

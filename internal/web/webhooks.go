@@ -8,11 +8,12 @@ import (
 	"github.com/notifyd/notifyd/internal/service"
 )
 
-func init() { register(webhookRoutes) }
+// webhookPages serve the webhook endpoint pages.
+type webhookPages struct{ *Console }
 
-// webhookRoutes mirror the Dashboard API's webhook routes and roles:
+// routes mirror the Dashboard API's webhook routes and roles:
 // reading (endpoints, delivery log) for every role, writing for admins.
-func webhookRoutes(c *Console) []Route {
+func (c webhookPages) routes() []Route {
 	all, admin := notify.RolesAll, notify.RolesAdmin
 	return []Route{
 		{Method: "GET", Path: "/webhooks", Auth: Member, Roles: all, h: c.webhooksPage},
@@ -44,11 +45,11 @@ func (d webhooksData) Checked(e string) bool {
 	return false
 }
 
-func (c *Console) webhooksPage(x *Ctx) error {
+func (c webhookPages) webhooksPage(x *Ctx) error {
 	return c.renderWebhooks(x, http.StatusOK, nil, webhooksData{Chosen: notify.EventTypes})
 }
 
-func (c *Console) renderWebhooks(x *Ctx, status int, problem *notify.Error, d webhooksData) error {
+func (c webhookPages) renderWebhooks(x *Ctx, status int, problem *notify.Error, d webhooksData) error {
 	var err error
 	if d.Webhooks, err = c.svc.ListWebhooks(x.Context(), x.Actor); err != nil {
 		return err
@@ -69,7 +70,7 @@ func webhookInput(x *Ctx) service.WebhookInput {
 
 // createWebhook registers an endpoint and shows its signing secret, once,
 // on the answer itself (never through a redirect or a cookie).
-func (c *Console) createWebhook(x *Ctx) error {
+func (c webhookPages) createWebhook(x *Ctx) error {
 	in := webhookInput(x)
 	w, err := c.svc.CreateWebhook(x.Context(), x.Actor, in)
 	if err != nil {
@@ -92,11 +93,11 @@ type webhookData struct {
 // Checked reports whether the endpoint subscribes to event e.
 func (d webhookData) Checked(e string) bool { return webhooksData{Chosen: d.Webhook.Events}.Checked(e) }
 
-func (c *Console) webhookPage(x *Ctx) error {
+func (c webhookPages) webhookPage(x *Ctx) error {
 	return c.renderWebhook(x, http.StatusOK, x.R.PathValue("id"), nil, "")
 }
 
-func (c *Console) renderWebhook(x *Ctx, status int, id string, problem *notify.Error, secret string) error {
+func (c webhookPages) renderWebhook(x *Ctx, status int, id string, problem *notify.Error, secret string) error {
 	w, err := c.svc.GetWebhook(x.Context(), x.Actor, id)
 	if err != nil {
 		return err
@@ -119,7 +120,7 @@ func (c *Console) renderWebhook(x *Ctx, status int, id string, problem *notify.E
 }
 
 // updateWebhook changes the url and the events.
-func (c *Console) updateWebhook(x *Ctx) error {
+func (c webhookPages) updateWebhook(x *Ctx) error {
 	id := x.R.PathValue("id")
 	if _, err := c.svc.UpdateWebhook(x.Context(), x.Actor, id, webhookInput(x)); err != nil {
 		return c.again(x, err, func(status int, e *notify.Error) error { return c.renderWebhook(x, status, id, e, "") })
@@ -128,7 +129,7 @@ func (c *Console) updateWebhook(x *Ctx) error {
 }
 
 // enableWebhook turns deliveries on (enabled=true) or off.
-func (c *Console) enableWebhook(x *Ctx) error {
+func (c webhookPages) enableWebhook(x *Ctx) error {
 	id := x.R.PathValue("id")
 	on := x.R.PostFormValue("enabled") == "true"
 	if _, err := c.svc.UpdateWebhook(x.Context(), x.Actor, id, service.WebhookInput{Enabled: &on}); err != nil {
@@ -141,7 +142,7 @@ func (c *Console) enableWebhook(x *Ctx) error {
 	return x.Redirect("/webhooks/"+id, Flash{Kind: "info", Text: text})
 }
 
-func (c *Console) deleteWebhook(x *Ctx) error {
+func (c webhookPages) deleteWebhook(x *Ctx) error {
 	if err := c.svc.DeleteWebhook(x.Context(), x.Actor, x.R.PathValue("id")); err != nil {
 		return err
 	}
@@ -150,7 +151,7 @@ func (c *Console) deleteWebhook(x *Ctx) error {
 
 // rotateWebhookSecret issues a new secret and shows it once; the old one
 // keeps signing beside it for the overlap (service.RotateWebhookSecret).
-func (c *Console) rotateWebhookSecret(x *Ctx) error {
+func (c webhookPages) rotateWebhookSecret(x *Ctx) error {
 	id := x.R.PathValue("id")
 	sec, err := c.svc.RotateWebhookSecret(x.Context(), x.Actor, id)
 	if err != nil {
@@ -159,7 +160,7 @@ func (c *Console) rotateWebhookSecret(x *Ctx) error {
 	return c.renderWebhook(x, http.StatusOK, id, nil, sec)
 }
 
-func (c *Console) redeliverWebhook(x *Ctx) error {
+func (c webhookPages) redeliverWebhook(x *Ctx) error {
 	id := x.R.PathValue("id")
 	if _, err := c.svc.RedeliverWebhook(x.Context(), x.Actor, id, x.R.PathValue("deliveryId")); err != nil {
 		return err
