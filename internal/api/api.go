@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/notifyd/notifyd/internal/accounts"
 	"github.com/notifyd/notifyd/internal/gate"
 	"github.com/notifyd/notifyd/internal/metrics"
 	"github.com/notifyd/notifyd/internal/notify"
@@ -35,6 +36,9 @@ const (
 // Options configure the API.
 type Options struct {
 	Service *service.Service
+	// Accounts is the room of sessions, members and API keys: dashboard
+	// calls authenticate through it.
+	Accounts *accounts.Service
 	// Gate checks the signature, nonce and request limits of signed
 	// routes.
 	Gate    *gate.Gate
@@ -57,6 +61,9 @@ type API struct {
 	mux     *http.ServeMux
 	limits  *metrics.Limits
 	proxies TrustedProxies
+
+	// The rooms whose handlers this API serves.
+	accounts *accounts.Service
 }
 
 // New builds the API and registers every route.
@@ -66,6 +73,7 @@ func New(o Options) *API {
 	}
 	a := &API{svc: o.Service, gate: o.Gate, baseURL: strings.TrimRight(o.BaseURL, "/"), log: o.Logger, now: o.Service.Now, mux: http.NewServeMux(),
 		limits: o.Limits, proxies: o.TrustedProxies}
+	a.accounts = o.Accounts
 	for _, rt := range a.routes() {
 		a.mux.Handle(rt.Method+" "+rt.Path, a.wrap(rt))
 	}
@@ -244,7 +252,7 @@ func (a *API) serve(c *call, rt Route, limit int64) error {
 		if !ok {
 			return notify.Unauthorized("Missing or malformed Authorization header")
 		}
-		actor, err := a.svc.Authenticate(c.ctx, token)
+		actor, err := a.accounts.Authenticate(c.ctx, token)
 		if err != nil {
 			return err
 		}

@@ -25,7 +25,6 @@ type Options struct {
 	Box           *secret.Box
 	Now           func() time.Time
 	Logger        *slog.Logger
-	SessionTTL    time.Duration // default 12h
 	JobAttempts   int           // SVC_QUEUE_JOB_ATTEMPTS, default 3
 	Backoff       time.Duration // SVC_QUEUE_BACKOFF_MS, default 3s
 	HMACTolerance time.Duration // default 300s (the Gate built when Gate is nil)
@@ -103,8 +102,6 @@ type Delivery interface {
 type Service struct {
 	usecase.Kit
 	box         *secret.Box
-	ttl         time.Duration
-	logins      *loginThrottle
 	jobAttempts int
 	backoff     time.Duration
 	delivery    Delivery
@@ -134,9 +131,6 @@ func New(o Options) *Service {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	if o.SessionTTL == 0 {
-		o.SessionTTL = 12 * time.Hour
-	}
 	if o.JobAttempts == 0 {
 		o.JobAttempts = 3
 	}
@@ -147,7 +141,6 @@ func New(o Options) *Service {
 		o.HMACTolerance = 300 * time.Second
 	}
 	s := &Service{Kit: usecase.NewKit(o.Store, o.Now, o.Logger), box: o.Box,
-		ttl: o.SessionTTL, logins: newLoginThrottle(),
 		jobAttempts: o.JobAttempts, backoff: o.Backoff, baseURL: strings.TrimRight(o.BaseURL, "/")}
 	s.delivery = o.Delivery
 	if s.gate = o.Gate; s.gate == nil {
