@@ -121,7 +121,7 @@ type benchCampaign struct {
 // newCampaign bootstraps a workspace on d with n subscribed readers and a
 // draft email campaign with two variables.
 func newCampaign(ctx context.Context, d *daemon.Daemon, n int) (*benchCampaign, error) {
-	res, err := d.Service.Bootstrap(ctx, "bench", fmt.Sprintf("bench-%d@example.com", time.Now().UnixNano()), "bench password 1")
+	res, err := d.Accounts.Bootstrap(ctx, "bench", fmt.Sprintf("bench-%d@example.com", time.Now().UnixNano()), "bench password 1")
 	if err != nil {
 		return nil, err
 	}

@@ -19,10 +19,10 @@ import (
 	"time"
 
 	"github.com/notifyd/notifyd/cmd/notifyd/demo"
+	"github.com/notifyd/notifyd/internal/accounts"
 	"github.com/notifyd/notifyd/internal/config"
 	"github.com/notifyd/notifyd/internal/daemon"
 	"github.com/notifyd/notifyd/internal/secret"
-	"github.com/notifyd/notifyd/internal/service"
 	"github.com/notifyd/notifyd/internal/simulator"
 )
 
@@ -213,9 +213,8 @@ func bootstrap(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	svc := service.New(service.Options{Store: d.DB, Box: box})
-	res, err := svc.Bootstrap(ctx, *ws, *email, *pw)
-	if errors.Is(err, service.ErrEmailTaken) {
+	res, err := accounts.New(accounts.Options{Store: d.DB, Box: box}).Bootstrap(ctx, *ws, *email, *pw)
+	if errors.Is(err, accounts.ErrEmailTaken) {
 		return fmt.Errorf("a user with email %s already exists", strings.ToLower(strings.TrimSpace(*email)))
 	}
 	if err != nil {

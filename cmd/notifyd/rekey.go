@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/notifyd/notifyd/internal/accounts"
 	"github.com/notifyd/notifyd/internal/daemon"
 	"github.com/notifyd/notifyd/internal/secret"
-	"github.com/notifyd/notifyd/internal/service"
 )
 
 // withStore runs fn on the migrated store and secret box of the serve
@@ -31,7 +31,7 @@ func withStore(ctx context.Context, args []string, stderr io.Writer, fn func(*da
 // "Changing the secret key").
 func rekey(ctx context.Context, args []string, stderr io.Writer) error {
 	return withStore(ctx, args, stderr, func(d *daemon.Daemon, box *secret.Box) error {
-		n, err := service.New(service.Options{Store: d.DB, Box: box}).Rekey(ctx)
+		n, err := accounts.New(accounts.Options{Store: d.DB, Box: box}).Rekey(ctx)
 		if err != nil {
 			return err
 		}

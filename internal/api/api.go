@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/notifyd/notifyd/internal/accounts"
 	"github.com/notifyd/notifyd/internal/gate"
 	"github.com/notifyd/notifyd/internal/metrics"
 	"github.com/notifyd/notifyd/internal/notify"
@@ -38,6 +39,10 @@ type Options struct {
 	Service *service.Service
 	// Suppressions is the suppression list and bounce intake's room.
 	Suppressions *suppressions.Service
+
+	// Accounts is the room of sessions, members and API keys: dashboard
+	// calls authenticate through it.
+	Accounts *accounts.Service
 	// Gate checks the signature, nonce and request limits of signed
 	// routes.
 	Gate    *gate.Gate
@@ -63,6 +68,8 @@ type API struct {
 
 	// The rooms whose handlers this API serves.
 	suppressions *suppressions.Service
+
+	accounts *accounts.Service
 }
 
 // New builds the API and registers every route.
@@ -73,6 +80,8 @@ func New(o Options) *API {
 	a := &API{svc: o.Service, gate: o.Gate, baseURL: strings.TrimRight(o.BaseURL, "/"), log: o.Logger, now: o.Service.Now, mux: http.NewServeMux(),
 		limits: o.Limits, proxies: o.TrustedProxies}
 	a.suppressions = o.Suppressions
+
+	a.accounts = o.Accounts
 	for _, rt := range a.routes() {
 		a.mux.Handle(rt.Method+" "+rt.Path, a.wrap(rt))
 	}
@@ -251,7 +260,7 @@ func (a *API) serve(c *call, rt Route, limit int64) error {
 		if !ok {
 			return notify.Unauthorized("Missing or malformed Authorization header")
 		}
-		actor, err := a.svc.Authenticate(c.ctx, token)
+		actor, err := a.accounts.Authenticate(c.ctx, token)
 		if err != nil {
 			return err
 		}

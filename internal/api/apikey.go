@@ -3,8 +3,8 @@ package api
 import (
 	"net/http"
 
+	"github.com/notifyd/notifyd/internal/accounts"
 	"github.com/notifyd/notifyd/internal/notify"
-	"github.com/notifyd/notifyd/internal/service"
 )
 
 type apiKeyJSON struct {
@@ -29,8 +29,8 @@ type apiKeyIn struct {
 	AllowedTemplateCodes Optional[[]string] `json:"allowedTemplateCodes"`
 }
 
-func (in apiKeyIn) input() (service.APIKeyInput, error) {
-	var out service.APIKeyInput
+func (in apiKeyIn) input() (accounts.APIKeyInput, error) {
+	var out accounts.APIKeyInput
 	if in.Name.Set {
 		if in.Name.Null {
 			return out, notify.Invalid("name must be a string")
@@ -53,7 +53,7 @@ func (in apiKeyIn) input() (service.APIKeyInput, error) {
 	return out, nil
 }
 
-func (a *API) handleAPIKeyCreate(c *call) error {
+func (a accountsAPI) handleAPIKeyCreate(c *call) error {
 	var in apiKeyIn
 	if err := c.decode(&in); err != nil {
 		return err
@@ -62,15 +62,15 @@ func (a *API) handleAPIKeyCreate(c *call) error {
 	if err != nil {
 		return err
 	}
-	k, err := a.svc.CreateAPIKey(c.ctx, c.actor, input)
+	k, err := a.room.CreateAPIKey(c.ctx, c.actor, input)
 	if err != nil {
 		return err
 	}
 	return c.ok(http.StatusCreated, map[string]any{"apiKey": apiKeyBody(k.Key), "key": k.Token, "hmacSecret": k.HMACSecret})
 }
 
-func (a *API) handleAPIKeyList(c *call) error {
-	ks, err := a.svc.ListAPIKeys(c.ctx, c.actor)
+func (a accountsAPI) handleAPIKeyList(c *call) error {
+	ks, err := a.room.ListAPIKeys(c.ctx, c.actor)
 	if err != nil {
 		return err
 	}
@@ -81,7 +81,7 @@ func (a *API) handleAPIKeyList(c *call) error {
 	return c.ok(http.StatusOK, map[string]any{"apiKeys": out})
 }
 
-func (a *API) handleAPIKeyUpdate(c *call) error {
+func (a accountsAPI) handleAPIKeyUpdate(c *call) error {
 	var in apiKeyIn
 	if err := c.decode(&in); err != nil {
 		return err
@@ -90,30 +90,30 @@ func (a *API) handleAPIKeyUpdate(c *call) error {
 	if err != nil {
 		return err
 	}
-	k, err := a.svc.UpdateAPIKey(c.ctx, c.actor, c.r.PathValue("id"), input)
+	k, err := a.room.UpdateAPIKey(c.ctx, c.actor, c.r.PathValue("id"), input)
 	if err != nil {
 		return err
 	}
 	return c.ok(http.StatusOK, map[string]any{"apiKey": apiKeyBody(k)})
 }
 
-func (a *API) handleAPIKeyRotate(c *call) error {
+func (a accountsAPI) handleAPIKeyRotate(c *call) error {
 	if err := decodeNone(c.body); err != nil {
 		return err
 	}
-	k, err := a.svc.RotateAPIKey(c.ctx, c.actor, c.r.PathValue("id"))
+	k, err := a.room.RotateAPIKey(c.ctx, c.actor, c.r.PathValue("id"))
 	if err != nil {
 		return err
 	}
 	return c.ok(http.StatusOK, map[string]any{"apiKey": apiKeyBody(k.Key), "key": k.Token, "hmacSecret": k.HMACSecret})
 }
 
-func (a *API) handleAPIKeyStatus(action string) func(c *call) error {
+func (a accountsAPI) handleAPIKeyStatus(action string) func(c *call) error {
 	return func(c *call) error {
 		if err := decodeNone(c.body); err != nil {
 			return err
 		}
-		k, err := a.svc.SetAPIKeyStatus(c.ctx, c.actor, c.r.PathValue("id"), action)
+		k, err := a.room.SetAPIKeyStatus(c.ctx, c.actor, c.r.PathValue("id"), action)
 		if err != nil {
 			return err
 		}

@@ -5,9 +5,56 @@ import (
 	"net/netip"
 	"strings"
 
+	"github.com/notifyd/notifyd/internal/accounts"
 	"github.com/notifyd/notifyd/internal/notify"
-	"github.com/notifyd/notifyd/internal/service"
 )
+
+// accountsAPI are the handlers of the accounts room: login and sessions,
+// the workspace, members and invitations, API keys and the audit log.
+type accountsAPI struct {
+	*API
+	room *accounts.Service
+}
+
+// routes are the accounts room's routes.
+func (a accountsAPI) routes() []Route {
+	all, admin := notify.RolesAll, notify.RolesAdmin
+	return []Route{
+		// Dashboard authentication (API-DECISIONS section 2).
+		{Method: "POST", Path: "/v1/auth/login", auth: authPublic, h: a.handleLogin},
+		{Method: "POST", Path: "/v1/auth/select-workspace", auth: authSession, h: a.handleSelectWorkspace},
+		{Method: "POST", Path: "/v1/auth/logout", auth: authSession, h: a.handleLogout},
+		{Method: "POST", Path: "/v1/auth/logout-all", auth: authSession, h: a.handleLogoutAll},
+		{Method: "POST", Path: "/v1/auth/password", auth: authSession, h: a.handlePasswordChange},
+		{Method: "GET", Path: "/v1/me", auth: authSession, h: a.handleMe},
+		{Method: "GET", Path: "/v1/workspace", auth: authDashboard, Roles: admin, h: a.handleWorkspaceGet},
+		{Method: "PATCH", Path: "/v1/workspace", auth: authDashboard, Roles: admin, h: a.handleWorkspaceUpdate},
+		{Method: "GET", Path: "/v1/workspace/members", auth: authDashboard, Roles: all, h: a.handleMemberList},
+		{Method: "POST", Path: "/v1/workspace/members", auth: authDashboard, Roles: admin, h: a.handleMemberCreate},
+		{Method: "PATCH", Path: "/v1/workspace/members/{userId}", auth: authDashboard, Roles: admin, h: a.handleMemberUpdate},
+		{Method: "DELETE", Path: "/v1/workspace/members/{userId}", auth: authDashboard, Roles: admin, h: a.handleMemberDelete},
+
+		// Invitations and leaving a workspace (issue 17): adding an
+		// existing user invites them, and only the user's own session
+		// accepts or declines (members.go).
+		{Method: "GET", Path: "/v1/auth/invitations", auth: authSession, h: a.handleInvitationList},
+		{Method: "POST", Path: "/v1/auth/invitations/{id}/accept", auth: authSession, h: a.handleInvitationAccept},
+		{Method: "POST", Path: "/v1/auth/invitations/{id}/decline", auth: authSession, h: a.handleInvitationDecline},
+		{Method: "POST", Path: "/v1/workspace/leave", auth: authDashboard, Roles: all, h: a.handleWorkspaceLeave},
+
+		// API keys (API-DECISIONS section 3; apikey.go).
+		{Method: "POST", Path: "/v1/api-keys", auth: authDashboard, Roles: admin, h: a.handleAPIKeyCreate},
+		{Method: "GET", Path: "/v1/api-keys", auth: authDashboard, Roles: all, h: a.handleAPIKeyList},
+		{Method: "PATCH", Path: "/v1/api-keys/{id}", auth: authDashboard, Roles: admin, h: a.handleAPIKeyUpdate},
+		{Method: "POST", Path: "/v1/api-keys/{id}/rotate", auth: authDashboard, Roles: admin, h: a.handleAPIKeyRotate},
+		{Method: "POST", Path: "/v1/api-keys/{id}/revoke", auth: authDashboard, Roles: admin, h: a.handleAPIKeyStatus("revoke")},
+		{Method: "POST", Path: "/v1/api-keys/{id}/suspend", auth: authDashboard, Roles: admin, h: a.handleAPIKeyStatus("suspend")},
+		{Method: "POST", Path: "/v1/api-keys/{id}/resume", auth: authDashboard, Roles: admin, h: a.handleAPIKeyStatus("resume")},
+
+		// Audit log.
+		{Method: "GET", Path: "/v1/audit-logs", auth: authDashboard, Roles: all, h: a.handleAuditList},
+	}
+}
 
 type userJSON struct {
 	ID    string `json:"id"`
@@ -15,19 +62,19 @@ type userJSON struct {
 }
 
 type loginJSON struct {
-	AccessToken string                 `json:"accessToken"`
-	TokenType   string                 `json:"tokenType"`
-	ExpiresAt   string                 `json:"expiresAt"`
-	User        userJSON               `json:"user"`
-	Workspace   *service.WorkspaceRole `json:"workspace"`
+	AccessToken string                  `json:"accessToken"`
+	TokenType   string                  `json:"tokenType"`
+	ExpiresAt   string                  `json:"expiresAt"`
+	User        userJSON                `json:"user"`
+	Workspace   *accounts.WorkspaceRole `json:"workspace"`
 }
 
-func loginBody(res *service.LoginResult) loginJSON {
+func loginBody(res *accounts.LoginResult) loginJSON {
 	return loginJSON{AccessToken: res.AccessToken, TokenType: "Bearer", ExpiresAt: Timestamp(res.ExpiresAt),
 		User: userJSON{ID: res.User.ID, Email: res.User.Email}, Workspace: res.Workspace}
 }
 
-func (a *API) handleLogin(c *call) error {
+func (a accountsAPI) handleLogin(c *call) error {
 	var in struct {
 		Email       *string `json:"email"`
 		Password    *string `json:"password"`
@@ -39,7 +86,7 @@ func (a *API) handleLogin(c *call) error {
 	if in.Email == nil || in.Password == nil {
 		return notify.Invalid("email and password are required")
 	}
-	res, err := a.svc.Login(c.ctx, *in.Email, *in.Password, in.WorkspaceID, a.ClientAddr(c.r))
+	res, err := a.room.Login(c.ctx, *in.Email, *in.Password, in.WorkspaceID, a.ClientAddr(c.r))
 	if err != nil {
 		return err
 	}
@@ -87,41 +134,41 @@ func (a *API) ClientAddr(r *http.Request) string {
 	return ip.String()
 }
 
-func (a *API) handleSelectWorkspace(c *call) error {
+func (a accountsAPI) handleSelectWorkspace(c *call) error {
 	var in struct {
 		WorkspaceID string `json:"workspaceId"`
 	}
 	if err := c.decode(&in); err != nil {
 		return err
 	}
-	res, err := a.svc.SelectWorkspace(c.ctx, c.actor, in.WorkspaceID)
+	res, err := a.room.SelectWorkspace(c.ctx, c.actor, in.WorkspaceID)
 	if err != nil {
 		return err
 	}
 	return c.ok(http.StatusOK, loginBody(res))
 }
 
-func (a *API) handleLogout(c *call) error {
+func (a accountsAPI) handleLogout(c *call) error {
 	if err := decodeNone(c.body); err != nil {
 		return err
 	}
-	if err := a.svc.Logout(c.ctx, c.actor); err != nil {
+	if err := a.room.Logout(c.ctx, c.actor); err != nil {
 		return err
 	}
 	return c.noContent()
 }
 
-func (a *API) handleLogoutAll(c *call) error {
+func (a accountsAPI) handleLogoutAll(c *call) error {
 	if err := decodeNone(c.body); err != nil {
 		return err
 	}
-	if err := a.svc.LogoutAll(c.ctx, c.actor); err != nil {
+	if err := a.room.LogoutAll(c.ctx, c.actor); err != nil {
 		return err
 	}
 	return c.noContent()
 }
 
-func (a *API) handlePasswordChange(c *call) error {
+func (a accountsAPI) handlePasswordChange(c *call) error {
 	var in struct {
 		CurrentPassword *string `json:"currentPassword"`
 		NewPassword     *string `json:"newPassword"`
@@ -132,19 +179,19 @@ func (a *API) handlePasswordChange(c *call) error {
 	if in.CurrentPassword == nil || in.NewPassword == nil {
 		return notify.Invalid("currentPassword and newPassword are required")
 	}
-	if err := a.svc.ChangePassword(c.ctx, c.actor, *in.CurrentPassword, *in.NewPassword, a.ClientAddr(c.r)); err != nil {
+	if err := a.room.ChangePassword(c.ctx, c.actor, *in.CurrentPassword, *in.NewPassword, a.ClientAddr(c.r)); err != nil {
 		return err
 	}
 	return c.noContent()
 }
 
-func (a *API) handleMe(c *call) error {
-	u, ws, err := a.svc.Me(c.ctx, c.actor)
+func (a accountsAPI) handleMe(c *call) error {
+	u, ws, err := a.room.Me(c.ctx, c.actor)
 	if err != nil {
 		return err
 	}
 	if ws == nil {
-		ws = []service.WorkspaceRole{}
+		ws = []accounts.WorkspaceRole{}
 	}
 	return c.ok(http.StatusOK, map[string]any{"user": userJSON{ID: u.ID, Email: u.Email}, "workspaces": ws})
 }
@@ -160,15 +207,15 @@ func workspaceBody(w *notify.Workspace) map[string]any {
 	return map[string]any{"workspace": workspaceJSON{ID: w.ID, Name: w.Name, CreatedAt: Timestamp(w.CreatedAt), UpdatedAt: Timestamp(w.UpdatedAt)}}
 }
 
-func (a *API) handleWorkspaceGet(c *call) error {
-	w, err := a.svc.GetWorkspace(c.ctx, c.actor)
+func (a accountsAPI) handleWorkspaceGet(c *call) error {
+	w, err := a.room.GetWorkspace(c.ctx, c.actor)
 	if err != nil {
 		return err
 	}
 	return c.ok(http.StatusOK, workspaceBody(w))
 }
 
-func (a *API) handleWorkspaceUpdate(c *call) error {
+func (a accountsAPI) handleWorkspaceUpdate(c *call) error {
 	var in struct {
 		Name *string `json:"name"`
 	}
@@ -178,7 +225,7 @@ func (a *API) handleWorkspaceUpdate(c *call) error {
 	if in.Name == nil {
 		return notify.Invalid("name is required")
 	}
-	w, err := a.svc.UpdateWorkspace(c.ctx, c.actor, *in.Name)
+	w, err := a.room.UpdateWorkspace(c.ctx, c.actor, *in.Name)
 	if err != nil {
 		return err
 	}
@@ -196,8 +243,8 @@ func memberBody(m *notify.Member) memberJSON {
 	return memberJSON{UserID: m.UserID, Email: m.Email, Role: m.Role, CreatedAt: Timestamp(m.CreatedAt)}
 }
 
-func (a *API) handleMemberList(c *call) error {
-	ms, err := a.svc.ListMembers(c.ctx, c.actor)
+func (a accountsAPI) handleMemberList(c *call) error {
+	ms, err := a.room.ListMembers(c.ctx, c.actor)
 	if err != nil {
 		return err
 	}
@@ -208,7 +255,7 @@ func (a *API) handleMemberList(c *call) error {
 	return c.ok(http.StatusOK, map[string]any{"members": out})
 }
 
-func (a *API) handleMemberCreate(c *call) error {
+func (a accountsAPI) handleMemberCreate(c *call) error {
 	var in struct {
 		Email    string `json:"email"`
 		Role     string `json:"role"`
@@ -217,7 +264,7 @@ func (a *API) handleMemberCreate(c *call) error {
 	if err := c.decode(&in); err != nil {
 		return err
 	}
-	res, err := a.svc.AddMember(c.ctx, c.actor, in.Email, notify.Role(in.Role), in.Password)
+	res, err := a.room.AddMember(c.ctx, c.actor, in.Email, notify.Role(in.Role), in.Password)
 	if err != nil {
 		return err
 	}
@@ -228,28 +275,28 @@ func (a *API) handleMemberCreate(c *call) error {
 	return c.ok(http.StatusCreated, body)
 }
 
-func (a *API) handleMemberUpdate(c *call) error {
+func (a accountsAPI) handleMemberUpdate(c *call) error {
 	var in struct {
 		Role string `json:"role"`
 	}
 	if err := c.decode(&in); err != nil {
 		return err
 	}
-	m, err := a.svc.UpdateMemberRole(c.ctx, c.actor, c.r.PathValue("userId"), notify.Role(in.Role))
+	m, err := a.room.UpdateMemberRole(c.ctx, c.actor, c.r.PathValue("userId"), notify.Role(in.Role))
 	if err != nil {
 		return err
 	}
 	return c.ok(http.StatusOK, map[string]any{"member": memberBody(m)})
 }
 
-func (a *API) handleMemberDelete(c *call) error {
-	if err := a.svc.RemoveMember(c.ctx, c.actor, c.r.PathValue("userId")); err != nil {
+func (a accountsAPI) handleMemberDelete(c *call) error {
+	if err := a.room.RemoveMember(c.ctx, c.actor, c.r.PathValue("userId")); err != nil {
 		return err
 	}
 	return c.noContent()
 }
 
-func (a *API) handleAuditList(c *call) error {
+func (a accountsAPI) handleAuditList(c *call) error {
 	q := c.r.URL.Query()
 	f := notify.AuditFilter{Action: q.Get("action"), TargetType: q.Get("targetType")}
 	var err error
@@ -267,7 +314,7 @@ func (a *API) handleAuditList(c *call) error {
 			return err
 		}
 	}
-	page, err := a.svc.ListAudit(c.ctx, c.actor, f)
+	page, err := a.room.ListAudit(c.ctx, c.actor, f)
 	if err != nil {
 		return err
 	}

@@ -6,18 +6,6 @@ import (
 	"github.com/notifyd/notifyd/internal/notify"
 )
 
-// memberRoutes are the routes of invitations and leaving a workspace
-// (issue 17): adding an existing user invites them, and only the user's
-// own session accepts or declines.
-func (a *API) memberRoutes() []Route {
-	return []Route{
-		{Method: "GET", Path: "/v1/auth/invitations", auth: authSession, h: a.handleInvitationList},
-		{Method: "POST", Path: "/v1/auth/invitations/{id}/accept", auth: authSession, h: a.handleInvitationAccept},
-		{Method: "POST", Path: "/v1/auth/invitations/{id}/decline", auth: authSession, h: a.handleInvitationDecline},
-		{Method: "POST", Path: "/v1/workspace/leave", auth: authDashboard, Roles: notify.RolesAll, h: a.handleWorkspaceLeave},
-	}
-}
-
 type invitationJSON struct {
 	ID        string           `json:"id"`
 	Workspace invitationWSJSON `json:"workspace"`
@@ -32,8 +20,8 @@ type invitationWSJSON struct {
 	Name string `json:"name"`
 }
 
-func (a *API) handleInvitationList(c *call) error {
-	invs, err := a.svc.ListInvitations(c.ctx, c.actor)
+func (a accountsAPI) handleInvitationList(c *call) error {
+	invs, err := a.room.ListInvitations(c.ctx, c.actor)
 	if err != nil {
 		return err
 	}
@@ -48,32 +36,32 @@ func (a *API) handleInvitationList(c *call) error {
 	return c.ok(http.StatusOK, map[string]any{"invitations": out})
 }
 
-func (a *API) handleInvitationAccept(c *call) error {
+func (a accountsAPI) handleInvitationAccept(c *call) error {
 	if err := decodeNone(c.body); err != nil {
 		return err
 	}
-	w, err := a.svc.AcceptInvitation(c.ctx, c.actor, c.r.PathValue("id"))
+	w, err := a.room.AcceptInvitation(c.ctx, c.actor, c.r.PathValue("id"))
 	if err != nil {
 		return err
 	}
 	return c.ok(http.StatusOK, map[string]any{"workspace": w})
 }
 
-func (a *API) handleInvitationDecline(c *call) error {
+func (a accountsAPI) handleInvitationDecline(c *call) error {
 	if err := decodeNone(c.body); err != nil {
 		return err
 	}
-	if err := a.svc.DeclineInvitation(c.ctx, c.actor, c.r.PathValue("id")); err != nil {
+	if err := a.room.DeclineInvitation(c.ctx, c.actor, c.r.PathValue("id")); err != nil {
 		return err
 	}
 	return c.noContent()
 }
 
-func (a *API) handleWorkspaceLeave(c *call) error {
+func (a accountsAPI) handleWorkspaceLeave(c *call) error {
 	if err := decodeNone(c.body); err != nil {
 		return err
 	}
-	if err := a.svc.LeaveWorkspace(c.ctx, c.actor); err != nil {
+	if err := a.room.LeaveWorkspace(c.ctx, c.actor); err != nil {
 		return err
 	}
 	return c.noContent()

@@ -7,7 +7,7 @@ import "github.com/notifyd/notifyd/internal/notify"
 func (a *API) routes() []Route {
 	var all []Route
 	for _, group := range [][]Route{a.coreRoutes(), a.otpRoutes(), a.limitRoutes(),
-		a.subscriberRoutes(), a.campaignRoutes(), a.webhookRoutes(), suppressionsAPI{a, a.suppressions}.routes(), a.memberRoutes(),
+		a.subscriberRoutes(), a.campaignRoutes(), a.webhookRoutes(), suppressionsAPI{a, a.suppressions}.routes(), accountsAPI{a, a.accounts}.routes(),
 		a.requestRoutes(), a.previewLayoutRoutes(), a.identityRoutes(), a.optInRoutes(), a.fraudGuardRoutes()} {
 		all = append(all, group...)
 	}
@@ -24,32 +24,6 @@ func (a *API) coreRoutes() []Route {
 		{Method: "POST", Path: "/v1/notifications/bulk", auth: authSigned, Scope: send, ownNonce: true, rateLimited: true, h: a.handleSendBulk},
 		{Method: "GET", Path: "/v1/notifications/{requestId}", auth: authSigned, Scope: read, rateLimited: true, h: a.handleRequestGet},
 		{Method: "POST", Path: "/v1/notifications/{requestId}/cancel", auth: authSigned, Scope: send, rateLimited: true, h: a.handleRequestCancel},
-
-		// Dashboard authentication (API-DECISIONS section 2).
-		{Method: "POST", Path: "/v1/auth/login", auth: authPublic, h: a.handleLogin},
-		{Method: "POST", Path: "/v1/auth/select-workspace", auth: authSession, h: a.handleSelectWorkspace},
-		{Method: "POST", Path: "/v1/auth/logout", auth: authSession, h: a.handleLogout},
-		{Method: "POST", Path: "/v1/auth/logout-all", auth: authSession, h: a.handleLogoutAll},
-		{Method: "POST", Path: "/v1/auth/password", auth: authSession, h: a.handlePasswordChange},
-		{Method: "GET", Path: "/v1/me", auth: authSession, h: a.handleMe},
-		{Method: "GET", Path: "/v1/workspace", auth: authDashboard, Roles: admin, h: a.handleWorkspaceGet},
-		{Method: "PATCH", Path: "/v1/workspace", auth: authDashboard, Roles: admin, h: a.handleWorkspaceUpdate},
-		{Method: "GET", Path: "/v1/workspace/members", auth: authDashboard, Roles: all, h: a.handleMemberList},
-		{Method: "POST", Path: "/v1/workspace/members", auth: authDashboard, Roles: admin, h: a.handleMemberCreate},
-		{Method: "PATCH", Path: "/v1/workspace/members/{userId}", auth: authDashboard, Roles: admin, h: a.handleMemberUpdate},
-		{Method: "DELETE", Path: "/v1/workspace/members/{userId}", auth: authDashboard, Roles: admin, h: a.handleMemberDelete},
-
-		// API keys (API-DECISIONS section 3).
-		{Method: "POST", Path: "/v1/api-keys", auth: authDashboard, Roles: admin, h: a.handleAPIKeyCreate},
-		{Method: "GET", Path: "/v1/api-keys", auth: authDashboard, Roles: all, h: a.handleAPIKeyList},
-		{Method: "PATCH", Path: "/v1/api-keys/{id}", auth: authDashboard, Roles: admin, h: a.handleAPIKeyUpdate},
-		{Method: "POST", Path: "/v1/api-keys/{id}/rotate", auth: authDashboard, Roles: admin, h: a.handleAPIKeyRotate},
-		{Method: "POST", Path: "/v1/api-keys/{id}/revoke", auth: authDashboard, Roles: admin, h: a.handleAPIKeyStatus("revoke")},
-		{Method: "POST", Path: "/v1/api-keys/{id}/suspend", auth: authDashboard, Roles: admin, h: a.handleAPIKeyStatus("suspend")},
-		{Method: "POST", Path: "/v1/api-keys/{id}/resume", auth: authDashboard, Roles: admin, h: a.handleAPIKeyStatus("resume")},
-
-		// Audit log.
-		{Method: "GET", Path: "/v1/audit-logs", auth: authDashboard, Roles: all, h: a.handleAuditList},
 
 		// Providers and routes.
 		{Method: "POST", Path: "/v1/providers", auth: authDashboard, Roles: op, h: a.handleProviderCreate},

@@ -20,6 +20,7 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"github.com/notifyd/notifyd/internal/accounts"
 	"github.com/notifyd/notifyd/internal/api"
 	"github.com/notifyd/notifyd/internal/bounce"
 	"github.com/notifyd/notifyd/internal/bounce/snshttp"
@@ -56,6 +57,9 @@ type Daemon struct {
 	// SNS verifies and confirms the SNS messages of SES callbacks over
 	// HTTP, for Suppressions (the demo trusts its simulator's host).
 	SNS *snshttp.Verifier
+	// Accounts is the room of workspaces, logins, sessions, members and
+	// API keys.
+	Accounts *accounts.Service
 	// Gate is the signed API's door, shared by the API and the sends.
 	Gate *gate.Gate
 	// Delivery is the delivery engine the workers drive.
@@ -179,6 +183,7 @@ func (d *Daemon) Open(ctx context.Context) error {
 		BatchObserver: d.Metrics.Batch, WebhookAllowPrivate: allowPrivate, WebhookTimeout: d.Config.WebhookTimeout,
 		SoleWorker: d.lockWorkers()})
 	d.Gate = gate.New(gate.Options{Store: d.DB, Box: box, Now: d.Now, Logger: d.Logger, Tolerance: d.Config.HMACTolerance})
+	d.Accounts = accounts.New(accounts.Options{Store: d.DB, Box: box, Now: d.Now, Logger: d.Logger, Keys: d.Gate})
 	d.Service = service.New(service.Options{
 		Store: d.DB, Box: box, Now: d.Now, Logger: d.Logger, Gate: d.Gate,
 		OTPSecret: otpSecret, OTPCodeKey: secret.Derive(master, service.OTPCodeLabel),
@@ -243,7 +248,7 @@ func (d *Daemon) startQueue(ctx context.Context) error {
 	cfg := &river.Config{Logger: d.Logger.With("component", "river")}
 	if d.Config.Role != "api" {
 		workers := river.NewWorkers()
-		river.AddWorker(workers, &worker.Cleanup{Service: d.Service, Logger: d.Logger})
+		river.AddWorker(workers, &worker.Cleanup{Sessions: d.Accounts, OTP: d.Service, Logger: d.Logger})
 		river.AddWorker(workers, &worker.Retention{Service: d.Retention, Metrics: d.Metrics.Retention, Logger: d.Logger,
 			Policy: notify.Retention{Data: d.Config.Retention, Audit: d.Config.AuditRetention}})
 		// A job left running by a crashed process is handed back after
@@ -343,12 +348,12 @@ const idlePollInterval = 200 * time.Millisecond
 // firstStart creates a workspace and owner on an empty database and prints
 // the login once.
 func (d *Daemon) firstStart(ctx context.Context) error {
-	has, err := d.Service.HasWorkspaces(ctx)
+	has, err := d.Accounts.HasWorkspaces(ctx)
 	if err != nil || has {
 		return err
 	}
-	res, err := d.Service.Bootstrap(ctx, "Default", "owner@notifyd.local", "")
-	if errors.Is(err, service.ErrEmailTaken) {
+	res, err := d.Accounts.Bootstrap(ctx, "Default", "owner@notifyd.local", "")
+	if errors.Is(err, accounts.ErrEmailTaken) {
 		return nil // another node won the race
 	}
 	if err != nil {
@@ -377,9 +382,9 @@ func (d *Daemon) bind() error {
 // listen serves HTTP on the listener bind took.
 func (d *Daemon) listen() error {
 	ln := d.listener
-	a := api.New(api.Options{Service: d.Service, Suppressions: d.Suppressions, Gate: d.Gate, BaseURL: d.Config.BaseURL, Logger: d.Logger, Limits: d.Metrics.Limits,
+	a := api.New(api.Options{Service: d.Service, Suppressions: d.Suppressions, Accounts: d.Accounts, Gate: d.Gate, BaseURL: d.Config.BaseURL, Logger: d.Logger, Limits: d.Metrics.Limits,
 		TrustedProxies: d.Config.TrustedProxies})
-	console := web.New(web.Options{Service: d.Service, Suppressions: d.Suppressions, BaseURL: d.Config.BaseURL, Logger: d.Logger, ClientAddr: a.ClientAddr,
+	console := web.New(web.Options{Service: d.Service, Suppressions: d.Suppressions, Accounts: d.Accounts, BaseURL: d.Config.BaseURL, Logger: d.Logger, ClientAddr: a.ClientAddr,
 		LoginKey: d.loginKey})
 	h := server.Handler(server.Options{API: a, Metrics: d.Metrics, Logger: d.Logger, Ready: d.ready, OpenAPI: openapi.OpenAPI,
 		Extra: server.Merge(console.Handlers(), a.PublicHandlers()), NoMetrics: d.Config.MetricsAddr != ""})

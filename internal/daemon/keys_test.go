@@ -13,12 +13,12 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/notifyd/notifyd/internal/accounts"
 	"github.com/notifyd/notifyd/internal/config"
 	"github.com/notifyd/notifyd/internal/daemon"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/notifytest"
 	"github.com/notifyd/notifyd/internal/secret"
-	"github.com/notifyd/notifyd/internal/service"
 )
 
 const (
@@ -103,7 +103,7 @@ func TestKeyMismatchRefused(t *testing.T) {
 	cfg.SecretKeyPrevious = []string{keyA}
 	d, box, err := openStore(t, cfg, nil)
 	require.NoError(t, err)
-	n, err := service.New(service.Options{Store: d.DB, Box: box}).Rekey(context.Background())
+	n, err := accounts.New(accounts.Options{Store: d.DB, Box: box}).Rekey(context.Background())
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
 	enc := sealedConfig(t, d, id)
@@ -113,7 +113,7 @@ func TestKeyMismatchRefused(t *testing.T) {
 	plain, err := boxB.OpenFor("provider:"+id, enc)
 	require.NoError(t, err, "the new key alone opens it, bound to its row as before")
 	require.JSONEq(t, `{"mailx_api_key":"k"}`, string(plain))
-	n, err = service.New(service.Options{Store: d.DB, Box: box}).Rekey(context.Background())
+	n, err = accounts.New(accounts.Options{Store: d.DB, Box: box}).Rekey(context.Background())
 	require.NoError(t, err)
 	require.Zero(t, n, "nothing left to re-seal")
 	require.NoError(t, d.Close(context.Background()))

@@ -44,10 +44,10 @@ func newFront(t *testing.T) *front {
 	env := notifytest.StartDaemon(t)
 	logs := &notifytest.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	a := api.New(api.Options{Service: env.Daemon.Service, Suppressions: env.Daemon.Suppressions, Gate: env.Daemon.Gate, BaseURL: "http://notifyd.test", Logger: log})
+	a := api.New(api.Options{Service: env.Daemon.Service, Suppressions: env.Daemon.Suppressions, Accounts: env.Daemon.Accounts, Gate: env.Daemon.Gate, BaseURL: "http://notifyd.test", Logger: log})
 	m := metrics.New()
 	// The public pages live in internal/web.
-	extra := server.Merge(web.New(web.Options{Service: env.Daemon.Service, Suppressions: env.Daemon.Suppressions, Logger: log}).Handlers(), a.PublicHandlers())
+	extra := server.Merge(web.New(web.Options{Service: env.Daemon.Service, Suppressions: env.Daemon.Suppressions, Accounts: env.Daemon.Accounts, Logger: log}).Handlers(), a.PublicHandlers())
 	h := server.Handler(server.Options{API: a, Metrics: m, Logger: log, Ready: env.Daemon.DB.Ping,
 		OpenAPI: openapi.OpenAPI, Extra: extra})
 	srv := httptest.NewServer(h)

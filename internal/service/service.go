@@ -24,7 +24,6 @@ type Options struct {
 	Box           *secret.Box
 	Now           func() time.Time
 	Logger        *slog.Logger
-	SessionTTL    time.Duration // default 12h
 	JobAttempts   int           // SVC_QUEUE_JOB_ATTEMPTS, default 3
 	Backoff       time.Duration // SVC_QUEUE_BACKOFF_MS, default 3s
 	HMACTolerance time.Duration // default 300s (the Gate built when Gate is nil)
@@ -96,8 +95,6 @@ type Delivery interface {
 type Service struct {
 	usecase.Kit
 	box         *secret.Box
-	ttl         time.Duration
-	logins      *loginThrottle
 	jobAttempts int
 	backoff     time.Duration
 	delivery    Delivery
@@ -126,9 +123,6 @@ func New(o Options) *Service {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	if o.SessionTTL == 0 {
-		o.SessionTTL = 12 * time.Hour
-	}
 	if o.JobAttempts == 0 {
 		o.JobAttempts = 3
 	}
@@ -139,7 +133,6 @@ func New(o Options) *Service {
 		o.HMACTolerance = 300 * time.Second
 	}
 	s := &Service{Kit: usecase.NewKit(o.Store, o.Now, o.Logger), box: o.Box,
-		ttl: o.SessionTTL, logins: newLoginThrottle(),
 		jobAttempts: o.JobAttempts, backoff: o.Backoff, baseURL: strings.TrimRight(o.BaseURL, "/")}
 	s.delivery = o.Delivery
 	if s.gate = o.Gate; s.gate == nil {

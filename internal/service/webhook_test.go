@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/notifyd/notifyd/client"
+	"github.com/notifyd/notifyd/internal/accounts"
 	"github.com/notifyd/notifyd/internal/delivery"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/notifytest"
@@ -59,7 +60,7 @@ func newHookEnv(t *testing.T, schedule ...time.Duration) *hookEnv {
 	eng := delivery.New(delivery.Options{Store: db, Box: box, Now: now, WebhookAllowPrivate: true, WebhookTimeout: time.Second})
 	e.svc = service.New(service.Options{Store: db, Box: box, Now: now,
 		Webhooks: service.WebhookOptions{AllowPrivate: true, Schedule: schedule}, Delivery: eng})
-	res, err := e.svc.Bootstrap(context.Background(), "W", "owner@example.com", "owner password")
+	res, err := accounts.New(accounts.Options{Store: db, Box: box, Now: now}).Bootstrap(context.Background(), "W", "owner@example.com", "owner password")
 	require.NoError(t, err)
 	e.actor = &usecase.Actor{UserID: res.UserID, WorkspaceID: res.WorkspaceID, Role: notify.RoleOwner}
 	return e

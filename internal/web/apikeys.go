@@ -4,8 +4,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/notifyd/notifyd/internal/accounts"
 	"github.com/notifyd/notifyd/internal/notify"
-	"github.com/notifyd/notifyd/internal/service"
 )
 
 // apiKeyPages serve the API key pages.
@@ -29,7 +29,7 @@ type apiKeysData struct {
 	Scopes []string
 	// New is a key just created or rotated: its secrets are shown on
 	// this answer only (they are stored hashed or sealed).
-	New     *service.NewAPIKey
+	New     *accounts.NewAPIKey
 	Rotated bool
 	// Name, Checked and Templates refill the create form after a problem.
 	Name      string
@@ -38,7 +38,7 @@ type apiKeysData struct {
 }
 
 func (c apiKeyPages) renderAPIKeys(x *Ctx, status int, problem *notify.Error, d *apiKeysData) error {
-	ks, err := c.svc.ListAPIKeys(x.Context(), x.Actor)
+	ks, err := c.accounts.ListAPIKeys(x.Context(), x.Actor)
 	if err != nil {
 		return err
 	}
@@ -62,12 +62,12 @@ func (c apiKeyPages) createAPIKey(x *Ctx) error {
 	if scopes == nil {
 		scopes = []string{}
 	}
-	in := service.APIKeyInput{Name: &name, Scopes: &scopes}
+	in := accounts.APIKeyInput{Name: &name, Scopes: &scopes}
 	if t := strings.TrimSpace(f.Get("templates")); t != "" {
 		codes := strings.FieldsFunc(t, func(r rune) bool { return r == ',' || r == '\n' || r == '\r' || r == ' ' })
 		in.AllowedTemplateCodes = &codes
 	}
-	k, err := c.svc.CreateAPIKey(x.Context(), x.Actor, in)
+	k, err := c.accounts.CreateAPIKey(x.Context(), x.Actor, in)
 	if err != nil {
 		e := problemOf(c.log, x.R, err)
 		if e.Status() >= 500 {
@@ -83,7 +83,7 @@ func (c apiKeyPages) createAPIKey(x *Ctx) error {
 }
 
 func (c apiKeyPages) rotateAPIKey(x *Ctx) error {
-	k, err := c.svc.RotateAPIKey(x.Context(), x.Actor, x.R.PathValue("id"))
+	k, err := c.accounts.RotateAPIKey(x.Context(), x.Actor, x.R.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -92,7 +92,7 @@ func (c apiKeyPages) rotateAPIKey(x *Ctx) error {
 
 func (c apiKeyPages) apiKeyStatus(action, done string) func(x *Ctx) error {
 	return func(x *Ctx) error {
-		k, err := c.svc.SetAPIKeyStatus(x.Context(), x.Actor, x.R.PathValue("id"), action)
+		k, err := c.accounts.SetAPIKeyStatus(x.Context(), x.Actor, x.R.PathValue("id"), action)
 		if err != nil {
 			return err
 		}

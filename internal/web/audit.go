@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"github.com/notifyd/notifyd/internal/accounts"
 	"github.com/notifyd/notifyd/internal/notify"
-	"github.com/notifyd/notifyd/internal/service"
 )
 
 // auditPages serve the audit log page.
@@ -40,9 +40,9 @@ func (c auditPages) auditPage(x *Ctx) error {
 	cur, err := notify.DecodeCursor(p.Get("cursor"))
 	if err == nil {
 		f.Before = cur
-		var page *service.AuditPage
-		if page, err = c.svc.ListAudit(x.Context(), x.Actor, f); err == nil {
-			ms, merr := c.svc.ListMembers(x.Context(), x.Actor)
+		var page *accounts.AuditPage
+		if page, err = c.accounts.ListAudit(x.Context(), x.Actor, f); err == nil {
+			ms, merr := c.accounts.ListMembers(x.Context(), x.Actor)
 			if merr != nil {
 				return merr
 			}

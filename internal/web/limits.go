@@ -57,7 +57,7 @@ func (c limitPages) renderLimits(x *Ctx, status int, problem *notify.Error) erro
 	if d.Dispatch, err = c.svc.ListDispatchLimits(x.Context(), x.Actor); err != nil {
 		return err
 	}
-	if d.Keys, err = c.svc.ListAPIKeys(x.Context(), x.Actor); err != nil {
+	if d.Keys, err = c.accounts.ListAPIKeys(x.Context(), x.Actor); err != nil {
 		return err
 	}
 	return x.Render(status, "limits.html", &Page{Title: "Limits", Section: "/limits", Problem: problem, Data: d})

@@ -3,8 +3,8 @@ package web
 import (
 	"net/http"
 
+	"github.com/notifyd/notifyd/internal/accounts"
 	"github.com/notifyd/notifyd/internal/notify"
-	"github.com/notifyd/notifyd/internal/service"
 )
 
 // memberPages serve the member pages.
@@ -30,14 +30,14 @@ type membersData struct {
 	Roles   []notify.Role
 	// Added is a member just created with a generated password, shown
 	// on this answer only.
-	Added *service.AddMemberResult
+	Added *accounts.AddMemberResult
 	// Email and Role refill the add form after a problem.
 	Email string
 	Role  notify.Role
 }
 
 func (c memberPages) renderMembers(x *Ctx, status int, problem *notify.Error, d *membersData) error {
-	ms, err := c.svc.ListMembers(x.Context(), x.Actor)
+	ms, err := c.accounts.ListMembers(x.Context(), x.Actor)
 	if err != nil {
 		return err
 	}
@@ -58,7 +58,7 @@ func (c memberPages) membersPage(x *Ctx) error {
 func (c memberPages) addMember(x *Ctx) error {
 	f := x.R.PostForm
 	email, role := f.Get("email"), notify.Role(f.Get("role"))
-	res, err := c.svc.AddMember(x.Context(), x.Actor, email, role, f.Get("password"))
+	res, err := c.accounts.AddMember(x.Context(), x.Actor, email, role, f.Get("password"))
 	if err != nil {
 		e := problemOf(c.log, x.R, err)
 		if e.Status() >= 500 {
@@ -74,7 +74,7 @@ func (c memberPages) addMember(x *Ctx) error {
 }
 
 func (c memberPages) changeMemberRole(x *Ctx) error {
-	m, err := c.svc.UpdateMemberRole(x.Context(), x.Actor, x.R.PathValue("userId"), notify.Role(x.R.PostForm.Get("role")))
+	m, err := c.accounts.UpdateMemberRole(x.Context(), x.Actor, x.R.PathValue("userId"), notify.Role(x.R.PostForm.Get("role")))
 	if err != nil {
 		return err
 	}
@@ -82,7 +82,7 @@ func (c memberPages) changeMemberRole(x *Ctx) error {
 }
 
 func (c memberPages) removeMember(x *Ctx) error {
-	if err := c.svc.RemoveMember(x.Context(), x.Actor, x.R.PathValue("userId")); err != nil {
+	if err := c.accounts.RemoveMember(x.Context(), x.Actor, x.R.PathValue("userId")); err != nil {
 		return err
 	}
 	return x.Redirect("/members", Flash{Kind: "info", Text: "Member removed."})

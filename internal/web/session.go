@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/notifyd/notifyd/internal/accounts"
 	"github.com/notifyd/notifyd/internal/notify"
-	"github.com/notifyd/notifyd/internal/service"
 )
 
 // Cookies. The session cookie carries the dashboard access token itself
@@ -119,7 +119,7 @@ func (c sessionPages) validLoginToken(r *http.Request) bool {
 	nonce, got := c.cookie(r, loginCookie), formToken(r)
 	e, _, ok := strings.Cut(got, ".")
 	exp, err := strconv.ParseInt(e, 10, 64)
-	if nonce == "" || !ok || err != nil || c.svc.Now().Unix() >= exp {
+	if nonce == "" || !ok || err != nil || c.accounts.Now().Unix() >= exp {
 		return false
 	}
 	return subtle.ConstantTimeCompare([]byte(got), []byte(c.loginToken(nonce, exp))) == 1
@@ -153,7 +153,7 @@ type loginData struct{ Email string }
 // loginPage shows the login form with a fresh login token.
 func (c sessionPages) loginPage(x *Ctx) error {
 	if t := c.cookie(x.R, sessionCookie); t != "" {
-		if _, err := c.svc.Authenticate(x.Context(), t); err == nil {
+		if _, err := c.accounts.Authenticate(x.Context(), t); err == nil {
 			http.Redirect(x.W, x.R, "/", http.StatusSeeOther)
 			return nil
 		}
@@ -164,18 +164,18 @@ func (c sessionPages) loginPage(x *Ctx) error {
 func (c sessionPages) renderLogin(x *Ctx, status int, email string, problem *notify.Error) error {
 	nonce := randomToken()
 	c.setCookie(x.W, loginCookie, nonce, time.Time{})
-	x.CSRF = c.loginToken(nonce, c.svc.Now().Add(loginTokenTTL).Unix())
+	x.CSRF = c.loginToken(nonce, c.accounts.Now().Add(loginTokenTTL).Unix())
 	return x.Render(status, "login.html", &Page{Title: "Log in", Problem: problem, Data: loginData{Email: email}})
 }
 
-// login is the dashboard login (service.Login: the same throttle and
+// login is the dashboard login (accounts.Login: the same throttle and
 // rules as POST /v1/auth/login) answered with the session cookie.
 func (c sessionPages) login(x *Ctx) error {
 	if !c.validLoginToken(x.R) {
 		return notify.Forbidden("The form's CSRF token is missing or wrong; reload the page and try again")
 	}
 	email := x.R.PostFormValue("email")
-	res, err := c.svc.Login(x.Context(), email, x.R.PostFormValue("password"), "", c.clientAddr(x.R))
+	res, err := c.accounts.Login(x.Context(), email, x.R.PostFormValue("password"), "", c.clientAddr(x.R))
 	if err != nil {
 		e := problemOf(c.log, x.R, err)
 		if e.RetryAfter > 0 {
@@ -190,7 +190,7 @@ func (c sessionPages) login(x *Ctx) error {
 
 // startSession sets the session cookie of res and goes on: to the
 // workspace selection when none is selected, else to the overview.
-func (c sessionPages) startSession(x *Ctx, res *service.LoginResult) {
+func (c sessionPages) startSession(x *Ctx, res *accounts.LoginResult) {
 	c.setCookie(x.W, sessionCookie, res.AccessToken, res.ExpiresAt)
 	to := "/"
 	if res.Workspace == nil {
@@ -200,7 +200,7 @@ func (c sessionPages) startSession(x *Ctx, res *service.LoginResult) {
 }
 
 func (c sessionPages) workspacesPage(x *Ctx) error {
-	_, ws, err := c.svc.Me(x.Context(), x.Actor)
+	_, ws, err := c.accounts.Me(x.Context(), x.Actor)
 	if err != nil {
 		return err
 	}
@@ -208,7 +208,7 @@ func (c sessionPages) workspacesPage(x *Ctx) error {
 }
 
 func (c sessionPages) selectWorkspace(x *Ctx) error {
-	res, err := c.svc.SelectWorkspace(x.Context(), x.Actor, x.R.PostFormValue("workspaceId"))
+	res, err := c.accounts.SelectWorkspace(x.Context(), x.Actor, x.R.PostFormValue("workspaceId"))
 	if err != nil {
 		return err
 	}
@@ -216,10 +216,10 @@ func (c sessionPages) selectWorkspace(x *Ctx) error {
 	return nil
 }
 
-// logout ends the session server-side (service.Logout, as POST
+// logout ends the session server-side (accounts.Logout, as POST
 // /v1/auth/logout) and clears the cookie.
 func (c sessionPages) logout(x *Ctx) error {
-	if err := c.svc.Logout(x.Context(), x.Actor); err != nil {
+	if err := c.accounts.Logout(x.Context(), x.Actor); err != nil {
 		return err
 	}
 	c.clearSession(x.W)

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/notifyd/notifyd/internal/accounts"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/service"
 	"github.com/notifyd/notifyd/internal/suppressions"
@@ -35,6 +36,10 @@ type Options struct {
 	Service *service.Service
 	// Suppressions is the suppression list's room.
 	Suppressions *suppressions.Service
+
+	// Accounts is the room of sessions, members and API keys: the
+	// console's logins and sessions go through it.
+	Accounts *accounts.Service
 	// BaseURL is the public base URL; https makes the cookies Secure and
 	// __Host- named.
 	BaseURL string
@@ -60,6 +65,8 @@ type Console struct {
 	allowed    map[string][]notify.Role // "METHOD /path" -> roles, for Page.Allowed
 
 	suppressions *suppressions.Service
+
+	accounts *accounts.Service
 }
 
 // Auth says what a console route needs of its caller.
@@ -103,6 +110,7 @@ func New(o Options) *Console {
 	c := &Console{svc: o.Service, baseURL: o.BaseURL, log: o.Logger, secure: strings.HasPrefix(strings.ToLower(o.BaseURL), "https://"),
 		loginKey: o.LoginKey, clientAddr: o.ClientAddr, pages: parsePages(), allowed: map[string][]notify.Role{}}
 	c.suppressions = o.Suppressions
+	c.accounts = o.Accounts
 	c.table = c.routes()
 	have := map[string]bool{}
 	for _, rt := range c.table {
@@ -241,7 +249,7 @@ func (c *Console) serve(x *Ctx, rt Route) error {
 	if token == "" {
 		return errLogin
 	}
-	actor, err := c.svc.Authenticate(r.Context(), token)
+	actor, err := c.accounts.Authenticate(r.Context(), token)
 	if err != nil {
 		if e, ok := notify.AsError(err); ok && e.Status() == http.StatusUnauthorized {
 			c.clearSession(x.W)

@@ -11,10 +11,14 @@ import (
 	"github.com/notifyd/notifyd/internal/jobs"
 )
 
-// Cleaner is the use case the cleanup job runs.
-type Cleaner interface {
+// SessionCleaner deletes expired sessions, nonces and invitations (the
+// accounts room).
+type SessionCleaner interface {
 	Cleanup(ctx context.Context) (sessions, nonces int, err error)
-	// CleanupOTP deletes old OTP sessions and ended send counters.
+}
+
+// OTPCleaner deletes old OTP sessions and ended send counters.
+type OTPCleaner interface {
 	CleanupOTP(ctx context.Context) (sessions, counters int, err error)
 }
 
@@ -22,17 +26,18 @@ type Cleaner interface {
 // OTP send counters.
 type Cleanup struct {
 	river.WorkerDefaults[jobs.Cleanup]
-	Service Cleaner
-	Logger  *slog.Logger
+	Sessions SessionCleaner
+	OTP      OTPCleaner
+	Logger   *slog.Logger
 }
 
 // Work implements river.Worker.
 func (w *Cleanup) Work(ctx context.Context, _ *river.Job[jobs.Cleanup]) error {
-	s, n, err := w.Service.Cleanup(ctx)
+	s, n, err := w.Sessions.Cleanup(ctx)
 	if err != nil {
 		return err
 	}
-	otpSessions, otpCounters, err := w.Service.CleanupOTP(ctx)
+	otpSessions, otpCounters, err := w.OTP.CleanupOTP(ctx)
 	if err != nil {
 		return err
 	}

@@ -38,6 +38,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/notifyd/notifyd/internal/accounts"
 	"github.com/notifyd/notifyd/internal/daemon"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/provider/kinds"
@@ -105,7 +106,7 @@ func (m *Demo) Start(ctx context.Context, d *daemon.Daemon) error {
 	}
 	name := "Demo key " + time.Now().UTC().Format("2006-01-02 15:04:05")
 	scopes := append([]string(nil), notify.Scopes...)
-	key, err := d.Service.CreateAPIKey(ctx, actor, service.APIKeyInput{Name: &name, Scopes: &scopes})
+	key, err := d.Accounts.CreateAPIKey(ctx, actor, accounts.APIKeyInput{Name: &name, Scopes: &scopes})
 	if err != nil {
 		return fmt.Errorf("demo: api key: %w", err)
 	}
@@ -126,7 +127,7 @@ func (m *Demo) Close() error {
 
 // demoWorkspace finds the demo workspace by its owner's email, creating
 // both on the first demo start (login is then the one-time password).
-func (m *Demo) demoWorkspace(ctx context.Context) (actor *usecase.Actor, login *service.BootstrapResult, err error) {
+func (m *Demo) demoWorkspace(ctx context.Context) (actor *usecase.Actor, login *accounts.BootstrapResult, err error) {
 	d := m.d
 	find := func() (*usecase.Actor, error) {
 		var a *usecase.Actor
@@ -153,8 +154,8 @@ func (m *Demo) demoWorkspace(ctx context.Context) (actor *usecase.Actor, login *
 	if err == nil || !notify.IsNotFound(err) {
 		return actor, nil, err
 	}
-	res, err := d.Service.Bootstrap(ctx, demoWorkspaceName, demoOwnerEmail, "")
-	if errors.Is(err, service.ErrEmailTaken) {
+	res, err := d.Accounts.Bootstrap(ctx, demoWorkspaceName, demoOwnerEmail, "")
+	if errors.Is(err, accounts.ErrEmailTaken) {
 		actor, err = find()
 		return actor, nil, err
 	}
@@ -314,7 +315,7 @@ func (m *Demo) demoURL() string {
 	return "http://" + net.JoinHostPort(host, port)
 }
 
-func (m *Demo) printDemo(workspaceID string, login *service.BootstrapResult, key *service.NewAPIKey) {
+func (m *Demo) printDemo(workspaceID string, login *accounts.BootstrapResult, key *accounts.NewAPIKey) {
 	d := m.d
 	var b strings.Builder
 	sim := m.simURL

@@ -129,7 +129,7 @@ func TestConsoleHostCookies(t *testing.T) {
 	t.Parallel()
 	e := notifytest.StartDaemon(t)
 	mux := http.NewServeMux()
-	for pattern, h := range web.New(web.Options{Service: e.Daemon.Service, Suppressions: e.Daemon.Suppressions, BaseURL: "https://console.example"}).Handlers() {
+	for pattern, h := range web.New(web.Options{Service: e.Daemon.Service, Suppressions: e.Daemon.Suppressions, Accounts: e.Daemon.Accounts, BaseURL: "https://console.example"}).Handlers() {
 		mux.Handle(pattern, h)
 	}
 	srv := httptest.NewTLSServer(mux)

@@ -1,4 +1,4 @@
-package service_test
+package gate_test
 
 import (
 	"bytes"
@@ -13,23 +13,24 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/notifyd/notifyd/client"
+	"github.com/notifyd/notifyd/internal/accounts"
 	"github.com/notifyd/notifyd/internal/gate"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/notifytest"
 	"github.com/notifyd/notifyd/internal/secret"
-	"github.com/notifyd/notifyd/internal/service"
 	"github.com/notifyd/notifyd/internal/usecase"
 )
 
 // epoch is the fixed clock of these tests.
 var epoch = time.Unix(1_800_000_000, 0).UTC()
 
-// sigEnv is a service on a real store with one workspace and one API key.
+// sigEnv is a gate on a real store with one workspace and one API key,
+// made by the accounts room.
 type sigEnv struct {
-	svc    *service.Service
+	svc    *accounts.Service
 	gate   *gate.Gate
 	actor  *usecase.Actor
-	key    *service.NewAPIKey
+	key    *accounts.NewAPIKey
 	offset atomic.Int64 // seconds added to epoch
 }
 
@@ -42,7 +43,7 @@ func newSigEnv(t testing.TB, url string) *sigEnv {
 	require.NoError(t, err)
 	e := &sigEnv{}
 	e.gate = gate.New(gate.Options{Store: db, Box: box, Now: e.now})
-	e.svc = service.New(service.Options{Store: db, Box: box, Now: e.now, Gate: e.gate})
+	e.svc = accounts.New(accounts.Options{Store: db, Box: box, Now: e.now, Keys: e.gate})
 	ctx := context.Background()
 	res, err := e.svc.Bootstrap(ctx, "W", "owner@example.com", "owner password")
 	require.NoError(t, err)
@@ -51,10 +52,10 @@ func newSigEnv(t testing.TB, url string) *sigEnv {
 	return e
 }
 
-func (e *sigEnv) newKey(t testing.TB, scopes ...string) *service.NewAPIKey {
+func (e *sigEnv) newKey(t testing.TB, scopes ...string) *accounts.NewAPIKey {
 	t.Helper()
 	name := "k"
-	k, err := e.svc.CreateAPIKey(context.Background(), e.actor, service.APIKeyInput{Name: &name, Scopes: &scopes})
+	k, err := e.svc.CreateAPIKey(context.Background(), e.actor, accounts.APIKeyInput{Name: &name, Scopes: &scopes})
 	require.NoError(t, err)
 	return k
 }

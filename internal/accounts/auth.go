@@ -1,4 +1,4 @@
-package service
+package accounts
 
 import (
 	"context"
@@ -121,7 +121,7 @@ func (s *Service) Login(ctx context.Context, email, password, workspaceID, clien
 		return nil, notify.Unauthorized("Invalid email or password")
 	}
 	email = strings.ToLower(strings.TrimSpace(email))
-	user, err := s.verifyLogin(ctx, email, password, clientAddr)
+	user, err := s.logins.verify(ctx, email, password, clientAddr)
 	if err != nil {
 		return nil, err
 	}

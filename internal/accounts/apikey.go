@@ -1,4 +1,4 @@
-package service
+package accounts
 
 import (
 	"context"
@@ -184,8 +184,13 @@ func (s *Service) changeKey(ctx context.Context, a *usecase.Actor, id, action st
 		if err := tx.UpdateAPIKey(ctx, k); err != nil {
 			return err
 		}
-		s.gate.ForgetKey(k.KeyID)
 		return s.Audit(ctx, tx, a, a.WorkspaceID, action, "api_key", k.ID, map[string]any{"name": k.Name, "status": k.Status})
 	})
+	if k != nil && s.keys != nil {
+		// Once the transaction ended, whatever its outcome (a commit whose
+		// answer was lost may have changed the key; forgetting costs one
+		// read): the signed API stops using what it cached of the key.
+		s.keys.ForgetKey(k.KeyID)
+	}
 	return k, err
 }

@@ -1,4 +1,4 @@
-package service
+package accounts
 
 // LoginCounterKeys are the client and account counter keys of a login
 // attempt, for tests that read the counters.

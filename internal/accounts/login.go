@@ -1,4 +1,4 @@
-package service
+package accounts
 
 import (
 	"context"
@@ -60,6 +60,7 @@ const (
 // loginThrottle is the process's share of the throttle: the hash slots.
 // The counters are in the database, so every process sees them.
 type loginThrottle struct {
+	usecase.Kit
 	slots chan struct{}
 	wait  time.Duration
 	// check is secret.CheckPassword; tests wrap it to watch concurrency.
@@ -69,8 +70,8 @@ type loginThrottle struct {
 	sweeps atomic.Uint64
 }
 
-func newLoginThrottle() *loginThrottle {
-	return &loginThrottle{slots: make(chan struct{}, loginHashes), wait: loginHashWait,
+func newLoginThrottle(kit usecase.Kit) *loginThrottle {
+	return &loginThrottle{Kit: kit, slots: make(chan struct{}, loginHashes), wait: loginHashWait,
 		check: secret.CheckPassword, hash: secret.HashPassword}
 }
 
@@ -134,12 +135,12 @@ func newLoginKeys(email, client string) loginKeys {
 	}
 }
 
-// reserveLogin counts one attempt before any hashing, and refuses it with
+// reserve counts one attempt before any hashing, and refuses it with
 // 429 and Retry-After while a checked key waits out its delay.
-func (s *Service) reserveLogin(ctx context.Context, k loginKeys) error {
-	now := s.Now().Truncate(time.Millisecond) // as stored
+func (l *loginThrottle) reserve(ctx context.Context, k loginKeys) error {
+	now := l.Now().Truncate(time.Millisecond) // as stored
 	var wait time.Duration
-	err := s.Store.Update(ctx, func(tx notify.Tx) error {
+	err := l.Store.Update(ctx, func(tx notify.Tx) error {
 		wait = 0
 		known := true
 		if _, err := tx.FindLoginCounter(ctx, k.known, now); errors.Is(err, notify.ErrNotFound) {
@@ -175,7 +176,7 @@ func (s *Service) reserveLogin(ctx context.Context, k loginKeys) error {
 				}
 			}
 		}
-		if s.logins.sweeps.Add(1)%loginSweepEvery == 0 {
+		if l.sweeps.Add(1)%loginSweepEvery == 0 {
 			_, err := tx.DeleteExpiredLoginCounters(ctx, now)
 			return err
 		}
@@ -192,11 +193,11 @@ func (s *Service) reserveLogin(ctx context.Context, k loginKeys) error {
 	return nil
 }
 
-// loginSucceeded clears the account's and the pair's counters, takes the
+// succeeded clears the account's and the pair's counters, takes the
 // attempt back from the client's, and makes the client known.
-func (s *Service) loginSucceeded(ctx context.Context, k loginKeys) error {
-	now := s.Now()
-	return s.Store.Update(ctx, func(tx notify.Tx) error {
+func (l *loginThrottle) succeeded(ctx context.Context, k loginKeys) error {
+	now := l.Now()
+	return l.Store.Update(ctx, func(tx notify.Tx) error {
 		c, err := tx.FindLoginCounter(ctx, k.client, now)
 		switch {
 		case err == nil && c.Attempts > 0:
@@ -216,18 +217,18 @@ func (s *Service) loginSucceeded(ctx context.Context, k loginKeys) error {
 	})
 }
 
-// verifyLogin checks email and password through the throttle: the attempt
-// is counted first, the hash runs in a bounded slot, and a success clears
+// verify checks email and password through the throttle: the attempt is
+// counted first, the hash runs in a bounded slot, and a success clears
 // the counters. Wrong email and wrong password answer the same 401.
-func (s *Service) verifyLogin(ctx context.Context, email, password, clientAddr string) (*notify.User, error) {
+func (l *loginThrottle) verify(ctx context.Context, email, password, clientAddr string) (*notify.User, error) {
 	keys := newLoginKeys(email, clientAddr)
-	if err := s.reserveLogin(ctx, keys); err != nil {
+	if err := l.reserve(ctx, keys); err != nil {
 		return nil, err
 	}
 	var user *notify.User
 	var err error
 	if usecase.Storable(email) { // anything else names no user (and PostgreSQL refuses it)
-		err = s.Store.View(ctx, func(tx notify.Tx) (err error) {
+		err = l.Store.View(ctx, func(tx notify.Tx) (err error) {
 			user, err = tx.FindUserByEmail(ctx, email)
 			return err
 		})
@@ -241,14 +242,14 @@ func (s *Service) verifyLogin(ctx context.Context, email, password, clientAddr s
 	if user != nil {
 		hash = user.PasswordHash
 	}
-	ok, err := s.logins.checkPassword(ctx, hash, password)
+	ok, err := l.checkPassword(ctx, hash, password)
 	if err != nil {
 		return nil, err
 	}
 	if !ok || user == nil {
 		return nil, notify.Unauthorized("Invalid email or password")
 	}
-	if err := s.loginSucceeded(ctx, keys); err != nil {
+	if err := l.succeeded(ctx, keys); err != nil {
 		return nil, err
 	}
 	return user, nil
@@ -280,7 +281,7 @@ func (s *Service) ChangePassword(ctx context.Context, a *usecase.Actor, current,
 	if len(current) > 256 {
 		return notify.Invalid("currentPassword is incorrect")
 	}
-	user, err := s.verifyLogin(ctx, a.Email, current, clientAddr)
+	user, err := s.logins.verify(ctx, a.Email, current, clientAddr)
 	if e, ok := notify.AsError(err); ok && e.Code == notify.CodeUnauthorized {
 		// 401 would read as an ended session.
 		return notify.Invalid("currentPassword is incorrect")

@@ -1,4 +1,4 @@
-package service_test
+package accounts_test
 
 import (
 	"bytes"
@@ -11,23 +11,23 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/notifyd/notifyd/internal/accounts"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/notifytest"
 	"github.com/notifyd/notifyd/internal/secret"
-	"github.com/notifyd/notifyd/internal/service"
 	"github.com/notifyd/notifyd/internal/store"
 )
 
 const ownerEmail, ownerPassword = "owner@example.com", "owner password"
 
-// loginEnv is a service with a settable clock over a fresh database.
+// loginEnv is the room with a settable clock over a fresh database.
 type loginEnv struct {
 	db     *store.DB
 	offset atomic.Int64
 	base   time.Time
 }
 
-func newLoginEnv(t *testing.T) (*loginEnv, *service.Service) {
+func newLoginEnv(t *testing.T) (*loginEnv, *accounts.Service) {
 	e := &loginEnv{db: notifytest.OpenDB(t, notifytest.DatabaseURL(t)), base: time.Now()}
 	svc := e.service(t)
 	_, err := svc.Bootstrap(context.Background(), "W", ownerEmail, ownerPassword)
@@ -36,10 +36,10 @@ func newLoginEnv(t *testing.T) (*loginEnv, *service.Service) {
 }
 
 // service is one more process over the same database and clock.
-func (e *loginEnv) service(t *testing.T) *service.Service {
+func (e *loginEnv) service(t *testing.T) *accounts.Service {
 	box, err := secret.NewBox(bytes.Repeat([]byte{7}, secret.KeySize))
 	require.NoError(t, err)
-	return service.New(service.Options{Store: e.db, Box: box, Now: func() time.Time { return e.base.Add(time.Duration(e.offset.Load())) }})
+	return accounts.New(accounts.Options{Store: e.db, Box: box, Now: func() time.Time { return e.base.Add(time.Duration(e.offset.Load())) }})
 }
 
 func (e *loginEnv) advance(d time.Duration) { e.offset.Add(int64(d)) }
@@ -77,7 +77,7 @@ func retryAfter(t *testing.T, err error) time.Duration {
 
 // watchHashes wraps the password check: it counts checks, records the
 // most running at once and makes each take a while so bursts overlap.
-func watchHashes(svc *service.Service) (checks, most *atomic.Int64) {
+func watchHashes(svc *accounts.Service) (checks, most *atomic.Int64) {
 	var running atomic.Int64
 	checks, most = new(atomic.Int64), new(atomic.Int64)
 	svc.SetPasswordCheck(func(hash, pw string) bool {
@@ -93,7 +93,7 @@ func watchHashes(svc *service.Service) (checks, most *atomic.Int64) {
 }
 
 // burst runs n logins at once and returns their errors.
-func burst(svc *service.Service, n int, email, client func(i int) string, password string) []error {
+func burst(svc *accounts.Service, n int, email, client func(i int) string, password string) []error {
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	start := make(chan struct{})
@@ -130,7 +130,7 @@ func TestLoginBurst(t *testing.T) {
 	require.LessOrEqual(t, unauthorized, 10, "only the account's free attempts are answered 401")
 	require.LessOrEqual(t, checks.Load(), int64(10), "a refused attempt hashes nothing")
 	require.LessOrEqual(t, most.Load(), int64(4))
-	clientKey, accountKey := service.LoginCounterKeys(ownerEmail, "203.0.113.9")
+	clientKey, accountKey := accounts.LoginCounterKeys(ownerEmail, "203.0.113.9")
 	require.Equal(t, n, e.counter(t, clientKey), "every attempt of the burst is counted")
 	require.Equal(t, n, e.counter(t, accountKey))
 
@@ -148,7 +148,7 @@ func TestLoginBurst(t *testing.T) {
 			require.Equal(t, time.Second, retryAfter(t, err))
 			busy++
 		}
-		c, _ := service.LoginCounterKeys(fmt.Sprintf("u%d@example.com", i), fmt.Sprintf("198.51.100.%d", i))
+		c, _ := accounts.LoginCounterKeys(fmt.Sprintf("u%d@example.com", i), fmt.Sprintf("198.51.100.%d", i))
 		require.Equal(t, 1, e.counter(t, c), "counted before waiting for a slot")
 	}
 	require.LessOrEqual(t, most.Load(), int64(4))
