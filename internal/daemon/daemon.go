@@ -28,6 +28,7 @@ import (
 	"github.com/notifyd/notifyd/internal/delivery"
 	"github.com/notifyd/notifyd/internal/gate"
 	"github.com/notifyd/notifyd/internal/jobs"
+	"github.com/notifyd/notifyd/internal/limits"
 	"github.com/notifyd/notifyd/internal/mailcheck"
 	"github.com/notifyd/notifyd/internal/metrics"
 	"github.com/notifyd/notifyd/internal/notify"
@@ -54,6 +55,8 @@ type Daemon struct {
 	// deletes old data.
 	Suppressions *suppressions.Service
 	Retention    *retention.Service
+	// Limits is the room of rate-limit policies and dispatch limits.
+	Limits *limits.Service
 	// SNS verifies and confirms the SNS messages of SES callbacks over
 	// HTTP, for Suppressions (the demo trusts its simulator's host).
 	SNS *snshttp.Verifier
@@ -209,6 +212,7 @@ func (d *Daemon) Open(ctx context.Context) error {
 		Policy: bounce.SNSPolicy{ExtraHosts: d.Config.SNSCertHosts, AllowHTTP: allowPrivate}}
 	d.Suppressions = suppressions.New(suppressions.Options{Store: d.DB, Box: box, Now: d.Now, Logger: d.Logger, SNS: d.SNS})
 	d.Retention = retention.New(retention.Options{Store: d.DB, Now: d.Now, Logger: d.Logger})
+	d.Limits = limits.New(limits.Options{Store: d.DB, Now: d.Now, Logger: d.Logger, Engine: d.Delivery})
 	if err := d.startQueue(ctx); err != nil {
 		return err
 	}
@@ -382,9 +386,9 @@ func (d *Daemon) bind() error {
 // listen serves HTTP on the listener bind took.
 func (d *Daemon) listen() error {
 	ln := d.listener
-	a := api.New(api.Options{Service: d.Service, Suppressions: d.Suppressions, Accounts: d.Accounts, Gate: d.Gate, BaseURL: d.Config.BaseURL, Logger: d.Logger, Limits: d.Metrics.Limits,
+	a := api.New(api.Options{Service: d.Service, Suppressions: d.Suppressions, Accounts: d.Accounts, Gate: d.Gate, BaseURL: d.Config.BaseURL, Logger: d.Logger, LimitMetrics: d.Metrics.Limits, Limits: d.Limits,
 		TrustedProxies: d.Config.TrustedProxies})
-	console := web.New(web.Options{Service: d.Service, Suppressions: d.Suppressions, Accounts: d.Accounts, BaseURL: d.Config.BaseURL, Logger: d.Logger, ClientAddr: a.ClientAddr,
+	console := web.New(web.Options{Service: d.Service, Suppressions: d.Suppressions, Limits: d.Limits, Accounts: d.Accounts, BaseURL: d.Config.BaseURL, Logger: d.Logger, ClientAddr: a.ClientAddr,
 		LoginKey: d.loginKey})
 	h := server.Handler(server.Options{API: a, Metrics: d.Metrics, Logger: d.Logger, Ready: d.ready, OpenAPI: openapi.OpenAPI,
 		Extra: server.Merge(console.Handlers(), a.PublicHandlers()), NoMetrics: d.Config.MetricsAddr != ""})

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/notifyd/notifyd/internal/accounts"
+	"github.com/notifyd/notifyd/internal/limits"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/service"
 	"github.com/notifyd/notifyd/internal/suppressions"
@@ -36,6 +37,8 @@ type Options struct {
 	Service *service.Service
 	// Suppressions is the suppression list's room.
 	Suppressions *suppressions.Service
+	// Limits is the room of rate-limit policies and dispatch limits.
+	Limits *limits.Service
 
 	// Accounts is the room of sessions, members and API keys: the
 	// console's logins and sessions go through it.
@@ -65,6 +68,7 @@ type Console struct {
 	allowed    map[string][]notify.Role // "METHOD /path" -> roles, for Page.Allowed
 
 	suppressions *suppressions.Service
+	limits       *limits.Service
 
 	accounts *accounts.Service
 }
@@ -110,6 +114,7 @@ func New(o Options) *Console {
 	c := &Console{svc: o.Service, baseURL: o.BaseURL, log: o.Logger, secure: strings.HasPrefix(strings.ToLower(o.BaseURL), "https://"),
 		loginKey: o.LoginKey, clientAddr: o.ClientAddr, pages: parsePages(), allowed: map[string][]notify.Role{}}
 	c.suppressions = o.Suppressions
+	c.limits = o.Limits
 	c.accounts = o.Accounts
 	c.table = c.routes()
 	have := map[string]bool{}
