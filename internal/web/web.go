@@ -24,6 +24,7 @@ import (
 	"github.com/notifyd/notifyd/internal/service"
 	"github.com/notifyd/notifyd/internal/suppressions"
 	"github.com/notifyd/notifyd/internal/usecase"
+	"github.com/notifyd/notifyd/internal/verification"
 )
 
 //go:embed templates/*.html
@@ -39,6 +40,8 @@ type Options struct {
 	Suppressions *suppressions.Service
 	// Limits is the room of rate-limit policies and dispatch limits.
 	Limits *limits.Service
+	// Verification is the OTP room (the link pages).
+	Verification *verification.Service
 
 	// Accounts is the room of sessions, members and API keys: the
 	// console's logins and sessions go through it.
@@ -69,6 +72,7 @@ type Console struct {
 
 	suppressions *suppressions.Service
 	limits       *limits.Service
+	verification *verification.Service
 
 	accounts *accounts.Service
 }
@@ -115,6 +119,7 @@ func New(o Options) *Console {
 		loginKey: o.LoginKey, clientAddr: o.ClientAddr, pages: parsePages(), allowed: map[string][]notify.Role{}}
 	c.suppressions = o.Suppressions
 	c.limits = o.Limits
+	c.verification = o.Verification
 	c.accounts = o.Accounts
 	c.table = c.routes()
 	have := map[string]bool{}
