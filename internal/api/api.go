@@ -17,11 +17,13 @@ import (
 
 	"github.com/notifyd/notifyd/internal/accounts"
 	"github.com/notifyd/notifyd/internal/gate"
+	"github.com/notifyd/notifyd/internal/limits"
 	"github.com/notifyd/notifyd/internal/metrics"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/service"
 	"github.com/notifyd/notifyd/internal/suppressions"
 	"github.com/notifyd/notifyd/internal/usecase"
+	"github.com/notifyd/notifyd/internal/verification"
 )
 
 // Body size limits: SPEC's 1 MB on the Notification API; the dashboard
@@ -48,8 +50,12 @@ type Options struct {
 	Gate    *gate.Gate
 	BaseURL string
 	Logger  *slog.Logger
-	// Limits counts 429 answers by code; nil counts nothing.
-	Limits *metrics.Limits
+	// LimitMetrics counts 429 answers by code; nil counts nothing.
+	LimitMetrics *metrics.Limits
+	// Limits is the room of rate-limit policies and dispatch limits.
+	Limits *limits.Service
+	// Verification is the OTP room.
+	Verification *verification.Service
 	// TrustedProxies (NOTIFYD_TRUSTED_PROXIES) are the peers whose
 	// X-Forwarded-For names the client of the login throttle.
 	TrustedProxies TrustedProxies
@@ -57,14 +63,16 @@ type Options struct {
 
 // API serves the /v1 routes.
 type API struct {
-	svc     *service.Service
-	gate    *gate.Gate
-	baseURL string
-	log     *slog.Logger
-	now     func() time.Time
-	mux     *http.ServeMux
-	limits  *metrics.Limits
-	proxies TrustedProxies
+	svc          *service.Service
+	gate         *gate.Gate
+	baseURL      string
+	log          *slog.Logger
+	now          func() time.Time
+	mux          *http.ServeMux
+	limits       *metrics.Limits
+	limitRoom    *limits.Service
+	verification *verification.Service
+	proxies      TrustedProxies
 
 	// The rooms whose handlers this API serves.
 	suppressions *suppressions.Service
@@ -78,7 +86,7 @@ func New(o Options) *API {
 		o.Logger = slog.Default()
 	}
 	a := &API{svc: o.Service, gate: o.Gate, baseURL: strings.TrimRight(o.BaseURL, "/"), log: o.Logger, now: o.Service.Now, mux: http.NewServeMux(),
-		limits: o.Limits, proxies: o.TrustedProxies}
+		limits: o.LimitMetrics, limitRoom: o.Limits, verification: o.Verification, proxies: o.TrustedProxies}
 	a.suppressions = o.Suppressions
 
 	a.accounts = o.Accounts

@@ -5,13 +5,13 @@ import (
 	"net/http"
 
 	"github.com/notifyd/notifyd/internal/notify"
-	"github.com/notifyd/notifyd/internal/service"
+	"github.com/notifyd/notifyd/internal/verification"
 )
 
 // fraudGuardRoutes lists the OTP fraud guard settings (issue 21, item 6;
 // docs/OTP.md "Fraud guard"). Dashboard routes under /v1/limits: SPEC
 // gives /v1/otp... to the Notification API.
-func (a *API) fraudGuardRoutes() []Route {
+func (a verificationAPI) fraudGuardRoutes() []Route {
 	return []Route{
 		{Method: "GET", Path: "/v1/limits/otp-fraud-guard", auth: authDashboard, Roles: notify.RolesAll, h: a.handleFraudGuardGet},
 		{Method: "PUT", Path: "/v1/limits/otp-fraud-guard", auth: authDashboard, Roles: notify.RolesAdmin, h: a.handleFraudGuardPut},
@@ -62,15 +62,15 @@ func fraudGuardBody(g *notify.OTPFraudGuard) fraudGuardJSON {
 	return out
 }
 
-func (a *API) handleFraudGuardGet(c *call) error {
-	g, err := a.svc.OTPFraudGuard(c.ctx, c.actor)
+func (a verificationAPI) handleFraudGuardGet(c *call) error {
+	g, err := a.room.OTPFraudGuard(c.ctx, c.actor)
 	if err != nil {
 		return err
 	}
 	return c.ok(http.StatusOK, fraudGuardBody(g))
 }
 
-func (a *API) handleFraudGuardPut(c *call) error {
+func (a verificationAPI) handleFraudGuardPut(c *call) error {
 	var b struct {
 		Enabled             Optional[bool]      `json:"enabled"`
 		DefaultCountryCode  *string             `json:"defaultCountryCode"`
@@ -83,7 +83,7 @@ func (a *API) handleFraudGuardPut(c *call) error {
 	if err := c.decode(&b); err != nil {
 		return err
 	}
-	in := service.OTPFraudGuardInput{DefaultCountryCode: b.DefaultCountryCode, AllowedCountryCodes: b.AllowedCountryCodes,
+	in := verification.OTPFraudGuardInput{DefaultCountryCode: b.DefaultCountryCode, AllowedCountryCodes: b.AllowedCountryCodes,
 		DeniedPrefixes: b.DeniedPrefixes, DailyBudget: b.DailyBudget}
 	if b.Enabled.Set {
 		if b.Enabled.Null {
@@ -92,12 +92,12 @@ func (a *API) handleFraudGuardPut(c *call) error {
 		in.Enabled = &b.Enabled.Value
 	}
 	if p := b.PrefixVelocity; p != nil {
-		in.PrefixVelocity = &service.OTPVelocityInput{Digits: p.Digits, WindowSeconds: p.WindowSeconds, MaxSends: p.MaxSends}
+		in.PrefixVelocity = &verification.OTPVelocityInput{Digits: p.Digits, WindowSeconds: p.WindowSeconds, MaxSends: p.MaxSends}
 	}
 	if v := b.ClientVelocity; v != nil {
-		in.ClientVelocity = &service.OTPVelocityInput{WindowSeconds: v.WindowSeconds, MaxSends: v.MaxSends}
+		in.ClientVelocity = &verification.OTPVelocityInput{WindowSeconds: v.WindowSeconds, MaxSends: v.MaxSends}
 	}
-	g, err := a.svc.PutOTPFraudGuard(c.ctx, c.actor, in)
+	g, err := a.room.PutOTPFraudGuard(c.ctx, c.actor, in)
 	if err != nil {
 		return err
 	}
@@ -106,8 +106,8 @@ func (a *API) handleFraudGuardPut(c *call) error {
 
 // fraudRefused counts an OTP send the fraud guard refused in the metric
 // (by rule) and returns err for the answer.
-func (a *API) fraudRefused(err error) error {
-	var r *service.OTPFraudRefusal
+func (a verificationAPI) fraudRefused(err error) error {
+	var r *verification.OTPFraudRefusal
 	if errors.As(err, &r) {
 		a.limits.OTPFraudRefused(r.Rule)
 	}

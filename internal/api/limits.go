@@ -3,13 +3,19 @@ package api
 import (
 	"net/http"
 
+	"github.com/notifyd/notifyd/internal/limits"
 	"github.com/notifyd/notifyd/internal/notify"
-	"github.com/notifyd/notifyd/internal/service"
 )
 
-// limitRoutes lists the rate-limit and dispatch-limit routes (SPEC
+// limitsAPI are the handlers of the limits room.
+type limitsAPI struct {
+	*API
+	room *limits.Service
+}
+
+// routes lists the rate-limit and dispatch-limit routes (SPEC
 // "Request rate-limit policies", "Dispatch limits"; API-DECISIONS 5).
-func (a *API) limitRoutes() []Route {
+func (a limitsAPI) routes() []Route {
 	all, admin := notify.RolesAll, notify.RolesAdmin
 	return []Route{
 		{Method: "GET", Path: "/v1/limits/rate", auth: authDashboard, Roles: all, h: a.handleRateLimitGet},
@@ -38,8 +44,8 @@ func ratePolicyBody(p *notify.RateLimitPolicy) *ratePolicyJSON {
 		MaxRequests: p.MaxRequests, Enabled: p.Enabled, UpdatedAt: Timestamp(p.UpdatedAt)}
 }
 
-func (a *API) handleRateLimitGet(c *call) error {
-	ws, keys, err := a.svc.RateLimitPolicies(c.ctx, c.actor)
+func (a limitsAPI) handleRateLimitGet(c *call) error {
+	ws, keys, err := a.room.RateLimitPolicies(c.ctx, c.actor)
 	if err != nil {
 		return err
 	}
@@ -56,9 +62,9 @@ type rateLimitIn struct {
 	Enabled       Optional[bool] `json:"enabled"`
 }
 
-func (c *call) rateLimitInput() (service.RateLimitInput, error) {
+func (c *call) rateLimitInput() (limits.RateLimitInput, error) {
 	var in rateLimitIn
-	var out service.RateLimitInput
+	var out limits.RateLimitInput
 	if err := c.decode(&in); err != nil {
 		return out, err
 	}
@@ -78,24 +84,24 @@ func (c *call) rateLimitInput() (service.RateLimitInput, error) {
 	return out, nil
 }
 
-func (a *API) handleRateLimitWorkspace(c *call) error {
+func (a limitsAPI) handleRateLimitWorkspace(c *call) error {
 	in, err := c.rateLimitInput()
 	if err != nil {
 		return err
 	}
-	p, err := a.svc.PutWorkspaceRateLimit(c.ctx, c.actor, in)
+	p, err := a.room.PutWorkspaceRateLimit(c.ctx, c.actor, in)
 	if err != nil {
 		return err
 	}
 	return c.ok(http.StatusOK, ratePolicyBody(p))
 }
 
-func (a *API) handleRateLimitAPIKey(c *call) error {
+func (a limitsAPI) handleRateLimitAPIKey(c *call) error {
 	in, err := c.rateLimitInput()
 	if err != nil {
 		return err
 	}
-	p, err := a.svc.PutAPIKeyRateLimit(c.ctx, c.actor, c.r.PathValue("apiKeyCredentialId"), in)
+	p, err := a.room.PutAPIKeyRateLimit(c.ctx, c.actor, c.r.PathValue("apiKeyCredentialId"), in)
 	if err != nil {
 		return err
 	}
@@ -122,8 +128,8 @@ func dispatchLimitBody(l *notify.DispatchLimit) dispatchLimitJSON {
 	return out
 }
 
-func (a *API) handleDispatchLimitList(c *call) error {
-	ls, err := a.svc.ListDispatchLimits(c.ctx, c.actor)
+func (a limitsAPI) handleDispatchLimitList(c *call) error {
+	ls, err := a.room.ListDispatchLimits(c.ctx, c.actor)
 	if err != nil {
 		return err
 	}
@@ -134,7 +140,7 @@ func (a *API) handleDispatchLimitList(c *call) error {
 	return c.ok(http.StatusOK, map[string]any{"limits": out})
 }
 
-func (a *API) handleDispatchLimitPut(c *call) error {
+func (a limitsAPI) handleDispatchLimitPut(c *call) error {
 	var in struct {
 		Scope         Optional[string] `json:"scope"`
 		TargetID      Optional[string] `json:"targetId"`
@@ -150,7 +156,7 @@ func (a *API) handleDispatchLimitPut(c *call) error {
 	if !in.RatePerSecond.Set || in.RatePerSecond.Null {
 		return notify.Invalid("ratePerSecond is required")
 	}
-	input := service.DispatchLimitInput{Scope: in.Scope.Value, RatePerSecond: in.RatePerSecond.Value}
+	input := limits.DispatchLimitInput{Scope: in.Scope.Value, RatePerSecond: in.RatePerSecond.Value}
 	if in.TargetID.Set && !in.TargetID.Null {
 		if in.Scope.Value == notify.DispatchScopeWorkspace {
 			return notify.Invalid("targetId must be omitted for scope workspace")
@@ -163,15 +169,15 @@ func (a *API) handleDispatchLimitPut(c *call) error {
 		}
 		input.Enabled = &in.Enabled.Value
 	}
-	l, err := a.svc.PutDispatchLimit(c.ctx, c.actor, input)
+	l, err := a.room.PutDispatchLimit(c.ctx, c.actor, input)
 	if err != nil {
 		return err
 	}
 	return c.ok(http.StatusOK, map[string]any{"limit": dispatchLimitBody(l)})
 }
 
-func (a *API) handleDispatchLimitDelete(c *call) error {
-	if err := a.svc.DeleteDispatchLimit(c.ctx, c.actor, c.r.PathValue("id")); err != nil {
+func (a limitsAPI) handleDispatchLimitDelete(c *call) error {
+	if err := a.room.DeleteDispatchLimit(c.ctx, c.actor, c.r.PathValue("id")); err != nil {
 		return err
 	}
 	return c.noContent()

@@ -4,18 +4,26 @@ import (
 	"net/http"
 
 	"github.com/notifyd/notifyd/internal/notify"
-	"github.com/notifyd/notifyd/internal/service"
+	"github.com/notifyd/notifyd/internal/verification"
 )
 
-// otpRoutes lists the OTP routes (issue 6).
-func (a *API) otpRoutes() []Route {
+// verificationAPI are the handlers of the verification room: OTP and its
+// fraud guard.
+type verificationAPI struct {
+	*API
+	room *verification.Service
+}
+
+// routes lists the OTP routes (issue 6) and the fraud guard's.
+func (a verificationAPI) routes() []Route {
 	const send, verify = "otp:send", "otp:verify"
-	return []Route{
+	otp := []Route{
 		{Method: "POST", Path: "/v1/otp", auth: authSigned, Scope: send, h: a.handleOTPSend},
 		{Method: "POST", Path: "/v1/otp/{verificationId}/verify", auth: authSigned, Scope: verify, h: a.handleOTPVerify},
 		{Method: "POST", Path: "/v1/otp/{verificationId}/resend", auth: authSigned, Scope: send, h: a.handleOTPResend},
 		{Method: "GET", Path: "/v1/otp/{verificationId}", auth: authSigned, Scope: verify, h: a.handleOTPGet},
 	}
+	return append(otp, a.fraudGuardRoutes()...)
 }
 
 type otpSendBody struct {
@@ -31,26 +39,26 @@ type otpSendBody struct {
 	ClientIP                    string            `json:"clientIp"` // the end user's address (OTP fraud guard)
 }
 
-func otpSendJSON(r *service.OTPSendResult) map[string]any {
+func otpSendJSON(r *verification.OTPSendResult) map[string]any {
 	return map[string]any{"verificationId": r.VerificationID, "status": r.Status, "mode": r.Mode, "channel": r.Channel,
 		"expiresAt": Timestamp(r.ExpiresAt), "resendAvailableAt": Timestamp(r.ResendAvailableAt)}
 }
 
-func (a *API) handleOTPSend(c *call) error {
+func (a verificationAPI) handleOTPSend(c *call) error {
 	var b otpSendBody
 	if err := c.decode(&b); err != nil {
 		return err
 	}
-	res, err := a.svc.OTPSend(c.ctx, c.key, &service.OTPSendInput{Channel: b.Channel, To: b.To, Mode: b.Mode, Purpose: b.Purpose,
+	res, err := a.room.OTPSend(c.ctx, c.key, &verification.OTPSendInput{Channel: b.Channel, To: b.To, Mode: b.Mode, Purpose: b.Purpose,
 		BrandName: b.BrandName, RecipientName: b.RecipientName, TemplateCode: b.TemplateCode, TemplateVariables: b.TemplateVariables,
-		PreferredProviderAccountIDs: b.PreferredProviderAccountIDs, ClientIP: b.ClientIP, LinkBase: a.baseURL})
+		PreferredProviderAccountIDs: b.PreferredProviderAccountIDs, ClientIP: b.ClientIP})
 	if err != nil {
 		return a.fraudRefused(err)
 	}
 	return c.ok(http.StatusCreated, otpSendJSON(res))
 }
 
-func (a *API) handleOTPVerify(c *call) error {
+func (a verificationAPI) handleOTPVerify(c *call) error {
 	var b struct {
 		Code *string `json:"code"`
 	}
@@ -62,7 +70,7 @@ func (a *API) handleOTPVerify(c *call) error {
 	if b.Code == nil || *b.Code == "" {
 		return notify.Invalid("code is required")
 	}
-	res, err := a.svc.OTPVerify(c.ctx, c.key.WorkspaceID, c.r.PathValue("verificationId"), *b.Code)
+	res, err := a.room.OTPVerify(c.ctx, c.key.WorkspaceID, c.r.PathValue("verificationId"), *b.Code)
 	if err != nil {
 		return err
 	}
@@ -73,16 +81,16 @@ func (a *API) handleOTPVerify(c *call) error {
 	return c.ok(http.StatusOK, map[string]any{"status": res.Status, "reason": res.Reason, "attemptsRemaining": res.AttemptsRemaining})
 }
 
-func (a *API) handleOTPResend(c *call) error {
-	res, err := a.svc.OTPResend(c.ctx, c.key, c.r.PathValue("verificationId"), a.baseURL)
+func (a verificationAPI) handleOTPResend(c *call) error {
+	res, err := a.room.OTPResend(c.ctx, c.key, c.r.PathValue("verificationId"))
 	if err != nil {
 		return a.fraudRefused(err)
 	}
 	return c.ok(http.StatusOK, otpSendJSON(res))
 }
 
-func (a *API) handleOTPGet(c *call) error {
-	v, err := a.svc.OTPGet(c.ctx, c.key.WorkspaceID, c.r.PathValue("verificationId"))
+func (a verificationAPI) handleOTPGet(c *call) error {
+	v, err := a.room.OTPGet(c.ctx, c.key.WorkspaceID, c.r.PathValue("verificationId"))
 	if err != nil {
 		return err
 	}

@@ -6,9 +6,9 @@ import "github.com/notifyd/notifyd/internal/notify"
 // roles (dashboard) or scope (Notification API) each route requires.
 func (a *API) routes() []Route {
 	var all []Route
-	for _, group := range [][]Route{a.coreRoutes(), a.otpRoutes(), a.limitRoutes(),
+	for _, group := range [][]Route{a.coreRoutes(), verificationAPI{a, a.verification}.routes(), limitsAPI{a, a.limitRoom}.routes(),
 		a.subscriberRoutes(), a.campaignRoutes(), a.webhookRoutes(), suppressionsAPI{a, a.suppressions}.routes(), accountsAPI{a, a.accounts}.routes(),
-		a.requestRoutes(), a.previewLayoutRoutes(), a.identityRoutes(), a.optInRoutes(), a.fraudGuardRoutes()} {
+		a.requestRoutes(), a.previewLayoutRoutes(), a.identityRoutes(), a.optInRoutes()} {
 		all = append(all, group...)
 	}
 	return all

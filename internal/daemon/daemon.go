@@ -28,6 +28,7 @@ import (
 	"github.com/notifyd/notifyd/internal/delivery"
 	"github.com/notifyd/notifyd/internal/gate"
 	"github.com/notifyd/notifyd/internal/jobs"
+	"github.com/notifyd/notifyd/internal/limits"
 	"github.com/notifyd/notifyd/internal/mailcheck"
 	"github.com/notifyd/notifyd/internal/metrics"
 	"github.com/notifyd/notifyd/internal/notify"
@@ -39,6 +40,7 @@ import (
 	"github.com/notifyd/notifyd/internal/service"
 	"github.com/notifyd/notifyd/internal/store"
 	"github.com/notifyd/notifyd/internal/suppressions"
+	"github.com/notifyd/notifyd/internal/verification"
 	"github.com/notifyd/notifyd/internal/web"
 	"github.com/notifyd/notifyd/internal/worker"
 	"github.com/notifyd/notifyd/openapi"
@@ -54,6 +56,10 @@ type Daemon struct {
 	// deletes old data.
 	Suppressions *suppressions.Service
 	Retention    *retention.Service
+	// Limits is the room of rate-limit policies and dispatch limits.
+	Limits *limits.Service
+	// Verification is the OTP room.
+	Verification *verification.Service
 	// SNS verifies and confirms the SNS messages of SES callbacks over
 	// HTTP, for Suppressions (the demo trusts its simulator's host).
 	SNS *snshttp.Verifier
@@ -169,7 +175,7 @@ func (d *Daemon) Open(ctx context.Context) error {
 	d.loginKey = secret.Derive(master, web.LoginKeyLabel)
 	otpSecret := []byte(d.Config.OTPSigningSecret)
 	if len(otpSecret) == 0 {
-		otpSecret = secret.Derive(master, service.OTPSigningLabel)
+		otpSecret = secret.Derive(master, verification.SigningLabel)
 	}
 	if d.Config.Role != "worker" {
 		if err := d.bind(); err != nil {
@@ -186,7 +192,6 @@ func (d *Daemon) Open(ctx context.Context) error {
 	d.Accounts = accounts.New(accounts.Options{Store: d.DB, Box: box, Now: d.Now, Logger: d.Logger, Keys: d.Gate})
 	d.Service = service.New(service.Options{
 		Store: d.DB, Box: box, Now: d.Now, Logger: d.Logger, Gate: d.Gate,
-		OTPSecret: otpSecret, OTPCodeKey: secret.Derive(master, service.OTPCodeLabel),
 		OptInKey:    secret.Derive(master, service.OptInSigningLabel),
 		BaseURL:     d.Config.BaseURL,
 		JobAttempts: d.Config.QueueJobAttempts, Backoff: d.Config.QueueBackoff,
@@ -209,6 +214,9 @@ func (d *Daemon) Open(ctx context.Context) error {
 		Policy: bounce.SNSPolicy{ExtraHosts: d.Config.SNSCertHosts, AllowHTTP: allowPrivate}}
 	d.Suppressions = suppressions.New(suppressions.Options{Store: d.DB, Box: box, Now: d.Now, Logger: d.Logger, SNS: d.SNS})
 	d.Retention = retention.New(retention.Options{Store: d.DB, Now: d.Now, Logger: d.Logger})
+	d.Verification = verification.New(verification.Options{Store: d.DB, Now: d.Now, Logger: d.Logger, Secret: otpSecret,
+		CodeKey: secret.Derive(master, verification.CodeLabel), BaseURL: d.Config.BaseURL, Engine: d.Delivery})
+	d.Limits = limits.New(limits.Options{Store: d.DB, Now: d.Now, Logger: d.Logger, Engine: d.Delivery})
 	if err := d.startQueue(ctx); err != nil {
 		return err
 	}
@@ -248,7 +256,7 @@ func (d *Daemon) startQueue(ctx context.Context) error {
 	cfg := &river.Config{Logger: d.Logger.With("component", "river")}
 	if d.Config.Role != "api" {
 		workers := river.NewWorkers()
-		river.AddWorker(workers, &worker.Cleanup{Sessions: d.Accounts, OTP: d.Service, Logger: d.Logger})
+		river.AddWorker(workers, &worker.Cleanup{Sessions: d.Accounts, OTP: d.Verification, Logger: d.Logger})
 		river.AddWorker(workers, &worker.Retention{Service: d.Retention, Metrics: d.Metrics.Retention, Logger: d.Logger,
 			Policy: notify.Retention{Data: d.Config.Retention, Audit: d.Config.AuditRetention}})
 		// A job left running by a crashed process is handed back after
@@ -382,9 +390,9 @@ func (d *Daemon) bind() error {
 // listen serves HTTP on the listener bind took.
 func (d *Daemon) listen() error {
 	ln := d.listener
-	a := api.New(api.Options{Service: d.Service, Suppressions: d.Suppressions, Accounts: d.Accounts, Gate: d.Gate, BaseURL: d.Config.BaseURL, Logger: d.Logger, Limits: d.Metrics.Limits,
+	a := api.New(api.Options{Service: d.Service, Suppressions: d.Suppressions, Accounts: d.Accounts, Gate: d.Gate, BaseURL: d.Config.BaseURL, Logger: d.Logger, LimitMetrics: d.Metrics.Limits, Limits: d.Limits, Verification: d.Verification,
 		TrustedProxies: d.Config.TrustedProxies})
-	console := web.New(web.Options{Service: d.Service, Suppressions: d.Suppressions, Accounts: d.Accounts, BaseURL: d.Config.BaseURL, Logger: d.Logger, ClientAddr: a.ClientAddr,
+	console := web.New(web.Options{Service: d.Service, Suppressions: d.Suppressions, Limits: d.Limits, Verification: d.Verification, Accounts: d.Accounts, BaseURL: d.Config.BaseURL, Logger: d.Logger, ClientAddr: a.ClientAddr,
 		LoginKey: d.loginKey})
 	h := server.Handler(server.Options{API: a, Metrics: d.Metrics, Logger: d.Logger, Ready: d.ready, OpenAPI: openapi.OpenAPI,
 		Extra: server.Merge(console.Handlers(), a.PublicHandlers()), NoMetrics: d.Config.MetricsAddr != ""})

@@ -13,7 +13,6 @@ import (
 	"github.com/notifyd/notifyd/internal/gate"
 	"github.com/notifyd/notifyd/internal/mailcheck"
 	"github.com/notifyd/notifyd/internal/notify"
-	"github.com/notifyd/notifyd/internal/otp"
 	"github.com/notifyd/notifyd/internal/secret"
 	"github.com/notifyd/notifyd/internal/usecase"
 )
@@ -30,10 +29,6 @@ type Options struct {
 	// Gate is the signed API's door (internal/gate), shared with the API;
 	// nil builds one on Store and Box.
 	Gate *gate.Gate
-	// OTPSecret signs verification tokens (OTP_SIGNING_SECRET); OTPCodeKey
-	// keys the code hashes. Both default to random per-process keys.
-	OTPSecret  []byte
-	OTPCodeKey []byte
 	// OptInKey signs the double opt-in confirmation links (optin.go);
 	// default a random per-process key.
 	OptInKey []byte
@@ -98,9 +93,6 @@ type Service struct {
 	jobAttempts int
 	backoff     time.Duration
 	delivery    Delivery
-	otpPolicy   otp.Policy
-	otpSecret   []byte
-	otpCodeKey  []byte
 	optInKey    []byte
 	baseURL     string // public base URL, without a trailing slash
 	mailCheck   *mailcheck.Checker
@@ -146,13 +138,6 @@ func New(o Options) *Service {
 		s.dns = mailcheck.New("", 0)
 	}
 	s.wh = o.Webhooks.withDefaults()
-	s.otpPolicy, s.otpSecret, s.otpCodeKey = otp.DefaultPolicy(), o.OTPSecret, o.OTPCodeKey
-	if len(s.otpSecret) == 0 {
-		s.otpSecret = usecase.RandomKey()
-	}
-	if len(s.otpCodeKey) == 0 {
-		s.otpCodeKey = usecase.RandomKey()
-	}
 	if s.optInKey = o.OptInKey; len(s.optInKey) == 0 {
 		s.optInKey = usecase.RandomKey()
 	}

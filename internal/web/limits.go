@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/notifyd/notifyd/internal/limits"
 	"github.com/notifyd/notifyd/internal/notify"
-	"github.com/notifyd/notifyd/internal/service"
 )
 
 // limitPages serve the rate-limit and dispatch-limit pages.
@@ -51,10 +51,10 @@ func (c limitPages) limitsPage(x *Ctx) error { return c.renderLimits(x, http.Sta
 func (c limitPages) renderLimits(x *Ctx, status int, problem *notify.Error) error {
 	d := limitsData{Scopes: []string{notify.DispatchScopeWorkspace, notify.DispatchScopeProvider, notify.DispatchScopeAPIKey}}
 	var err error
-	if d.Workspace, d.KeyPolicies, err = c.svc.RateLimitPolicies(x.Context(), x.Actor); err != nil {
+	if d.Workspace, d.KeyPolicies, err = c.limits.RateLimitPolicies(x.Context(), x.Actor); err != nil {
 		return err
 	}
-	if d.Dispatch, err = c.svc.ListDispatchLimits(x.Context(), x.Actor); err != nil {
+	if d.Dispatch, err = c.limits.ListDispatchLimits(x.Context(), x.Actor); err != nil {
 		return err
 	}
 	if d.Keys, err = c.accounts.ListAPIKeys(x.Context(), x.Actor); err != nil {
@@ -87,7 +87,7 @@ func formBool(x *Ctx, name string) *bool {
 // /v1/limits/rate/workspace, /v1/limits/rate/api-keys/{id}).
 func (c limitPages) putRateLimit(x *Ctx) error {
 	err := func() error {
-		var in service.RateLimitInput
+		var in limits.RateLimitInput
 		var err error
 		if in.WindowSeconds, err = formInt(x, "windowSeconds"); err != nil {
 			return err
@@ -97,9 +97,9 @@ func (c limitPages) putRateLimit(x *Ctx) error {
 		}
 		in.Enabled = formBool(x, "enabled")
 		if strings.HasSuffix(x.R.URL.Path, "/workspace") {
-			_, err = c.svc.PutWorkspaceRateLimit(x.Context(), x.Actor, in)
+			_, err = c.limits.PutWorkspaceRateLimit(x.Context(), x.Actor, in)
 		} else {
-			_, err = c.svc.PutAPIKeyRateLimit(x.Context(), x.Actor, x.R.PostFormValue("apiKeyCredentialId"), in)
+			_, err = c.limits.PutAPIKeyRateLimit(x.Context(), x.Actor, x.R.PostFormValue("apiKeyCredentialId"), in)
 		}
 		return err
 	}()
@@ -112,13 +112,13 @@ func (c limitPages) putRateLimit(x *Ctx) error {
 // putDispatchLimit creates or updates the limit of (scope, target).
 func (c limitPages) putDispatchLimit(x *Ctx) error {
 	err := func() error {
-		in := service.DispatchLimitInput{Scope: x.R.PostFormValue("scope"), TargetID: strings.TrimSpace(x.R.PostFormValue("targetId")),
+		in := limits.DispatchLimitInput{Scope: x.R.PostFormValue("scope"), TargetID: strings.TrimSpace(x.R.PostFormValue("targetId")),
 			Enabled: formBool(x, "enabled")}
 		var err error
 		if in.RatePerSecond, err = formInt(x, "ratePerSecond"); err != nil {
 			return err
 		}
-		_, err = c.svc.PutDispatchLimit(x.Context(), x.Actor, in)
+		_, err = c.limits.PutDispatchLimit(x.Context(), x.Actor, in)
 		return err
 	}()
 	if err != nil {
@@ -128,7 +128,7 @@ func (c limitPages) putDispatchLimit(x *Ctx) error {
 }
 
 func (c limitPages) deleteDispatchLimit(x *Ctx) error {
-	if err := c.svc.DeleteDispatchLimit(x.Context(), x.Actor, x.R.PathValue("id")); err != nil {
+	if err := c.limits.DeleteDispatchLimit(x.Context(), x.Actor, x.R.PathValue("id")); err != nil {
 		return err
 	}
 	return x.Redirect("/limits", Flash{Kind: "info", Text: "Dispatch limit deleted."})

@@ -9,6 +9,7 @@ import (
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/otp"
 	"github.com/notifyd/notifyd/internal/service"
+	"github.com/notifyd/notifyd/internal/verification"
 )
 
 // The public HTML pages (moved here from internal/api, paths and answers
@@ -82,13 +83,13 @@ func writePage(w http.ResponseWriter, r *http.Request, status int, d pageData) {
 func (c publicPages) otpLinkHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		token := r.PathValue("linkToken")
-		var state service.OTPLinkState
+		var state verification.OTPLinkState
 		var err error
 		switch r.Method {
 		case http.MethodGet, http.MethodHead:
-			state, err = c.svc.OTPLinkLanding(r.Context(), token)
+			state, err = c.verification.OTPLinkLanding(r.Context(), token)
 		case http.MethodPost:
-			state, err = c.svc.OTPLinkComplete(r.Context(), token)
+			state, err = c.verification.OTPLinkComplete(r.Context(), token)
 		default:
 			w.Header().Set("Allow", "GET, HEAD, POST")
 			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
@@ -101,9 +102,9 @@ func (c publicPages) otpLinkHandler() http.Handler {
 			c.log.ErrorContext(r.Context(), "otp link", "err", err)
 			status = http.StatusInternalServerError
 			d.Title, d.Message = "Verification unavailable", "Something went wrong. Please try again later."
-		case state == service.OTPLinkVerified:
+		case state == verification.OTPLinkVerified:
 			d.Title, d.Message = "Verified", "Your verification is complete. You can close this page and return to the app."
-		case state == service.OTPLinkPending && r.Method != http.MethodPost:
+		case state == verification.OTPLinkPending && r.Method != http.MethodPost:
 			d.Title, d.Message, d.Form, d.Action = "Confirm verification", "Press the button to complete your verification.", true, r.URL.Path
 			d.Button = "Complete verification"
 		default:

@@ -19,10 +19,12 @@ import (
 	"time"
 
 	"github.com/notifyd/notifyd/internal/accounts"
+	"github.com/notifyd/notifyd/internal/limits"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/service"
 	"github.com/notifyd/notifyd/internal/suppressions"
 	"github.com/notifyd/notifyd/internal/usecase"
+	"github.com/notifyd/notifyd/internal/verification"
 )
 
 //go:embed templates/*.html
@@ -36,6 +38,10 @@ type Options struct {
 	Service *service.Service
 	// Suppressions is the suppression list's room.
 	Suppressions *suppressions.Service
+	// Limits is the room of rate-limit policies and dispatch limits.
+	Limits *limits.Service
+	// Verification is the OTP room (the link pages).
+	Verification *verification.Service
 
 	// Accounts is the room of sessions, members and API keys: the
 	// console's logins and sessions go through it.
@@ -65,6 +71,8 @@ type Console struct {
 	allowed    map[string][]notify.Role // "METHOD /path" -> roles, for Page.Allowed
 
 	suppressions *suppressions.Service
+	limits       *limits.Service
+	verification *verification.Service
 
 	accounts *accounts.Service
 }
@@ -110,6 +118,8 @@ func New(o Options) *Console {
 	c := &Console{svc: o.Service, baseURL: o.BaseURL, log: o.Logger, secure: strings.HasPrefix(strings.ToLower(o.BaseURL), "https://"),
 		loginKey: o.LoginKey, clientAddr: o.ClientAddr, pages: parsePages(), allowed: map[string][]notify.Role{}}
 	c.suppressions = o.Suppressions
+	c.limits = o.Limits
+	c.verification = o.Verification
 	c.accounts = o.Accounts
 	c.table = c.routes()
 	have := map[string]bool{}

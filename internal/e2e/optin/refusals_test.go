@@ -15,6 +15,7 @@ import (
 	"github.com/notifyd/notifyd/internal/otp"
 	"github.com/notifyd/notifyd/internal/secret"
 	"github.com/notifyd/notifyd/internal/service"
+	"github.com/notifyd/notifyd/internal/verification"
 )
 
 // TestOptInTokenRefusals: a link that cannot confirm answers an error page
@@ -60,7 +61,7 @@ func TestOptInTokenRefusals(t *testing.T) {
 		"garbage":         "not-a-token",
 		"forged":          body + "." + flipped + sig[1:],
 		"other purpose":   otp.SignToken(secret.Derive(master, service.OptInSigningLabel), other),
-		"otp key":         otp.SignToken(secret.Derive(master, service.OTPSigningLabel), claims),
+		"otp key":         otp.SignToken(secret.Derive(master, verification.SigningLabel), claims),
 		"unsubscribe":     unsubToken,
 		"too long":        token + strings.Repeat("a", service.MaxConfirmToken),
 		"other workspace": otp.SignToken(secret.Derive(master, service.OptInSigningLabel), otp.Claims{VID: x.ID, WSID: "00000000-0000-7000-8000-000000000000", Purpose: service.ConfirmPurpose, Channel: "email", IAT: now.Unix(), EXP: now.Add(time.Hour).Unix()}),

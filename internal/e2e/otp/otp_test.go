@@ -17,7 +17,7 @@ import (
 	"github.com/notifyd/notifyd/internal/notifytest"
 	"github.com/notifyd/notifyd/internal/otp"
 	"github.com/notifyd/notifyd/internal/secret"
-	"github.com/notifyd/notifyd/internal/service"
+	"github.com/notifyd/notifyd/internal/verification"
 )
 
 var ctx = context.Background()
@@ -123,7 +123,7 @@ func (b *bundle) code(t *testing.T, to string) string {
 func otpSecret(t *testing.T) []byte {
 	k, err := secret.ParseKey("0000000000000000000000000000000000000000000000000000000000000001")
 	require.NoError(t, err)
-	return secret.Derive(k, service.OTPSigningLabel)
+	return secret.Derive(k, verification.SigningLabel)
 }
 
 func wrong(code string) string {

@@ -1,4 +1,4 @@
-package service
+package verification
 
 import (
 	"context"
@@ -19,12 +19,6 @@ import (
 	"github.com/notifyd/notifyd/internal/usecase"
 )
 
-// Labels of the keys derived from the master key for OTP (secret.Derive).
-const (
-	OTPSigningLabel = "notifyd otp signing secret v1"
-	OTPCodeLabel    = "notifyd otp code hash v1"
-)
-
 // OTPSendInput is the body of an OTP send.
 type OTPSendInput struct {
 	Channel                     string
@@ -39,8 +33,6 @@ type OTPSendInput struct {
 	// ClientIP is the end user's address as the caller saw it (optional;
 	// the OTP fraud guard's client-address rule counts it).
 	ClientIP string
-	// LinkBase is the public base URL link-mode links start with.
-	LinkBase string
 }
 
 // OTPSendResult is the answer of send and resend.
@@ -90,13 +82,13 @@ func (s *Service) countOTPSend(ctx context.Context, tx notify.Tx, ws, recipient 
 	if err != nil {
 		return err
 	}
-	if n > s.otpPolicy.SendsPerHour {
+	if n > s.policy.SendsPerHour {
 		return otpRateLimited()
 	}
 	if n, err = tx.IncrementOTPSendCount(ctx, ws, recipient, notify.OTPWindowDay, ds); err != nil {
 		return err
 	}
-	if n > s.otpPolicy.SendsPerDay {
+	if n > s.policy.SendsPerDay {
 		return otpRateLimited()
 	}
 	return nil
@@ -225,7 +217,7 @@ func otpResult(sess *notify.OTPSession) *OTPSendResult {
 // and stores the request and job of its delivery in tx. The stored request
 // holds the message with the secret redacted.
 func (s *Service) prepareOTP(ctx context.Context, tx notify.Tx, key *notify.APIKey, sess *notify.OTPSession, in *OTPSendInput, now time.Time) (*otpSend, error) {
-	p := s.otpPolicy
+	p := s.policy
 	sess.Attempts, sess.UpdatedAt = 0, now
 	sess.ExpiresAt, sess.ResendAvailableAt = now.Add(p.CodeTTL), now.Add(p.ResendCooldown)
 	minutes := strconv.Itoa(int((p.CodeTTL + time.Minute - 1) / time.Minute))
@@ -239,7 +231,7 @@ func (s *Service) prepareOTP(ctx context.Context, tx notify.Tx, key *notify.APIK
 		tok, hash := otp.NewLinkToken()
 		sess.LinkHash, sess.CodeHash = hash, ""
 		plain = tok
-		vars["link"] = strings.TrimRight(in.LinkBase, "/") + "/v1/otp/link/" + tok
+		vars["link"] = s.baseURL + "/v1/otp/link/" + tok
 		// code is a server key (SPEC): a caller's value must not pass for a
 		// code in a link message.
 		vars["code"] = ""
@@ -248,7 +240,7 @@ func (s *Service) prepareOTP(ctx context.Context, tx notify.Tx, key *notify.APIK
 		if err != nil {
 			return nil, err
 		}
-		sess.CodeHash, sess.LinkHash = otp.HashCode(s.otpCodeKey, sess.ID, code), ""
+		sess.CodeHash, sess.LinkHash = otp.HashCode(s.codeKey, sess.ID, code), ""
 		plain = code
 		vars["code"] = code
 	}
@@ -333,7 +325,7 @@ func defaultOTPMessage(sess *notify.OTPSession, vars map[string]string) (title, 
 // request's final state, and on failure marks the session failed and
 // answers 502.
 func (s *Service) deliverOTP(ctx context.Context, sess *notify.OTPSession, snd *otpSend) error {
-	out := s.delivery.SendNow(ctx, notify.DirectSend{Request: snd.req, Job: snd.job, Secrets: snd.secret})
+	out := s.engine.SendNow(ctx, notify.DirectSend{Request: snd.req, Job: snd.job, Secrets: snd.secret})
 	err := s.Store.Update(ctx, func(tx notify.Tx) error {
 		if err := out.Record(ctx, tx); err != nil {
 			return err
@@ -361,7 +353,7 @@ func (s *Service) deliverOTP(ctx context.Context, sess *notify.OTPSession, snd *
 }
 
 // OTPResend rotates the session's code or link and delivers it again.
-func (s *Service) OTPResend(ctx context.Context, key *notify.APIKey, id, linkBase string) (*OTPSendResult, error) {
+func (s *Service) OTPResend(ctx context.Context, key *notify.APIKey, id string) (*OTPSendResult, error) {
 	notFoundErr := notify.Errorf(notify.CodeNotFound, "OTP verification not found or expired")
 	if !usecase.IsUUID(id) {
 		return nil, notFoundErr
@@ -386,7 +378,7 @@ func (s *Service) OTPResend(ctx context.Context, key *notify.APIKey, id, linkBas
 			return notify.Invalid("OTP has expired")
 		case sess.Status != notify.OTPPending:
 			return notFoundErr
-		case sess.ResendCount >= s.otpPolicy.MaxResends:
+		case sess.ResendCount >= s.policy.MaxResends:
 			return notify.Errorf(notify.CodeTooManyRequests, "Maximum resend count exceeded")
 		case now.Before(sess.ResendAvailableAt):
 			return notify.Errorf(notify.CodeTooManyRequests, "Resend cooldown active")
@@ -408,7 +400,6 @@ func (s *Service) OTPResend(ctx context.Context, key *notify.APIKey, id, linkBas
 		if err != nil {
 			return err
 		}
-		in.LinkBase = linkBase
 		prevResends := sess.ResendCount
 		sess.ResendCount++
 		if snd, err = s.prepareOTP(ctx, tx, key, sess, in, now); err != nil {
@@ -480,8 +471,8 @@ func (s *Service) expireOTP(ctx context.Context, sess *notify.OTPSession) {
 
 // signOTP issues a verification token for a verified session.
 func (s *Service) signOTP(sess *notify.OTPSession, now time.Time) string {
-	return otp.SignToken(s.otpSecret, otp.Claims{VID: sess.ID, WSID: sess.WorkspaceID, Purpose: sess.Purpose, Channel: string(sess.Channel),
-		Sub: sess.RecipientMasked, IAT: now.Unix(), EXP: now.Add(s.otpPolicy.TokenTTL).Unix()})
+	return otp.SignToken(s.secret, otp.Claims{VID: sess.ID, WSID: sess.WorkspaceID, Purpose: sess.Purpose, Channel: string(sess.Channel),
+		Sub: sess.RecipientMasked, IAT: now.Unix(), EXP: now.Add(s.policy.TokenTTL).Unix()})
 }
 
 func otpFail(reason string, remaining int) *OTPVerifyResult {
@@ -496,7 +487,7 @@ func (s *Service) OTPVerify(ctx context.Context, ws, id, code string) (*OTPVerif
 		return otpFail("expired", 0), nil
 	}
 	now := s.Now()
-	max := s.otpPolicy.MaxAttempts
+	max := s.policy.MaxAttempts
 	var res *OTPVerifyResult
 	var expire *notify.OTPSession
 	err := s.Store.Update(ctx, func(tx notify.Tx) error {
@@ -535,7 +526,7 @@ func (s *Service) OTPVerify(ctx context.Context, ws, id, code string) (*OTPVerif
 			}
 			return nil
 		}
-		if otp.CheckCode(s.otpCodeKey, sess.ID, code, sess.CodeHash) {
+		if otp.CheckCode(s.codeKey, sess.ID, code, sess.CodeHash) {
 			v := *sess
 			v.Status, v.CodeHash, v.VerifiedAt, v.UpdatedAt = notify.OTPVerified, "", &now, now
 			ok, err := tx.UpdateOTPSession(ctx, &v, notify.OTPPending, sess.ResendCount)

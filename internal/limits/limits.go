@@ -1,11 +1,45 @@
-package service
+// Package limits is the room of the limits a workspace sets: SPEC's
+// request rate-limit policies (the counting itself is the gate's) and the
+// dispatch limits toward providers (the token buckets are the delivery
+// engine's, told through the Engine port once a change commits).
+package limits
 
 import (
 	"context"
+	"log/slog"
+	"time"
 
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/usecase"
 )
+
+// Engine is the delivery engine as this room sees it: it caches each
+// workspace's dispatch limits.
+type Engine interface {
+	// ForgetLimits drops what the engine cached of a workspace's
+	// dispatch limits, so a change applies to its next send.
+	ForgetLimits(workspaceID string)
+}
+
+// Options are what the room is built with.
+type Options struct {
+	Store  notify.Store
+	Now    func() time.Time
+	Logger *slog.Logger
+	// Engine is told of dispatch-limit changes; nil tells nobody.
+	Engine Engine
+}
+
+// Service is the limits room.
+type Service struct {
+	usecase.Kit
+	engine Engine
+}
+
+// New builds the room.
+func New(o Options) *Service {
+	return &Service{Kit: usecase.NewKit(o.Store, o.Now, o.Logger), engine: o.Engine}
+}
 
 // RateLimitInput is the body of the rate-limit PUTs; the API checks the
 // fields are present.
@@ -213,7 +247,7 @@ func (s *Service) DeleteDispatchLimit(ctx context.Context, a *usecase.Actor, id 
 // ws's dispatch limits changed (other processes read them again within
 // seconds).
 func (s *Service) forgetLimits(ws string) {
-	if s.delivery != nil {
-		s.delivery.ForgetLimits(ws)
+	if s.engine != nil {
+		s.engine.ForgetLimits(ws)
 	}
 }
