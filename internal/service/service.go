@@ -41,8 +41,6 @@ type Options struct {
 	// DNS looks up the records of sending domains (identity.go); nil is
 	// the system resolver.
 	DNS *mailcheck.Checker
-	// Webhooks configure event delivery (webhook.go).
-	Webhooks WebhookOptions
 	// AcceptWriters is how many send group commits may run at once;
 	// default 1. One is best on both backends as measured (docs/
 	// BENCHMARKS.md): SQLite has one writer, and on PostgreSQL concurrent
@@ -97,7 +95,6 @@ type Service struct {
 	baseURL     string // public base URL, without a trailing slash
 	mailCheck   *mailcheck.Checker
 	dns         *mailcheck.Checker
-	wh          WebhookOptions
 	fanoutMu    sync.Mutex
 	fanoutFault FanoutFault // tests: SetFanoutFault
 	gate        *gate.Gate  // the signed API's door: signatures, nonces, request limits
@@ -137,7 +134,6 @@ func New(o Options) *Service {
 	if s.dns == nil {
 		s.dns = mailcheck.New("", 0)
 	}
-	s.wh = o.Webhooks.withDefaults()
 	if s.optInKey = o.OptInKey; len(s.optInKey) == 0 {
 		s.optInKey = usecase.RandomKey()
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/notifyd/notifyd/internal/suppressions"
 	"github.com/notifyd/notifyd/internal/usecase"
 	"github.com/notifyd/notifyd/internal/verification"
+	"github.com/notifyd/notifyd/internal/webhooks"
 )
 
 //go:embed templates/*.html
@@ -42,6 +43,8 @@ type Options struct {
 	Limits *limits.Service
 	// Verification is the OTP room (the link pages).
 	Verification *verification.Service
+	// Webhooks is the outbound webhooks' room.
+	Webhooks *webhooks.Service
 
 	// Accounts is the room of sessions, members and API keys: the
 	// console's logins and sessions go through it.
@@ -73,6 +76,7 @@ type Console struct {
 	suppressions *suppressions.Service
 	limits       *limits.Service
 	verification *verification.Service
+	webhooks     *webhooks.Service
 
 	accounts *accounts.Service
 }
@@ -120,6 +124,7 @@ func New(o Options) *Console {
 	c.suppressions = o.Suppressions
 	c.limits = o.Limits
 	c.verification = o.Verification
+	c.webhooks = o.Webhooks
 	c.accounts = o.Accounts
 	c.table = c.routes()
 	have := map[string]bool{}
