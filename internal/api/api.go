@@ -17,6 +17,7 @@ import (
 
 	"github.com/notifyd/notifyd/internal/accounts"
 	"github.com/notifyd/notifyd/internal/gate"
+	"github.com/notifyd/notifyd/internal/identities"
 	"github.com/notifyd/notifyd/internal/limits"
 	"github.com/notifyd/notifyd/internal/metrics"
 	"github.com/notifyd/notifyd/internal/notify"
@@ -59,6 +60,8 @@ type Options struct {
 	Verification *verification.Service
 	// Webhooks is the outbound webhooks' room.
 	Webhooks *webhooks.Service
+	// Identities is the sending identities' room.
+	Identities *identities.Service
 	// TrustedProxies (NOTIFYD_TRUSTED_PROXIES) are the peers whose
 	// X-Forwarded-For names the client of the login throttle.
 	TrustedProxies TrustedProxies
@@ -76,6 +79,7 @@ type API struct {
 	limitRoom    *limits.Service
 	verification *verification.Service
 	webhooks     *webhooks.Service
+	identities   *identities.Service
 	proxies      TrustedProxies
 
 	// The rooms whose handlers this API serves.
@@ -90,7 +94,7 @@ func New(o Options) *API {
 		o.Logger = slog.Default()
 	}
 	a := &API{svc: o.Service, gate: o.Gate, baseURL: strings.TrimRight(o.BaseURL, "/"), log: o.Logger, now: o.Service.Now, mux: http.NewServeMux(),
-		limits: o.LimitMetrics, limitRoom: o.Limits, verification: o.Verification, webhooks: o.Webhooks, proxies: o.TrustedProxies}
+		limits: o.LimitMetrics, limitRoom: o.Limits, verification: o.Verification, webhooks: o.Webhooks, identities: o.Identities, proxies: o.TrustedProxies}
 	a.suppressions = o.Suppressions
 
 	a.accounts = o.Accounts

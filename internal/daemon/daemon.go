@@ -27,6 +27,7 @@ import (
 	"github.com/notifyd/notifyd/internal/config"
 	"github.com/notifyd/notifyd/internal/delivery"
 	"github.com/notifyd/notifyd/internal/gate"
+	"github.com/notifyd/notifyd/internal/identities"
 	"github.com/notifyd/notifyd/internal/jobs"
 	"github.com/notifyd/notifyd/internal/limits"
 	"github.com/notifyd/notifyd/internal/mailcheck"
@@ -63,6 +64,8 @@ type Daemon struct {
 	Verification *verification.Service
 	// Webhooks is the outbound webhooks' room (endpoints, relay, tries).
 	Webhooks *webhooks.Service
+	// Identities is the sending identities' room.
+	Identities *identities.Service
 	// SNS verifies and confirms the SNS messages of SES callbacks over
 	// HTTP, for Suppressions (the demo trusts its simulator's host).
 	SNS *snshttp.Verifier
@@ -199,10 +202,7 @@ func (d *Daemon) Open(ctx context.Context) error {
 		BaseURL:     d.Config.BaseURL,
 		JobAttempts: d.Config.QueueJobAttempts, Backoff: d.Config.QueueBackoff,
 		MailCheck: d.mailChecker(),
-		// Sending-domain DNS checks are asked for explicitly, so they use
-		// the resolver whether or not subscriber MX checks are on.
-		DNS:      mailcheck.New(d.Config.DNSServer, 5*time.Second),
-		Delivery: d.Delivery,
+		Delivery:  d.Delivery,
 		// PostgreSQL writes two fan-out batches at once; SQLite's one
 		// writer would only queue the second.
 		FanoutWriters: map[string]int{"postgres": 2}[d.DB.Dialect],
@@ -220,6 +220,10 @@ func (d *Daemon) Open(ctx context.Context) error {
 	d.Webhooks = webhooks.New(webhooks.Options{Store: d.DB, Box: box, Now: d.Now, Logger: d.Logger, Poster: d.Delivery,
 		AllowPrivate: allowPrivate, Schedule: d.Config.WebhookRetrySchedule, SecretOverlap: d.Config.WebhookSecretOverlap,
 		Metrics: d.Metrics.Webhooks})
+	// Sending-domain DNS checks are asked for explicitly, so they use the
+	// resolver whether or not subscriber MX checks are on.
+	d.Identities = identities.New(identities.Options{Store: d.DB, Box: box, Now: d.Now, Logger: d.Logger, Engine: d.Delivery,
+		DNS: mailcheck.New(d.Config.DNSServer, 5*time.Second)})
 	d.Limits = limits.New(limits.Options{Store: d.DB, Now: d.Now, Logger: d.Logger, Engine: d.Delivery})
 	if err := d.startQueue(ctx); err != nil {
 		return err
@@ -397,7 +401,7 @@ func (d *Daemon) APIOptions() api.Options {
 	return api.Options{BaseURL: d.Config.BaseURL, Logger: d.Logger, LimitMetrics: d.Metrics.Limits,
 		TrustedProxies: d.Config.TrustedProxies, Gate: d.Gate, Service: d.Service,
 		Accounts: d.Accounts, Limits: d.Limits, Suppressions: d.Suppressions, Verification: d.Verification,
-		Webhooks: d.Webhooks}
+		Webhooks: d.Webhooks, Identities: d.Identities}
 }
 
 // ConsoleOptions are the options the daemon builds its console with; its
@@ -406,7 +410,7 @@ func (d *Daemon) ConsoleOptions(clientAddr func(*http.Request) string) web.Optio
 	return web.Options{BaseURL: d.Config.BaseURL, Logger: d.Logger, ClientAddr: clientAddr, LoginKey: d.loginKey,
 		Service:  d.Service,
 		Accounts: d.Accounts, Limits: d.Limits, Suppressions: d.Suppressions, Verification: d.Verification,
-		Webhooks: d.Webhooks}
+		Webhooks: d.Webhooks, Identities: d.Identities}
 }
 
 // listen serves HTTP on the listener bind took.

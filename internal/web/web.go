@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/notifyd/notifyd/internal/accounts"
+	"github.com/notifyd/notifyd/internal/identities"
 	"github.com/notifyd/notifyd/internal/limits"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/service"
@@ -45,6 +46,8 @@ type Options struct {
 	Verification *verification.Service
 	// Webhooks is the outbound webhooks' room.
 	Webhooks *webhooks.Service
+	// Identities is the sending identities' room.
+	Identities *identities.Service
 
 	// Accounts is the room of sessions, members and API keys: the
 	// console's logins and sessions go through it.
@@ -77,6 +80,7 @@ type Console struct {
 	limits       *limits.Service
 	verification *verification.Service
 	webhooks     *webhooks.Service
+	identities   *identities.Service
 
 	accounts *accounts.Service
 }
@@ -125,6 +129,7 @@ func New(o Options) *Console {
 	c.limits = o.Limits
 	c.verification = o.Verification
 	c.webhooks = o.Webhooks
+	c.identities = o.Identities
 	c.accounts = o.Accounts
 	c.table = c.routes()
 	have := map[string]bool{}
