@@ -17,6 +17,7 @@ import (
 
 	"github.com/notifyd/notifyd/internal/accounts"
 	"github.com/notifyd/notifyd/internal/gate"
+	"github.com/notifyd/notifyd/internal/identities"
 	"github.com/notifyd/notifyd/internal/limits"
 	"github.com/notifyd/notifyd/internal/metrics"
 	"github.com/notifyd/notifyd/internal/notify"
@@ -24,6 +25,7 @@ import (
 	"github.com/notifyd/notifyd/internal/suppressions"
 	"github.com/notifyd/notifyd/internal/usecase"
 	"github.com/notifyd/notifyd/internal/verification"
+	"github.com/notifyd/notifyd/internal/webhooks"
 )
 
 // Body size limits: SPEC's 1 MB on the Notification API; the dashboard
@@ -56,6 +58,10 @@ type Options struct {
 	Limits *limits.Service
 	// Verification is the OTP room.
 	Verification *verification.Service
+	// Webhooks is the outbound webhooks' room.
+	Webhooks *webhooks.Service
+	// Identities is the sending identities' room.
+	Identities *identities.Service
 	// TrustedProxies (NOTIFYD_TRUSTED_PROXIES) are the peers whose
 	// X-Forwarded-For names the client of the login throttle.
 	TrustedProxies TrustedProxies
@@ -72,6 +78,8 @@ type API struct {
 	limits       *metrics.Limits
 	limitRoom    *limits.Service
 	verification *verification.Service
+	webhooks     *webhooks.Service
+	identities   *identities.Service
 	proxies      TrustedProxies
 
 	// The rooms whose handlers this API serves.
@@ -86,7 +94,7 @@ func New(o Options) *API {
 		o.Logger = slog.Default()
 	}
 	a := &API{svc: o.Service, gate: o.Gate, baseURL: strings.TrimRight(o.BaseURL, "/"), log: o.Logger, now: o.Service.Now, mux: http.NewServeMux(),
-		limits: o.LimitMetrics, limitRoom: o.Limits, verification: o.Verification, proxies: o.TrustedProxies}
+		limits: o.LimitMetrics, limitRoom: o.Limits, verification: o.Verification, webhooks: o.Webhooks, identities: o.Identities, proxies: o.TrustedProxies}
 	a.suppressions = o.Suppressions
 
 	a.accounts = o.Accounts

@@ -4,14 +4,20 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/notifyd/notifyd/internal/identities"
 	"github.com/notifyd/notifyd/internal/notify"
-	"github.com/notifyd/notifyd/internal/service"
 )
 
-// identityRoutes are the sending identities (sender addresses and domains)
+// identitiesAPI are the handlers of the identities room.
+type identitiesAPI struct {
+	*API
+	room *identities.Service
+}
+
+// routes are the sending identities (sender addresses and domains)
 // of the e-mail providers. Roles owner and admin: the calls act on the
 // vendor account with its credentials.
-func (a *API) identityRoutes() []Route {
+func (a identitiesAPI) routes() []Route {
 	admin := notify.RolesAdmin
 	const base = "/v1/providers/{id}/identities"
 	return []Route{
@@ -35,8 +41,8 @@ func identityBody(s *notify.SendingIdentity) map[string]any {
 		"checkedAt": Timestamp(s.CheckedAt), "verifiedAt": TimestampPtr(s.VerifiedAt)}
 }
 
-func (a *API) handleIdentityList(c *call) error {
-	l, err := a.svc.ListIdentities(c.ctx, c.actor, c.r.PathValue("id"))
+func (a identitiesAPI) handleIdentityList(c *call) error {
+	l, err := a.room.ListIdentities(c.ctx, c.actor, c.r.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -49,7 +55,7 @@ func (a *API) handleIdentityList(c *call) error {
 	return c.ok(http.StatusOK, map[string]any{"identities": out, "sender": sender})
 }
 
-func (a *API) handleIdentityVerify(c *call) error {
+func (a identitiesAPI) handleIdentityVerify(c *call) error {
 	var in struct {
 		Address *string `json:"address"`
 	}
@@ -59,14 +65,14 @@ func (a *API) handleIdentityVerify(c *call) error {
 	if in.Address == nil {
 		return notify.Invalid("address is required")
 	}
-	s, err := a.svc.VerifyEmailIdentity(c.ctx, c.actor, c.r.PathValue("id"), *in.Address)
+	s, err := a.room.VerifyEmailIdentity(c.ctx, c.actor, c.r.PathValue("id"), *in.Address)
 	if err != nil {
 		return err
 	}
 	return c.ok(http.StatusCreated, map[string]any{"identity": identityBody(s)})
 }
 
-func (a *API) handleDomainConnect(c *call) error {
+func (a identitiesAPI) handleDomainConnect(c *call) error {
 	var in struct {
 		Domain            *string `json:"domain"`
 		MailFromSubdomain string  `json:"mailFromSubdomain"`
@@ -77,14 +83,14 @@ func (a *API) handleDomainConnect(c *call) error {
 	if in.Domain == nil {
 		return notify.Invalid("domain is required")
 	}
-	s, err := a.svc.ConnectDomain(c.ctx, c.actor, c.r.PathValue("id"), *in.Domain, in.MailFromSubdomain)
+	s, err := a.room.ConnectDomain(c.ctx, c.actor, c.r.PathValue("id"), *in.Domain, in.MailFromSubdomain)
 	if err != nil {
 		return err
 	}
 	return c.ok(http.StatusCreated, map[string]any{"identity": identityBody(s)})
 }
 
-func (a *API) handleDomainAdopt(c *call) error {
+func (a identitiesAPI) handleDomainAdopt(c *call) error {
 	var in struct {
 		Domain *string `json:"domain"`
 	}
@@ -94,22 +100,22 @@ func (a *API) handleDomainAdopt(c *call) error {
 	if in.Domain == nil {
 		return notify.Invalid("domain is required")
 	}
-	s, err := a.svc.AdoptDomain(c.ctx, c.actor, c.r.PathValue("id"), *in.Domain)
+	s, err := a.room.AdoptDomain(c.ctx, c.actor, c.r.PathValue("id"), *in.Domain)
 	if err != nil {
 		return err
 	}
 	return c.ok(http.StatusCreated, map[string]any{"identity": identityBody(s)})
 }
 
-func (a *API) handleIdentityGet(c *call) error {
-	s, err := a.svc.GetIdentity(c.ctx, c.actor, c.r.PathValue("id"), c.r.PathValue("identityId"))
+func (a identitiesAPI) handleIdentityGet(c *call) error {
+	s, err := a.room.GetIdentity(c.ctx, c.actor, c.r.PathValue("id"), c.r.PathValue("identityId"))
 	if err != nil {
 		return err
 	}
 	return c.ok(http.StatusOK, map[string]any{"identity": identityBody(s)})
 }
 
-func recordCheckBody(r service.RecordCheck) map[string]any {
+func recordCheckBody(r identities.RecordCheck) map[string]any {
 	out := map[string]any{"purpose": r.Purpose, "type": r.Type, "name": r.Name, "value": r.Value, "status": r.Status, "found": r.Found}
 	if r.Priority != 0 {
 		out["priority"] = r.Priority
@@ -117,8 +123,8 @@ func recordCheckBody(r service.RecordCheck) map[string]any {
 	return out
 }
 
-func (a *API) handleIdentityDNS(c *call) error {
-	d, err := a.svc.CheckIdentityDNS(c.ctx, c.actor, c.r.PathValue("id"), c.r.PathValue("identityId"))
+func (a identitiesAPI) handleIdentityDNS(c *call) error {
+	d, err := a.room.CheckIdentityDNS(c.ctx, c.actor, c.r.PathValue("id"), c.r.PathValue("identityId"))
 	if err != nil {
 		return err
 	}
@@ -139,7 +145,7 @@ func (a *API) handleIdentityDNS(c *call) error {
 // identity: registration and test-send answer as SPEC says, with this
 // beside them.
 func (a *API) warnSender(c *call, providerID string) {
-	w, err := a.svc.SenderWarning(c.ctx, c.actor, providerID)
+	w, err := a.identities.SenderWarning(c.ctx, c.actor, providerID)
 	if err != nil || w == "" {
 		return
 	}

@@ -7,8 +7,8 @@ import "github.com/notifyd/notifyd/internal/notify"
 func (a *API) routes() []Route {
 	var all []Route
 	for _, group := range [][]Route{a.coreRoutes(), verificationAPI{a, a.verification}.routes(), limitsAPI{a, a.limitRoom}.routes(),
-		a.subscriberRoutes(), a.campaignRoutes(), a.webhookRoutes(), suppressionsAPI{a, a.suppressions}.routes(), accountsAPI{a, a.accounts}.routes(),
-		a.requestRoutes(), a.previewLayoutRoutes(), a.identityRoutes(), a.optInRoutes()} {
+		a.subscriberRoutes(), a.campaignRoutes(), webhooksAPI{a, a.webhooks}.routes(), suppressionsAPI{a, a.suppressions}.routes(), accountsAPI{a, a.accounts}.routes(),
+		a.requestRoutes(), a.previewLayoutRoutes(), identitiesAPI{a, a.identities}.routes(), a.optInRoutes()} {
 		all = append(all, group...)
 	}
 	return all

@@ -4,11 +4,18 @@ import (
 	"net/http"
 
 	"github.com/notifyd/notifyd/internal/notify"
-	"github.com/notifyd/notifyd/internal/service"
+	"github.com/notifyd/notifyd/internal/webhooks"
 )
 
-// webhookRoutes are the routes of webhook endpoints, their deliveries and the event outbox.
-func (a *API) webhookRoutes() []Route {
+// webhooksAPI are the handlers of the webhooks room.
+type webhooksAPI struct {
+	*API
+	room *webhooks.Service
+}
+
+// routes are the routes of webhook endpoints, their deliveries and the
+// event outbox.
+func (a webhooksAPI) routes() []Route {
 	all, admin := notify.RolesAll, notify.RolesAdmin
 	return []Route{
 		{Method: "POST", Path: "/v1/webhooks", auth: authDashboard, Roles: admin, h: a.handleWebhookCreate},
@@ -42,8 +49,8 @@ type webhookIn struct {
 	Enabled Optional[bool]     `json:"enabled"`
 }
 
-func (in webhookIn) input() (service.WebhookInput, error) {
-	var out service.WebhookInput
+func (in webhookIn) input() (webhooks.WebhookInput, error) {
+	var out webhooks.WebhookInput
 	if in.URL.Set {
 		if in.URL.Null {
 			return out, notify.Invalid("url must be a string")
@@ -69,7 +76,7 @@ func (in webhookIn) input() (service.WebhookInput, error) {
 	return out, nil
 }
 
-func (a *API) handleWebhookCreate(c *call) error {
+func (a webhooksAPI) handleWebhookCreate(c *call) error {
 	var in webhookIn
 	if err := c.decode(&in); err != nil {
 		return err
@@ -78,15 +85,15 @@ func (a *API) handleWebhookCreate(c *call) error {
 	if err != nil {
 		return err
 	}
-	w, err := a.svc.CreateWebhook(c.ctx, c.actor, input)
+	w, err := a.room.CreateWebhook(c.ctx, c.actor, input)
 	if err != nil {
 		return err
 	}
 	return c.ok(http.StatusCreated, map[string]any{"webhook": webhookBody(w.Webhook), "secret": w.Secret})
 }
 
-func (a *API) handleWebhookList(c *call) error {
-	ws, err := a.svc.ListWebhooks(c.ctx, c.actor)
+func (a webhooksAPI) handleWebhookList(c *call) error {
+	ws, err := a.room.ListWebhooks(c.ctx, c.actor)
 	if err != nil {
 		return err
 	}
@@ -97,15 +104,15 @@ func (a *API) handleWebhookList(c *call) error {
 	return c.ok(http.StatusOK, map[string]any{"webhooks": out})
 }
 
-func (a *API) handleWebhookGet(c *call) error {
-	w, err := a.svc.GetWebhook(c.ctx, c.actor, c.r.PathValue("id"))
+func (a webhooksAPI) handleWebhookGet(c *call) error {
+	w, err := a.room.GetWebhook(c.ctx, c.actor, c.r.PathValue("id"))
 	if err != nil {
 		return err
 	}
 	return c.ok(http.StatusOK, map[string]any{"webhook": webhookBody(w)})
 }
 
-func (a *API) handleWebhookUpdate(c *call) error {
+func (a webhooksAPI) handleWebhookUpdate(c *call) error {
 	var in webhookIn
 	if err := c.decode(&in); err != nil {
 		return err
@@ -114,35 +121,35 @@ func (a *API) handleWebhookUpdate(c *call) error {
 	if err != nil {
 		return err
 	}
-	w, err := a.svc.UpdateWebhook(c.ctx, c.actor, c.r.PathValue("id"), input)
+	w, err := a.room.UpdateWebhook(c.ctx, c.actor, c.r.PathValue("id"), input)
 	if err != nil {
 		return err
 	}
 	return c.ok(http.StatusOK, map[string]any{"webhook": webhookBody(w)})
 }
 
-func (a *API) handleWebhookDelete(c *call) error {
+func (a webhooksAPI) handleWebhookDelete(c *call) error {
 	if err := decodeNone(c.body); err != nil {
 		return err
 	}
-	if err := a.svc.DeleteWebhook(c.ctx, c.actor, c.r.PathValue("id")); err != nil {
+	if err := a.room.DeleteWebhook(c.ctx, c.actor, c.r.PathValue("id")); err != nil {
 		return err
 	}
 	return c.noContent()
 }
 
-func (a *API) handleWebhookRotate(c *call) error {
+func (a webhooksAPI) handleWebhookRotate(c *call) error {
 	if err := decodeNone(c.body); err != nil {
 		return err
 	}
-	sec, err := a.svc.RotateWebhookSecret(c.ctx, c.actor, c.r.PathValue("id"))
+	sec, err := a.room.RotateWebhookSecret(c.ctx, c.actor, c.r.PathValue("id"))
 	if err != nil {
 		return err
 	}
 	return c.ok(http.StatusOK, map[string]any{"secret": sec})
 }
 
-func (a *API) handleWebhookDeliveries(c *call) error {
+func (a webhooksAPI) handleWebhookDeliveries(c *call) error {
 	q := c.r.URL.Query()
 	var f notify.DeliveryFilter
 	var err error
@@ -152,7 +159,7 @@ func (a *API) handleWebhookDeliveries(c *call) error {
 	if f.Before, err = decodeCursor(q.Get("cursor")); err != nil {
 		return err
 	}
-	page, err := a.svc.ListWebhookDeliveries(c.ctx, c.actor, c.r.PathValue("id"), f)
+	page, err := a.room.ListWebhookDeliveries(c.ctx, c.actor, c.r.PathValue("id"), f)
 	if err != nil {
 		return err
 	}
@@ -163,11 +170,11 @@ func (a *API) handleWebhookDeliveries(c *call) error {
 	return c.ok(http.StatusOK, map[string]any{"deliveries": out, "cursor": encodeCursor(page.Cursor), "hasNext": page.HasNext})
 }
 
-func (a *API) handleWebhookRedeliver(c *call) error {
+func (a webhooksAPI) handleWebhookRedeliver(c *call) error {
 	if err := decodeNone(c.body); err != nil {
 		return err
 	}
-	d, err := a.svc.RedeliverWebhook(c.ctx, c.actor, c.r.PathValue("id"), c.r.PathValue("deliveryId"))
+	d, err := a.room.RedeliverWebhook(c.ctx, c.actor, c.r.PathValue("id"), c.r.PathValue("deliveryId"))
 	if err != nil {
 		return err
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/notifyd/notifyd/internal/config"
 	"github.com/notifyd/notifyd/internal/delivery"
 	"github.com/notifyd/notifyd/internal/gate"
+	"github.com/notifyd/notifyd/internal/identities"
 	"github.com/notifyd/notifyd/internal/jobs"
 	"github.com/notifyd/notifyd/internal/limits"
 	"github.com/notifyd/notifyd/internal/mailcheck"
@@ -42,6 +43,7 @@ import (
 	"github.com/notifyd/notifyd/internal/suppressions"
 	"github.com/notifyd/notifyd/internal/verification"
 	"github.com/notifyd/notifyd/internal/web"
+	"github.com/notifyd/notifyd/internal/webhooks"
 	"github.com/notifyd/notifyd/internal/worker"
 	"github.com/notifyd/notifyd/openapi"
 )
@@ -60,6 +62,10 @@ type Daemon struct {
 	Limits *limits.Service
 	// Verification is the OTP room.
 	Verification *verification.Service
+	// Webhooks is the outbound webhooks' room (endpoints, relay, tries).
+	Webhooks *webhooks.Service
+	// Identities is the sending identities' room.
+	Identities *identities.Service
 	// SNS verifies and confirms the SNS messages of SES callbacks over
 	// HTTP, for Suppressions (the demo trusts its simulator's host).
 	SNS *snshttp.Verifier
@@ -196,12 +202,7 @@ func (d *Daemon) Open(ctx context.Context) error {
 		BaseURL:     d.Config.BaseURL,
 		JobAttempts: d.Config.QueueJobAttempts, Backoff: d.Config.QueueBackoff,
 		MailCheck: d.mailChecker(),
-		// Sending-domain DNS checks are asked for explicitly, so they use
-		// the resolver whether or not subscriber MX checks are on.
-		DNS: mailcheck.New(d.Config.DNSServer, 5*time.Second),
-		Webhooks: service.WebhookOptions{AllowPrivate: allowPrivate,
-			Schedule: d.Config.WebhookRetrySchedule, SecretOverlap: d.Config.WebhookSecretOverlap, Metrics: d.Metrics.Webhooks},
-		Delivery: d.Delivery,
+		Delivery:  d.Delivery,
 		// PostgreSQL writes two fan-out batches at once; SQLite's one
 		// writer would only queue the second.
 		FanoutWriters: map[string]int{"postgres": 2}[d.DB.Dialect],
@@ -216,6 +217,13 @@ func (d *Daemon) Open(ctx context.Context) error {
 	d.Retention = retention.New(retention.Options{Store: d.DB, Now: d.Now, Logger: d.Logger})
 	d.Verification = verification.New(verification.Options{Store: d.DB, Now: d.Now, Logger: d.Logger, Secret: otpSecret,
 		CodeKey: secret.Derive(master, verification.CodeLabel), BaseURL: d.Config.BaseURL, Engine: d.Delivery})
+	d.Webhooks = webhooks.New(webhooks.Options{Store: d.DB, Box: box, Now: d.Now, Logger: d.Logger, Poster: d.Delivery,
+		AllowPrivate: allowPrivate, Schedule: d.Config.WebhookRetrySchedule, SecretOverlap: d.Config.WebhookSecretOverlap,
+		Metrics: d.Metrics.Webhooks})
+	// Sending-domain DNS checks are asked for explicitly, so they use the
+	// resolver whether or not subscriber MX checks are on.
+	d.Identities = identities.New(identities.Options{Store: d.DB, Box: box, Now: d.Now, Logger: d.Logger, Engine: d.Delivery,
+		DNS: mailcheck.New(d.Config.DNSServer, 5*time.Second)})
 	d.Limits = limits.New(limits.Options{Store: d.DB, Now: d.Now, Logger: d.Logger, Engine: d.Delivery})
 	if err := d.startQueue(ctx); err != nil {
 		return err
@@ -266,7 +274,7 @@ func (d *Daemon) startQueue(ctx context.Context) error {
 		jobTimeout := d.dispatchJobTimeout()
 		river.AddWorker(workers, &worker.Dispatch{Engine: d.Delivery, Backoff: d.Config.QueueBackoff, JobTimeout: jobTimeout})
 		river.AddWorker(workers, &worker.DispatchBatch{Engine: d.Delivery, Backoff: d.Config.QueueBackoff, JobTimeout: jobTimeout})
-		river.AddWorker(workers, &worker.WebhookDelivery{Service: d.Service, TryTimeout: cmp.Or(d.Config.WebhookTimeout, 10*time.Second), MaxTimeout: jobTimeout})
+		river.AddWorker(workers, &worker.WebhookDelivery{Service: d.Webhooks, TryTimeout: cmp.Or(d.Config.WebhookTimeout, 10*time.Second), MaxTimeout: jobTimeout})
 		river.AddWorker(workers, &worker.Fanout{Service: d.Service, Backoff: d.Config.QueueBackoff, JobTimeout: jobTimeout})
 		cfg.Workers = workers
 		cfg.Queues = map[string]river.QueueConfig{
@@ -309,7 +317,7 @@ func (d *Daemon) startQueue(ctx context.Context) error {
 		cfg.ID = d.Delivery.WorkerID()
 		d.tracker = worker.NewTracker()
 		cfg.Middleware = append(cfg.Middleware, d.tracker,
-			&worker.CrashGuard{Engine: d.Delivery, Fanout: d.Service, Webhooks: d.Service, Logger: d.Logger})
+			&worker.CrashGuard{Engine: d.Delivery, Fanout: d.Service, Webhooks: d.Webhooks, Logger: d.Logger})
 	}
 	q, err := d.DB.NewQueue(cfg)
 	if err != nil {
@@ -330,7 +338,7 @@ func (d *Daemon) startQueue(ctx context.Context) error {
 		if err := q.Start(context.WithoutCancel(ctx)); err != nil {
 			return err
 		}
-		d.stopRelay = worker.StartWebhookRelay(d.Service, d.Logger, 0)
+		d.stopRelay = worker.StartWebhookRelay(d.Webhooks, d.Logger, 0)
 	}
 	return nil
 }
@@ -387,13 +395,29 @@ func (d *Daemon) bind() error {
 	return nil
 }
 
+// APIOptions are the options the daemon builds its API with: the rooms,
+// the gate and the settings (tests build an API of their own from them).
+func (d *Daemon) APIOptions() api.Options {
+	return api.Options{BaseURL: d.Config.BaseURL, Logger: d.Logger, LimitMetrics: d.Metrics.Limits,
+		TrustedProxies: d.Config.TrustedProxies, Gate: d.Gate, Service: d.Service,
+		Accounts: d.Accounts, Limits: d.Limits, Suppressions: d.Suppressions, Verification: d.Verification,
+		Webhooks: d.Webhooks, Identities: d.Identities}
+}
+
+// ConsoleOptions are the options the daemon builds its console with; its
+// ClientAddr is the API's (trusted proxies).
+func (d *Daemon) ConsoleOptions(clientAddr func(*http.Request) string) web.Options {
+	return web.Options{BaseURL: d.Config.BaseURL, Logger: d.Logger, ClientAddr: clientAddr, LoginKey: d.loginKey,
+		Service:  d.Service,
+		Accounts: d.Accounts, Limits: d.Limits, Suppressions: d.Suppressions, Verification: d.Verification,
+		Webhooks: d.Webhooks, Identities: d.Identities}
+}
+
 // listen serves HTTP on the listener bind took.
 func (d *Daemon) listen() error {
 	ln := d.listener
-	a := api.New(api.Options{Service: d.Service, Suppressions: d.Suppressions, Accounts: d.Accounts, Gate: d.Gate, BaseURL: d.Config.BaseURL, Logger: d.Logger, LimitMetrics: d.Metrics.Limits, Limits: d.Limits, Verification: d.Verification,
-		TrustedProxies: d.Config.TrustedProxies})
-	console := web.New(web.Options{Service: d.Service, Suppressions: d.Suppressions, Limits: d.Limits, Verification: d.Verification, Accounts: d.Accounts, BaseURL: d.Config.BaseURL, Logger: d.Logger, ClientAddr: a.ClientAddr,
-		LoginKey: d.loginKey})
+	a := api.New(d.APIOptions())
+	console := web.New(d.ConsoleOptions(a.ClientAddr))
 	h := server.Handler(server.Options{API: a, Metrics: d.Metrics, Logger: d.Logger, Ready: d.ready, OpenAPI: openapi.OpenAPI,
 		Extra: server.Merge(console.Handlers(), a.PublicHandlers()), NoMetrics: d.Config.MetricsAddr != ""})
 	d.http = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second,

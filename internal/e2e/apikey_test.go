@@ -231,7 +231,7 @@ func TestAPIKeys(t *testing.T) {
 func TestSignedRoutes(t *testing.T) {
 	t.Parallel()
 	e := start(t)
-	a := api.New(api.Options{Service: e.Daemon.Service, Gate: e.Daemon.Gate, BaseURL: e.base()})
+	a := api.New(e.Daemon.APIOptions())
 	var signed []api.Route
 	for _, rt := range a.Routes() {
 		if rt.Scope != "" {
@@ -333,7 +333,7 @@ func TestSignedHTTP(t *testing.T) {
 	t.Parallel()
 	e := start(t)
 	have := map[string]bool{}
-	for _, rt := range api.New(api.Options{Service: e.Daemon.Service, Gate: e.Daemon.Gate, BaseURL: e.base()}).Routes() {
+	for _, rt := range api.New(e.Daemon.APIOptions()).Routes() {
 		have[rt.Method+" "+rt.Path] = rt.Scope != ""
 	}
 	require.True(t, have["GET /v1/notifications/{requestId}"] && have["POST /v1/notifications"], "the Notification API routes exist")

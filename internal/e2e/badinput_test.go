@@ -125,7 +125,7 @@ func TestBadInput(t *testing.T) {
 	requireStatus(t, do(t, e.Owner, "POST", "/v1/api-keys/"+key.APIKey.ID+"/resume", `{}`), http.StatusOK)
 
 	// Routes added after this test was written get the generic checks.
-	a := api.New(api.Options{Service: e.Daemon.Service, Gate: e.Daemon.Gate, BaseURL: e.base()})
+	a := api.New(e.Daemon.APIOptions())
 	for _, rt := range a.Routes() {
 		if known[rt.Method+" "+rt.Path] || rt.Scope != "" || (rt.Method != "POST" && rt.Method != "PUT" && rt.Method != "PATCH") {
 			continue

@@ -23,7 +23,7 @@ func FuzzHTTPSurface(f *testing.F) {
 		"scopes": []string{"notifications:send", "notifications:read", "otp:send", "otp:verify"}})
 	key := e.anon()
 	key.APIKey, key.HMACSecret = nk.Key, nk.HMACSecret
-	routes := api.New(api.Options{Service: e.Daemon.Service, Gate: e.Daemon.Gate, BaseURL: e.Daemon.URL()}).Routes()
+	routes := api.New(e.Daemon.APIOptions()).Routes()
 	methods := []string{"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "TRACE", "X-Custom"}
 
 	f.Add(uint16(0), uint8(0), "00000000-0000-7000-8000-000000000000", []byte(`{"channel":"sms","recipient":{"address":"01012345678"},"content":{"text":"hi"}}`), uint8(2), "Content-Type", "application/json")

@@ -44,10 +44,14 @@ func newFront(t *testing.T) *front {
 	env := notifytest.StartDaemon(t)
 	logs := &notifytest.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	a := api.New(api.Options{Service: env.Daemon.Service, Suppressions: env.Daemon.Suppressions, Accounts: env.Daemon.Accounts, Gate: env.Daemon.Gate, BaseURL: "http://notifyd.test", Logger: log})
+	ao := env.Daemon.APIOptions()
+	ao.BaseURL, ao.Logger, ao.LimitMetrics = "http://notifyd.test", log, nil
+	a := api.New(ao)
 	m := metrics.New()
 	// The public pages live in internal/web.
-	extra := server.Merge(web.New(web.Options{Service: env.Daemon.Service, Suppressions: env.Daemon.Suppressions, Accounts: env.Daemon.Accounts, Logger: log}).Handlers(), a.PublicHandlers())
+	wo := env.Daemon.ConsoleOptions(nil)
+	wo.BaseURL, wo.Logger = "", log
+	extra := server.Merge(web.New(wo).Handlers(), a.PublicHandlers())
 	h := server.Handler(server.Options{API: a, Metrics: m, Logger: log, Ready: env.Daemon.DB.Ping,
 		OpenAPI: openapi.OpenAPI, Extra: extra})
 	srv := httptest.NewServer(h)

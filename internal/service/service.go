@@ -38,11 +38,6 @@ type Options struct {
 	BaseURL string
 	// MailCheck checks subscriber domains by DNS; nil skips the check.
 	MailCheck *mailcheck.Checker
-	// DNS looks up the records of sending domains (identity.go); nil is
-	// the system resolver.
-	DNS *mailcheck.Checker
-	// Webhooks configure event delivery (webhook.go).
-	Webhooks WebhookOptions
 	// AcceptWriters is how many send group commits may run at once;
 	// default 1. One is best on both backends as measured (docs/
 	// BENCHMARKS.md): SQLite has one writer, and on PostgreSQL concurrent
@@ -96,8 +91,6 @@ type Service struct {
 	optInKey    []byte
 	baseURL     string // public base URL, without a trailing slash
 	mailCheck   *mailcheck.Checker
-	dns         *mailcheck.Checker
-	wh          WebhookOptions
 	fanoutMu    sync.Mutex
 	fanoutFault FanoutFault // tests: SetFanoutFault
 	gate        *gate.Gate  // the signed API's door: signatures, nonces, request limits
@@ -133,11 +126,6 @@ func New(o Options) *Service {
 	s.accept = newAcceptor(s, o.AcceptWriters)
 	s.fanoutWriters = max(o.FanoutWriters, 1)
 	s.mailCheck = o.MailCheck
-	s.dns = o.DNS
-	if s.dns == nil {
-		s.dns = mailcheck.New("", 0)
-	}
-	s.wh = o.Webhooks.withDefaults()
 	if s.optInKey = o.OptInKey; len(s.optInKey) == 0 {
 		s.optInKey = usecase.RandomKey()
 	}

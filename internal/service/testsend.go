@@ -76,7 +76,7 @@ func (s *Service) TestSend(ctx context.Context, a *usecase.Actor, providerID str
 		code, msg := out.Failure()
 		// An unverified sender is the likely cause of an e-mail refusal:
 		// the detail says so (identity.go).
-		if w, err := s.SenderWarning(ctx, a, p.ID); err == nil && w != "" {
+		if w, err := usecase.SenderWarning(ctx, s.Store, s.box, a.WorkspaceID, p.ID); err == nil && w != "" {
 			return nil, notify.Errorf(notify.CodeProviderFailed, "Provider send failed: %s: %s (%s)", code, msg, w)
 		}
 		return nil, notify.Errorf(notify.CodeProviderFailed, "Provider send failed: %s: %s", code, msg)

@@ -19,12 +19,14 @@ import (
 	"time"
 
 	"github.com/notifyd/notifyd/internal/accounts"
+	"github.com/notifyd/notifyd/internal/identities"
 	"github.com/notifyd/notifyd/internal/limits"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/service"
 	"github.com/notifyd/notifyd/internal/suppressions"
 	"github.com/notifyd/notifyd/internal/usecase"
 	"github.com/notifyd/notifyd/internal/verification"
+	"github.com/notifyd/notifyd/internal/webhooks"
 )
 
 //go:embed templates/*.html
@@ -42,6 +44,10 @@ type Options struct {
 	Limits *limits.Service
 	// Verification is the OTP room (the link pages).
 	Verification *verification.Service
+	// Webhooks is the outbound webhooks' room.
+	Webhooks *webhooks.Service
+	// Identities is the sending identities' room.
+	Identities *identities.Service
 
 	// Accounts is the room of sessions, members and API keys: the
 	// console's logins and sessions go through it.
@@ -73,6 +79,8 @@ type Console struct {
 	suppressions *suppressions.Service
 	limits       *limits.Service
 	verification *verification.Service
+	webhooks     *webhooks.Service
+	identities   *identities.Service
 
 	accounts *accounts.Service
 }
@@ -120,6 +128,8 @@ func New(o Options) *Console {
 	c.suppressions = o.Suppressions
 	c.limits = o.Limits
 	c.verification = o.Verification
+	c.webhooks = o.Webhooks
+	c.identities = o.Identities
 	c.accounts = o.Accounts
 	c.table = c.routes()
 	have := map[string]bool{}

@@ -295,7 +295,7 @@ func TestConsoleRouteRoles(t *testing.T) {
 		sessions[r] = e.ConsoleMember(t, string(r))
 	}
 	const id = "00000000-0000-7000-8000-000000000000"
-	routes := web.New(web.Options{Service: e.Daemon.Service}).Routes()
+	routes := web.New(e.Daemon.ConsoleOptions(nil)).Routes()
 	members := 0
 	for _, rt := range routes {
 		path := strings.ReplaceAll(rt.Path, "{$}", "")

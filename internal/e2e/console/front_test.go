@@ -129,7 +129,9 @@ func TestConsoleHostCookies(t *testing.T) {
 	t.Parallel()
 	e := notifytest.StartDaemon(t)
 	mux := http.NewServeMux()
-	for pattern, h := range web.New(web.Options{Service: e.Daemon.Service, Suppressions: e.Daemon.Suppressions, Accounts: e.Daemon.Accounts, BaseURL: "https://console.example"}).Handlers() {
+	wo := e.Daemon.ConsoleOptions(nil)
+	wo.BaseURL = "https://console.example"
+	for pattern, h := range web.New(wo).Handlers() {
 		mux.Handle(pattern, h)
 	}
 	srv := httptest.NewTLSServer(mux)

@@ -1,9 +1,8 @@
-package service
+package identities
 
 import (
 	"context"
 	"errors"
-	"net/mail"
 	"strings"
 	"time"
 
@@ -25,9 +24,6 @@ const (
 	auditDomainConnect  = "maily.domain.connect"
 	auditDomainAdopt    = "maily.domain.adopt"
 )
-
-// fromKeys are the configJson keys of each e-mail kind's from-address.
-var fromKeys = map[string]string{usecase.KindResend: "mailx_from_email", usecase.KindSES: "maily_from_email", usecase.KindPostmark: "mailz_from_email"}
 
 // identityAccount loads an e-mail provider account of the actor's
 // workspace and builds its vendor's identity API.
@@ -52,8 +48,8 @@ func (s *Service) identityAccount(ctx context.Context, a *usecase.Actor, id stri
 	}
 	var api notify.IdentityAPI
 	ok := false
-	if s.delivery != nil {
-		api, ok, err = s.delivery.IdentityAPI(p.ProviderKind, cfg)
+	if s.engine != nil {
+		api, ok, err = s.engine.IdentityAPI(p.ProviderKind, cfg)
 	}
 	if !ok {
 		return nil, nil, notify.Invalid("The vendor of %s has no API for sending identities", p.ProviderKind)
@@ -260,16 +256,7 @@ func apply(si *notify.SendingIdentity, id *notify.VendorIdentity, now time.Time)
 // configured from-address.
 type IdentityList struct {
 	Identities []*notify.SendingIdentity
-	Sender     SenderStatus
-}
-
-// SenderStatus says whether the account's from-address is a verified
-// address identity or lies on a verified domain identity.
-type SenderStatus struct {
-	Address    string // the configured from-address; empty when none is set
-	Verified   bool
-	IdentityID string // the verified identity that covers it
-	Warning    string // why a send from it may be refused; empty when verified
+	Sender     usecase.SenderStatus
 }
 
 // ListIdentities lists an account's identities as last read from the
@@ -290,7 +277,7 @@ func (s *Service) ListIdentities(ctx context.Context, a *usecase.Actor, provider
 		if out.Identities, err = tx.FindSendingIdentities(ctx, a.WorkspaceID, p.ID); err != nil {
 			return err
 		}
-		out.Sender, err = s.senderStatus(p, out.Identities)
+		out.Sender, err = usecase.SenderStatusOf(s.box, p, out.Identities)
 		return err
 	})
 	if err != nil {
@@ -340,58 +327,9 @@ func (s *Service) findIdentity(ctx context.Context, a *usecase.Actor, providerID
 	return si, err
 }
 
-// senderStatus matches the account's from-address against its verified
-// identities: the address itself, or its domain.
-func (s *Service) senderStatus(p *notify.ProviderAccount, ids []*notify.SendingIdentity) (SenderStatus, error) {
-	key, ok := fromKeys[p.ProviderKind]
-	if !ok {
-		return SenderStatus{}, nil
-	}
-	cfg, err := usecase.OpenProviderConfig(s.box, p)
-	if err != nil {
-		return SenderStatus{}, err
-	}
-	raw := strings.TrimSpace(cfg[key])
-	if raw == "" {
-		return SenderStatus{}, nil
-	}
-	addr := raw
-	if m, err := mail.ParseAddress(raw); err == nil { // Resend takes "Name <addr>"
-		addr = m.Address
-	}
-	addr = mailcheck.Normalize(addr)
-	st := SenderStatus{Address: addr}
-	domain := addr[strings.LastIndexByte(addr, '@')+1:]
-	for _, x := range ids {
-		if x.Status != notify.IdentityVerified {
-			continue
-		}
-		if (x.Type == notify.IdentityEmailAddress && x.Name == addr) || (x.Type == notify.IdentityDomain && x.Name == domain) {
-			st.Verified, st.IdentityID = true, x.ID
-			return st, nil
-		}
-	}
-	st.Warning = key + " " + addr + " is neither a verified address nor on a verified domain of this provider, so the vendor may refuse to send from it: " +
-		"verify it (POST /v1/providers/" + p.ID + "/identities/email-addresses) or connect its domain (POST /v1/providers/" + p.ID + "/identities/domains)"
-	return st, nil
-}
-
 // SenderWarning is the warning of registration and test-send about the
 // account's from-address; empty when it is verified or the provider is
 // not an e-mail provider.
 func (s *Service) SenderWarning(ctx context.Context, a *usecase.Actor, providerID string) (string, error) {
-	var st SenderStatus
-	err := s.Store.View(ctx, func(tx notify.Tx) error {
-		p, err := tx.FindProviderAccount(ctx, a.WorkspaceID, providerID)
-		if err != nil || p.Channel != notify.ChannelEmail {
-			return usecase.NotFound(err, "Provider")
-		}
-		ids, err := tx.FindSendingIdentities(ctx, a.WorkspaceID, p.ID)
-		if err != nil {
-			return err
-		}
-		st, err = s.senderStatus(p, ids)
-		return err
-	})
-	return st.Warning, err
+	return usecase.SenderWarning(ctx, s.Store, s.box, a.WorkspaceID, providerID)
 }

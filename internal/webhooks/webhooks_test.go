@@ -1,4 +1,4 @@
-package service_test
+package webhooks_test
 
 import (
 	"bytes"
@@ -21,13 +21,13 @@ import (
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/notifytest"
 	"github.com/notifyd/notifyd/internal/secret"
-	"github.com/notifyd/notifyd/internal/service"
 	"github.com/notifyd/notifyd/internal/usecase"
+	"github.com/notifyd/notifyd/internal/webhooks"
 )
 
 // hookEnv is a service on a real store with a movable clock and a receiver.
 type hookEnv struct {
-	svc    *service.Service
+	svc    *webhooks.Service
 	db     notify.Store
 	actor  *usecase.Actor
 	offset atomic.Int64 // added to the real clock, so signatures stay checkable
@@ -58,8 +58,7 @@ func newHookEnv(t *testing.T, schedule ...time.Duration) *hookEnv {
 	now := func() time.Time { return time.Now().Add(time.Duration(e.offset.Load())) }
 	// The delivery engine makes the HTTP tries, to the local receiver.
 	eng := delivery.New(delivery.Options{Store: db, Box: box, Now: now, WebhookAllowPrivate: true, WebhookTimeout: time.Second})
-	e.svc = service.New(service.Options{Store: db, Box: box, Now: now,
-		Webhooks: service.WebhookOptions{AllowPrivate: true, Schedule: schedule}, Delivery: eng})
+	e.svc = webhooks.New(webhooks.Options{Store: db, Box: box, Now: now, AllowPrivate: true, Schedule: schedule, Poster: eng})
 	res, err := accounts.New(accounts.Options{Store: db, Box: box, Now: now}).Bootstrap(context.Background(), "W", "owner@example.com", "owner password")
 	require.NoError(t, err)
 	e.actor = &usecase.Actor{UserID: res.UserID, WorkspaceID: res.WorkspaceID, Role: notify.RoleOwner}
@@ -114,7 +113,7 @@ func TestWebhookRotationClock(t *testing.T) {
 	e := newHookEnv(t)
 	ctx := context.Background()
 	events := []string{notify.EventFailed}
-	h, err := e.svc.CreateWebhook(ctx, e.actor, service.WebhookInput{URL: &e.url, Events: &events})
+	h, err := e.svc.CreateWebhook(ctx, e.actor, webhooks.WebhookInput{URL: &e.url, Events: &events})
 	require.NoError(t, err)
 	oldSecret := h.Secret
 
@@ -155,7 +154,7 @@ func TestWebhookSchedule(t *testing.T) {
 	e.status.Store(http.StatusBadGateway)
 	ctx := context.Background()
 	events := []string{notify.EventFailed}
-	h, err := e.svc.CreateWebhook(ctx, e.actor, service.WebhookInput{URL: &e.url, Events: &events})
+	h, err := e.svc.CreateWebhook(ctx, e.actor, webhooks.WebhookInput{URL: &e.url, Events: &events})
 	require.NoError(t, err)
 	d := e.event(t, h.Webhook.ID)
 

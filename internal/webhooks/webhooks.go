@@ -1,4 +1,11 @@
-package service
+// Package webhooks is the room of outbound webhooks: endpoints and their
+// secrets (with rotation overlap), the outbox relay that turns committed
+// events into deliveries, each signed try (Standard Webhooks) with its
+// retry schedule, the delivery log and redelivery. The HTTP exchange
+// itself is the delivery engine's (the Poster port: SSRF guard, no
+// redirects, the timeout); tries and outcomes are counted through the
+// Metrics port.
+package webhooks
 
 import (
 	"context"
@@ -8,6 +15,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	mrand "math/rand/v2"
 	"net/url"
 	"slices"
@@ -15,41 +23,74 @@ import (
 	"strings"
 	"time"
 
-	"github.com/notifyd/notifyd/internal/metrics"
 	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/secret"
 	"github.com/notifyd/notifyd/internal/usecase"
 )
 
-// WebhookOptions configure webhook delivery. The HTTP tries themselves
-// are the delivery engine's (Delivery.PostWebhook), with its SSRF guard
-// and its timeout.
-type WebhookOptions struct {
+// Poster makes one HTTP try of a signed webhook delivery (the delivery
+// engine: SSRF guard, no redirects, the webhook timeout).
+type Poster interface {
+	PostWebhook(ctx context.Context, p notify.WebhookPost) notify.WebhookPostResult
+}
+
+// Metrics counts tries (by HTTP status, 0 for none, and seconds) and
+// finished deliveries (by outcome: delivered, failed).
+type Metrics interface {
+	Try(status int, seconds float64)
+	Finish(outcome string)
+}
+
+// Options are what the room is built with.
+type Options struct {
+	Store  notify.Store
+	Box    *secret.Box // seals and opens the endpoints' secrets
+	Now    func() time.Time
+	Logger *slog.Logger
+	// Poster makes the HTTP tries; nil fails every try.
+	Poster Poster
 	// AllowPrivate (NOTIFYD_ALLOW_PRIVATE_TARGETS) also admits http:// URLs.
 	AllowPrivate bool
 	// Schedule is the wait before each retry; after the last one the
-	// delivery fails. Default DefaultWebhookSchedule.
+	// delivery fails. Default DefaultSchedule.
 	Schedule []time.Duration
 	// SecretOverlap is how long the previous secret keeps signing after a
 	// rotation; default 24h.
 	SecretOverlap time.Duration
 	// Metrics of tries and finished deliveries; nil records nothing.
-	Metrics *metrics.Webhooks
+	Metrics Metrics
 }
 
-// DefaultWebhookSchedule is the Standard Webhooks (Svix) retry schedule:
+// DefaultSchedule is the Standard Webhooks (Svix) retry schedule:
 // with the immediate first try, 8 tries over about 27 hours.
-var DefaultWebhookSchedule = []time.Duration{5 * time.Second, 5 * time.Minute, 30 * time.Minute,
+var DefaultSchedule = []time.Duration{5 * time.Second, 5 * time.Minute, 30 * time.Minute,
 	2 * time.Hour, 5 * time.Hour, 10 * time.Hour, 10 * time.Hour}
 
-func (o WebhookOptions) withDefaults() WebhookOptions {
+// Service is the webhooks room.
+type Service struct {
+	usecase.Kit
+	box *secret.Box
+	wh  Options
+}
+
+// New builds the room.
+func New(o Options) *Service {
 	if o.Schedule == nil {
-		o.Schedule = DefaultWebhookSchedule
+		o.Schedule = DefaultSchedule
 	}
 	if o.SecretOverlap <= 0 {
 		o.SecretOverlap = 24 * time.Hour
 	}
-	return o
+	if o.Metrics == nil {
+		o.Metrics = noMetrics{}
+	}
+	return &Service{Kit: usecase.NewKit(o.Store, o.Now, o.Logger), box: o.Box, wh: o}
 }
+
+type noMetrics struct{}
+
+func (noMetrics) Try(int, float64) {}
+func (noMetrics) Finish(string)    {}
 
 // WebhookInput is the body of create and update; nil means absent.
 type WebhookInput struct {
@@ -524,23 +565,9 @@ func SignWebhook(secret, id string, timestamp int64, body []byte) (string, error
 // finished, or the job is stale because the delivery was redelivered or
 // deleted).
 func (s *Service) DeliverWebhook(ctx context.Context, workspaceID, deliveryID string, jobID int64) (time.Duration, error) {
-	var d *notify.WebhookDelivery
-	var w *notify.Webhook
-	err := s.Store.View(ctx, func(tx notify.Tx) (err error) {
-		if d, err = tx.FindWebhookDelivery(ctx, workspaceID, deliveryID); err != nil {
-			return err
-		}
-		w, err = tx.FindWebhook(ctx, workspaceID, d.WebhookID)
-		return err
-	})
-	if notify.IsNotFound(err) {
-		return 0, nil // the endpoint was deleted with its deliveries
-	}
-	if err != nil {
+	d, w, err := s.pendingDelivery(ctx, workspaceID, deliveryID, jobID)
+	if err != nil || d == nil {
 		return 0, err
-	}
-	if d.Status != notify.DeliveryPending || d.QueueJobID != jobID {
-		return 0, nil
 	}
 	try := &notify.WebhookTry{ID: usecase.NewID(), DeliveryID: d.ID}
 	if !w.Enabled {
@@ -561,44 +588,8 @@ func (s *Service) DeliverWebhook(ctx context.Context, workspaceID, deliveryID st
 		if err != nil || cur == nil {
 			return err
 		}
-		now := s.Now()
-		current := cur.Status == notify.DeliveryPending && cur.QueueJobID == jobID
-		if !w.Enabled {
-			// No try: the endpoint was disabled while the delivery waited.
-			// It ends failed; a redelivery after re-enabling sends it.
-			if !current {
-				return nil
-			}
-			cur.Status, cur.LastError, cur.NextAttemptAt, cur.FinishedAt, cur.UpdatedAt = notify.DeliveryFailed, try.Error, nil, &now, now
-			finished = "failed"
-			return tx.UpdateWebhookDelivery(ctx, cur, false)
-		}
-		// A try made is logged even when a redelivery overtook it.
-		try.Attempt = cur.Attempts + 1
-		if err := tx.CreateWebhookTry(ctx, workspaceID, try); err != nil {
-			return err
-		}
-		cur.Attempts++
-		cur.UpdatedAt = now
-		if !current {
-			return tx.UpdateWebhookDelivery(ctx, cur, false)
-		}
-		cur.RunAttempts++
-		cur.LastHTTPStatus, cur.LastError, cur.NextAttemptAt = try.HTTPStatus, try.Error, nil
-		ok := try.HTTPStatus != nil && *try.HTTPStatus >= 200 && *try.HTTPStatus < 300
-		switch {
-		case ok:
-			cur.Status, cur.FinishedAt = notify.DeliveryDelivered, &now
-			finished = "delivered"
-		case cur.RunAttempts > len(s.wh.Schedule):
-			cur.Status, cur.FinishedAt = notify.DeliveryFailed, &now
-			finished = "failed"
-		default:
-			wait = jitter(s.wh.Schedule[cur.RunAttempts-1])
-			next := now.Add(wait)
-			cur.NextAttemptAt = &next
-		}
-		return tx.UpdateWebhookDelivery(ctx, cur, false)
+		wait, finished, err = s.recordTry(ctx, tx, cur, try, w.Enabled, jobID)
+		return err
 	})
 	if err != nil {
 		return 0, err
@@ -607,6 +598,75 @@ func (s *Service) DeliverWebhook(ctx context.Context, workspaceID, deliveryID st
 		s.wh.Metrics.Finish(finished)
 	}
 	return wait, nil
+}
+
+// pendingDelivery reads the delivery and its endpoint; nil when the
+// endpoint was deleted with its deliveries, the delivery ended, or
+// another job carries it now (a redelivery).
+func (s *Service) pendingDelivery(ctx context.Context, workspaceID, deliveryID string, jobID int64) (*notify.WebhookDelivery, *notify.Webhook, error) {
+	var d *notify.WebhookDelivery
+	var w *notify.Webhook
+	err := s.Store.View(ctx, func(tx notify.Tx) (err error) {
+		if d, err = tx.FindWebhookDelivery(ctx, workspaceID, deliveryID); err != nil {
+			return err
+		}
+		w, err = tx.FindWebhook(ctx, workspaceID, d.WebhookID)
+		return err
+	})
+	if notify.IsNotFound(err) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if d.Status != notify.DeliveryPending || d.QueueJobID != jobID {
+		return nil, nil, nil
+	}
+	return d, w, nil
+}
+
+// recordTry writes the try made (none when the endpoint is disabled)
+// into the locked delivery cur and moves it on: delivered, failed after
+// the last retry, or waiting for the next try (wait). A delivery a
+// redelivery overtook keeps the try in its log and nothing else.
+func (s *Service) recordTry(ctx context.Context, tx notify.Tx, cur *notify.WebhookDelivery, try *notify.WebhookTry, enabled bool, jobID int64) (wait time.Duration, finished string, err error) {
+	now := s.Now()
+	current := cur.Status == notify.DeliveryPending && cur.QueueJobID == jobID
+	if !enabled {
+		// No try: the endpoint was disabled while the delivery waited.
+		// It ends failed; a redelivery after re-enabling sends it.
+		if !current {
+			return 0, "", nil
+		}
+		cur.Status, cur.LastError, cur.NextAttemptAt, cur.FinishedAt, cur.UpdatedAt = notify.DeliveryFailed, try.Error, nil, &now, now
+		return 0, "failed", tx.UpdateWebhookDelivery(ctx, cur, false)
+	}
+	// A try made is logged even when a redelivery overtook it.
+	try.Attempt = cur.Attempts + 1
+	if err := tx.CreateWebhookTry(ctx, cur.WorkspaceID, try); err != nil {
+		return 0, "", err
+	}
+	cur.Attempts++
+	cur.UpdatedAt = now
+	if !current {
+		return 0, "", tx.UpdateWebhookDelivery(ctx, cur, false)
+	}
+	cur.RunAttempts++
+	cur.LastHTTPStatus, cur.LastError, cur.NextAttemptAt = try.HTTPStatus, try.Error, nil
+	ok := try.HTTPStatus != nil && *try.HTTPStatus >= 200 && *try.HTTPStatus < 300
+	switch {
+	case ok:
+		cur.Status, cur.FinishedAt = notify.DeliveryDelivered, &now
+		finished = "delivered"
+	case cur.RunAttempts > len(s.wh.Schedule):
+		cur.Status, cur.FinishedAt = notify.DeliveryFailed, &now
+		finished = "failed"
+	default:
+		wait = jitter(s.wh.Schedule[cur.RunAttempts-1])
+		next := now.Add(wait)
+		cur.NextAttemptAt = &next
+	}
+	return wait, finished, tx.UpdateWebhookDelivery(ctx, cur, false)
 }
 
 // FailWebhookDelivery ends delivery deliveryID failed with reason as its
@@ -678,10 +738,10 @@ func (s *Service) postWebhook(ctx context.Context, w *notify.Webhook, d *notify.
 		}
 		sigs = append(sigs, sig)
 	}
-	if s.delivery == nil {
+	if s.wh.Poster == nil {
 		return errNoDelivery
 	}
-	r := s.delivery.PostWebhook(ctx, notify.WebhookPost{URL: w.URL, ID: d.ID, Timestamp: ts,
+	r := s.wh.Poster.PostWebhook(ctx, notify.WebhookPost{URL: w.URL, ID: d.ID, Timestamp: ts,
 		Signature: strings.Join(sigs, " "), Body: body})
 	try.HTTPStatus, try.Response, try.Error = r.Status, r.Response, r.Error
 	if r.Tried {
