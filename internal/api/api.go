@@ -21,8 +21,10 @@ import (
 	"github.com/notifyd/notifyd/internal/limits"
 	"github.com/notifyd/notifyd/internal/metrics"
 	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/providers"
 	"github.com/notifyd/notifyd/internal/service"
 	"github.com/notifyd/notifyd/internal/suppressions"
+	"github.com/notifyd/notifyd/internal/templates"
 	"github.com/notifyd/notifyd/internal/usecase"
 	"github.com/notifyd/notifyd/internal/verification"
 	"github.com/notifyd/notifyd/internal/webhooks"
@@ -62,6 +64,10 @@ type Options struct {
 	Webhooks *webhooks.Service
 	// Identities is the sending identities' room.
 	Identities *identities.Service
+	// Providers is the room of provider accounts, routes and test-sends.
+	Providers *providers.Service
+	// Templates is the templates' and layouts' room.
+	Templates *templates.Service
 	// TrustedProxies (NOTIFYD_TRUSTED_PROXIES) are the peers whose
 	// X-Forwarded-For names the client of the login throttle.
 	TrustedProxies TrustedProxies
@@ -80,6 +86,8 @@ type API struct {
 	verification *verification.Service
 	webhooks     *webhooks.Service
 	identities   *identities.Service
+	providers    *providers.Service
+	templates    *templates.Service
 	proxies      TrustedProxies
 
 	// The rooms whose handlers this API serves.
@@ -94,7 +102,7 @@ func New(o Options) *API {
 		o.Logger = slog.Default()
 	}
 	a := &API{svc: o.Service, gate: o.Gate, baseURL: strings.TrimRight(o.BaseURL, "/"), log: o.Logger, now: o.Service.Now, mux: http.NewServeMux(),
-		limits: o.LimitMetrics, limitRoom: o.Limits, verification: o.Verification, webhooks: o.Webhooks, identities: o.Identities, proxies: o.TrustedProxies}
+		limits: o.LimitMetrics, limitRoom: o.Limits, verification: o.Verification, webhooks: o.Webhooks, identities: o.Identities, providers: o.Providers, templates: o.Templates, proxies: o.TrustedProxies}
 	a.suppressions = o.Suppressions
 
 	a.accounts = o.Accounts

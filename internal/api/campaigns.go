@@ -27,6 +27,7 @@ func (a *API) campaignRoutes() []Route {
 		{Method: "POST", Path: "/v1/newsletter/campaigns/{id}/pause", auth: authDashboard, Roles: op, h: a.handleCampaignPause},
 		{Method: "POST", Path: "/v1/newsletter/campaigns/{id}/resume", auth: authDashboard, Roles: op, h: a.handleCampaignResume},
 		{Method: "POST", Path: "/v1/newsletter/campaigns/{id}/retry-failed", auth: authDashboard, Roles: op, h: a.handleCampaignRetryFailed},
+		{Method: "POST", Path: "/v1/newsletter/campaigns/{id}/preview", auth: authDashboard, Roles: all, h: a.handleCampaignPreview},
 	}
 }
 
@@ -285,4 +286,20 @@ func (a *API) handleCampaignRetryFailed(c *call) error {
 	}
 	return c.ok(http.StatusOK, map[string]any{"campaignId": res.CampaignID, "status": res.Status,
 		"retriedRequests": res.Retried, "skippedRequests": res.Skipped})
+}
+
+// handleCampaignPreview renders a campaign for sample attributes (issue 21).
+func (a *API) handleCampaignPreview(c *call) error {
+	var in struct {
+		Attributes map[string]string `json:"attributes"`
+	}
+	if err := c.decode(&in); err != nil {
+		return err
+	}
+	p, err := a.svc.PreviewCampaign(c.ctx, c.actor, c.r.PathValue("id"), in.Attributes, a.baseURL)
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusOK, map[string]any{"preview": map[string]any{
+		"subject": p.Subject, "text": p.Text, "html": strOrNil(p.HTML), "missingVariables": p.MissingVariables}})
 }

@@ -4,17 +4,16 @@ import (
 	"net/http"
 
 	"github.com/notifyd/notifyd/internal/notify"
-	"github.com/notifyd/notifyd/internal/service"
+	"github.com/notifyd/notifyd/internal/templates"
 )
 
-// Template and campaign previews and email layouts (issue 21,
+// Template previews and email layouts (issue 21,
 // docs/DECISIONS.md "Template preview, layouts and locales").
 
-func (a *API) previewLayoutRoutes() []Route {
+func (a templatesAPI) previewLayoutRoutes() []Route {
 	all, op := notify.RolesAll, notify.RolesOperator
 	return []Route{
 		{Method: "POST", Path: "/v1/templates/{id}/preview", auth: authDashboard, Roles: all, h: a.handleTemplatePreview},
-		{Method: "POST", Path: "/v1/newsletter/campaigns/{id}/preview", auth: authDashboard, Roles: all, h: a.handleCampaignPreview},
 		{Method: "POST", Path: "/v1/layouts", auth: authDashboard, Roles: op, h: a.handleLayoutCreate},
 		{Method: "GET", Path: "/v1/layouts", auth: authDashboard, Roles: all, h: a.handleLayoutList},
 		{Method: "GET", Path: "/v1/layouts/{id}", auth: authDashboard, Roles: all, h: a.handleLayoutGet},
@@ -44,29 +43,29 @@ type layoutIn struct {
 }
 
 // layoutInput decodes a layout create or update body.
-func (c *call) layoutInput() (service.LayoutInput, error) {
+func (c *call) layoutInput() (templates.LayoutInput, error) {
 	var in layoutIn
 	if err := c.decode(&in); err != nil {
-		return service.LayoutInput{}, err
+		return templates.LayoutInput{}, err
 	}
 	name, err := required("name", in.Name)
-	return service.LayoutInput{Name: name, HTML: clearable(in.HTML), Text: clearable(in.Text)}, err
+	return templates.LayoutInput{Name: name, HTML: clearable(in.HTML), Text: clearable(in.Text)}, err
 }
 
-func (a *API) handleLayoutCreate(c *call) error {
+func (a templatesAPI) handleLayoutCreate(c *call) error {
 	input, err := c.layoutInput()
 	if err != nil {
 		return err
 	}
-	l, err := a.svc.CreateLayout(c.ctx, c.actor, input)
+	l, err := a.room.CreateLayout(c.ctx, c.actor, input)
 	if err != nil {
 		return err
 	}
 	return c.ok(http.StatusCreated, map[string]any{"layout": layoutBody(l)})
 }
 
-func (a *API) handleLayoutList(c *call) error {
-	ls, err := a.svc.ListLayouts(c.ctx, c.actor)
+func (a templatesAPI) handleLayoutList(c *call) error {
+	ls, err := a.room.ListLayouts(c.ctx, c.actor)
 	if err != nil {
 		return err
 	}
@@ -77,37 +76,37 @@ func (a *API) handleLayoutList(c *call) error {
 	return c.ok(http.StatusOK, map[string]any{"layouts": out})
 }
 
-func (a *API) handleLayoutGet(c *call) error {
-	l, err := a.svc.GetLayout(c.ctx, c.actor, c.r.PathValue("id"))
+func (a templatesAPI) handleLayoutGet(c *call) error {
+	l, err := a.room.GetLayout(c.ctx, c.actor, c.r.PathValue("id"))
 	if err != nil {
 		return err
 	}
 	return c.ok(http.StatusOK, map[string]any{"layout": layoutBody(l)})
 }
 
-func (a *API) handleLayoutUpdate(c *call) error {
+func (a templatesAPI) handleLayoutUpdate(c *call) error {
 	input, err := c.layoutInput()
 	if err != nil {
 		return err
 	}
-	l, err := a.svc.UpdateLayout(c.ctx, c.actor, c.r.PathValue("id"), input)
+	l, err := a.room.UpdateLayout(c.ctx, c.actor, c.r.PathValue("id"), input)
 	if err != nil {
 		return err
 	}
 	return c.ok(http.StatusOK, map[string]any{"layout": layoutBody(l)})
 }
 
-func (a *API) handleLayoutDelete(c *call) error {
+func (a templatesAPI) handleLayoutDelete(c *call) error {
 	if err := decodeNone(c.body); err != nil {
 		return err
 	}
-	if err := a.svc.DeleteLayout(c.ctx, c.actor, c.r.PathValue("id")); err != nil {
+	if err := a.room.DeleteLayout(c.ctx, c.actor, c.r.PathValue("id")); err != nil {
 		return err
 	}
 	return c.noContent()
 }
 
-func (a *API) handleTemplatePreview(c *call) error {
+func (a templatesAPI) handleTemplatePreview(c *call) error {
 	var in struct {
 		Version   *int              `json:"version"`
 		Locale    *string           `json:"locale"`
@@ -116,8 +115,8 @@ func (a *API) handleTemplatePreview(c *call) error {
 	if err := c.decode(&in); err != nil {
 		return err
 	}
-	p, err := a.svc.PreviewTemplate(c.ctx, c.actor, c.r.PathValue("id"),
-		service.PreviewInput{Version: in.Version, Locale: in.Locale, Variables: in.Variables})
+	p, err := a.room.PreviewTemplate(c.ctx, c.actor, c.r.PathValue("id"),
+		templates.PreviewInput{Version: in.Version, Locale: in.Locale, Variables: in.Variables})
 	if err != nil {
 		return err
 	}
@@ -130,17 +129,3 @@ func (a *API) handleTemplatePreview(c *call) error {
 		"title": strOrNil(p.Title), "text": p.Text, "html": strOrNil(p.HTML), "missingVariables": p.MissingVariables}})
 }
 
-func (a *API) handleCampaignPreview(c *call) error {
-	var in struct {
-		Attributes map[string]string `json:"attributes"`
-	}
-	if err := c.decode(&in); err != nil {
-		return err
-	}
-	p, err := a.svc.PreviewCampaign(c.ctx, c.actor, c.r.PathValue("id"), in.Attributes, a.baseURL)
-	if err != nil {
-		return err
-	}
-	return c.ok(http.StatusOK, map[string]any{"preview": map[string]any{
-		"subject": p.Subject, "text": p.Text, "html": strOrNil(p.HTML), "missingVariables": p.MissingVariables}})
-}

@@ -4,8 +4,28 @@ import (
 	"net/http"
 
 	"github.com/notifyd/notifyd/internal/notify"
-	"github.com/notifyd/notifyd/internal/service"
+	"github.com/notifyd/notifyd/internal/providers"
 )
+
+// providersAPI are the handlers of the providers room: accounts, routes
+// and test-sends.
+type providersAPI struct {
+	*API
+	room *providers.Service
+}
+
+func (a providersAPI) routes() []Route {
+	all, op := notify.RolesAll, notify.RolesOperator
+	return []Route{
+		{Method: "POST", Path: "/v1/providers", auth: authDashboard, Roles: op, h: a.handleProviderCreate},
+		{Method: "GET", Path: "/v1/providers", auth: authDashboard, Roles: all, h: a.handleProviderList},
+		{Method: "GET", Path: "/v1/providers/{id}", auth: authDashboard, Roles: all, h: a.handleProviderGet},
+		{Method: "PATCH", Path: "/v1/providers/{id}", auth: authDashboard, Roles: op, h: a.handleProviderUpdate},
+		{Method: "GET", Path: "/v1/routes", auth: authDashboard, Roles: all, h: a.handleRouteList},
+		{Method: "PUT", Path: "/v1/routes", auth: authDashboard, Roles: op, h: a.handleRouteReplace},
+		{Method: "POST", Path: "/v1/providers/{id}/test-send", auth: authDashboard, Roles: op, h: a.handleTestSend},
+	}
+}
 
 type providerJSON struct {
 	ID           string         `json:"id"`
@@ -18,7 +38,7 @@ type providerJSON struct {
 	Quota        *notify.Quota  `json:"quota,omitempty"`
 }
 
-func providerBody(v *service.ProviderView) providerJSON {
+func providerBody(v *providers.ProviderView) providerJSON {
 	p := v.Account
 	return providerJSON{ID: p.ID, ProviderKind: p.ProviderKind, Channel: p.Channel, DisplayName: p.DisplayName, Enabled: p.Enabled,
 		CreatedAt: Timestamp(p.CreatedAt), UpdatedAt: Timestamp(p.UpdatedAt), Quota: v.Quota}
@@ -31,8 +51,8 @@ type providerIn struct {
 	Enabled      Optional[bool]           `json:"enabled"`
 }
 
-func (in providerIn) input() (service.ProviderInput, error) {
-	var out service.ProviderInput
+func (in providerIn) input() (providers.ProviderInput, error) {
+	var out providers.ProviderInput
 	out.ProviderKind = in.ProviderKind.Value
 	if in.DisplayName.Set {
 		if in.DisplayName.Null {
@@ -50,7 +70,7 @@ func (in providerIn) input() (service.ProviderInput, error) {
 		if in.ConfigJSON.Null {
 			return out, notify.Invalid("configJson must be an object")
 		}
-		cfg, err := service.ProviderConfig(in.ConfigJSON.Value)
+		cfg, err := providers.ProviderConfig(in.ConfigJSON.Value)
 		if err != nil {
 			return out, err
 		}
@@ -59,7 +79,7 @@ func (in providerIn) input() (service.ProviderInput, error) {
 	return out, nil
 }
 
-func (a *API) handleProviderCreate(c *call) error {
+func (a providersAPI) handleProviderCreate(c *call) error {
 	var in providerIn
 	if err := c.decode(&in); err != nil {
 		return err
@@ -71,7 +91,7 @@ func (a *API) handleProviderCreate(c *call) error {
 	if err != nil {
 		return err
 	}
-	p, err := a.svc.CreateProvider(c.ctx, c.actor, input)
+	p, err := a.room.CreateProvider(c.ctx, c.actor, input)
 	if err != nil {
 		return err
 	}
@@ -80,8 +100,8 @@ func (a *API) handleProviderCreate(c *call) error {
 		"id": p.ID, "providerKind": p.ProviderKind, "displayName": p.DisplayName, "enabled": p.Enabled}})
 }
 
-func (a *API) handleProviderList(c *call) error {
-	vs, err := a.svc.ListProviders(c.ctx, c.actor)
+func (a providersAPI) handleProviderList(c *call) error {
+	vs, err := a.room.ListProviders(c.ctx, c.actor)
 	if err != nil {
 		return err
 	}
@@ -92,15 +112,15 @@ func (a *API) handleProviderList(c *call) error {
 	return c.ok(http.StatusOK, map[string]any{"providers": out})
 }
 
-func (a *API) handleProviderGet(c *call) error {
-	v, err := a.svc.GetProvider(c.ctx, c.actor, c.r.PathValue("id"))
+func (a providersAPI) handleProviderGet(c *call) error {
+	v, err := a.room.GetProvider(c.ctx, c.actor, c.r.PathValue("id"))
 	if err != nil {
 		return err
 	}
 	return c.ok(http.StatusOK, map[string]any{"provider": providerBody(v)})
 }
 
-func (a *API) handleProviderUpdate(c *call) error {
+func (a providersAPI) handleProviderUpdate(c *call) error {
 	var in providerIn
 	if err := c.decode(&in); err != nil {
 		return err
@@ -112,11 +132,11 @@ func (a *API) handleProviderUpdate(c *call) error {
 	if err != nil {
 		return err
 	}
-	p, err := a.svc.UpdateProvider(c.ctx, c.actor, c.r.PathValue("id"), input)
+	p, err := a.room.UpdateProvider(c.ctx, c.actor, c.r.PathValue("id"), input)
 	if err != nil {
 		return err
 	}
-	return c.ok(http.StatusOK, map[string]any{"provider": providerBody(&service.ProviderView{Account: p})})
+	return c.ok(http.StatusOK, map[string]any{"provider": providerBody(&providers.ProviderView{Account: p})})
 }
 
 type routeJSON struct {
@@ -137,15 +157,15 @@ func routesBody(rs []*notify.Route) map[string]any {
 	return map[string]any{"routes": out}
 }
 
-func (a *API) handleRouteList(c *call) error {
-	rs, err := a.svc.ListRoutes(c.ctx, c.actor)
+func (a providersAPI) handleRouteList(c *call) error {
+	rs, err := a.room.ListRoutes(c.ctx, c.actor)
 	if err != nil {
 		return err
 	}
 	return c.ok(http.StatusOK, routesBody(rs))
 }
 
-func (a *API) handleRouteReplace(c *call) error {
+func (a providersAPI) handleRouteReplace(c *call) error {
 	var in struct {
 		Routes *[]struct {
 			Channel           string `json:"channel"`
@@ -160,18 +180,18 @@ func (a *API) handleRouteReplace(c *call) error {
 	if in.Routes == nil {
 		return notify.Invalid("routes is required")
 	}
-	rs := make([]service.RouteInput, len(*in.Routes))
+	rs := make([]providers.RouteInput, len(*in.Routes))
 	for i, r := range *in.Routes {
-		rs[i] = service.RouteInput{Channel: r.Channel, ProviderAccountID: r.ProviderAccountID, Priority: r.Priority, Enabled: r.Enabled}
+		rs[i] = providers.RouteInput{Channel: r.Channel, ProviderAccountID: r.ProviderAccountID, Priority: r.Priority, Enabled: r.Enabled}
 	}
-	out, err := a.svc.ReplaceRoutes(c.ctx, c.actor, rs)
+	out, err := a.room.ReplaceRoutes(c.ctx, c.actor, rs)
 	if err != nil {
 		return err
 	}
 	return c.ok(http.StatusOK, routesBody(out))
 }
 
-func (a *API) handleTestSend(c *call) error {
+func (a providersAPI) handleTestSend(c *call) error {
 	var b struct {
 		Mode      string `json:"mode"`
 		Recipient *struct {
@@ -188,14 +208,14 @@ func (a *API) handleTestSend(c *call) error {
 	if err := c.decode(&b); err != nil {
 		return err
 	}
-	in := service.TestSendInput{Mode: b.Mode}
+	in := providers.TestSendInput{Mode: b.Mode}
 	if b.Recipient != nil {
 		in.RecipientAddress, in.RecipientName = b.Recipient.Address, b.Recipient.Name
 	}
 	if b.Content != nil {
 		in.Text, in.Title, in.TemplateCode, in.TemplateVariables = b.Content.Text, b.Content.Title, b.Content.TemplateCode, b.Content.TemplateVariables
 	}
-	r, err := a.svc.TestSend(c.ctx, c.actor, c.r.PathValue("id"), in)
+	r, err := a.room.TestSend(c.ctx, c.actor, c.r.PathValue("id"), in)
 	if err != nil {
 		return err
 	}

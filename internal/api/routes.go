@@ -8,7 +8,7 @@ func (a *API) routes() []Route {
 	var all []Route
 	for _, group := range [][]Route{a.coreRoutes(), verificationAPI{a, a.verification}.routes(), limitsAPI{a, a.limitRoom}.routes(),
 		a.subscriberRoutes(), a.campaignRoutes(), webhooksAPI{a, a.webhooks}.routes(), suppressionsAPI{a, a.suppressions}.routes(), accountsAPI{a, a.accounts}.routes(),
-		a.requestRoutes(), a.previewLayoutRoutes(), identitiesAPI{a, a.identities}.routes(), a.optInRoutes()} {
+		a.requestRoutes(), providersAPI{a, a.providers}.routes(), templatesAPI{a, a.templates}.routes(), identitiesAPI{a, a.identities}.routes(), a.optInRoutes()} {
 		all = append(all, group...)
 	}
 	return all
@@ -24,26 +24,6 @@ func (a *API) coreRoutes() []Route {
 		{Method: "POST", Path: "/v1/notifications/bulk", auth: authSigned, Scope: send, ownNonce: true, rateLimited: true, h: a.handleSendBulk},
 		{Method: "GET", Path: "/v1/notifications/{requestId}", auth: authSigned, Scope: read, rateLimited: true, h: a.handleRequestGet},
 		{Method: "POST", Path: "/v1/notifications/{requestId}/cancel", auth: authSigned, Scope: send, rateLimited: true, h: a.handleRequestCancel},
-
-		// Providers and routes.
-		{Method: "POST", Path: "/v1/providers", auth: authDashboard, Roles: op, h: a.handleProviderCreate},
-		{Method: "GET", Path: "/v1/providers", auth: authDashboard, Roles: all, h: a.handleProviderList},
-		{Method: "GET", Path: "/v1/providers/{id}", auth: authDashboard, Roles: all, h: a.handleProviderGet},
-		{Method: "PATCH", Path: "/v1/providers/{id}", auth: authDashboard, Roles: op, h: a.handleProviderUpdate},
-		{Method: "GET", Path: "/v1/routes", auth: authDashboard, Roles: all, h: a.handleRouteList},
-		{Method: "PUT", Path: "/v1/routes", auth: authDashboard, Roles: op, h: a.handleRouteReplace},
-		{Method: "POST", Path: "/v1/providers/{id}/test-send", auth: authDashboard, Roles: op, h: a.handleTestSend},
-
-		// Templates (API-DECISIONS section 4).
-		{Method: "POST", Path: "/v1/templates", auth: authDashboard, Roles: op, h: a.handleTemplateCreate},
-		{Method: "GET", Path: "/v1/templates", auth: authDashboard, Roles: all, h: a.handleTemplateList},
-		{Method: "GET", Path: "/v1/templates/{id}", auth: authDashboard, Roles: all, h: a.handleTemplateGet},
-		{Method: "PATCH", Path: "/v1/templates/{id}", auth: authDashboard, Roles: op, h: a.handleTemplateUpdate},
-		{Method: "POST", Path: "/v1/templates/{id}/versions", auth: authDashboard, Roles: op, h: a.handleTemplateVersionCreate},
-		{Method: "GET", Path: "/v1/templates/{id}/versions", auth: authDashboard, Roles: all, h: a.handleTemplateVersionList},
-		{Method: "DELETE", Path: "/v1/templates/{id}/versions/{version}", auth: authDashboard, Roles: op, h: a.handleTemplateVersionDelete},
-		{Method: "POST", Path: "/v1/templates/{id}/versions/{version}/publish", auth: authDashboard, Roles: op, h: a.handleTemplateVersionPublish},
-		{Method: "PUT", Path: "/v1/templates/{id}/review-status", auth: authDashboard, Roles: admin, h: a.handleTemplateReviewStatus},
 
 		// Queue jobs, attempts, dead letters, metrics.
 		{Method: "GET", Path: "/v1/jobs", auth: authDashboard, Roles: all, h: a.handleJobList},

@@ -5,8 +5,32 @@ import (
 	"strconv"
 
 	"github.com/notifyd/notifyd/internal/notify"
-	"github.com/notifyd/notifyd/internal/service"
+	"github.com/notifyd/notifyd/internal/templates"
 )
+
+// templatesAPI are the handlers of the templates room: templates, their
+// versions, the preview and layouts.
+type templatesAPI struct {
+	*API
+	room *templates.Service
+}
+
+// routes are the template routes (API-DECISIONS section 4), the preview's
+// and the layouts'.
+func (a templatesAPI) routes() []Route {
+	all, op, admin := notify.RolesAll, notify.RolesOperator, notify.RolesAdmin
+	return append([]Route{
+		{Method: "POST", Path: "/v1/templates", auth: authDashboard, Roles: op, h: a.handleTemplateCreate},
+		{Method: "GET", Path: "/v1/templates", auth: authDashboard, Roles: all, h: a.handleTemplateList},
+		{Method: "GET", Path: "/v1/templates/{id}", auth: authDashboard, Roles: all, h: a.handleTemplateGet},
+		{Method: "PATCH", Path: "/v1/templates/{id}", auth: authDashboard, Roles: op, h: a.handleTemplateUpdate},
+		{Method: "POST", Path: "/v1/templates/{id}/versions", auth: authDashboard, Roles: op, h: a.handleTemplateVersionCreate},
+		{Method: "GET", Path: "/v1/templates/{id}/versions", auth: authDashboard, Roles: all, h: a.handleTemplateVersionList},
+		{Method: "DELETE", Path: "/v1/templates/{id}/versions/{version}", auth: authDashboard, Roles: op, h: a.handleTemplateVersionDelete},
+		{Method: "POST", Path: "/v1/templates/{id}/versions/{version}/publish", auth: authDashboard, Roles: op, h: a.handleTemplateVersionPublish},
+		{Method: "PUT", Path: "/v1/templates/{id}/review-status", auth: authDashboard, Roles: admin, h: a.handleTemplateReviewStatus},
+	}, a.previewLayoutRoutes()...)
+}
 
 // Templates (API-DECISIONS section 4). Empty optional strings answer null.
 
@@ -95,8 +119,8 @@ func clearable(o Optional[string]) *string {
 	return &v
 }
 
-func (in templateIn) input() (service.TemplateInput, error) {
-	var out service.TemplateInput
+func (in templateIn) input() (templates.TemplateInput, error) {
+	var out templates.TemplateInput
 	var err error
 	for _, f := range []struct {
 		name string
@@ -123,7 +147,7 @@ type createTemplateIn struct {
 	SenderProfileKey  Optional[string] `json:"senderProfileKey"`
 }
 
-func (a *API) handleTemplateCreate(c *call) error {
+func (a templatesAPI) handleTemplateCreate(c *call) error {
 	var in createTemplateIn
 	if err := c.decode(&in); err != nil {
 		return err
@@ -133,15 +157,15 @@ func (a *API) handleTemplateCreate(c *call) error {
 	if err != nil {
 		return err
 	}
-	t, err := a.svc.CreateTemplate(c.ctx, c.actor, input)
+	t, err := a.room.CreateTemplate(c.ctx, c.actor, input)
 	if err != nil {
 		return err
 	}
 	return c.ok(http.StatusCreated, map[string]any{"template": templateBody(t)})
 }
 
-func (a *API) handleTemplateList(c *call) error {
-	ts, err := a.svc.ListTemplates(c.ctx, c.actor)
+func (a templatesAPI) handleTemplateList(c *call) error {
+	ts, err := a.room.ListTemplates(c.ctx, c.actor)
 	if err != nil {
 		return err
 	}
@@ -152,8 +176,8 @@ func (a *API) handleTemplateList(c *call) error {
 	return c.ok(http.StatusOK, map[string]any{"templates": out})
 }
 
-func (a *API) handleTemplateGet(c *call) error {
-	v, err := a.svc.GetTemplate(c.ctx, c.actor, c.r.PathValue("id"))
+func (a templatesAPI) handleTemplateGet(c *call) error {
+	v, err := a.room.GetTemplate(c.ctx, c.actor, c.r.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -172,7 +196,7 @@ func templateVersionBodies(vs []*notify.TemplateVersion) []templateVersionJSON {
 
 // handleTemplateVersionList pages a template's versions newest first
 // (issue 29): {versions, cursor, hasNext}.
-func (a *API) handleTemplateVersionList(c *call) error {
+func (a templatesAPI) handleTemplateVersionList(c *call) error {
 	q := c.r.URL.Query()
 	limit, err := intParam(q.Get("limit"), "limit")
 	if err != nil {
@@ -182,14 +206,14 @@ func (a *API) handleTemplateVersionList(c *call) error {
 	if err != nil {
 		return err
 	}
-	v, err := a.svc.ListTemplateVersions(c.ctx, c.actor, c.r.PathValue("id"), limit, cursor)
+	v, err := a.room.ListTemplateVersions(c.ctx, c.actor, c.r.PathValue("id"), limit, cursor)
 	if err != nil {
 		return err
 	}
 	return c.ok(http.StatusOK, map[string]any{"versions": templateVersionBodies(v.Versions), "cursor": encodeCursor(v.Cursor), "hasNext": v.HasNext})
 }
 
-func (a *API) handleTemplateUpdate(c *call) error {
+func (a templatesAPI) handleTemplateUpdate(c *call) error {
 	var in struct {
 		Name              Optional[string] `json:"name"`
 		Status            Optional[string] `json:"status"`
@@ -205,14 +229,14 @@ func (a *API) handleTemplateUpdate(c *call) error {
 	if err != nil {
 		return err
 	}
-	t, err := a.svc.UpdateTemplate(c.ctx, c.actor, c.r.PathValue("id"), input)
+	t, err := a.room.UpdateTemplate(c.ctx, c.actor, c.r.PathValue("id"), input)
 	if err != nil {
 		return err
 	}
 	return c.ok(http.StatusOK, map[string]any{"template": templateBody(t)})
 }
 
-func (a *API) handleTemplateVersionCreate(c *call) error {
+func (a templatesAPI) handleTemplateVersionCreate(c *call) error {
 	var in struct {
 		Title Optional[string] `json:"title"`
 		Text  Optional[string] `json:"text"`
@@ -228,8 +252,8 @@ func (a *API) handleTemplateVersionCreate(c *call) error {
 	if err != nil {
 		return err
 	}
-	v, err := a.svc.CreateTemplateVersion(c.ctx, c.actor, c.r.PathValue("id"),
-		service.TemplateVersionInput{Title: clearable(in.Title), Text: text, HTML: clearable(in.HTML), Locale: in.Locale, LayoutID: clearable(in.LayoutID)})
+	v, err := a.room.CreateTemplateVersion(c.ctx, c.actor, c.r.PathValue("id"),
+		templates.TemplateVersionInput{Title: clearable(in.Title), Text: text, HTML: clearable(in.HTML), Locale: in.Locale, LayoutID: clearable(in.LayoutID)})
 	if err != nil {
 		return err
 	}
@@ -246,30 +270,30 @@ func versionParam(c *call) (int, error) {
 	return n, nil
 }
 
-func (a *API) handleTemplateVersionDelete(c *call) error {
+func (a templatesAPI) handleTemplateVersionDelete(c *call) error {
 	n, err := versionParam(c)
 	if err != nil {
 		return err
 	}
-	if err := a.svc.DeleteTemplateVersion(c.ctx, c.actor, c.r.PathValue("id"), n); err != nil {
+	if err := a.room.DeleteTemplateVersion(c.ctx, c.actor, c.r.PathValue("id"), n); err != nil {
 		return err
 	}
 	return c.noContent()
 }
 
-func (a *API) handleTemplateVersionPublish(c *call) error {
+func (a templatesAPI) handleTemplateVersionPublish(c *call) error {
 	n, err := versionParam(c)
 	if err != nil {
 		return err
 	}
-	v, err := a.svc.PublishTemplateVersion(c.ctx, c.actor, c.r.PathValue("id"), n)
+	v, err := a.room.PublishTemplateVersion(c.ctx, c.actor, c.r.PathValue("id"), n)
 	if err != nil {
 		return err
 	}
 	return c.ok(http.StatusOK, map[string]any{"version": templateVersionBody(v)})
 }
 
-func (a *API) handleTemplateReviewStatus(c *call) error {
+func (a templatesAPI) handleTemplateReviewStatus(c *call) error {
 	var in struct {
 		ReviewStatus Optional[string] `json:"reviewStatus"`
 	}
@@ -279,7 +303,7 @@ func (a *API) handleTemplateReviewStatus(c *call) error {
 	if !in.ReviewStatus.Set || in.ReviewStatus.Null {
 		return notify.Invalid("reviewStatus is required")
 	}
-	t, err := a.svc.SetReviewStatus(c.ctx, c.actor, c.r.PathValue("id"), in.ReviewStatus.Value)
+	t, err := a.room.SetReviewStatus(c.ctx, c.actor, c.r.PathValue("id"), in.ReviewStatus.Value)
 	if err != nil {
 		return err
 	}

@@ -35,12 +35,14 @@ import (
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/provider"
 	"github.com/notifyd/notifyd/internal/provider/kinds"
+	"github.com/notifyd/notifyd/internal/providers"
 	"github.com/notifyd/notifyd/internal/retention"
 	"github.com/notifyd/notifyd/internal/secret"
 	"github.com/notifyd/notifyd/internal/server"
 	"github.com/notifyd/notifyd/internal/service"
 	"github.com/notifyd/notifyd/internal/store"
 	"github.com/notifyd/notifyd/internal/suppressions"
+	"github.com/notifyd/notifyd/internal/templates"
 	"github.com/notifyd/notifyd/internal/verification"
 	"github.com/notifyd/notifyd/internal/web"
 	"github.com/notifyd/notifyd/internal/webhooks"
@@ -66,6 +68,10 @@ type Daemon struct {
 	Webhooks *webhooks.Service
 	// Identities is the sending identities' room.
 	Identities *identities.Service
+	// Providers is the room of provider accounts, routes and test-sends;
+	// Templates the templates' and layouts'.
+	Providers *providers.Service
+	Templates *templates.Service
 	// SNS verifies and confirms the SNS messages of SES callbacks over
 	// HTTP, for Suppressions (the demo trusts its simulator's host).
 	SNS *snshttp.Verifier
@@ -202,7 +208,6 @@ func (d *Daemon) Open(ctx context.Context) error {
 		BaseURL:     d.Config.BaseURL,
 		JobAttempts: d.Config.QueueJobAttempts, Backoff: d.Config.QueueBackoff,
 		MailCheck: d.mailChecker(),
-		Delivery:  d.Delivery,
 		// PostgreSQL writes two fan-out batches at once; SQLite's one
 		// writer would only queue the second.
 		FanoutWriters: map[string]int{"postgres": 2}[d.DB.Dialect],
@@ -224,6 +229,8 @@ func (d *Daemon) Open(ctx context.Context) error {
 	// resolver whether or not subscriber MX checks are on.
 	d.Identities = identities.New(identities.Options{Store: d.DB, Box: box, Now: d.Now, Logger: d.Logger, Engine: d.Delivery,
 		DNS: mailcheck.New(d.Config.DNSServer, 5*time.Second)})
+	d.Providers = providers.New(providers.Options{Store: d.DB, Box: box, Now: d.Now, Logger: d.Logger, Engine: d.Delivery})
+	d.Templates = templates.New(templates.Options{Store: d.DB, Now: d.Now, Logger: d.Logger})
 	d.Limits = limits.New(limits.Options{Store: d.DB, Now: d.Now, Logger: d.Logger, Engine: d.Delivery})
 	if err := d.startQueue(ctx); err != nil {
 		return err
@@ -401,7 +408,7 @@ func (d *Daemon) APIOptions() api.Options {
 	return api.Options{BaseURL: d.Config.BaseURL, Logger: d.Logger, LimitMetrics: d.Metrics.Limits,
 		TrustedProxies: d.Config.TrustedProxies, Gate: d.Gate, Service: d.Service,
 		Accounts: d.Accounts, Limits: d.Limits, Suppressions: d.Suppressions, Verification: d.Verification,
-		Webhooks: d.Webhooks, Identities: d.Identities}
+		Webhooks: d.Webhooks, Identities: d.Identities, Providers: d.Providers, Templates: d.Templates}
 }
 
 // ConsoleOptions are the options the daemon builds its console with; its
@@ -410,7 +417,7 @@ func (d *Daemon) ConsoleOptions(clientAddr func(*http.Request) string) web.Optio
 	return web.Options{BaseURL: d.Config.BaseURL, Logger: d.Logger, ClientAddr: clientAddr, LoginKey: d.loginKey,
 		Service:  d.Service,
 		Accounts: d.Accounts, Limits: d.Limits, Suppressions: d.Suppressions, Verification: d.Verification,
-		Webhooks: d.Webhooks, Identities: d.Identities}
+		Webhooks: d.Webhooks, Identities: d.Identities, Providers: d.Providers, Templates: d.Templates}
 }
 
 // listen serves HTTP on the listener bind took.

@@ -4,7 +4,6 @@
 package service
 
 import (
-	"context"
 	"log/slog"
 	"strings"
 	"sync"
@@ -48,37 +47,6 @@ type Options struct {
 	// and round trips (docs/BENCHMARKS.md, session 11); SQLite has one
 	// writer, so more would only wait.
 	FanoutWriters int
-	// Delivery sends what a caller waits for (OTP, test-send), learns of
-	// dispatch-limit changes, knows the provider kinds, looks up provider
-	// balances and makes the HTTP tries of webhook deliveries;
-	// internal/delivery implements it. Nil (notifyd bootstrap): no kind is
-	// known, no balance shown, and a webhook try fails.
-	Delivery Delivery
-}
-
-// Delivery is the delivery engine as the use cases see it.
-type Delivery interface {
-	// SendNow delivers a stored request whose caller waits for the
-	// outcome; the caller records it in its own transaction.
-	SendNow(ctx context.Context, d notify.DirectSend) notify.DirectOutcome
-	// ForgetLimits drops what the engine cached of a workspace's dispatch
-	// limits, so a change applies to its next send.
-	ForgetLimits(workspaceID string)
-	// KindChannel is the channel of a provider kind, and whether the kind
-	// is known; KindIDs lists the known kinds, sorted.
-	KindChannel(kind string) (notify.Channel, bool)
-	KindIDs() []string
-	// Quota is a provider account's balance, cached 60 s per account; nil
-	// when the adapter has no balance API or the lookup failed.
-	// ForgetQuota drops the cached one (the configuration changed).
-	Quota(ctx context.Context, p *notify.ProviderAccount) *notify.Quota
-	ForgetQuota(accountID string)
-	// IdentityAPI builds the sender-identity API of an account of kind
-	// from its configJson; ok is false when the kind has none.
-	IdentityAPI(kind string, cfg map[string]string) (api notify.IdentityAPI, ok bool, err error)
-	// PostWebhook makes one HTTP try of a signed webhook delivery (SSRF
-	// guard, no redirects, the webhook timeout).
-	PostWebhook(ctx context.Context, p notify.WebhookPost) notify.WebhookPostResult
 }
 
 // Service is the set of use cases.
@@ -87,7 +55,6 @@ type Service struct {
 	box         *secret.Box
 	jobAttempts int
 	backoff     time.Duration
-	delivery    Delivery
 	optInKey    []byte
 	baseURL     string // public base URL, without a trailing slash
 	mailCheck   *mailcheck.Checker
@@ -119,7 +86,6 @@ func New(o Options) *Service {
 	}
 	s := &Service{Kit: usecase.NewKit(o.Store, o.Now, o.Logger), box: o.Box,
 		jobAttempts: o.JobAttempts, backoff: o.Backoff, baseURL: strings.TrimRight(o.BaseURL, "/")}
-	s.delivery = o.Delivery
 	if s.gate = o.Gate; s.gate == nil {
 		s.gate = gate.New(gate.Options{Store: o.Store, Box: o.Box, Now: o.Now, Logger: o.Logger, Tolerance: o.HMACTolerance})
 	}

@@ -43,7 +43,7 @@ func (c identityPages) identitiesData(x *Ctx) (*identitiesData, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, err := c.svc.GetProvider(x.Context(), x.Actor, id)
+	v, err := c.providers.GetProvider(x.Context(), x.Actor, id)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/providers"
 	"github.com/notifyd/notifyd/internal/service"
 )
 
@@ -54,8 +55,8 @@ type channelRoutes struct {
 }
 
 type providersData struct {
-	Providers []*service.ProviderView
-	Kinds     []service.ProviderKind
+	Providers []*providers.ProviderView
+	Kinds     []providers.ProviderKind
 	Channels  []channelRoutes
 	// Unrouted are the providers not routed on their channel yet.
 	Unrouted []*notify.ProviderAccount
@@ -68,15 +69,15 @@ type providersData struct {
 }
 
 func (c providerPages) providersData(x *Ctx) (*providersData, error) {
-	ps, err := c.svc.ListProviders(x.Context(), x.Actor)
+	ps, err := c.providers.ListProviders(x.Context(), x.Actor)
 	if err != nil {
 		return nil, err
 	}
-	rs, err := c.svc.ListRoutes(x.Context(), x.Actor)
+	rs, err := c.providers.ListRoutes(x.Context(), x.Actor)
 	if err != nil {
 		return nil, err
 	}
-	d := &providersData{Providers: ps, Kinds: c.svc.ProviderKinds(), Version: routesVersion(rs)}
+	d := &providersData{Providers: ps, Kinds: c.providers.ProviderKinds(), Version: routesVersion(rs)}
 	byID := map[string]*notify.ProviderAccount{}
 	for _, p := range ps {
 		byID[p.Account.ID] = p.Account
@@ -137,7 +138,7 @@ func formConfig(v string) (map[string]string, bool, error) {
 	if err := json.Unmarshal([]byte(v), &raw); err != nil || raw == nil {
 		return nil, false, notify.Invalid("configJson must be a JSON object of strings")
 	}
-	cfg, err := service.ProviderConfig(raw)
+	cfg, err := providers.ProviderConfig(raw)
 	return cfg, err == nil, err
 }
 
@@ -145,12 +146,12 @@ func (c providerPages) createProvider(x *Ctx) error {
 	f := x.R.PostForm
 	name := f.Get("displayName")
 	enabled := f.Get("enabled") != ""
-	in := service.ProviderInput{ProviderKind: f.Get("providerKind"), DisplayName: &name, Enabled: &enabled}
+	in := providers.ProviderInput{ProviderKind: f.Get("providerKind"), DisplayName: &name, Enabled: &enabled}
 	cfg, set, err := formConfig(f.Get("configJson"))
 	if err == nil {
 		in.ConfigJSON, in.SetConfig = cfg, set
 		var p *notify.ProviderAccount
-		if p, err = c.svc.CreateProvider(x.Context(), x.Actor, in); err == nil {
+		if p, err = c.providers.CreateProvider(x.Context(), x.Actor, in); err == nil {
 			return x.Redirect("/providers/"+p.ID, Flash{Kind: "info", Text: "Provider " + p.DisplayName + " registered."})
 		}
 	}
@@ -174,7 +175,7 @@ type testForm struct {
 }
 
 type providerData struct {
-	*service.ProviderView
+	*providers.ProviderView
 	// Test is the request of the last test-send (?test=id), shown as its
 	// result.
 	Test *service.RequestDetail
@@ -187,7 +188,7 @@ func (c providerPages) renderProvider(x *Ctx, status int, problem *notify.Error,
 }
 
 func (c providerPages) providerPage(x *Ctx) error {
-	v, err := c.svc.GetProvider(x.Context(), x.Actor, x.R.PathValue("id"))
+	v, err := c.providers.GetProvider(x.Context(), x.Actor, x.R.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -208,12 +209,12 @@ func (c providerPages) providerPage(x *Ctx) error {
 func (c providerPages) updateProvider(x *Ctx) error {
 	id, f := x.R.PathValue("id"), x.R.PostForm
 	name, enabled := f.Get("displayName"), f.Get("enabled") != ""
-	in := service.ProviderInput{DisplayName: &name, Enabled: &enabled}
+	in := providers.ProviderInput{DisplayName: &name, Enabled: &enabled}
 	cfg, set, err := formConfig(f.Get("configJson"))
 	if err == nil {
 		in.ConfigJSON, in.SetConfig = cfg, set
 		var p *notify.ProviderAccount
-		if p, err = c.svc.UpdateProvider(x.Context(), x.Actor, id, in); err == nil {
+		if p, err = c.providers.UpdateProvider(x.Context(), x.Actor, id, in); err == nil {
 			text := "Provider " + p.DisplayName + " saved."
 			if set {
 				text = "Provider " + p.DisplayName + " saved with its new configuration."
@@ -231,7 +232,7 @@ func (c providerPages) providerProblem(x *Ctx, err error, form testForm) error {
 	if e.Status() == http.StatusNotFound || (e.Status() >= 500 && e.Code != notify.CodeProviderFailed) {
 		return err
 	}
-	v, gerr := c.svc.GetProvider(x.Context(), x.Actor, x.R.PathValue("id"))
+	v, gerr := c.providers.GetProvider(x.Context(), x.Actor, x.R.PathValue("id"))
 	if gerr != nil {
 		return gerr
 	}
@@ -240,7 +241,7 @@ func (c providerPages) providerProblem(x *Ctx, err error, form testForm) error {
 
 func (c providerPages) enableProvider(on bool) func(x *Ctx) error {
 	return func(x *Ctx) error {
-		p, err := c.svc.UpdateProvider(x.Context(), x.Actor, x.R.PathValue("id"), service.ProviderInput{Enabled: &on})
+		p, err := c.providers.UpdateProvider(x.Context(), x.Actor, x.R.PathValue("id"), providers.ProviderInput{Enabled: &on})
 		if err != nil {
 			return err
 		}
@@ -263,7 +264,7 @@ func (c providerPages) testSend(x *Ctx) error {
 	f := x.R.PostForm
 	form := testForm{Mode: f.Get("mode"), Address: f.Get("address"), Name: f.Get("name"), Title: f.Get("title"), Text: f.Get("text"),
 		TemplateCode: f.Get("templateCode"), Variables: f.Get("variables")}
-	in := service.TestSendInput{Mode: form.Mode, RecipientAddress: form.Address, RecipientName: form.Name, TemplateCode: form.TemplateCode}
+	in := providers.TestSendInput{Mode: form.Mode, RecipientAddress: form.Address, RecipientName: form.Name, TemplateCode: form.TemplateCode}
 	if form.Text != "" {
 		in.Text = &form.Text
 	}
@@ -278,7 +279,7 @@ func (c providerPages) testSend(x *Ctx) error {
 	}
 	if err == nil {
 		var r *notify.Request
-		if r, err = c.svc.TestSend(x.Context(), x.Actor, x.R.PathValue("id"), in); err == nil {
+		if r, err = c.providers.TestSend(x.Context(), x.Actor, x.R.PathValue("id"), in); err == nil {
 			return x.Redirect("/providers/"+x.R.PathValue("id")+"?test="+r.ID, Flash{Kind: "info", Text: "Test-send " + string(r.Status) + "."})
 		}
 	}
@@ -297,7 +298,7 @@ type routeItem struct {
 // shown. A form showing other routes than the saved ones is refused.
 func (c providerPages) saveRoutes(x *Ctx) error {
 	f := x.R.PostForm
-	current, err := c.svc.ListRoutes(x.Context(), x.Actor)
+	current, err := c.providers.ListRoutes(x.Context(), x.Actor)
 	if err != nil {
 		return err
 	}
@@ -323,14 +324,14 @@ func (c providerPages) saveRoutes(x *Ctx) error {
 	if items, err = moveRoute(items, f.Get("move"), f.Get("add")); err != nil {
 		return err
 	}
-	in := make([]service.RouteInput, len(items))
+	in := make([]providers.RouteInput, len(items))
 	next := map[string]int{}
 	for i, it := range items {
 		next[it.channel]++
 		enabled := it.enabled
-		in[i] = service.RouteInput{Channel: it.channel, ProviderAccountID: it.providerID, Priority: next[it.channel], Enabled: &enabled}
+		in[i] = providers.RouteInput{Channel: it.channel, ProviderAccountID: it.providerID, Priority: next[it.channel], Enabled: &enabled}
 	}
-	if _, err := c.svc.ReplaceRoutes(x.Context(), x.Actor, in); err != nil {
+	if _, err := c.providers.ReplaceRoutes(x.Context(), x.Actor, in); err != nil {
 		e := problemOf(c.log, x.R, err)
 		if e.Status() >= 500 {
 			return err

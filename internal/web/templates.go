@@ -6,7 +6,8 @@ import (
 	"strings"
 
 	"github.com/notifyd/notifyd/internal/notify"
-	"github.com/notifyd/notifyd/internal/service"
+	"github.com/notifyd/notifyd/internal/providers"
+	"github.com/notifyd/notifyd/internal/templates"
 )
 
 // templatePages serve the template pages.
@@ -43,7 +44,7 @@ func (c templatePages) templatesPage(x *Ctx) error {
 }
 
 func (c templatePages) renderTemplates(x *Ctx, status int, problem *notify.Error, form map[string]string) error {
-	ts, err := c.svc.ListTemplates(x.Context(), x.Actor)
+	ts, err := c.templates.ListTemplates(x.Context(), x.Actor)
 	if err != nil {
 		return err
 	}
@@ -62,8 +63,8 @@ func formPtr(x *Ctx, name string) *string {
 }
 
 func (c templatePages) createTemplate(x *Ctx) error {
-	in := service.TemplateInput{Code: formPtr(x, "code"), Channel: formPtr(x, "channel"), Name: formPtr(x, "name")}
-	t, err := c.svc.CreateTemplate(x.Context(), x.Actor, in)
+	in := templates.TemplateInput{Code: formPtr(x, "code"), Channel: formPtr(x, "channel"), Name: formPtr(x, "name")}
+	t, err := c.templates.CreateTemplate(x.Context(), x.Actor, in)
 	if err != nil {
 		return c.again(x, err, func(status int, e *notify.Error) error {
 			return c.renderTemplates(x, status, e, map[string]string{"code": x.R.PostFormValue("code"),
@@ -74,20 +75,20 @@ func (c templatePages) createTemplate(x *Ctx) error {
 }
 
 type templateData struct {
-	*service.TemplateView
+	*templates.TemplateView
 	// Latest is the newest version (nil when none): the new-version form
 	// starts from its content.
 	Latest *notify.TemplateVersion
 	// Providers are the workspace's providers of the template's channel
 	// (the binding choices).
-	Providers    []*service.ProviderView
+	Providers    []*providers.ProviderView
 	Statuses     []string
 	ReviewValues []string
 	// AlimTalk is true for msgr_alimtalk (messenger review applies).
 	AlimTalk bool
 	// Preview is the rendered preview (nil before one is asked for);
 	// PreviewForm the preview form's values, shown again.
-	Preview     *service.Preview
+	Preview     *templates.Preview
 	PreviewForm map[string]string
 }
 
@@ -99,21 +100,21 @@ func (c templatePages) renderTemplate(x *Ctx, status int, problem *notify.Error)
 	return c.renderTemplateWith(x, status, problem, nil, nil)
 }
 
-func (c templatePages) renderTemplateWith(x *Ctx, status int, problem *notify.Error, preview *service.Preview, form map[string]string) error {
-	v, err := c.svc.TemplateVersionSummaries(x.Context(), x.Actor, x.R.PathValue("id"))
+func (c templatePages) renderTemplateWith(x *Ctx, status int, problem *notify.Error, preview *templates.Preview, form map[string]string) error {
+	v, err := c.templates.TemplateVersionSummaries(x.Context(), x.Actor, x.R.PathValue("id"))
 	if err != nil {
 		return err
 	}
-	d := templateData{TemplateView: v, Statuses: []string{service.TemplateActive, service.TemplateInactive},
-		ReviewValues: []string{service.ReviewPending, service.ReviewApproved, service.ReviewRejected},
+	d := templateData{TemplateView: v, Statuses: []string{templates.TemplateActive, templates.TemplateInactive},
+		ReviewValues: []string{templates.ReviewPending, templates.ReviewApproved, templates.ReviewRejected},
 		AlimTalk:     v.Template.Channel == notify.ChannelAlimTalk, Preview: preview, PreviewForm: form}
 	if len(v.Versions) > 0 {
 		// The table shows summaries; the form needs the newest's bodies.
-		if _, d.Latest, err = c.svc.GetTemplateVersion(x.Context(), x.Actor, v.Template.ID, v.Versions[0].Version); err != nil {
+		if _, d.Latest, err = c.templates.GetTemplateVersion(x.Context(), x.Actor, v.Template.ID, v.Versions[0].Version); err != nil {
 			return err
 		}
 	}
-	ps, err := c.svc.ListProviders(x.Context(), x.Actor)
+	ps, err := c.providers.ListProviders(x.Context(), x.Actor)
 	if err != nil {
 		return err
 	}
@@ -128,10 +129,10 @@ func (c templatePages) renderTemplateWith(x *Ctx, status int, problem *notify.Er
 // updateTemplate changes name, status and the vendor binding (PATCH
 // /v1/templates/{id}); code and channel never change.
 func (c templatePages) updateTemplate(x *Ctx) error {
-	in := service.TemplateInput{Name: formPtr(x, "name"), Status: formPtr(x, "status"), ProviderAccountID: formPtr(x, "providerAccountId"),
+	in := templates.TemplateInput{Name: formPtr(x, "name"), Status: formPtr(x, "status"), ProviderAccountID: formPtr(x, "providerAccountId"),
 		VendorTemplateID: formPtr(x, "vendorTemplateId"), SenderProfileKey: formPtr(x, "senderProfileKey")}
 	id := x.R.PathValue("id")
-	if _, err := c.svc.UpdateTemplate(x.Context(), x.Actor, id, in); err != nil {
+	if _, err := c.templates.UpdateTemplate(x.Context(), x.Actor, id, in); err != nil {
 		return c.again(x, err, func(status int, e *notify.Error) error { return c.renderTemplate(x, status, e) })
 	}
 	return x.Redirect("/templates/"+id, Flash{Kind: "info", Text: "Template saved."})
@@ -140,8 +141,8 @@ func (c templatePages) updateTemplate(x *Ctx) error {
 // createTemplateVersion adds a draft version (edit = a new version).
 func (c templatePages) createTemplateVersion(x *Ctx) error {
 	id := x.R.PathValue("id")
-	in := service.TemplateVersionInput{Title: formPtr(x, "title"), Text: formPtr(x, "text"), HTML: formPtr(x, "html")}
-	v, err := c.svc.CreateTemplateVersion(x.Context(), x.Actor, id, in)
+	in := templates.TemplateVersionInput{Title: formPtr(x, "title"), Text: formPtr(x, "text"), HTML: formPtr(x, "html")}
+	v, err := c.templates.CreateTemplateVersion(x.Context(), x.Actor, id, in)
 	if err != nil {
 		return c.again(x, err, func(status int, e *notify.Error) error { return c.renderTemplate(x, status, e) })
 	}
@@ -154,7 +155,7 @@ func (c templatePages) createTemplateVersion(x *Ctx) error {
 func (c templatePages) previewTemplate(x *Ctx) error {
 	form := map[string]string{"variables": x.R.PostFormValue("variables"),
 		"version": x.R.PostFormValue("version"), "locale": x.R.PostFormValue("locale")}
-	in := service.PreviewInput{Variables: map[string]string{}}
+	in := templates.PreviewInput{Variables: map[string]string{}}
 	again := func(err error) error {
 		return c.again(x, err, func(status int, e *notify.Error) error {
 			return c.renderTemplateWith(x, status, e, nil, form)
@@ -181,7 +182,7 @@ func (c templatePages) previewTemplate(x *Ctx) error {
 	if s := strings.TrimSpace(form["locale"]); s != "" {
 		in.Locale = &s
 	}
-	p, err := c.svc.PreviewTemplate(x.Context(), x.Actor, x.R.PathValue("id"), in)
+	p, err := c.templates.PreviewTemplate(x.Context(), x.Actor, x.R.PathValue("id"), in)
 	if err != nil {
 		return again(err)
 	}
@@ -204,7 +205,7 @@ func (c templatePages) publishTemplateVersion(x *Ctx) error {
 	if err != nil {
 		return err
 	}
-	if _, err := c.svc.PublishTemplateVersion(x.Context(), x.Actor, id, n); err != nil {
+	if _, err := c.templates.PublishTemplateVersion(x.Context(), x.Actor, id, n); err != nil {
 		return err
 	}
 	return x.Redirect("/templates/"+id, Flash{Kind: "info", Text: "Version " + strconv.Itoa(n) + " is published."})
@@ -218,7 +219,7 @@ func (c templatePages) deleteTemplateVersion(x *Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := c.svc.DeleteTemplateVersion(x.Context(), x.Actor, id, n); err != nil {
+	if err := c.templates.DeleteTemplateVersion(x.Context(), x.Actor, id, n); err != nil {
 		return c.again(x, err, func(status int, e *notify.Error) error { return c.renderTemplate(x, status, e) })
 	}
 	return x.Redirect("/templates/"+id, Flash{Kind: "info", Text: "Version " + strconv.Itoa(n) + " deleted."})
@@ -228,7 +229,7 @@ func (c templatePages) deleteTemplateVersion(x *Ctx) error {
 // msgr_alimtalk template (PUT /v1/templates/{id}/review-status).
 func (c templatePages) setReviewStatus(x *Ctx) error {
 	id := x.R.PathValue("id")
-	if _, err := c.svc.SetReviewStatus(x.Context(), x.Actor, id, x.R.PostFormValue("reviewStatus")); err != nil {
+	if _, err := c.templates.SetReviewStatus(x.Context(), x.Actor, id, x.R.PostFormValue("reviewStatus")); err != nil {
 		return c.again(x, err, func(status int, e *notify.Error) error { return c.renderTemplate(x, status, e) })
 	}
 	return x.Redirect("/templates/"+id, Flash{Kind: "info", Text: "Review status saved."})
@@ -255,7 +256,7 @@ func (d compareData) Sides() []compareSide {
 // compareVersions shows two versions' bodies side by side (?a=&b=;
 // by default the two newest).
 func (c templatePages) compareVersions(x *Ctx) error {
-	v, err := c.svc.TemplateVersionSummaries(x.Context(), x.Actor, x.R.PathValue("id"))
+	v, err := c.templates.TemplateVersionSummaries(x.Context(), x.Actor, x.R.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -272,7 +273,7 @@ func (c templatePages) compareVersions(x *Ctx) error {
 		} else if n, err = versionNumber(s); err != nil {
 			return nil, err
 		}
-		_, tv, err := c.svc.GetTemplateVersion(x.Context(), x.Actor, v.Template.ID, n)
+		_, tv, err := c.templates.GetTemplateVersion(x.Context(), x.Actor, v.Template.ID, n)
 		return tv, err
 	}
 	// Versions are newest first: the older one on the left by default.

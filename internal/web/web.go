@@ -22,8 +22,10 @@ import (
 	"github.com/notifyd/notifyd/internal/identities"
 	"github.com/notifyd/notifyd/internal/limits"
 	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/providers"
 	"github.com/notifyd/notifyd/internal/service"
 	"github.com/notifyd/notifyd/internal/suppressions"
+	"github.com/notifyd/notifyd/internal/templates"
 	"github.com/notifyd/notifyd/internal/usecase"
 	"github.com/notifyd/notifyd/internal/verification"
 	"github.com/notifyd/notifyd/internal/webhooks"
@@ -48,6 +50,10 @@ type Options struct {
 	Webhooks *webhooks.Service
 	// Identities is the sending identities' room.
 	Identities *identities.Service
+	// Providers is the room of provider accounts, routes and test-sends.
+	Providers *providers.Service
+	// Templates is the templates' and layouts' room.
+	Templates *templates.Service
 
 	// Accounts is the room of sessions, members and API keys: the
 	// console's logins and sessions go through it.
@@ -81,6 +87,8 @@ type Console struct {
 	verification *verification.Service
 	webhooks     *webhooks.Service
 	identities   *identities.Service
+	providers    *providers.Service
+	templates    *templates.Service
 
 	accounts *accounts.Service
 }
@@ -130,6 +138,8 @@ func New(o Options) *Console {
 	c.verification = o.Verification
 	c.webhooks = o.Webhooks
 	c.identities = o.Identities
+	c.providers = o.Providers
+	c.templates = o.Templates
 	c.accounts = o.Accounts
 	c.table = c.routes()
 	have := map[string]bool{}

@@ -42,8 +42,9 @@ import (
 	"github.com/notifyd/notifyd/internal/daemon"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/provider/kinds"
-	"github.com/notifyd/notifyd/internal/service"
+	"github.com/notifyd/notifyd/internal/providers"
 	"github.com/notifyd/notifyd/internal/simulator"
+	"github.com/notifyd/notifyd/internal/templates"
 	"github.com/notifyd/notifyd/internal/usecase"
 )
 
@@ -177,7 +178,7 @@ func (m *Demo) demoProviders(ctx context.Context, actor *usecase.Actor) error {
 		return err
 	}
 	reg := kinds.All()
-	var routes []service.RouteInput
+	var routes []providers.RouteInput
 	prio := map[notify.Channel]int{}
 	on := true
 	for _, kind := range reg.IDs() {
@@ -193,19 +194,19 @@ func (m *Demo) demoProviders(ctx context.Context, actor *usecase.Actor) error {
 				break
 			}
 		}
-		in := service.ProviderInput{ProviderKind: kind, DisplayName: &name, ConfigJSON: cfg, SetConfig: true, Enabled: &on}
+		in := providers.ProviderInput{ProviderKind: kind, DisplayName: &name, ConfigJSON: cfg, SetConfig: true, Enabled: &on}
 		if acc == nil {
-			acc, err = d.Service.CreateProvider(ctx, actor, in)
+			acc, err = d.Providers.CreateProvider(ctx, actor, in)
 		} else {
-			acc, err = d.Service.UpdateProvider(ctx, actor, acc.ID, in)
+			acc, err = d.Providers.UpdateProvider(ctx, actor, acc.ID, in)
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", kind, err)
 		}
 		prio[acc.Channel]++
-		routes = append(routes, service.RouteInput{Channel: string(acc.Channel), ProviderAccountID: acc.ID, Priority: prio[acc.Channel], Enabled: &on})
+		routes = append(routes, providers.RouteInput{Channel: string(acc.Channel), ProviderAccountID: acc.ID, Priority: prio[acc.Channel], Enabled: &on})
 	}
-	_, err := d.Service.ReplaceRoutes(ctx, actor, routes)
+	_, err := d.Providers.ReplaceRoutes(ctx, actor, routes)
 	return err
 }
 
@@ -284,20 +285,20 @@ func (m *Demo) demoTemplate(ctx context.Context, actor *usecase.Actor) error {
 	}
 	code, ch, name := demoTemplateCode, string(notify.ChannelAlimTalk), "Demo welcome"
 	vendorID, profile := demoTemplateCode, "demo-sender-profile"
-	t, err := d.Service.CreateTemplate(ctx, actor, service.TemplateInput{Code: &code, Channel: &ch, Name: &name,
+	t, err := d.Templates.CreateTemplate(ctx, actor, templates.TemplateInput{Code: &code, Channel: &ch, Name: &name,
 		VendorTemplateID: &vendorID, SenderProfileKey: &profile})
 	if err != nil {
 		return err
 	}
 	text := "Hello {{name}}, welcome to notifyd!"
-	v, err := d.Service.CreateTemplateVersion(ctx, actor, t.ID, service.TemplateVersionInput{Text: &text})
+	v, err := d.Templates.CreateTemplateVersion(ctx, actor, t.ID, templates.TemplateVersionInput{Text: &text})
 	if err != nil {
 		return err
 	}
-	if _, err := d.Service.PublishTemplateVersion(ctx, actor, t.ID, v.Version); err != nil {
+	if _, err := d.Templates.PublishTemplateVersion(ctx, actor, t.ID, v.Version); err != nil {
 		return err
 	}
-	_, err = d.Service.SetReviewStatus(ctx, actor, t.ID, service.ReviewApproved)
+	_, err = d.Templates.SetReviewStatus(ctx, actor, t.ID, templates.ReviewApproved)
 	return err
 }
 

@@ -1,4 +1,4 @@
-package service
+package providers
 
 import (
 	"context"
@@ -28,18 +28,18 @@ type ProviderInput struct {
 // kindChannel is the channel of the provider kind id, when the delivery
 // engine knows that kind.
 func (s *Service) kindChannel(id string) (notify.Channel, bool) {
-	if s.delivery == nil {
+	if s.engine == nil {
 		return "", false
 	}
-	return s.delivery.KindChannel(id)
+	return s.engine.KindChannel(id)
 }
 
 // kindIDs lists the known provider kinds, sorted.
 func (s *Service) kindIDs() []string {
-	if s.delivery == nil {
+	if s.engine == nil {
 		return nil
 	}
-	return s.delivery.KindIDs()
+	return s.engine.KindIDs()
 }
 
 // ProviderKind is a provider kind the delivery engine knows, with the
@@ -188,8 +188,8 @@ func (s *Service) UpdateProvider(ctx context.Context, a *usecase.Actor, id strin
 	if err != nil {
 		return nil, err
 	}
-	if s.delivery != nil {
-		s.delivery.ForgetQuota(p.ID)
+	if s.engine != nil {
+		s.engine.ForgetQuota(p.ID)
 	}
 	return p, nil
 }
@@ -238,10 +238,10 @@ func (s *Service) ListProviders(ctx context.Context, a *usecase.Actor) ([]*Provi
 // quota is a provider's balance, when its adapter has a balance API; the
 // delivery engine looks it up and caches it 60 seconds per account.
 func (s *Service) quota(ctx context.Context, p *notify.ProviderAccount) *notify.Quota {
-	if s.delivery == nil {
+	if s.engine == nil {
 		return nil
 	}
-	return s.delivery.Quota(ctx, p)
+	return s.engine.Quota(ctx, p)
 }
 
 // RouteInput is one route of a replace.

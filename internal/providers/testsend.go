@@ -1,4 +1,4 @@
-package service
+package providers
 
 import (
 	"context"
@@ -68,7 +68,7 @@ func (s *Service) TestSend(ctx context.Context, a *usecase.Actor, providerID str
 	}
 	// A test-send goes through this provider alone, circuit bypassed (a
 	// diagnostic of one provider).
-	out := s.delivery.SendNow(ctx, notify.DirectSend{Request: req, Job: job, Account: p})
+	out := s.engine.SendNow(ctx, notify.DirectSend{Request: req, Job: job, Account: p})
 	if err := s.Store.Update(ctx, func(tx notify.Tx) error { return out.Record(ctx, tx) }); err != nil {
 		return nil, err
 	}
