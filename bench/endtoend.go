@@ -53,7 +53,7 @@ func (b *bench) campaign(ctx context.Context) error {
 	}
 	rss := startPeakRSS()
 	start := time.Now()
-	if _, err := api.Service.SendCampaign(ctx, cs.actor, cs.id, nil, "https://notifyd.example"); err != nil {
+	if _, err := api.Rooms.Newsletter.SendCampaign(ctx, cs.actor, cs.id, nil, "https://notifyd.example"); err != nil {
 		return err
 	}
 	if err := waitSent(ctx, api, n, start); err != nil {

@@ -126,7 +126,7 @@ func (b *bench) freshAPI(ctx context.Context) (*daemon.Daemon, string, error) {
 
 // apiKey bootstraps a workspace on d and returns a signing client.
 func apiKey(ctx context.Context, d *daemon.Daemon, conns int) (*client.Client, *client.Client, error) {
-	res, err := d.Accounts.Bootstrap(ctx, "bench", fmt.Sprintf("bench-%d@example.com", time.Now().UnixNano()), "bench password 1")
+	res, err := d.Rooms.Accounts.Bootstrap(ctx, "bench", fmt.Sprintf("bench-%d@example.com", time.Now().UnixNano()), "bench password 1")
 	if err != nil {
 		return nil, nil, err
 	}

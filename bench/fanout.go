@@ -13,8 +13,8 @@ import (
 
 	"github.com/notifyd/notifyd/internal/daemon"
 	"github.com/notifyd/notifyd/internal/jobs"
+	"github.com/notifyd/notifyd/internal/newsletter"
 	"github.com/notifyd/notifyd/internal/notify"
-	"github.com/notifyd/notifyd/internal/service"
 	"github.com/notifyd/notifyd/internal/store/sqlstore"
 	"github.com/notifyd/notifyd/internal/usecase"
 )
@@ -82,14 +82,14 @@ func (b *bench) fanoutOnce(ctx context.Context, n int) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	sent, err := d.Service.SendCampaign(ctx, cs.actor, cs.id, nil, "https://notifyd.example")
+	sent, err := d.Rooms.Newsletter.SendCampaign(ctx, cs.actor, cs.id, nil, "https://notifyd.example")
 	if err != nil {
 		return 0, err
 	}
 	jobID, _ := strconv.ParseInt(sent.FanoutJobID, 10, 64)
 	rss := startPeakRSS()
 	start := time.Now()
-	if _, err := d.Service.RunFanout(ctx, cs.ws, cs.id, jobID, 0); err != nil {
+	if _, err := d.Rooms.Newsletter.RunFanout(ctx, cs.ws, cs.id, jobID, 0); err != nil {
 		return 0, err
 	}
 	took := time.Since(start)
@@ -121,7 +121,7 @@ type benchCampaign struct {
 // newCampaign bootstraps a workspace on d with n subscribed readers and a
 // draft email campaign with two variables.
 func newCampaign(ctx context.Context, d *daemon.Daemon, n int) (*benchCampaign, error) {
-	res, err := d.Accounts.Bootstrap(ctx, "bench", fmt.Sprintf("bench-%d@example.com", time.Now().UnixNano()), "bench password 1")
+	res, err := d.Rooms.Accounts.Bootstrap(ctx, "bench", fmt.Sprintf("bench-%d@example.com", time.Now().UnixNano()), "bench password 1")
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +141,7 @@ func newCampaign(ctx context.Context, d *daemon.Daemon, n int) (*benchCampaign, 
 	}
 	actor := &usecase.Actor{UserID: res.UserID, WorkspaceID: ws, Role: notify.RoleOwner}
 	name, channel, subject, html := "bench", "email", "Weekly news for {{name}}", "<p>"+fanoutText+"</p>"
-	c, err := d.Service.CreateCampaign(ctx, actor, service.CampaignInput{Name: &name, Channel: &channel, Subject: &subject,
+	c, err := d.Rooms.Newsletter.CreateCampaign(ctx, actor, newsletter.CampaignInput{Name: &name, Channel: &channel, Subject: &subject,
 		ContentText: &fanoutText, ContentHTML: &html})
 	if err != nil {
 		return nil, err

@@ -102,7 +102,7 @@ func TestBackupUnderLoadAndRestore(t *testing.T) {
 	t.Cleanup(sim.Close)
 	dir := t.TempDir()
 	d, cfg := openSQLite(t, dir)
-	res, err := d.Accounts.Bootstrap(ctx, "Backup", "owner@example.com", "correct horse battery")
+	res, err := d.Rooms.Accounts.Bootstrap(ctx, "Backup", "owner@example.com", "correct horse battery")
 	require.NoError(t, err)
 	owner := client.New(d.URL())
 	owner.Token = res.AccessToken

@@ -15,19 +15,11 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/notifyd/notifyd/internal/accounts"
 	"github.com/notifyd/notifyd/internal/gate"
-	"github.com/notifyd/notifyd/internal/identities"
-	"github.com/notifyd/notifyd/internal/limits"
 	"github.com/notifyd/notifyd/internal/metrics"
 	"github.com/notifyd/notifyd/internal/notify"
-	"github.com/notifyd/notifyd/internal/providers"
-	"github.com/notifyd/notifyd/internal/service"
-	"github.com/notifyd/notifyd/internal/suppressions"
-	"github.com/notifyd/notifyd/internal/templates"
+	"github.com/notifyd/notifyd/internal/rooms"
 	"github.com/notifyd/notifyd/internal/usecase"
-	"github.com/notifyd/notifyd/internal/verification"
-	"github.com/notifyd/notifyd/internal/webhooks"
 )
 
 // Body size limits: SPEC's 1 MB on the Notification API; the dashboard
@@ -42,13 +34,8 @@ const (
 
 // Options configure the API.
 type Options struct {
-	Service *service.Service
-	// Suppressions is the suppression list and bounce intake's room.
-	Suppressions *suppressions.Service
-
-	// Accounts is the room of sessions, members and API keys: dashboard
-	// calls authenticate through it.
-	Accounts *accounts.Service
+	// Rooms are the use cases whose handlers the API serves.
+	Rooms rooms.Set
 	// Gate checks the signature, nonce and request limits of signed
 	// routes.
 	Gate    *gate.Gate
@@ -56,18 +43,6 @@ type Options struct {
 	Logger  *slog.Logger
 	// LimitMetrics counts 429 answers by code; nil counts nothing.
 	LimitMetrics *metrics.Limits
-	// Limits is the room of rate-limit policies and dispatch limits.
-	Limits *limits.Service
-	// Verification is the OTP room.
-	Verification *verification.Service
-	// Webhooks is the outbound webhooks' room.
-	Webhooks *webhooks.Service
-	// Identities is the sending identities' room.
-	Identities *identities.Service
-	// Providers is the room of provider accounts, routes and test-sends.
-	Providers *providers.Service
-	// Templates is the templates' and layouts' room.
-	Templates *templates.Service
 	// TrustedProxies (NOTIFYD_TRUSTED_PROXIES) are the peers whose
 	// X-Forwarded-For names the client of the login throttle.
 	TrustedProxies TrustedProxies
@@ -75,25 +50,14 @@ type Options struct {
 
 // API serves the /v1 routes.
 type API struct {
-	svc          *service.Service
-	gate         *gate.Gate
-	baseURL      string
-	log          *slog.Logger
-	now          func() time.Time
-	mux          *http.ServeMux
-	limits       *metrics.Limits
-	limitRoom    *limits.Service
-	verification *verification.Service
-	webhooks     *webhooks.Service
-	identities   *identities.Service
-	providers    *providers.Service
-	templates    *templates.Service
-	proxies      TrustedProxies
-
-	// The rooms whose handlers this API serves.
-	suppressions *suppressions.Service
-
-	accounts *accounts.Service
+	rooms   rooms.Set
+	gate    *gate.Gate
+	baseURL string
+	log     *slog.Logger
+	now     func() time.Time
+	mux     *http.ServeMux
+	limits  *metrics.Limits
+	proxies TrustedProxies
 }
 
 // New builds the API and registers every route.
@@ -101,11 +65,11 @@ func New(o Options) *API {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	a := &API{svc: o.Service, gate: o.Gate, baseURL: strings.TrimRight(o.BaseURL, "/"), log: o.Logger, now: o.Service.Now, mux: http.NewServeMux(),
-		limits: o.LimitMetrics, limitRoom: o.Limits, verification: o.Verification, webhooks: o.Webhooks, identities: o.Identities, providers: o.Providers, templates: o.Templates, proxies: o.TrustedProxies}
-	a.suppressions = o.Suppressions
-
-	a.accounts = o.Accounts
+	a := &API{rooms: o.Rooms, gate: o.Gate, baseURL: strings.TrimRight(o.BaseURL, "/"), log: o.Logger, now: time.Now,
+		mux: http.NewServeMux(), limits: o.LimitMetrics, proxies: o.TrustedProxies}
+	if o.Rooms.Sends != nil {
+		a.now = o.Rooms.Sends.Now // the service clock (tests move it)
+	}
 	for _, rt := range a.routes() {
 		a.mux.Handle(rt.Method+" "+rt.Path, a.wrap(rt))
 	}
@@ -284,7 +248,7 @@ func (a *API) serve(c *call, rt Route, limit int64) error {
 		if !ok {
 			return notify.Unauthorized("Missing or malformed Authorization header")
 		}
-		actor, err := a.accounts.Authenticate(c.ctx, token)
+		actor, err := a.rooms.Accounts.Authenticate(c.ctx, token)
 		if err != nil {
 			return err
 		}
@@ -336,7 +300,7 @@ func (a *API) serve(c *call, rt Route, limit int64) error {
 		// The handler refused the request before handing the nonce to its
 		// use case (a body that does not decode): it still counts toward
 		// the limits and records its nonce, as an accepted send does.
-		return a.svc.RefuseSend(c.ctx, c.key, c.nonce, err)
+		return a.rooms.Sends.RefuseSend(c.ctx, c.key, c.nonce, err)
 	}
 	return err
 }

@@ -7,13 +7,24 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/notifyd/notifyd/internal/newsletter"
 	"github.com/notifyd/notifyd/internal/notify"
-	"github.com/notifyd/notifyd/internal/service"
 	"github.com/notifyd/notifyd/internal/usecase"
 )
 
+// newsletterAPI are the handlers of the newsletter room.
+type newsletterAPI struct {
+	*API
+	room *newsletter.Service
+}
+
+// routes are the newsletter's: subscribers, double opt-in, campaigns.
+func (a newsletterAPI) routes() []Route {
+	return append(append(a.subscriberRoutes(), a.optInRoutes()...), a.campaignRoutes()...)
+}
+
 // campaignRoutes are the routes of newsletter campaigns and their fan-out.
-func (a *API) campaignRoutes() []Route {
+func (a newsletterAPI) campaignRoutes() []Route {
 	all, op, admin := notify.RolesAll, notify.RolesOperator, notify.RolesAdmin
 	return []Route{
 		{Method: "GET", Path: "/v1/newsletter/campaigns", auth: authDashboard, Roles: all, h: a.handleCampaignList},
@@ -97,8 +108,8 @@ func boolIn(field string, o Optional[bool]) (*bool, error) {
 
 // input maps the body; update says whether null clears scheduledAt and
 // audienceFilter (on create null is absent).
-func (in campaignIn) input(update bool) (service.CampaignInput, error) {
-	var out service.CampaignInput
+func (in campaignIn) input(update bool) (newsletter.CampaignInput, error) {
+	var out newsletter.CampaignInput
 	var err error
 	for _, f := range []struct {
 		name string
@@ -140,7 +151,7 @@ func (in campaignIn) input(update bool) (service.CampaignInput, error) {
 	return out, nil
 }
 
-func (a *API) handleCampaignCreate(c *call) error {
+func (a newsletterAPI) handleCampaignCreate(c *call) error {
 	var in campaignIn
 	if err := c.decode(&in); err != nil {
 		return err
@@ -149,14 +160,14 @@ func (a *API) handleCampaignCreate(c *call) error {
 	if err != nil {
 		return err
 	}
-	x, err := a.svc.CreateCampaign(c.ctx, c.actor, input)
+	x, err := a.room.CreateCampaign(c.ctx, c.actor, input)
 	if err != nil {
 		return err
 	}
 	return c.ok(http.StatusCreated, map[string]any{"campaign": campaignBody(x)})
 }
 
-func (a *API) handleCampaignList(c *call) error {
+func (a newsletterAPI) handleCampaignList(c *call) error {
 	q := c.r.URL.Query()
 	limit, err := intParam(q.Get("limit"), "limit")
 	if err != nil {
@@ -168,7 +179,7 @@ func (a *API) handleCampaignList(c *call) error {
 			return notify.Invalid("offset must be an integer")
 		}
 	}
-	cs, total, limit, err := a.svc.ListCampaigns(c.ctx, c.actor, q.Get("status"), limit, offset)
+	cs, total, limit, err := a.room.ListCampaigns(c.ctx, c.actor, q.Get("status"), limit, offset)
 	if err != nil {
 		return err
 	}
@@ -179,8 +190,8 @@ func (a *API) handleCampaignList(c *call) error {
 	return c.ok(http.StatusOK, map[string]any{"campaigns": out, "total": total, "limit": limit, "offset": offset})
 }
 
-func (a *API) handleCampaignGet(c *call) error {
-	d, err := a.svc.GetCampaign(c.ctx, c.actor, c.r.PathValue("id"))
+func (a newsletterAPI) handleCampaignGet(c *call) error {
+	d, err := a.room.GetCampaign(c.ctx, c.actor, c.r.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -189,7 +200,7 @@ func (a *API) handleCampaignGet(c *call) error {
 	return c.ok(http.StatusOK, map[string]any{"campaign": body})
 }
 
-func (a *API) handleCampaignUpdate(c *call) error {
+func (a newsletterAPI) handleCampaignUpdate(c *call) error {
 	var in campaignIn
 	if err := c.decode(&in); err != nil {
 		return err
@@ -201,29 +212,29 @@ func (a *API) handleCampaignUpdate(c *call) error {
 	if err != nil {
 		return err
 	}
-	x, err := a.svc.UpdateCampaign(c.ctx, c.actor, c.r.PathValue("id"), input)
+	x, err := a.room.UpdateCampaign(c.ctx, c.actor, c.r.PathValue("id"), input)
 	if err != nil {
 		return err
 	}
 	return c.ok(http.StatusOK, map[string]any{"campaign": campaignBody(x)})
 }
 
-func (a *API) handleCampaignDelete(c *call) error {
-	if err := a.svc.DeleteCampaign(c.ctx, c.actor, c.r.PathValue("id")); err != nil {
+func (a newsletterAPI) handleCampaignDelete(c *call) error {
+	if err := a.room.DeleteCampaign(c.ctx, c.actor, c.r.PathValue("id")); err != nil {
 		return err
 	}
 	return c.noContent()
 }
 
-func (a *API) handleCampaignAudience(c *call) error {
-	n, err := a.svc.CampaignAudience(c.ctx, c.actor, c.r.PathValue("id"))
+func (a newsletterAPI) handleCampaignAudience(c *call) error {
+	n, err := a.room.CampaignAudience(c.ctx, c.actor, c.r.PathValue("id"))
 	if err != nil {
 		return err
 	}
 	return c.ok(http.StatusOK, map[string]any{"audienceSize": n})
 }
 
-func (a *API) handleCampaignSend(c *call) error {
+func (a newsletterAPI) handleCampaignSend(c *call) error {
 	var in struct {
 		ScheduledAt Optional[string] `json:"scheduledAt"`
 	}
@@ -236,7 +247,7 @@ func (a *API) handleCampaignSend(c *call) error {
 	if in.ScheduledAt.Set && !in.ScheduledAt.Null {
 		sched = &in.ScheduledAt.Value
 	}
-	res, err := a.svc.SendCampaign(c.ctx, c.actor, c.r.PathValue("id"), sched, a.baseURL)
+	res, err := a.room.SendCampaign(c.ctx, c.actor, c.r.PathValue("id"), sched, a.baseURL)
 	if err != nil {
 		return err
 	}
@@ -244,27 +255,27 @@ func (a *API) handleCampaignSend(c *call) error {
 		"audienceSize": res.AudienceSize, "scheduledAt": TimestampPtr(res.ScheduledAt), "fanoutJobId": res.FanoutJobID})
 }
 
-func (a *API) handleCampaignCancel(c *call) error {
+func (a newsletterAPI) handleCampaignCancel(c *call) error {
 	if err := decodeNone(c.body); err != nil {
 		return err
 	}
-	n, err := a.svc.CancelCampaign(c.ctx, c.actor, c.r.PathValue("id"))
+	n, err := a.room.CancelCampaign(c.ctx, c.actor, c.r.PathValue("id"))
 	if err != nil {
 		return err
 	}
 	return c.ok(http.StatusOK, map[string]any{"campaignId": c.r.PathValue("id"), "status": notify.CampaignCanceled, "canceledRequests": n})
 }
 
-func (a *API) handleCampaignPause(c *call) error {
-	return a.campaignHold(c, a.svc.PauseCampaign)
+func (a newsletterAPI) handleCampaignPause(c *call) error {
+	return a.campaignHold(c, a.room.PauseCampaign)
 }
 
-func (a *API) handleCampaignResume(c *call) error {
-	return a.campaignHold(c, a.svc.ResumeCampaign)
+func (a newsletterAPI) handleCampaignResume(c *call) error {
+	return a.campaignHold(c, a.room.ResumeCampaign)
 }
 
 // campaignHold runs a pause or a resume (no body) and answers its counts.
-func (a *API) campaignHold(c *call, move func(context.Context, *usecase.Actor, string) (*service.CampaignPauseResult, error)) error {
+func (a newsletterAPI) campaignHold(c *call, move func(context.Context, *usecase.Actor, string) (*newsletter.CampaignPauseResult, error)) error {
 	if err := decodeNone(c.body); err != nil {
 		return err
 	}
@@ -276,11 +287,11 @@ func (a *API) campaignHold(c *call, move func(context.Context, *usecase.Actor, s
 		"queuedRequests": res.Queued, "inFlightRequests": res.InFlight})
 }
 
-func (a *API) handleCampaignRetryFailed(c *call) error {
+func (a newsletterAPI) handleCampaignRetryFailed(c *call) error {
 	if err := decodeNone(c.body); err != nil {
 		return err
 	}
-	res, err := a.svc.RetryFailedCampaign(c.ctx, c.actor, c.r.PathValue("id"))
+	res, err := a.room.RetryFailedCampaign(c.ctx, c.actor, c.r.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -289,14 +300,14 @@ func (a *API) handleCampaignRetryFailed(c *call) error {
 }
 
 // handleCampaignPreview renders a campaign for sample attributes (issue 21).
-func (a *API) handleCampaignPreview(c *call) error {
+func (a newsletterAPI) handleCampaignPreview(c *call) error {
 	var in struct {
 		Attributes map[string]string `json:"attributes"`
 	}
 	if err := c.decode(&in); err != nil {
 		return err
 	}
-	p, err := a.svc.PreviewCampaign(c.ctx, c.actor, c.r.PathValue("id"), in.Attributes, a.baseURL)
+	p, err := a.room.PreviewCampaign(c.ctx, c.actor, c.r.PathValue("id"), in.Attributes, a.baseURL)
 	if err != nil {
 		return err
 	}

@@ -145,7 +145,7 @@ func (a identitiesAPI) handleIdentityDNS(c *call) error {
 // identity: registration and test-send answer as SPEC says, with this
 // beside them.
 func (a *API) warnSender(c *call, providerID string) {
-	w, err := a.identities.SenderWarning(c.ctx, c.actor, providerID)
+	w, err := a.rooms.Identities.SenderWarning(c.ctx, c.actor, providerID)
 	if err != nil || w == "" {
 		return
 	}

@@ -5,11 +5,11 @@ import (
 	"time"
 
 	"github.com/notifyd/notifyd/internal/notify"
-	"github.com/notifyd/notifyd/internal/service"
+	"github.com/notifyd/notifyd/internal/sends"
 )
 
-func (a *API) handleJobList(c *call) error {
-	jobs, err := a.svc.ListOpenJobs(c.ctx, c.actor)
+func (a sendsAPI) handleJobList(c *call) error {
+	jobs, err := a.room.ListOpenJobs(c.ctx, c.actor)
 	if err != nil {
 		return err
 	}
@@ -29,14 +29,14 @@ func (a *API) handleJobList(c *call) error {
 	return c.ok(http.StatusOK, map[string]any{"jobs": out})
 }
 
-func (a *API) handleJobCancel(c *call) error {
-	if err := a.svc.CancelScheduledJob(c.ctx, c.actor, c.r.PathValue("id")); err != nil {
+func (a sendsAPI) handleJobCancel(c *call) error {
+	if err := a.room.CancelScheduledJob(c.ctx, c.actor, c.r.PathValue("id")); err != nil {
 		return err
 	}
 	return c.noContent()
 }
 
-func (a *API) handleAttemptList(c *call) error {
+func (a sendsAPI) handleAttemptList(c *call) error {
 	q := c.r.URL.Query()
 	f := notify.AttemptFilter{RequestID: q.Get("requestId")}
 	var err error
@@ -46,7 +46,7 @@ func (a *API) handleAttemptList(c *call) error {
 	if f.Before, err = decodeCursor(q.Get("cursor")); err != nil {
 		return err
 	}
-	page, err := a.svc.ListAttempts(c.ctx, c.actor, f)
+	page, err := a.room.ListAttempts(c.ctx, c.actor, f)
 	if err != nil {
 		return err
 	}
@@ -75,8 +75,8 @@ func (a *API) handleAttemptList(c *call) error {
 	return c.ok(http.StatusOK, map[string]any{"attempts": out, "cursor": encodeCursor(page.Cursor), "hasNext": page.HasNext})
 }
 
-func (a *API) handleDeadLetterList(c *call) error {
-	items, count, err := a.svc.ListDeadLetters(c.ctx, c.actor)
+func (a sendsAPI) handleDeadLetterList(c *call) error {
+	items, count, err := a.room.ListDeadLetters(c.ctx, c.actor)
 	if err != nil {
 		return err
 	}
@@ -89,7 +89,7 @@ func (a *API) handleDeadLetterList(c *call) error {
 	return c.ok(http.StatusOK, map[string]any{"items": out, "count": count})
 }
 
-func (a *API) handleMetrics(c *call) error {
+func (a sendsAPI) handleMetrics(c *call) error {
 	q := c.r.URL.Query()
 	now := a.now()
 	from, to := now.Add(-24*time.Hour), now
@@ -107,7 +107,7 @@ func (a *API) handleMetrics(c *call) error {
 	if from.After(to) {
 		return notify.Invalid("from must not be after to")
 	}
-	counts, err := a.svc.Metrics(c.ctx, c.actor, from, to)
+	counts, err := a.room.Metrics(c.ctx, c.actor, from, to)
 	if err != nil {
 		return err
 	}
@@ -120,11 +120,11 @@ func (a *API) handleMetrics(c *call) error {
 		"successAttempts": counts.SuccessAttempts, "failedAttempts": counts.FailedAttempts})
 }
 
-func (a *API) handleDeadLetterReplay(c *call) error {
+func (a sendsAPI) handleDeadLetterReplay(c *call) error {
 	if err := decodeNone(c.body); err != nil {
 		return err
 	}
-	d, err := a.svc.ReplayDeadLetter(c.ctx, c.actor, c.r.PathValue("jobId"))
+	d, err := a.room.ReplayDeadLetter(c.ctx, c.actor, c.r.PathValue("jobId"))
 	if err != nil {
 		return err
 	}
@@ -132,7 +132,7 @@ func (a *API) handleDeadLetterReplay(c *call) error {
 		"status": notify.StatusQueued})
 }
 
-func (a *API) handleDeadLetterReplaySet(c *call) error {
+func (a sendsAPI) handleDeadLetterReplaySet(c *call) error {
 	var in struct {
 		Channel     *string `json:"channel"`
 		FailureCode *string `json:"failureCode"`
@@ -142,7 +142,7 @@ func (a *API) handleDeadLetterReplaySet(c *call) error {
 	if err := c.decode(&in); err != nil {
 		return err
 	}
-	n, err := a.svc.ReplayDeadLetters(c.ctx, c.actor, service.ReplayInput{Channel: in.Channel, FailureCode: in.FailureCode,
+	n, err := a.room.ReplayDeadLetters(c.ctx, c.actor, sends.ReplayInput{Channel: in.Channel, FailureCode: in.FailureCode,
 		From: in.From, To: in.To})
 	if err != nil {
 		return err

@@ -128,4 +128,3 @@ func (a templatesAPI) handleTemplatePreview(c *call) error {
 		"templateId": p.Template.ID, "version": p.Version.Version, "locale": strOrNil(p.Version.Locale), "layoutId": layoutID,
 		"title": strOrNil(p.Title), "text": p.Text, "html": strOrNil(p.HTML), "missingVariables": p.MissingVariables}})
 }
-

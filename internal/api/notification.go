@@ -5,8 +5,37 @@ import (
 	"net/http"
 
 	"github.com/notifyd/notifyd/internal/notify"
-	"github.com/notifyd/notifyd/internal/service"
+	"github.com/notifyd/notifyd/internal/sends"
 )
+
+// sendsAPI are the handlers of the sends room.
+type sendsAPI struct {
+	*API
+	room *sends.Service
+}
+
+// routes are the Notification API's send routes, the queue's jobs,
+// attempts, dead letters and metrics, and the reads the console needs.
+func (a sendsAPI) routes() []Route {
+	all, op, admin := notify.RolesAll, notify.RolesOperator, notify.RolesAdmin
+	send, read := notify.ScopeNotificationsSend, notify.ScopeNotificationsRead
+	return append([]Route{
+		// Notification API (HMAC-signed, enveloped).
+		{Method: "POST", Path: "/v1/notifications", auth: authSigned, Scope: send, ownNonce: true, rateLimited: true, h: a.handleSend},
+		{Method: "POST", Path: "/v1/notifications/bulk", auth: authSigned, Scope: send, ownNonce: true, rateLimited: true, h: a.handleSendBulk},
+		{Method: "GET", Path: "/v1/notifications/{requestId}", auth: authSigned, Scope: read, rateLimited: true, h: a.handleRequestGet},
+		{Method: "POST", Path: "/v1/notifications/{requestId}/cancel", auth: authSigned, Scope: send, rateLimited: true, h: a.handleRequestCancel},
+
+		// Queue jobs, attempts, dead letters, metrics.
+		{Method: "GET", Path: "/v1/jobs", auth: authDashboard, Roles: all, h: a.handleJobList},
+		{Method: "POST", Path: "/v1/jobs/{id}/cancel", auth: authDashboard, Roles: op, h: a.handleJobCancel},
+		{Method: "GET", Path: "/v1/attempts", auth: authDashboard, Roles: all, h: a.handleAttemptList},
+		{Method: "GET", Path: "/v1/dead-letter", auth: authDashboard, Roles: admin, h: a.handleDeadLetterList},
+		{Method: "POST", Path: "/v1/dead-letter/replay", auth: authDashboard, Roles: op, h: a.handleDeadLetterReplaySet},
+		{Method: "POST", Path: "/v1/dead-letter/{jobId}/replay", auth: authDashboard, Roles: op, h: a.handleDeadLetterReplay},
+		{Method: "GET", Path: "/v1/metrics", auth: authDashboard, Roles: all, h: a.handleMetrics},
+	}, a.requestRoutes()...)
+}
 
 // sendBody is the strict schema of SPEC "Send a notification", plus
 // channelFallback (cross-channel fallback, docs/DECISIONS.md).
@@ -43,11 +72,11 @@ type fallbackStep struct {
 	Content   *sendContent   `json:"content"`
 }
 
-func (f *fallbackStep) input() *service.FallbackInput {
+func (f *fallbackStep) input() *sends.FallbackInput {
 	if f == nil {
 		return nil
 	}
-	in := &service.FallbackInput{Channel: f.Channel}
+	in := &sends.FallbackInput{Channel: f.Channel}
 	if f.Recipient != nil {
 		in.HasRecipient, in.RecipientAddress, in.RecipientName = true, f.Recipient.Address, f.Recipient.Name
 	}
@@ -58,8 +87,8 @@ func (f *fallbackStep) input() *service.FallbackInput {
 	return in
 }
 
-func (b *sendBody) input() *service.SendInput {
-	in := &service.SendInput{Channel: b.Channel, IdempotencyKey: b.IdempotencyKey, ScheduledAt: b.ScheduledAt,
+func (b *sendBody) input() *sends.SendInput {
+	in := &sends.SendInput{Channel: b.Channel, IdempotencyKey: b.IdempotencyKey, ScheduledAt: b.ScheduledAt,
 		PreferredProviderAccountIDs: b.PreferredProviderAccountIDs, Metadata: b.Metadata, Locale: b.Locale}
 	if b.Recipient != nil {
 		in.RecipientAddress, in.RecipientName = b.Recipient.Address, b.Recipient.Name
@@ -69,7 +98,7 @@ func (b *sendBody) input() *service.SendInput {
 		in.TemplateCode, in.TemplateVariables = b.Content.TemplateCode, b.Content.TemplateVariables
 	}
 	if b.ChannelFallback != nil {
-		steps := make([]*service.FallbackInput, len(*b.ChannelFallback))
+		steps := make([]*sends.FallbackInput, len(*b.ChannelFallback))
 		for i, f := range *b.ChannelFallback {
 			steps[i] = f.input()
 		}
@@ -86,24 +115,24 @@ type sendJSON struct {
 	ScheduledAt  *string `json:"scheduledAt"`
 }
 
-func sendResult(r service.SendResult) sendJSON {
+func sendResult(r sends.SendResult) sendJSON {
 	return sendJSON{Status: r.Status, RequestID: r.RequestID, QueueJobID: r.QueueJobID, Deduplicated: r.Deduplicated,
 		ScheduledAt: TimestampPtr(r.ScheduledAt)}
 }
 
-func (a *API) handleSend(c *call) error {
+func (a sendsAPI) handleSend(c *call) error {
 	var b sendBody
 	if err := c.decode(&b); err != nil {
 		return err
 	}
-	res, err := a.svc.Send(c.ctx, c.key, c.nonce, b.input())
+	res, err := a.room.Send(c.ctx, c.key, c.nonce, b.input())
 	if err != nil {
 		return err
 	}
 	return c.ok(http.StatusCreated, sendResult(*res))
 }
 
-func (a *API) handleSendBulk(c *call) error {
+func (a sendsAPI) handleSendBulk(c *call) error {
 	var b struct {
 		Items *[]json.RawMessage `json:"items"`
 	}
@@ -113,10 +142,10 @@ func (a *API) handleSendBulk(c *call) error {
 	if b.Items == nil {
 		return notify.Invalid("items is required")
 	}
-	if err := service.CheckBulkSize(len(*b.Items)); err != nil {
+	if err := sends.CheckBulkSize(len(*b.Items)); err != nil {
 		return err
 	}
-	items := make([]*service.SendInput, len(*b.Items))
+	items := make([]*sends.SendInput, len(*b.Items))
 	for i, raw := range *b.Items {
 		var sb sendBody
 		if err := decodeJSON(raw, &sb); err != nil {
@@ -125,7 +154,7 @@ func (a *API) handleSendBulk(c *call) error {
 		}
 		items[i] = sb.input()
 	}
-	res, err := a.svc.SendBulk(c.ctx, c.key, c.nonce, items)
+	res, err := a.room.SendBulk(c.ctx, c.key, c.nonce, items)
 	if err != nil {
 		return err
 	}
@@ -137,16 +166,16 @@ func (a *API) handleSendBulk(c *call) error {
 		"deduplicated": res.Deduplicated, "items": out})
 }
 
-func (a *API) handleRequestGet(c *call) error {
-	d, err := a.svc.GetRequest(c.ctx, c.key.WorkspaceID, c.r.PathValue("requestId"))
+func (a sendsAPI) handleRequestGet(c *call) error {
+	d, err := a.room.GetRequest(c.ctx, c.key.WorkspaceID, c.r.PathValue("requestId"))
 	if err != nil {
 		return err
 	}
 	return c.ok(http.StatusOK, requestBody(d))
 }
 
-func (a *API) handleRequestCancel(c *call) error {
-	res, err := a.svc.CancelRequest(c.ctx, c.key.WorkspaceID, c.r.PathValue("requestId"), nil)
+func (a sendsAPI) handleRequestCancel(c *call) error {
+	res, err := a.room.CancelRequest(c.ctx, c.key.WorkspaceID, c.r.PathValue("requestId"), nil)
 	if err != nil {
 		return err
 	}
@@ -193,7 +222,7 @@ func jobBody(j *notify.Job) map[string]any {
 		"startedAt": TimestampPtr(j.StartedAt), "finishedAt": TimestampPtr(j.FinishedAt), "lastError": lastErr}
 }
 
-func requestBody(d *service.RequestDetail) map[string]any {
+func requestBody(d *sends.RequestDetail) map[string]any {
 	r := d.Request
 	attempts := make([]map[string]any, len(d.Attempts))
 	for i, at := range d.Attempts {

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/notifyd/notifyd/internal/service"
 	"github.com/notifyd/notifyd/openapi"
 )
 
@@ -115,7 +114,7 @@ func TestOpenAPICoversRoutes(t *testing.T) {
 	if len(ops) == 0 {
 		t.Fatal("no operations found in the paths section of openapi/openapi.yaml")
 	}
-	a := New(Options{Service: service.New(service.Options{}), BaseURL: "http://x"})
+	a := New(Options{BaseURL: "http://x"})
 	routes := a.Routes()
 	if len(routes) == 0 {
 		t.Fatal("the route table is empty")

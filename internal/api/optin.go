@@ -3,8 +3,8 @@ package api
 import (
 	"net/http"
 
+	"github.com/notifyd/notifyd/internal/newsletter"
 	"github.com/notifyd/notifyd/internal/notify"
-	"github.com/notifyd/notifyd/internal/service"
 )
 
 // Double opt-in (issue 21, item 5; docs/DECISIONS.md "Double opt-in"):
@@ -12,7 +12,7 @@ import (
 // public confirmation page is internal/web's (confirm.go).
 
 // optInRoutes are the dashboard routes of double opt-in.
-func (a *API) optInRoutes() []Route {
+func (a newsletterAPI) optInRoutes() []Route {
 	all, op, admin := notify.RolesAll, notify.RolesOperator, notify.RolesAdmin
 	return []Route{
 		{Method: "GET", Path: "/v1/newsletter/settings", auth: authDashboard, Roles: all, h: a.handleNewsletterSettingsGet},
@@ -31,15 +31,15 @@ func newsletterSettingsBody(s *notify.NewsletterSettings) map[string]any {
 	return map[string]any{"settings": newsletterSettingsJSON{DoubleOptIn: s.DoubleOptIn, UpdatedAt: TimestampPtr(s.UpdatedAt)}}
 }
 
-func (a *API) handleNewsletterSettingsGet(c *call) error {
-	s, err := a.svc.GetNewsletterSettings(c.ctx, c.actor)
+func (a newsletterAPI) handleNewsletterSettingsGet(c *call) error {
+	s, err := a.room.GetNewsletterSettings(c.ctx, c.actor)
 	if err != nil {
 		return err
 	}
 	return c.ok(http.StatusOK, newsletterSettingsBody(s))
 }
 
-func (a *API) handleNewsletterSettingsUpdate(c *call) error {
+func (a newsletterAPI) handleNewsletterSettingsUpdate(c *call) error {
 	var in struct {
 		DoubleOptIn *bool `json:"doubleOptIn"`
 	}
@@ -49,18 +49,18 @@ func (a *API) handleNewsletterSettingsUpdate(c *call) error {
 	if in.DoubleOptIn == nil {
 		return notify.Invalid("doubleOptIn is required")
 	}
-	s, err := a.svc.UpdateNewsletterSettings(c.ctx, c.actor, in.DoubleOptIn)
+	s, err := a.room.UpdateNewsletterSettings(c.ctx, c.actor, in.DoubleOptIn)
 	if err != nil {
 		return err
 	}
 	return c.ok(http.StatusOK, newsletterSettingsBody(s))
 }
 
-func (a *API) handleResendConfirmation(c *call) error {
+func (a newsletterAPI) handleResendConfirmation(c *call) error {
 	if err := decodeNone(c.body); err != nil {
 		return err
 	}
-	sent, err := a.svc.ResendConfirmation(c.ctx, c.actor, c.r.PathValue("id"))
+	sent, err := a.room.ResendConfirmation(c.ctx, c.actor, c.r.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -70,7 +70,7 @@ func (a *API) handleResendConfirmation(c *call) error {
 
 // importBody is the answer of an import: SPEC's counts, and
 // confirmationsSent when the import queued confirmation mails.
-func importBody(res *service.ImportResult) map[string]any {
+func importBody(res *newsletter.ImportResult) map[string]any {
 	out := map[string]any{"total": res.Total, "created": res.Created, "updated": res.Updated, "skipped": res.Skipped}
 	if res.ConfirmationsSent > 0 {
 		out["confirmationsSent"] = res.ConfirmationsSent

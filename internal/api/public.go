@@ -9,6 +9,6 @@ import "net/http"
 // as a form or as JSON; it answers the envelope or problem+json.
 func (a *API) PublicHandlers() map[string]http.Handler {
 	return map[string]http.Handler{
-		"POST " + unsubscribePath + "/one-click": http.HandlerFunc(a.handleUnsubscribeOneClick),
+		"POST " + unsubscribePath + "/one-click": http.HandlerFunc(newsletterAPI{a, a.rooms.Newsletter}.handleUnsubscribeOneClick),
 	}
 }

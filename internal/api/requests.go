@@ -4,13 +4,13 @@ import (
 	"net/http"
 
 	"github.com/notifyd/notifyd/internal/notify"
-	"github.com/notifyd/notifyd/internal/service"
+	"github.com/notifyd/notifyd/internal/sends"
 )
 
 // requestRoutes are the Dashboard API reads the web console needs (issue
 // 18): the filtered request list, one request with its attempts and raw
 // provider exchange, a member's cancel, and the overview figures.
-func (a *API) requestRoutes() []Route {
+func (a sendsAPI) requestRoutes() []Route {
 	all, op := notify.RolesAll, notify.RolesOperator
 	return []Route{
 		{Method: "GET", Path: "/v1/requests", auth: authDashboard, Roles: all, h: a.handleRequestList},
@@ -22,10 +22,10 @@ func (a *API) requestRoutes() []Route {
 
 // RequestQuery reads the request-list filter of a query string (the API's
 // and the console's Messages page's parameters are the same).
-func RequestQuery(r *http.Request) (service.RequestQuery, error) {
+func RequestQuery(r *http.Request) (sends.RequestQuery, error) {
 	q := r.URL.Query()
 	limit, err := intParam(q.Get("limit"), "limit")
-	return service.RequestQuery{Status: q.Get("status"), Channel: q.Get("channel"), From: q.Get("from"), To: q.Get("to"),
+	return sends.RequestQuery{Status: q.Get("status"), Channel: q.Get("channel"), From: q.Get("from"), To: q.Get("to"),
 		Recipient: q.Get("recipient"), RequestID: q.Get("requestId"), Cursor: q.Get("cursor"), Limit: limit}, err
 }
 
@@ -44,20 +44,20 @@ func requestItems(rs []*notify.Request) []map[string]any {
 	return out
 }
 
-func (a *API) handleRequestList(c *call) error {
+func (a sendsAPI) handleRequestList(c *call) error {
 	q, err := RequestQuery(c.r)
 	if err != nil {
 		return err
 	}
-	page, err := a.svc.ListRequests(c.ctx, c.actor, q)
+	page, err := a.room.ListRequests(c.ctx, c.actor, q)
 	if err != nil {
 		return err
 	}
 	return c.ok(http.StatusOK, map[string]any{"requests": requestItems(page.Requests), "cursor": encodeCursor(page.Cursor), "hasNext": page.HasNext})
 }
 
-func (a *API) handleDashboardRequestGet(c *call) error {
-	d, err := a.svc.GetRequestOf(c.ctx, c.actor, c.r.PathValue("requestId"))
+func (a sendsAPI) handleDashboardRequestGet(c *call) error {
+	d, err := a.room.GetRequestOf(c.ctx, c.actor, c.r.PathValue("requestId"))
 	if err != nil {
 		return err
 	}
@@ -69,11 +69,11 @@ func (a *API) handleDashboardRequestGet(c *call) error {
 	return c.ok(http.StatusOK, body)
 }
 
-func (a *API) handleDashboardRequestCancel(c *call) error {
+func (a sendsAPI) handleDashboardRequestCancel(c *call) error {
 	if err := decodeNone(c.body); err != nil {
 		return err
 	}
-	res, err := a.svc.CancelRequestOf(c.ctx, c.actor, c.r.PathValue("requestId"))
+	res, err := a.room.CancelRequestOf(c.ctx, c.actor, c.r.PathValue("requestId"))
 	if err != nil {
 		return err
 	}
@@ -84,8 +84,8 @@ func countsBody(cs *notify.Counts) map[string]any {
 	return map[string]any{"totalRequests": cs.TotalRequests, "byStatus": cs.ByStatus, "byChannelStatus": cs.ByChannelStatus}
 }
 
-func (a *API) handleOverview(c *call) error {
-	o, err := a.svc.Overview(c.ctx, c.actor)
+func (a sendsAPI) handleOverview(c *call) error {
+	o, err := a.room.Overview(c.ctx, c.actor)
 	if err != nil {
 		return err
 	}

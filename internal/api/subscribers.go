@@ -5,13 +5,13 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/notifyd/notifyd/internal/newsletter"
 	"github.com/notifyd/notifyd/internal/notify"
-	"github.com/notifyd/notifyd/internal/service"
 )
 
 // subscriberRoutes are the routes of newsletter subscribers and the unsubscribe flow.
 // The unsubscribe pages are public and mounted by PublicHandlers.
-func (a *API) subscriberRoutes() []Route {
+func (a newsletterAPI) subscriberRoutes() []Route {
 	all, op, admin := notify.RolesAll, notify.RolesOperator, notify.RolesAdmin
 	return []Route{
 		{Method: "GET", Path: "/v1/newsletter/subscribers", auth: authDashboard, Roles: all, h: a.handleSubscriberList},
@@ -70,7 +70,7 @@ func decodeSubscriber(body []byte, v any) error {
 	return err
 }
 
-func (a *API) handleSubscriberCreate(c *call) error {
+func (a newsletterAPI) handleSubscriberCreate(c *call) error {
 	var in struct {
 		Channel       Optional[string]            `json:"channel"`
 		Address       Optional[string]            `json:"address"`
@@ -83,7 +83,7 @@ func (a *API) handleSubscriberCreate(c *call) error {
 	if err := decodeSubscriber(c.body, &in); err != nil {
 		return err
 	}
-	input := service.SubscriberInput{Confirmed: in.Confirmed != nil && *in.Confirmed}
+	input := newsletter.SubscriberInput{Confirmed: in.Confirmed != nil && *in.Confirmed}
 	var err error
 	if input.Channel, err = required("channel", in.Channel); err != nil {
 		return err
@@ -95,14 +95,14 @@ func (a *API) handleSubscriberCreate(c *call) error {
 		return err
 	}
 	input.Name, input.ConsentSource, input.Attributes = clearable(in.Name), clearable(in.ConsentSource), attributesIn(in.Attributes)
-	s, err := a.svc.CreateSubscriber(c.ctx, c.actor, input)
+	s, err := a.room.CreateSubscriber(c.ctx, c.actor, input)
 	if err != nil {
 		return err
 	}
 	return c.ok(http.StatusCreated, map[string]any{"subscriber": subscriberBody(s)})
 }
 
-func (a *API) handleSubscriberList(c *call) error {
+func (a newsletterAPI) handleSubscriberList(c *call) error {
 	q := c.r.URL.Query()
 	f := notify.SubscriberFilter{Channel: notify.Channel(q.Get("channel")), ConsentStatus: q.Get("consentStatus"), Search: q.Get("search")}
 	var err error
@@ -114,7 +114,7 @@ func (a *API) handleSubscriberList(c *call) error {
 			return notify.Invalid("offset must be an integer")
 		}
 	}
-	subs, total, f, err := a.svc.ListSubscribers(c.ctx, c.actor, f)
+	subs, total, f, err := a.room.ListSubscribers(c.ctx, c.actor, f)
 	if err != nil {
 		return err
 	}
@@ -125,15 +125,15 @@ func (a *API) handleSubscriberList(c *call) error {
 	return c.ok(http.StatusOK, map[string]any{"subscribers": out, "total": total, "limit": f.Limit, "offset": f.Offset})
 }
 
-func (a *API) handleSubscriberGet(c *call) error {
-	s, err := a.svc.GetSubscriber(c.ctx, c.actor, c.r.PathValue("id"))
+func (a newsletterAPI) handleSubscriberGet(c *call) error {
+	s, err := a.room.GetSubscriber(c.ctx, c.actor, c.r.PathValue("id"))
 	if err != nil {
 		return err
 	}
 	return c.ok(http.StatusOK, map[string]any{"subscriber": subscriberBody(s)})
 }
 
-func (a *API) handleSubscriberUpdate(c *call) error {
+func (a newsletterAPI) handleSubscriberUpdate(c *call) error {
 	var in struct {
 		Channel       json.RawMessage             `json:"channel"`
 		Address       json.RawMessage             `json:"address"`
@@ -148,21 +148,21 @@ func (a *API) handleSubscriberUpdate(c *call) error {
 	if in.Channel != nil || in.Address != nil {
 		return notify.Invalid("channel and address cannot be changed")
 	}
-	var input service.SubscriberInput
+	var input newsletter.SubscriberInput
 	var err error
 	if input.ConsentStatus, err = required("consentStatus", in.ConsentStatus); err != nil {
 		return err
 	}
 	input.Name, input.ConsentSource, input.Attributes = clearable(in.Name), clearable(in.ConsentSource), attributesIn(in.Attributes)
-	s, err := a.svc.UpdateSubscriber(c.ctx, c.actor, c.r.PathValue("id"), input)
+	s, err := a.room.UpdateSubscriber(c.ctx, c.actor, c.r.PathValue("id"), input)
 	if err != nil {
 		return err
 	}
 	return c.ok(http.StatusOK, map[string]any{"subscriber": subscriberBody(s)})
 }
 
-func (a *API) handleSubscriberDelete(c *call) error {
-	if err := a.svc.DeleteSubscriber(c.ctx, c.actor, c.r.PathValue("id")); err != nil {
+func (a newsletterAPI) handleSubscriberDelete(c *call) error {
+	if err := a.room.DeleteSubscriber(c.ctx, c.actor, c.r.PathValue("id")); err != nil {
 		return err
 	}
 	return c.noContent()
@@ -178,7 +178,7 @@ type importItemIn struct {
 	Confirmed  *bool                       `json:"confirmed"` // double opt-in (confirm.go)
 }
 
-func (a *API) handleSubscriberImport(c *call) error {
+func (a newsletterAPI) handleSubscriberImport(c *call) error {
 	var in struct {
 		Subscribers   Optional[[]json.RawMessage] `json:"subscribers"`
 		ConsentStatus Optional[string]            `json:"consentStatus"`
@@ -191,14 +191,14 @@ func (a *API) handleSubscriberImport(c *call) error {
 	if !in.Subscribers.Set || in.Subscribers.Null {
 		return notify.Invalid("subscribers is required")
 	}
-	input := service.ImportInput{Items: make([]service.ImportItem, len(in.Subscribers.Value)), ConsentSource: clearable(in.ConsentSource),
+	input := newsletter.ImportInput{Items: make([]newsletter.ImportItem, len(in.Subscribers.Value)), ConsentSource: clearable(in.ConsentSource),
 		Confirmed: in.Confirmed != nil && *in.Confirmed}
 	var err error
 	if input.ConsentStatus, err = required("consentStatus", in.ConsentStatus); err != nil {
 		return err
 	}
-	if n := len(in.Subscribers.Value); n == 0 || n > service.MaxSubscriberImport {
-		return notify.Invalid("subscribers must hold 1 to %d items", service.MaxSubscriberImport)
+	if n := len(in.Subscribers.Value); n == 0 || n > newsletter.MaxSubscriberImport {
+		return notify.Invalid("subscribers must hold 1 to %d items", newsletter.MaxSubscriberImport)
 	}
 	for i, raw := range in.Subscribers.Value {
 		var it importItemIn
@@ -213,7 +213,7 @@ func (a *API) handleSubscriberImport(c *call) error {
 		item.Name, _ = required("name", it.Name)
 		item.Attributes, item.Confirmed = attributesIn(it.Attributes), it.Confirmed
 	}
-	res, err := a.svc.ImportSubscribers(c.ctx, c.actor, input)
+	res, err := a.room.ImportSubscribers(c.ctx, c.actor, input)
 	if err != nil {
 		return err
 	}

@@ -6,8 +6,8 @@ import (
 	"mime"
 	"net/http"
 
+	"github.com/notifyd/notifyd/internal/newsletter"
 	"github.com/notifyd/notifyd/internal/notify"
-	"github.com/notifyd/notifyd/internal/service"
 )
 
 // The programmatic one-click unsubscribe (API-DECISIONS 5); the
@@ -24,18 +24,18 @@ const (
 // JSON {token} answered in the envelope, or the RFC 8058 one-click post
 // (form body List-Unsubscribe=One-Click, token in the query string) that
 // mailbox providers send for the List-Unsubscribe-Post header.
-func (a *API) handleUnsubscribeOneClick(w http.ResponseWriter, r *http.Request) {
+func (a newsletterAPI) handleUnsubscribeOneClick(w http.ResponseWriter, r *http.Request) {
 	token, err := oneClickToken(w, r)
 	if err != nil {
 		a.writeError(w, r, err)
 		return
 	}
-	v, err := a.svc.Unsubscribe(r.Context(), token)
+	v, err := a.room.Unsubscribe(r.Context(), token)
 	if err != nil {
 		a.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, envelope{Data: map[string]bool{"unsubscribed": v.State == service.UnsubscribeDone},
+	writeJSON(w, http.StatusOK, envelope{Data: map[string]bool{"unsubscribed": v.State == newsletter.UnsubscribeDone},
 		Meta: envelopeMeta{Timestamp: Timestamp(a.now())}})
 }
 
@@ -86,11 +86,11 @@ func oneClickToken(w http.ResponseWriter, r *http.Request) (string, error) {
 		}
 		token = in.Token.Value
 	}
-	if bad, _ := service.UnsubscribeTokenShape(token); bad {
+	if bad, _ := newsletter.UnsubscribeTokenShape(token); bad {
 		if token == "" {
 			return "", notify.Invalid("token is required")
 		}
-		return "", notify.Invalid("token must be at most %d characters", service.MaxUnsubscribeToken)
+		return "", notify.Invalid("token must be at most %d characters", newsletter.MaxUnsubscribeToken)
 	}
 	return token, nil
 }

@@ -72,13 +72,10 @@ var (
 	// queue, vendors, metrics, configuration, the composition root.
 	adapters = []string{"internal/api", "internal/web", "internal/server", "internal/daemon", "internal/config",
 		"internal/delivery", "internal/worker", "internal/jobs", "internal/metrics", "internal/store",
-		"internal/provider", "internal/simulator", "internal/crashfault", "internal/bounce/snshttp"}
+		"internal/provider", "internal/simulator", "internal/crashfault", "internal/rooms", "internal/bounce/snshttp"}
 	// kits are test kits: only tests and other kits may import them.
 	kits = []string{"internal/notifytest", "internal/provider/providertest", "internal/store/storetest",
 		"internal/store/testdb", "internal/mailcheck/dnstest"}
-	// legacy is what is left of the hall the rooms came out of, until it
-	// is gone; it is held to no room rule.
-	legacy = []string{"internal/service"}
 	// tests are packages of tests only (end-to-end suites, this one).
 	tests = []string{"internal/e2e", "internal/archtest"}
 )
@@ -101,7 +98,7 @@ func kindOf(p string) string {
 		name string
 		set  []string
 	}{{"domain", domain}, {"ground", ground}, {"room", rooms}, {"pure", pure}, {"adapter", adapters},
-		{"kit", kits}, {"legacy", legacy}, {"tests", tests}} {
+		{"kit", kits}, {"tests", tests}} {
 		for _, s := range k.set {
 			if (p == s || strings.HasPrefix(p, s+"/")) && len(s) > len(best) {
 				best, kind = s, k.name
@@ -185,27 +182,27 @@ var rules = []rule{
 	{name: "the domain imports nothing of ours", from: ofKind("domain"), direct: true,
 		forbidden: func(_, imp string) bool { _, ok := ours(imp); return ok }},
 	{name: "rooms reach no HTTP, SQL or queue, even through another package", from: ofKind("room"), forbidden: technology},
-	{name: "rooms reach no adapter", from: ofKind("room"), forbidden: ourKind("adapter", "legacy")},
+	{name: "rooms reach no adapter", from: ofKind("room"), forbidden: ourKind("adapter")},
 	{name: "rooms do not import each other (they meet in the domain and the store)", from: ofKind("room"),
 		forbidden: func(p, imp string) bool {
 			q, ok := ours(imp)
 			return ok && kindOf(q) == "room" && q != p
 		}},
 	{name: "the ground stands below every room and adapter", from: ofKind("ground"),
-		forbidden: any(technology, ourKind("room", "adapter", "legacy"))},
+		forbidden: any(technology, ourKind("room", "adapter"))},
 	{name: "pure policy reaches no HTTP, SQL or queue", from: ofKind("pure"), forbidden: technology},
 	{name: "dispatch imports no provider package", from: is("internal/dispatch"), forbidden: ourUnder("internal/provider")},
 	{name: "production code imports no test kit", from: func(p string) bool { return !ofKind("kit", "tests")(p) },
 		forbidden: ourKind("kit")},
 	{name: "handlers reach storage only through the rooms", from: is("internal/api", "internal/web"), direct: true,
 		forbidden: ourUnder("internal/store", "internal/delivery", "internal/worker", "internal/jobs")},
-	{name: "rooms and the service call no vendor adapter", from: ofKind("room", "legacy"), forbidden: ourUnder("internal/provider")},
+	{name: "rooms call no vendor adapter", from: ofKind("room"), forbidden: ourUnder("internal/provider")},
 	{name: "only commands (and the e2e test kit) run the provider simulator",
 		from: func(p string) bool {
 			return !in([]string{"cmd", "bench", "internal/simulator", "internal/notifytest"}, p)
 		}, direct: true, forbidden: ourUnder("internal/simulator")},
 	{name: "storage knows no use case", from: func(p string) bool { return in([]string{"internal/store"}, p) },
-		direct: true, forbidden: any(ourKind("room", "ground", "legacy"), ourUnder("internal/api", "internal/web",
+		direct: true, forbidden: any(ourKind("room", "ground"), ourUnder("internal/api", "internal/web",
 			"internal/delivery", "internal/daemon"))},
 }
 

@@ -32,14 +32,16 @@ import (
 	"github.com/notifyd/notifyd/internal/limits"
 	"github.com/notifyd/notifyd/internal/mailcheck"
 	"github.com/notifyd/notifyd/internal/metrics"
+	"github.com/notifyd/notifyd/internal/newsletter"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/provider"
 	"github.com/notifyd/notifyd/internal/provider/kinds"
 	"github.com/notifyd/notifyd/internal/providers"
 	"github.com/notifyd/notifyd/internal/retention"
+	"github.com/notifyd/notifyd/internal/rooms"
 	"github.com/notifyd/notifyd/internal/secret"
+	"github.com/notifyd/notifyd/internal/sends"
 	"github.com/notifyd/notifyd/internal/server"
-	"github.com/notifyd/notifyd/internal/service"
 	"github.com/notifyd/notifyd/internal/store"
 	"github.com/notifyd/notifyd/internal/suppressions"
 	"github.com/notifyd/notifyd/internal/templates"
@@ -52,32 +54,15 @@ import (
 
 // Daemon is one running notifyd process.
 type Daemon struct {
-	Config  config.Config
-	Logger  *slog.Logger
-	DB      *store.DB
-	Service *service.Service
-	// Suppressions is the suppression list and bounce intake; Retention
-	// deletes old data.
-	Suppressions *suppressions.Service
-	Retention    *retention.Service
-	// Limits is the room of rate-limit policies and dispatch limits.
-	Limits *limits.Service
-	// Verification is the OTP room.
-	Verification *verification.Service
-	// Webhooks is the outbound webhooks' room (endpoints, relay, tries).
-	Webhooks *webhooks.Service
-	// Identities is the sending identities' room.
-	Identities *identities.Service
-	// Providers is the room of provider accounts, routes and test-sends;
-	// Templates the templates' and layouts'.
-	Providers *providers.Service
-	Templates *templates.Service
+	Config config.Config
+	Logger *slog.Logger
+	DB     *store.DB
+	// Rooms are the use cases, one room each.
+	Rooms rooms.Set
 	// SNS verifies and confirms the SNS messages of SES callbacks over
-	// HTTP, for Suppressions (the demo trusts its simulator's host).
+	// HTTP, for the suppressions room (the demo trusts its simulator's
+	// host).
 	SNS *snshttp.Verifier
-	// Accounts is the room of workspaces, logins, sessions, members and
-	// API keys.
-	Accounts *accounts.Service
 	// Gate is the signed API's door, shared by the API and the sends.
 	Gate *gate.Gate
 	// Delivery is the delivery engine the workers drive.
@@ -201,37 +186,13 @@ func (d *Daemon) Open(ctx context.Context) error {
 		BatchObserver: d.Metrics.Batch, WebhookAllowPrivate: allowPrivate, WebhookTimeout: d.Config.WebhookTimeout,
 		SoleWorker: d.lockWorkers()})
 	d.Gate = gate.New(gate.Options{Store: d.DB, Box: box, Now: d.Now, Logger: d.Logger, Tolerance: d.Config.HMACTolerance})
-	d.Accounts = accounts.New(accounts.Options{Store: d.DB, Box: box, Now: d.Now, Logger: d.Logger, Keys: d.Gate})
-	d.Service = service.New(service.Options{
-		Store: d.DB, Box: box, Now: d.Now, Logger: d.Logger, Gate: d.Gate,
-		OptInKey:    secret.Derive(master, service.OptInSigningLabel),
-		BaseURL:     d.Config.BaseURL,
-		JobAttempts: d.Config.QueueJobAttempts, Backoff: d.Config.QueueBackoff,
-		MailCheck: d.mailChecker(),
-		// PostgreSQL writes two fan-out batches at once; SQLite's one
-		// writer would only queue the second.
-		FanoutWriters: map[string]int{"postgres": 2}[d.DB.Dialect],
-	})
 	// SNS certificates and subscription URLs are fetched with the
 	// SSRF-guarded client, from sns.<region>.amazonaws.com and the hosts
 	// of NOTIFYD_SNS_CERT_HOSTS (plain http only where private targets
 	// are allowed: tests, demo).
 	d.SNS = &snshttp.Verifier{Client: providerDeps.HTTP,
 		Policy: bounce.SNSPolicy{ExtraHosts: d.Config.SNSCertHosts, AllowHTTP: allowPrivate}}
-	d.Suppressions = suppressions.New(suppressions.Options{Store: d.DB, Box: box, Now: d.Now, Logger: d.Logger, SNS: d.SNS})
-	d.Retention = retention.New(retention.Options{Store: d.DB, Now: d.Now, Logger: d.Logger})
-	d.Verification = verification.New(verification.Options{Store: d.DB, Now: d.Now, Logger: d.Logger, Secret: otpSecret,
-		CodeKey: secret.Derive(master, verification.CodeLabel), BaseURL: d.Config.BaseURL, Engine: d.Delivery})
-	d.Webhooks = webhooks.New(webhooks.Options{Store: d.DB, Box: box, Now: d.Now, Logger: d.Logger, Poster: d.Delivery,
-		AllowPrivate: allowPrivate, Schedule: d.Config.WebhookRetrySchedule, SecretOverlap: d.Config.WebhookSecretOverlap,
-		Metrics: d.Metrics.Webhooks})
-	// Sending-domain DNS checks are asked for explicitly, so they use the
-	// resolver whether or not subscriber MX checks are on.
-	d.Identities = identities.New(identities.Options{Store: d.DB, Box: box, Now: d.Now, Logger: d.Logger, Engine: d.Delivery,
-		DNS: mailcheck.New(d.Config.DNSServer, 5*time.Second)})
-	d.Providers = providers.New(providers.Options{Store: d.DB, Box: box, Now: d.Now, Logger: d.Logger, Engine: d.Delivery})
-	d.Templates = templates.New(templates.Options{Store: d.DB, Now: d.Now, Logger: d.Logger})
-	d.Limits = limits.New(limits.Options{Store: d.DB, Now: d.Now, Logger: d.Logger, Engine: d.Delivery})
+	d.Rooms = d.buildRooms(box, master, otpSecret, allowPrivate)
 	if err := d.startQueue(ctx); err != nil {
 		return err
 	}
@@ -270,61 +231,7 @@ func (d *Daemon) dispatchJobTimeout() time.Duration {
 func (d *Daemon) startQueue(ctx context.Context) error {
 	cfg := &river.Config{Logger: d.Logger.With("component", "river")}
 	if d.Config.Role != "api" {
-		workers := river.NewWorkers()
-		river.AddWorker(workers, &worker.Cleanup{Sessions: d.Accounts, OTP: d.Verification, Logger: d.Logger})
-		river.AddWorker(workers, &worker.Retention{Service: d.Retention, Metrics: d.Metrics.Retention, Logger: d.Logger,
-			Policy: notify.Retention{Data: d.Config.Retention, Audit: d.Config.AuditRetention}})
-		// A job left running by a crashed process is handed back after
-		// NOTIFYD_JOB_RESCUE_AFTER; River requires the job timeout below it,
-		// so runs are bounded by two thirds of it, at most 2 minutes.
-		rescueAfter := cmp.Or(d.Config.JobRescueAfter, 3*time.Minute)
-		jobTimeout := d.dispatchJobTimeout()
-		river.AddWorker(workers, &worker.Dispatch{Engine: d.Delivery, Backoff: d.Config.QueueBackoff, JobTimeout: jobTimeout})
-		river.AddWorker(workers, &worker.DispatchBatch{Engine: d.Delivery, Backoff: d.Config.QueueBackoff, JobTimeout: jobTimeout})
-		river.AddWorker(workers, &worker.WebhookDelivery{Service: d.Webhooks, TryTimeout: cmp.Or(d.Config.WebhookTimeout, 10*time.Second), MaxTimeout: jobTimeout})
-		river.AddWorker(workers, &worker.Fanout{Service: d.Service, Backoff: d.Config.QueueBackoff, JobTimeout: jobTimeout})
-		cfg.Workers = workers
-		cfg.Queues = map[string]river.QueueConfig{
-			jobs.QueueDefault: {MaxWorkers: dispatchMaxWorkers},
-			// The other queues are mostly idle, and every poll of an idle
-			// queue is a fetch statement (on SQLite, which has no insert
-			// notifications, re-planned each time): they poll less often,
-			// at the cost of up to 200 ms before a webhook or fan-out job
-			// starts there.
-			jobs.QueueMaintenance: {MaxWorkers: 2, FetchPollInterval: idlePollInterval},
-			jobs.QueueWebhooks:    {MaxWorkers: 20, FetchPollInterval: idlePollInterval},
-			jobs.QueueCampaign:    {MaxWorkers: 2, FetchPollInterval: idlePollInterval},
-			// Jobs handed back twice after their process died run one at
-			// a time (jobs/crash.go): a third crash is then theirs.
-			jobs.QueueIsolated: {MaxWorkers: 1, FetchPollInterval: idlePollInterval},
-		}
-		cfg.PeriodicJobs = []*river.PeriodicJob{
-			river.NewPeriodicJob(river.PeriodicInterval(5*time.Minute),
-				func() (river.JobArgs, *river.InsertOpts) { return jobs.Cleanup{}, nil },
-				&river.PeriodicJobOpts{RunOnStart: true}),
-			river.NewPeriodicJob(river.PeriodicInterval(jobs.RetentionInterval),
-				func() (river.JobArgs, *river.InsertOpts) { return jobs.Retention{}, nil },
-				&river.PeriodicJobOpts{RunOnStart: true}),
-		}
-		// River's defaults poll every 100 ms for 100 jobs; tighter fetches
-		// lift the work rate (PERFORMANCE.md).
-		cfg.FetchCooldown = 5 * time.Millisecond
-		cfg.FetchPollInterval = 50 * time.Millisecond
-		cfg.RescueStuckJobsAfter = rescueAfter
-		// A finished dispatch job's history lives in notification_jobs and
-		// attempts; River's own completed row only carries a count. River
-		// keeps them 24 h by default, a day of queue rows at thousands of
-		// messages a second. Discarded and cancelled rows keep River's
-		// defaults, for debugging.
-		cfg.CompletedJobRetentionPeriod = completedJobRetention
-		cfg.JobTimeout = min(river.JobTimeoutDefault, jobTimeout) // the cleanup job's bound
-		// The queue's client id is the heartbeat's worker id: a running
-		// job whose client has no fresh heartbeat belongs to a dead
-		// process and is rescued within seconds (delivery/rescue.go).
-		cfg.ID = d.Delivery.WorkerID()
-		d.tracker = worker.NewTracker()
-		cfg.Middleware = append(cfg.Middleware, d.tracker,
-			&worker.CrashGuard{Engine: d.Delivery, Fanout: d.Service, Webhooks: d.Webhooks, Logger: d.Logger})
+		d.configureWorkers(cfg)
 	}
 	q, err := d.DB.NewQueue(cfg)
 	if err != nil {
@@ -345,9 +252,69 @@ func (d *Daemon) startQueue(ctx context.Context) error {
 		if err := q.Start(context.WithoutCancel(ctx)); err != nil {
 			return err
 		}
-		d.stopRelay = worker.StartWebhookRelay(d.Webhooks, d.Logger, 0)
+		d.stopRelay = worker.StartWebhookRelay(d.Rooms.Webhooks, d.Logger, 0)
 	}
 	return nil
+}
+
+// configureWorkers gives the queue of a worker process its workers,
+// queues, periodic jobs, fetch and rescue settings and middleware.
+func (d *Daemon) configureWorkers(cfg *river.Config) {
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &worker.Cleanup{Sessions: d.Rooms.Accounts, OTP: d.Rooms.Verification, Logger: d.Logger})
+	river.AddWorker(workers, &worker.Retention{Service: d.Rooms.Retention, Metrics: d.Metrics.Retention, Logger: d.Logger,
+		Policy: notify.Retention{Data: d.Config.Retention, Audit: d.Config.AuditRetention}})
+	// A job left running by a crashed process is handed back after
+	// NOTIFYD_JOB_RESCUE_AFTER; River requires the job timeout below it,
+	// so runs are bounded by two thirds of it, at most 2 minutes.
+	rescueAfter := cmp.Or(d.Config.JobRescueAfter, 3*time.Minute)
+	jobTimeout := d.dispatchJobTimeout()
+	river.AddWorker(workers, &worker.Dispatch{Engine: d.Delivery, Backoff: d.Config.QueueBackoff, JobTimeout: jobTimeout})
+	river.AddWorker(workers, &worker.DispatchBatch{Engine: d.Delivery, Backoff: d.Config.QueueBackoff, JobTimeout: jobTimeout})
+	river.AddWorker(workers, &worker.WebhookDelivery{Service: d.Rooms.Webhooks, TryTimeout: cmp.Or(d.Config.WebhookTimeout, 10*time.Second), MaxTimeout: jobTimeout})
+	river.AddWorker(workers, &worker.Fanout{Service: d.Rooms.Newsletter, Backoff: d.Config.QueueBackoff, JobTimeout: jobTimeout})
+	cfg.Workers = workers
+	cfg.Queues = map[string]river.QueueConfig{
+		jobs.QueueDefault: {MaxWorkers: dispatchMaxWorkers},
+		// The other queues are mostly idle, and every poll of an idle
+		// queue is a fetch statement (on SQLite, which has no insert
+		// notifications, re-planned each time): they poll less often,
+		// at the cost of up to 200 ms before a webhook or fan-out job
+		// starts there.
+		jobs.QueueMaintenance: {MaxWorkers: 2, FetchPollInterval: idlePollInterval},
+		jobs.QueueWebhooks:    {MaxWorkers: 20, FetchPollInterval: idlePollInterval},
+		jobs.QueueCampaign:    {MaxWorkers: 2, FetchPollInterval: idlePollInterval},
+		// Jobs handed back twice after their process died run one at
+		// a time (jobs/crash.go): a third crash is then theirs.
+		jobs.QueueIsolated: {MaxWorkers: 1, FetchPollInterval: idlePollInterval},
+	}
+	cfg.PeriodicJobs = []*river.PeriodicJob{
+		river.NewPeriodicJob(river.PeriodicInterval(5*time.Minute),
+			func() (river.JobArgs, *river.InsertOpts) { return jobs.Cleanup{}, nil },
+			&river.PeriodicJobOpts{RunOnStart: true}),
+		river.NewPeriodicJob(river.PeriodicInterval(jobs.RetentionInterval),
+			func() (river.JobArgs, *river.InsertOpts) { return jobs.Retention{}, nil },
+			&river.PeriodicJobOpts{RunOnStart: true}),
+	}
+	// River's defaults poll every 100 ms for 100 jobs; tighter fetches
+	// lift the work rate (PERFORMANCE.md).
+	cfg.FetchCooldown = 5 * time.Millisecond
+	cfg.FetchPollInterval = 50 * time.Millisecond
+	cfg.RescueStuckJobsAfter = rescueAfter
+	// A finished dispatch job's history lives in notification_jobs and
+	// attempts; River's own completed row only carries a count. River
+	// keeps them 24 h by default, a day of queue rows at thousands of
+	// messages a second. Discarded and cancelled rows keep River's
+	// defaults, for debugging.
+	cfg.CompletedJobRetentionPeriod = completedJobRetention
+	cfg.JobTimeout = min(river.JobTimeoutDefault, jobTimeout) // the cleanup job's bound
+	// The queue's client id is the heartbeat's worker id: a running
+	// job whose client has no fresh heartbeat belongs to a dead
+	// process and is rescued within seconds (delivery/rescue.go).
+	cfg.ID = d.Delivery.WorkerID()
+	d.tracker = worker.NewTracker()
+	cfg.Middleware = append(cfg.Middleware, d.tracker,
+		&worker.CrashGuard{Engine: d.Delivery, Fanout: d.Rooms.Newsletter, Webhooks: d.Rooms.Webhooks, Logger: d.Logger})
 }
 
 // dispatchMaxWorkers is the default queue's River MaxWorkers. Sends that
@@ -371,11 +338,11 @@ const idlePollInterval = 200 * time.Millisecond
 // firstStart creates a workspace and owner on an empty database and prints
 // the login once.
 func (d *Daemon) firstStart(ctx context.Context) error {
-	has, err := d.Accounts.HasWorkspaces(ctx)
+	has, err := d.Rooms.Accounts.HasWorkspaces(ctx)
 	if err != nil || has {
 		return err
 	}
-	res, err := d.Accounts.Bootstrap(ctx, "Default", "owner@notifyd.local", "")
+	res, err := d.Rooms.Accounts.Bootstrap(ctx, "Default", "owner@notifyd.local", "")
 	if errors.Is(err, accounts.ErrEmailTaken) {
 		return nil // another node won the race
 	}
@@ -402,22 +369,47 @@ func (d *Daemon) bind() error {
 	return nil
 }
 
+// buildRooms builds every use-case room on the store, the gate and the
+// delivery engine (for the few engine entries a room uses).
+func (d *Daemon) buildRooms(box *secret.Box, master, otpSecret []byte, allowPrivate bool) rooms.Set {
+	db, now, log, eng := d.DB, d.Now, d.Logger, d.Delivery
+	return rooms.Set{
+		Accounts: accounts.New(accounts.Options{Store: db, Box: box, Now: now, Logger: log, Keys: d.Gate}),
+		// Sending-domain DNS checks are asked for explicitly, so they use
+		// the resolver whether or not subscriber MX checks are on.
+		Identities: identities.New(identities.Options{Store: db, Box: box, Now: now, Logger: log, Engine: eng,
+			DNS: mailcheck.New(d.Config.DNSServer, 5*time.Second)}),
+		Limits: limits.New(limits.Options{Store: db, Now: now, Logger: log, Engine: eng}),
+		Newsletter: newsletter.New(newsletter.Options{Store: db, Now: now, Logger: log,
+			JobAttempts: d.Config.QueueJobAttempts, OptInKey: secret.Derive(master, newsletter.OptInSigningLabel),
+			BaseURL: d.Config.BaseURL, MailCheck: d.mailChecker(),
+			// PostgreSQL writes two fan-out batches at once; SQLite's one
+			// writer would only queue the second.
+			FanoutWriters: map[string]int{"postgres": 2}[db.Dialect]}),
+		Providers:    providers.New(providers.Options{Store: db, Box: box, Now: now, Logger: log, Engine: eng}),
+		Retention:    retention.New(retention.Options{Store: db, Now: now, Logger: log}),
+		Sends:        sends.New(sends.Options{Store: db, Now: now, Logger: log, JobAttempts: d.Config.QueueJobAttempts, Gate: d.Gate}),
+		Suppressions: suppressions.New(suppressions.Options{Store: db, Box: box, Now: now, Logger: log, SNS: d.SNS}),
+		Templates:    templates.New(templates.Options{Store: db, Now: now, Logger: log}),
+		Verification: verification.New(verification.Options{Store: db, Now: now, Logger: log, Secret: otpSecret,
+			CodeKey: secret.Derive(master, verification.CodeLabel), BaseURL: d.Config.BaseURL, Engine: eng}),
+		Webhooks: webhooks.New(webhooks.Options{Store: db, Box: box, Now: now, Logger: log, Poster: eng,
+			AllowPrivate: allowPrivate, Schedule: d.Config.WebhookRetrySchedule, SecretOverlap: d.Config.WebhookSecretOverlap,
+			Metrics: d.Metrics.Webhooks}),
+	}
+}
+
 // APIOptions are the options the daemon builds its API with: the rooms,
 // the gate and the settings (tests build an API of their own from them).
 func (d *Daemon) APIOptions() api.Options {
-	return api.Options{BaseURL: d.Config.BaseURL, Logger: d.Logger, LimitMetrics: d.Metrics.Limits,
-		TrustedProxies: d.Config.TrustedProxies, Gate: d.Gate, Service: d.Service,
-		Accounts: d.Accounts, Limits: d.Limits, Suppressions: d.Suppressions, Verification: d.Verification,
-		Webhooks: d.Webhooks, Identities: d.Identities, Providers: d.Providers, Templates: d.Templates}
+	return api.Options{Rooms: d.Rooms, Gate: d.Gate, BaseURL: d.Config.BaseURL, Logger: d.Logger, LimitMetrics: d.Metrics.Limits,
+		TrustedProxies: d.Config.TrustedProxies}
 }
 
 // ConsoleOptions are the options the daemon builds its console with; its
 // ClientAddr is the API's (trusted proxies).
 func (d *Daemon) ConsoleOptions(clientAddr func(*http.Request) string) web.Options {
-	return web.Options{BaseURL: d.Config.BaseURL, Logger: d.Logger, ClientAddr: clientAddr, LoginKey: d.loginKey,
-		Service:  d.Service,
-		Accounts: d.Accounts, Limits: d.Limits, Suppressions: d.Suppressions, Verification: d.Verification,
-		Webhooks: d.Webhooks, Identities: d.Identities, Providers: d.Providers, Templates: d.Templates}
+	return web.Options{Rooms: d.Rooms, BaseURL: d.Config.BaseURL, Logger: d.Logger, ClientAddr: clientAddr, LoginKey: d.loginKey}
 }
 
 // listen serves HTTP on the listener bind took.

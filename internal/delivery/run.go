@@ -70,28 +70,7 @@ func (e *Engine) RunJob(ctx context.Context, queueJobID int64) error {
 		return err
 	}
 	if len(runs) > 0 {
-		for _, rn := range runs {
-			crashfault.Hit("text", rn.msg.Text) // crash tests only: a message that kills its process
-		}
-		var wg sync.WaitGroup
-		for _, rn := range runs {
-			if rn.decided {
-				continue
-			}
-			e.sends <- struct{}{} // a send slot before its goroutine
-			wg.Add(1)
-			go func() {
-				defer func() { <-e.sends; wg.Done() }()
-				rn.out = e.tryRoutes(ctx, rn, bs)
-			}()
-		}
-		wg.Wait()
-		// The outcomes are recorded even when the job's context has ended:
-		// a message the vendor accepted must not be sent again.
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordGrace)
-		err = e.record(rctx, runs, bs)
-		cancel()
-		if err != nil {
+		if err := e.sendAndRecord(ctx, runs, bs); err != nil {
 			return err
 		}
 	}
@@ -106,6 +85,33 @@ func (e *Engine) RunJob(ctx context.Context, queueJobID int64) error {
 		return &dispatch.SnoozeError{After: PausedRecheck, Reason: "a request of this job belongs to a paused campaign"}
 	}
 	return nil
+}
+
+// sendAndRecord sends the claimed requests not decided at the claim, each
+// in a goroutine of its own within the process's send slots, and records
+// every outcome once all have answered.
+func (e *Engine) sendAndRecord(ctx context.Context, runs []*run, bs *breakers) error {
+	for _, rn := range runs {
+		crashfault.Hit("text", rn.msg.Text) // crash tests only: a message that kills its process
+	}
+	var wg sync.WaitGroup
+	for _, rn := range runs {
+		if rn.decided {
+			continue
+		}
+		e.sends <- struct{}{} // a send slot before its goroutine
+		wg.Add(1)
+		go func() {
+			defer func() { <-e.sends; wg.Done() }()
+			rn.out = e.tryRoutes(ctx, rn, bs)
+		}()
+	}
+	wg.Wait()
+	// The outcomes are recorded even when the job's context has ended: a
+	// message the vendor accepted must not be sent again.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordGrace)
+	defer cancel()
+	return e.record(rctx, runs, bs)
 }
 
 // PausedRecheck is how often a queue job holding requests of a paused

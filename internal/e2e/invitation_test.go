@@ -242,7 +242,7 @@ func TestInvitationDeclineRevokeExpire(t *testing.T) {
 	// machine it may run only now, after the clock moved, and delete the
 	// invitation itself: either way only Cleanup deletes it.
 	require.LessOrEqual(t, stored(), 1)
-	_, _, err := e.Daemon.Accounts.Cleanup(ctx)
+	_, _, err := e.Daemon.Rooms.Accounts.Cleanup(ctx)
 	require.NoError(t, err)
 	require.Zero(t, stored())
 }

@@ -339,7 +339,7 @@ func TestPasswordChange(t *testing.T) {
 	e.login(t, e.Email, "brand new password", "")
 
 	// Bootstrap follows the same rule (it took "x").
-	_, err := e.Daemon.Accounts.Bootstrap(t.Context(), "Short", "short@example.com", "x")
+	_, err := e.Daemon.Rooms.Accounts.Bootstrap(t.Context(), "Short", "short@example.com", "x")
 	require.ErrorContains(t, err, "password must be 8 to 256 characters")
 }
 

@@ -187,17 +187,17 @@ func TestBootstrapEmailTaken(t *testing.T) {
 	e := start(t)
 	ctx := context.Background()
 	for _, email := range []string{e.Email, "  Owner@Example.COM "} {
-		_, err := e.Daemon.Accounts.Bootstrap(ctx, "Again", email, "")
+		_, err := e.Daemon.Rooms.Accounts.Bootstrap(ctx, "Again", email, "")
 		require.True(t, errors.Is(err, accounts.ErrEmailTaken), "%v", err)
 	}
 	me := decode[meBody](t, do(t, e.Owner, "GET", "/v1/me", nil))
 	require.Len(t, me.Workspaces, 1)
 
-	_, err := e.Daemon.Accounts.Bootstrap(ctx, "Bad", "not an email", "")
+	_, err := e.Daemon.Rooms.Accounts.Bootstrap(ctx, "Bad", "not an email", "")
 	require.Error(t, err)
-	_, err = e.Daemon.Accounts.Bootstrap(ctx, "", "fresh@example.com", "")
+	_, err = e.Daemon.Rooms.Accounts.Bootstrap(ctx, "", "fresh@example.com", "")
 	require.Error(t, err)
-	res, err := e.Daemon.Accounts.Bootstrap(ctx, "Fresh", "fresh@example.com", "")
+	res, err := e.Daemon.Rooms.Accounts.Bootstrap(ctx, "Fresh", "fresh@example.com", "")
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, len(res.Password), 16)
 	c, lb := e.login(t, "fresh@example.com", res.Password, "")

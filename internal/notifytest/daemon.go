@@ -89,7 +89,7 @@ func StartDaemonAt(t testing.TB, now func() time.Time, opts ...Option) *Env {
 	}
 	d := openDaemon(t, cfg, now)
 	ctx := context.Background()
-	res, err := d.Accounts.Bootstrap(ctx, "Test", "owner@example.com", "correct horse battery")
+	res, err := d.Rooms.Accounts.Bootstrap(ctx, "Test", "owner@example.com", "correct horse battery")
 	require.NoError(t, err)
 	c := client.New(d.URL())
 	c.Token = res.AccessToken
@@ -101,7 +101,7 @@ func StartDaemonAt(t testing.TB, now func() time.Time, opts ...Option) *Env {
 // that owner's client.
 func (e *Env) NewWorkspace(t testing.TB, name, email string) (*client.Client, string) {
 	t.Helper()
-	res, err := e.Daemon.Accounts.Bootstrap(context.Background(), name, email, "correct horse battery")
+	res, err := e.Daemon.Rooms.Accounts.Bootstrap(context.Background(), name, email, "correct horse battery")
 	require.NoError(t, err)
 	c := client.New(e.Daemon.URL())
 	c.Token = res.AccessToken

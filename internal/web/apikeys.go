@@ -38,7 +38,7 @@ type apiKeysData struct {
 }
 
 func (c apiKeyPages) renderAPIKeys(x *Ctx, status int, problem *notify.Error, d *apiKeysData) error {
-	ks, err := c.accounts.ListAPIKeys(x.Context(), x.Actor)
+	ks, err := c.rooms.Accounts.ListAPIKeys(x.Context(), x.Actor)
 	if err != nil {
 		return err
 	}
@@ -67,7 +67,7 @@ func (c apiKeyPages) createAPIKey(x *Ctx) error {
 		codes := strings.FieldsFunc(t, func(r rune) bool { return r == ',' || r == '\n' || r == '\r' || r == ' ' })
 		in.AllowedTemplateCodes = &codes
 	}
-	k, err := c.accounts.CreateAPIKey(x.Context(), x.Actor, in)
+	k, err := c.rooms.Accounts.CreateAPIKey(x.Context(), x.Actor, in)
 	if err != nil {
 		e := problemOf(c.log, x.R, err)
 		if e.Status() >= 500 {
@@ -83,7 +83,7 @@ func (c apiKeyPages) createAPIKey(x *Ctx) error {
 }
 
 func (c apiKeyPages) rotateAPIKey(x *Ctx) error {
-	k, err := c.accounts.RotateAPIKey(x.Context(), x.Actor, x.R.PathValue("id"))
+	k, err := c.rooms.Accounts.RotateAPIKey(x.Context(), x.Actor, x.R.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -92,7 +92,7 @@ func (c apiKeyPages) rotateAPIKey(x *Ctx) error {
 
 func (c apiKeyPages) apiKeyStatus(action, done string) func(x *Ctx) error {
 	return func(x *Ctx) error {
-		k, err := c.accounts.SetAPIKeyStatus(x.Context(), x.Actor, x.R.PathValue("id"), action)
+		k, err := c.rooms.Accounts.SetAPIKeyStatus(x.Context(), x.Actor, x.R.PathValue("id"), action)
 		if err != nil {
 			return err
 		}

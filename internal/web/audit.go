@@ -41,8 +41,8 @@ func (c auditPages) auditPage(x *Ctx) error {
 	if err == nil {
 		f.Before = cur
 		var page *accounts.AuditPage
-		if page, err = c.accounts.ListAudit(x.Context(), x.Actor, f); err == nil {
-			ms, merr := c.accounts.ListMembers(x.Context(), x.Actor)
+		if page, err = c.rooms.Accounts.ListAudit(x.Context(), x.Actor, f); err == nil {
+			ms, merr := c.rooms.Accounts.ListMembers(x.Context(), x.Actor)
 			if merr != nil {
 				return merr
 			}

@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/notifyd/notifyd/internal/newsletter"
 	"github.com/notifyd/notifyd/internal/notify"
-	"github.com/notifyd/notifyd/internal/service"
 )
 
 // campaignPages serve the newsletter campaign pages.
@@ -63,7 +63,7 @@ func (c campaignPages) renderCampaigns(x *Ctx, status int, form campaignForm, pr
 		}
 		offset = n
 	}
-	cs, total, limit, err := c.svc.ListCampaigns(x.Context(), x.Actor, d.Status, subscriberPageSize, offset)
+	cs, total, limit, err := c.rooms.Newsletter.ListCampaigns(x.Context(), x.Actor, d.Status, subscriberPageSize, offset)
 	if err != nil {
 		e := problemOf(c.log, x.R, err)
 		if e.Status() != http.StatusBadRequest {
@@ -83,11 +83,11 @@ func (c campaignPages) renderCampaigns(x *Ctx, status int, form campaignForm, pr
 
 // readCampaignForm reads the create or edit form: the audience is
 // key=value lines, sent as {"attributes": {...}} (none: everyone).
-func readCampaignForm(x *Ctx) (campaignForm, service.CampaignInput, error) {
+func readCampaignForm(x *Ctx) (campaignForm, newsletter.CampaignInput, error) {
 	f := x.R.PostForm
 	form := campaignForm{Name: f.Get("name"), Subject: f.Get("subject"), Text: f.Get("contentText"), HTML: f.Get("contentHtml"),
 		Audience: f.Get("audience"), Ad: f.Get("isAdvertisement") != "", Unsubscribe: f.Get("includeUnsubscribe") != ""}
-	in := service.CampaignInput{Name: &form.Name, Subject: &form.Subject, ContentText: &form.Text, ContentHTML: &form.HTML,
+	in := newsletter.CampaignInput{Name: &form.Name, Subject: &form.Subject, ContentText: &form.Text, ContentHTML: &form.HTML,
 		IsAdvertisement: &form.Ad, IncludeUnsubscribe: &form.Unsubscribe}
 	attrs, err := parsePairs("audience", form.Audience)
 	if err != nil {
@@ -133,7 +133,7 @@ func (c campaignPages) createCampaign(x *Ctx) error {
 			in.AudienceFilter = nil
 		}
 		var cp *notify.Campaign
-		if cp, err = c.svc.CreateCampaign(x.Context(), x.Actor, in); err == nil {
+		if cp, err = c.rooms.Newsletter.CreateCampaign(x.Context(), x.Actor, in); err == nil {
 			return x.Redirect("/newsletter/campaigns/"+cp.ID, Flash{Kind: "info", Text: "Draft created: check the audience, then send."})
 		}
 	}
@@ -146,7 +146,7 @@ func (c campaignPages) createCampaign(x *Ctx) error {
 
 type campaignData struct {
 	Detail bool // true: one campaign's page
-	*service.CampaignDetail
+	*newsletter.CampaignDetail
 	Form campaignForm
 	// Live campaigns (scheduled, sending, paused) are polled by the page.
 	Live bool
@@ -155,7 +155,7 @@ type campaignData struct {
 }
 
 func (c campaignPages) campaignPage(x *Ctx) error {
-	d, err := c.svc.GetCampaign(x.Context(), x.Actor, x.R.PathValue("id"))
+	d, err := c.rooms.Newsletter.GetCampaign(x.Context(), x.Actor, x.R.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -168,7 +168,7 @@ func formOf(cp *notify.Campaign) campaignForm {
 		Audience: audienceText(cp.AudienceFilter), Ad: cp.IsAdvertisement, Unsubscribe: cp.IncludeUnsubscribe}
 }
 
-func (c campaignPages) renderCampaign(x *Ctx, status int, d *service.CampaignDetail, form campaignForm, problem *notify.Error) error {
+func (c campaignPages) renderCampaign(x *Ctx, status int, d *newsletter.CampaignDetail, form campaignForm, problem *notify.Error) error {
 	s := d.DeliveryStats
 	data := campaignData{Detail: true, CampaignDetail: d, Form: form,
 		Live: !d.Campaign.Status.Terminal() && d.Campaign.Status != notify.CampaignDraft,
@@ -180,7 +180,7 @@ func (c campaignPages) renderCampaign(x *Ctx, status int, d *service.CampaignDet
 // page's poll (static/campaign.js); reading them also moves a finished
 // campaign to sent, as the API's detail does.
 func (c campaignPages) campaignProgress(x *Ctx) error {
-	d, err := c.svc.GetCampaign(x.Context(), x.Actor, x.R.PathValue("id"))
+	d, err := c.rooms.Newsletter.GetCampaign(x.Context(), x.Actor, x.R.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -207,7 +207,7 @@ func (c campaignPages) updateCampaign(x *Ctx) error {
 	id := x.R.PathValue("id")
 	form, in, err := readCampaignForm(x)
 	if err == nil {
-		if _, err = c.svc.UpdateCampaign(x.Context(), x.Actor, id, in); err == nil {
+		if _, err = c.rooms.Newsletter.UpdateCampaign(x.Context(), x.Actor, id, in); err == nil {
 			return x.Redirect("/newsletter/campaigns/"+id, Flash{Kind: "info", Text: "Campaign saved."})
 		}
 	}
@@ -221,7 +221,7 @@ func (c campaignPages) campaignProblem(x *Ctx, id string, form campaignForm, err
 	if e.Status() != http.StatusBadRequest && e.Status() != http.StatusConflict {
 		return err
 	}
-	d, gerr := c.svc.GetCampaign(x.Context(), x.Actor, id)
+	d, gerr := c.rooms.Newsletter.GetCampaign(x.Context(), x.Actor, id)
 	if gerr != nil {
 		return gerr
 	}
@@ -239,7 +239,7 @@ func (c campaignPages) sendCampaign(x *Ctx) error {
 		v = formTime(v)
 		sched = &v
 	}
-	res, err := c.svc.SendCampaign(x.Context(), x.Actor, id, sched, c.baseURL)
+	res, err := c.rooms.Newsletter.SendCampaign(x.Context(), x.Actor, id, sched, c.baseURL)
 	if err != nil {
 		return c.campaignProblem(x, id, campaignForm{}, err)
 	}
@@ -258,15 +258,15 @@ func (c campaignPages) campaignAction(action string) func(x *Ctx) error {
 		var text string
 		switch action {
 		case "cancel":
-			n, err := c.svc.CancelCampaign(ctx, a, id)
+			n, err := c.rooms.Newsletter.CancelCampaign(ctx, a, id)
 			if err != nil {
 				return c.campaignProblem(x, id, campaignForm{}, err)
 			}
 			text = "Campaign canceled; " + strconv.Itoa(n) + " pending messages canceled."
 		case "pause", "resume":
-			move, verb := c.svc.PauseCampaign, "paused"
+			move, verb := c.rooms.Newsletter.PauseCampaign, "paused"
 			if action == "resume" {
-				move, verb = c.svc.ResumeCampaign, "resumed"
+				move, verb = c.rooms.Newsletter.ResumeCampaign, "resumed"
 			}
 			res, err := move(ctx, a, id)
 			if err != nil {
@@ -274,7 +274,7 @@ func (c campaignPages) campaignAction(action string) func(x *Ctx) error {
 			}
 			text = "Campaign " + verb + ": " + strconv.Itoa(res.Queued) + " queued, " + strconv.Itoa(res.InFlight) + " in flight."
 		default:
-			res, err := c.svc.RetryFailedCampaign(ctx, a, id)
+			res, err := c.rooms.Newsletter.RetryFailedCampaign(ctx, a, id)
 			if err != nil {
 				return c.campaignProblem(x, id, campaignForm{}, err)
 			}
@@ -286,7 +286,7 @@ func (c campaignPages) campaignAction(action string) func(x *Ctx) error {
 
 func (c campaignPages) deleteCampaign(x *Ctx) error {
 	id := x.R.PathValue("id")
-	if err := c.svc.DeleteCampaign(x.Context(), x.Actor, id); err != nil {
+	if err := c.rooms.Newsletter.DeleteCampaign(x.Context(), x.Actor, id); err != nil {
 		return c.campaignProblem(x, id, campaignForm{}, err)
 	}
 	return x.Redirect("/newsletter", Flash{Kind: "info", Text: "Campaign deleted."})

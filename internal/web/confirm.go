@@ -3,9 +3,9 @@ package web
 import (
 	"net/http"
 
+	"github.com/notifyd/notifyd/internal/newsletter"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/otp"
-	"github.com/notifyd/notifyd/internal/service"
 )
 
 // The double opt-in confirmation page (issue 21, item 5; docs/DECISIONS.md
@@ -18,31 +18,31 @@ type confirmPages struct{ *Console }
 
 func (c confirmPages) routes() []Route {
 	return []Route{
-		{Method: "GET", Path: service.ConfirmPath, Auth: Public, Raw: http.HandlerFunc(c.handleConfirmPage)},
-		{Method: "POST", Path: service.ConfirmPath, Auth: Public, Raw: http.HandlerFunc(c.handleConfirmForm)},
+		{Method: "GET", Path: newsletter.ConfirmPath, Auth: Public, Raw: http.HandlerFunc(c.handleConfirmPage)},
+		{Method: "POST", Path: newsletter.ConfirmPath, Auth: Public, Raw: http.HandlerFunc(c.handleConfirmForm)},
 	}
 }
 
 // confirmPage is the page of a confirmation state, with its status: 200
 // for a pending or confirmed subscriber, 4xx for a link that cannot
 // confirm. token fills the form of a pending subscriber.
-func confirmPage(v service.ConfirmView, token string) (int, pageData) {
+func confirmPage(v newsletter.ConfirmView, token string) (int, pageData) {
 	who := otp.Mask(notify.ChannelEmail, v.Address)
 	switch v.State {
-	case service.ConfirmPending:
+	case newsletter.ConfirmPending:
 		return http.StatusOK, pageData{Title: "Confirm your subscription",
 			Message: "Press the button to confirm the newsletter subscription of " + who + ".",
-			Form:    true, Action: service.ConfirmPath, Button: "Confirm subscription", Field: "token", Value: token}
-	case service.ConfirmDone:
+			Form:    true, Action: newsletter.ConfirmPath, Button: "Confirm subscription", Field: "token", Value: token}
+	case newsletter.ConfirmDone:
 		return http.StatusOK, pageData{Title: "Subscription confirmed",
 			Message: who + " is subscribed. You can unsubscribe at any time with the link in each newsletter."}
-	case service.ConfirmExpired:
+	case newsletter.ConfirmExpired:
 		return http.StatusGone, pageData{Title: "Link expired",
 			Message: "This confirmation link has expired. Please ask the sender for a new one."}
-	case service.ConfirmGone:
+	case newsletter.ConfirmGone:
 		return http.StatusNotFound, pageData{Title: "Subscription not found",
 			Message: "This subscription no longer exists. Please subscribe again."}
-	case service.ConfirmRefused:
+	case newsletter.ConfirmRefused:
 		return http.StatusConflict, pageData{Title: "Subscription cancelled",
 			Message: who + " was unsubscribed after this link was sent, so the link no longer confirms anything."}
 	}
@@ -57,7 +57,7 @@ var pageConfirmUnavailable = pageData{Title: "Confirmation unavailable", Message
 // confirm nobody.
 func (c confirmPages) handleConfirmPage(w http.ResponseWriter, r *http.Request) {
 	token := r.URL.Query().Get("token")
-	v, err := c.svc.ConfirmLanding(r.Context(), token)
+	v, err := c.rooms.Newsletter.ConfirmLanding(r.Context(), token)
 	if err != nil {
 		c.log.ErrorContext(r.Context(), "confirmation page", "err", err)
 		writePage(w, r, http.StatusInternalServerError, pageConfirmUnavailable)
@@ -74,7 +74,7 @@ func (c confirmPages) handleConfirmForm(w http.ResponseWriter, r *http.Request) 
 		return
 	}
 	token := r.PostForm.Get("token")
-	v, err := c.svc.Confirm(r.Context(), token)
+	v, err := c.rooms.Newsletter.Confirm(r.Context(), token)
 	if err != nil {
 		c.log.ErrorContext(r.Context(), "confirmation", "err", err)
 		writePage(w, r, http.StatusInternalServerError, pageConfirmUnavailable)

@@ -39,11 +39,11 @@ type identitiesData struct {
 
 func (c identityPages) identitiesData(x *Ctx) (*identitiesData, error) {
 	id := x.R.PathValue("id")
-	l, err := c.identities.ListIdentities(x.Context(), x.Actor, id)
+	l, err := c.rooms.Identities.ListIdentities(x.Context(), x.Actor, id)
 	if err != nil {
 		return nil, err
 	}
-	v, err := c.providers.GetProvider(x.Context(), x.Actor, id)
+	v, err := c.rooms.Providers.GetProvider(x.Context(), x.Actor, id)
 	if err != nil {
 		return nil, err
 	}
@@ -83,26 +83,26 @@ func (c identityPages) identityWrite(x *Ctx, write func() (*notify.SendingIdenti
 func (c identityPages) verifyIdentity(x *Ctx) error {
 	addr := x.R.PostFormValue("address")
 	return c.identityWrite(x, func() (*notify.SendingIdentity, error) {
-		return c.identities.VerifyEmailIdentity(x.Context(), x.Actor, x.R.PathValue("id"), addr)
+		return c.rooms.Identities.VerifyEmailIdentity(x.Context(), x.Actor, x.R.PathValue("id"), addr)
 	}, "Verification asked for", func(d *identitiesData) { d.Address = addr })
 }
 
 func (c identityPages) connectDomain(x *Ctx) error {
 	dom, mf := x.R.PostFormValue("domain"), x.R.PostFormValue("mailFromSubdomain")
 	return c.identityWrite(x, func() (*notify.SendingIdentity, error) {
-		return c.identities.ConnectDomain(x.Context(), x.Actor, x.R.PathValue("id"), dom, mf)
+		return c.rooms.Identities.ConnectDomain(x.Context(), x.Actor, x.R.PathValue("id"), dom, mf)
 	}, "Domain connected: publish its DNS records:", func(d *identitiesData) { d.Domain, d.MailFrom = dom, mf })
 }
 
 func (c identityPages) adoptDomain(x *Ctx) error {
 	dom := x.R.PostFormValue("domain")
 	return c.identityWrite(x, func() (*notify.SendingIdentity, error) {
-		return c.identities.AdoptDomain(x.Context(), x.Actor, x.R.PathValue("id"), dom)
+		return c.rooms.Identities.AdoptDomain(x.Context(), x.Actor, x.R.PathValue("id"), dom)
 	}, "Domain adopted:", func(d *identitiesData) { d.Adopt = dom })
 }
 
 func (c identityPages) refreshIdentity(x *Ctx) error {
-	s, err := c.identities.GetIdentity(x.Context(), x.Actor, x.R.PathValue("id"), x.R.PathValue("identityId"))
+	s, err := c.rooms.Identities.GetIdentity(x.Context(), x.Actor, x.R.PathValue("id"), x.R.PathValue("identityId"))
 	if err != nil {
 		return err
 	}
@@ -118,7 +118,7 @@ func (c identityPages) identityDNSPage(x *Ctx) error {
 	if err != nil {
 		return err
 	}
-	if d.Check, err = c.identities.CheckIdentityDNS(x.Context(), x.Actor, d.Provider.ID, x.R.PathValue("identityId")); err != nil {
+	if d.Check, err = c.rooms.Identities.CheckIdentityDNS(x.Context(), x.Actor, d.Provider.ID, x.R.PathValue("identityId")); err != nil {
 		return err
 	}
 	return c.renderIdentities(x, http.StatusOK, nil, d)

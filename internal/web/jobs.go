@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/notifyd/notifyd/internal/notify"
-	"github.com/notifyd/notifyd/internal/service"
+	"github.com/notifyd/notifyd/internal/sends"
 )
 
 // jobPages serve the job and dead-letter pages.
@@ -33,7 +33,7 @@ type jobsData struct {
 }
 
 func (c jobPages) jobsPage(x *Ctx) error {
-	jobs, err := c.svc.ListOpenJobs(x.Context(), x.Actor)
+	jobs, err := c.rooms.Sends.ListOpenJobs(x.Context(), x.Actor)
 	if err != nil {
 		return err
 	}
@@ -43,7 +43,7 @@ func (c jobPages) jobsPage(x *Ctx) error {
 // cancelJob cancels a job waiting for its time, as POST
 // /v1/jobs/{id}/cancel does.
 func (c jobPages) cancelJob(x *Ctx) error {
-	if err := c.svc.CancelScheduledJob(x.Context(), x.Actor, x.R.PathValue("id")); err != nil {
+	if err := c.rooms.Sends.CancelScheduledJob(x.Context(), x.Actor, x.R.PathValue("id")); err != nil {
 		return err
 	}
 	return x.Redirect("/jobs", Flash{Kind: "info", Text: "The job and its request are canceled."})
@@ -60,7 +60,7 @@ func (c jobPages) deadLettersPage(x *Ctx) error {
 }
 
 func (c jobPages) renderDeadLetters(x *Ctx, status int, problem *notify.Error) error {
-	items, n, err := c.svc.ListDeadLetters(x.Context(), x.Actor)
+	items, n, err := c.rooms.Sends.ListDeadLetters(x.Context(), x.Actor)
 	if err != nil {
 		return err
 	}
@@ -79,7 +79,7 @@ func afterReplay(x *Ctx) string {
 
 // replayDeadLetter replays one item (POST /v1/dead-letter/{jobId}/replay).
 func (c jobPages) replayDeadLetter(x *Ctx) error {
-	d, err := c.svc.ReplayDeadLetter(x.Context(), x.Actor, x.R.PathValue("jobId"))
+	d, err := c.rooms.Sends.ReplayDeadLetter(x.Context(), x.Actor, x.R.PathValue("jobId"))
 	if err != nil {
 		return err
 	}
@@ -90,7 +90,7 @@ func (c jobPages) replayDeadLetter(x *Ctx) error {
 // /v1/dead-letter/replay); empty fields select everything.
 func (c jobPages) replayDeadLetters(x *Ctx) error {
 	f := x.R.PostForm
-	var in service.ReplayInput
+	var in sends.ReplayInput
 	opt := func(v string) *string {
 		if v = strings.TrimSpace(v); v == "" {
 			return nil
@@ -99,7 +99,7 @@ func (c jobPages) replayDeadLetters(x *Ctx) error {
 	}
 	in.Channel, in.FailureCode = opt(f.Get("channel")), opt(f.Get("failureCode"))
 	in.From, in.To = opt(formTime(f.Get("from"))), opt(formTime(f.Get("to")))
-	n, err := c.svc.ReplayDeadLetters(x.Context(), x.Actor, in)
+	n, err := c.rooms.Sends.ReplayDeadLetters(x.Context(), x.Actor, in)
 	if err != nil {
 		e := problemOf(c.log, x.R, err)
 		if e.Status() != http.StatusBadRequest || !x.Actor.Role.Allowed(notify.RolesAdmin) {

@@ -51,13 +51,13 @@ func (c limitPages) limitsPage(x *Ctx) error { return c.renderLimits(x, http.Sta
 func (c limitPages) renderLimits(x *Ctx, status int, problem *notify.Error) error {
 	d := limitsData{Scopes: []string{notify.DispatchScopeWorkspace, notify.DispatchScopeProvider, notify.DispatchScopeAPIKey}}
 	var err error
-	if d.Workspace, d.KeyPolicies, err = c.limits.RateLimitPolicies(x.Context(), x.Actor); err != nil {
+	if d.Workspace, d.KeyPolicies, err = c.rooms.Limits.RateLimitPolicies(x.Context(), x.Actor); err != nil {
 		return err
 	}
-	if d.Dispatch, err = c.limits.ListDispatchLimits(x.Context(), x.Actor); err != nil {
+	if d.Dispatch, err = c.rooms.Limits.ListDispatchLimits(x.Context(), x.Actor); err != nil {
 		return err
 	}
-	if d.Keys, err = c.accounts.ListAPIKeys(x.Context(), x.Actor); err != nil {
+	if d.Keys, err = c.rooms.Accounts.ListAPIKeys(x.Context(), x.Actor); err != nil {
 		return err
 	}
 	return x.Render(status, "limits.html", &Page{Title: "Limits", Section: "/limits", Problem: problem, Data: d})
@@ -97,9 +97,9 @@ func (c limitPages) putRateLimit(x *Ctx) error {
 		}
 		in.Enabled = formBool(x, "enabled")
 		if strings.HasSuffix(x.R.URL.Path, "/workspace") {
-			_, err = c.limits.PutWorkspaceRateLimit(x.Context(), x.Actor, in)
+			_, err = c.rooms.Limits.PutWorkspaceRateLimit(x.Context(), x.Actor, in)
 		} else {
-			_, err = c.limits.PutAPIKeyRateLimit(x.Context(), x.Actor, x.R.PostFormValue("apiKeyCredentialId"), in)
+			_, err = c.rooms.Limits.PutAPIKeyRateLimit(x.Context(), x.Actor, x.R.PostFormValue("apiKeyCredentialId"), in)
 		}
 		return err
 	}()
@@ -118,7 +118,7 @@ func (c limitPages) putDispatchLimit(x *Ctx) error {
 		if in.RatePerSecond, err = formInt(x, "ratePerSecond"); err != nil {
 			return err
 		}
-		_, err = c.limits.PutDispatchLimit(x.Context(), x.Actor, in)
+		_, err = c.rooms.Limits.PutDispatchLimit(x.Context(), x.Actor, in)
 		return err
 	}()
 	if err != nil {
@@ -128,7 +128,7 @@ func (c limitPages) putDispatchLimit(x *Ctx) error {
 }
 
 func (c limitPages) deleteDispatchLimit(x *Ctx) error {
-	if err := c.limits.DeleteDispatchLimit(x.Context(), x.Actor, x.R.PathValue("id")); err != nil {
+	if err := c.rooms.Limits.DeleteDispatchLimit(x.Context(), x.Actor, x.R.PathValue("id")); err != nil {
 		return err
 	}
 	return x.Redirect("/limits", Flash{Kind: "info", Text: "Dispatch limit deleted."})

@@ -37,7 +37,7 @@ type membersData struct {
 }
 
 func (c memberPages) renderMembers(x *Ctx, status int, problem *notify.Error, d *membersData) error {
-	ms, err := c.accounts.ListMembers(x.Context(), x.Actor)
+	ms, err := c.rooms.Accounts.ListMembers(x.Context(), x.Actor)
 	if err != nil {
 		return err
 	}
@@ -58,7 +58,7 @@ func (c memberPages) membersPage(x *Ctx) error {
 func (c memberPages) addMember(x *Ctx) error {
 	f := x.R.PostForm
 	email, role := f.Get("email"), notify.Role(f.Get("role"))
-	res, err := c.accounts.AddMember(x.Context(), x.Actor, email, role, f.Get("password"))
+	res, err := c.rooms.Accounts.AddMember(x.Context(), x.Actor, email, role, f.Get("password"))
 	if err != nil {
 		e := problemOf(c.log, x.R, err)
 		if e.Status() >= 500 {
@@ -74,7 +74,7 @@ func (c memberPages) addMember(x *Ctx) error {
 }
 
 func (c memberPages) changeMemberRole(x *Ctx) error {
-	m, err := c.accounts.UpdateMemberRole(x.Context(), x.Actor, x.R.PathValue("userId"), notify.Role(x.R.PostForm.Get("role")))
+	m, err := c.rooms.Accounts.UpdateMemberRole(x.Context(), x.Actor, x.R.PathValue("userId"), notify.Role(x.R.PostForm.Get("role")))
 	if err != nil {
 		return err
 	}
@@ -82,7 +82,7 @@ func (c memberPages) changeMemberRole(x *Ctx) error {
 }
 
 func (c memberPages) removeMember(x *Ctx) error {
-	if err := c.accounts.RemoveMember(x.Context(), x.Actor, x.R.PathValue("userId")); err != nil {
+	if err := c.rooms.Accounts.RemoveMember(x.Context(), x.Actor, x.R.PathValue("userId")); err != nil {
 		return err
 	}
 	return x.Redirect("/members", Flash{Kind: "info", Text: "Member removed."})

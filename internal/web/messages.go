@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/notifyd/notifyd/internal/notify"
-	"github.com/notifyd/notifyd/internal/service"
+	"github.com/notifyd/notifyd/internal/sends"
 )
 
 // messagePages serve the message pages.
@@ -43,10 +43,10 @@ func formTime(v string) string {
 
 func (c messagePages) messagesPage(x *Ctx) error {
 	p := NewPager(x.R)
-	q := service.RequestQuery{Status: p.Get("status"), Channel: p.Get("channel"), From: formTime(p.Get("from")), To: formTime(p.Get("to")),
+	q := sends.RequestQuery{Status: p.Get("status"), Channel: p.Get("channel"), From: formTime(p.Get("from")), To: formTime(p.Get("to")),
 		Recipient: p.Get("recipient"), RequestID: p.Get("requestId"), Cursor: p.Get("cursor")}
 	d := messagesData{Pager: p, Statuses: notify.RequestStatuses, Channels: notify.Channels}
-	page, err := c.svc.ListRequests(x.Context(), x.Actor, q)
+	page, err := c.rooms.Sends.ListRequests(x.Context(), x.Actor, q)
 	if err != nil {
 		// A bad filter shows the form again with the problem.
 		e := problemOf(c.log, x.R, err)
@@ -67,12 +67,12 @@ type Event struct {
 }
 
 type messageData struct {
-	*service.RequestDetail
+	*sends.RequestDetail
 	Timeline []Event
 	Terminal bool
 }
 
-func timeline(d *service.RequestDetail) []Event {
+func timeline(d *sends.RequestDetail) []Event {
 	r := d.Request
 	ev := []Event{{r.RequestedAt, "accepted (queued)"}}
 	if r.ScheduledAt != nil {
@@ -102,7 +102,7 @@ func timeline(d *service.RequestDetail) []Event {
 }
 
 func (c messagePages) messagePage(x *Ctx) error {
-	d, err := c.svc.GetRequestOf(x.Context(), x.Actor, x.R.PathValue("id"))
+	d, err := c.rooms.Sends.GetRequestOf(x.Context(), x.Actor, x.R.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -114,7 +114,7 @@ func (c messagePages) messagePage(x *Ctx) error {
 // request state table), as POST /v1/requests/{id}/cancel does.
 func (c messagePages) cancelMessage(x *Ctx) error {
 	id := x.R.PathValue("id")
-	res, err := c.svc.CancelRequestOf(x.Context(), x.Actor, id)
+	res, err := c.rooms.Sends.CancelRequestOf(x.Context(), x.Actor, id)
 	if err != nil {
 		return err
 	}

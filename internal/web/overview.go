@@ -5,7 +5,7 @@ import (
 	"sort"
 
 	"github.com/notifyd/notifyd/internal/notify"
-	"github.com/notifyd/notifyd/internal/service"
+	"github.com/notifyd/notifyd/internal/sends"
 )
 
 // overviewPages serve the overview page.
@@ -85,12 +85,12 @@ func newChart(title string, cs *notify.Counts) Chart {
 }
 
 type overviewData struct {
-	*service.Overview
+	*sends.Overview
 	Charts []Chart
 }
 
 func (c overviewPages) overviewPage(x *Ctx) error {
-	o, err := c.svc.Overview(x.Context(), x.Actor)
+	o, err := c.rooms.Sends.Overview(x.Context(), x.Actor)
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/providers"
-	"github.com/notifyd/notifyd/internal/service"
+	"github.com/notifyd/notifyd/internal/sends"
 )
 
 // providerPages serve the provider and route pages.
@@ -69,15 +69,15 @@ type providersData struct {
 }
 
 func (c providerPages) providersData(x *Ctx) (*providersData, error) {
-	ps, err := c.providers.ListProviders(x.Context(), x.Actor)
+	ps, err := c.rooms.Providers.ListProviders(x.Context(), x.Actor)
 	if err != nil {
 		return nil, err
 	}
-	rs, err := c.providers.ListRoutes(x.Context(), x.Actor)
+	rs, err := c.rooms.Providers.ListRoutes(x.Context(), x.Actor)
 	if err != nil {
 		return nil, err
 	}
-	d := &providersData{Providers: ps, Kinds: c.providers.ProviderKinds(), Version: routesVersion(rs)}
+	d := &providersData{Providers: ps, Kinds: c.rooms.Providers.ProviderKinds(), Version: routesVersion(rs)}
 	byID := map[string]*notify.ProviderAccount{}
 	for _, p := range ps {
 		byID[p.Account.ID] = p.Account
@@ -151,7 +151,7 @@ func (c providerPages) createProvider(x *Ctx) error {
 	if err == nil {
 		in.ConfigJSON, in.SetConfig = cfg, set
 		var p *notify.ProviderAccount
-		if p, err = c.providers.CreateProvider(x.Context(), x.Actor, in); err == nil {
+		if p, err = c.rooms.Providers.CreateProvider(x.Context(), x.Actor, in); err == nil {
 			return x.Redirect("/providers/"+p.ID, Flash{Kind: "info", Text: "Provider " + p.DisplayName + " registered."})
 		}
 	}
@@ -178,7 +178,7 @@ type providerData struct {
 	*providers.ProviderView
 	// Test is the request of the last test-send (?test=id), shown as its
 	// result.
-	Test *service.RequestDetail
+	Test *sends.RequestDetail
 	Form testForm
 }
 
@@ -188,7 +188,7 @@ func (c providerPages) renderProvider(x *Ctx, status int, problem *notify.Error,
 }
 
 func (c providerPages) providerPage(x *Ctx) error {
-	v, err := c.providers.GetProvider(x.Context(), x.Actor, x.R.PathValue("id"))
+	v, err := c.rooms.Providers.GetProvider(x.Context(), x.Actor, x.R.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -196,7 +196,7 @@ func (c providerPages) providerPage(x *Ctx) error {
 	if id := x.R.URL.Query().Get("test"); id != "" {
 		// Only a request of this workspace sent through this provider
 		// is shown as its test result.
-		if t, err := c.svc.GetRequestOf(x.Context(), x.Actor, id); err == nil && len(t.Attempts) > 0 &&
+		if t, err := c.rooms.Sends.GetRequestOf(x.Context(), x.Actor, id); err == nil && len(t.Attempts) > 0 &&
 			t.Attempts[0].ProviderAccountID == v.Account.ID {
 			d.Test = t
 		}
@@ -214,7 +214,7 @@ func (c providerPages) updateProvider(x *Ctx) error {
 	if err == nil {
 		in.ConfigJSON, in.SetConfig = cfg, set
 		var p *notify.ProviderAccount
-		if p, err = c.providers.UpdateProvider(x.Context(), x.Actor, id, in); err == nil {
+		if p, err = c.rooms.Providers.UpdateProvider(x.Context(), x.Actor, id, in); err == nil {
 			text := "Provider " + p.DisplayName + " saved."
 			if set {
 				text = "Provider " + p.DisplayName + " saved with its new configuration."
@@ -232,7 +232,7 @@ func (c providerPages) providerProblem(x *Ctx, err error, form testForm) error {
 	if e.Status() == http.StatusNotFound || (e.Status() >= 500 && e.Code != notify.CodeProviderFailed) {
 		return err
 	}
-	v, gerr := c.providers.GetProvider(x.Context(), x.Actor, x.R.PathValue("id"))
+	v, gerr := c.rooms.Providers.GetProvider(x.Context(), x.Actor, x.R.PathValue("id"))
 	if gerr != nil {
 		return gerr
 	}
@@ -241,7 +241,7 @@ func (c providerPages) providerProblem(x *Ctx, err error, form testForm) error {
 
 func (c providerPages) enableProvider(on bool) func(x *Ctx) error {
 	return func(x *Ctx) error {
-		p, err := c.providers.UpdateProvider(x.Context(), x.Actor, x.R.PathValue("id"), providers.ProviderInput{Enabled: &on})
+		p, err := c.rooms.Providers.UpdateProvider(x.Context(), x.Actor, x.R.PathValue("id"), providers.ProviderInput{Enabled: &on})
 		if err != nil {
 			return err
 		}
@@ -279,7 +279,7 @@ func (c providerPages) testSend(x *Ctx) error {
 	}
 	if err == nil {
 		var r *notify.Request
-		if r, err = c.providers.TestSend(x.Context(), x.Actor, x.R.PathValue("id"), in); err == nil {
+		if r, err = c.rooms.Providers.TestSend(x.Context(), x.Actor, x.R.PathValue("id"), in); err == nil {
 			return x.Redirect("/providers/"+x.R.PathValue("id")+"?test="+r.ID, Flash{Kind: "info", Text: "Test-send " + string(r.Status) + "."})
 		}
 	}
@@ -298,7 +298,7 @@ type routeItem struct {
 // shown. A form showing other routes than the saved ones is refused.
 func (c providerPages) saveRoutes(x *Ctx) error {
 	f := x.R.PostForm
-	current, err := c.providers.ListRoutes(x.Context(), x.Actor)
+	current, err := c.rooms.Providers.ListRoutes(x.Context(), x.Actor)
 	if err != nil {
 		return err
 	}
@@ -331,7 +331,7 @@ func (c providerPages) saveRoutes(x *Ctx) error {
 		enabled := it.enabled
 		in[i] = providers.RouteInput{Channel: it.channel, ProviderAccountID: it.providerID, Priority: next[it.channel], Enabled: &enabled}
 	}
-	if _, err := c.providers.ReplaceRoutes(x.Context(), x.Actor, in); err != nil {
+	if _, err := c.rooms.Providers.ReplaceRoutes(x.Context(), x.Actor, in); err != nil {
 		e := problemOf(c.log, x.R, err)
 		if e.Status() >= 500 {
 			return err

@@ -6,9 +6,9 @@ import (
 	"html/template"
 	"net/http"
 
+	"github.com/notifyd/notifyd/internal/newsletter"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/otp"
-	"github.com/notifyd/notifyd/internal/service"
 	"github.com/notifyd/notifyd/internal/verification"
 )
 
@@ -87,9 +87,9 @@ func (c publicPages) otpLinkHandler() http.Handler {
 		var err error
 		switch r.Method {
 		case http.MethodGet, http.MethodHead:
-			state, err = c.verification.OTPLinkLanding(r.Context(), token)
+			state, err = c.rooms.Verification.OTPLinkLanding(r.Context(), token)
 		case http.MethodPost:
-			state, err = c.verification.OTPLinkComplete(r.Context(), token)
+			state, err = c.rooms.Verification.OTPLinkComplete(r.Context(), token)
 		default:
 			w.Header().Set("Allow", "GET, HEAD, POST")
 			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
@@ -151,16 +151,16 @@ func readPublicForm(w http.ResponseWriter, r *http.Request, what string) bool {
 // fetch it unsubscribe nobody.
 func (c publicPages) handleUnsubscribePage(w http.ResponseWriter, r *http.Request) {
 	token := r.URL.Query().Get("token")
-	v, err := c.svc.UnsubscribeLanding(r.Context(), token)
+	v, err := c.rooms.Newsletter.UnsubscribeLanding(r.Context(), token)
 	switch {
 	case err != nil:
 		c.log.ErrorContext(r.Context(), "unsubscribe page", "err", err)
 		writePage(w, r, http.StatusInternalServerError, pageUnavailable)
-	case v.State == service.UnsubscribePending:
+	case v.State == newsletter.UnsubscribePending:
 		writePage(w, r, http.StatusOK, pageData{Title: "Unsubscribe",
 			Message: "Unsubscribe " + otp.Mask(notify.ChannelEmail, v.Address) + " from this sender's newsletters?",
 			Form:    true, Action: unsubscribePath, Button: "Unsubscribe", Field: "token", Value: token})
-	case v.State == service.UnsubscribeDone:
+	case v.State == newsletter.UnsubscribeDone:
 		writePage(w, r, http.StatusOK, pageDone(v.Address))
 	default:
 		writePage(w, r, http.StatusOK, pageInvalidLink)
@@ -174,17 +174,17 @@ func (c publicPages) handleUnsubscribeForm(w http.ResponseWriter, r *http.Reques
 		return
 	}
 	token := r.PostForm.Get("token")
-	if bad, _ := service.UnsubscribeTokenShape(token); bad {
+	if bad, _ := newsletter.UnsubscribeTokenShape(token); bad {
 		writePage(w, r, http.StatusBadRequest, pageData{Title: "Bad request",
 			Message: "The unsubscribe token is missing or too long. Please use the link from your email."})
 		return
 	}
-	v, err := c.svc.Unsubscribe(r.Context(), token)
+	v, err := c.rooms.Newsletter.Unsubscribe(r.Context(), token)
 	switch {
 	case err != nil:
 		c.log.ErrorContext(r.Context(), "unsubscribe", "err", err)
 		writePage(w, r, http.StatusInternalServerError, pageUnavailable)
-	case v.State == service.UnsubscribeDone:
+	case v.State == newsletter.UnsubscribeDone:
 		writePage(w, r, http.StatusOK, pageDone(v.Address))
 	default:
 		writePage(w, r, http.StatusOK, pageInvalidLink)

@@ -119,7 +119,7 @@ func (c sessionPages) validLoginToken(r *http.Request) bool {
 	nonce, got := c.cookie(r, loginCookie), formToken(r)
 	e, _, ok := strings.Cut(got, ".")
 	exp, err := strconv.ParseInt(e, 10, 64)
-	if nonce == "" || !ok || err != nil || c.accounts.Now().Unix() >= exp {
+	if nonce == "" || !ok || err != nil || c.rooms.Accounts.Now().Unix() >= exp {
 		return false
 	}
 	return subtle.ConstantTimeCompare([]byte(got), []byte(c.loginToken(nonce, exp))) == 1
@@ -153,7 +153,7 @@ type loginData struct{ Email string }
 // loginPage shows the login form with a fresh login token.
 func (c sessionPages) loginPage(x *Ctx) error {
 	if t := c.cookie(x.R, sessionCookie); t != "" {
-		if _, err := c.accounts.Authenticate(x.Context(), t); err == nil {
+		if _, err := c.rooms.Accounts.Authenticate(x.Context(), t); err == nil {
 			http.Redirect(x.W, x.R, "/", http.StatusSeeOther)
 			return nil
 		}
@@ -164,7 +164,7 @@ func (c sessionPages) loginPage(x *Ctx) error {
 func (c sessionPages) renderLogin(x *Ctx, status int, email string, problem *notify.Error) error {
 	nonce := randomToken()
 	c.setCookie(x.W, loginCookie, nonce, time.Time{})
-	x.CSRF = c.loginToken(nonce, c.accounts.Now().Add(loginTokenTTL).Unix())
+	x.CSRF = c.loginToken(nonce, c.rooms.Accounts.Now().Add(loginTokenTTL).Unix())
 	return x.Render(status, "login.html", &Page{Title: "Log in", Problem: problem, Data: loginData{Email: email}})
 }
 
@@ -175,7 +175,7 @@ func (c sessionPages) login(x *Ctx) error {
 		return notify.Forbidden("The form's CSRF token is missing or wrong; reload the page and try again")
 	}
 	email := x.R.PostFormValue("email")
-	res, err := c.accounts.Login(x.Context(), email, x.R.PostFormValue("password"), "", c.clientAddr(x.R))
+	res, err := c.rooms.Accounts.Login(x.Context(), email, x.R.PostFormValue("password"), "", c.clientAddr(x.R))
 	if err != nil {
 		e := problemOf(c.log, x.R, err)
 		if e.RetryAfter > 0 {
@@ -200,7 +200,7 @@ func (c sessionPages) startSession(x *Ctx, res *accounts.LoginResult) {
 }
 
 func (c sessionPages) workspacesPage(x *Ctx) error {
-	_, ws, err := c.accounts.Me(x.Context(), x.Actor)
+	_, ws, err := c.rooms.Accounts.Me(x.Context(), x.Actor)
 	if err != nil {
 		return err
 	}
@@ -208,7 +208,7 @@ func (c sessionPages) workspacesPage(x *Ctx) error {
 }
 
 func (c sessionPages) selectWorkspace(x *Ctx) error {
-	res, err := c.accounts.SelectWorkspace(x.Context(), x.Actor, x.R.PostFormValue("workspaceId"))
+	res, err := c.rooms.Accounts.SelectWorkspace(x.Context(), x.Actor, x.R.PostFormValue("workspaceId"))
 	if err != nil {
 		return err
 	}
@@ -219,7 +219,7 @@ func (c sessionPages) selectWorkspace(x *Ctx) error {
 // logout ends the session server-side (accounts.Logout, as POST
 // /v1/auth/logout) and clears the cookie.
 func (c sessionPages) logout(x *Ctx) error {
-	if err := c.accounts.Logout(x.Context(), x.Actor); err != nil {
+	if err := c.rooms.Accounts.Logout(x.Context(), x.Actor); err != nil {
 		return err
 	}
 	c.clearSession(x.W)

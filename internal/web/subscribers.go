@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/notifyd/notifyd/internal/newsletter"
 	"github.com/notifyd/notifyd/internal/notify"
-	"github.com/notifyd/notifyd/internal/service"
 )
 
 // subscriberPages serve the newsletter subscriber pages.
@@ -39,7 +39,7 @@ type subscribersData struct {
 	Total           int
 	From, To        int
 	Prev, Next      string
-	Import          *service.ImportResult
+	Import          *newsletter.ImportResult
 }
 
 // offsetLink is the list's URL at offset with the current filters.
@@ -63,7 +63,7 @@ func (c subscriberPages) subscribersPage(x *Ctx) error {
 }
 
 // renderSubscribers shows the list (with an import's counts or problem).
-func (c subscriberPages) renderSubscribers(x *Ctx, status int, res *service.ImportResult, problem *notify.Error) error {
+func (c subscriberPages) renderSubscribers(x *Ctx, status int, res *newsletter.ImportResult, problem *notify.Error) error {
 	q := x.R.URL.Query()
 	d := subscribersData{Search: q.Get("search"), Consent: q.Get("consentStatus"), Import: res,
 		Consents: []string{notify.ConsentSubscribed, notify.ConsentUnsubscribed, notify.ConsentPending}}
@@ -75,7 +75,7 @@ func (c subscriberPages) renderSubscribers(x *Ctx, status int, res *service.Impo
 		}
 		f.Offset = n
 	}
-	subs, total, f, err := c.svc.ListSubscribers(x.Context(), x.Actor, f)
+	subs, total, f, err := c.rooms.Newsletter.ListSubscribers(x.Context(), x.Actor, f)
 	if err != nil {
 		e := problemOf(c.log, x.R, err)
 		if e.Status() != http.StatusBadRequest {
@@ -101,7 +101,7 @@ func (c subscriberPages) renderSubscribers(x *Ctx, status int, res *service.Impo
 // ("email" or "address" required, "name" optional, every other column an
 // attribute), then one subscriber a row. A row that cannot be read is an
 // invalid item (the import counts it as skipped).
-func csvImport(r io.Reader) ([]service.ImportItem, error) {
+func csvImport(r io.Reader) ([]newsletter.ImportItem, error) {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
 	cr.TrimLeadingSpace = true
@@ -124,27 +124,27 @@ func csvImport(r io.Reader) ([]service.ImportItem, error) {
 		return nil, notify.Invalid("The CSV header must name an email (or address) column")
 	}
 	email := string(notify.ChannelEmail)
-	var items []service.ImportItem
+	var items []newsletter.ImportItem
 	for {
 		row, err := cr.Read()
 		if errors.Is(err, io.EOF) {
 			break
 		}
-		if len(items) >= service.MaxSubscriberImport {
-			return nil, notify.Invalid("The CSV file must hold 1 to %d subscribers", service.MaxSubscriberImport)
+		if len(items) >= newsletter.MaxSubscriberImport {
+			return nil, notify.Invalid("The CSV file must hold 1 to %d subscribers", newsletter.MaxSubscriberImport)
 		}
 		if err != nil {
 			var pe *csv.ParseError
 			if !errors.As(err, &pe) {
 				return nil, notify.Invalid("The CSV file could not be read")
 			}
-			items = append(items, service.ImportItem{Invalid: true})
+			items = append(items, newsletter.ImportItem{Invalid: true})
 			continue
 		}
 		if len(row) == 1 && strings.TrimSpace(row[0]) == "" {
 			continue // a blank line
 		}
-		it := service.ImportItem{Channel: &email}
+		it := newsletter.ImportItem{Channel: &email}
 		if addrCol < len(row) {
 			a := strings.TrimSpace(row[addrCol])
 			it.Address = &a
@@ -165,7 +165,7 @@ func csvImport(r io.Reader) ([]service.ImportItem, error) {
 		items = append(items, it)
 	}
 	if len(items) == 0 {
-		return nil, notify.Invalid("The CSV file must hold 1 to %d subscribers", service.MaxSubscriberImport)
+		return nil, notify.Invalid("The CSV file must hold 1 to %d subscribers", newsletter.MaxSubscriberImport)
 	}
 	return items, nil
 }
@@ -189,14 +189,14 @@ func (c subscriberPages) importSubscribers(x *Ctx) error {
 	if err != nil {
 		return fail(err)
 	}
-	in := service.ImportInput{Items: items}
+	in := newsletter.ImportInput{Items: items}
 	if v := x.R.PostFormValue("consentStatus"); v != "" {
 		in.ConsentStatus = &v
 	}
 	if v := strings.TrimSpace(x.R.PostFormValue("consentSource")); v != "" {
 		in.ConsentSource = &v
 	}
-	res, err := c.svc.ImportSubscribers(x.Context(), x.Actor, in)
+	res, err := c.rooms.Newsletter.ImportSubscribers(x.Context(), x.Actor, in)
 	if err != nil {
 		return fail(err)
 	}
@@ -241,7 +241,7 @@ func parsePairs(field, text string) (map[string]string, error) {
 }
 
 func (c subscriberPages) subscriberPage(x *Ctx) error {
-	s, err := c.svc.GetSubscriber(x.Context(), x.Actor, x.R.PathValue("id"))
+	s, err := c.rooms.Newsletter.GetSubscriber(x.Context(), x.Actor, x.R.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -259,18 +259,18 @@ func (c subscriberPages) renderSubscriber(x *Ctx, status int, s *notify.Subscrib
 func (c subscriberPages) updateSubscriber(x *Ctx) error {
 	id, form := x.R.PathValue("id"), x.R.PostForm
 	name, consent, source := form.Get("name"), form.Get("consentStatus"), form.Get("consentSource")
-	in := service.SubscriberInput{Name: &name, ConsentStatus: &consent, ConsentSource: &source}
+	in := newsletter.SubscriberInput{Name: &name, ConsentStatus: &consent, ConsentSource: &source}
 	attrs, err := parsePairs("attributes", form.Get("attributes"))
 	if err == nil {
 		in.Attributes = attrs
-		_, err = c.svc.UpdateSubscriber(x.Context(), x.Actor, id, in)
+		_, err = c.rooms.Newsletter.UpdateSubscriber(x.Context(), x.Actor, id, in)
 	}
 	if err != nil {
 		e := problemOf(c.log, x.R, err)
 		if e.Status() != http.StatusBadRequest {
 			return err
 		}
-		s, gerr := c.svc.GetSubscriber(x.Context(), x.Actor, id)
+		s, gerr := c.rooms.Newsletter.GetSubscriber(x.Context(), x.Actor, id)
 		if gerr != nil {
 			return gerr
 		}
@@ -280,7 +280,7 @@ func (c subscriberPages) updateSubscriber(x *Ctx) error {
 }
 
 func (c subscriberPages) deleteSubscriber(x *Ctx) error {
-	if err := c.svc.DeleteSubscriber(x.Context(), x.Actor, x.R.PathValue("id")); err != nil {
+	if err := c.rooms.Newsletter.DeleteSubscriber(x.Context(), x.Actor, x.R.PathValue("id")); err != nil {
 		return err
 	}
 	return x.Redirect("/newsletter/subscribers", Flash{Kind: "info", Text: "Subscriber deleted."})

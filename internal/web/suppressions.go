@@ -44,7 +44,7 @@ func (c suppressionPages) renderSuppressions(x *Ctx, status int, problem *notify
 	if f.Before, err = notify.DecodeCursor(p.Get("cursor")); err != nil {
 		return err
 	}
-	page, err := c.suppressions.ListSuppressions(x.Context(), x.Actor, f)
+	page, err := c.rooms.Suppressions.ListSuppressions(x.Context(), x.Actor, f)
 	if err != nil {
 		if e := problemOf(c.log, x.R, err); e.Status() == http.StatusBadRequest && problem == nil {
 			return x.Render(http.StatusBadRequest, "suppressions.html", &Page{Title: "Suppressions", Section: "/suppressions", Problem: e, Data: d})
@@ -58,7 +58,7 @@ func (c suppressionPages) renderSuppressions(x *Ctx, status int, problem *notify
 
 func (c suppressionPages) addSuppression(x *Ctx) error {
 	address, reason := x.R.PostFormValue("address"), x.R.PostFormValue("reason")
-	s, err := c.suppressions.AddSuppression(x.Context(), x.Actor, address, reason)
+	s, err := c.rooms.Suppressions.AddSuppression(x.Context(), x.Actor, address, reason)
 	if err != nil {
 		return c.again(x, err, func(status int, e *notify.Error) error {
 			return c.renderSuppressions(x, status, e, address, reason)
@@ -69,7 +69,7 @@ func (c suppressionPages) addSuppression(x *Ctx) error {
 
 func (c suppressionPages) removeSuppression(x *Ctx) error {
 	address := x.R.PathValue("address")
-	if err := c.suppressions.RemoveSuppression(x.Context(), x.Actor, address); err != nil {
+	if err := c.rooms.Suppressions.RemoveSuppression(x.Context(), x.Actor, address); err != nil {
 		return err
 	}
 	return x.Redirect("/suppressions", Flash{Kind: "info", Text: address + " is no longer suppressed."})

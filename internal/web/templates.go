@@ -44,7 +44,7 @@ func (c templatePages) templatesPage(x *Ctx) error {
 }
 
 func (c templatePages) renderTemplates(x *Ctx, status int, problem *notify.Error, form map[string]string) error {
-	ts, err := c.templates.ListTemplates(x.Context(), x.Actor)
+	ts, err := c.rooms.Templates.ListTemplates(x.Context(), x.Actor)
 	if err != nil {
 		return err
 	}
@@ -64,7 +64,7 @@ func formPtr(x *Ctx, name string) *string {
 
 func (c templatePages) createTemplate(x *Ctx) error {
 	in := templates.TemplateInput{Code: formPtr(x, "code"), Channel: formPtr(x, "channel"), Name: formPtr(x, "name")}
-	t, err := c.templates.CreateTemplate(x.Context(), x.Actor, in)
+	t, err := c.rooms.Templates.CreateTemplate(x.Context(), x.Actor, in)
 	if err != nil {
 		return c.again(x, err, func(status int, e *notify.Error) error {
 			return c.renderTemplates(x, status, e, map[string]string{"code": x.R.PostFormValue("code"),
@@ -101,7 +101,7 @@ func (c templatePages) renderTemplate(x *Ctx, status int, problem *notify.Error)
 }
 
 func (c templatePages) renderTemplateWith(x *Ctx, status int, problem *notify.Error, preview *templates.Preview, form map[string]string) error {
-	v, err := c.templates.TemplateVersionSummaries(x.Context(), x.Actor, x.R.PathValue("id"))
+	v, err := c.rooms.Templates.TemplateVersionSummaries(x.Context(), x.Actor, x.R.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -110,11 +110,11 @@ func (c templatePages) renderTemplateWith(x *Ctx, status int, problem *notify.Er
 		AlimTalk:     v.Template.Channel == notify.ChannelAlimTalk, Preview: preview, PreviewForm: form}
 	if len(v.Versions) > 0 {
 		// The table shows summaries; the form needs the newest's bodies.
-		if _, d.Latest, err = c.templates.GetTemplateVersion(x.Context(), x.Actor, v.Template.ID, v.Versions[0].Version); err != nil {
+		if _, d.Latest, err = c.rooms.Templates.GetTemplateVersion(x.Context(), x.Actor, v.Template.ID, v.Versions[0].Version); err != nil {
 			return err
 		}
 	}
-	ps, err := c.providers.ListProviders(x.Context(), x.Actor)
+	ps, err := c.rooms.Providers.ListProviders(x.Context(), x.Actor)
 	if err != nil {
 		return err
 	}
@@ -132,7 +132,7 @@ func (c templatePages) updateTemplate(x *Ctx) error {
 	in := templates.TemplateInput{Name: formPtr(x, "name"), Status: formPtr(x, "status"), ProviderAccountID: formPtr(x, "providerAccountId"),
 		VendorTemplateID: formPtr(x, "vendorTemplateId"), SenderProfileKey: formPtr(x, "senderProfileKey")}
 	id := x.R.PathValue("id")
-	if _, err := c.templates.UpdateTemplate(x.Context(), x.Actor, id, in); err != nil {
+	if _, err := c.rooms.Templates.UpdateTemplate(x.Context(), x.Actor, id, in); err != nil {
 		return c.again(x, err, func(status int, e *notify.Error) error { return c.renderTemplate(x, status, e) })
 	}
 	return x.Redirect("/templates/"+id, Flash{Kind: "info", Text: "Template saved."})
@@ -142,7 +142,7 @@ func (c templatePages) updateTemplate(x *Ctx) error {
 func (c templatePages) createTemplateVersion(x *Ctx) error {
 	id := x.R.PathValue("id")
 	in := templates.TemplateVersionInput{Title: formPtr(x, "title"), Text: formPtr(x, "text"), HTML: formPtr(x, "html")}
-	v, err := c.templates.CreateTemplateVersion(x.Context(), x.Actor, id, in)
+	v, err := c.rooms.Templates.CreateTemplateVersion(x.Context(), x.Actor, id, in)
 	if err != nil {
 		return c.again(x, err, func(status int, e *notify.Error) error { return c.renderTemplate(x, status, e) })
 	}
@@ -182,7 +182,7 @@ func (c templatePages) previewTemplate(x *Ctx) error {
 	if s := strings.TrimSpace(form["locale"]); s != "" {
 		in.Locale = &s
 	}
-	p, err := c.templates.PreviewTemplate(x.Context(), x.Actor, x.R.PathValue("id"), in)
+	p, err := c.rooms.Templates.PreviewTemplate(x.Context(), x.Actor, x.R.PathValue("id"), in)
 	if err != nil {
 		return again(err)
 	}
@@ -205,7 +205,7 @@ func (c templatePages) publishTemplateVersion(x *Ctx) error {
 	if err != nil {
 		return err
 	}
-	if _, err := c.templates.PublishTemplateVersion(x.Context(), x.Actor, id, n); err != nil {
+	if _, err := c.rooms.Templates.PublishTemplateVersion(x.Context(), x.Actor, id, n); err != nil {
 		return err
 	}
 	return x.Redirect("/templates/"+id, Flash{Kind: "info", Text: "Version " + strconv.Itoa(n) + " is published."})
@@ -219,7 +219,7 @@ func (c templatePages) deleteTemplateVersion(x *Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := c.templates.DeleteTemplateVersion(x.Context(), x.Actor, id, n); err != nil {
+	if err := c.rooms.Templates.DeleteTemplateVersion(x.Context(), x.Actor, id, n); err != nil {
 		return c.again(x, err, func(status int, e *notify.Error) error { return c.renderTemplate(x, status, e) })
 	}
 	return x.Redirect("/templates/"+id, Flash{Kind: "info", Text: "Version " + strconv.Itoa(n) + " deleted."})
@@ -229,7 +229,7 @@ func (c templatePages) deleteTemplateVersion(x *Ctx) error {
 // msgr_alimtalk template (PUT /v1/templates/{id}/review-status).
 func (c templatePages) setReviewStatus(x *Ctx) error {
 	id := x.R.PathValue("id")
-	if _, err := c.templates.SetReviewStatus(x.Context(), x.Actor, id, x.R.PostFormValue("reviewStatus")); err != nil {
+	if _, err := c.rooms.Templates.SetReviewStatus(x.Context(), x.Actor, id, x.R.PostFormValue("reviewStatus")); err != nil {
 		return c.again(x, err, func(status int, e *notify.Error) error { return c.renderTemplate(x, status, e) })
 	}
 	return x.Redirect("/templates/"+id, Flash{Kind: "info", Text: "Review status saved."})
@@ -256,7 +256,7 @@ func (d compareData) Sides() []compareSide {
 // compareVersions shows two versions' bodies side by side (?a=&b=;
 // by default the two newest).
 func (c templatePages) compareVersions(x *Ctx) error {
-	v, err := c.templates.TemplateVersionSummaries(x.Context(), x.Actor, x.R.PathValue("id"))
+	v, err := c.rooms.Templates.TemplateVersionSummaries(x.Context(), x.Actor, x.R.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -273,7 +273,7 @@ func (c templatePages) compareVersions(x *Ctx) error {
 		} else if n, err = versionNumber(s); err != nil {
 			return nil, err
 		}
-		_, tv, err := c.templates.GetTemplateVersion(x.Context(), x.Actor, v.Template.ID, n)
+		_, tv, err := c.rooms.Templates.GetTemplateVersion(x.Context(), x.Actor, v.Template.ID, n)
 		return tv, err
 	}
 	// Versions are newest first: the older one on the left by default.

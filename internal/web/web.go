@@ -18,17 +18,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/notifyd/notifyd/internal/accounts"
-	"github.com/notifyd/notifyd/internal/identities"
-	"github.com/notifyd/notifyd/internal/limits"
 	"github.com/notifyd/notifyd/internal/notify"
-	"github.com/notifyd/notifyd/internal/providers"
-	"github.com/notifyd/notifyd/internal/service"
-	"github.com/notifyd/notifyd/internal/suppressions"
-	"github.com/notifyd/notifyd/internal/templates"
+	"github.com/notifyd/notifyd/internal/rooms"
 	"github.com/notifyd/notifyd/internal/usecase"
-	"github.com/notifyd/notifyd/internal/verification"
-	"github.com/notifyd/notifyd/internal/webhooks"
 )
 
 //go:embed templates/*.html
@@ -39,25 +31,8 @@ var staticFS embed.FS
 
 // Options configure the console.
 type Options struct {
-	Service *service.Service
-	// Suppressions is the suppression list's room.
-	Suppressions *suppressions.Service
-	// Limits is the room of rate-limit policies and dispatch limits.
-	Limits *limits.Service
-	// Verification is the OTP room (the link pages).
-	Verification *verification.Service
-	// Webhooks is the outbound webhooks' room.
-	Webhooks *webhooks.Service
-	// Identities is the sending identities' room.
-	Identities *identities.Service
-	// Providers is the room of provider accounts, routes and test-sends.
-	Providers *providers.Service
-	// Templates is the templates' and layouts' room.
-	Templates *templates.Service
-
-	// Accounts is the room of sessions, members and API keys: the
-	// console's logins and sessions go through it.
-	Accounts *accounts.Service
+	// Rooms are the use cases whose pages the console serves.
+	Rooms rooms.Set
 	// BaseURL is the public base URL; https makes the cookies Secure and
 	// __Host- named.
 	BaseURL string
@@ -72,7 +47,7 @@ type Options struct {
 
 // Console serves the console and the public pages.
 type Console struct {
-	svc        *service.Service
+	rooms      rooms.Set
 	baseURL    string // public base URL (a campaign's unsubscribe links)
 	log        *slog.Logger
 	secure     bool
@@ -81,16 +56,6 @@ type Console struct {
 	pages      map[string]*template.Template
 	table      []Route                  // routes() and the sections not built yet
 	allowed    map[string][]notify.Role // "METHOD /path" -> roles, for Page.Allowed
-
-	suppressions *suppressions.Service
-	limits       *limits.Service
-	verification *verification.Service
-	webhooks     *webhooks.Service
-	identities   *identities.Service
-	providers    *providers.Service
-	templates    *templates.Service
-
-	accounts *accounts.Service
 }
 
 // Auth says what a console route needs of its caller.
@@ -131,16 +96,8 @@ func New(o Options) *Console {
 	if len(o.LoginKey) == 0 {
 		o.LoginKey = []byte(randomToken())
 	}
-	c := &Console{svc: o.Service, baseURL: o.BaseURL, log: o.Logger, secure: strings.HasPrefix(strings.ToLower(o.BaseURL), "https://"),
+	c := &Console{rooms: o.Rooms, baseURL: o.BaseURL, log: o.Logger, secure: strings.HasPrefix(strings.ToLower(o.BaseURL), "https://"),
 		loginKey: o.LoginKey, clientAddr: o.ClientAddr, pages: parsePages(), allowed: map[string][]notify.Role{}}
-	c.suppressions = o.Suppressions
-	c.limits = o.Limits
-	c.verification = o.Verification
-	c.webhooks = o.Webhooks
-	c.identities = o.Identities
-	c.providers = o.Providers
-	c.templates = o.Templates
-	c.accounts = o.Accounts
 	c.table = c.routes()
 	have := map[string]bool{}
 	for _, rt := range c.table {
@@ -227,7 +184,6 @@ type Ctx struct {
 func (x *Ctx) Context() context.Context { return x.R.Context() }
 
 // Service is the service layer the page calls (with x.Actor).
-func (x *Ctx) Service() *service.Service { return x.c.svc }
 
 // setSecurityHeaders sets the headers every console answer carries.
 func setSecurityHeaders(h http.Header) {
@@ -279,7 +235,7 @@ func (c *Console) serve(x *Ctx, rt Route) error {
 	if token == "" {
 		return errLogin
 	}
-	actor, err := c.accounts.Authenticate(r.Context(), token)
+	actor, err := c.rooms.Accounts.Authenticate(r.Context(), token)
 	if err != nil {
 		if e, ok := notify.AsError(err); ok && e.Status() == http.StatusUnauthorized {
 			c.clearSession(x.W)

@@ -51,7 +51,7 @@ func (c webhookPages) webhooksPage(x *Ctx) error {
 
 func (c webhookPages) renderWebhooks(x *Ctx, status int, problem *notify.Error, d webhooksData) error {
 	var err error
-	if d.Webhooks, err = c.webhooks.ListWebhooks(x.Context(), x.Actor); err != nil {
+	if d.Webhooks, err = c.rooms.Webhooks.ListWebhooks(x.Context(), x.Actor); err != nil {
 		return err
 	}
 	d.Events = notify.EventTypes
@@ -72,7 +72,7 @@ func webhookInput(x *Ctx) webhooks.WebhookInput {
 // on the answer itself (never through a redirect or a cookie).
 func (c webhookPages) createWebhook(x *Ctx) error {
 	in := webhookInput(x)
-	w, err := c.webhooks.CreateWebhook(x.Context(), x.Actor, in)
+	w, err := c.rooms.Webhooks.CreateWebhook(x.Context(), x.Actor, in)
 	if err != nil {
 		return c.again(x, err, func(status int, e *notify.Error) error {
 			return c.renderWebhooks(x, status, e, webhooksData{URL: *in.URL, Chosen: *in.Events})
@@ -98,7 +98,7 @@ func (c webhookPages) webhookPage(x *Ctx) error {
 }
 
 func (c webhookPages) renderWebhook(x *Ctx, status int, id string, problem *notify.Error, secret string) error {
-	w, err := c.webhooks.GetWebhook(x.Context(), x.Actor, id)
+	w, err := c.rooms.Webhooks.GetWebhook(x.Context(), x.Actor, id)
 	if err != nil {
 		return err
 	}
@@ -110,7 +110,7 @@ func (c webhookPages) renderWebhook(x *Ctx, status int, id string, problem *noti
 			return err
 		}
 	}
-	page, err := c.webhooks.ListWebhookDeliveries(x.Context(), x.Actor, w.ID, f)
+	page, err := c.rooms.Webhooks.ListWebhookDeliveries(x.Context(), x.Actor, w.ID, f)
 	if err != nil {
 		return err
 	}
@@ -122,7 +122,7 @@ func (c webhookPages) renderWebhook(x *Ctx, status int, id string, problem *noti
 // updateWebhook changes the url and the events.
 func (c webhookPages) updateWebhook(x *Ctx) error {
 	id := x.R.PathValue("id")
-	if _, err := c.webhooks.UpdateWebhook(x.Context(), x.Actor, id, webhookInput(x)); err != nil {
+	if _, err := c.rooms.Webhooks.UpdateWebhook(x.Context(), x.Actor, id, webhookInput(x)); err != nil {
 		return c.again(x, err, func(status int, e *notify.Error) error { return c.renderWebhook(x, status, id, e, "") })
 	}
 	return x.Redirect("/webhooks/"+id, Flash{Kind: "info", Text: "Webhook saved."})
@@ -132,7 +132,7 @@ func (c webhookPages) updateWebhook(x *Ctx) error {
 func (c webhookPages) enableWebhook(x *Ctx) error {
 	id := x.R.PathValue("id")
 	on := x.R.PostFormValue("enabled") == "true"
-	if _, err := c.webhooks.UpdateWebhook(x.Context(), x.Actor, id, webhooks.WebhookInput{Enabled: &on}); err != nil {
+	if _, err := c.rooms.Webhooks.UpdateWebhook(x.Context(), x.Actor, id, webhooks.WebhookInput{Enabled: &on}); err != nil {
 		return err
 	}
 	text := "Webhook disabled: no new deliveries."
@@ -143,7 +143,7 @@ func (c webhookPages) enableWebhook(x *Ctx) error {
 }
 
 func (c webhookPages) deleteWebhook(x *Ctx) error {
-	if err := c.webhooks.DeleteWebhook(x.Context(), x.Actor, x.R.PathValue("id")); err != nil {
+	if err := c.rooms.Webhooks.DeleteWebhook(x.Context(), x.Actor, x.R.PathValue("id")); err != nil {
 		return err
 	}
 	return x.Redirect("/webhooks", Flash{Kind: "info", Text: "Webhook deleted with its delivery log."})
@@ -153,7 +153,7 @@ func (c webhookPages) deleteWebhook(x *Ctx) error {
 // keeps signing beside it for the overlap (webhooks.Service.RotateWebhookSecret).
 func (c webhookPages) rotateWebhookSecret(x *Ctx) error {
 	id := x.R.PathValue("id")
-	sec, err := c.webhooks.RotateWebhookSecret(x.Context(), x.Actor, id)
+	sec, err := c.rooms.Webhooks.RotateWebhookSecret(x.Context(), x.Actor, id)
 	if err != nil {
 		return err
 	}
@@ -162,7 +162,7 @@ func (c webhookPages) rotateWebhookSecret(x *Ctx) error {
 
 func (c webhookPages) redeliverWebhook(x *Ctx) error {
 	id := x.R.PathValue("id")
-	if _, err := c.webhooks.RedeliverWebhook(x.Context(), x.Actor, id, x.R.PathValue("deliveryId")); err != nil {
+	if _, err := c.rooms.Webhooks.RedeliverWebhook(x.Context(), x.Actor, id, x.R.PathValue("deliveryId")); err != nil {
 		return err
 	}
 	return x.Redirect("/webhooks/"+id, Flash{Kind: "info", Text: "Delivery queued again."})

@@ -107,7 +107,7 @@ func (m *Demo) Start(ctx context.Context, d *daemon.Daemon) error {
 	}
 	name := "Demo key " + time.Now().UTC().Format("2006-01-02 15:04:05")
 	scopes := append([]string(nil), notify.Scopes...)
-	key, err := d.Accounts.CreateAPIKey(ctx, actor, accounts.APIKeyInput{Name: &name, Scopes: &scopes})
+	key, err := d.Rooms.Accounts.CreateAPIKey(ctx, actor, accounts.APIKeyInput{Name: &name, Scopes: &scopes})
 	if err != nil {
 		return fmt.Errorf("demo: api key: %w", err)
 	}
@@ -155,7 +155,7 @@ func (m *Demo) demoWorkspace(ctx context.Context) (actor *usecase.Actor, login *
 	if err == nil || !notify.IsNotFound(err) {
 		return actor, nil, err
 	}
-	res, err := d.Accounts.Bootstrap(ctx, demoWorkspaceName, demoOwnerEmail, "")
+	res, err := d.Rooms.Accounts.Bootstrap(ctx, demoWorkspaceName, demoOwnerEmail, "")
 	if errors.Is(err, accounts.ErrEmailTaken) {
 		actor, err = find()
 		return actor, nil, err
@@ -196,9 +196,9 @@ func (m *Demo) demoProviders(ctx context.Context, actor *usecase.Actor) error {
 		}
 		in := providers.ProviderInput{ProviderKind: kind, DisplayName: &name, ConfigJSON: cfg, SetConfig: true, Enabled: &on}
 		if acc == nil {
-			acc, err = d.Providers.CreateProvider(ctx, actor, in)
+			acc, err = d.Rooms.Providers.CreateProvider(ctx, actor, in)
 		} else {
-			acc, err = d.Providers.UpdateProvider(ctx, actor, acc.ID, in)
+			acc, err = d.Rooms.Providers.UpdateProvider(ctx, actor, acc.ID, in)
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", kind, err)
@@ -206,7 +206,7 @@ func (m *Demo) demoProviders(ctx context.Context, actor *usecase.Actor) error {
 		prio[acc.Channel]++
 		routes = append(routes, providers.RouteInput{Channel: string(acc.Channel), ProviderAccountID: acc.ID, Priority: prio[acc.Channel], Enabled: &on})
 	}
-	_, err := d.Providers.ReplaceRoutes(ctx, actor, routes)
+	_, err := d.Rooms.Providers.ReplaceRoutes(ctx, actor, routes)
 	return err
 }
 
@@ -285,20 +285,20 @@ func (m *Demo) demoTemplate(ctx context.Context, actor *usecase.Actor) error {
 	}
 	code, ch, name := demoTemplateCode, string(notify.ChannelAlimTalk), "Demo welcome"
 	vendorID, profile := demoTemplateCode, "demo-sender-profile"
-	t, err := d.Templates.CreateTemplate(ctx, actor, templates.TemplateInput{Code: &code, Channel: &ch, Name: &name,
+	t, err := d.Rooms.Templates.CreateTemplate(ctx, actor, templates.TemplateInput{Code: &code, Channel: &ch, Name: &name,
 		VendorTemplateID: &vendorID, SenderProfileKey: &profile})
 	if err != nil {
 		return err
 	}
 	text := "Hello {{name}}, welcome to notifyd!"
-	v, err := d.Templates.CreateTemplateVersion(ctx, actor, t.ID, templates.TemplateVersionInput{Text: &text})
+	v, err := d.Rooms.Templates.CreateTemplateVersion(ctx, actor, t.ID, templates.TemplateVersionInput{Text: &text})
 	if err != nil {
 		return err
 	}
-	if _, err := d.Templates.PublishTemplateVersion(ctx, actor, t.ID, v.Version); err != nil {
+	if _, err := d.Rooms.Templates.PublishTemplateVersion(ctx, actor, t.ID, v.Version); err != nil {
 		return err
 	}
-	_, err = d.Templates.SetReviewStatus(ctx, actor, t.ID, templates.ReviewApproved)
+	_, err = d.Rooms.Templates.SetReviewStatus(ctx, actor, t.ID, templates.ReviewApproved)
 	return err
 }
 

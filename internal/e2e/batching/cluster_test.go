@@ -38,12 +38,13 @@ func TestCallBudgetAcrossWorkers(t *testing.T) {
 			notifytest.Gauge(t, peer.Metrics.Registry, "notifyd_dispatch_cluster_workers") == 2
 	}, 10*time.Second, 100*time.Millisecond)
 
-	// Several small bulks, so that both processes' job fetches get some.
+	// Many small bulks, so that both processes' job fetches get some even
+	// on a loaded machine (with 8 bulks of 8 one process once took all).
 	var ids []string
-	for k := range n / 8 {
-		items := make([]any, 8)
+	for k := range n / 4 {
+		items := make([]any, 4)
 		for i := range items {
-			items[i] = notifytest.SMS(fmt.Sprintf("0107777%04d", k*8+i), fmt.Sprintf("cluster %d", k*8+i))
+			items[i] = notifytest.SMS(fmt.Sprintf("0107777%04d", k*4+i), fmt.Sprintf("cluster %d", k*4+i))
 		}
 		ids = append(ids, notifytest.Bulk(t, b.key, items)...)
 		time.Sleep(100 * time.Millisecond)

@@ -224,7 +224,7 @@ func TestCampaignRenderedOverBoundFails(t *testing.T) {
 	env := notifytest.StartDaemon(t)
 	notifytest.RegisterRoute(t, env.Owner, "email", "mailx_email", env.MailConfig("mailx_email", "news@example.com"))
 	var runs atomic.Int32
-	env.Daemon.Service.SetFanoutFault(func(_ string, n int) error {
+	env.Daemon.Rooms.Newsletter.SetFanoutFault(func(_ string, n int) error {
 		if n == 0 {
 			runs.Add(1)
 		}

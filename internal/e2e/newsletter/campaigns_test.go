@@ -501,7 +501,7 @@ func TestCampaignCancelWhileSending(t *testing.T) {
 	// Cleanups run last-in first-out: the fan-out is released before the
 	// daemon stops, even when the test fails early.
 	t.Cleanup(func() { releaseOnce.Do(func() { close(release) }) })
-	env.Daemon.Service.SetFanoutFault(func(_ string, n int) error {
+	env.Daemon.Rooms.Newsletter.SetFanoutFault(func(_ string, n int) error {
 		if n == 1 {
 			<-release
 		}
@@ -554,7 +554,7 @@ func TestCampaignFanoutResume(t *testing.T) {
 	const n = 1200 // three batches: 500, 500, 200
 	campImport(t, env, n, func(i int) map[string]string { return map[string]string{"n": fmt.Sprint(i)} })
 	var runs atomic.Int32
-	env.Daemon.Service.SetFanoutFault(func(_ string, batch int) error {
+	env.Daemon.Rooms.Newsletter.SetFanoutFault(func(_ string, batch int) error {
 		if batch == 0 { // a run starts
 			runs.Add(1)
 		}
@@ -589,7 +589,7 @@ func TestCampaignFanoutContinues(t *testing.T) {
 	const n = 3000 // six batches
 	campImport(t, env, n, nil)
 	var runs atomic.Int32
-	env.Daemon.Service.SetFanoutFault(func(_ string, batch int) error {
+	env.Daemon.Rooms.Newsletter.SetFanoutFault(func(_ string, batch int) error {
 		if batch == 0 { // a run starts
 			runs.Add(1)
 		} else {
@@ -623,7 +623,7 @@ func TestCampaignFanoutFails(t *testing.T) {
 	campEmailRoute(t, env)
 	campImport(t, env, 600, nil)
 	var calls atomic.Int32
-	env.Daemon.Service.SetFanoutFault(func(_ string, n int) error {
+	env.Daemon.Rooms.Newsletter.SetFanoutFault(func(_ string, n int) error {
 		if n == 0 {
 			calls.Add(1)
 			return errors.New("database gone")

@@ -152,7 +152,7 @@ func TestCampaignPauseBeforeFanout(t *testing.T) {
 			close(release)
 		}
 	})
-	env.Daemon.Service.SetFanoutFault(func(_ string, batch int) error {
+	env.Daemon.Rooms.Newsletter.SetFanoutFault(func(_ string, batch int) error {
 		if batch == 1 {
 			<-release // the pause lands between the first and second batch
 		}

@@ -283,7 +283,7 @@ func TestUnsubscribeIsolationAndSuppression(t *testing.T) {
 	// An address suppressed for another reason keeps that reason.
 	ctx := context.Background()
 	require.NoError(t, env.Daemon.DB.Update(ctx, func(tx notify.Tx) error {
-		return tx.PutSuppression(ctx, env.Workspace, "shared@example.com", "hard_bounce", env.Daemon.Service.Now())
+		return tx.PutSuppression(ctx, env.Workspace, "shared@example.com", "hard_bounce", env.Daemon.Rooms.Newsletter.Now())
 	}))
 	p := unsubForm(t, env, unsubToken(t, env, env.Workspace, mine.ID))
 	unsubRequireHTML(t, p, http.StatusOK)

@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/notifyd/notifyd/internal/newsletter"
 	"github.com/notifyd/notifyd/internal/notifytest"
-	"github.com/notifyd/notifyd/internal/service"
 )
 
 // TestOptInOffUnchanged: with the setting at its default (off), create and
@@ -32,13 +32,13 @@ func TestOptInOffUnchanged(t *testing.T) {
 	r = call(t, env.Owner, "POST", "/v1/newsletter/subscribers/import", map[string]any{
 		"subscribers": []map[string]any{{"channel": "email", "address": "imp@example.com"}}}, http.StatusOK)
 	require.JSONEq(t, `{"total":1,"created":1,"updated":0,"skipped":0}`, string(r.Body))
-	require.Zero(t, requestCount(t, env, env.Workspace, service.SourceOptIn), "no confirmation mail queued")
+	require.Zero(t, requestCount(t, env, env.Workspace, newsletter.SourceOptIn), "no confirmation mail queued")
 
 	// Turned on then off again: back to SPEC behaviour.
 	setOptIn(t, env.Owner, true)
 	setOptIn(t, env.Owner, false)
 	require.Equal(t, "subscribed", create(t, env.Owner, map[string]any{"channel": "email", "address": "again@example.com"}).ConsentStatus)
-	require.Zero(t, requestCount(t, env, env.Workspace, service.SourceOptIn))
+	require.Zero(t, requestCount(t, env, env.Workspace, newsletter.SourceOptIn))
 	n, _ := auditCount(t, env.Owner, "newsletter.settings.update")
 	require.Equal(t, 2, n)
 }
@@ -59,7 +59,7 @@ func TestOptInConfirmFlow(t *testing.T) {
 	require.Nil(t, x.ConsentedAt)
 	sub := create(t, env.Owner, map[string]any{"channel": "email", "address": "known@example.com", "confirmed": true})
 	require.Equal(t, "subscribed", sub.ConsentStatus, "confirmed: true skips double opt-in")
-	require.Equal(t, 1, requestCount(t, env, env.Workspace, service.SourceOptIn), "one mail, for the unconfirmed one")
+	require.Equal(t, 1, requestCount(t, env, env.Workspace, newsletter.SourceOptIn), "one mail, for the unconfirmed one")
 
 	m := waitMails(t, env, "reader@example.com", 1)[0]
 	path, token := confirmLink(t, m)
@@ -188,7 +188,7 @@ func TestOptInImport(t *testing.T) {
 	require.Equal(t, "pending", get(t, env.Owner, wait.ID).ConsentStatus)
 	_, token := confirmLink(t, waitMails(t, env, "new@example.com", 1)[0])
 	waitMails(t, env, "no@example.com", 1)
-	require.Equal(t, 2, requestCount(t, env, env.Workspace, service.SourceOptIn), "no mail for yes, old, wait")
+	require.Equal(t, 2, requestCount(t, env, env.Workspace, newsletter.SourceOptIn), "no mail for yes, old, wait")
 
 	// The list-level mark, overridden by an item; unsubscribed stays
 	// unsubscribed without a mail.
@@ -203,7 +203,7 @@ func TestOptInImport(t *testing.T) {
 		"subscribers": []map[string]any{{"channel": "email", "address": "gone@example.com"}}}, http.StatusOK)
 	require.JSONEq(t, `{"total":1,"created":1,"updated":0,"skipped":0}`, string(r.Body))
 	require.Equal(t, "unsubscribed", status("gone@example.com"))
-	require.Equal(t, 3, requestCount(t, env, env.Workspace, service.SourceOptIn))
+	require.Equal(t, 3, requestCount(t, env, env.Workspace, newsletter.SourceOptIn))
 
 	// An imported pending subscriber confirms like a created one.
 	htmlPage(t, confirmPost(t, env, token), http.StatusOK, "Subscription confirmed")

@@ -10,11 +10,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/notifyd/notifyd/internal/newsletter"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/notifytest"
 	"github.com/notifyd/notifyd/internal/otp"
 	"github.com/notifyd/notifyd/internal/secret"
-	"github.com/notifyd/notifyd/internal/service"
 	"github.com/notifyd/notifyd/internal/verification"
 )
 
@@ -47,7 +47,7 @@ func TestOptInTokenRefusals(t *testing.T) {
 	master, err := secret.ParseKey(env.Daemon.Config.SecretKey)
 	require.NoError(t, err)
 	now := clock.Now()
-	claims := otp.Claims{VID: x.ID, WSID: env.Workspace, Purpose: service.ConfirmPurpose, Channel: "email",
+	claims := otp.Claims{VID: x.ID, WSID: env.Workspace, Purpose: newsletter.ConfirmPurpose, Channel: "email",
 		IAT: now.Unix(), EXP: now.Add(time.Hour).Unix()}
 	other := claims
 	other.Purpose = "newsletter.unsubscribe"
@@ -60,11 +60,11 @@ func TestOptInTokenRefusals(t *testing.T) {
 		"empty":           "",
 		"garbage":         "not-a-token",
 		"forged":          body + "." + flipped + sig[1:],
-		"other purpose":   otp.SignToken(secret.Derive(master, service.OptInSigningLabel), other),
+		"other purpose":   otp.SignToken(secret.Derive(master, newsletter.OptInSigningLabel), other),
 		"otp key":         otp.SignToken(secret.Derive(master, verification.SigningLabel), claims),
 		"unsubscribe":     unsubToken,
-		"too long":        token + strings.Repeat("a", service.MaxConfirmToken),
-		"other workspace": otp.SignToken(secret.Derive(master, service.OptInSigningLabel), otp.Claims{VID: x.ID, WSID: "00000000-0000-7000-8000-000000000000", Purpose: service.ConfirmPurpose, Channel: "email", IAT: now.Unix(), EXP: now.Add(time.Hour).Unix()}),
+		"too long":        token + strings.Repeat("a", newsletter.MaxConfirmToken),
+		"other workspace": otp.SignToken(secret.Derive(master, newsletter.OptInSigningLabel), otp.Claims{VID: x.ID, WSID: "00000000-0000-7000-8000-000000000000", Purpose: newsletter.ConfirmPurpose, Channel: "email", IAT: now.Unix(), EXP: now.Add(time.Hour).Unix()}),
 	}
 	for name, tok := range invalid {
 		want, title := http.StatusBadRequest, "Link invalid"
@@ -78,7 +78,7 @@ func TestOptInTokenRefusals(t *testing.T) {
 	}
 	// A correctly signed token of the right purpose works: the key is the
 	// one derived from the master key.
-	htmlPage(t, confirmGet(t, env, otp.SignToken(secret.Derive(master, service.OptInSigningLabel), claims)), http.StatusOK,
+	htmlPage(t, confirmGet(t, env, otp.SignToken(secret.Derive(master, newsletter.OptInSigningLabel), claims)), http.StatusOK,
 		"Confirm your subscription")
 	require.Equal(t, "pending", get(t, env.Owner, x.ID).ConsentStatus, "no refused token confirmed")
 
@@ -109,7 +109,7 @@ func TestOptInTokenRefusals(t *testing.T) {
 	z := create(t, env.Owner, map[string]any{"channel": "email", "address": "early@example.com"})
 	_, early := confirmLink(t, waitMails(t, env, "early@example.com", 1)[0])
 	htmlPage(t, confirmPost(t, env, early), http.StatusOK, "Subscription confirmed")
-	clock.Advance(service.ConfirmationTTL + time.Minute)
+	clock.Advance(newsletter.ConfirmationTTL + time.Minute)
 	htmlPage(t, confirmGet(t, env, late), http.StatusGone, "Link expired")
 	htmlPage(t, confirmPost(t, env, late), http.StatusGone, "Link expired")
 	require.Equal(t, "pending", stored(y.ID).ConsentStatus)
@@ -142,7 +142,7 @@ func TestOptInResendAndAccess(t *testing.T) {
 	r := call(t, env.Owner, "POST", path, nil, http.StatusTooManyRequests)
 	require.Equal(t, "Confirmation resend cooldown active", r.Problem().Detail)
 	require.NotEmpty(t, r.Header.Get("Retry-After"))
-	clock.Advance(service.ConfirmationResendCooldown + time.Second)
+	clock.Advance(newsletter.ConfirmationResendCooldown + time.Second)
 	out := notifytest.Decode[struct {
 		SubscriberID string `json:"subscriberId"`
 		RequestID    string `json:"requestId"`
@@ -162,7 +162,7 @@ func TestOptInResendAndAccess(t *testing.T) {
 
 	// The resent link confirms; then resend is refused (not pending).
 	htmlPage(t, confirmPost(t, env, second), http.StatusOK, "Subscription confirmed")
-	clock.Advance(service.ConfirmationResendCooldown + time.Second)
+	clock.Advance(newsletter.ConfirmationResendCooldown + time.Second)
 	r = call(t, operator, "POST", path, nil, http.StatusConflict)
 	require.Equal(t, "Subscriber is not pending confirmation", r.Problem().Detail)
 	// The earlier link answers done too.
@@ -197,7 +197,7 @@ func TestOptInResendAndAccess(t *testing.T) {
 	setOptIn(t, other, true)
 	o := create(t, other, map[string]any{"channel": "email", "address": "theirs@example.com"})
 	require.Equal(t, "pending", o.ConsentStatus)
-	clock.Advance(service.ConfirmationResendCooldown + time.Second)
+	clock.Advance(newsletter.ConfirmationResendCooldown + time.Second)
 	call(t, env.Owner, "POST", "/v1/newsletter/subscribers/"+o.ID+"/resend-confirmation", nil, http.StatusNotFound)
 	call(t, env.Owner, "POST", "/v1/newsletter/subscribers/no-such-id/resend-confirmation", nil, http.StatusNotFound)
 	r = call(t, env.Owner, "GET", "/v1/newsletter/settings", nil, http.StatusOK)

@@ -91,7 +91,7 @@ func TestRetentionPurge(t *testing.T) {
 
 	// The purge runs as the periodic job does, in runs of a short budget
 	// that snooze while there is more.
-	w := &worker.Retention{Service: b.env.Daemon.Retention, Metrics: b.env.Daemon.Metrics.Retention,
+	w := &worker.Retention{Service: b.env.Daemon.Rooms.Retention, Metrics: b.env.Daemon.Metrics.Retention,
 		Policy: notify.Retention{Data: 30 * 24 * time.Hour, Audit: 365 * 24 * time.Hour, Budget: 300 * time.Millisecond}}
 	purgeDone := make(chan struct{})
 	runs := 0

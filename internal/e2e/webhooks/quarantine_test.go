@@ -40,7 +40,7 @@ func TestQuarantinedDeliveryFails(t *testing.T) {
 	}))
 	args, err := json.Marshal(jobs.WebhookDelivery{DeliveryID: d.ID, WorkspaceID: b.env.Workspace})
 	require.NoError(t, err)
-	guard := &worker.CrashGuard{Engine: b.env.Daemon.Delivery, Fanout: b.env.Daemon.Service, Webhooks: b.env.Daemon.Webhooks,
+	guard := &worker.CrashGuard{Engine: b.env.Daemon.Delivery, Fanout: b.env.Daemon.Rooms.Newsletter, Webhooks: b.env.Daemon.Rooms.Webhooks,
 		Logger: slog.New(slog.DiscardHandler)}
 	row := func(crashes int) *rivertype.JobRow {
 		return &rivertype.JobRow{ID: stored.QueueJobID, Kind: jobs.WebhookDelivery{}.Kind(), EncodedArgs: args,

@@ -7,13 +7,13 @@ import (
 	"github.com/notifyd/notifyd/internal/notify"
 )
 
-func (t *Tx) CreateWorkspace(ctx context.Context, w *notify.Workspace) error {
+func (t accountTx) CreateWorkspace(ctx context.Context, w *notify.Workspace) error {
 	_, err := t.c.Exec(ctx, `INSERT INTO workspaces (id, name, created_at, updated_at) VALUES (?, ?, ?, ?)`,
 		w.ID, w.Name, ms(w.CreatedAt), ms(w.UpdatedAt))
 	return err
 }
 
-func (t *Tx) FindWorkspace(ctx context.Context, id string) (*notify.Workspace, error) {
+func (t accountTx) FindWorkspace(ctx context.Context, id string) (*notify.Workspace, error) {
 	var w notify.Workspace
 	var c, u int64
 	err := t.c.QueryRow(ctx, `SELECT id, name, created_at, updated_at FROM workspaces WHERE id = ?`, id).
@@ -25,23 +25,23 @@ func (t *Tx) FindWorkspace(ctx context.Context, id string) (*notify.Workspace, e
 	return &w, nil
 }
 
-func (t *Tx) UpdateWorkspaceName(ctx context.Context, id, name string, now time.Time) error {
+func (t accountTx) UpdateWorkspaceName(ctx context.Context, id, name string, now time.Time) error {
 	return expectOne(t.c.Exec(ctx, `UPDATE workspaces SET name = ?, updated_at = ? WHERE id = ?`, name, ms(now), id))
 }
 
 // LockWorkspace takes the workspace row's lock with a no-op update: a row
 // lock on PostgreSQL, and on SQLite the one writer already serializes.
-func (t *Tx) LockWorkspace(ctx context.Context, id string) error {
+func (t accountTx) LockWorkspace(ctx context.Context, id string) error {
 	return expectOne(t.c.Exec(ctx, `UPDATE workspaces SET updated_at = updated_at WHERE id = ?`, id))
 }
 
-func (t *Tx) CountWorkspaces(ctx context.Context) (int, error) {
+func (t accountTx) CountWorkspaces(ctx context.Context) (int, error) {
 	var n int
 	err := t.c.QueryRow(ctx, `SELECT COUNT(*) FROM workspaces`).Scan(&n)
 	return n, err
 }
 
-func (t *Tx) CreateUser(ctx context.Context, u *notify.User) error {
+func (t accountTx) CreateUser(ctx context.Context, u *notify.User) error {
 	_, err := t.c.Exec(ctx, `INSERT INTO users (id, email, password_hash, created_at) VALUES (?, ?, ?, ?)`,
 		u.ID, u.Email, u.PasswordHash, ms(u.CreatedAt))
 	return err
@@ -59,20 +59,20 @@ func scanUser(r Row) (*notify.User, error) {
 	return &u, nil
 }
 
-func (t *Tx) FindUserByEmail(ctx context.Context, email string) (*notify.User, error) {
+func (t accountTx) FindUserByEmail(ctx context.Context, email string) (*notify.User, error) {
 	return scanUser(t.c.QueryRow(ctx, `SELECT `+userCols+` FROM users WHERE email = ?`, email))
 }
 
-func (t *Tx) FindUser(ctx context.Context, id string) (*notify.User, error) {
+func (t accountTx) FindUser(ctx context.Context, id string) (*notify.User, error) {
 	return scanUser(t.c.QueryRow(ctx, `SELECT `+userCols+` FROM users WHERE id = ?`, id))
 }
 
-func (t *Tx) SetUserPassword(ctx context.Context, userID, hash string) error {
+func (t accountTx) SetUserPassword(ctx context.Context, userID, hash string) error {
 	return expectOne(t.c.Exec(ctx, `UPDATE users SET password_hash = ? WHERE id = ?`, hash, userID))
 }
 
 // PutMember inserts a membership or changes its role.
-func (t *Tx) PutMember(ctx context.Context, m *notify.Member) error {
+func (t accountTx) PutMember(ctx context.Context, m *notify.Member) error {
 	_, err := t.c.Exec(ctx, `INSERT INTO members (workspace_id, user_id, role, created_at) VALUES (?, ?, ?, ?)
 		ON CONFLICT (workspace_id, user_id) DO UPDATE SET role = excluded.role`,
 		m.WorkspaceID, m.UserID, string(m.Role), ms(m.CreatedAt))
@@ -93,29 +93,29 @@ func scanMember(r Row) (*notify.Member, error) {
 	return &m, nil
 }
 
-func (t *Tx) FindMember(ctx context.Context, workspaceID, userID string) (*notify.Member, error) {
+func (t accountTx) FindMember(ctx context.Context, workspaceID, userID string) (*notify.Member, error) {
 	return scanMember(t.c.QueryRow(ctx, memberSelect+` WHERE m.workspace_id = ? AND m.user_id = ?`, workspaceID, userID))
 }
 
-func (t *Tx) FindMembers(ctx context.Context, workspaceID string) ([]*notify.Member, error) {
+func (t accountTx) FindMembers(ctx context.Context, workspaceID string) ([]*notify.Member, error) {
 	return queryAll(ctx, t.c, scanMember, memberSelect+` WHERE m.workspace_id = ? ORDER BY m.created_at, m.user_id`, workspaceID)
 }
 
-func (t *Tx) FindMembershipsOfUser(ctx context.Context, userID string) ([]*notify.Member, error) {
+func (t accountTx) FindMembershipsOfUser(ctx context.Context, userID string) ([]*notify.Member, error) {
 	return queryAll(ctx, t.c, scanMember, memberSelect+` WHERE m.user_id = ? ORDER BY m.created_at, m.workspace_id`, userID)
 }
 
-func (t *Tx) DeleteMember(ctx context.Context, workspaceID, userID string) error {
+func (t accountTx) DeleteMember(ctx context.Context, workspaceID, userID string) error {
 	return expectOne(t.c.Exec(ctx, `DELETE FROM members WHERE workspace_id = ? AND user_id = ?`, workspaceID, userID))
 }
 
-func (t *Tx) CountOwners(ctx context.Context, workspaceID string) (int, error) {
+func (t accountTx) CountOwners(ctx context.Context, workspaceID string) (int, error) {
 	var n int
 	err := t.c.QueryRow(ctx, `SELECT COUNT(*) FROM members WHERE workspace_id = ? AND role = 'owner'`, workspaceID).Scan(&n)
 	return n, err
 }
 
-func (t *Tx) CreateSession(ctx context.Context, s *notify.Session) error {
+func (t accountTx) CreateSession(ctx context.Context, s *notify.Session) error {
 	var ws *string
 	if s.WorkspaceID != "" {
 		ws = &s.WorkspaceID
@@ -125,7 +125,7 @@ func (t *Tx) CreateSession(ctx context.Context, s *notify.Session) error {
 	return err
 }
 
-func (t *Tx) FindSession(ctx context.Context, tokenHash string, now time.Time) (*notify.Session, error) {
+func (t accountTx) FindSession(ctx context.Context, tokenHash string, now time.Time) (*notify.Session, error) {
 	var s notify.Session
 	var ws *string
 	var e, c int64
@@ -141,12 +141,12 @@ func (t *Tx) FindSession(ctx context.Context, tokenHash string, now time.Time) (
 	return &s, nil
 }
 
-func (t *Tx) DeleteSession(ctx context.Context, tokenHash string) error {
+func (t accountTx) DeleteSession(ctx context.Context, tokenHash string) error {
 	_, err := t.c.Exec(ctx, `DELETE FROM sessions WHERE token_hash = ?`, tokenHash)
 	return err
 }
 
-func (t *Tx) DeleteExpiredSessions(ctx context.Context, now time.Time) (int, error) {
+func (t accountTx) DeleteExpiredSessions(ctx context.Context, now time.Time) (int, error) {
 	n, err := t.c.Exec(ctx, `DELETE FROM sessions WHERE expires_at <= ?`, ms(now))
 	return int(n), err
 }

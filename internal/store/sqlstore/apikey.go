@@ -11,7 +11,7 @@ import (
 
 const apiKeyCols = `id, workspace_id, key_id, name, scopes, allowed_template_codes, status, secret_hash, hmac_secret_enc, created_at, updated_at, last_used_at`
 
-func (t *Tx) CreateAPIKey(ctx context.Context, k *notify.APIKey) error {
+func (t accountTx) CreateAPIKey(ctx context.Context, k *notify.APIKey) error {
 	_, err := t.c.Exec(ctx, `INSERT INTO api_keys (`+apiKeyCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		k.ID, k.WorkspaceID, k.KeyID, k.Name, toJSON(k.Scopes), templatesJSON(k.AllowedTemplateCodes), k.Status,
 		k.SecretHash, k.HMACSecretEnc, ms(k.CreatedAt), ms(k.UpdatedAt), msPtr(k.LastUsedAt))
@@ -49,36 +49,36 @@ func scanAPIKey(r Row) (*notify.APIKey, error) {
 	return &k, nil
 }
 
-func (t *Tx) FindAPIKey(ctx context.Context, workspaceID, id string) (*notify.APIKey, error) {
+func (t accountTx) FindAPIKey(ctx context.Context, workspaceID, id string) (*notify.APIKey, error) {
 	return scanAPIKey(t.c.QueryRow(ctx, `SELECT `+apiKeyCols+` FROM api_keys WHERE workspace_id = ? AND id = ?`, workspaceID, id))
 }
 
 // FindAPIKeyByKeyID looks a key up by its public key id, before the
 // workspace is known: the key itself names the workspace.
-func (t *Tx) FindAPIKeyByKeyID(ctx context.Context, keyID string) (*notify.APIKey, error) {
+func (t accountTx) FindAPIKeyByKeyID(ctx context.Context, keyID string) (*notify.APIKey, error) {
 	return scanAPIKey(t.c.QueryRow(ctx, `SELECT `+apiKeyCols+` FROM api_keys WHERE key_id = ?`, keyID))
 }
 
-func (t *Tx) FindAPIKeys(ctx context.Context, workspaceID string) ([]*notify.APIKey, error) {
+func (t accountTx) FindAPIKeys(ctx context.Context, workspaceID string) ([]*notify.APIKey, error) {
 	return queryAll(ctx, t.c, scanAPIKey, `SELECT `+apiKeyCols+` FROM api_keys WHERE workspace_id = ? ORDER BY created_at, id`, workspaceID)
 }
 
 // UpdateAPIKey saves the mutable fields of k.
-func (t *Tx) UpdateAPIKey(ctx context.Context, k *notify.APIKey) error {
+func (t accountTx) UpdateAPIKey(ctx context.Context, k *notify.APIKey) error {
 	return expectOne(t.c.Exec(ctx, `UPDATE api_keys SET name = ?, scopes = ?, allowed_template_codes = ?, status = ?,
 		secret_hash = ?, hmac_secret_enc = ?, updated_at = ? WHERE workspace_id = ? AND id = ?`,
 		k.Name, toJSON(k.Scopes), templatesJSON(k.AllowedTemplateCodes), k.Status, k.SecretHash, k.HMACSecretEnc,
 		ms(k.UpdatedAt), k.WorkspaceID, k.ID))
 }
 
-func (t *Tx) TouchAPIKey(ctx context.Context, id string, at time.Time) error {
+func (t accountTx) TouchAPIKey(ctx context.Context, id string, at time.Time) error {
 	_, err := t.c.Exec(ctx, `UPDATE api_keys SET last_used_at = ? WHERE id = ?`, ms(at), id)
 	return err
 }
 
 // UseNonce inserts the nonce; an unexpired duplicate is ErrConflict. An
 // expired duplicate is replaced, so cleanup lag never blocks a client.
-func (t *Tx) UseNonce(ctx context.Context, keyID, nonce string, now, expiresAt time.Time) error {
+func (t accountTx) UseNonce(ctx context.Context, keyID, nonce string, now, expiresAt time.Time) error {
 	n, err := t.c.Exec(ctx, `INSERT INTO api_nonces (key_id, nonce, expires_at) VALUES (?, ?, ?)
 		ON CONFLICT (key_id, nonce) DO UPDATE SET expires_at = excluded.expires_at
 		WHERE api_nonces.expires_at <= ?`, keyID, nonce, ms(expiresAt), ms(now))
@@ -96,7 +96,7 @@ func (t *Tx) UseNonce(ctx context.Context, keyID, nonce string, now, expiresAt t
 // replays. A nonce repeated in uses goes in once, at its first place: one
 // statement may not upsert a row twice (PostgreSQL refuses, SQLite would
 // report the last place new), and the repeats are replays.
-func (t *Tx) UseNonces(ctx context.Context, uses []notify.NonceUse, now time.Time) ([]bool, error) {
+func (t accountTx) UseNonces(ctx context.Context, uses []notify.NonceUse, now time.Time) ([]bool, error) {
 	fresh := make([]bool, len(uses))
 	idx := make(map[[2]string]int, len(uses))
 	distinct := uses // shared until a first repeat (the send path has none)
@@ -144,7 +144,7 @@ func (t *Tx) UseNonces(ctx context.Context, uses []notify.NonceUse, now time.Tim
 	return fresh, nil
 }
 
-func (t *Tx) DeleteExpiredNonces(ctx context.Context, now time.Time) (int, error) {
+func (t accountTx) DeleteExpiredNonces(ctx context.Context, now time.Time) (int, error) {
 	n, err := t.c.Exec(ctx, `DELETE FROM api_nonces WHERE expires_at <= ?`, ms(now))
 	return int(n), err
 }

@@ -16,7 +16,7 @@ const attemptCols = `id, workspace_id, request_id, job_id, provider_account_id, 
 	failure_code, failure_message, provider_message_id, started_at, finished_at, request_json, response_json`
 
 // CreateAttempts writes attempt records in bulk.
-func (t *Tx) CreateAttempts(ctx context.Context, as []*notify.Attempt) error {
+func (t requestTx) CreateAttempts(ctx context.Context, as []*notify.Attempt) error {
 	rows := make([][]any, len(as))
 	for i, a := range as {
 		status := "failure"
@@ -47,7 +47,7 @@ func scanAttempt(row Row) (*notify.Attempt, error) {
 }
 
 // FindAttemptsOfRequest lists a request's attempts by startedAt ascending.
-func (t *Tx) FindAttemptsOfRequest(ctx context.Context, workspaceID, requestID string) ([]*notify.Attempt, error) {
+func (t requestTx) FindAttemptsOfRequest(ctx context.Context, workspaceID, requestID string) ([]*notify.Attempt, error) {
 	as, err := queryAll(ctx, t.c, scanAttempt, `SELECT `+attemptCols+` FROM attempts WHERE workspace_id = ? AND request_id = ?
 		ORDER BY started_at, id`, workspaceID, requestID)
 	if err != nil {
@@ -58,7 +58,7 @@ func (t *Tx) FindAttemptsOfRequest(ctx context.Context, workspaceID, requestID s
 
 // FindAttempts pages attempt history newest first, with each attempt's
 // request (for its rendered content).
-func (t *Tx) FindAttempts(ctx context.Context, workspaceID string, f notify.AttemptFilter) ([]*notify.Attempt, []*notify.Request, error) {
+func (t requestTx) FindAttempts(ctx context.Context, workspaceID string, f notify.AttemptFilter) ([]*notify.Attempt, []*notify.Request, error) {
 	var where strings.Builder
 	args := []any{workspaceID}
 	where.WriteString(`workspace_id = ?`)
@@ -94,7 +94,7 @@ func (t *Tx) FindAttempts(ctx context.Context, workspaceID string, f notify.Atte
 	return as, reqs, nil
 }
 
-func (t *Tx) CreateEvent(ctx context.Context, e *notify.Event) error {
+func (t requestTx) CreateEvent(ctx context.Context, e *notify.Event) error {
 	_, err := t.c.Exec(ctx, `INSERT INTO events (id, workspace_id, type, request_id, payload, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
 		e.ID, e.WorkspaceID, e.Type, e.RequestID, toJSON(e.Payload), ms(e.CreatedAt))
 	return err
@@ -103,7 +103,7 @@ func (t *Tx) CreateEvent(ctx context.Context, e *notify.Event) error {
 // deadLetterKeep is how many dead letters a workspace retains (SPEC).
 const deadLetterKeep = 10000
 
-func (t *Tx) CreateDeadLetter(ctx context.Context, d *notify.DeadLetter) error {
+func (t requestTx) CreateDeadLetter(ctx context.Context, d *notify.DeadLetter) error {
 	if _, err := t.c.Exec(ctx, `INSERT INTO dead_letters (id, workspace_id, job_id, request_id, channel, failed_reason, failed_at, attempts_made)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, d.ID, d.WorkspaceID, d.JobID, d.RequestID, string(d.Channel), d.FailedReason, ms(d.FailedAt), d.AttemptsMade); err != nil {
 		return err
@@ -126,7 +126,7 @@ func scanDeadLetter(row Row) (*notify.DeadLetter, error) {
 	return &d, nil
 }
 
-func (t *Tx) FindDeadLetters(ctx context.Context, workspaceID string, limit int) ([]*notify.DeadLetter, int, error) {
+func (t requestTx) FindDeadLetters(ctx context.Context, workspaceID string, limit int) ([]*notify.DeadLetter, int, error) {
 	ds, err := queryAll(ctx, t.c, scanDeadLetter, `SELECT `+deadLetterCols+` FROM dead_letters
 		WHERE workspace_id = ? ORDER BY failed_at DESC, id DESC LIMIT ?`, workspaceID, limit)
 	if err != nil {
@@ -138,7 +138,7 @@ func (t *Tx) FindDeadLetters(ctx context.Context, workspaceID string, limit int)
 }
 
 // CountActivity aggregates requests accepted and attempts started in [from, to].
-func (t *Tx) CountActivity(ctx context.Context, workspaceID string, from, to time.Time) (*notify.Counts, error) {
+func (t requestTx) CountActivity(ctx context.Context, workspaceID string, from, to time.Time) (*notify.Counts, error) {
 	c := &notify.Counts{ByStatus: map[string]int{}, ByChannel: map[string]int{}, ByChannelStatus: map[string]map[string]int{}}
 	rows, err := t.c.Query(ctx, `SELECT status, channel, COUNT(*) FROM notification_requests
 		WHERE workspace_id = ? AND requested_at >= ? AND requested_at <= ? GROUP BY status, channel`, workspaceID, ms(from), ms(to))
@@ -174,11 +174,11 @@ func (t *Tx) CountActivity(ctx context.Context, workspaceID string, from, to tim
 	return c, nil
 }
 
-func (t *Tx) FindBreakers(ctx context.Context, ids []string) (map[string]*notify.BreakerRecord, error) {
+func (t requestTx) FindBreakers(ctx context.Context, ids []string) (map[string]*notify.BreakerRecord, error) {
 	return t.breakers(ctx, `SELECT `+breakerCols+` FROM breakers WHERE provider_account_id IN `, ids, "")
 }
 
-func (t *Tx) PutBreaker(ctx context.Context, b *notify.BreakerRecord) error {
+func (t requestTx) PutBreaker(ctx context.Context, b *notify.BreakerRecord) error {
 	_, err := t.c.Exec(ctx, `INSERT INTO breakers (provider_account_id, state, failures, opened_until, trial_in_flight, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (provider_account_id) DO UPDATE SET state = excluded.state, failures = excluded.failures,
 		opened_until = excluded.opened_until, trial_in_flight = excluded.trial_in_flight, updated_at = excluded.updated_at`,
@@ -186,13 +186,13 @@ func (t *Tx) PutBreaker(ctx context.Context, b *notify.BreakerRecord) error {
 	return err
 }
 
-func (t *Tx) IsSuppressed(ctx context.Context, workspaceID, address string) (bool, error) {
+func (t requestTx) IsSuppressed(ctx context.Context, workspaceID, address string) (bool, error) {
 	var n int
 	err := t.c.QueryRow(ctx, `SELECT COUNT(*) FROM suppressions WHERE workspace_id = ? AND address = ?`, workspaceID, address).Scan(&n)
 	return n > 0, err
 }
 
-func (t *Tx) PutSuppression(ctx context.Context, workspaceID, address, reason string, at time.Time) error {
+func (t requestTx) PutSuppression(ctx context.Context, workspaceID, address, reason string, at time.Time) error {
 	_, err := t.c.Exec(ctx, `INSERT INTO suppressions (workspace_id, address, reason, created_at) VALUES (?, ?, ?, ?)
 		ON CONFLICT (workspace_id, address) DO UPDATE SET reason = excluded.reason`, workspaceID, address, reason, ms(at))
 	return err

@@ -7,13 +7,13 @@ import (
 	"github.com/notifyd/notifyd/internal/notify"
 )
 
-func (t *Tx) CreateAudit(ctx context.Context, e *notify.AuditEntry) error {
+func (t webhookTx) CreateAudit(ctx context.Context, e *notify.AuditEntry) error {
 	_, err := t.c.Exec(ctx, `INSERT INTO audit_logs (`+auditCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, auditArgs(e)...)
 	return err
 }
 
 // CreateAudits writes audit entries in bulk (one per item of a bulk action).
-func (t *Tx) CreateAudits(ctx context.Context, es []*notify.AuditEntry) error {
+func (t webhookTx) CreateAudits(ctx context.Context, es []*notify.AuditEntry) error {
 	rows := make([][]any, len(es))
 	for i, e := range es {
 		rows[i] = auditArgs(e)
@@ -35,7 +35,7 @@ func auditArgs(e *notify.AuditEntry) []any {
 
 // FindAudit pages newest first by (created_at, id), a keyset that stays
 // stable while new entries arrive.
-func (t *Tx) FindAudit(ctx context.Context, workspaceID string, f notify.AuditFilter) ([]*notify.AuditEntry, error) {
+func (t webhookTx) FindAudit(ctx context.Context, workspaceID string, f notify.AuditFilter) ([]*notify.AuditEntry, error) {
 	var where strings.Builder
 	args := []any{workspaceID}
 	where.WriteString(`workspace_id = ?`)

@@ -9,7 +9,7 @@ import (
 
 // CountLoginAttempt upserts the counter; the conflict update takes the
 // row's lock, so counts of one key from many processes are serialized.
-func (t *Tx) CountLoginAttempt(ctx context.Context, key string, now, expiresAt time.Time) (*notify.LoginCounter, error) {
+func (t accountTx) CountLoginAttempt(ctx context.Context, key string, now, expiresAt time.Time) (*notify.LoginCounter, error) {
 	c := notify.LoginCounter{Key: key, ExpiresAt: expiresAt}
 	var blocked int64
 	err := t.c.QueryRow(ctx, `INSERT INTO login_throttle (key, attempts, blocked_until, expires_at) VALUES (?, 1, 0, ?)
@@ -25,7 +25,7 @@ func (t *Tx) CountLoginAttempt(ctx context.Context, key string, now, expiresAt t
 	return &c, nil
 }
 
-func (t *Tx) FindLoginCounter(ctx context.Context, key string, now time.Time) (*notify.LoginCounter, error) {
+func (t accountTx) FindLoginCounter(ctx context.Context, key string, now time.Time) (*notify.LoginCounter, error) {
 	c := notify.LoginCounter{Key: key}
 	var blocked, expires int64
 	err := t.c.QueryRow(ctx, `SELECT attempts, blocked_until, expires_at FROM login_throttle WHERE key = ? AND expires_at > ?`,
@@ -37,24 +37,24 @@ func (t *Tx) FindLoginCounter(ctx context.Context, key string, now time.Time) (*
 	return &c, nil
 }
 
-func (t *Tx) PutLoginCounter(ctx context.Context, c *notify.LoginCounter) error {
+func (t accountTx) PutLoginCounter(ctx context.Context, c *notify.LoginCounter) error {
 	_, err := t.c.Exec(ctx, `INSERT INTO login_throttle (key, attempts, blocked_until, expires_at) VALUES (?, ?, ?, ?)
 		ON CONFLICT (key) DO UPDATE SET attempts = excluded.attempts, blocked_until = excluded.blocked_until,
 			expires_at = excluded.expires_at`, c.Key, c.Attempts, ms(c.BlockedUntil), ms(c.ExpiresAt))
 	return err
 }
 
-func (t *Tx) DeleteLoginCounter(ctx context.Context, key string) error {
+func (t accountTx) DeleteLoginCounter(ctx context.Context, key string) error {
 	_, err := t.c.Exec(ctx, `DELETE FROM login_throttle WHERE key = ?`, key)
 	return err
 }
 
-func (t *Tx) DeleteExpiredLoginCounters(ctx context.Context, now time.Time) (int, error) {
+func (t accountTx) DeleteExpiredLoginCounters(ctx context.Context, now time.Time) (int, error) {
 	n, err := t.c.Exec(ctx, `DELETE FROM login_throttle WHERE expires_at <= ?`, ms(now))
 	return int(n), err
 }
 
-func (t *Tx) DeleteSessionsOfUser(ctx context.Context, userID, exceptTokenHash string) (int, error) {
+func (t accountTx) DeleteSessionsOfUser(ctx context.Context, userID, exceptTokenHash string) (int, error) {
 	n, err := t.c.Exec(ctx, `DELETE FROM sessions WHERE user_id = ? AND token_hash <> ?`, userID, exceptTokenHash)
 	return int(n), err
 }

@@ -19,7 +19,7 @@ func splitCols(cols string) []string {
 // statements by their text (SQLite, FixedShapes) the sizes come from a
 // short fixed list (ladder); elsewhere (PostgreSQL, which plans a VALUES
 // join per run) as few statements as possible.
-func (t *Tx) chunks(n, top int) []int {
+func (t requestTx) chunks(n, top int) []int {
 	if f, ok := t.c.(interface{ FixedShapes() bool }); ok && f.FixedShapes() {
 		return ladder(n, top)
 	}
@@ -54,7 +54,7 @@ func ladder(n, top int) []int {
 // chunk rows, sized by ladder (chunk times the columns must stay below
 // the parameter limits: 32766 on SQLite, 65535 on PostgreSQL). A unique
 // violation is ErrConflict and ends the transaction.
-func (t *Tx) insertRows(ctx context.Context, table string, cols []string, rows [][]any, chunk int) error {
+func (t requestTx) insertRows(ctx context.Context, table string, cols []string, rows [][]any, chunk int) error {
 	if len(rows) == 0 {
 		return nil
 	}

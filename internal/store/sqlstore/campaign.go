@@ -43,7 +43,7 @@ func int64OrNil(v int64) *int64 {
 	return &v
 }
 
-func (t *Tx) CreateCampaign(ctx context.Context, c *notify.Campaign) error {
+func (t newsletterTx) CreateCampaign(ctx context.Context, c *notify.Campaign) error {
 	_, err := t.c.Exec(ctx, `INSERT INTO campaigns (`+campaignCols+`)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		c.ID, c.WorkspaceID, c.Name, string(c.Channel), c.Status, c.Subject, c.ContentText, c.ContentHTML, c.IsAdvertisement,
@@ -53,11 +53,11 @@ func (t *Tx) CreateCampaign(ctx context.Context, c *notify.Campaign) error {
 	return err
 }
 
-func (t *Tx) FindCampaign(ctx context.Context, workspaceID, id string) (*notify.Campaign, error) {
+func (t newsletterTx) FindCampaign(ctx context.Context, workspaceID, id string) (*notify.Campaign, error) {
 	return scanCampaign(t.c.QueryRow(ctx, `SELECT `+campaignCols+` FROM campaigns WHERE workspace_id = ? AND id = ?`, workspaceID, id))
 }
 
-func (t *Tx) FindCampaigns(ctx context.Context, workspaceID string, status notify.CampaignStatus, limit, offset int) ([]*notify.Campaign, int, error) {
+func (t newsletterTx) FindCampaigns(ctx context.Context, workspaceID string, status notify.CampaignStatus, limit, offset int) ([]*notify.Campaign, int, error) {
 	where := ` WHERE workspace_id = ?`
 	args := []any{workspaceID}
 	if status != "" {
@@ -73,7 +73,7 @@ func (t *Tx) FindCampaigns(ctx context.Context, workspaceID string, status notif
 	return cs, total, err
 }
 
-func (t *Tx) UpdateCampaign(ctx context.Context, c *notify.Campaign) error {
+func (t newsletterTx) UpdateCampaign(ctx context.Context, c *notify.Campaign) error {
 	return expectOne(t.c.Exec(ctx, `UPDATE campaigns SET name = ?, status = ?, subject = ?, content_text = ?, content_html = ?,
 		is_advertisement = ?, include_unsubscribe = ?, audience_filter = ?, scheduled_at = ?, fanout_job_id = ?, link_base = ?,
 		started_at = ?, fanout_done_at = ?, finished_at = ?, updated_at = ? WHERE workspace_id = ? AND id = ?`,
@@ -82,7 +82,7 @@ func (t *Tx) UpdateCampaign(ctx context.Context, c *notify.Campaign) error {
 		msPtr(c.FanoutDoneAt), msPtr(c.FinishedAt), ms(c.UpdatedAt), c.WorkspaceID, c.ID))
 }
 
-func (t *Tx) MoveCampaign(ctx context.Context, workspaceID, id string, from []notify.CampaignStatus, to notify.CampaignStatus, now time.Time) (bool, error) {
+func (t newsletterTx) MoveCampaign(ctx context.Context, workspaceID, id string, from []notify.CampaignStatus, to notify.CampaignStatus, now time.Time) (bool, error) {
 	args := []any{to, ms(now), workspaceID, id}
 	for _, f := range from {
 		args = append(args, f)
@@ -92,11 +92,11 @@ func (t *Tx) MoveCampaign(ctx context.Context, workspaceID, id string, from []no
 	return n == 1, err
 }
 
-func (t *Tx) DeleteCampaign(ctx context.Context, workspaceID, id string) error {
+func (t newsletterTx) DeleteCampaign(ctx context.Context, workspaceID, id string) error {
 	return expectOne(t.c.Exec(ctx, `DELETE FROM campaigns WHERE workspace_id = ? AND id = ?`, workspaceID, id))
 }
 
-func (t *Tx) ScheduleFanout(ctx context.Context, workspaceID, campaignID string, at *time.Time) (int64, error) {
+func (t newsletterTx) ScheduleFanout(ctx context.Context, workspaceID, campaignID string, at *time.Time) (int64, error) {
 	opts := &river.InsertOpts{Queue: jobs.QueueCampaign, MaxAttempts: jobs.FanoutMaxAttempts}
 	if at != nil {
 		opts.ScheduledAt = *at
@@ -116,7 +116,7 @@ const sendable = ` FROM subscribers s WHERE s.workspace_id = ? AND s.channel = ?
 
 const notRecipient = ` AND NOT EXISTS (SELECT 1 FROM campaign_recipients cr WHERE cr.campaign_id = ? AND cr.subscriber_id = s.id)`
 
-func (t *Tx) CountAudience(ctx context.Context, workspaceID string, channel notify.Channel, aud *notify.Audience, exceptCampaign string) (int, error) {
+func (t newsletterTx) CountAudience(ctx context.Context, workspaceID string, channel notify.Channel, aud *notify.Audience, exceptCampaign string) (int, error) {
 	q, args := sendable, []any{workspaceID, string(channel)}
 	if exceptCampaign != "" {
 		q += notRecipient
@@ -154,14 +154,14 @@ func (t *Tx) CountAudience(ctx context.Context, workspaceID string, channel noti
 	return n, rows.Err()
 }
 
-func (t *Tx) FindFanoutPage(ctx context.Context, workspaceID, campaignID string, channel notify.Channel, after string, limit int) ([]*notify.Subscriber, error) {
+func (t newsletterTx) FindFanoutPage(ctx context.Context, workspaceID, campaignID string, channel notify.Channel, after string, limit int) ([]*notify.Subscriber, error) {
 	return queryAll(ctx, t.c, scanSubscriber, `SELECT `+subscriberColsOf("s")+sendable+notRecipient+` AND s.id > ?
 		ORDER BY s.id LIMIT ?`, workspaceID, string(channel), campaignID, after, limit)
 }
 
 var recipientCols = []string{"campaign_id", "subscriber_id", "request_id"}
 
-func (t *Tx) AddCampaignRecipients(ctx context.Context, campaignID string, rs []notify.CampaignRecipient) error {
+func (t newsletterTx) AddCampaignRecipients(ctx context.Context, campaignID string, rs []notify.CampaignRecipient) error {
 	rows := make([][]any, len(rs))
 	for i, r := range rs {
 		rows[i] = []any{campaignID, r.SubscriberID, nullable(r.RequestID)}
@@ -169,19 +169,19 @@ func (t *Tx) AddCampaignRecipients(ctx context.Context, campaignID string, rs []
 	return t.insertRows(ctx, "campaign_recipients", recipientCols, rows, 1000)
 }
 
-func (t *Tx) CountCampaignRecipients(ctx context.Context, campaignID string) (int, error) {
+func (t newsletterTx) CountCampaignRecipients(ctx context.Context, campaignID string) (int, error) {
 	var n int
 	err := t.c.QueryRow(ctx, `SELECT COUNT(*) FROM campaign_recipients WHERE campaign_id = ?`, campaignID).Scan(&n)
 	return n, err
 }
 
-func (t *Tx) SetCampaignProgress(ctx context.Context, workspaceID, id string, total, queued, failed int, now time.Time) error {
+func (t newsletterTx) SetCampaignProgress(ctx context.Context, workspaceID, id string, total, queued, failed int, now time.Time) error {
 	return expectOne(t.c.Exec(ctx, `UPDATE campaigns SET total_recipients = ?, queued_count = queued_count + ?,
 		failed_count = failed_count + ?, updated_at = ? WHERE workspace_id = ? AND id = ?`,
 		total, queued, failed, ms(now), workspaceID, id))
 }
 
-func (t *Tx) CampaignRequestCounts(ctx context.Context, workspaceID, id string) (map[notify.RequestStatus]int, error) {
+func (t newsletterTx) CampaignRequestCounts(ctx context.Context, workspaceID, id string) (map[notify.RequestStatus]int, error) {
 	rows, err := t.c.Query(ctx, `SELECT status, COUNT(*) FROM notification_requests WHERE campaign_id = ? AND workspace_id = ?
 		GROUP BY status`, id, workspaceID)
 	if err != nil {
@@ -204,7 +204,7 @@ func (t *Tx) CampaignRequestCounts(ctx context.Context, workspaceID, id string) 
 	return out, t.rollupCampaign(ctx, out, id)
 }
 
-func (t *Tx) CancelCampaignRequests(ctx context.Context, workspaceID, id, code, message string, now time.Time) ([]*notify.Request, error) {
+func (t newsletterTx) CancelCampaignRequests(ctx context.Context, workspaceID, id, code, message string, now time.Time) ([]*notify.Request, error) {
 	// Requests first, then their jobs: the dispatch locks a request and
 	// then its job, so the opposite order deadlocks against a dispatch in
 	// flight on PostgreSQL. The queue jobs stay; a dispatch run of a
@@ -248,7 +248,7 @@ func scanID(r Row) (string, error) {
 	return id, r.Scan(&id)
 }
 
-func (t *Tx) FindPausedRequests(ctx context.Context, workspaceID string, ids []string) (map[string]bool, error) {
+func (t newsletterTx) FindPausedRequests(ctx context.Context, workspaceID string, ids []string) (map[string]bool, error) {
 	out := map[string]bool{}
 	// The workspace's paused campaigns first: there are seldom any, and
 	// a join let SQLite's planner walk every request of the campaign
@@ -270,7 +270,7 @@ func (t *Tx) FindPausedRequests(ctx context.Context, workspaceID string, ids []s
 	return out, err
 }
 
-func (t *Tx) FindFailedRecipients(ctx context.Context, workspaceID, campaignID string) ([]*notify.FailedRecipient, error) {
+func (t newsletterTx) FindFailedRecipients(ctx context.Context, workspaceID, campaignID string) ([]*notify.FailedRecipient, error) {
 	type pair struct{ req, sub string }
 	pairs, err := queryAll(ctx, t.c, func(r Row) (pair, error) {
 		var p pair
@@ -301,7 +301,7 @@ func (t *Tx) FindFailedRecipients(ctx context.Context, workspaceID, campaignID s
 	return out, err
 }
 
-func (t *Tx) RequeueFailedRequests(ctx context.Context, workspaceID string, ids []string, budget int, now time.Time) (int, error) {
+func (t newsletterTx) RequeueFailedRequests(ctx context.Context, workspaceID string, ids []string, budget int, now time.Time) (int, error) {
 	if len(ids) == 0 {
 		return 0, nil
 	}

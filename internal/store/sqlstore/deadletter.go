@@ -17,7 +17,7 @@ import (
 // one writer on SQLite, and then finds the row gone), then queues their
 // job rows again in shared dispatch_batch jobs and moves their requests
 // from failed back to queued.
-func (t *Tx) ReplayDeadLetters(ctx context.Context, workspaceID string, f notify.DeadLetterFilter, budget int, now time.Time) ([]*notify.DeadLetter, error) {
+func (t requestTx) ReplayDeadLetters(ctx context.Context, workspaceID string, f notify.DeadLetterFilter, budget int, now time.Time) ([]*notify.DeadLetter, error) {
 	var where strings.Builder
 	args := []any{workspaceID}
 	where.WriteString(`workspace_id = ?`)

@@ -21,7 +21,7 @@ const openJobStatuses = `('scheduled', 'queued', 'retrying', 'processing')`
 
 // FindJobsOfQueueJob lists the open job rows that queue job queueJobID
 // carries.
-func (t *Tx) FindJobsOfQueueJob(ctx context.Context, queueJobID int64) ([]*notify.Job, error) {
+func (t deliveryTx) FindJobsOfQueueJob(ctx context.Context, queueJobID int64) ([]*notify.Job, error) {
 	return queryAll(ctx, t.c, scanJob, `SELECT `+jobCols+` FROM notification_jobs
 		WHERE queue_job_id = ? AND status IN `+openJobStatuses+` ORDER BY id`, queueJobID)
 }
@@ -34,7 +34,7 @@ func (t *Tx) FindJobsOfQueueJob(ctx context.Context, queueJobID int64) ([]*notif
 // through a VALUES list, which both planners take as a primary key lookup
 // per row (a workspace_id = ? AND id IN (…) condition made SQLite scan the
 // workspace's requests).
-func (t *Tx) ClaimRequests(ctx context.Context, js []*notify.Job, now time.Time, owner string) ([]*notify.Request, []*notify.Job, error) {
+func (t deliveryTx) ClaimRequests(ctx context.Context, js []*notify.Job, now time.Time, owner string) ([]*notify.Request, []*notify.Job, error) {
 	rows := make([][]any, len(js))
 	for i, j := range js {
 		rows[i] = []any{j.RequestID, j.WorkspaceID, ms(now)}
@@ -100,7 +100,7 @@ const updateChunk = 200
 // SettleRequests saves the state of each request of rs that is still
 // processing, and reports which were: a request canceled while its attempt
 // was in flight keeps its canceled state.
-func (t *Tx) SettleRequests(ctx context.Context, rs []*notify.Request) ([]bool, error) {
+func (t deliveryTx) SettleRequests(ctx context.Context, rs []*notify.Request) ([]bool, error) {
 	settled := make([]bool, len(rs))
 	idx := make(map[string]int, len(rs))
 	for i, r := range rs {
@@ -129,7 +129,7 @@ func (t *Tx) SettleRequests(ctx context.Context, rs []*notify.Request) ([]bool, 
 // the attempt ceiling of its job js[i]: only runs whose request moved to
 // its next channel call it, so a request without a chain costs no
 // statement (UpdateJobs leaves max_attempts alone).
-func (t *Tx) MoveFallbackSteps(ctx context.Context, rs []*notify.Request, js []*notify.Job) error {
+func (t deliveryTx) MoveFallbackSteps(ctx context.Context, rs []*notify.Request, js []*notify.Job) error {
 	rows := make([][]any, len(rs))
 	for i, r := range rs {
 		rows[i] = []any{r.ID, r.WorkspaceID, r.FallbackStep}
@@ -148,7 +148,7 @@ func (t *Tx) MoveFallbackSteps(ctx context.Context, rs []*notify.Request, js []*
 
 // UpdateJobs saves the mutable state of many job rows, queue job id
 // included.
-func (t *Tx) UpdateJobs(ctx context.Context, js []*notify.Job) error {
+func (t deliveryTx) UpdateJobs(ctx context.Context, js []*notify.Job) error {
 	rows := make([][]any, len(js))
 	for i, j := range js {
 		rows[i] = []any{j.ID, j.WorkspaceID, j.Status, j.AttemptsMade, msPtr(j.StartedAt), msPtr(j.FinishedAt), msPtr(j.NextRetryAt),
@@ -168,7 +168,7 @@ func (t *Tx) UpdateJobs(ctx context.Context, js []*notify.Job) error {
 // columns of a VALUES list of parameters as text, and SQLite plans a
 // VALUES list of uniform rows as the outer loop with a primary key lookup
 // per row (a first row of casts made it scan the whole target table).
-func (t *Tx) updateFromValues(ctx context.Context, head string, rows [][]any, tail string, scan func(Rows) error) error {
+func (t deliveryTx) updateFromValues(ctx context.Context, head string, rows [][]any, tail string, scan func(Rows) error) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -227,7 +227,7 @@ func asText(v any) any {
 }
 
 // CreateEvents writes outbox rows in bulk.
-func (t *Tx) CreateEvents(ctx context.Context, es []*notify.Event) error {
+func (t deliveryTx) CreateEvents(ctx context.Context, es []*notify.Event) error {
 	rows := make([][]any, len(es))
 	for i, e := range es {
 		rows[i] = []any{e.ID, e.WorkspaceID, e.Type, e.RequestID, toJSON(e.Payload), ms(e.CreatedAt)}
@@ -244,7 +244,7 @@ var eventColList = []string{"id", "workspace_id", "type", "request_id", "payload
 // within River's scheduler interval is carried in the job's arguments
 // (the worker snoozes until it), not as a scheduled time the scheduler
 // would honour only at its next pass.
-func (t *Tx) ScheduleDispatch(ctx context.Context, js []*notify.Job, at []time.Time) error {
+func (t deliveryTx) ScheduleDispatch(ctx context.Context, js []*notify.Job, at []time.Time) error {
 	if len(js) == 0 {
 		return nil
 	}
@@ -272,7 +272,7 @@ func (t *Tx) ScheduleDispatch(ctx context.Context, js []*notify.Job, at []time.T
 
 // IsolateDispatch gives each job row a dispatch queue job of its own in
 // the isolated queue, counting crashes already, and points the row at it.
-func (t *Tx) IsolateDispatch(ctx context.Context, js []*notify.Job, crashes int) error {
+func (t deliveryTx) IsolateDispatch(ctx context.Context, js []*notify.Job, crashes int) error {
 	if len(js) == 0 {
 		return nil
 	}
@@ -297,7 +297,7 @@ func (t *Tx) IsolateDispatch(ctx context.Context, js []*notify.Job, crashes int)
 
 // FindSuppressed answers which of addrs are on the workspace's
 // suppression list.
-func (t *Tx) FindSuppressed(ctx context.Context, workspaceID string, addrs []string) (map[string]bool, error) {
+func (t deliveryTx) FindSuppressed(ctx context.Context, workspaceID string, addrs []string) (map[string]bool, error) {
 	out := map[string]bool{}
 	start := 0
 	for _, size := range t.chunks(len(addrs), updateChunk) {
@@ -331,7 +331,7 @@ func (t *Tx) FindSuppressed(ctx context.Context, workspaceID string, addrs []str
 // LockBreakers reads the shared circuit state of accounts ids holding
 // their rows' write locks to the end of the transaction, so outcomes
 // recorded by concurrent runs add up instead of overwriting each other.
-func (t *Tx) LockBreakers(ctx context.Context, ids []string) (map[string]*notify.BreakerRecord, error) {
+func (t deliveryTx) LockBreakers(ctx context.Context, ids []string) (map[string]*notify.BreakerRecord, error) {
 	return t.breakers(ctx, `UPDATE breakers SET state = state WHERE provider_account_id IN `, ids, ` RETURNING `+breakerCols)
 }
 
@@ -339,7 +339,7 @@ const breakerCols = `provider_account_id, state, failures, opened_until, trial_i
 
 // breakers runs head + (ids…) + tail and reads the breaker rows it
 // returns, by account id.
-func (t *Tx) breakers(ctx context.Context, head string, ids []string, tail string) (map[string]*notify.BreakerRecord, error) {
+func (t deliveryTx) breakers(ctx context.Context, head string, ids []string, tail string) (map[string]*notify.BreakerRecord, error) {
 	out := map[string]*notify.BreakerRecord{}
 	if len(ids) == 0 {
 		return out, nil
@@ -369,7 +369,7 @@ func scanBreaker(row Row) (*notify.BreakerRecord, error) {
 // through them all succeeded), writing only the rows that are not closed
 // with no failures already: usually none, so a healthy provider's row is
 // neither rewritten nor locked by every delivery.
-func (t *Tx) CloseBreakers(ctx context.Context, ids []string, now time.Time) error {
+func (t deliveryTx) CloseBreakers(ctx context.Context, ids []string, now time.Time) error {
 	args := []any{ms(now)}
 	for _, id := range ids {
 		args = append(args, id)
@@ -385,7 +385,7 @@ func (t *Tx) CloseBreakers(ctx context.Context, ids []string, now time.Time) err
 // runningBefore, available again at once (issue 16: a dead process's
 // jobs run again within seconds, not after River's fixed rescue time),
 // counting the crash in the job (jobs.CrashesKey).
-func (t *Tx) RescueQueueJobs(ctx context.Context, liveSince, runningBefore time.Time, self string, busy []int64) (int, error) {
+func (t deliveryTx) RescueQueueJobs(ctx context.Context, liveSince, runningBefore time.Time, self string, busy []int64) (int, error) {
 	if busy == nil {
 		busy = []int64{}
 	}
@@ -395,7 +395,7 @@ func (t *Tx) RescueQueueJobs(ctx context.Context, liveSince, runningBefore time.
 
 // FindRunningQueueJobs lists the queue jobs of queue that the database
 // shows running under worker process owner.
-func (t *Tx) FindRunningQueueJobs(ctx context.Context, queue, owner string) ([]int64, error) {
+func (t deliveryTx) FindRunningQueueJobs(ctx context.Context, queue, owner string) ([]int64, error) {
 	return t.c.RunningJobs(ctx, queue, owner)
 }
 
@@ -403,7 +403,7 @@ func (t *Tx) FindRunningQueueJobs(ctx context.Context, queue, owner string) ([]i
 // queued again (a replay, a retry): one per DispatchBatchMax, like a group
 // commit's; request i goes to the job at i/DispatchBatchMax. A run finds
 // its requests through their job rows.
-func (t *Tx) insertBatchJobs(ctx context.Context, n int) ([]int64, error) {
+func (t deliveryTx) insertBatchJobs(ctx context.Context, n int) ([]int64, error) {
 	var params []river.InsertManyParams
 	for start := 0; start < n; start += jobs.DispatchBatchMax {
 		params = append(params, river.InsertManyParams{Args: jobs.DispatchBatch{Count: min(jobs.DispatchBatchMax, n-start)},

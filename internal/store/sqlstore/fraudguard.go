@@ -11,7 +11,7 @@ import (
 const fraudGuardCols = `workspace_id, enabled, default_country_code, allowed_countries, prefix_digits, prefix_window_seconds,
 	prefix_max_sends, client_window_seconds, client_max_sends, daily_budget, updated_at, denied_prefixes`
 
-func (t *Tx) FindOTPFraudGuard(ctx context.Context, workspaceID string) (*notify.OTPFraudGuard, error) {
+func (t otpTx) FindOTPFraudGuard(ctx context.Context, workspaceID string) (*notify.OTPFraudGuard, error) {
 	var g notify.OTPFraudGuard
 	var allowed, denied *string
 	var u int64
@@ -36,7 +36,7 @@ func (t *Tx) FindOTPFraudGuard(ctx context.Context, workspaceID string) (*notify
 	return &g, nil
 }
 
-func (t *Tx) PutOTPFraudGuard(ctx context.Context, g *notify.OTPFraudGuard) error {
+func (t otpTx) PutOTPFraudGuard(ctx context.Context, g *notify.OTPFraudGuard) error {
 	var allowed, denied *string
 	if g.AllowedCountries != nil {
 		s := toJSON(g.AllowedCountries)
@@ -58,7 +58,7 @@ func (t *Tx) PutOTPFraudGuard(ctx context.Context, g *notify.OTPFraudGuard) erro
 	return err
 }
 
-func (t *Tx) AddOTPFraudCounts(ctx context.Context, workspaceID string, ws []notify.OTPFraudWindow) ([]int, error) {
+func (t otpTx) AddOTPFraudCounts(ctx context.Context, workspaceID string, ws []notify.OTPFraudWindow) ([]int, error) {
 	out := make([]int, len(ws))
 	if len(ws) == 0 {
 		return out, nil
@@ -79,7 +79,7 @@ func (t *Tx) AddOTPFraudCounts(ctx context.Context, workspaceID string, ws []not
 	return windowCounts(rows, keys, out)
 }
 
-func (t *Tx) DeleteOTPFraudCountersEndedBefore(ctx context.Context, before time.Time) (int, error) {
+func (t otpTx) DeleteOTPFraudCountersEndedBefore(ctx context.Context, before time.Time) (int, error) {
 	n, err := t.c.Exec(ctx, `DELETE FROM otp_fraud_counters WHERE window_end < ?`, ms(before))
 	return int(n), err
 }

@@ -9,7 +9,7 @@ import (
 const identityCols = `id, workspace_id, provider_account_id, type, name, vendor_id, status, origin, mail_from_domain, spf_include,
 	records, created_at, updated_at, checked_at, verified_at`
 
-func (t *Tx) CreateSendingIdentity(ctx context.Context, s *notify.SendingIdentity) error {
+func (t providerTx) CreateSendingIdentity(ctx context.Context, s *notify.SendingIdentity) error {
 	_, err := t.c.Exec(ctx, `INSERT INTO sending_identities (`+identityCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		s.ID, s.WorkspaceID, s.ProviderAccountID, s.Type, s.Name, s.VendorID, s.Status, s.Origin, s.MailFromDomain, s.SPFInclude,
 		recordsJSON(s.Records), ms(s.CreatedAt), ms(s.UpdatedAt), ms(s.CheckedAt), msPtr(s.VerifiedAt))
@@ -40,19 +40,19 @@ func scanIdentity(r Row) (*notify.SendingIdentity, error) {
 	return &s, nil
 }
 
-func (t *Tx) UpdateSendingIdentity(ctx context.Context, s *notify.SendingIdentity) error {
+func (t providerTx) UpdateSendingIdentity(ctx context.Context, s *notify.SendingIdentity) error {
 	return expectOne(t.c.Exec(ctx, `UPDATE sending_identities SET vendor_id = ?, status = ?, mail_from_domain = ?, spf_include = ?,
 		records = ?, updated_at = ?, checked_at = ?, verified_at = ? WHERE workspace_id = ? AND provider_account_id = ? AND id = ?`,
 		s.VendorID, s.Status, s.MailFromDomain, s.SPFInclude, recordsJSON(s.Records), ms(s.UpdatedAt), ms(s.CheckedAt),
 		msPtr(s.VerifiedAt), s.WorkspaceID, s.ProviderAccountID, s.ID))
 }
 
-func (t *Tx) FindSendingIdentity(ctx context.Context, workspaceID, providerAccountID, id string) (*notify.SendingIdentity, error) {
+func (t providerTx) FindSendingIdentity(ctx context.Context, workspaceID, providerAccountID, id string) (*notify.SendingIdentity, error) {
 	return scanIdentity(t.c.QueryRow(ctx, `SELECT `+identityCols+` FROM sending_identities
 		WHERE workspace_id = ? AND provider_account_id = ? AND id = ?`, workspaceID, providerAccountID, id))
 }
 
-func (t *Tx) FindSendingIdentities(ctx context.Context, workspaceID, providerAccountID string) ([]*notify.SendingIdentity, error) {
+func (t providerTx) FindSendingIdentities(ctx context.Context, workspaceID, providerAccountID string) ([]*notify.SendingIdentity, error) {
 	return queryAll(ctx, t.c, scanIdentity, `SELECT `+identityCols+` FROM sending_identities
 		WHERE workspace_id = ? AND provider_account_id = ? ORDER BY created_at, id`, workspaceID, providerAccountID)
 }

@@ -9,7 +9,7 @@ import (
 
 // PutInvitation creates or replaces the user's invitation to the
 // workspace; a replaced invitation keeps its id.
-func (t *Tx) PutInvitation(ctx context.Context, inv *notify.Invitation) error {
+func (t accountTx) PutInvitation(ctx context.Context, inv *notify.Invitation) error {
 	var by *string
 	if inv.InvitedBy != "" {
 		by = &inv.InvitedBy
@@ -41,19 +41,19 @@ func scanInvitation(r Row) (*notify.Invitation, error) {
 	return &inv, nil
 }
 
-func (t *Tx) FindInvitation(ctx context.Context, userID, id string, now time.Time) (*notify.Invitation, error) {
+func (t accountTx) FindInvitation(ctx context.Context, userID, id string, now time.Time) (*notify.Invitation, error) {
 	return scanInvitation(t.c.QueryRow(ctx, invitationSelect+` WHERE i.user_id = ? AND i.id = ? AND i.expires_at > ?`, userID, id, ms(now)))
 }
 
-func (t *Tx) FindInvitationsOfUser(ctx context.Context, userID string, now time.Time) ([]*notify.Invitation, error) {
+func (t accountTx) FindInvitationsOfUser(ctx context.Context, userID string, now time.Time) ([]*notify.Invitation, error) {
 	return queryAll(ctx, t.c, scanInvitation, invitationSelect+` WHERE i.user_id = ? AND i.expires_at > ? ORDER BY i.created_at, i.id`, userID, ms(now))
 }
 
-func (t *Tx) DeleteInvitation(ctx context.Context, workspaceID, userID string) error {
+func (t accountTx) DeleteInvitation(ctx context.Context, workspaceID, userID string) error {
 	return expectOne(t.c.Exec(ctx, `DELETE FROM invitations WHERE workspace_id = ? AND user_id = ?`, workspaceID, userID))
 }
 
-func (t *Tx) DeleteExpiredInvitations(ctx context.Context, now time.Time) (int, error) {
+func (t accountTx) DeleteExpiredInvitations(ctx context.Context, now time.Time) (int, error) {
 	n, err := t.c.Exec(ctx, `DELETE FROM invitations WHERE expires_at <= ?`, ms(now))
 	return int(n), err
 }

@@ -19,34 +19,34 @@ func scanLayout(row Row) (*notify.Layout, error) {
 	return &l, nil
 }
 
-func (t *Tx) CreateLayout(ctx context.Context, l *notify.Layout) error {
+func (t templateTx) CreateLayout(ctx context.Context, l *notify.Layout) error {
 	_, err := t.c.Exec(ctx, `INSERT INTO layouts (id, workspace_id, name, html, text, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		l.ID, l.WorkspaceID, l.Name, nullable(l.HTML), nullable(l.Text), ms(l.CreatedAt), ms(l.UpdatedAt))
 	return err
 }
 
-func (t *Tx) UpdateLayout(ctx context.Context, l *notify.Layout) error {
+func (t templateTx) UpdateLayout(ctx context.Context, l *notify.Layout) error {
 	return expectOne(t.c.Exec(ctx, `UPDATE layouts SET name = ?, html = ?, text = ?, updated_at = ? WHERE workspace_id = ? AND id = ?`,
 		l.Name, nullable(l.HTML), nullable(l.Text), ms(l.UpdatedAt), l.WorkspaceID, l.ID))
 }
 
-func (t *Tx) FindLayout(ctx context.Context, workspaceID, id string) (*notify.Layout, error) {
+func (t templateTx) FindLayout(ctx context.Context, workspaceID, id string) (*notify.Layout, error) {
 	return scanLayout(t.c.QueryRow(ctx, layoutSelect+` WHERE workspace_id = ? AND id = ?`, workspaceID, id))
 }
 
-func (t *Tx) FindLayoutByName(ctx context.Context, workspaceID, name string) (*notify.Layout, error) {
+func (t templateTx) FindLayoutByName(ctx context.Context, workspaceID, name string) (*notify.Layout, error) {
 	return scanLayout(t.c.QueryRow(ctx, layoutSelect+` WHERE workspace_id = ? AND name = ?`, workspaceID, name))
 }
 
-func (t *Tx) FindLayouts(ctx context.Context, workspaceID string) ([]*notify.Layout, error) {
+func (t templateTx) FindLayouts(ctx context.Context, workspaceID string) ([]*notify.Layout, error) {
 	return queryAll(ctx, t.c, scanLayout, layoutSelect+` WHERE workspace_id = ? ORDER BY created_at, id`, workspaceID)
 }
 
-func (t *Tx) DeleteLayout(ctx context.Context, workspaceID, id string) error {
+func (t templateTx) DeleteLayout(ctx context.Context, workspaceID, id string) error {
 	return expectOne(t.c.Exec(ctx, `DELETE FROM layouts WHERE workspace_id = ? AND id = ?`, workspaceID, id))
 }
 
-func (t *Tx) CountLayoutUses(ctx context.Context, workspaceID, id string) (int, error) {
+func (t templateTx) CountLayoutUses(ctx context.Context, workspaceID, id string) (int, error) {
 	var n int
 	err := t.c.QueryRow(ctx, `SELECT COUNT(*) FROM template_versions v JOIN templates t ON t.id = v.template_id
 		WHERE t.workspace_id = ? AND v.layout_id = ?`, workspaceID, id).Scan(&n)

@@ -22,7 +22,7 @@ func scanRatePolicy(r Row) (*notify.RateLimitPolicy, error) {
 
 // PutRateLimitPolicy upserts by (workspace_id, api_key_id) and reads the
 // stored row back into p.
-func (t *Tx) PutRateLimitPolicy(ctx context.Context, p *notify.RateLimitPolicy) error {
+func (t limitTx) PutRateLimitPolicy(ctx context.Context, p *notify.RateLimitPolicy) error {
 	if _, err := t.c.Exec(ctx, `INSERT INTO rate_limit_policies (`+ratePolicyCols+`) VALUES (?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (workspace_id, api_key_id) DO UPDATE SET window_seconds = excluded.window_seconds,
 		max_requests = excluded.max_requests, enabled = excluded.enabled, updated_at = excluded.updated_at`,
@@ -37,17 +37,17 @@ func (t *Tx) PutRateLimitPolicy(ctx context.Context, p *notify.RateLimitPolicy) 
 	return nil
 }
 
-func (t *Tx) FindRateLimitPolicy(ctx context.Context, workspaceID, apiKeyID string) (*notify.RateLimitPolicy, error) {
+func (t limitTx) FindRateLimitPolicy(ctx context.Context, workspaceID, apiKeyID string) (*notify.RateLimitPolicy, error) {
 	return scanRatePolicy(t.c.QueryRow(ctx, `SELECT `+ratePolicyCols+` FROM rate_limit_policies
 		WHERE workspace_id = ? AND api_key_id = ?`, workspaceID, apiKeyID))
 }
 
-func (t *Tx) FindRateLimitPolicies(ctx context.Context, workspaceID string) ([]*notify.RateLimitPolicy, error) {
+func (t limitTx) FindRateLimitPolicies(ctx context.Context, workspaceID string) ([]*notify.RateLimitPolicy, error) {
 	return queryAll(ctx, t.c, scanRatePolicy, `SELECT `+ratePolicyCols+` FROM rate_limit_policies
 		WHERE workspace_id = ? ORDER BY api_key_id, id`, workspaceID)
 }
 
-func (t *Tx) RateCount(ctx context.Context, scopeKey string, windowStart time.Time) (int, error) {
+func (t limitTx) RateCount(ctx context.Context, scopeKey string, windowStart time.Time) (int, error) {
 	var n int
 	err := t.c.QueryRow(ctx, `SELECT count FROM rate_limit_counters WHERE scope_key = ? AND window_start = ?`,
 		scopeKey, ms(windowStart)).Scan(&n)
@@ -57,14 +57,14 @@ func (t *Tx) RateCount(ctx context.Context, scopeKey string, windowStart time.Ti
 	return n, err
 }
 
-func (t *Tx) IncrementRate(ctx context.Context, scopeKey string, windowStart time.Time) error {
+func (t limitTx) IncrementRate(ctx context.Context, scopeKey string, windowStart time.Time) error {
 	_, err := t.c.Exec(ctx, `INSERT INTO rate_limit_counters (scope_key, window_start, count) VALUES (?, ?, 1)
 		ON CONFLICT (scope_key, window_start) DO UPDATE SET count = rate_limit_counters.count + 1`,
 		scopeKey, ms(windowStart))
 	return err
 }
 
-func (t *Tx) LockRateCount(ctx context.Context, scopeKey string, windowStart time.Time) (int, error) {
+func (t limitTx) LockRateCount(ctx context.Context, scopeKey string, windowStart time.Time) (int, error) {
 	// The no-op update of an existing row takes its lock (SQLite's write
 	// transaction is exclusive anyway).
 	var n int
@@ -74,13 +74,13 @@ func (t *Tx) LockRateCount(ctx context.Context, scopeKey string, windowStart tim
 	return n, err
 }
 
-func (t *Tx) SetRateCount(ctx context.Context, scopeKey string, windowStart time.Time, n int) error {
+func (t limitTx) SetRateCount(ctx context.Context, scopeKey string, windowStart time.Time, n int) error {
 	_, err := t.c.Exec(ctx, `UPDATE rate_limit_counters SET count = ? WHERE scope_key = ? AND window_start = ?`,
 		n, scopeKey, ms(windowStart))
 	return err
 }
 
-func (t *Tx) DeleteRateCounters(ctx context.Context, before time.Time) (int, error) {
+func (t limitTx) DeleteRateCounters(ctx context.Context, before time.Time) (int, error) {
 	n, err := t.c.Exec(ctx, `DELETE FROM rate_limit_counters WHERE window_start < ?`, ms(before))
 	return int(n), err
 }
@@ -99,7 +99,7 @@ func scanDispatchLimit(r Row) (*notify.DispatchLimit, error) {
 
 // PutDispatchLimit upserts by (workspace_id, scope, target_id) and reads
 // the stored row back into l.
-func (t *Tx) PutDispatchLimit(ctx context.Context, l *notify.DispatchLimit) error {
+func (t limitTx) PutDispatchLimit(ctx context.Context, l *notify.DispatchLimit) error {
 	if _, err := t.c.Exec(ctx, `INSERT INTO dispatch_limits (`+dispatchCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (workspace_id, scope, target_id) DO UPDATE SET rate_per_second = excluded.rate_per_second,
 		enabled = excluded.enabled, updated_at = excluded.updated_at`,
@@ -116,16 +116,16 @@ func (t *Tx) PutDispatchLimit(ctx context.Context, l *notify.DispatchLimit) erro
 }
 
 // FindDispatchLimits lists in creation order.
-func (t *Tx) FindDispatchLimits(ctx context.Context, workspaceID string) ([]*notify.DispatchLimit, error) {
+func (t limitTx) FindDispatchLimits(ctx context.Context, workspaceID string) ([]*notify.DispatchLimit, error) {
 	return queryAll(ctx, t.c, scanDispatchLimit, `SELECT `+dispatchCols+` FROM dispatch_limits
 		WHERE workspace_id = ? ORDER BY created_at, id`, workspaceID)
 }
 
-func (t *Tx) DeleteDispatchLimit(ctx context.Context, workspaceID, id string) error {
+func (t limitTx) DeleteDispatchLimit(ctx context.Context, workspaceID, id string) error {
 	return expectOne(t.c.Exec(ctx, `DELETE FROM dispatch_limits WHERE workspace_id = ? AND id = ?`, workspaceID, id))
 }
 
-func (t *Tx) DispatchTargetWorkspace(ctx context.Context, scope, targetID string) (string, error) {
+func (t limitTx) DispatchTargetWorkspace(ctx context.Context, scope, targetID string) (string, error) {
 	table := "provider_accounts"
 	if scope == notify.DispatchScopeAPIKey {
 		table = "api_keys"
@@ -135,7 +135,7 @@ func (t *Tx) DispatchTargetWorkspace(ctx context.Context, scope, targetID string
 	return ws, err
 }
 
-func (t *Tx) PutDispatchWorker(ctx context.Context, w *notify.DispatchWorker) error {
+func (t limitTx) PutDispatchWorker(ctx context.Context, w *notify.DispatchWorker) error {
 	d := w.Demand
 	if d == nil {
 		d = map[string]float64{}
@@ -146,17 +146,17 @@ func (t *Tx) PutDispatchWorker(ctx context.Context, w *notify.DispatchWorker) er
 	return err
 }
 
-func (t *Tx) DeleteDispatchWorker(ctx context.Context, id string) error {
+func (t limitTx) DeleteDispatchWorker(ctx context.Context, id string) error {
 	_, err := t.c.Exec(ctx, `DELETE FROM dispatch_workers WHERE worker_id = ?`, id)
 	return err
 }
 
-func (t *Tx) DeleteStaleDispatchWorkers(ctx context.Context, before time.Time) (int, error) {
+func (t limitTx) DeleteStaleDispatchWorkers(ctx context.Context, before time.Time) (int, error) {
 	n, err := t.c.Exec(ctx, `DELETE FROM dispatch_workers WHERE heartbeat_at < ?`, ms(before))
 	return int(n), err
 }
 
-func (t *Tx) FindDispatchWorkers(ctx context.Context, since time.Time) ([]*notify.DispatchWorker, error) {
+func (t limitTx) FindDispatchWorkers(ctx context.Context, since time.Time) ([]*notify.DispatchWorker, error) {
 	return queryAll(ctx, t.c, func(r Row) (*notify.DispatchWorker, error) {
 		var w notify.DispatchWorker
 		var d string
@@ -171,7 +171,7 @@ func (t *Tx) FindDispatchWorkers(ctx context.Context, since time.Time) ([]*notif
 
 // RateCounts reads many counters in one statement, matching rows by
 // (scope_key, window_start) pairs.
-func (t *Tx) RateCounts(ctx context.Context, ws []notify.RateWindow) ([]int, error) {
+func (t limitTx) RateCounts(ctx context.Context, ws []notify.RateWindow) ([]int, error) {
 	out := make([]int, len(ws))
 	if len(ws) == 0 {
 		return out, nil
@@ -209,7 +209,7 @@ func windowCounts(rows Rows, ws []notify.RateWindow, out []int) ([]int, error) {
 }
 
 // AddRateCounts upserts many counters in one statement.
-func (t *Tx) AddRateCounts(ctx context.Context, ws []notify.RateWindow) ([]int, error) {
+func (t limitTx) AddRateCounts(ctx context.Context, ws []notify.RateWindow) ([]int, error) {
 	out := make([]int, len(ws))
 	if len(ws) == 0 {
 		return out, nil

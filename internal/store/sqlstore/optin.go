@@ -9,7 +9,7 @@ import (
 
 // FindNewsletterSettings answers the defaults when the workspace has no
 // stored row.
-func (t *Tx) FindNewsletterSettings(ctx context.Context, workspaceID string) (*notify.NewsletterSettings, error) {
+func (t newsletterTx) FindNewsletterSettings(ctx context.Context, workspaceID string) (*notify.NewsletterSettings, error) {
 	s := &notify.NewsletterSettings{WorkspaceID: workspaceID}
 	var u int64
 	err := t.c.QueryRow(ctx, `SELECT double_opt_in, updated_at FROM newsletter_settings WHERE workspace_id = ?`, workspaceID).
@@ -24,7 +24,7 @@ func (t *Tx) FindNewsletterSettings(ctx context.Context, workspaceID string) (*n
 	return s, nil
 }
 
-func (t *Tx) PutNewsletterSettings(ctx context.Context, s *notify.NewsletterSettings) error {
+func (t newsletterTx) PutNewsletterSettings(ctx context.Context, s *notify.NewsletterSettings) error {
 	_, err := t.c.Exec(ctx, `INSERT INTO newsletter_settings (workspace_id, double_opt_in, updated_at) VALUES (?, ?, ?)
 		ON CONFLICT (workspace_id) DO UPDATE SET double_opt_in = excluded.double_opt_in, updated_at = excluded.updated_at`,
 		s.WorkspaceID, s.DoubleOptIn, msPtr(s.UpdatedAt))
@@ -36,7 +36,7 @@ const confirmationChunk = 500
 
 // PutConfirmationsSent upserts in multi-row statements; the count of a
 // subscriber's row grows by one per mail.
-func (t *Tx) PutConfirmationsSent(ctx context.Context, workspaceID string, sent []notify.ConfirmationSent) error {
+func (t newsletterTx) PutConfirmationsSent(ctx context.Context, workspaceID string, sent []notify.ConfirmationSent) error {
 	for start := 0; start < len(sent); start += confirmationChunk {
 		chunk := sent[start:min(start+confirmationChunk, len(sent))]
 		args := make([]any, 0, len(chunk)*5)
@@ -53,7 +53,7 @@ func (t *Tx) PutConfirmationsSent(ctx context.Context, workspaceID string, sent 
 	return nil
 }
 
-func (t *Tx) FindConfirmationSent(ctx context.Context, workspaceID, subscriberID string) (*notify.ConfirmationSent, error) {
+func (t newsletterTx) FindConfirmationSent(ctx context.Context, workspaceID, subscriberID string) (*notify.ConfirmationSent, error) {
 	c := &notify.ConfirmationSent{WorkspaceID: workspaceID, SubscriberID: subscriberID}
 	var at int64
 	if err := t.c.QueryRow(ctx, `SELECT request_id, sent_at, sends FROM subscriber_confirmations

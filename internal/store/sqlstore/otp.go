@@ -25,7 +25,7 @@ func scanOTPSession(r Row) (*notify.OTPSession, error) {
 	return &s, nil
 }
 
-func (t *Tx) CreateOTPSession(ctx context.Context, s *notify.OTPSession) error {
+func (t otpTx) CreateOTPSession(ctx context.Context, s *notify.OTPSession) error {
 	_, err := t.c.Exec(ctx, `INSERT INTO otp_sessions (`+otpCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		s.ID, s.WorkspaceID, string(s.Channel), s.Mode, s.Purpose, s.Recipient, s.RecipientMasked, s.Status, nullable(s.CodeHash),
 		nullable(s.LinkHash), s.Attempts, s.ResendCount, ms(s.ExpiresAt), msPtr(s.VerifiedAt), ms(s.ResendAvailableAt),
@@ -33,15 +33,15 @@ func (t *Tx) CreateOTPSession(ctx context.Context, s *notify.OTPSession) error {
 	return err
 }
 
-func (t *Tx) FindOTPSession(ctx context.Context, workspaceID, id string) (*notify.OTPSession, error) {
+func (t otpTx) FindOTPSession(ctx context.Context, workspaceID, id string) (*notify.OTPSession, error) {
 	return scanOTPSession(t.c.QueryRow(ctx, `SELECT `+otpCols+` FROM otp_sessions WHERE workspace_id = ? AND id = ?`, workspaceID, id))
 }
 
-func (t *Tx) FindOTPSessionByLink(ctx context.Context, linkHash string) (*notify.OTPSession, error) {
+func (t otpTx) FindOTPSessionByLink(ctx context.Context, linkHash string) (*notify.OTPSession, error) {
 	return scanOTPSession(t.c.QueryRow(ctx, `SELECT `+otpCols+` FROM otp_sessions WHERE link_hash = ?`, linkHash))
 }
 
-func (t *Tx) UpdateOTPSession(ctx context.Context, s *notify.OTPSession, expectStatus string, expectResends int) (bool, error) {
+func (t otpTx) UpdateOTPSession(ctx context.Context, s *notify.OTPSession, expectStatus string, expectResends int) (bool, error) {
 	n, err := t.c.Exec(ctx, `UPDATE otp_sessions SET status = ?, code_hash = ?, link_hash = ?, attempts = ?, resend_count = ?,
 		expires_at = ?, verified_at = ?, resend_available_at = ?, request_id = ?, updated_at = ?
 		WHERE workspace_id = ? AND id = ? AND status = ? AND resend_count = ?`,
@@ -50,14 +50,14 @@ func (t *Tx) UpdateOTPSession(ctx context.Context, s *notify.OTPSession, expectS
 	return n == 1, err
 }
 
-func (t *Tx) UseOTPAttempt(ctx context.Context, workspaceID, id string, max int, now time.Time) (bool, error) {
+func (t otpTx) UseOTPAttempt(ctx context.Context, workspaceID, id string, max int, now time.Time) (bool, error) {
 	n, err := t.c.Exec(ctx, `UPDATE otp_sessions SET attempts = attempts + 1, updated_at = ?
 		WHERE workspace_id = ? AND id = ? AND status = ? AND mode = ? AND attempts < ? AND expires_at > ?`,
 		ms(now), workspaceID, id, notify.OTPPending, notify.OTPModeCode, max, ms(now))
 	return n == 1, err
 }
 
-func (t *Tx) IncrementOTPSendCount(ctx context.Context, workspaceID, recipient, windowKind string, windowStart time.Time) (int, error) {
+func (t otpTx) IncrementOTPSendCount(ctx context.Context, workspaceID, recipient, windowKind string, windowStart time.Time) (int, error) {
 	var n int
 	err := t.c.QueryRow(ctx, `INSERT INTO otp_send_counters (workspace_id, recipient, window_kind, window_start, count)
 		VALUES (?, ?, ?, ?, 1)
@@ -66,12 +66,12 @@ func (t *Tx) IncrementOTPSendCount(ctx context.Context, workspaceID, recipient, 
 	return n, err
 }
 
-func (t *Tx) DeleteOTPSessionsExpiredBefore(ctx context.Context, before time.Time) (int, error) {
+func (t otpTx) DeleteOTPSessionsExpiredBefore(ctx context.Context, before time.Time) (int, error) {
 	n, err := t.c.Exec(ctx, `DELETE FROM otp_sessions WHERE expires_at < ?`, ms(before))
 	return int(n), err
 }
 
-func (t *Tx) DeleteOTPSendCountersBefore(ctx context.Context, hourStart, dayStart time.Time) (int, error) {
+func (t otpTx) DeleteOTPSendCountersBefore(ctx context.Context, hourStart, dayStart time.Time) (int, error) {
 	n, err := t.c.Exec(ctx, `DELETE FROM otp_send_counters
 		WHERE (window_kind = ? AND window_start < ?) OR (window_kind = ? AND window_start < ?)`,
 		notify.OTPWindowHour, ms(hourStart), notify.OTPWindowDay, ms(dayStart))

@@ -8,7 +8,7 @@ import (
 
 const providerCols = `id, workspace_id, provider_kind, channel, display_name, enabled, config_enc, created_at, updated_at`
 
-func (t *Tx) CreateProviderAccount(ctx context.Context, p *notify.ProviderAccount) error {
+func (t providerTx) CreateProviderAccount(ctx context.Context, p *notify.ProviderAccount) error {
 	_, err := t.c.Exec(ctx, `INSERT INTO provider_accounts (`+providerCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		p.ID, p.WorkspaceID, p.ProviderKind, string(p.Channel), p.DisplayName, p.Enabled, p.ConfigEnc,
 		ms(p.CreatedAt), ms(p.UpdatedAt))
@@ -26,23 +26,23 @@ func scanProvider(r Row) (*notify.ProviderAccount, error) {
 	return &p, nil
 }
 
-func (t *Tx) FindProviderAccount(ctx context.Context, workspaceID, id string) (*notify.ProviderAccount, error) {
+func (t providerTx) FindProviderAccount(ctx context.Context, workspaceID, id string) (*notify.ProviderAccount, error) {
 	return scanProvider(t.c.QueryRow(ctx, `SELECT `+providerCols+` FROM provider_accounts WHERE workspace_id = ? AND id = ?`, workspaceID, id))
 }
 
 // FindProviderAccounts lists in creation order (SPEC "List providers").
-func (t *Tx) FindProviderAccounts(ctx context.Context, workspaceID string) ([]*notify.ProviderAccount, error) {
+func (t providerTx) FindProviderAccounts(ctx context.Context, workspaceID string) ([]*notify.ProviderAccount, error) {
 	return queryAll(ctx, t.c, scanProvider, `SELECT `+providerCols+` FROM provider_accounts WHERE workspace_id = ? ORDER BY created_at, id`, workspaceID)
 }
 
-func (t *Tx) UpdateProviderAccount(ctx context.Context, p *notify.ProviderAccount) error {
+func (t providerTx) UpdateProviderAccount(ctx context.Context, p *notify.ProviderAccount) error {
 	return expectOne(t.c.Exec(ctx, `UPDATE provider_accounts SET display_name = ?, enabled = ?, config_enc = ?, updated_at = ?
 		WHERE workspace_id = ? AND id = ?`, p.DisplayName, p.Enabled, p.ConfigEnc, ms(p.UpdatedAt), p.WorkspaceID, p.ID))
 }
 
 // ReplaceRoutes deletes the workspace's routes and inserts routes, in the
 // caller's transaction, so the replacement is atomic.
-func (t *Tx) ReplaceRoutes(ctx context.Context, workspaceID string, routes []*notify.Route) error {
+func (t providerTx) ReplaceRoutes(ctx context.Context, workspaceID string, routes []*notify.Route) error {
 	if _, err := t.c.Exec(ctx, `DELETE FROM routes WHERE workspace_id = ?`, workspaceID); err != nil {
 		return err
 	}
@@ -56,7 +56,7 @@ func (t *Tx) ReplaceRoutes(ctx context.Context, workspaceID string, routes []*no
 }
 
 // FindRoutes lists by channel then priority (SPEC "Routes").
-func (t *Tx) FindRoutes(ctx context.Context, workspaceID string) ([]*notify.Route, error) {
+func (t providerTx) FindRoutes(ctx context.Context, workspaceID string) ([]*notify.Route, error) {
 	return queryAll(ctx, t.c, scanRoute, `SELECT id, workspace_id, channel, provider_account_id, priority, enabled, created_at
 		FROM routes WHERE workspace_id = ? ORDER BY channel, priority, id`, workspaceID)
 }

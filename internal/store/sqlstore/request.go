@@ -84,7 +84,7 @@ func scanRequest(row Row) (*notify.Request, error) {
 // without its job, nor a job without its request. Requests without an
 // idempotency key (bulk sends, campaign fan-out) are inserted in bulk
 // (COPY on PostgreSQL, multi-row statements on SQLite).
-func (t *Tx) AcceptRequests(ctx context.Context, accepts []*notify.Accept, now time.Time) error {
+func (t requestTx) AcceptRequests(ctx context.Context, accepts []*notify.Accept, now time.Time) error {
 	var plain []*notify.Accept
 	for _, a := range accepts {
 		r := a.Request
@@ -128,7 +128,7 @@ const (
 )
 
 // queueDispatch defers the dispatch job of a newly inserted request to flush.
-func (t *Tx) queueDispatch(a *notify.Accept, now time.Time) {
+func (t requestTx) queueDispatch(a *notify.Accept, now time.Time) {
 	r := a.Request
 	opts := &river.InsertOpts{MaxAttempts: jobs.DispatchMaxAttempts}
 	if r.ScheduledAt != nil {
@@ -147,7 +147,7 @@ func (t *Tx) queueDispatch(a *notify.Accept, now time.Time) {
 // findExisting fills a.Existing (and its job) for a request whose
 // idempotency key is taken, possibly by a request accepted earlier in this
 // same transaction whose job is still pending.
-func (t *Tx) findExisting(ctx context.Context, a *notify.Accept) error {
+func (t requestTx) findExisting(ctx context.Context, a *notify.Accept) error {
 	r := a.Request
 	existing, err := scanRequest(t.c.QueryRow(ctx, `SELECT `+requestCols+` FROM notification_requests
 		WHERE workspace_id = ? AND idempotency_key = ?`, r.WorkspaceID, r.IdempotencyKey))
@@ -182,7 +182,7 @@ type pendingJob struct {
 // jobs of up to DispatchBatchMax requests (one job run claims and records
 // them together); a scheduled request gets a dispatch job of its own at
 // its time.
-func (t *Tx) flush(ctx context.Context) error {
+func (t requestTx) flush(ctx context.Context) error {
 	if len(t.pending) == 0 {
 		return nil
 	}
@@ -228,7 +228,7 @@ var jobColList = splitCols(jobCols)
 const jobCols = `id, workspace_id, request_id, queue_job_id, status, attempts_made, max_attempts, queued_at, scheduled_at,
 	started_at, finished_at, next_retry_at, last_error_code, last_error_message, last_provider_account_id, run_owner`
 
-func (t *Tx) insertJob(ctx context.Context, j *notify.Job) error {
+func (t requestTx) insertJob(ctx context.Context, j *notify.Job) error {
 	_, err := t.c.Exec(ctx, `INSERT INTO notification_jobs (`+jobCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		j.ID, j.WorkspaceID, j.RequestID, j.QueueJobID, j.Status, j.AttemptsMade, j.MaxAttempts, ms(j.QueuedAt), msPtr(j.ScheduledAt),
 		msPtr(j.StartedAt), msPtr(j.FinishedAt), msPtr(j.NextRetryAt), nullable(j.LastErrorCode), nullable(j.LastErrorMessage),
@@ -250,7 +250,7 @@ func scanJob(row Row) (*notify.Job, error) {
 	return &j, nil
 }
 
-func (t *Tx) FindRequest(ctx context.Context, workspaceID, id string) (*notify.Request, error) {
+func (t requestTx) FindRequest(ctx context.Context, workspaceID, id string) (*notify.Request, error) {
 	return scanRequest(t.c.QueryRow(ctx, `SELECT `+requestCols+` FROM notification_requests WHERE workspace_id = ? AND id = ?`, workspaceID, id))
 }
 
@@ -258,35 +258,35 @@ func (t *Tx) FindRequest(ctx context.Context, workspaceID, id string) (*notify.R
 // row's write lock until the transaction ends (PostgreSQL) and returns
 // the latest committed state: status moves (dispatch, cancel) read and
 // write under it, so a concurrent cancel is never overwritten.
-func (t *Tx) LockRequest(ctx context.Context, workspaceID, id string) (*notify.Request, error) {
+func (t requestTx) LockRequest(ctx context.Context, workspaceID, id string) (*notify.Request, error) {
 	return scanRequest(t.c.QueryRow(ctx, `UPDATE notification_requests SET status = status WHERE workspace_id = ? AND id = ?
 		RETURNING `+requestCols, workspaceID, id))
 }
 
 // UpdateRequest saves the mutable state of r.
-func (t *Tx) UpdateRequest(ctx context.Context, r *notify.Request) error {
+func (t requestTx) UpdateRequest(ctx context.Context, r *notify.Request) error {
 	return expectOne(t.c.Exec(ctx, `UPDATE notification_requests SET status = ?, updated_at = ?, selected_provider_account_id = ?,
 		selected_provider_message_id = ?, final_error_code = ?, final_error_message = ? WHERE workspace_id = ? AND id = ?`,
 		r.Status, ms(r.UpdatedAt), nullable(r.SelectedProviderID), nullable(r.SelectedMessageID), nullable(r.FinalErrorCode),
 		nullable(r.FinalErrorMessage), r.WorkspaceID, r.ID))
 }
 
-func (t *Tx) FindJobByRequest(ctx context.Context, workspaceID, requestID string) (*notify.Job, error) {
+func (t requestTx) FindJobByRequest(ctx context.Context, workspaceID, requestID string) (*notify.Job, error) {
 	return scanJob(t.c.QueryRow(ctx, `SELECT `+jobCols+` FROM notification_jobs WHERE workspace_id = ? AND request_id = ?`, workspaceID, requestID))
 }
 
-func (t *Tx) FindJob(ctx context.Context, workspaceID, id string) (*notify.Job, error) {
+func (t requestTx) FindJob(ctx context.Context, workspaceID, id string) (*notify.Job, error) {
 	return scanJob(t.c.QueryRow(ctx, `SELECT `+jobCols+` FROM notification_jobs WHERE workspace_id = ? AND id = ?`, workspaceID, id))
 }
 
-func (t *Tx) UpdateJob(ctx context.Context, j *notify.Job) error {
+func (t requestTx) UpdateJob(ctx context.Context, j *notify.Job) error {
 	return expectOne(t.c.Exec(ctx, `UPDATE notification_jobs SET status = ?, attempts_made = ?, started_at = ?, finished_at = ?,
 		next_retry_at = ?, last_error_code = ?, last_error_message = ?, last_provider_account_id = ? WHERE workspace_id = ? AND id = ?`,
 		j.Status, j.AttemptsMade, msPtr(j.StartedAt), msPtr(j.FinishedAt), msPtr(j.NextRetryAt), nullable(j.LastErrorCode),
 		nullable(j.LastErrorMessage), nullable(j.LastProviderAccountID), j.WorkspaceID, j.ID))
 }
 
-func (t *Tx) CancelScheduledWork(ctx context.Context, ref int64) error {
+func (t requestTx) CancelScheduledWork(ctx context.Context, ref int64) error {
 	return t.c.CancelJob(ctx, ref)
 }
 
@@ -294,7 +294,7 @@ func (t *Tx) CancelScheduledWork(ctx context.Context, ref int64) error {
 // unfinished ones (scheduled, queued, processing, retrying) through the
 // partial index on unfinished jobs, and the dead letters through their
 // table (a dead letter is finished: failed after spending its attempts).
-func (t *Tx) FindOpenJobs(ctx context.Context, workspaceID string, limit int) ([]*notify.OpenJob, error) {
+func (t requestTx) FindOpenJobs(ctx context.Context, workspaceID string, limit int) ([]*notify.OpenJob, error) {
 	rows, err := t.c.Query(ctx, `SELECT j.id, j.workspace_id, j.request_id, j.queue_job_id, j.status, j.attempts_made, j.max_attempts,
 		j.queued_at, j.scheduled_at, j.started_at, j.finished_at, j.next_retry_at, j.last_error_code, j.last_error_message,
 		j.last_provider_account_id, r.channel, r.template_code, r.recipient_address, p.provider_kind, p.display_name
@@ -333,7 +333,7 @@ func (t *Tx) FindOpenJobs(ctx context.Context, workspaceID string, limit int) ([
 
 // CreateDirectRequest stores a request sent synchronously (test-send,
 // OTP) with its job row and no queue job.
-func (t *Tx) CreateDirectRequest(ctx context.Context, r *notify.Request, j *notify.Job) error {
+func (t requestTx) CreateDirectRequest(ctx context.Context, r *notify.Request, j *notify.Job) error {
 	if _, err := t.c.Exec(ctx, `INSERT INTO notification_requests (`+requestCols+`) VALUES `+requestValues, requestArgs(r)...); err != nil {
 		return err
 	}
@@ -341,7 +341,7 @@ func (t *Tx) CreateDirectRequest(ctx context.Context, r *notify.Request, j *noti
 }
 
 // FindRequests pages a workspace's requests newest first.
-func (t *Tx) FindRequests(ctx context.Context, workspaceID string, f notify.RequestFilter) ([]*notify.Request, error) {
+func (t requestTx) FindRequests(ctx context.Context, workspaceID string, f notify.RequestFilter) ([]*notify.Request, error) {
 	var where strings.Builder
 	args := []any{workspaceID}
 	where.WriteString(`workspace_id = ?`)

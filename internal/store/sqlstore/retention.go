@@ -13,14 +13,14 @@ import (
 // dialects compute the bucket in integers).
 const hourMs = 3600000
 
-func (t *Tx) WorkspaceIDs(ctx context.Context) ([]string, error) {
+func (t deliveryTx) WorkspaceIDs(ctx context.Context) ([]string, error) {
 	return queryAll(ctx, t.c, func(r Row) (string, error) {
 		var id string
 		return id, r.Scan(&id)
 	}, `SELECT id FROM workspaces ORDER BY id`)
 }
 
-func (t *Tx) PurgeRequests(ctx context.Context, workspaceID string, before time.Time, limit int) (notify.PurgedRequests, error) {
+func (t deliveryTx) PurgeRequests(ctx context.Context, workspaceID string, before time.Time, limit int) (notify.PurgedRequests, error) {
 	var p notify.PurgedRequests
 	// The workspace's index on requested_at bounds the scan and gives the
 	// order, so the LIMIT stops it early (a tie-breaker on id would sort
@@ -83,7 +83,7 @@ func (t *Tx) PurgeRequests(ctx context.Context, workspaceID string, before time.
 
 // rollupActivity adds the purged figures of the hours wholly inside
 // [from, to] (CountActivity's inclusive range) to c.
-func (t *Tx) rollupActivity(ctx context.Context, c *notify.Counts, workspaceID string, from, to time.Time) error {
+func (t deliveryTx) rollupActivity(ctx context.Context, c *notify.Counts, workspaceID string, from, to time.Time) error {
 	rows, err := t.c.Query(ctx, `SELECT kind, channel, status, SUM(n) FROM activity_rollup
 		WHERE workspace_id = ? AND bucket >= ? AND bucket <= ? GROUP BY kind, channel, status`,
 		workspaceID, ms(from), ms(to)-(hourMs-1))
@@ -110,7 +110,7 @@ func (t *Tx) rollupActivity(ctx context.Context, c *notify.Counts, workspaceID s
 }
 
 // rollupCampaign adds a campaign's purged requests to counts.
-func (t *Tx) rollupCampaign(ctx context.Context, counts map[notify.RequestStatus]int, campaignID string) error {
+func (t deliveryTx) rollupCampaign(ctx context.Context, counts map[notify.RequestStatus]int, campaignID string) error {
 	rows, err := t.c.Query(ctx, `SELECT status, n FROM campaign_rollup WHERE campaign_id = ?`, campaignID)
 	if err != nil {
 		return err
@@ -127,13 +127,13 @@ func (t *Tx) rollupCampaign(ctx context.Context, counts map[notify.RequestStatus
 	return rows.Err()
 }
 
-func (t *Tx) PurgeEvents(ctx context.Context, before time.Time, limit int) (int, error) {
+func (t deliveryTx) PurgeEvents(ctx context.Context, before time.Time, limit int) (int, error) {
 	n, err := t.c.Exec(ctx, `DELETE FROM events WHERE id IN (SELECT id FROM events
 		WHERE dispatched_at IS NULL AND created_at < ? ORDER BY created_at LIMIT ?)`, ms(before), limit)
 	return int(n), err
 }
 
-func (t *Tx) PurgeCampaignRecipients(ctx context.Context, before time.Time, limit int) (int, error) {
+func (t deliveryTx) PurgeCampaignRecipients(ctx context.Context, before time.Time, limit int) (int, error) {
 	var id string
 	err := t.c.QueryRow(ctx, `SELECT c.id FROM campaigns c WHERE c.status IN ('sent', 'canceled', 'failed') AND c.updated_at < ?
 		AND EXISTS (SELECT 1 FROM campaign_recipients r WHERE r.campaign_id = c.id) ORDER BY c.updated_at, c.id LIMIT 1`, ms(before)).Scan(&id)
@@ -148,7 +148,7 @@ func (t *Tx) PurgeCampaignRecipients(ctx context.Context, before time.Time, limi
 	return int(n), err
 }
 
-func (t *Tx) PurgeAudit(ctx context.Context, before time.Time, limit int) (int, error) {
+func (t deliveryTx) PurgeAudit(ctx context.Context, before time.Time, limit int) (int, error) {
 	n, err := t.c.Exec(ctx, `DELETE FROM audit_logs WHERE id IN (SELECT id FROM audit_logs
 		WHERE created_at < ? ORDER BY created_at LIMIT ?)`, ms(before), limit)
 	return int(n), err

@@ -18,7 +18,7 @@ var sealedColumns = []struct{ kind, table, column string }{
 	{notify.SealedWebhookPreviousSecret, "webhooks", "previous_secret_enc"},
 }
 
-func (t *Tx) SealedKeyIDs(ctx context.Context) ([]string, error) {
+func (t providerTx) SealedKeyIDs(ctx context.Context) ([]string, error) {
 	seen := map[string]bool{}
 	for _, c := range sealedColumns {
 		ids, err := queryAll(ctx, t.c, scanString, `SELECT DISTINCT substr(`+c.column+`, 4, 8) FROM `+c.table+`
@@ -46,7 +46,7 @@ func scanString(r Row) (string, error) {
 
 // FindSealedValues, like SealedKeyIDs, sees only values in the sealed
 // format: anything else fails where it is read, as before.
-func (t *Tx) FindSealedValues(ctx context.Context, keep string) ([]notify.SealedValue, error) {
+func (t providerTx) FindSealedValues(ctx context.Context, keep string) ([]notify.SealedValue, error) {
 	var out []notify.SealedValue
 	for _, c := range sealedColumns {
 		vs, err := queryAll(ctx, t.c, func(r Row) (notify.SealedValue, error) {
@@ -63,7 +63,7 @@ func (t *Tx) FindSealedValues(ctx context.Context, keep string) ([]notify.Sealed
 	return out, nil
 }
 
-func (t *Tx) UpdateSealedValue(ctx context.Context, v notify.SealedValue, sealed string) error {
+func (t providerTx) UpdateSealedValue(ctx context.Context, v notify.SealedValue, sealed string) error {
 	for _, c := range sealedColumns {
 		if c.kind == v.Kind {
 			return expectOne(t.c.Exec(ctx, `UPDATE `+c.table+` SET `+c.column+` = ? WHERE id = ? AND `+c.column+` = ?`,

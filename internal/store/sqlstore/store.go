@@ -60,7 +60,7 @@ func (s *Store) Lookup(ctx context.Context, fn func(notify.Tx) error) error {
 	if !ok {
 		return s.View(ctx, fn)
 	}
-	return s.unavailable(fn(&Tx{c: d.Direct()}))
+	return s.unavailable(fn(newTx(d.Direct())))
 }
 
 // Unavailable is an optional part of a Backend: it tells the errors of a
@@ -101,7 +101,7 @@ func (s *Store) run(ctx context.Context, write bool, fn func(notify.Tx) error) (
 			panic(p)
 		}
 	}()
-	tx := &Tx{c: c}
+	tx := newTx(c)
 	if err := fn(tx); err != nil {
 		return err
 	}
@@ -122,7 +122,60 @@ func (s *Store) Close() error { return s.b.Close() }
 type Tx struct {
 	c       Conn
 	pending []pendingJob
+	// The verbs, one view of this transaction per area, so that Tx has
+	// every verb of notify.Tx while no type holds more than one area's.
+	accountTx
+	requestTx
+	deliveryTx
+	newsletterTx
+	limitTx
+	otpTx
+	templateTx
+	providerTx
+	webhookTx
 }
+
+// newTx is a transaction on c with its verb views.
+func newTx(c Conn) *Tx {
+	t := &Tx{c: c}
+	t.accountTx = accountTx{t}
+	t.requestTx = requestTx{t}
+	t.deliveryTx = deliveryTx{t}
+	t.newsletterTx = newsletterTx{t}
+	t.limitTx = limitTx{t}
+	t.otpTx = otpTx{t}
+	t.templateTx = templateTx{t}
+	t.providerTx = providerTx{t}
+	t.webhookTx = webhookTx{t}
+	return t
+}
+
+// accountTx holds the verbs of workspaces, users, sessions, members, invitations and API keys.
+type accountTx struct{ *Tx }
+
+// requestTx holds the verbs of requests and their acceptance, attempts and dead letters.
+type requestTx struct{ *Tx }
+
+// deliveryTx holds the verbs of the delivery engine's claims and settlements, job rescue, and retention.
+type deliveryTx struct{ *Tx }
+
+// newsletterTx holds the verbs of subscribers, campaigns, their recipients and the suppression list.
+type newsletterTx struct{ *Tx }
+
+// limitTx holds the verbs of request-limit policies and counters, nonces and dispatch limits.
+type limitTx struct{ *Tx }
+
+// otpTx holds the verbs of OTP sessions, send counters and the fraud guard.
+type otpTx struct{ *Tx }
+
+// templateTx holds the verbs of templates, their versions and layouts.
+type templateTx struct{ *Tx }
+
+// providerTx holds the verbs of provider accounts, routes, breakers, sending identities and sealed values.
+type providerTx struct{ *Tx }
+
+// webhookTx holds the verbs of webhooks, the event outbox, deliveries and the audit log.
+type webhookTx struct{ *Tx }
 
 var _ notify.Tx = (*Tx)(nil)
 

@@ -58,7 +58,7 @@ const subscriberValues = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // CreateSubscriber uses DO NOTHING so a duplicate answers ErrConflict
 // without aborting the PostgreSQL transaction.
-func (t *Tx) CreateSubscriber(ctx context.Context, s *notify.Subscriber) error {
+func (t newsletterTx) CreateSubscriber(ctx context.Context, s *notify.Subscriber) error {
 	n, err := t.c.Exec(ctx, `INSERT INTO subscribers (`+subscriberCols+`) VALUES `+subscriberValues+` ON CONFLICT DO NOTHING`,
 		subscriberArgs(s)...)
 	if err != nil {
@@ -70,20 +70,20 @@ func (t *Tx) CreateSubscriber(ctx context.Context, s *notify.Subscriber) error {
 	return nil
 }
 
-func (t *Tx) FindSubscriber(ctx context.Context, workspaceID, id string) (*notify.Subscriber, error) {
+func (t newsletterTx) FindSubscriber(ctx context.Context, workspaceID, id string) (*notify.Subscriber, error) {
 	return scanSubscriber(t.c.QueryRow(ctx, `SELECT `+subscriberCols+` FROM subscribers WHERE workspace_id = ? AND id = ?`, workspaceID, id))
 }
 
-func (t *Tx) LockSubscriber(ctx context.Context, workspaceID, id string) (*notify.Subscriber, error) {
+func (t newsletterTx) LockSubscriber(ctx context.Context, workspaceID, id string) (*notify.Subscriber, error) {
 	return scanSubscriber(t.c.QueryRow(ctx, `UPDATE subscribers SET updated_at = updated_at WHERE workspace_id = ? AND id = ?
 		RETURNING `+subscriberCols, workspaceID, id))
 }
 
-func (t *Tx) FindSubscriberByToken(ctx context.Context, token string) (*notify.Subscriber, error) {
+func (t newsletterTx) FindSubscriberByToken(ctx context.Context, token string) (*notify.Subscriber, error) {
 	return scanSubscriber(t.c.QueryRow(ctx, `SELECT `+subscriberCols+` FROM subscribers WHERE unsubscribe_token = ?`, token))
 }
 
-func (t *Tx) FindSubscribersByAddress(ctx context.Context, workspaceID string, channel notify.Channel, addresses []string) (map[string]*notify.Subscriber, error) {
+func (t newsletterTx) FindSubscribersByAddress(ctx context.Context, workspaceID string, channel notify.Channel, addresses []string) (map[string]*notify.Subscriber, error) {
 	out := make(map[string]*notify.Subscriber, len(addresses))
 	for start := 0; start < len(addresses); start += subscriberChunk {
 		chunk := addresses[min(start, len(addresses)):min(start+subscriberChunk, len(addresses))]
@@ -114,7 +114,7 @@ func likeEscape(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
 
-func (t *Tx) FindSubscribers(ctx context.Context, workspaceID string, f notify.SubscriberFilter) ([]*notify.Subscriber, int, error) {
+func (t newsletterTx) FindSubscribers(ctx context.Context, workspaceID string, f notify.SubscriberFilter) ([]*notify.Subscriber, int, error) {
 	where := ` WHERE workspace_id = ?`
 	args := []any{workspaceID}
 	if f.Channel != "" {
@@ -143,7 +143,7 @@ func (t *Tx) FindSubscribers(ctx context.Context, workspaceID string, f notify.S
 	return subs, total, err
 }
 
-func (t *Tx) UpdateSubscriber(ctx context.Context, s *notify.Subscriber) error {
+func (t newsletterTx) UpdateSubscriber(ctx context.Context, s *notify.Subscriber) error {
 	attrs := s.Attributes
 	if attrs == nil {
 		attrs = map[string]string{}
@@ -154,13 +154,13 @@ func (t *Tx) UpdateSubscriber(ctx context.Context, s *notify.Subscriber) error {
 		s.WorkspaceID, s.ID))
 }
 
-func (t *Tx) DeleteSubscriber(ctx context.Context, workspaceID, id string) error {
+func (t newsletterTx) DeleteSubscriber(ctx context.Context, workspaceID, id string) error {
 	return expectOne(t.c.Exec(ctx, `DELETE FROM subscribers WHERE workspace_id = ? AND id = ?`, workspaceID, id))
 }
 
 // UpsertSubscribers writes multi-row statements of subscriberChunk rows, so
 // an import of 5,000 is ten round trips on either backend.
-func (t *Tx) UpsertSubscribers(ctx context.Context, subs []*notify.Subscriber) error {
+func (t newsletterTx) UpsertSubscribers(ctx context.Context, subs []*notify.Subscriber) error {
 	for start := 0; start < len(subs); start += subscriberChunk {
 		chunk := subs[start:min(start+subscriberChunk, len(subs))]
 		args := make([]any, 0, len(chunk)*13)
@@ -182,7 +182,7 @@ func (t *Tx) UpsertSubscribers(ctx context.Context, subs []*notify.Subscriber) e
 
 // LiftUnsubscribeSuppressions deletes in chunks, one statement per
 // subscriberChunk addresses.
-func (t *Tx) LiftUnsubscribeSuppressions(ctx context.Context, workspaceID string, addresses []string) error {
+func (t newsletterTx) LiftUnsubscribeSuppressions(ctx context.Context, workspaceID string, addresses []string) error {
 	for start := 0; start < len(addresses); start += subscriberChunk {
 		chunk := addresses[start:min(start+subscriberChunk, len(addresses))]
 		args := make([]any, 0, len(chunk)+2)

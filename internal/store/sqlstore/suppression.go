@@ -18,7 +18,7 @@ func scanSuppression(row Row) (*notify.Suppression, error) {
 }
 
 // FindSuppressions pages newest first by (created_at, address).
-func (t *Tx) FindSuppressions(ctx context.Context, workspaceID string, f notify.SuppressionFilter) ([]*notify.Suppression, error) {
+func (t newsletterTx) FindSuppressions(ctx context.Context, workspaceID string, f notify.SuppressionFilter) ([]*notify.Suppression, error) {
 	var where strings.Builder
 	args := []any{workspaceID}
 	where.WriteString(`workspace_id = ?`)
@@ -35,20 +35,20 @@ func (t *Tx) FindSuppressions(ctx context.Context, workspaceID string, f notify.
 		WHERE `+where.String()+` ORDER BY created_at DESC, address DESC LIMIT ?`, args...)
 }
 
-func (t *Tx) FindSuppression(ctx context.Context, workspaceID, address string) (*notify.Suppression, error) {
+func (t newsletterTx) FindSuppression(ctx context.Context, workspaceID, address string) (*notify.Suppression, error) {
 	return scanSuppression(t.c.QueryRow(ctx, `SELECT workspace_id, address, reason, created_at FROM suppressions
 		WHERE workspace_id = ? AND address = ?`, workspaceID, address))
 }
 
-func (t *Tx) DeleteSuppression(ctx context.Context, workspaceID, address string) error {
+func (t newsletterTx) DeleteSuppression(ctx context.Context, workspaceID, address string) error {
 	return expectOne(t.c.Exec(ctx, `DELETE FROM suppressions WHERE workspace_id = ? AND address = ?`, workspaceID, address))
 }
 
-func (t *Tx) FindProviderAccountAnyWorkspace(ctx context.Context, id string) (*notify.ProviderAccount, error) {
+func (t newsletterTx) FindProviderAccountAnyWorkspace(ctx context.Context, id string) (*notify.ProviderAccount, error) {
 	return scanProvider(t.c.QueryRow(ctx, `SELECT `+providerCols+` FROM provider_accounts WHERE id = ?`, id))
 }
 
-func (t *Tx) FindCallbackSecret(ctx context.Context, providerAccountID string) (*notify.CallbackSecret, error) {
+func (t newsletterTx) FindCallbackSecret(ctx context.Context, providerAccountID string) (*notify.CallbackSecret, error) {
 	var s notify.CallbackSecret
 	var prev *string
 	var at int64
@@ -62,7 +62,7 @@ func (t *Tx) FindCallbackSecret(ctx context.Context, providerAccountID string) (
 	return &s, nil
 }
 
-func (t *Tx) PutCallbackSecret(ctx context.Context, s *notify.CallbackSecret) error {
+func (t newsletterTx) PutCallbackSecret(ctx context.Context, s *notify.CallbackSecret) error {
 	_, err := t.c.Exec(ctx, `INSERT INTO callback_secrets (provider_account_id, workspace_id, current_hash, previous_hash, rotated_at)
 		VALUES (?, ?, ?, ?, ?) ON CONFLICT (provider_account_id) DO UPDATE SET current_hash = excluded.current_hash,
 		previous_hash = excluded.previous_hash, rotated_at = excluded.rotated_at`,
@@ -73,7 +73,7 @@ func (t *Tx) PutCallbackSecret(ctx context.Context, s *notify.CallbackSecret) er
 // FindAttemptByMessageID checks the workspace after the lookup: with
 // workspace_id in the WHERE clause SQLite's planner prefers the workspace
 // time index and scans the workspace's whole history.
-func (t *Tx) FindAttemptByMessageID(ctx context.Context, workspaceID, providerAccountID, messageID string) (*notify.Attempt, error) {
+func (t newsletterTx) FindAttemptByMessageID(ctx context.Context, workspaceID, providerAccountID, messageID string) (*notify.Attempt, error) {
 	a, err := scanAttempt(t.c.QueryRow(ctx, `SELECT `+attemptCols+` FROM attempts WHERE provider_account_id = ? AND provider_message_id = ?
 		ORDER BY started_at DESC, id DESC LIMIT 1`, providerAccountID, messageID))
 	if err == nil && a.WorkspaceID != workspaceID {
@@ -85,7 +85,7 @@ func (t *Tx) FindAttemptByMessageID(ctx context.Context, workspaceID, providerAc
 const feedbackCols = `id, workspace_id, provider_account_id, provider_message_id, request_id, attempt_id, recipient_address, type,
 	bounce_type, detail, suppressed, vendor_event_id, occurred_at, received_at`
 
-func (t *Tx) CreateDeliveryFeedback(ctx context.Context, f *notify.DeliveryFeedback) (bool, error) {
+func (t newsletterTx) CreateDeliveryFeedback(ctx context.Context, f *notify.DeliveryFeedback) (bool, error) {
 	n, err := t.c.Exec(ctx, `INSERT INTO delivery_feedback (`+feedbackCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (provider_account_id, vendor_event_id) DO NOTHING`,
 		f.ID, f.WorkspaceID, f.ProviderAccountID, f.ProviderMessageID, nullable(f.RequestID), nullable(f.AttemptID), f.RecipientAddress,
@@ -108,7 +108,7 @@ func scanFeedback(row Row) (*notify.DeliveryFeedback, error) {
 
 // attachFeedback fills Attempt.Feedback of as with one query; attempts
 // without feedback keep a nil slice.
-func (t *Tx) attachFeedback(ctx context.Context, workspaceID string, as []*notify.Attempt) error {
+func (t newsletterTx) attachFeedback(ctx context.Context, workspaceID string, as []*notify.Attempt) error {
 	var ids []any
 	byID := map[string]*notify.Attempt{}
 	for _, a := range as {

@@ -30,7 +30,7 @@ func scanTemplate(row Row) (*notify.Template, error) {
 	return &t, nil
 }
 
-func (t *Tx) CreateTemplate(ctx context.Context, x *notify.Template) error {
+func (t templateTx) CreateTemplate(ctx context.Context, x *notify.Template) error {
 	_, err := t.c.Exec(ctx, `INSERT INTO templates (id, workspace_id, code, channel, name, status, review_status, provider_account_id,
 		vendor_template_id, sender_profile_key, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		x.ID, x.WorkspaceID, x.Code, string(x.Channel), x.Name, x.Status, nullable(x.ReviewStatus), nullable(x.ProviderAccountID),
@@ -38,27 +38,27 @@ func (t *Tx) CreateTemplate(ctx context.Context, x *notify.Template) error {
 	return err
 }
 
-func (t *Tx) UpdateTemplate(ctx context.Context, x *notify.Template) error {
+func (t templateTx) UpdateTemplate(ctx context.Context, x *notify.Template) error {
 	return expectOne(t.c.Exec(ctx, `UPDATE templates SET name = ?, status = ?, review_status = ?, provider_account_id = ?,
 		vendor_template_id = ?, sender_profile_key = ?, updated_at = ? WHERE workspace_id = ? AND id = ?`,
 		x.Name, x.Status, nullable(x.ReviewStatus), nullable(x.ProviderAccountID), nullable(x.VendorTemplateID),
 		nullable(x.SenderProfileKey), ms(x.UpdatedAt), x.WorkspaceID, x.ID))
 }
 
-func (t *Tx) FindTemplate(ctx context.Context, workspaceID, id string) (*notify.Template, error) {
+func (t templateTx) FindTemplate(ctx context.Context, workspaceID, id string) (*notify.Template, error) {
 	return scanTemplate(t.c.QueryRow(ctx, `SELECT `+templateCols+` FROM templates t WHERE t.workspace_id = ? AND t.id = ?`, workspaceID, id))
 }
 
-func (t *Tx) FindTemplateByCode(ctx context.Context, workspaceID, code string, channel notify.Channel) (*notify.Template, error) {
+func (t templateTx) FindTemplateByCode(ctx context.Context, workspaceID, code string, channel notify.Channel) (*notify.Template, error) {
 	return scanTemplate(t.c.QueryRow(ctx, `SELECT `+templateCols+` FROM templates t WHERE t.workspace_id = ? AND t.code = ? AND t.channel = ?`,
 		workspaceID, code, string(channel)))
 }
 
-func (t *Tx) FindTemplates(ctx context.Context, workspaceID string) ([]*notify.Template, error) {
+func (t templateTx) FindTemplates(ctx context.Context, workspaceID string) ([]*notify.Template, error) {
 	return queryAll(ctx, t.c, scanTemplate, `SELECT `+templateCols+` FROM templates t WHERE t.workspace_id = ? ORDER BY t.created_at, t.id`, workspaceID)
 }
 
-func (t *Tx) CreateTemplateVersion(ctx context.Context, v *notify.TemplateVersion) error {
+func (t templateTx) CreateTemplateVersion(ctx context.Context, v *notify.TemplateVersion) error {
 	_, err := t.c.Exec(ctx, `INSERT INTO template_versions (template_id, version, title, text, html, published_at, created_at, locale, layout_id)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, v.TemplateID, v.Version, nullable(v.Title), v.Text, nullable(v.HTML), msPtr(v.PublishedAt), ms(v.CreatedAt),
 		nullable(v.Locale), nullable(v.LayoutID))
@@ -88,7 +88,7 @@ func scanTemplateVersion(row Row) (*notify.TemplateVersion, error) {
 	return &v, nil
 }
 
-func (t *Tx) FindTemplateVersions(ctx context.Context, workspaceID, templateID string, f notify.TemplateVersionFilter) ([]*notify.TemplateVersion, error) {
+func (t templateTx) FindTemplateVersions(ctx context.Context, workspaceID, templateID string, f notify.TemplateVersionFilter) ([]*notify.TemplateVersion, error) {
 	cols := versionCols
 	if f.Summary {
 		cols = versionSummaryCols
@@ -100,7 +100,7 @@ func (t *Tx) FindTemplateVersions(ctx context.Context, workspaceID, templateID s
 	return queryAll(ctx, t.c, scanTemplateVersion, q+` ORDER BY v.version DESC LIMIT ?`, append(args, f.Limit)...)
 }
 
-func (t *Tx) FindTemplateVersion(ctx context.Context, workspaceID, templateID string, version int) (*notify.TemplateVersion, error) {
+func (t templateTx) FindTemplateVersion(ctx context.Context, workspaceID, templateID string, version int) (*notify.TemplateVersion, error) {
 	return scanTemplateVersion(t.c.QueryRow(ctx, `SELECT `+versionCols+ofTemplate+` AND v.version = ?`, workspaceID, templateID, version))
 }
 
@@ -108,7 +108,7 @@ func (t *Tx) FindTemplateVersion(ctx context.Context, workspaceID, templateID st
 // reads no body (published versions of the locales and of the default
 // locale, ranked by the locale's place in the list, the default last, then
 // newest first), then reads that one row by its key.
-func (t *Tx) FindPublishedTemplateVersion(ctx context.Context, workspaceID, templateID string, locales []string) (*notify.TemplateVersion, error) {
+func (t templateTx) FindPublishedTemplateVersion(ctx context.Context, workspaceID, templateID string, locales []string) (*notify.TemplateVersion, error) {
 	args := []any{workspaceID, templateID, templateID}
 	in, order := "", "p.version DESC"
 	if len(locales) > 0 {
@@ -127,19 +127,19 @@ func (t *Tx) FindPublishedTemplateVersion(ctx context.Context, workspaceID, temp
 		WHERE p.template_id = ? AND p.published_at IS NOT NULL AND (p.locale IS NULL`+in+`) ORDER BY `+order+` LIMIT 1)`, args...))
 }
 
-func (t *Tx) CountTemplateVersions(ctx context.Context, workspaceID, templateID string) (n, highest int, err error) {
+func (t templateTx) CountTemplateVersions(ctx context.Context, workspaceID, templateID string) (n, highest int, err error) {
 	err = t.c.QueryRow(ctx, `SELECT COUNT(*), COALESCE(MAX(v.version), 0)`+ofTemplate, workspaceID, templateID).Scan(&n, &highest)
 	return n, highest, err
 }
 
-func (t *Tx) PublishTemplateVersion(ctx context.Context, templateID string, version int, at time.Time) error {
+func (t templateTx) PublishTemplateVersion(ctx context.Context, templateID string, version int, at time.Time) error {
 	return expectOne(t.c.Exec(ctx, `UPDATE template_versions SET published_at = COALESCE(published_at, ?) WHERE template_id = ? AND version = ?`,
 		ms(at), templateID, version))
 }
 
 // DeleteTemplateVersion's draft condition is evaluated on the row as it
 // is when the statement runs, so a publish that committed meanwhile wins.
-func (t *Tx) DeleteTemplateVersion(ctx context.Context, templateID string, version int, draft bool) error {
+func (t templateTx) DeleteTemplateVersion(ctx context.Context, templateID string, version int, draft bool) error {
 	q := `DELETE FROM template_versions WHERE template_id = ? AND version = ?`
 	if draft {
 		q += ` AND published_at IS NULL`

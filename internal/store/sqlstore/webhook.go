@@ -13,7 +13,7 @@ import (
 
 const webhookCols = `id, workspace_id, url, events, enabled, secret_enc, previous_secret_enc, previous_secret_expires_at, created_at, updated_at`
 
-func (t *Tx) CreateWebhook(ctx context.Context, w *notify.Webhook) error {
+func (t webhookTx) CreateWebhook(ctx context.Context, w *notify.Webhook) error {
 	_, err := t.c.Exec(ctx, `INSERT INTO webhooks (`+webhookCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		w.ID, w.WorkspaceID, w.URL, toJSON(w.Events), w.Enabled, w.SecretEnc, nullable(w.PreviousSecretEnc),
 		msPtr(w.PreviousExpiresAt), ms(w.CreatedAt), ms(w.UpdatedAt))
@@ -36,15 +36,15 @@ func scanWebhook(r Row) (*notify.Webhook, error) {
 	return &w, nil
 }
 
-func (t *Tx) FindWebhook(ctx context.Context, workspaceID, id string) (*notify.Webhook, error) {
+func (t webhookTx) FindWebhook(ctx context.Context, workspaceID, id string) (*notify.Webhook, error) {
 	return scanWebhook(t.c.QueryRow(ctx, `SELECT `+webhookCols+` FROM webhooks WHERE workspace_id = ? AND id = ?`, workspaceID, id))
 }
 
-func (t *Tx) FindWebhooks(ctx context.Context, workspaceID string) ([]*notify.Webhook, error) {
+func (t webhookTx) FindWebhooks(ctx context.Context, workspaceID string) ([]*notify.Webhook, error) {
 	return queryAll(ctx, t.c, scanWebhook, `SELECT `+webhookCols+` FROM webhooks WHERE workspace_id = ? ORDER BY created_at, id`, workspaceID)
 }
 
-func (t *Tx) UpdateWebhook(ctx context.Context, w *notify.Webhook) error {
+func (t webhookTx) UpdateWebhook(ctx context.Context, w *notify.Webhook) error {
 	return expectOne(t.c.Exec(ctx, `UPDATE webhooks SET url = ?, events = ?, enabled = ?, secret_enc = ?, previous_secret_enc = ?,
 		previous_secret_expires_at = ?, updated_at = ? WHERE workspace_id = ? AND id = ?`,
 		w.URL, toJSON(w.Events), w.Enabled, w.SecretEnc, nullable(w.PreviousSecretEnc), msPtr(w.PreviousExpiresAt),
@@ -53,7 +53,7 @@ func (t *Tx) UpdateWebhook(ctx context.Context, w *notify.Webhook) error {
 
 // DeleteWebhook removes the endpoint with its deliveries and tries; queue
 // jobs still pending find no delivery and end.
-func (t *Tx) DeleteWebhook(ctx context.Context, workspaceID, id string) error {
+func (t webhookTx) DeleteWebhook(ctx context.Context, workspaceID, id string) error {
 	if _, err := t.c.Exec(ctx, `DELETE FROM webhook_tries WHERE delivery_id IN
 		(SELECT id FROM webhook_deliveries WHERE workspace_id = ? AND webhook_id = ?)`, workspaceID, id); err != nil {
 		return err
@@ -64,7 +64,7 @@ func (t *Tx) DeleteWebhook(ctx context.Context, workspaceID, id string) error {
 	return expectOne(t.c.Exec(ctx, `DELETE FROM webhooks WHERE workspace_id = ? AND id = ?`, workspaceID, id))
 }
 
-func (t *Tx) PendingEvents(ctx context.Context, limit int) ([]*notify.OutboxEvent, error) {
+func (t webhookTx) PendingEvents(ctx context.Context, limit int) ([]*notify.OutboxEvent, error) {
 	return queryAll(ctx, t.c, func(r Row) (*notify.OutboxEvent, error) {
 		var e notify.OutboxEvent
 		var c int64
@@ -77,7 +77,7 @@ func (t *Tx) PendingEvents(ctx context.Context, limit int) ([]*notify.OutboxEven
 		ORDER BY created_at, id LIMIT ?`, limit)
 }
 
-func (t *Tx) MarkEventsDispatched(ctx context.Context, ids []string, at time.Time) error {
+func (t webhookTx) MarkEventsDispatched(ctx context.Context, ids []string, at time.Time) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -94,7 +94,7 @@ const deliveryCols = `id, workspace_id, webhook_id, event_id, event_type, reques
 	queue_job_id, next_attempt_at, last_http_status, last_error, created_at, updated_at, finished_at`
 
 // insertDeliveryJob queues the delivery's job on this transaction.
-func (t *Tx) insertDeliveryJob(ctx context.Context, d *notify.WebhookDelivery) error {
+func (t webhookTx) insertDeliveryJob(ctx context.Context, d *notify.WebhookDelivery) error {
 	ids, err := t.c.InsertJobs(ctx, []river.InsertManyParams{{
 		Args:       jobs.WebhookDelivery{DeliveryID: d.ID, WorkspaceID: d.WorkspaceID},
 		InsertOpts: &river.InsertOpts{Queue: jobs.QueueWebhooks, MaxAttempts: jobs.WebhookDeliveryMaxAttempts},
@@ -106,7 +106,7 @@ func (t *Tx) insertDeliveryJob(ctx context.Context, d *notify.WebhookDelivery) e
 	return nil
 }
 
-func (t *Tx) CreateWebhookDelivery(ctx context.Context, d *notify.WebhookDelivery) (bool, error) {
+func (t webhookTx) CreateWebhookDelivery(ctx context.Context, d *notify.WebhookDelivery) (bool, error) {
 	// The job id is filled in after the insert: a duplicate (the relay ran
 	// twice for an event) must not leave a job behind.
 	n, err := t.c.Exec(ctx, `INSERT INTO webhook_deliveries (`+deliveryCols+`)
@@ -141,13 +141,13 @@ func scanDelivery(r Row) (*notify.WebhookDelivery, error) {
 	return &d, nil
 }
 
-func (t *Tx) FindWebhookDelivery(ctx context.Context, workspaceID, id string) (*notify.WebhookDelivery, error) {
+func (t webhookTx) FindWebhookDelivery(ctx context.Context, workspaceID, id string) (*notify.WebhookDelivery, error) {
 	return scanDelivery(t.c.QueryRow(ctx, `SELECT `+deliveryCols+` FROM webhook_deliveries WHERE workspace_id = ? AND id = ?`, workspaceID, id))
 }
 
 // FindWebhookDeliveries pages a webhook's deliveries newest first, each
 // with its tries (oldest first).
-func (t *Tx) FindWebhookDeliveries(ctx context.Context, workspaceID, webhookID string, f notify.DeliveryFilter) ([]*notify.WebhookDelivery, error) {
+func (t webhookTx) FindWebhookDeliveries(ctx context.Context, workspaceID, webhookID string, f notify.DeliveryFilter) ([]*notify.WebhookDelivery, error) {
 	where := `workspace_id = ? AND webhook_id = ?`
 	args := []any{workspaceID, webhookID}
 	if f.Before != nil {
@@ -179,7 +179,7 @@ func (t *Tx) FindWebhookDeliveries(ctx context.Context, workspaceID, webhookID s
 	return ds, nil
 }
 
-func (t *Tx) UpdateWebhookDelivery(ctx context.Context, d *notify.WebhookDelivery, requeue bool) error {
+func (t webhookTx) UpdateWebhookDelivery(ctx context.Context, d *notify.WebhookDelivery, requeue bool) error {
 	if requeue {
 		if err := t.c.CancelJob(ctx, d.QueueJobID); err != nil {
 			return err
@@ -212,18 +212,18 @@ func scanTry(r Row) (*notify.WebhookTry, error) {
 	return &tr, nil
 }
 
-func (t *Tx) CreateWebhookTry(ctx context.Context, workspaceID string, tr *notify.WebhookTry) error {
+func (t webhookTx) CreateWebhookTry(ctx context.Context, workspaceID string, tr *notify.WebhookTry) error {
 	_, err := t.c.Exec(ctx, `INSERT INTO webhook_tries (id, workspace_id, delivery_id, attempt, http_status, error, duration_ms,
 		response_excerpt, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, tr.ID, workspaceID, tr.DeliveryID, tr.Attempt,
 		tr.HTTPStatus, nullable(tr.Error), tr.DurationMS, nullable(tr.Response), ms(tr.CreatedAt))
 	return err
 }
 
-func (t *Tx) LockWebhookDelivery(ctx context.Context, workspaceID, id string) error {
+func (t webhookTx) LockWebhookDelivery(ctx context.Context, workspaceID, id string) error {
 	return expectOne(t.c.Exec(ctx, `UPDATE webhook_deliveries SET updated_at = updated_at WHERE workspace_id = ? AND id = ?`, workspaceID, id))
 }
 
-func (t *Tx) PruneWebhookHistory(ctx context.Context, eventsBefore, deliveriesBefore time.Time, limit int) (int, int, error) {
+func (t webhookTx) PruneWebhookHistory(ctx context.Context, eventsBefore, deliveriesBefore time.Time, limit int) (int, int, error) {
 	ev, err := t.c.Exec(ctx, `DELETE FROM events WHERE id IN (SELECT id FROM events
 		WHERE dispatched_at IS NOT NULL AND dispatched_at < ? LIMIT ?)`, ms(eventsBefore), limit)
 	if err != nil {

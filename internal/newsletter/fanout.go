@@ -1,4 +1,4 @@
-package service
+package newsletter
 
 import (
 	"cmp"
@@ -51,7 +51,7 @@ func (s *Service) SetFanoutFault(f FanoutFault) {
 	s.fanoutMu.Unlock()
 }
 
-func (s *Service) fault(campaignID string, n int) error {
+func (s fanouts) fault(campaignID string, n int) error {
 	s.fanoutMu.Lock()
 	f := s.fanoutFault
 	s.fanoutMu.Unlock()
@@ -68,7 +68,7 @@ const FanoutPausedRecheck = 5 * time.Second
 
 // pausedFanout is a *dispatch.SnoozeError when the campaign is paused and
 // jobID is its current fan-out job, else nil (the run ends).
-func (s *Service) pausedFanout(ctx context.Context, tx notify.Tx, ws, campaignID string, jobID int64) error {
+func (s fanouts) pausedFanout(ctx context.Context, tx notify.Tx, ws, campaignID string, jobID int64) error {
 	c, err := tx.FindCampaign(ctx, ws, campaignID)
 	if notify.IsNotFound(err) {
 		return nil
@@ -95,8 +95,44 @@ var errNotCurrent = errors.New("not the campaign's current fan-out job")
 // again (the worker snoozes).
 func (s *Service) RunFanout(ctx context.Context, ws, campaignID string, jobID int64, budget time.Duration) (more bool, err error) {
 	start := time.Now()
-	var c *notify.Campaign
-	var aud *notify.Audience
+	f := fanouts{s}
+	c, aud, err := f.startFanout(ctx, ws, campaignID, jobID)
+	if errors.Is(err, errNotCurrent) {
+		return false, nil
+	}
+	if err != nil || c == nil {
+		return false, err
+	}
+	after, err := f.resumePoint(ctx, ws, c, aud, jobID)
+	if err != nil {
+		return false, err
+	}
+	if err := f.fault(c.ID, 0); err != nil {
+		return false, err
+	}
+	r := f.newFanoutRun(ctx, c, aud, start, budget)
+	after = r.run(after)
+	switch {
+	case r.err != nil:
+		return false, r.err
+	case r.stopped:
+		// Canceled, paused or replaced meanwhile: a paused campaign's job
+		// comes back for the rest.
+		return false, s.Store.View(ctx, func(tx notify.Tx) error { return f.pausedFanout(ctx, tx, ws, c.ID, jobID) })
+	case r.ended:
+		return false, nil
+	}
+	if r.budgetSpent {
+		s.fanoutResume.Store(jobID, after)
+	}
+	return r.budgetSpent, nil
+}
+
+// startFanout moves the campaign to sending (or keeps it there) and reads
+// it with its audience; nil when it is neither scheduled nor sending (a
+// paused one snoozes, pausedFanout), errNotCurrent when jobID is not its
+// fan-out job any more (a replaced job: the move is undone).
+func (s fanouts) startFanout(ctx context.Context, ws, campaignID string, jobID int64) (c *notify.Campaign, aud *notify.Audience, err error) {
 	err = s.Store.Update(ctx, func(tx notify.Tx) error {
 		now := s.Now()
 		// Lock the campaign row first (a conditional move: scheduled to
@@ -128,147 +164,156 @@ func (s *Service) RunFanout(ctx context.Context, ws, campaignID string, jobID in
 		}
 		return nil
 	})
-	if errors.Is(err, errNotCurrent) {
-		return false, nil
-	}
-	if err != nil || c == nil {
-		return false, err
-	}
-	// A run going on from this process's previous run of the same job
-	// (which spent its budget, every batch it wrote committed) starts
-	// after that run's last batch and keeps its total: counting the
-	// audience again and reading past the handled subscribers from the
-	// first one cost a second or more on a campaign of 100,000. Any other
-	// run (another node's, a retry after a failure or a crash) starts from
-	// the first subscriber; its pages skip those already handled.
-	var after string
+	return c, aud, err
+}
+
+// resumePoint is the cursor a run starts after. A run going on from this
+// process's previous run of the same job (which spent its budget, every
+// batch it wrote committed) starts after that run's last batch and keeps
+// its total: counting the audience again and reading past the handled
+// subscribers from the first one cost a second or more on a campaign of
+// 100,000. Any other run (another node's, a retry after a failure or a
+// crash) starts from the first subscriber; its pages skip those already
+// handled. Such a run sets c.TotalRecipients: handled before plus the
+// remaining audience, counted outside the write transaction (on SQLite it
+// holds the only writer); each batch writes it, the last one sets the
+// exact handled count.
+func (s fanouts) resumePoint(ctx context.Context, ws string, c *notify.Campaign, aud *notify.Audience, jobID int64) (string, error) {
 	if v, ok := s.fanoutResume.LoadAndDelete(jobID); ok {
-		after = v.(string)
-	} else {
-		// totalRecipients: handled before plus the remaining audience,
-		// counted outside the write transaction (on SQLite it holds the
-		// only writer); each batch writes it, the last one sets the exact
-		// handled count.
-		err = s.Store.View(ctx, func(tx notify.Tx) error {
-			done, err := tx.CountCampaignRecipients(ctx, c.ID)
-			if err != nil {
-				return err
-			}
-			left, err := tx.CountAudience(ctx, ws, c.Channel, aud, c.ID)
-			c.TotalRecipients = done + left
-			return err
-		})
+		return v.(string), nil
+	}
+	return "", s.Store.View(ctx, func(tx notify.Tx) error {
+		done, err := tx.CountCampaignRecipients(ctx, c.ID)
 		if err != nil {
-			return false, err
+			return err
 		}
-	}
-	if err := s.fault(c.ID, 0); err != nil {
-		return false, err
-	}
-	// Batch n+1 is read and rendered (in a read transaction) while batch n
-	// is written: the pages after the cursor are disjoint from the batch
-	// being written, and the recipients' unique key still guards every
-	// write. Up to fanoutWriters batches are written at once (their
-	// subscribers are disjoint too); the last one waits for the others,
-	// since it counts the recipients and ends the fan-out. A run killed
-	// with a later batch committed and an earlier one not resumes with the
-	// earlier one: a page skips the subscribers already handled.
-	next := make(chan *fanoutPrep, 1)
-	prepare := func(after string) {
-		go func() {
-			var b *fanoutPrep
-			if err := caught(func() error { b = s.prepareBatch(ctx, c, aud, after); return nil }); err != nil {
-				b = &fanoutPrep{err: err}
-			}
-			next <- b
-		}()
-	}
-	prepare(after)
+		left, err := tx.CountAudience(ctx, ws, c.Channel, aud, c.ID)
+		c.TotalRecipients = done + left
+		return err
+	})
+}
+
+// fanouts is the room as the fan-out's steps see it.
+type fanouts struct{ *Service }
+
+// fanoutRun is one run of a campaign's fan-out. Batch n+1 is read and
+// rendered (in a read transaction) while batch n is written: the pages
+// after the cursor are disjoint from the batch being written, and the
+// recipients' unique key still guards every write. Up to writers batches
+// are written at once (their subscribers are disjoint too); the last one
+// waits for the others, since it counts the recipients and ends the
+// fan-out. A run killed with a later batch committed and an earlier one
+// not resumes with the earlier one: a page skips the subscribers already
+// handled.
+type fanoutRun struct {
+	s       fanouts
+	ctx     context.Context
+	c       *notify.Campaign
+	aud     *notify.Audience
+	start   time.Time
+	budget  time.Duration
+	writers int
+	next    chan *fanoutPrep // the batch read ahead
+	written chan fanoutWrite // the batches written
+
+	inFlight, n                 int // batches being written; batches written
+	err                         error
+	stopped, ended, budgetSpent bool
+}
+
+func (s fanouts) newFanoutRun(ctx context.Context, c *notify.Campaign, aud *notify.Audience, start time.Time, budget time.Duration) *fanoutRun {
 	writers := s.fanoutWriters
 	s.fanoutMu.Lock()
 	if s.fanoutFault != nil {
 		writers = 1
 	}
 	s.fanoutMu.Unlock()
-	written := make(chan fanoutWrite, writers)
-	write := func(b *fanoutPrep) {
-		var w fanoutWrite
-		w.last = b.last
-		w.err = caught(func() error {
-			return s.Store.Update(ctx, func(tx notify.Tx) error { return s.writeBatch(ctx, tx, c, b) })
-		})
-		if errors.Is(w.err, errStopFanout) {
-			w.stop, w.err = true, nil
-		}
-		written <- w
-	}
-	var (
-		inFlight, n                 int
-		runErr                      error
-		stopped, ended, budgetSpent bool
-	)
-	collect := func() {
-		w := <-written
-		inFlight--
-		switch {
-		case w.err != nil:
-			runErr = cmp.Or(runErr, w.err)
-		case w.stop:
-			stopped = true
-		case w.last:
-			ended = true
-		default:
-			n++
-			if runErr == nil {
-				runErr = s.fault(c.ID, n)
-			}
-		}
-	}
-	over := func() bool { return runErr != nil || stopped || ended || budgetSpent }
-	for !over() {
-		b := <-next
+	return &fanoutRun{s: s, ctx: ctx, c: c, aud: aud, start: start, budget: budget, writers: writers,
+		next: make(chan *fanoutPrep, 1), written: make(chan fanoutWrite, writers)}
+}
+
+// run writes batches from the one after cursor after until the audience
+// ends, the run is stopped or fails, or its budget is spent, and returns
+// the cursor of the last batch it handed to a writer.
+func (r *fanoutRun) run(after string) string {
+	r.prepare(after)
+	for !r.over() {
+		b := <-r.next
 		if b.err != nil {
-			runErr = b.err
+			r.err = b.err
 			break
 		}
 		if b.last {
-			for inFlight > 0 {
-				collect()
+			for r.inFlight > 0 {
+				r.collect()
 			}
-			if over() {
+			if r.over() {
 				break
 			}
 		} else {
-			prepare(b.after)
+			r.prepare(b.after)
 		}
-		inFlight++
+		r.inFlight++
 		after = b.after
-		go write(b)
-		for inFlight >= writers || (b.last && inFlight > 0) {
-			collect()
+		go r.write(b)
+		for r.inFlight >= r.writers || (b.last && r.inFlight > 0) {
+			r.collect()
 		}
-		if !over() && budget > 0 && time.Since(start) > budget {
-			budgetSpent = true
+		if !r.over() && r.budget > 0 && time.Since(r.start) > r.budget {
+			r.budgetSpent = true
 		}
 	}
-	for inFlight > 0 {
-		collect()
+	for r.inFlight > 0 {
+		r.collect()
 	}
-	switch {
-	case runErr != nil:
-		return false, runErr
-	case stopped:
-		// Canceled, paused or replaced meanwhile: a paused campaign's job
-		// comes back for the rest.
-		return false, s.Store.View(ctx, func(tx notify.Tx) error { return s.pausedFanout(ctx, tx, ws, c.ID, jobID) })
-	case ended:
-		return false, nil
-	}
-	if budgetSpent {
-		s.fanoutResume.Store(jobID, after)
-	}
-	return budgetSpent, nil
+	return after
 }
+
+// prepare reads and renders the batch after cursor after, in the
+// background, into r.next.
+func (r *fanoutRun) prepare(after string) {
+	go func() {
+		var b *fanoutPrep
+		if err := caught(func() error { b = r.s.prepareBatch(r.ctx, r.c, r.aud, after); return nil }); err != nil {
+			b = &fanoutPrep{err: err}
+		}
+		r.next <- b
+	}()
+}
+
+// write writes batch b in a transaction of its own, into r.written.
+func (r *fanoutRun) write(b *fanoutPrep) {
+	var w fanoutWrite
+	w.last = b.last
+	w.err = caught(func() error {
+		return r.s.Store.Update(r.ctx, func(tx notify.Tx) error { return r.s.writeBatch(r.ctx, tx, r.c, b) })
+	})
+	if errors.Is(w.err, errStopFanout) {
+		w.stop, w.err = true, nil
+	}
+	r.written <- w
+}
+
+// collect takes one written batch's outcome.
+func (r *fanoutRun) collect() {
+	w := <-r.written
+	r.inFlight--
+	switch {
+	case w.err != nil:
+		r.err = cmp.Or(r.err, w.err)
+	case w.stop:
+		r.stopped = true
+	case w.last:
+		r.ended = true
+	default:
+		r.n++
+		if r.err == nil {
+			r.err = r.s.fault(r.c.ID, r.n)
+		}
+	}
+}
+
+func (r *fanoutRun) over() bool { return r.err != nil || r.stopped || r.ended || r.budgetSpent }
 
 // caught runs fn and turns its panic into an error: the fan-out's batch
 // goroutines run outside River's worker, which would otherwise recover it
@@ -306,7 +351,7 @@ type fanoutPrep struct {
 
 // prepareBatch reads the next up to 500 targeted subscribers with ids
 // above after, not yet handled, and renders their requests.
-func (s *Service) prepareBatch(ctx context.Context, c *notify.Campaign, aud *notify.Audience, after string) *fanoutPrep {
+func (s fanouts) prepareBatch(ctx context.Context, c *notify.Campaign, aud *notify.Audience, after string) *fanoutPrep {
 	b := &fanoutPrep{after: after, now: s.Now()}
 	var subs []*notify.Subscriber
 	b.err = s.Store.View(ctx, func(tx notify.Tx) error {
@@ -344,7 +389,7 @@ func (s *Service) prepareBatch(ctx context.Context, c *notify.Campaign, aud *not
 // recipients rows, the counters, and on the last batch the end of the
 // fan-out. It returns errStopFanout, rolling the batch back, when the
 // campaign is no longer sending (canceled meanwhile).
-func (s *Service) writeBatch(ctx context.Context, tx notify.Tx, c *notify.Campaign, b *fanoutPrep) error {
+func (s fanouts) writeBatch(ctx context.Context, tx notify.Tx, c *notify.Campaign, b *fanoutPrep) error {
 	now := b.now
 	if len(b.accepts) > 0 {
 		if err := tx.AcceptRequests(ctx, b.accepts, now); err != nil {
@@ -398,7 +443,7 @@ func (s *Service) writeBatch(ctx context.Context, tx notify.Tx, c *notify.Campai
 // A subscriber whose address cannot take mail, or whose attributes break
 // the subject onto two lines, gets no request (failed). A subscriber whose
 // rendering is over a bound fails the fan-out (fanoutRenderFailure).
-func (s *Service) renderBatch(c *notify.Campaign, subs []*notify.Subscriber, now time.Time) ([]*notify.Accept, []notify.CampaignRecipient, int, error) {
+func (s fanouts) renderBatch(c *notify.Campaign, subs []*notify.Subscriber, now time.Time) ([]*notify.Accept, []notify.CampaignRecipient, int, error) {
 	reqs := make([]*notify.Request, len(subs))
 	errs := make([]error, len(subs))
 	var wg sync.WaitGroup

@@ -1,4 +1,4 @@
-package service
+package newsletter
 
 import (
 	"strings"
@@ -19,7 +19,7 @@ func TestRenderBatchBounds(t *testing.T) {
 	sub := func(id string, attrs map[string]string) *notify.Subscriber {
 		return &notify.Subscriber{ID: id, Address: id + "@example.com", Attributes: attrs}
 	}
-	accepts, recips, failed, err := s.renderBatch(c, []*notify.Subscriber{
+	accepts, recips, failed, err := fanouts{s}.renderBatch(c, []*notify.Subscriber{
 		sub("a", map[string]string{"s": "ok"}), sub("b", map[string]string{"s": "x\ny"}), sub("c", map[string]string{"s": "x\u2028y"}),
 	}, now)
 	require.NoError(t, err)
@@ -28,7 +28,7 @@ func TestRenderBatchBounds(t *testing.T) {
 	require.Equal(t, 2, failed)
 	require.Equal(t, "ok", accepts[0].Request.Title)
 
-	_, _, _, err = s.renderBatch(c, []*notify.Subscriber{sub("a", nil), sub("b", map[string]string{"t": strings.Repeat("가", 100_001)})}, now)
+	_, _, _, err = fanouts{s}.renderBatch(c, []*notify.Subscriber{sub("a", nil), sub("b", map[string]string{"t": strings.Repeat("가", 100_001)})}, now)
 	var perm *fanoutRenderFailure
 	require.ErrorAs(t, err, &perm)
 	require.True(t, perm.Permanent())

@@ -1,4 +1,4 @@
-package service
+package newsletter
 
 import (
 	"context"
@@ -414,25 +414,53 @@ func importRow(it ImportItem) (string, error) {
 // first. Unlike an update, an import lifts no unsubscribe suppression: an
 // old list imported again must not undo the unsubscribes since.
 func (s *Service) ImportSubscribers(ctx context.Context, a *usecase.Actor, in ImportInput) (*ImportResult, error) {
+	status, err := importStatus(in)
+	if err != nil {
+		return nil, err
+	}
+	res := &ImportResult{Total: len(in.Items)}
+	order := mergeImportRows(in.Items, res)
+	if len(order) == 0 {
+		return res, nil
+	}
+	err = s.Store.Update(ctx, func(tx notify.Tx) error { return subscriberImport{s}.importInTx(ctx, tx, a, in, status, order, res) })
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// subscriberImport is the room as an import's steps see it.
+type subscriberImport struct{ *Service }
+
+// importStatus checks an import's list-level fields and answers the
+// consent status it gives (default subscribed).
+func importStatus(in ImportInput) (string, error) {
 	if len(in.Items) == 0 || len(in.Items) > MaxSubscriberImport {
-		return nil, notify.Invalid("subscribers must hold 1 to %d items", MaxSubscriberImport)
+		return "", notify.Invalid("subscribers must hold 1 to %d items", MaxSubscriberImport)
 	}
 	status := notify.ConsentSubscribed
 	if in.ConsentStatus != nil {
 		if err := validConsentStatus(*in.ConsentStatus); err != nil {
-			return nil, err
+			return "", err
 		}
 		status = *in.ConsentStatus
 	}
 	if in.ConsentSource != nil {
 		if err := validConsentSource(*in.ConsentSource); err != nil {
-			return nil, err
+			return "", err
 		}
 	}
-	res := &ImportResult{Total: len(in.Items)}
+	return status, nil
+}
+
+// mergeImportRows checks each row (a bad one is skipped and counted in
+// res) and merges the rows of one address, later values winning, in the
+// order of first appearance.
+func mergeImportRows(items []ImportItem, res *ImportResult) []*importEntry {
 	byAddr := map[string]*importEntry{}
 	var order []*importEntry
-	for _, it := range in.Items {
+	for _, it := range items {
 		addr, err := importRow(it)
 		if err != nil {
 			res.Skipped++
@@ -456,96 +484,105 @@ func (s *Service) ImportSubscribers(ctx context.Context, a *usecase.Actor, in Im
 			e.confirmed = it.Confirmed
 		}
 	}
-	if len(order) == 0 {
-		return res, nil
-	}
+	return order
+}
+
+// importInTx writes the merged rows (created or updated, with the consent
+// double opt-in gives them), queues the confirmation mails they need, and
+// audits the import.
+func (s subscriberImport) importInTx(ctx context.Context, tx notify.Tx, a *usecase.Actor, in ImportInput, status string, order []*importEntry, res *ImportResult) error {
 	addrs := make([]string, len(order))
 	for i, e := range order {
 		addrs[i] = e.address
 	}
-	err := s.Store.Update(ctx, func(tx notify.Tx) error {
-		created, updated := 0, 0
-		existing, err := tx.FindSubscribersByAddress(ctx, a.WorkspaceID, notify.ChannelEmail, addrs)
-		if err != nil {
-			return err
-		}
-		set, err := tx.FindNewsletterSettings(ctx, a.WorkspaceID)
-		if err != nil {
-			return err
-		}
-		now := s.Now()
-		subs := make([]*notify.Subscriber, len(order))
-		var toMail []string
-		for i, e := range order {
-			x := existing[e.address]
-			prev := ""
-			if x != nil {
-				prev = x.ConsentStatus
-			}
-			confirmed := in.Confirmed
-			if e.confirmed != nil {
-				confirmed = *e.confirmed
-			}
-			st, mail := optInStatus(set.DoubleOptIn, confirmed, status, prev)
-			if mail {
-				toMail = append(toMail, e.address)
-			}
-			if x == nil {
-				created++
-				x = &notify.Subscriber{ID: usecase.NewID(), WorkspaceID: a.WorkspaceID, Channel: notify.ChannelEmail, Address: e.address,
-					Attributes: map[string]string{}, UnsubscribeToken: newUnsubscribeToken()}
-			} else {
-				updated++
-			}
-			updated += e.repeats
-			if e.name != nil {
-				x.Name = *e.name
-			}
-			if e.attributes != nil {
-				x.Attributes = e.attributes
-			}
-			if in.ConsentSource != nil {
-				x.ConsentSource = *in.ConsentSource
-			}
-			setConsent(x, st, now)
-			if x.CreatedAt.IsZero() {
-				x.CreatedAt = now
-			}
-			x.UpdatedAt = now
-			subs[i] = x
-		}
-		// Rows in address order: concurrent imports (and other writers)
-		// then take their locks in one order and never deadlock.
-		slices.SortFunc(subs, func(p, q *notify.Subscriber) int { return strings.Compare(p.Address, q.Address) })
-		if err := tx.UpsertSubscribers(ctx, subs); err != nil {
-			return err
-		}
-		res.Created, res.Updated = created, updated
-		payload := map[string]any{"total": res.Total, "created": created, "updated": updated, "skipped": res.Skipped, "consentStatus": status}
-		if len(toMail) > 0 {
-			// The stored rows: a row inserted meanwhile by another writer
-			// kept its own id.
-			stored, err := tx.FindSubscribersByAddress(ctx, a.WorkspaceID, notify.ChannelEmail, toMail)
-			if err != nil {
-				return err
-			}
-			pending := make([]*notify.Subscriber, 0, len(toMail))
-			for _, addr := range toMail {
-				if x := stored[addr]; x != nil && x.ConsentStatus == notify.ConsentPending {
-					pending = append(pending, x)
-				}
-			}
-			sent, err := s.queueConfirmations(ctx, tx, a.WorkspaceID, pending, now)
-			if err != nil {
-				return err
-			}
-			res.ConfirmationsSent = len(sent)
-			payload["confirmationsSent"] = len(sent)
-		}
-		return s.Audit(ctx, tx, a, a.WorkspaceID, "subscriber.import", "subscriber", "", payload)
-	})
+	existing, err := tx.FindSubscribersByAddress(ctx, a.WorkspaceID, notify.ChannelEmail, addrs)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return res, nil
+	set, err := tx.FindNewsletterSettings(ctx, a.WorkspaceID)
+	if err != nil {
+		return err
+	}
+	now := s.Now()
+	subs, toMail, created, updated := importedRows(a.WorkspaceID, in, status, set.DoubleOptIn, order, existing, now)
+	// Rows in address order: concurrent imports (and other writers) then
+	// take their locks in one order and never deadlock.
+	slices.SortFunc(subs, func(p, q *notify.Subscriber) int { return strings.Compare(p.Address, q.Address) })
+	if err := tx.UpsertSubscribers(ctx, subs); err != nil {
+		return err
+	}
+	res.Created, res.Updated = created, updated
+	payload := map[string]any{"total": res.Total, "created": res.Created, "updated": res.Updated, "skipped": res.Skipped, "consentStatus": status}
+	if len(toMail) > 0 {
+		if res.ConfirmationsSent, err = s.confirmImported(ctx, tx, a.WorkspaceID, toMail, now); err != nil {
+			return err
+		}
+		payload["confirmationsSent"] = res.ConfirmationsSent
+	}
+	return s.Audit(ctx, tx, a, a.WorkspaceID, "subscriber.import", "subscriber", "", payload)
+}
+
+// importedRows builds the subscriber rows of an import over the existing
+// ones, counts those created and updated, and lists the addresses a
+// confirmation mail goes to.
+func importedRows(ws string, in ImportInput, status string, doubleOptIn bool, order []*importEntry,
+	existing map[string]*notify.Subscriber, now time.Time) (subs []*notify.Subscriber, toMail []string, created, updated int) {
+	subs = make([]*notify.Subscriber, len(order))
+	for i, e := range order {
+		x := existing[e.address]
+		prev := ""
+		if x != nil {
+			prev = x.ConsentStatus
+		}
+		confirmed := in.Confirmed
+		if e.confirmed != nil {
+			confirmed = *e.confirmed
+		}
+		st, mail := optInStatus(doubleOptIn, confirmed, status, prev)
+		if mail {
+			toMail = append(toMail, e.address)
+		}
+		if x == nil {
+			created++
+			x = &notify.Subscriber{ID: usecase.NewID(), WorkspaceID: ws, Channel: notify.ChannelEmail, Address: e.address,
+				Attributes: map[string]string{}, UnsubscribeToken: newUnsubscribeToken()}
+		} else {
+			updated++
+		}
+		updated += e.repeats
+		if e.name != nil {
+			x.Name = *e.name
+		}
+		if e.attributes != nil {
+			x.Attributes = e.attributes
+		}
+		if in.ConsentSource != nil {
+			x.ConsentSource = *in.ConsentSource
+		}
+		setConsent(x, st, now)
+		if x.CreatedAt.IsZero() {
+			x.CreatedAt = now
+		}
+		x.UpdatedAt = now
+		subs[i] = x
+	}
+	return subs, toMail, created, updated
+}
+
+// confirmImported queues the confirmation mails of the imported addresses
+// still pending as stored (a row inserted meanwhile by another writer
+// kept its own id) and answers how many.
+func (s subscriberImport) confirmImported(ctx context.Context, tx notify.Tx, ws string, toMail []string, now time.Time) (int, error) {
+	stored, err := tx.FindSubscribersByAddress(ctx, ws, notify.ChannelEmail, toMail)
+	if err != nil {
+		return 0, err
+	}
+	pending := make([]*notify.Subscriber, 0, len(toMail))
+	for _, addr := range toMail {
+		if x := stored[addr]; x != nil && x.ConsentStatus == notify.ConsentPending {
+			pending = append(pending, x)
+		}
+	}
+	sent, err := s.queueConfirmations(ctx, tx, ws, pending, now)
+	return len(sent), err
 }

@@ -1,4 +1,4 @@
-package service
+package newsletter
 
 import (
 	"bytes"
@@ -528,7 +528,7 @@ func (s *Service) SendCampaign(ctx context.Context, a *usecase.Actor, id string,
 			return err
 		}
 		res = CampaignSendResult{CampaignID: c.ID, Status: string(c.Status), AudienceSize: res.AudienceSize, ScheduledAt: sched,
-			FanoutJobID: itoa(c.FanoutRef)}
+			FanoutJobID: strconv.FormatInt(c.FanoutRef, 10)}
 		p := campaignPayload(c)
 		p["audienceSize"], p["scheduledAt"] = res.AudienceSize, nil
 		if sched != nil {
