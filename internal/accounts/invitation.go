@@ -22,20 +22,23 @@ func (s *Service) invite(ctx context.Context, tx notify.Tx, a *usecase.Actor, u 
 	if err := tx.PutInvitation(ctx, inv); err != nil {
 		return nil, err
 	}
-	if err := s.Audit(ctx, tx, a, a.WorkspaceID, "member.invite", "member", u.ID, map[string]any{"email": u.Email, "role": string(role)}); err != nil {
+	if err := s.Audit(ctx, tx, a, a.WorkspaceID, "member.invite", "member", inv.ID, map[string]any{"email": u.Email, "role": string(role)}); err != nil {
 		return nil, err
 	}
-	return &notify.Member{WorkspaceID: a.WorkspaceID, UserID: u.ID, Email: u.Email, Role: role, CreatedAt: now}, nil
+	// The offer's handle is the invitation's id (PutInvitation keeps the
+	// first one when it renews): the account's id is not this workspace's
+	// to know before the user accepts.
+	return &notify.Member{WorkspaceID: a.WorkspaceID, UserID: inv.ID, Email: u.Email, Role: role, CreatedAt: now}, nil
 }
 
-// revokeInvitation takes back the pending invitation of userID to the
-// actor's workspace (audit member.invite.revoke); without one the member
-// is not found.
-func (s *Service) revokeInvitation(ctx context.Context, tx notify.Tx, a *usecase.Actor, userID string) error {
-	if err := tx.DeleteInvitation(ctx, a.WorkspaceID, userID); err != nil {
+// revokeInvitation takes back the pending invitation id (the handle the
+// add answered) to the actor's workspace (audit member.invite.revoke);
+// without one the member is not found.
+func (s *Service) revokeInvitation(ctx context.Context, tx notify.Tx, a *usecase.Actor, id string) error {
+	if err := tx.DeleteInvitationByID(ctx, a.WorkspaceID, id); err != nil {
 		return usecase.NotFound(err, "Member")
 	}
-	return s.Audit(ctx, tx, a, a.WorkspaceID, "member.invite.revoke", "member", userID, nil)
+	return s.Audit(ctx, tx, a, a.WorkspaceID, "member.invite.revoke", "member", id, nil)
 }
 
 // ListInvitations lists the actor's pending invitations, oldest first.
@@ -81,7 +84,7 @@ func (s *Service) DeclineInvitation(ctx context.Context, a *usecase.Actor, id st
 		if err != nil {
 			return err
 		}
-		return s.Audit(ctx, tx, a, inv.WorkspaceID, "member.invite.decline", "member", a.UserID, nil)
+		return s.Audit(ctx, tx, a, inv.WorkspaceID, "member.invite.decline", "member", inv.ID, nil)
 	})
 }
 

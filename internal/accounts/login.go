@@ -238,15 +238,17 @@ func (l *loginThrottle) verify(ctx context.Context, email, password, clientAddr 
 	}
 	// Check a password even for an unknown email so timing does not tell
 	// which emails exist.
+	// An account added without a password has none until one is set
+	// (AddMember): it checks against the dummy and cannot log in.
 	hash := dummyHash
-	if user != nil {
+	if user != nil && user.PasswordHash != "" {
 		hash = user.PasswordHash
 	}
 	ok, err := l.checkPassword(ctx, hash, password)
 	if err != nil {
 		return nil, err
 	}
-	if !ok || user == nil {
+	if !ok || user == nil || user.PasswordHash == "" {
 		return nil, notify.Unauthorized("Invalid email or password")
 	}
 	if err := l.succeeded(ctx, keys); err != nil {

@@ -51,21 +51,23 @@ func (s *Service) ListMembers(ctx context.Context, a *usecase.Actor) ([]*notify.
 	return out, err
 }
 
-// AddMemberResult carries a generated password, shown once, when the
-// member was a new user created without one. Invited is true when the
-// email belonged to an existing user: Member is then the role offered,
-// pending the user's consent.
+// AddMemberResult is the member an add made or offered. Invited is true
+// when the email belonged to an existing user: Member is then the role
+// offered, pending the user's consent, and its UserID the invitation's id
+// (the handle the workspace takes it back with), never the account's.
 type AddMemberResult struct {
-	Member            *notify.Member
-	GeneratedPassword string
-	Invited           bool
+	Member  *notify.Member
+	Invited bool
 }
 
 // AddMember adds a new user (created with the email) with a role, or
 // invites an existing user, who becomes a member only by accepting. The
-// answer has the same shape either way, so it does not tell an admin of
-// one tenant which addresses have accounts (see DECISIONS "Invitations").
-// Only an owner grants owner.
+// answer has the same fields either way, and never carries a password or
+// another workspace's user id, so it does not tell an admin of one tenant
+// which addresses have accounts (see DECISIONS "Member answers"). A new
+// user added without a password has none and cannot log in until an
+// admin of the workspace sets its first one (SetMemberPassword). Only an
+// owner grants owner.
 func (s *Service) AddMember(ctx context.Context, a *usecase.Actor, email string, role notify.Role, password string) (*AddMemberResult, error) {
 	email, err := NormalizeEmail(email)
 	if err != nil {
@@ -92,12 +94,6 @@ func (s *Service) AddMember(ctx context.Context, a *usecase.Actor, email string,
 		u, err := tx.FindUserByEmail(ctx, email)
 		existing := err == nil
 		if errors.Is(err, notify.ErrNotFound) {
-			if hash == "" {
-				res.GeneratedPassword = secret.GeneratePassword()
-				if hash, err = secret.HashPassword(res.GeneratedPassword); err != nil {
-					return err
-				}
-			}
 			u = &notify.User{ID: usecase.NewID(), Email: email, PasswordHash: hash, CreatedAt: now}
 			if err := tx.CreateUser(ctx, u); err != nil {
 				return err
@@ -126,6 +122,45 @@ func (s *Service) AddMember(ctx context.Context, a *usecase.Actor, email string,
 		return nil, err
 	}
 	return res, nil
+}
+
+// SetMemberPassword sets the first password of a member added without
+// one (audit member.password). An account that has a password is its
+// owner's: 409, and only they change it.
+func (s *Service) SetMemberPassword(ctx context.Context, a *usecase.Actor, userID, password string) (*notify.Member, error) {
+	if err := CheckPasswordRule("password", password); err != nil {
+		return nil, err
+	}
+	if !usecase.Storable(userID) {
+		return nil, notify.NotFound("Member")
+	}
+	hash, err := secret.HashPassword(password)
+	if err != nil {
+		return nil, err
+	}
+	var out *notify.Member
+	err = s.Store.Update(ctx, func(tx notify.Tx) error {
+		m, err := tx.FindMember(ctx, a.WorkspaceID, userID)
+		if err != nil {
+			return usecase.NotFound(err, "Member")
+		}
+		if m.Role == notify.RoleOwner && a.Role != notify.RoleOwner {
+			return notify.Forbidden("Only an owner can set an owner's password")
+		}
+		u, err := tx.FindUser(ctx, userID)
+		if err != nil {
+			return err
+		}
+		if u.PasswordHash != "" {
+			return notify.Conflict("This member has a password already; only they can change it")
+		}
+		if err := tx.SetUserPassword(ctx, userID, hash); err != nil {
+			return err
+		}
+		out = m
+		return s.Audit(ctx, tx, a, a.WorkspaceID, "member.password", "member", userID, nil)
+	})
+	return out, err
 }
 
 // UpdateMemberRole changes a member's role, keeping at least one owner.

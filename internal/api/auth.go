@@ -268,23 +268,37 @@ func (a accountsAPI) handleMemberCreate(c *call) error {
 	if err != nil {
 		return err
 	}
-	body := map[string]any{"member": memberBody(res.Member)}
-	if res.GeneratedPassword != "" {
-		body["password"] = res.GeneratedPassword
-	}
-	return c.ok(http.StatusCreated, body)
+	// The same fields whether the address had an account (an invitation)
+	// or not, and whatever the password: DECISIONS "Member answers".
+	return c.ok(http.StatusCreated, map[string]any{"member": memberBody(res.Member)})
 }
 
 func (a accountsAPI) handleMemberUpdate(c *call) error {
 	var in struct {
-		Role string `json:"role"`
+		Role     *string `json:"role"`
+		Password *string `json:"password"`
 	}
 	if err := c.decode(&in); err != nil {
 		return err
 	}
-	m, err := a.room.UpdateMemberRole(c.ctx, c.actor, c.r.PathValue("userId"), notify.Role(in.Role))
-	if err != nil {
-		return err
+	userID := c.r.PathValue("userId")
+	var m *notify.Member
+	var err error
+	// password sets the first one of a member added without one;
+	// without it, role is required as before.
+	if in.Password == nil || in.Role != nil {
+		role := ""
+		if in.Role != nil {
+			role = *in.Role
+		}
+		if m, err = a.room.UpdateMemberRole(c.ctx, c.actor, userID, notify.Role(role)); err != nil {
+			return err
+		}
+	}
+	if in.Password != nil {
+		if m, err = a.room.SetMemberPassword(c.ctx, c.actor, userID, *in.Password); err != nil {
+			return err
+		}
 	}
 	return c.ok(http.StatusOK, map[string]any{"member": memberBody(m)})
 }

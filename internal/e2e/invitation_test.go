@@ -101,30 +101,45 @@ func TestAddExistingUserInvites(t *testing.T) {
 	}](t, existing).Member
 	require.Equal(t, e.Email, m.Email)
 	require.Equal(t, "admin", m.Role)
-	// Without a password only a new user's answer can carry a generated one;
-	// an existing user's password is never set nor generated.
-	_, hasPassword := decode[map[string]any](t, add(e.Email, "admin", ""))["password"]
-	require.False(t, hasPassword)
+	require.NotEqual(t, ownerID, m.UserID, "the answer never carries another workspace's user id")
+	handle := m.UserID
+	// Without a password (issue 31, item 4): the same status and fields
+	// again, for an existing and a new address, and as with a password; no
+	// password is generated for anyone.
+	existingBare := add(e.Email, "admin", "")
+	freshBare := add("fresh-"+randHex(4)+"@example.com", "admin", "")
+	requireStatus(t, existingBare, http.StatusCreated)
+	requireStatus(t, freshBare, http.StatusCreated)
+	require.Equal(t, jsonShape(t, fresh), jsonShape(t, existingBare))
+	require.Equal(t, jsonShape(t, fresh), jsonShape(t, freshBare))
+	for _, r := range []*client.Response{existing, fresh, existingBare, freshBare} {
+		require.Equal(t, []string{"member"}, keys(decode[map[string]any](t, r)))
+	}
+	require.Equal(t, handle, decode[struct {
+		Member memberJSON `json:"member"`
+	}](t, existingBare).Member.UserID, "inviting again renews the offer, with its id")
 	e.callProblem(t, e.anon(), "POST", "/v1/auth/login", map[string]string{"email": e.Email, "password": "attacker chosen 1"}, 401, "SVC-40100")
 
 	// Nothing granted: not listed, not manageable, and the user's login
 	// still selects their own (only) workspace.
 	require.NotContains(t, members(t, other), ownerID)
 	e.callProblem(t, other, "PATCH", "/v1/workspace/members/"+ownerID, map[string]string{"role": "viewer"}, 404, "SVC-40400")
+	e.callProblem(t, other, "PATCH", "/v1/workspace/members/"+handle, map[string]string{"password": "attacker chosen 2"}, 404, "SVC-40400")
 	_, lb := e.login(t, e.Email, e.Password, "")
 	require.NotNil(t, lb.Workspace, "an invitation must not take the user's workspace away at login")
 	require.Equal(t, e.Workspace, lb.Workspace.ID)
 	e.callProblem(t, e.anon(), "POST", "/v1/auth/login",
 		map[string]string{"email": e.Email, "password": e.Password, "workspaceId": otherWS}, 403, "SVC-40300")
-	l := requireAudit(t, other, "member.invite", ownerID)
+	l := requireAudit(t, other, "member.invite", handle)
 	require.Equal(t, "member", l.TargetType)
 	require.Equal(t, "admin", l.Payload["role"])
-	require.Equal(t, 1, auditCount(t, other, "member.add"), "only the new user was added")
+	require.Equal(t, 2, auditCount(t, other, "member.add"), "only the new users were added")
 
 	// The user sees the invitation (the renewed one: same id, newest role).
 	invs := invitations(t, e.Owner)
 	require.Len(t, invs, 1)
 	inv := invs[0]
+	require.Equal(t, handle, inv.ID, "the handle the workspace got is the invitation's id")
 	require.Equal(t, otherWS, inv.Workspace.ID)
 	require.Equal(t, "Other", inv.Workspace.Name)
 	require.Equal(t, "admin", inv.Role)
@@ -201,15 +216,17 @@ func TestInvitationDeclineRevokeExpire(t *testing.T) {
 	require.Empty(t, invitations(t, e.Owner))
 	e.callProblem(t, e.Owner, "POST", "/v1/auth/invitations/"+inv.ID+"/accept", nil, 404, "SVC-40400")
 	require.NotContains(t, members(t, other), ownerID)
-	requireAudit(t, other, "member.invite.decline", ownerID)
+	requireAudit(t, other, "member.invite.decline", inv.ID)
 
-	// Taken back by the inviting workspace (DELETE on the id it answered).
+	// Taken back by the inviting workspace (DELETE on the id it answered,
+	// the invitation's; the account's id is not a handle).
 	inv = invite("operator")
-	requireStatus(t, do(t, other, "DELETE", "/v1/workspace/members/"+ownerID, nil), http.StatusNoContent)
-	requireAudit(t, other, "member.invite.revoke", ownerID)
+	e.callProblem(t, other, "DELETE", "/v1/workspace/members/"+ownerID, nil, 404, "SVC-40400")
+	requireStatus(t, do(t, other, "DELETE", "/v1/workspace/members/"+inv.ID, nil), http.StatusNoContent)
+	requireAudit(t, other, "member.invite.revoke", inv.ID)
 	require.Empty(t, invitations(t, e.Owner))
 	e.callProblem(t, e.Owner, "POST", "/v1/auth/invitations/"+inv.ID+"/accept", nil, 404, "SVC-40400")
-	e.callProblem(t, other, "DELETE", "/v1/workspace/members/"+ownerID, nil, 404, "SVC-40400")
+	e.callProblem(t, other, "DELETE", "/v1/workspace/members/"+inv.ID, nil, 404, "SVC-40400")
 
 	// Only an owner offers owner.
 	_, admin := e.memberOf(t, other, "admin")

@@ -93,23 +93,35 @@ func TestMembers(t *testing.T) {
 	require.Equal(t, "owner", ms[ownerID].Role)
 	require.Equal(t, e.Email, ms[ownerID].Email)
 
-	// A new user without a password gets a generated one, shown once.
+	// A new user without a password gets none (issue 31, item 4): the
+	// answer carries no password, the account cannot log in until an
+	// admin sets its first password, once.
 	r := do(t, e.Owner, "POST", "/v1/workspace/members", map[string]string{"email": "New.Admin@Example.com", "role": "admin"})
 	requireStatus(t, r, http.StatusCreated)
+	require.Equal(t, []string{"member"}, keys(decode[map[string]any](t, r)))
 	created := decode[struct {
-		Member   memberJSON `json:"member"`
-		Password string     `json:"password"`
+		Member memberJSON `json:"member"`
 	}](t, r)
 	require.Equal(t, "new.admin@example.com", created.Member.Email)
 	require.Equal(t, "admin", created.Member.Role)
-	require.NotEmpty(t, created.Password)
 	adminID := created.Member.UserID
-	admin, lb := e.login(t, "new.admin@example.com", created.Password, "")
+	e.callProblem(t, e.anon(), "POST", "/v1/auth/login", map[string]string{"email": "new.admin@example.com", "password": ""}, 401, "SVC-40100")
+	e.callProblem(t, e.anon(), "POST", "/v1/auth/login", map[string]string{"email": "new.admin@example.com", "password": "anything at all"}, 401, "SVC-40100")
+	e.callProblem(t, e.Owner, "PATCH", "/v1/workspace/members/"+adminID, map[string]string{"password": "short"}, 400, "SVC-40000")
+	r = do(t, e.Owner, "PATCH", "/v1/workspace/members/"+adminID, map[string]string{"password": "first password 1"})
+	requireStatus(t, r, http.StatusOK)
+	require.Equal(t, "admin", decode[struct {
+		Member memberJSON `json:"member"`
+	}](t, r).Member.Role)
+	requireAudit(t, e.Owner, "member.password", adminID)
+	e.callProblem(t, e.Owner, "PATCH", "/v1/workspace/members/"+adminID, map[string]string{"password": "second password 2"}, 409, "SVC-40900")
+	admin, lb := e.login(t, "new.admin@example.com", "first password 1", "")
 	require.Equal(t, "admin", lb.Workspace.Role)
 	l := requireAudit(t, e.Owner, "member.add", adminID)
 	require.Equal(t, "member", l.TargetType)
-	require.NotContains(t, string(do(t, e.Owner, "GET", "/v1/audit-logs", nil).Body), created.Password)
-	require.NotContains(t, string(do(t, e.Owner, "GET", "/v1/workspace/members", nil).Body), created.Password)
+	require.NotContains(t, string(do(t, e.Owner, "GET", "/v1/audit-logs", nil).Body), "first password 1")
+	// A member who has a password is theirs to change.
+	e.callProblem(t, e.Owner, "PATCH", "/v1/workspace/members/"+ownerID, map[string]string{"password": "taken over 1"}, 409, "SVC-40900")
 
 	// Duplicate member: 409. Bad input: 400.
 	e.callProblem(t, e.Owner, "POST", "/v1/workspace/members", map[string]string{"email": "new.admin@example.com", "role": "viewer"}, 409, "SVC-40900")

@@ -26,6 +26,9 @@ type Member struct {
 	Email         string
 	Role          Role
 	CreatedAt     time.Time
+	// NoPassword: the account was added without a password and has none
+	// yet (it cannot log in until an admin sets its first one).
+	NoPassword bool
 }
 
 // Session is a dashboard access token, stored only as its SHA-256 hash.

@@ -28,7 +28,8 @@ type Invitation struct {
 // ErrNotFound), and an expired invitation is never found.
 type InvitationTx interface {
 	// PutInvitation creates the user's invitation to the workspace or
-	// replaces its role, inviter and times; a replaced one keeps its id.
+	// replaces its role, inviter and times; a replaced one keeps its id,
+	// which PutInvitation sets in inv.
 	PutInvitation(ctx context.Context, inv *Invitation) error
 	FindInvitation(ctx context.Context, userID, id string, now time.Time) (*Invitation, error)
 	// FindInvitationsOfUser lists the user's unexpired invitations, oldest first.
@@ -36,5 +37,8 @@ type InvitationTx interface {
 	// DeleteInvitation removes the user's invitation to the workspace,
 	// expired or not; ErrNotFound when there is none.
 	DeleteInvitation(ctx context.Context, workspaceID, userID string) error
+	// DeleteInvitationByID removes invitation id of the workspace;
+	// ErrNotFound when there is none.
+	DeleteInvitationByID(ctx context.Context, workspaceID, id string) error
 	DeleteExpiredInvitations(ctx context.Context, now time.Time) (int, error)
 }

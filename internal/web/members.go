@@ -3,7 +3,6 @@ package web
 import (
 	"net/http"
 
-	"github.com/notifyd/notifyd/internal/accounts"
 	"github.com/notifyd/notifyd/internal/notify"
 )
 
@@ -11,14 +10,15 @@ import (
 type memberPages struct{ *Console }
 
 // routes mirror the Dashboard API's member routes (same roles):
-// list, add (POST /v1/workspace/members), change role (PATCH), remove
-// (DELETE).
+// list, add (POST /v1/workspace/members), change role and set a first
+// password (PATCH), remove (DELETE).
 func (c memberPages) routes() []Route {
 	all, admin := notify.RolesAll, notify.RolesAdmin
 	return []Route{
 		{Method: "GET", Path: "/members", Auth: Member, Roles: all, h: c.membersPage},
 		{Method: "POST", Path: "/members", Auth: Member, Roles: admin, h: c.addMember},
 		{Method: "POST", Path: "/members/{userId}/role", Auth: Member, Roles: admin, h: c.changeMemberRole},
+		{Method: "POST", Path: "/members/{userId}/password", Auth: Member, Roles: admin, h: c.setMemberPassword},
 		{Method: "POST", Path: "/members/{userId}/remove", Auth: Member, Roles: admin, h: c.removeMember},
 	}
 }
@@ -28,9 +28,6 @@ var roles = []notify.Role{notify.RoleOwner, notify.RoleAdmin, notify.RoleOperato
 type membersData struct {
 	Members []*notify.Member
 	Roles   []notify.Role
-	// Added is a member just created with a generated password, shown
-	// on this answer only.
-	Added *accounts.AddMemberResult
 	// Email and Role refill the add form after a problem.
 	Email string
 	Role  notify.Role
@@ -52,9 +49,8 @@ func (c memberPages) membersPage(x *Ctx) error {
 	return c.renderMembers(x, http.StatusOK, nil, &membersData{})
 }
 
-// addMember adds a new user or invites an existing one (the service
-// decides; the answer does not tell which, as the API's does not). A
-// generated password is shown once, on this answer.
+// addMember adds a new user or invites an existing one (the room
+// decides; the answer does not tell which, as the API's does not).
 func (c memberPages) addMember(x *Ctx) error {
 	f := x.R.PostForm
 	email, role := f.Get("email"), notify.Role(f.Get("role"))
@@ -66,9 +62,6 @@ func (c memberPages) addMember(x *Ctx) error {
 		}
 		return c.renderMembers(x, e.Status(), e, &membersData{Email: email, Role: role})
 	}
-	if res.GeneratedPassword != "" {
-		return c.renderMembers(x, http.StatusOK, nil, &membersData{Added: res})
-	}
 	return x.Redirect("/members", Flash{Kind: "info", Text: res.Member.Email + " added as " + string(res.Member.Role) +
 		" (an address that already has an account is invited, and joins on accepting)."})
 }
@@ -79,6 +72,20 @@ func (c memberPages) changeMemberRole(x *Ctx) error {
 		return err
 	}
 	return x.Redirect("/members", Flash{Kind: "info", Text: m.Email + " is now " + string(m.Role) + "."})
+}
+
+// setMemberPassword sets the first password of a member added without
+// one.
+func (c memberPages) setMemberPassword(x *Ctx) error {
+	m, err := c.rooms.Accounts.SetMemberPassword(x.Context(), x.Actor, x.R.PathValue("userId"), x.R.PostForm.Get("password"))
+	if err != nil {
+		e := problemOf(c.log, x.R, err)
+		if e.Status() >= 500 {
+			return err
+		}
+		return c.renderMembers(x, e.Status(), e, &membersData{})
+	}
+	return x.Redirect("/members", Flash{Kind: "info", Text: m.Email + " can now log in with the password you set."})
 }
 
 func (c memberPages) removeMember(x *Ctx) error {

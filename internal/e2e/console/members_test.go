@@ -9,8 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestConsoleMembers: an admin adds a member (the generated password shown
-// once, and it logs in), changes the role, removes the member; the last
+// TestConsoleMembers: an admin adds a member without a password (none is
+// generated or shown; the account cannot log in until the admin sets its
+// first password, once), changes the role, removes the member; the last
 // owner stays; emails escaped; a viewer sees no write control and a
 // forged POST is refused; another workspace's member is 404.
 func TestConsoleMembers(t *testing.T) {
@@ -21,13 +22,22 @@ func TestConsoleMembers(t *testing.T) {
 
 	admin.Get(t, "/members")
 	resp, body := admin.Post(t, "/members", url.Values{"email": {"new.member@example.com"}, "role": {"operator"}})
-	require.Equal(t, http.StatusOK, resp.StatusCode, body)
-	m := regexp.MustCompile(`<code id="member-password">([^<]+)</code>`).FindStringSubmatch(body)
-	require.NotNil(t, m, body)
-	password := m[1]
-	m = regexp.MustCompile(`<tr data-user-id="([^"]+)"><td class="member-email">new.member@example.com</td>`).FindStringSubmatch(body)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, body)
+	_, body = admin.Get(t, "/members")
+	require.NotContains(t, body, `member-password`, "no password is generated for the admin to see")
+	m := regexp.MustCompile(`<tr data-user-id="([^"]+)"><td class="member-email">new.member@example.com</td>`).FindStringSubmatch(body)
 	require.NotNil(t, m)
 	userID := m[1]
+	require.Contains(t, body, `action="/members/`+userID+`/password"`, "a member without a password gets a form to set the first one")
+	password := "first password 1"
+	resp, _ = admin.Post(t, "/members/"+userID+"/password", url.Values{"password": {password}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	_, body = admin.Get(t, "/members")
+	require.Contains(t, body, "new.member@example.com can now log in with the password you set.")
+	require.NotContains(t, body, `action="/members/`+userID+`/password"`, "the first password is set once")
+	resp, body = admin.Post(t, "/members/"+userID+"/password", url.Values{"password": {"second password 2"}})
+	require.Equal(t, http.StatusConflict, resp.StatusCode)
+	require.Contains(t, body, "only they can change it")
 	member := env.ConsoleLogin(t, "new.member@example.com", password)
 	_, body = member.Get(t, "/members")
 	require.Contains(t, body, `<span id="who-role">operator</span>`)

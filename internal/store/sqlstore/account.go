@@ -79,17 +79,18 @@ func (t accountTx) PutMember(ctx context.Context, m *notify.Member) error {
 	return err
 }
 
-const memberSelect = `SELECT m.workspace_id, w.name, m.user_id, u.email, m.role, m.created_at
+const memberSelect = `SELECT m.workspace_id, w.name, m.user_id, u.email, m.role, m.created_at,
+		CASE WHEN u.password_hash = '' THEN 1 ELSE 0 END
 	FROM members m JOIN users u ON u.id = m.user_id JOIN workspaces w ON w.id = m.workspace_id`
 
 func scanMember(r Row) (*notify.Member, error) {
 	var m notify.Member
 	var role string
-	var c int64
-	if err := r.Scan(&m.WorkspaceID, &m.WorkspaceName, &m.UserID, &m.Email, &role, &c); err != nil {
+	var c, noPassword int64
+	if err := r.Scan(&m.WorkspaceID, &m.WorkspaceName, &m.UserID, &m.Email, &role, &c, &noPassword); err != nil {
 		return nil, err
 	}
-	m.Role, m.CreatedAt = notify.Role(role), fromMs(c)
+	m.Role, m.CreatedAt, m.NoPassword = notify.Role(role), fromMs(c), noPassword == 1
 	return &m, nil
 }
 

@@ -14,12 +14,12 @@ func (t accountTx) PutInvitation(ctx context.Context, inv *notify.Invitation) er
 	if inv.InvitedBy != "" {
 		by = &inv.InvitedBy
 	}
-	_, err := t.c.Exec(ctx, `INSERT INTO invitations (id, workspace_id, user_id, role, invited_by, created_at, expires_at)
+	return t.c.QueryRow(ctx, `INSERT INTO invitations (id, workspace_id, user_id, role, invited_by, created_at, expires_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (workspace_id, user_id) DO UPDATE SET role = excluded.role, invited_by = excluded.invited_by,
-			created_at = excluded.created_at, expires_at = excluded.expires_at`,
-		inv.ID, inv.WorkspaceID, inv.UserID, string(inv.Role), by, ms(inv.CreatedAt), ms(inv.ExpiresAt))
-	return err
+			created_at = excluded.created_at, expires_at = excluded.expires_at
+		RETURNING id`,
+		inv.ID, inv.WorkspaceID, inv.UserID, string(inv.Role), by, ms(inv.CreatedAt), ms(inv.ExpiresAt)).Scan(&inv.ID)
 }
 
 const invitationSelect = `SELECT i.id, i.workspace_id, w.name, i.user_id, u.email, i.role, i.invited_by, b.email, i.created_at, i.expires_at
@@ -51,6 +51,10 @@ func (t accountTx) FindInvitationsOfUser(ctx context.Context, userID string, now
 
 func (t accountTx) DeleteInvitation(ctx context.Context, workspaceID, userID string) error {
 	return expectOne(t.c.Exec(ctx, `DELETE FROM invitations WHERE workspace_id = ? AND user_id = ?`, workspaceID, userID))
+}
+
+func (t accountTx) DeleteInvitationByID(ctx context.Context, workspaceID, id string) error {
+	return expectOne(t.c.Exec(ctx, `DELETE FROM invitations WHERE workspace_id = ? AND id = ?`, workspaceID, id))
 }
 
 func (t accountTx) DeleteExpiredInvitations(ctx context.Context, now time.Time) (int, error) {

@@ -47,6 +47,7 @@ func testInvitations(t *testing.T, open Opener) {
 		{"FindInvitationsOfUser", testFindInvitationsOfUser, perWorkspace},
 		{"PutInvitation", testPutInvitation, perWorkspace},
 		{"DeleteInvitation", testDeleteInvitation, perWorkspace},
+		{"DeleteInvitationByID", testDeleteInvitationByID, perWorkspace},
 		{"DeleteExpiredInvitations", testDeleteExpiredInvitations, allWorkspaces},
 	})
 }
@@ -96,10 +97,12 @@ func testFindInvitationsOfUser(t *testing.T, db *store.DB) {
 // the first and keeps its id.
 func testPutInvitation(t *testing.T, db *store.DB) {
 	s := invitationFixture(t, db)
+	renewed := &notify.Invitation{ID: id(), WorkspaceID: s.ws1, UserID: s.u.ID, Role: notify.RoleOwner,
+		CreatedAt: t0.Add(time.Minute), ExpiresAt: t0.Add(8 * day)}
 	update(t, db, func(ctx context.Context, tx notify.Tx) error {
-		return tx.PutInvitation(ctx, &notify.Invitation{ID: id(), WorkspaceID: s.ws1, UserID: s.u.ID, Role: notify.RoleOwner,
-			CreatedAt: t0.Add(time.Minute), ExpiresAt: t0.Add(8 * day)})
+		return tx.PutInvitation(ctx, renewed)
 	})
+	require.Equal(t, s.first.ID, renewed.ID, "PutInvitation answers the id it kept")
 	view(t, db, func(ctx context.Context, tx notify.Tx) error {
 		got, err := tx.FindInvitation(ctx, s.u.ID, s.first.ID, t0.Add(7*day))
 		require.NoError(t, err)
@@ -118,6 +121,21 @@ func testDeleteInvitation(t *testing.T, db *store.DB) {
 		require.ErrorIs(t, tx.DeleteInvitation(ctx, s.ws1, s.other.ID), notify.ErrNotFound)
 		require.NoError(t, tx.DeleteInvitation(ctx, s.ws1, s.u.ID))
 		require.ErrorIs(t, tx.DeleteInvitation(ctx, s.ws1, s.u.ID), notify.ErrNotFound)
+		return nil
+	})
+}
+
+// testDeleteInvitationByID: by the invitation's id, within its workspace.
+func testDeleteInvitationByID(t *testing.T, db *store.DB) {
+	s := invitationFixture(t, db)
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		require.ErrorIs(t, tx.DeleteInvitationByID(ctx, s.ws2, s.first.ID), notify.ErrNotFound, "another workspace's")
+		require.ErrorIs(t, tx.DeleteInvitationByID(ctx, s.ws1, s.u.ID), notify.ErrNotFound, "a user id is not an invitation id")
+		require.NoError(t, tx.DeleteInvitationByID(ctx, s.ws1, s.first.ID))
+		require.ErrorIs(t, tx.DeleteInvitationByID(ctx, s.ws1, s.first.ID), notify.ErrNotFound)
+		all, err := tx.FindInvitationsOfUser(ctx, s.u.ID, t0)
+		require.NoError(t, err)
+		require.Equal(t, []string{s.second.ID}, []string{all[0].ID})
 		return nil
 	})
 }

@@ -313,9 +313,30 @@ func testUserAndMembers(t *testing.T, db *store.DB) {
 		members, err := tx.FindMembers(ctx, ws1)
 		require.NoError(t, err)
 		require.Len(t, members, 1)
+		require.False(t, members[0].NoPassword)
 		n, err := tx.CountOwners(ctx, ws1)
 		require.NoError(t, err)
 		require.Equal(t, 1, n)
+		return nil
+	})
+	// A user added without a password has none, and its memberships say so
+	// until one is set.
+	bare := &notify.User{ID: id(), Email: "bare@example.com", CreatedAt: t0}
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		require.NoError(t, tx.CreateUser(ctx, bare))
+		return tx.PutMember(ctx, &notify.Member{WorkspaceID: ws2, UserID: bare.ID, Role: notify.RoleViewer, CreatedAt: t0})
+	})
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		m, err := tx.FindMember(ctx, ws2, bare.ID)
+		require.NoError(t, err)
+		require.True(t, m.NoPassword)
+		return nil
+	})
+	update(t, db, func(ctx context.Context, tx notify.Tx) error { return tx.SetUserPassword(ctx, bare.ID, "h3") })
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		m, err := tx.FindMember(ctx, ws2, bare.ID)
+		require.NoError(t, err)
+		require.False(t, m.NoPassword)
 		return nil
 	})
 	update(t, db, func(ctx context.Context, tx notify.Tx) error {
