@@ -2,6 +2,7 @@ package delivery
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -94,24 +95,48 @@ func (bs *breakers) record(p dispatch.BreakerPolicy, id string, success bool, at
 	st.outcomes = append(st.outcomes, breakerOutcome{success: success, at: at})
 }
 
-// save writes the run's outcomes to the shared circuit rows. An account
-// whose outcomes were all successes ends closed whatever its row said,
-// and the row is written only when it was not closed already (usually it
-// is, and nothing is written). Otherwise the row is locked, read afresh
-// and moved by this run's outcomes in order, so the outcomes of
-// concurrent runs add up.
-func (bs *breakers) save(ctx context.Context, tx notify.Tx, p dispatch.BreakerPolicy, now time.Time) error {
+// outcomes is what runs learned about circuits, by account, in order.
+type outcomes map[string][]breakerOutcome
+
+// take returns the outcomes recorded since the last take and forgets
+// them, so a run recorded in several writes (each send's outcome is
+// written as it answers) adds each outcome to the shared row once.
+func (bs *breakers) take() outcomes {
 	if bs == nil {
 		return nil
 	}
-	var clean, mixed []string
+	bs.mu.Lock()
+	defer bs.mu.Unlock()
+	out := outcomes{}
 	for id, st := range bs.m {
-		if len(st.outcomes) == 0 {
-			continue
+		if len(st.outcomes) > 0 {
+			out[id] = st.outcomes
+			st.outcomes = nil
 		}
+	}
+	return out
+}
+
+// add appends more outcomes (another run's) to o.
+func (o outcomes) add(more outcomes) {
+	for id, list := range more {
+		o[id] = append(o[id], list...)
+	}
+}
+
+// save writes the outcomes to the shared circuit rows. An account
+// whose outcomes were all successes ends closed whatever its row said,
+// and the row is written only when it was not closed already (usually it
+// is, and nothing is written). Otherwise the row is locked, read afresh
+// and moved by these outcomes in order, so the outcomes of concurrent
+// runs add up. Rows are locked in id order, so two writers never wait on
+// each other in a circle.
+func (o outcomes) save(ctx context.Context, tx notify.Tx, p dispatch.BreakerPolicy, now time.Time) error {
+	var clean, mixed []string
+	for id, list := range o {
 		allOK := true
-		for _, o := range st.outcomes {
-			allOK = allOK && o.success
+		for _, oc := range list {
+			allOK = allOK && oc.success
 		}
 		if allOK {
 			clean = append(clean, id)
@@ -119,6 +144,8 @@ func (bs *breakers) save(ctx context.Context, tx notify.Tx, p dispatch.BreakerPo
 			mixed = append(mixed, id)
 		}
 	}
+	slices.Sort(clean)
+	slices.Sort(mixed)
 	if len(clean) > 0 {
 		if err := tx.CloseBreakers(ctx, clean, now); err != nil {
 			return err
@@ -136,9 +163,11 @@ func (bs *breakers) save(ctx context.Context, tx notify.Tx, p dispatch.BreakerPo
 		if r := fresh[id]; r != nil {
 			b = *r
 		}
-		for _, o := range bs.m[id].outcomes { // mixed: at least one
-			b = p.Record(b, o.success, o.at)
-			b.UpdatedAt = o.at
+		list := slices.Clone(o[id])
+		slices.SortStableFunc(list, func(x, y breakerOutcome) int { return x.at.Compare(y.at) })
+		for _, oc := range list { // mixed: at least one
+			b = p.Record(b, oc.success, oc.at)
+			b.UpdatedAt = oc.at
 		}
 		if err := tx.PutBreaker(ctx, &b); err != nil {
 			return err

@@ -26,6 +26,7 @@ import (
 
 	"github.com/notifyd/notifyd/internal/delivery/pacing"
 	"github.com/notifyd/notifyd/internal/dispatch"
+	"github.com/notifyd/notifyd/internal/groupcommit"
 	"github.com/notifyd/notifyd/internal/metrics"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/provider"
@@ -109,6 +110,8 @@ type Engine struct {
 
 	quotas   *quotaCache    // provider balances (quota.go)
 	webhooks *webhookPoster // webhook tries (webhookpost.go)
+
+	recorder *groupcommit.Queue[*recording] // outcome writes (recorder.go)
 }
 
 // New builds an Engine.
@@ -131,6 +134,7 @@ func New(o Options) *Engine {
 	e.batches.SetSharer(e.lim.cluster) // cluster-wide call budgets
 	e.quotas = newQuotaCache()
 	e.webhooks = newWebhookPoster(o.WebhookAllowPrivate, o.WebhookTimeout)
+	e.recorder = e.newRecorder()
 	return e
 }
 

@@ -39,7 +39,7 @@ func (e *Engine) SendNow(ctx context.Context, d notify.DirectSend) notify.Direct
 		rn.out = e.tryRoutes(ctx, rn, bs)
 	}
 	rn.out.final = true // no job retry: the caller waits for this answer
-	return &direct{e: e, rn: rn, bs: bs}
+	return &direct{e: e, rn: rn, circuits: bs.take()}
 }
 
 // enabled is a test-send's account as a usable candidate: an instance
@@ -53,9 +53,9 @@ func enabled(a *notify.ProviderAccount) *notify.ProviderAccount {
 
 // direct is the outcome of a SendNow.
 type direct struct {
-	e  *Engine
-	rn *run
-	bs *breakers
+	e        *Engine
+	rn       *run
+	circuits outcomes
 }
 
 func (d *direct) Succeeded() bool { return d.rn.out.success }
@@ -75,7 +75,7 @@ func (d *direct) Record(ctx context.Context, tx notify.Tx) error {
 	if err := tx.CreateAttempts(ctx, d.rn.attempts); err != nil {
 		return err
 	}
-	if err := d.bs.save(ctx, tx, d.e.breaker, now); err != nil {
+	if err := d.circuits.save(ctx, tx, d.e.breaker, now); err != nil {
 		return err
 	}
 	set, err := d.e.settle(d.rn, now)

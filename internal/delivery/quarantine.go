@@ -41,5 +41,9 @@ func (e *Engine) QuarantineQueueJob(ctx context.Context, queueJobID int64, reaso
 	if err != nil || len(runs) == 0 {
 		return isolated, err
 	}
-	return 0, e.record(ctx, runs, nil)
+	refused, err := e.record(ctx, runs, nil)
+	for _, rerr := range refused {
+		return 0, rerr
+	}
+	return 0, err
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/notifyd/notifyd/internal/crashfault"
@@ -88,30 +87,37 @@ func (e *Engine) RunJob(ctx context.Context, queueJobID int64) error {
 }
 
 // sendAndRecord sends the claimed requests not decided at the claim, each
-// in a goroutine of its own within the process's send slots, and records
-// every outcome once all have answered.
+// in a goroutine of its own within the process's send slots, and hands
+// each outcome to the process's outcome writer as soon as its vendor call
+// answers (recorder.go): a crash then resends only the calls in flight
+// and the outcomes of the write being gathered, not a whole job.
 func (e *Engine) sendAndRecord(ctx context.Context, runs []*run, bs *breakers) error {
 	for _, rn := range runs {
 		crashfault.Hit("text", rn.msg.Text) // crash tests only: a message that kills its process
 	}
-	var wg sync.WaitGroup
+	done := make(chan error, len(runs))
 	for _, rn := range runs {
 		if rn.decided {
+			e.recorder.Add(&recording{rn: rn, bs: bs, done: done})
 			continue
 		}
 		e.sends <- struct{}{} // a send slot before its goroutine
-		wg.Add(1)
 		go func() {
-			defer func() { <-e.sends; wg.Done() }()
 			rn.out = e.tryRoutes(ctx, rn, bs)
+			<-e.sends
+			e.recorder.Add(&recording{rn: rn, bs: bs, done: done})
 		}()
 	}
-	wg.Wait()
-	// The outcomes are recorded even when the job's context has ended: a
-	// message the vendor accepted must not be sent again.
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordGrace)
-	defer cancel()
-	return e.record(rctx, runs, bs)
+	// Every outcome is waited for, even when the job's context has ended:
+	// a message the vendor accepted must be recorded before the job may
+	// run again.
+	var first error
+	for range runs {
+		if err := <-done; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // PausedRecheck is how often a queue job holding requests of a paused
@@ -422,22 +428,29 @@ func stepAttempt(r *notify.Request, j *notify.Job) int {
 // the circuits that changed, each request's new state (unless a cancel
 // landed while its attempt was in flight: SPEC lets the message arrive,
 // and the request stays canceled), job rows, queue jobs of the requests
-// that leave, events and dead letters.
-func (e *Engine) record(ctx context.Context, runs []*run, bs *breakers) error {
+// that leave, events and dead letters. A run whose settlement is refused
+// (a bug) is left out and answered with the error; the others are
+// written.
+func (e *Engine) record(ctx context.Context, runs []*run, circuits outcomes) (refused map[*run]error, err error) {
 	now := e.now()
-	sets := make([]settlement, len(runs))
+	sets := make([]settlement, 0, len(runs))
+	kept := runs[:0:0]
 	var attempts []*notify.Attempt
-	for i, rn := range runs {
-		var err error
-		if sets[i], err = e.settle(rn, now); err != nil {
-			return err
+	for _, rn := range runs {
+		set, err := e.settle(rn, now)
+		if err != nil {
+			if refused == nil {
+				refused = map[*run]error{}
+			}
+			refused[rn] = err
+			continue
 		}
+		kept, sets = append(kept, rn), append(sets, set)
 		attempts = append(attempts, rn.attempts...)
 	}
 	// A failed write is tried again (a deadlock against a concurrent
 	// cancel, a dropped connection): the messages are sent, and requests
 	// left processing would wait for the run bound to pass and go again.
-	var err error
 	for try := 0; try < recordTries; try++ {
 		if try > 0 {
 			e.log.WarnContext(ctx, "recording a run failed; trying again", "err", err)
@@ -445,23 +458,23 @@ func (e *Engine) record(ctx context.Context, runs []*run, bs *breakers) error {
 				break
 			}
 		}
-		if err = e.write(ctx, runs, sets, attempts, bs, now); err == nil {
-			return nil
+		if err = e.write(ctx, kept, sets, attempts, circuits, now); err == nil {
+			return refused, nil
 		}
 	}
-	return err
+	return refused, err
 }
 
 // recordTries bounds the attempts to write a run's outcomes.
 const recordTries = 5
 
 // write is one attempt to record runs.
-func (e *Engine) write(ctx context.Context, runs []*run, sets []settlement, attempts []*notify.Attempt, bs *breakers, now time.Time) error {
+func (e *Engine) write(ctx context.Context, runs []*run, sets []settlement, attempts []*notify.Attempt, circuits outcomes, now time.Time) error {
 	return e.store.Update(ctx, func(tx notify.Tx) error {
 		if err := tx.CreateAttempts(ctx, attempts); err != nil {
 			return err
 		}
-		if err := bs.save(ctx, tx, e.breaker, now); err != nil {
+		if err := circuits.save(ctx, tx, e.breaker, now); err != nil {
 			return err
 		}
 		reqs := make([]*notify.Request, len(runs))
