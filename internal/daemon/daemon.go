@@ -182,7 +182,7 @@ func (d *Daemon) Open(ctx context.Context) error {
 	allowPrivate := d.Config.AllowPrivateTargets || d.Config.Demo
 	providerDeps := provider.Deps{HTTP: provider.NewHTTPClient(provider.HTTPOptions{AllowPrivate: allowPrivate}), Now: time.Now}
 	d.Delivery = delivery.New(delivery.Options{Store: d.DB, Box: box, Kinds: kinds.All(), Deps: providerDeps, Now: d.Now, Logger: d.Logger,
-		Backoff: d.Config.QueueBackoff, Metrics: d.Metrics.Limits, MaxWaiters: dispatchMaxWorkers / 2, RunBound: d.dispatchJobTimeout(),
+		Backoff: d.Config.QueueBackoff, Metrics: d.Metrics.Limits, Takeovers: d.Metrics.Takeovers, MaxWaiters: dispatchMaxWorkers / 2, RunBound: d.dispatchJobTimeout(),
 		BatchObserver: d.Metrics.Batch, WebhookAllowPrivate: allowPrivate, WebhookTimeout: d.Config.WebhookTimeout,
 		SoleWorker: d.lockWorkers()})
 	d.Gate = gate.New(gate.Options{Store: d.DB, Box: box, Now: d.Now, Logger: d.Logger, Tolerance: d.Config.HMACTolerance})

@@ -48,7 +48,10 @@ type Options struct {
 	// Metrics of dispatch limits; nil records nothing. MaxWaiters bounds
 	// the sends sleeping on dispatch limits at once (default
 	// DefaultDispatchMaxWaiters).
-	Metrics    *metrics.Limits
+	Metrics *metrics.Limits
+	// Takeovers counts the requests taken over from dead runs; nil
+	// records nothing.
+	Takeovers  *metrics.Takeovers
 	MaxWaiters int
 	// BatchObserver is told about every adapter batch (metrics).
 	BatchObserver pacing.BatchObserver
@@ -112,6 +115,9 @@ type Engine struct {
 	webhooks *webhookPoster // webhook tries (webhookpost.go)
 
 	recorder *groupcommit.Queue[*recording] // outcome writes (recorder.go)
+	notes    *notes                         // outcome notes (notes.go)
+
+	takeovers *metrics.Takeovers
 }
 
 // New builds an Engine.
@@ -135,6 +141,8 @@ func New(o Options) *Engine {
 	e.quotas = newQuotaCache()
 	e.webhooks = newWebhookPoster(o.WebhookAllowPrivate, o.WebhookTimeout)
 	e.recorder = e.newRecorder()
+	e.notes = e.newNotes()
+	e.takeovers = o.Takeovers
 	return e
 }
 

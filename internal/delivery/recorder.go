@@ -53,6 +53,9 @@ func (e *Engine) recordBatch(batch []*recording) {
 		}
 	}
 	refused, err := e.record(ctx, runs, circuits)
+	if err == nil {
+		e.forget(runs)
+	}
 	for _, r := range batch {
 		if rerr, ok := refused[r.rn]; ok {
 			r.Answer(rerr)

@@ -38,6 +38,12 @@ type run struct {
 	sync bool
 	// secrets are plaintexts (an OTP code) kept out of what is recorded.
 	secrets []string
+	// noted: the outcome has an outcome note (notes.go), forgotten once
+	// the run is recorded.
+	noted bool
+	// takenOver: the run took the request over from a run whose process
+	// died.
+	takenOver bool
 }
 
 // outcome is how a run ended.

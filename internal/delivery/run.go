@@ -68,6 +68,7 @@ func (e *Engine) RunJob(ctx context.Context, queueJobID int64) error {
 	if err != nil {
 		return err
 	}
+	e.countTakeovers(runs)
 	if len(runs) > 0 {
 		if err := e.sendAndRecord(ctx, runs, bs); err != nil {
 			return err
@@ -105,6 +106,7 @@ func (e *Engine) sendAndRecord(ctx context.Context, runs []*run, bs *breakers) e
 		go func() {
 			rn.out = e.tryRoutes(ctx, rn, bs)
 			<-e.sends
+			rn.noted = e.note(rn)
 			e.recorder.Add(&recording{rn: rn, bs: bs, done: done})
 		}()
 	}
@@ -151,6 +153,9 @@ func (e *Engine) claim(ctx context.Context, tx notify.Tx, queueJobID int64, now 
 	}
 	var claim []*notify.Job
 	var live map[string]bool
+	// was holds the job rows taken over from an earlier run, as they were:
+	// that run may have noted its outcome (notes.go).
+	was := map[string]*notify.Job{}
 	for _, j := range js {
 		if held[j.ID] {
 			continue
@@ -164,6 +169,9 @@ func (e *Engine) claim(ctx context.Context, tx notify.Tx, queueJobID int64, now 
 				*liveUntil = maxTime(*liveUntil, minTime(until, now.Add(liveRecheck)))
 				continue
 			}
+		}
+		if j.Status == notify.JobProcessing {
+			was[j.ID] = j
 		}
 		claim = append(claim, j)
 	}
@@ -191,8 +199,10 @@ func (e *Engine) claim(ctx context.Context, tx notify.Tx, queueJobID int64, now 
 		(*runs)[i] = &run{req: reqs[i], msg: reqs[i].Target(), job: claimed[i]}
 		e.active.Store(claimed[i].ID, true)
 	}
-	*bs, err = e.prepare(ctx, tx, *runs)
-	return err
+	if *bs, err = e.prepare(ctx, tx, *runs); err != nil {
+		return err
+	}
+	return e.takeNoted(ctx, *runs, was)
 }
 
 // heldJobs adds to held the job rows of js whose request (ref gives its

@@ -19,6 +19,8 @@ type Metrics struct {
 	Webhooks *Webhooks // event webhooks (webhooks.go)
 	// Retention counts what the retention purge deleted (retention.go).
 	Retention *Retention
+	// Takeovers counts requests taken over from dead runs (takeover.go).
+	Takeovers *Takeovers
 }
 
 // New registers the collectors on a fresh registry.
@@ -42,5 +44,6 @@ func New() *Metrics {
 	m.Batch = newBatch(m.Registry)
 	m.Webhooks = newWebhooks(m.Registry)
 	m.Retention = newRetention(m.Registry)
+	m.Takeovers = newTakeovers(m.Registry)
 	return m
 }

@@ -25,6 +25,7 @@ type Store interface {
 	// error undoes only that fn's writes. fn may run after the caller's ctx
 	// is done; it must not assume it is the transaction's only writer.
 	Batch(ctx context.Context, fn func(Tx) error) error
+	OutcomeNotes
 	// Ping reports whether the database answers and the schema is current.
 	Ping(ctx context.Context) error
 	Close() error

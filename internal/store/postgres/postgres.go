@@ -31,6 +31,8 @@ type Backend struct {
 	pool   *pgxpool.Pool
 	driver *riverpgxv5.Driver
 	river  *river.Client[pgx.Tx]
+	// journal is the outcome notes' own small pool (BeginJournal).
+	journal *pgxpool.Pool
 }
 
 // Open connects to the database at url (postgres://…).
@@ -44,11 +46,34 @@ func Open(ctx context.Context, url string) (*Backend, error) {
 	if !strings.Contains(url, "pool_max_conns") && cfg.MaxConns < 16 {
 		cfg.MaxConns = 16
 	}
+	jcfg := cfg.Copy()
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	return &Backend{pool: pool, driver: riverpgxv5.New(pool)}, nil
+	// The outcome notes' pool: two connections of their own, so a note
+	// never waits for one of the main pool, which acceptance and delivery
+	// keep busy under load; and commits that do not wait for the WAL
+	// flush, since a note guards against notifyd's death, not the
+	// database's (a note lost costs a message sent again, never one lost).
+	jcfg.MaxConns, jcfg.MinConns = 2, 0
+	jcfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+	journal, err := pgxpool.NewWithConfig(ctx, jcfg)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return &Backend{pool: pool, driver: riverpgxv5.New(pool), journal: journal}, nil
+}
+
+// BeginJournal opens a transaction of the outcome notes on their own pool
+// (sqlstore.Journal).
+func (b *Backend) BeginJournal(ctx context.Context, _ bool) (sqlstore.Conn, error) {
+	tx, err := b.journal.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &conn{tx: tx, b: b}, nil
 }
 
 // Writers is 0: no group commit on PostgreSQL. It commits concurrent
@@ -94,9 +119,10 @@ func (b *Backend) LockMigrations(ctx context.Context) (func(), error) {
 	}, nil
 }
 
-// Close closes the pool.
+// Close closes the pools.
 func (b *Backend) Close() error {
 	b.pool.Close()
+	b.journal.Close()
 	return nil
 }
 

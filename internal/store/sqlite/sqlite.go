@@ -47,10 +47,29 @@ type Backend struct {
 	read           *sql.DB
 	river          *river.Client[*sql.Tx]
 	driver         *riversqlite.Driver
+	// journal is the outcome notes' own database file (journal.go).
+	journal *Backend
+	// checkpoints copies a journal's write-ahead log into its file
+	// (journal.go); nil elsewhere.
+	checkpoints *checkpointer
 }
 
-// Open opens (creating when missing) the database file at path.
+// Open opens (creating when missing) the database file at path, and the
+// file of its outcome notes beside it.
 func Open(path string, opts Options) (*Backend, error) {
+	b, err := open(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	if b.journal, err = openJournal(path, opts); err != nil {
+		b.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+// open opens one database file; pragmas are added to the writer's.
+func open(path string, opts Options, pragmas ...string) (*Backend, error) {
 	if path != ":memory:" {
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 			return nil, fmt.Errorf("create database folder: %w", err)
@@ -67,7 +86,7 @@ func Open(path string, opts Options) (*Backend, error) {
 		return nil, fmt.Errorf("sqlite synchronous must be FULL or NORMAL, got %q", syncMode)
 	}
 	q := url.Values{}
-	for _, p := range []string{"journal_mode(WAL)", "busy_timeout(10000)", "foreign_keys(1)", "synchronous(" + syncMode + ")"} {
+	for _, p := range append([]string{"journal_mode(WAL)", "busy_timeout(10000)", "foreign_keys(1)", "synchronous(" + syncMode + ")"}, pragmas...) {
 		q.Add("_pragma", p)
 	}
 	q.Set("_txlock", "immediate")
@@ -122,7 +141,14 @@ func (b *Backend) Close() error {
 			return true
 		})
 	}
-	return errors.Join(b.read.Close(), b.write.Close())
+	var j error
+	if b.journal != nil {
+		j = b.journal.Close()
+	}
+	if b.checkpoints != nil {
+		j = errors.Join(j, b.checkpoints.close())
+	}
+	return errors.Join(b.read.Close(), b.write.Close(), j)
 }
 
 // Begin opens a write transaction on the single writer or a read

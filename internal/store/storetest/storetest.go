@@ -129,6 +129,9 @@ var tests = map[string]func(t *testing.T, open Opener){
 	// optin.go
 	"OptIn": oneDB(testOptIn),
 
+	// outcomenote.go
+	"OutcomeNotes": oneDB(testOutcomeNotes),
+
 	// otp.go
 	"OTPCleanup": oneDB(testOTPCleanup),
 
