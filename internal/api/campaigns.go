@@ -296,7 +296,7 @@ func (a newsletterAPI) handleCampaignRetryFailed(c *call) error {
 		return err
 	}
 	return c.ok(http.StatusOK, map[string]any{"campaignId": res.CampaignID, "status": res.Status,
-		"retriedRequests": res.Retried, "skippedRequests": res.Skipped})
+		"retriedRequests": res.Retried, "skippedRequests": res.Skipped, "alreadyRequeuedRequests": res.AlreadyRequeued})
 }
 
 // handleCampaignPreview renders a campaign for sample attributes (issue 21).

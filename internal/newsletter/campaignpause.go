@@ -28,12 +28,15 @@ type CampaignPauseResult struct {
 // Retried requests went back to queued; Skipped failed requests were
 // left as they are because their subscriber is no longer in the
 // campaign's audience (unsubscribed, suppressed, deleted, or no longer
-// matching the filter).
+// matching the filter); AlreadyRequeued ones were in the audience but
+// another action (a dead-letter replay committing meanwhile) had queued
+// them again first: they go out once, through it.
 type CampaignRetryResult struct {
-	CampaignID string
-	Status     string
-	Retried    int
-	Skipped    int
+	CampaignID      string
+	Status          string
+	Retried         int
+	Skipped         int
+	AlreadyRequeued int
 }
 
 // PauseCampaign holds a sending campaign (audit campaign.pause): its
@@ -191,8 +194,9 @@ func (s *Service) retryFailed(ctx context.Context, tx notify.Tx, a *usecase.Acto
 	if err := tx.UpdateCampaign(ctx, c); err != nil {
 		return CampaignRetryResult{}, err
 	}
-	res := CampaignRetryResult{CampaignID: c.ID, Status: string(c.Status), Retried: n, Skipped: len(failed) - n}
+	res := CampaignRetryResult{CampaignID: c.ID, Status: string(c.Status), Retried: n, Skipped: len(failed) - len(ids),
+		AlreadyRequeued: len(ids) - n}
 	p := campaignPayload(c)
-	p["retriedRequests"], p["skippedRequests"] = res.Retried, res.Skipped
+	p["retriedRequests"], p["skippedRequests"], p["alreadyRequeuedRequests"] = res.Retried, res.Skipped, res.AlreadyRequeued
 	return res, s.Audit(ctx, tx, a, a.WorkspaceID, "campaign.retry", "campaign", c.ID, p)
 }

@@ -278,7 +278,11 @@ func (c campaignPages) campaignAction(action string) func(x *Ctx) error {
 			if err != nil {
 				return c.campaignProblem(x, id, campaignForm{}, err)
 			}
-			text = "Retrying " + strconv.Itoa(res.Retried) + " failed recipients (" + strconv.Itoa(res.Skipped) + " no longer in the audience)."
+			text = "Retrying " + strconv.Itoa(res.Retried) + " failed recipients (" + strconv.Itoa(res.Skipped) + " no longer in the audience"
+			if res.AlreadyRequeued > 0 {
+				text += ", " + strconv.Itoa(res.AlreadyRequeued) + " already queued again by a replay"
+			}
+			text += ")."
 		}
 		return x.Redirect("/newsletter/campaigns/"+id, Flash{Kind: "info", Text: text})
 	}

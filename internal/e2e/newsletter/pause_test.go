@@ -31,6 +31,8 @@ type retryAnswer struct {
 	Status          string `json:"status"`
 	RetriedRequests int    `json:"retriedRequests"`
 	SkippedRequests int    `json:"skippedRequests"`
+	// AlreadyRequeued: failed requests another action re-queued first.
+	AlreadyRequeued int `json:"alreadyRequeuedRequests"`
 }
 
 func holdPost[T any](t *testing.T, c *client.Client, id, action string) T {
