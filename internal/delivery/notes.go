@@ -79,7 +79,11 @@ func (e *Engine) pruneNotes() {
 	}
 }
 
-// noteBody is a run's outcome and attempts as a note holds them.
+// noteBody is a run's outcome and attempts as a note holds them. The
+// attempts' provider call and answer are JSON already and go in as they
+// are (escaping them as strings cost a tenth of an acceptance's CPU);
+// what the run itself knows (workspace, request, job, channel) is left
+// out.
 type noteBody struct {
 	Success   bool               `json:"success"`
 	AccountID string             `json:"accountId,omitempty"`
@@ -87,24 +91,78 @@ type noteBody struct {
 	Code      notify.FailureCode `json:"code,omitempty"`
 	Msg       string             `json:"msg,omitempty"`
 	Final     bool               `json:"final,omitempty"`
-	Attempts  []*notify.Attempt  `json:"attempts"`
+	Attempts  []noteAttempt      `json:"attempts"`
+}
+
+type noteAttempt struct {
+	ID                  string          `json:"id"`
+	ProviderAccountID   string          `json:"account"`
+	ProviderKind        string          `json:"kind"`
+	ProviderDisplayName string          `json:"name"`
+	Success             bool            `json:"ok,omitempty"`
+	FailureCode         string          `json:"code,omitempty"`
+	FailureMessage      string          `json:"msg,omitempty"`
+	ProviderMessageID   string          `json:"messageId,omitempty"`
+	StartedAt           time.Time       `json:"start"`
+	FinishedAt          time.Time       `json:"end"`
+	Request             json.RawMessage `json:"request,omitempty"`
+	Response            json.RawMessage `json:"response,omitempty"`
 }
 
 // note queues the note of a run whose send made a vendor call (a run
 // stopped before any call has nothing to note: it sends when taken over).
 func (e *Engine) note(rn *run) bool {
-	if len(rn.attempts) == 0 || rn.job.StartedAt == nil {
-		return false
-	}
-	o := rn.out
-	body, err := json.Marshal(noteBody{Success: o.success, AccountID: o.accountID, MessageID: o.messageID, Code: o.code,
-		Msg: o.msg, Final: o.final, Attempts: rn.attempts})
-	if err != nil {
+	body, ok := noteOf(rn)
+	if !ok {
 		return false
 	}
 	e.notes.add.Add(&notify.OutcomeNote{JobID: rn.job.ID, RunStartedAt: *rn.job.StartedAt,
 		AttemptsMade: rn.job.AttemptsMade, Body: body, CreatedAt: e.now()})
 	return true
+}
+
+// noteOf encodes a run's note body; false when there is nothing to note.
+func noteOf(rn *run) ([]byte, bool) {
+	if len(rn.attempts) == 0 || rn.job.StartedAt == nil {
+		return nil, false
+	}
+	o := rn.out
+	b := noteBody{Success: o.success, AccountID: o.accountID, MessageID: o.messageID, Code: o.code, Msg: o.msg, Final: o.final,
+		Attempts: make([]noteAttempt, len(rn.attempts))}
+	for i, a := range rn.attempts {
+		b.Attempts[i] = noteAttempt{ID: a.ID, ProviderAccountID: a.ProviderAccountID, ProviderKind: a.ProviderKind,
+			ProviderDisplayName: a.ProviderDisplayName, Success: a.Success, FailureCode: a.FailureCode, FailureMessage: a.FailureMessage,
+			ProviderMessageID: a.ProviderMessageID, StartedAt: a.StartedAt, FinishedAt: a.FinishedAt,
+			Request: rawJSON(a.RequestJSON), Response: rawJSON(a.ResponseJSON)}
+	}
+	body, err := json.Marshal(b)
+	return body, err == nil
+}
+
+// rawJSON is s as raw JSON when it is some (a provider call or answer
+// always is), else as a JSON string.
+func rawJSON(s string) json.RawMessage {
+	if s == "" {
+		return nil
+	}
+	if json.Valid([]byte(s)) {
+		return json.RawMessage(s)
+	}
+	q, _ := json.Marshal(s)
+	return q
+}
+
+// attempts rebuilds a noted run's attempt records.
+func (b noteBody) attempts(rn *run) []*notify.Attempt {
+	out := make([]*notify.Attempt, len(b.Attempts))
+	for i, a := range b.Attempts {
+		out[i] = &notify.Attempt{ID: a.ID, WorkspaceID: rn.req.WorkspaceID, RequestID: rn.req.ID, JobID: rn.job.ID,
+			ProviderAccountID: a.ProviderAccountID, ProviderKind: a.ProviderKind, ProviderDisplayName: a.ProviderDisplayName,
+			Channel: rn.msg.Channel, Success: a.Success, FailureCode: a.FailureCode, FailureMessage: a.FailureMessage,
+			ProviderMessageID: a.ProviderMessageID, StartedAt: a.StartedAt, FinishedAt: a.FinishedAt,
+			RequestJSON: string(a.Request), ResponseJSON: string(a.Response)}
+	}
+	return out
 }
 
 // forget queues the removal of the notes of recorded runs.
@@ -143,7 +201,7 @@ func (e *Engine) takeNoted(ctx context.Context, runs []*run, was map[string]*not
 		if json.Unmarshal(n.Body, &b) != nil {
 			continue
 		}
-		rn.decided, rn.noted, rn.attempts = true, true, b.Attempts
+		rn.decided, rn.noted, rn.attempts = true, true, b.attempts(rn)
 		rn.out = outcome{success: b.Success, accountID: b.AccountID, messageID: b.MessageID, code: b.Code, msg: b.Msg, final: b.Final}
 		rn.job.AttemptsMade = n.AttemptsMade
 	}

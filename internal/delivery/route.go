@@ -110,6 +110,11 @@ func (e *Engine) tryOne(ctx context.Context, rn *run, bs *breakers, c candidate)
 			e.log.WarnContext(ctx, "breaker claim failed", "provider", id, "err", err)
 		}
 	}
+	// The attempt is the vendor call: it starts after the wait for a
+	// dispatch-limit token (notifyd_dispatch_limit_wait_seconds records
+	// that wait), so a rate limit does not look like a slow vendor in the
+	// attempt history.
+	start = e.now()
 	res, left := e.send(ctx, rn, c.account)
 	if left != nil && claimed == nil {
 		// The message waited in its batch for half the job's time and left

@@ -102,6 +102,21 @@ func TestDispatchWorkspaceLimit(t *testing.T) {
 	// Each send's wait is observed under its scope.
 	require.Equal(t, 12.0, scrape(t, b.env.Daemon.URL(), `notifyd_dispatch_limit_wait_seconds_count{scope="workspace"}`))
 	require.Zero(t, scrape(t, b.env.Daemon.URL(), `notifyd_dispatch_limit_wait_seconds_count{scope="provider"}`))
+	// An attempt is the vendor call (issue 31): the later sends waited a
+	// second or more for their token, and no attempt's duration shows it.
+	var attempts struct {
+		Attempts []struct {
+			StartedAt  time.Time `json:"startedAt"`
+			FinishedAt time.Time `json:"finishedAt"`
+		} `json:"attempts"`
+	}
+	require.Eventually(t, func() bool {
+		r, err := b.env.Owner.Dashboard(ctx, "GET", "/v1/attempts?limit=100", nil)
+		return err == nil && r.Status == http.StatusOK && r.Decode(&attempts) == nil && len(attempts.Attempts) == 12
+	}, 10*time.Second, 50*time.Millisecond)
+	for _, a := range attempts.Attempts {
+		require.Less(t, a.FinishedAt.Sub(a.StartedAt), 500*time.Millisecond, "an attempt includes its wait for a token")
+	}
 }
 
 func TestDispatchProviderLimit(t *testing.T) {

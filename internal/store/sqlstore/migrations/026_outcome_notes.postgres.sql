@@ -11,4 +11,3 @@ CREATE UNLOGGED TABLE outcome_notes (
 	body TEXT NOT NULL,
 	created_at BIGINT NOT NULL
 );
-CREATE INDEX outcome_notes_created ON outcome_notes (created_at);
