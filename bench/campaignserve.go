@@ -47,6 +47,9 @@ type resendFake struct {
 	last   atomic.Int64 // unix nanos of the latest mail
 	srv    *http.Server
 	url    string
+	// onMail, when set before the first mail, is told each address and
+	// when it arrived.
+	onMail func(addr string, at time.Time)
 }
 
 type fakeEmail struct {
@@ -167,6 +170,12 @@ func (f *resendFake) record(to []string) {
 		}
 	}
 	f.mu.Unlock()
+	if f.onMail != nil {
+		at := time.Now()
+		for _, a := range to {
+			f.onMail(a, at)
+		}
+	}
 	now := time.Now().UnixNano()
 	f.first.CompareAndSwap(0, now)
 	f.mails.Add(int64(len(to)))
@@ -214,6 +223,8 @@ type campaignDetail struct {
 	QueuedCount     int            `json:"queuedCount"`
 	FailedCount     int            `json:"failedCount"`
 	DeliveryStats   map[string]int `json:"deliveryStats"`
+	// EstimatedFinishAt is the detail's estimate (issue 31).
+	EstimatedFinishAt *string `json:"estimatedFinishAt"`
 }
 
 func getCampaign(ctx context.Context, owner *client.Client, id string) (*campaignDetail, error) {

@@ -40,6 +40,30 @@ type notifydProc struct {
 	// run it at its default log level (info), one access-log line per
 	// request written straight to the file, as under a service manager.
 	logPath string
+	// bin and env bootstrap another workspace (bootstrapAnother).
+	bin string
+	env []string
+}
+
+// bootstrapAnother bootstraps one more workspace in the running server's
+// database and answers a dashboard client of its owner.
+func (p *notifydProc) bootstrapAnother(ctx context.Context, name, email string) (*client.Client, error) {
+	boot := exec.CommandContext(ctx, p.bin, "bootstrap", "--workspace", name, "--email", email, "--password", "bench password 1")
+	boot.Env = p.env
+	out, err := boot.Output()
+	if err != nil {
+		return nil, fmt.Errorf("bootstrap %s: %w", name, err)
+	}
+	var res struct {
+		AccessToken string `json:"accessToken"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		return nil, fmt.Errorf("bootstrap output %q: %w", out, err)
+	}
+	c := client.New(p.url)
+	c.HTTP = httpClient(8)
+	c.Token = res.AccessToken
+	return c, nil
 }
 
 // logTail is the end of what notifyd logged above level info (warnings,
@@ -127,7 +151,7 @@ func (b *bench) startServe(ctx context.Context, dbURL, role string, conns int, e
 		return nil, err
 	}
 	defer logFile.Close() // the child has its own descriptor
-	p := &notifydProc{url: "http://" + addr, dbURL: dbURL, logPath: logFile.Name()}
+	p := &notifydProc{url: "http://" + addr, dbURL: dbURL, logPath: logFile.Name(), bin: bin, env: base}
 	b.cleanups = append(b.cleanups, func() { _ = os.Remove(p.logPath) })
 	p.cmd = exec.Command(bin, "serve", "--role", role)
 	p.cmd.Env = append(append(base, env...), "NOTIFYD_ADDR="+addr)

@@ -61,9 +61,12 @@ type campaignJSON struct {
 	FailedCount        int             `json:"failedCount"`
 	AudienceSize       *int            `json:"audienceSize,omitempty"`
 	DeliveryStats      map[string]int  `json:"deliveryStats,omitempty"`
-	FinishedAt         *string         `json:"finishedAt"`
-	CreatedAt          string          `json:"createdAt"`
-	UpdatedAt          string          `json:"updatedAt"`
+	// EstimatedFinishAt is the detail's estimate of a sending campaign's
+	// end (issue 31); absent from lists.
+	EstimatedFinishAt *string `json:"estimatedFinishAt,omitempty"`
+	FinishedAt        *string `json:"finishedAt"`
+	CreatedAt         string  `json:"createdAt"`
+	UpdatedAt         string  `json:"updatedAt"`
 }
 
 func campaignBody(c *notify.Campaign) campaignJSON {
@@ -197,6 +200,7 @@ func (a newsletterAPI) handleCampaignGet(c *call) error {
 	}
 	body := campaignBody(d.Campaign)
 	body.AudienceSize, body.DeliveryStats = &d.AudienceSize, d.DeliveryStats
+	body.EstimatedFinishAt = TimestampPtr(d.EstimatedFinishAt)
 	return c.ok(http.StatusOK, map[string]any{"campaign": body})
 }
 

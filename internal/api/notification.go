@@ -135,12 +135,24 @@ func (a sendsAPI) handleSend(c *call) error {
 func (a sendsAPI) handleSendBulk(c *call) error {
 	var b struct {
 		Items *[]json.RawMessage `json:"items"`
+		// Lane "bulk" marks the items as bulk work (issue 31, item 2).
+		Lane *string `json:"lane"`
 	}
 	if err := c.decode(&b); err != nil {
 		return err
 	}
 	if b.Items == nil {
 		return notify.Invalid("items is required")
+	}
+	lane := notify.LaneTransactional
+	if b.Lane != nil {
+		switch *b.Lane {
+		case "transactional":
+		case "bulk":
+			lane = notify.LaneBulk
+		default:
+			return notify.Invalid(`lane must be "transactional" or "bulk"`)
+		}
 	}
 	if err := sends.CheckBulkSize(len(*b.Items)); err != nil {
 		return err
@@ -154,7 +166,7 @@ func (a sendsAPI) handleSendBulk(c *call) error {
 		}
 		items[i] = sb.input()
 	}
-	res, err := a.room.SendBulk(c.ctx, c.key, c.nonce, items)
+	res, err := a.room.SendBulk(c.ctx, c.key, c.nonce, items, lane)
 	if err != nil {
 		return err
 	}

@@ -46,9 +46,13 @@ type Config struct {
 	Demo            bool          // --demo (flag only)
 	ShutdownTimeout time.Duration // NOTIFYD_SHUTDOWN_TIMEOUT: graceful stop budget
 	JobRescueAfter  time.Duration // NOTIFYD_JOB_RESCUE_AFTER: when a job still running in a live process is handed to another
-	HealthAddr      string        // NOTIFYD_HEALTH_ADDR: a probes-only listener (workers)
-	DNSServer       string        // NOTIFYD_DNS_SERVER: host:port of the resolver of subscriber MX checks and sending-domain DNS checks; empty is the system resolver
-	MXCheck         bool          // NOTIFYD_MX_CHECK: check subscriber address domains by DNS on create
+	// TransactionalShare is NOTIFYD_TRANSACTIONAL_SHARE, a percentage: the
+	// part of every dispatch limit kept for transactional sends while bulk
+	// work (campaign deliveries) waits on it.
+	TransactionalShare int
+	HealthAddr         string // NOTIFYD_HEALTH_ADDR: a probes-only listener (workers)
+	DNSServer          string // NOTIFYD_DNS_SERVER: host:port of the resolver of subscriber MX checks and sending-domain DNS checks; empty is the system resolver
+	MXCheck            bool   // NOTIFYD_MX_CHECK: check subscriber address domains by DNS on create
 
 	// Retention: terminal requests with their attempts and job rows, stale
 	// outbox events and fan-out records of ended campaigns are deleted
@@ -89,21 +93,22 @@ const (
 func Default() Config {
 	const addr = "127.0.0.1:8080"
 	return Config{
-		DatabaseURL:       "sqlite:./data/notifyd.db",
-		Addr:              addr,
-		BaseURL:           defaultBaseURL(addr),
-		QueueJobAttempts:  3,
-		QueueBackoff:      3000 * time.Millisecond,
-		HMACTolerance:     300 * time.Second,
-		LogLevel:          "info",
-		LogFormat:         "text",
-		SQLiteSynchronous: "FULL",
-		Role:              "all",
-		ShutdownTimeout:   30 * time.Second,
-		JobRescueAfter:    3 * time.Minute,
-		MXCheck:           true,
-		Retention:         30 * 24 * time.Hour,
-		AuditRetention:    365 * 24 * time.Hour,
+		DatabaseURL:        "sqlite:./data/notifyd.db",
+		Addr:               addr,
+		BaseURL:            defaultBaseURL(addr),
+		QueueJobAttempts:   3,
+		QueueBackoff:       3000 * time.Millisecond,
+		HMACTolerance:      300 * time.Second,
+		LogLevel:           "info",
+		LogFormat:          "text",
+		SQLiteSynchronous:  "FULL",
+		Role:               "all",
+		ShutdownTimeout:    30 * time.Second,
+		JobRescueAfter:     3 * time.Minute,
+		MXCheck:            true,
+		TransactionalShare: 10,
+		Retention:          30 * 24 * time.Hour,
+		AuditRetention:     365 * 24 * time.Hour,
 	}
 }
 
@@ -330,6 +335,9 @@ func (c Config) validateDurations(p *problems) {
 	}
 	if c.JobRescueAfter <= 0 {
 		p.add("NOTIFYD_JOB_RESCUE_AFTER must be greater than 0 (got %s)", c.JobRescueAfter)
+	}
+	if c.TransactionalShare < 0 || c.TransactionalShare > 90 {
+		p.add("NOTIFYD_TRANSACTIONAL_SHARE must be between 0 and 90 (got %d)", c.TransactionalShare)
 	}
 	if c.DNSServer != "" {
 		p.hostPort("NOTIFYD_DNS_SERVER", c.DNSServer, "127.0.0.1:53")

@@ -191,6 +191,19 @@ var options = []option{
 		get: func(c Config) string { return c.JobRescueAfter.String() },
 	},
 	{
+		Option: Option{Env: "NOTIFYD_TRANSACTIONAL_SHARE", Flag: "transactional-share",
+			Help: "percent of every dispatch limit kept for transactional sends while campaign deliveries wait on it, 0 to 90; transactional sends always go first, and bulk work uses the whole limit when none come"},
+		set: func(c *Config, v string) error {
+			n, err := parseInt(v)
+			if err != nil {
+				return err
+			}
+			c.TransactionalShare = n
+			return nil
+		},
+		get: func(c Config) string { return strconv.Itoa(c.TransactionalShare) },
+	},
+	{
 		Option: Option{Env: "NOTIFYD_HEALTH_ADDR", Flag: "health-addr", Default: "none",
 			Help: "host:port of a listener with only GET /healthz and GET /readyz, for probes of a --role worker process (which serves no API)"},
 		set: setString(func(c *Config) *string { return &c.HealthAddr }),

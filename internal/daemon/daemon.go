@@ -182,7 +182,7 @@ func (d *Daemon) Open(ctx context.Context) error {
 	allowPrivate := d.Config.AllowPrivateTargets || d.Config.Demo
 	providerDeps := provider.Deps{HTTP: provider.NewHTTPClient(provider.HTTPOptions{AllowPrivate: allowPrivate}), Now: time.Now}
 	d.Delivery = delivery.New(delivery.Options{Store: d.DB, Box: box, Kinds: kinds.All(), Deps: providerDeps, Now: d.Now, Logger: d.Logger,
-		Backoff: d.Config.QueueBackoff, Metrics: d.Metrics.Limits, Takeovers: d.Metrics.Takeovers, MaxWaiters: dispatchMaxWorkers / 2, RunBound: d.dispatchJobTimeout(),
+		Backoff: d.Config.QueueBackoff, Metrics: d.Metrics.Limits, Takeovers: d.Metrics.Takeovers, MaxWaiters: dispatchMaxWorkers / 2, TransactionalShare: float64(d.Config.TransactionalShare) / 100, RunBound: d.dispatchJobTimeout(),
 		BatchObserver: d.Metrics.Batch, WebhookAllowPrivate: allowPrivate, WebhookTimeout: d.Config.WebhookTimeout,
 		SoleWorker: d.lockWorkers()})
 	d.Gate = gate.New(gate.Options{Store: d.DB, Box: box, Now: d.Now, Logger: d.Logger, Tolerance: d.Config.HMACTolerance})
@@ -284,6 +284,11 @@ func (d *Daemon) configureWorkers(cfg *river.Config) {
 		jobs.QueueMaintenance: {MaxWorkers: 2, FetchPollInterval: idlePollInterval},
 		jobs.QueueWebhooks:    {MaxWorkers: 20, FetchPollInterval: idlePollInterval},
 		jobs.QueueCampaign:    {MaxWorkers: 2, FetchPollInterval: idlePollInterval},
+		// Bulk work (campaign deliveries) has slots of its own, so a
+		// campaign's backlog never delays a transactional send's start;
+		// a job held by a dispatch limit waits in the queue, not in a
+		// slot (delivery.admitBulk).
+		jobs.QueueBulk: {MaxWorkers: bulkMaxWorkers, FetchPollInterval: idlePollInterval},
 		// Jobs handed back twice after their process died run one at
 		// a time (jobs/crash.go): a third crash is then theirs.
 		jobs.QueueIsolated: {MaxWorkers: 1, FetchPollInterval: idlePollInterval},
@@ -325,6 +330,11 @@ func (d *Daemon) configureWorkers(cfg *river.Config) {
 // A dispatch job also holds its slot while its message waits in an adapter
 // batch, so the slots must exceed the largest default batch (500).
 const dispatchMaxWorkers = 1000
+
+// bulkMaxWorkers is the bulk queue's River MaxWorkers: each job carries up
+// to 100 messages, and its slots stay below the engine's run slots
+// (delivery.DefaultMaxRuns) so that transactional runs always find one.
+const bulkMaxWorkers = 100
 
 // completedJobRetention is how long River keeps a completed queue job
 // before its cleaner deletes it: the longest unique period of the

@@ -53,6 +53,10 @@ type Options struct {
 	// records nothing.
 	Takeovers  *metrics.Takeovers
 	MaxWaiters int
+	// TransactionalShare is the share (0 to 1) of every dispatch limit
+	// kept for transactional sends while bulk work waits
+	// (NOTIFYD_TRANSACTIONAL_SHARE); zero keeps none.
+	TransactionalShare float64
 	// BatchObserver is told about every adapter batch (metrics).
 	BatchObserver pacing.BatchObserver
 	// MaxRuns bounds the job runs in progress at once (default
@@ -92,6 +96,10 @@ type Engine struct {
 	// runWait for one before it snoozes.
 	runs    chan struct{}
 	runWait time.Duration
+	// sends holds a slot per transactional send in flight, bulkSends per
+	// bulk one: a campaign waiting on its dispatch limit never takes the
+	// slots of password resets.
+	bulkSends chan struct{}
 	// sends holds a slot per send in flight.
 	sends chan struct{}
 
@@ -135,7 +143,9 @@ func New(o Options) *Engine {
 	e.soleWorker = o.SoleWorker
 	e.runs, e.runWait = make(chan struct{}, cmp.Or(o.MaxRuns, DefaultMaxRuns)), runSlotWait
 	e.sends = make(chan struct{}, maxSends)
+	e.bulkSends = make(chan struct{}, maxBulkSends)
 	e.lim = newLimits(e.now, o.Metrics, o.MaxWaiters)
+	e.lim.limiter.SetKeep(o.TransactionalShare)
 	e.batches = pacing.NewBatcher(o.BatchObserver)
 	e.batches.SetSharer(e.lim.cluster) // cluster-wide call budgets
 	e.quotas = newQuotaCache()
@@ -157,6 +167,7 @@ func New(o Options) *Engine {
 const (
 	DefaultMaxRuns = 256
 	maxSends       = 4096
+	maxBulkSends   = 4096
 )
 
 // runSlotWait is how long a job waits for a run slot before it snoozes

@@ -44,6 +44,9 @@ type run struct {
 	// takenOver: the run took the request over from a run whose process
 	// died.
 	takenOver bool
+	// admitted: the run belongs to a job of bulk work let through by
+	// admitBulk; it waits in process for its dispatch-limit tokens.
+	admitted bool
 }
 
 // outcome is how a run ended.

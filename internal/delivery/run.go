@@ -102,10 +102,14 @@ func (e *Engine) sendAndRecord(ctx context.Context, runs []*run, bs *breakers) e
 			e.recorder.Add(&recording{rn: rn, bs: bs, done: done})
 			continue
 		}
-		e.sends <- struct{}{} // a send slot before its goroutine
+		slots := e.sends
+		if rn.req.Lane() == notify.LaneBulk {
+			slots = e.bulkSends
+		}
+		slots <- struct{}{} // a send slot before its goroutine
 		go func() {
 			rn.out = e.tryRoutes(ctx, rn, bs)
-			<-e.sends
+			<-slots
 			rn.noted = e.note(rn)
 			e.recorder.Add(&recording{rn: rn, bs: bs, done: done})
 		}()
@@ -200,6 +204,9 @@ func (e *Engine) claim(ctx context.Context, tx notify.Tx, queueJobID int64, now 
 		e.active.Store(claimed[i].ID, true)
 	}
 	if *bs, err = e.prepare(ctx, tx, *runs); err != nil {
+		return err
+	}
+	if err := e.admitBulk(ctx, tx, *runs); err != nil {
 		return err
 	}
 	return e.takeNoted(ctx, *runs, was)
@@ -497,6 +504,7 @@ func (e *Engine) write(ctx context.Context, runs []*run, sets []settlement, atte
 		}
 		var jobs, own []*notify.Job
 		var at []time.Time
+		var lanes []notify.Lane
 		var events []*notify.Event
 		var moved []*notify.Request
 		var movedJobs []*notify.Job
@@ -514,7 +522,7 @@ func (e *Engine) write(ctx context.Context, runs []*run, sets []settlement, atte
 				if sets[i].after > 0 {
 					due = time.Now().Add(sets[i].after)
 				}
-				own, at = append(own, rn.job), append(at, due)
+				own, at, lanes = append(own, rn.job), append(at, due), append(lanes, rn.req.Lane())
 			}
 			if sets[i].event != "" {
 				events = append(events, notify.RequestEvent(newID(), sets[i].event, rn.req, now))
@@ -533,7 +541,7 @@ func (e *Engine) write(ctx context.Context, runs []*run, sets []settlement, atte
 				return err
 			}
 		}
-		if err := tx.ScheduleDispatch(ctx, own, at); err != nil {
+		if err := tx.ScheduleDispatch(ctx, own, at, lanes); err != nil {
 			return err
 		}
 		if err := tx.UpdateJobs(ctx, jobs); err != nil {

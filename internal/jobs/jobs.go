@@ -6,13 +6,27 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
+
+	"github.com/notifyd/notifyd/internal/notify"
 )
 
 // Queue names.
 const (
 	QueueDefault     = river.QueueDefault
 	QueueMaintenance = "maintenance"
+	// QueueBulk holds the dispatch jobs of bulk work (campaign
+	// deliveries): they never take a slot of the default queue, where
+	// transactional sends run (issue 31, item 2).
+	QueueBulk = "bulk"
 )
+
+// DispatchQueue is the queue of a dispatch job of lane.
+func DispatchQueue(lane notify.Lane) string {
+	if lane == notify.LaneBulk {
+		return QueueBulk
+	}
+	return QueueDefault
+}
 
 // Cleanup deletes expired nonces and dashboard sessions. It runs
 // periodically on the leader.

@@ -48,6 +48,9 @@ type CampaignDetail struct {
 	Campaign      *notify.Campaign
 	AudienceSize  int
 	DeliveryStats map[string]int
+	// EstimatedFinishAt is when a sending campaign is expected to end
+	// (estimate.go); nil otherwise.
+	EstimatedFinishAt *time.Time
 }
 
 // CampaignSendResult is the answer of a send.
@@ -413,6 +416,23 @@ func (s *Service) campaignFigures(ctx context.Context, tx notify.Tx, d *Campaign
 		sum += counts[st]
 	}
 	d.DeliveryStats["unknown"] = max(0, c.TotalRecipients-sum)
+	if c.Status == notify.CampaignSending {
+		total := c.TotalRecipients
+		if c.FanoutDoneAt == nil {
+			total = max(total, d.AudienceSize)
+		}
+		ended := 0
+		for _, st := range notify.RequestStatuses {
+			if st.Terminal() {
+				ended += counts[st]
+			}
+		}
+		rate, err := budget(ctx, tx, c)
+		if err != nil {
+			return false, err
+		}
+		d.EstimatedFinishAt = estimateFinish(s.Now(), total-ended, ended, rate, c.StartedAt)
+	}
 	open := c.Status == notify.CampaignScheduled || c.Status == notify.CampaignSending
 	return open && c.FanoutDoneAt != nil && counts[notify.StatusQueued]+counts[notify.StatusProcessing] == 0, nil
 }

@@ -58,43 +58,53 @@ func (s *Service) ResumeCampaign(ctx context.Context, a *usecase.Actor, id strin
 
 func (s *Service) moveHeld(ctx context.Context, a *usecase.Actor, id string, from, to notify.CampaignStatus, action, refusal string) (*CampaignPauseResult, error) {
 	var res CampaignPauseResult
-	err := s.Store.Update(ctx, func(tx notify.Tx) error {
-		now := s.Now()
-		// Under the campaign's lock: a fan-out batch, a cancel or a
-		// detail lookup committing meanwhile is seen or waits.
-		c, ok, err := lockCampaignIn(ctx, tx, a.WorkspaceID, id, []notify.CampaignStatus{from}, now)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return notify.Conflict("Campaign is %s; %s", c.Status, refusal)
-		}
-		if err := c.MoveTo(to, now); err != nil {
-			return err
-		}
-		if to == notify.CampaignSending && c.FanoutDoneAt == nil {
-			// A new job rather than waiting for the snoozed one: the fan-out
-			// goes on at once, and a job lost meanwhile is replaced.
-			if c.FanoutRef != 0 {
-				if err := tx.CancelScheduledWork(ctx, c.FanoutRef); err != nil {
+	// The wait for claims (LockQueuedCampaignRequests) can deadlock with a
+	// claim taking the same rows in another order; PostgreSQL then ends
+	// one of the two, and a pause that lost is made again.
+	err := retryDeadlock(ctx, func() error {
+		return s.Store.Update(ctx, func(tx notify.Tx) error {
+			now := s.Now()
+			// Under the campaign's lock: a fan-out batch, a cancel or a
+			// detail lookup committing meanwhile is seen or waits.
+			c, ok, err := lockCampaignIn(ctx, tx, a.WorkspaceID, id, []notify.CampaignStatus{from}, now)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return notify.Conflict("Campaign is %s; %s", c.Status, refusal)
+			}
+			if err := c.MoveTo(to, now); err != nil {
+				return err
+			}
+			if to == notify.CampaignSending && c.FanoutDoneAt == nil {
+				// A new job rather than waiting for the snoozed one: the fan-out
+				// goes on at once, and a job lost meanwhile is replaced.
+				if c.FanoutRef != 0 {
+					if err := tx.CancelScheduledWork(ctx, c.FanoutRef); err != nil {
+						return err
+					}
+				}
+				if c.FanoutRef, err = tx.ScheduleFanout(ctx, c.WorkspaceID, c.ID, nil); err != nil {
 					return err
 				}
 			}
-			if c.FanoutRef, err = tx.ScheduleFanout(ctx, c.WorkspaceID, c.ID, nil); err != nil {
+			if err := tx.UpdateCampaign(ctx, c); err != nil {
 				return err
 			}
-		}
-		if err := tx.UpdateCampaign(ctx, c); err != nil {
-			return err
-		}
-		counts, err := tx.CampaignRequestCounts(ctx, c.WorkspaceID, c.ID)
-		if err != nil {
-			return err
-		}
-		res = CampaignPauseResult{CampaignID: c.ID, Status: string(to), Queued: counts[notify.StatusQueued], InFlight: counts[notify.StatusProcessing]}
-		p := campaignPayload(c)
-		p["queuedRequests"], p["inFlightRequests"] = res.Queued, res.InFlight
-		return s.Audit(ctx, tx, a, a.WorkspaceID, action, "campaign", c.ID, p)
+			// A run claiming queued requests as the pause commits would take
+			// them after the counts were read: wait for it first.
+			if err := tx.LockQueuedCampaignRequests(ctx, c.WorkspaceID, c.ID); err != nil {
+				return err
+			}
+			counts, err := tx.CampaignRequestCounts(ctx, c.WorkspaceID, c.ID)
+			if err != nil {
+				return err
+			}
+			res = CampaignPauseResult{CampaignID: c.ID, Status: string(to), Queued: counts[notify.StatusQueued], InFlight: counts[notify.StatusProcessing]}
+			p := campaignPayload(c)
+			p["queuedRequests"], p["inFlightRequests"] = res.Queued, res.InFlight
+			return s.Audit(ctx, tx, a, a.WorkspaceID, action, "campaign", c.ID, p)
+		})
 	})
 	if err != nil {
 		return nil, err

@@ -104,6 +104,12 @@ type CampaignTx interface {
 	// canceled requests (for their notification.canceled events).
 	CancelCampaignRequests(ctx context.Context, workspaceID, id, code, message string, now time.Time) ([]*Request, error)
 
+	// LockQueuedCampaignRequests waits until every transaction that took
+	// one of the campaign's queued requests has ended (on PostgreSQL by
+	// locking the queued rows; SQLite's single writer already orders
+	// them), so counts read after it in the same transaction say what
+	// really happened: a pause's in-flight count (issue 31, item 5).
+	LockQueuedCampaignRequests(ctx context.Context, workspaceID, id string) error
 	// FindPausedRequests answers which of the workspace's requests ids
 	// belong to a paused campaign (their dispatch is held).
 	FindPausedRequests(ctx context.Context, workspaceID string, ids []string) (map[string]bool, error)

@@ -30,13 +30,15 @@ type Request struct {
 	PreferredProviderIDs []string
 	IdempotencyKey       string
 	CampaignID           string
-	RequestedAt          time.Time
-	ScheduledAt          *time.Time
-	UpdatedAt            time.Time
-	SelectedProviderID   string
-	SelectedMessageID    string
-	FinalErrorCode       string
-	FinalErrorMessage    string
+	// MarkedLane is the lane the caller of a bulk call gave (Lane).
+	MarkedLane         Lane
+	RequestedAt        time.Time
+	ScheduledAt        *time.Time
+	UpdatedAt          time.Time
+	SelectedProviderID string
+	SelectedMessageID  string
+	FinalErrorCode     string
+	FinalErrorMessage  string
 	// Fallback is the cross-channel fallback chain (nil: none) and
 	// FallbackStep the step being delivered (0: the request's own
 	// channel); fallback.go.

@@ -205,10 +205,10 @@ type DeliveryTx interface {
 	UpdateJobs(ctx context.Context, js []*Job) error
 	// CreateEvents writes outbox rows in bulk.
 	CreateEvents(ctx context.Context, es []*Event) error
-	// ScheduleDispatch gives each job row a queue job of its own, due at
-	// at[i] (at once when zero), and sets QueueJobID; the caller saves the
-	// rows with UpdateJobs.
-	ScheduleDispatch(ctx context.Context, js []*Job, at []time.Time) error
+	// ScheduleDispatch gives each job row a queue job of its own in the
+	// queue of lanes[i], due at at[i] (at once when zero), and sets
+	// QueueJobID; the caller saves the rows with UpdateJobs.
+	ScheduleDispatch(ctx context.Context, js []*Job, at []time.Time, lanes []Lane) error
 	// IsolateDispatch gives each job row a queue job of its own, due at
 	// once, that runs one at a time per worker process and starts with
 	// crashes counted (a run of several requests that kept crashing its

@@ -311,8 +311,10 @@ func CheckBulkSize(n int) error {
 
 // SendBulk validates every item (one bad item refuses the call), then
 // accepts the valid items together; items failing acceptance (template
-// resolution) are left out. The call counts once toward the limits.
-func (s *Service) SendBulk(ctx context.Context, key *notify.APIKey, nonce *gate.Nonce, items []*SendInput) (*BulkResult, error) {
+// resolution) are left out. The call counts once toward the limits. A
+// lane of notify.LaneBulk marks the items as bulk work, delivered behind
+// transactional sends as a campaign's (issue 31, item 2).
+func (s *Service) SendBulk(ctx context.Context, key *notify.APIKey, nonce *gate.Nonce, items []*SendInput, lane notify.Lane) (*BulkResult, error) {
 	var accs []*notify.Accept
 	err := s.submit(ctx, key, nonce, func(c *acceptCall) error {
 		accs = nil
@@ -348,6 +350,7 @@ func (s *Service) SendBulk(ctx context.Context, key *notify.APIKey, nonce *gate.
 		}
 		for _, b := range rs {
 			if b.err == nil { // an acceptance failure leaves its item out
+				b.req.MarkedLane = lane
 				accs = append(accs, &notify.Accept{Request: b.req, MaxAttempts: s.jobAttempts})
 			}
 		}

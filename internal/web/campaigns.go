@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/notifyd/notifyd/internal/newsletter"
 	"github.com/notifyd/notifyd/internal/notify"
@@ -176,6 +177,14 @@ func (c campaignPages) renderCampaign(x *Ctx, status int, d *newsletter.Campaign
 	return x.Render(status, "campaigns.html", &Page{Title: "Campaign " + d.Campaign.Name, Section: "/newsletter", Problem: problem, Data: data})
 }
 
+// estimateText is an estimated finish as the page shows it.
+func estimateText(at *time.Time) string {
+	if at == nil {
+		return "not known yet"
+	}
+	return at.UTC().Format("2006-01-02 15:04:05Z")
+}
+
 // campaignProgress answers the campaign's live figures as JSON for the
 // page's poll (static/campaign.js); reading them also moves a finished
 // campaign to sent, as the API's detail does.
@@ -191,7 +200,8 @@ func (c campaignPages) campaignProgress(x *Ctx) error {
 	}
 	stats["done"] = stats[string(notify.StatusSent)] + stats[string(notify.StatusFailed)] + stats[string(notify.StatusCanceled)]
 	b, err := json.Marshal(map[string]any{"status": cp.Status, "totalRecipients": cp.TotalRecipients, "audienceSize": d.AudienceSize,
-		"fanoutDone": cp.FanoutDoneAt != nil, "deliveryStats": stats, "terminal": cp.Status.Terminal()})
+		"fanoutDone": cp.FanoutDoneAt != nil, "deliveryStats": stats, "terminal": cp.Status.Terminal(),
+		"estimatedFinish": estimateText(d.EstimatedFinishAt)})
 	if err != nil {
 		return err
 	}

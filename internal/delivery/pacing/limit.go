@@ -8,19 +8,38 @@ import (
 	"time"
 )
 
+// Class is a send's lane in a bucket's line (issue 31, item 2):
+// transactional sends (API sends, OTP, test-sends) are paid before bulk
+// ones (campaign deliveries, bulk calls marked so), and a share of the
+// rate is kept ready for them while bulk sends wait.
+type Class int
+
+const (
+	Transactional Class = iota
+	Bulk
+	classes
+)
+
 // Bucket is one token bucket of a dispatch limit (SPEC "Dispatch limits"):
 // it refills at rate tokens per second, holds at most one second of tokens
 // (burst = rate, API-DECISIONS section 8) and starts full. Reservations may
-// drive it negative, which is how a caller learns how long to wait: the
-// limit delays sends and never rejects them. A Bucket is not safe for
-// concurrent use; Limiter guards its buckets.
+// take more than it holds, which is how a caller learns how long to wait:
+// the limit delays sends and never rejects them. The tokens owed are paid
+// as the bucket refills, transactional reservations first, then the part
+// kept for transactional sends, then bulk reservations. A Bucket is not
+// safe for concurrent use; Limiter guards its buckets.
 type Bucket struct {
-	rate   float64 // tokens per second; <= 0 means unlimited
-	burst  float64
-	tokens float64
-	last   time.Time
-	issued float64 // tokens ever reserved: a reservation's place in line
-	conf   float64 // the configured rate the cluster share was taken of
+	rate  float64 // tokens per second; <= 0 means unlimited
+	burst float64
+	avail float64 // free tokens, at most burst
+	last  time.Time
+	// issued and paid count, per class, the tokens ever reserved and the
+	// tokens of those already covered: a reservation's place in its line.
+	issued, paid [classes]float64
+	// keep is the share of the bucket (0 to 1) held for transactional
+	// sends while bulk sends wait.
+	keep float64
+	conf float64 // the configured rate the cluster share was taken of
 	// horizon is the turn after the last snoozed send's (SnoozeSlot).
 	horizon time.Time
 }
@@ -30,33 +49,75 @@ type Bucket struct {
 // rate of zero or less makes an unlimited bucket.
 func NewBucket(rate float64, now time.Time) *Bucket {
 	burst := max(rate, 1)
-	return &Bucket{rate: rate, burst: burst, tokens: burst, last: now}
+	return &Bucket{rate: rate, burst: burst, avail: burst, last: now}
 }
 
 // Rate reports the bucket's refill rate in tokens per second.
 func (b *Bucket) Rate() float64 { return b.rate }
 
-// Reserve takes n tokens at now and returns how long the caller must wait
-// before acting on them: 0 when they were available, otherwise the time
-// until the refill covers the debt. The tokens are taken either way, so
-// callers that reserve in turn are spaced 1/rate apart. A now earlier than
-// a previous call (clock step back) refills nothing.
+// Keep sets the share of the bucket (0 to 1) kept for transactional sends.
+func (b *Bucket) Keep(share float64) { b.keep = min(max(share, 0), 1) }
+
+// Reserve takes n tokens for a transactional send at now (ReserveAs).
 func (b *Bucket) Reserve(now time.Time, n float64) time.Duration {
+	return b.ReserveAs(now, n, Transactional)
+}
+
+// ReserveAs takes n tokens for a send of class c at now and returns how
+// long the caller must wait before acting on them: 0 when they were
+// available, otherwise the time until the refill covers them and every
+// reservation ahead of them. The tokens are taken either way, so callers
+// that reserve in turn are spaced 1/rate apart. A transactional send
+// goes ahead of every bulk one; a bulk send leaves the kept share alone.
+// A now earlier than a previous call (clock step back) refills nothing.
+func (b *Bucket) ReserveAs(now time.Time, n float64, c Class) time.Duration {
 	if b.rate <= 0 {
 		return 0
 	}
 	b.refill(now)
-	b.tokens -= n
-	b.issued += n
-	return b.waitFor(0)
+	owedBefore := b.owed(c)
+	b.issued[c] += n
+	free := b.avail
+	if c == Bulk {
+		free = max(b.avail-b.kept(), 0)
+		if b.owed(Transactional) > 0 {
+			free = 0
+		}
+	}
+	if owedBefore > 0 {
+		free = 0 // the earlier reservations of the class are paid first
+	}
+	x := min(free, n)
+	b.avail -= x
+	b.paid[c] += x
+	return b.waitTicket(c, b.issued[c])
 }
 
-// waitFor is the wait, at the current rate, until the tokens reserved up
-// to `later` tokens before the newest one are covered.
-func (b *Bucket) waitFor(later float64) time.Duration {
-	need := -(b.tokens + later)
-	if need <= 0 || b.rate <= 0 {
+func (b *Bucket) owed(c Class) float64 { return b.issued[c] - b.paid[c] }
+
+// owedAll is every token reserved and not yet covered.
+func (b *Bucket) owedAll() float64 { return b.owed(Transactional) + b.owed(Bulk) }
+
+// kept is how many free tokens are held for transactional sends: the
+// share of a second's tokens, at least one, so that a transactional send
+// never waits behind a bulk backlog even at low rates.
+func (b *Bucket) kept() float64 {
+	if b.keep <= 0 {
 		return 0
+	}
+	return min(b.burst, max(b.keep*b.burst, 1))
+}
+
+// waitTicket is the wait, at the current rate, until the reservation of
+// class c whose last token is number ticket of its line is covered.
+func (b *Bucket) waitTicket(c Class, ticket float64) time.Duration {
+	own := ticket - b.paid[c]
+	if own <= 0 || b.rate <= 0 {
+		return 0
+	}
+	need := own
+	if c == Bulk {
+		need += b.owed(Transactional) + max(b.kept()-b.avail, 0)
 	}
 	return time.Duration(math.Ceil(need / b.rate * float64(time.Second)))
 }
@@ -74,20 +135,51 @@ func (b *Bucket) SetRate(now time.Time, rate float64) {
 		b.last = now
 	}
 	b.rate, b.burst = rate, max(rate, 1)
-	b.tokens = min(b.tokens, b.burst)
+	b.avail = min(b.avail, b.burst)
 }
 
-// unreserve gives back n tokens, up to the burst, for a canceled wait.
-func (b *Bucket) unreserve(n float64) {
-	b.tokens = min(b.tokens+n, b.burst)
+// unreserve gives back n tokens of class c reserved as number ticket of
+// their line, for a canceled wait.
+func (b *Bucket) unreserve(c Class, ticket, n float64) {
+	switch {
+	case ticket <= b.paid[c]:
+		b.credit(n) // already covered: the tokens go back to the line
+	case ticket == b.issued[c]:
+		// The newest reservation: undone exactly, so the sends waiting
+		// before it keep their place.
+		b.issued[c] -= n
+	default:
+		// Given back from the middle of the line: the later ones move
+		// up, and the earlier ones too (rare: snoozes give back at once).
+		b.paid[c] = min(b.paid[c]+n, b.issued[c])
+	}
 }
 
 func (b *Bucket) refill(now time.Time) {
 	if !now.After(b.last) {
 		return
 	}
-	b.tokens = min(b.burst, b.tokens+now.Sub(b.last).Seconds()*b.rate)
+	a := now.Sub(b.last).Seconds() * b.rate
 	b.last = now
+	b.credit(a)
+}
+
+// credit hands out a tokens: transactional reservations first, then the
+// share kept for transactional sends, then bulk reservations, then free
+// tokens up to the burst.
+func (b *Bucket) credit(a float64) {
+	p := min(a, b.owed(Transactional))
+	b.paid[Transactional] += p
+	a -= p
+	if k := b.kept() - b.avail; k > 0 {
+		x := min(a, k)
+		b.avail += x
+		a -= x
+	}
+	p = min(a, b.owed(Bulk))
+	b.paid[Bulk] += p
+	a -= p
+	b.avail = min(b.burst, b.avail+a)
 }
 
 // Limit names one bucket that applies to a send: Key identifies the scope
@@ -116,6 +208,7 @@ type Limiter struct {
 	now   func() time.Time
 	sleep func(ctx context.Context, d time.Duration) error // replaced in tests
 	share Sharer
+	keep  float64 // share of every bucket kept for transactional sends
 
 	mu      sync.Mutex
 	buckets map[string]*Bucket
@@ -124,6 +217,10 @@ type Limiter struct {
 
 // SetSharer installs the cluster share; call it before first use.
 func (l *Limiter) SetSharer(s Sharer) { l.share = s }
+
+// SetKeep sets the share (0 to 1) of every bucket kept for transactional
+// sends while bulk sends wait; call it before first use.
+func (l *Limiter) SetKeep(share float64) { l.keep = min(max(share, 0), 1) }
 
 // NewLimiter returns an empty Limiter reading the time from now (time.Now
 // when nil); injecting the clock keeps the pacing testable.
@@ -176,13 +273,21 @@ type Reservation struct {
 type held struct {
 	key    string
 	b      *Bucket
-	ticket float64 // b.issued right after this reservation
+	class  Class
+	ticket float64 // b.issued[class] right after this reservation
 }
 
-// Reserve takes one token from each bucket of limits without waiting and
-// says how long the caller must wait before sending. A caller that will
-// not send (it snoozes, or its context ended) calls Cancel.
+// Reserve takes one token from each bucket of limits for a transactional
+// send (ReserveAs).
 func (l *Limiter) Reserve(limits ...Limit) *Reservation {
+	return l.ReserveAs(Transactional, limits...)
+}
+
+// ReserveAs takes one token from each bucket of limits for a send of
+// class c without waiting and says how long the caller must wait before
+// sending. A caller that will not send (it snoozes, or its context ended)
+// calls Cancel.
+func (l *Limiter) ReserveAs(c Class, limits ...Limit) *Reservation {
 	r := &Reservation{l: l}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -191,20 +296,8 @@ func (l *Limiter) Reserve(limits ...Limit) *Reservation {
 		if lim.Rate <= 0 || seenBefore(limits[:i], lim.Key) {
 			continue
 		}
-		rate := lim.Rate
-		if l.share != nil {
-			rate = l.share.Share(lim.Key, rate, true)
-		}
-		b := l.buckets[lim.Key]
-		if b == nil {
-			b = NewBucket(rate, now)
-			l.buckets[lim.Key] = b
-		} else {
-			b.SetRate(now, rate)
-		}
-		b.conf = lim.Rate
-		l.used[lim.Key] = now
-		w := b.Reserve(now, 1)
+		b := l.bucket(lim, now, true)
+		w := b.ReserveAs(now, 1, c)
 		if r.Waits == nil {
 			r.Waits = make(map[string]time.Duration, len(limits))
 		}
@@ -212,9 +305,52 @@ func (l *Limiter) Reserve(limits ...Limit) *Reservation {
 		if w > r.Wait || r.Binding == "" {
 			r.Wait, r.Binding = max(w, r.Wait), lim.Key
 		}
-		r.taken = append(r.taken, held{lim.Key, b, b.issued})
+		r.taken = append(r.taken, held{lim.Key, b, c, b.issued[c]})
 	}
 	return r
+}
+
+// bucket is lim's bucket at this process's share of its rate, made full
+// the first time its key is seen; count says a reservation follows (it
+// counts as demand). l.mu is held.
+func (l *Limiter) bucket(lim Limit, now time.Time, count bool) *Bucket {
+	rate := lim.Rate
+	if l.share != nil {
+		rate = l.share.Share(lim.Key, rate, count)
+	}
+	b := l.buckets[lim.Key]
+	if b == nil {
+		b = NewBucket(rate, now)
+		l.buckets[lim.Key] = b
+	} else {
+		b.SetRate(now, rate)
+	}
+	b.conf = lim.Rate
+	b.Keep(l.keep)
+	l.used[lim.Key] = now
+	return b
+}
+
+// BulkWait is how long n more bulk sends under lim would wait for the
+// last of them, reserving nothing: a bulk batch asks before it takes its
+// messages, and waits in the queue instead when the answer is long.
+func (l *Limiter) BulkWait(lim Limit, n float64) time.Duration {
+	if lim.Rate <= 0 {
+		return 0
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.now()
+	b := l.bucket(lim, now, false)
+	if b.rate <= 0 {
+		return 0
+	}
+	b.refill(now)
+	free := max(b.avail-b.kept(), 0)
+	if b.owed(Transactional) > 0 || b.owed(Bulk) > 0 {
+		free = 0
+	}
+	return b.waitTicket(Bulk, b.issued[Bulk]+max(n-free, 0))
 }
 
 // Remaining is how long the reservation must still wait, measured now at
@@ -235,7 +371,7 @@ func (l *Limiter) Remaining(r *Reservation) time.Duration {
 			b.SetRate(now, l.share.Share(h.key, b.conf, false))
 		}
 		b.refill(now)
-		wait = max(wait, b.waitFor(b.issued-h.ticket))
+		wait = max(wait, b.waitTicket(h.class, h.ticket))
 	}
 	return wait
 }
@@ -253,6 +389,12 @@ func (l *Limiter) Remaining(r *Reservation) time.Duration {
 // until the snoozed sends returned. At the configured rate a turn is the
 // earliest it can be; a send that comes back early waits in process.
 func (l *Limiter) SnoozeSlot(key string, lead time.Duration) time.Duration {
+	return l.SnoozeSlotN(key, 1, lead)
+}
+
+// SnoozeSlotN is SnoozeSlot for n sends that come back together (a bulk
+// batch): the next turn is n sends later.
+func (l *Limiter) SnoozeSlotN(key string, n float64, lead time.Duration) time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	b := l.buckets[key]
@@ -263,15 +405,15 @@ func (l *Limiter) SnoozeSlot(key string, lead time.Duration) time.Duration {
 	b.refill(now)
 	rate := max(b.conf, b.rate)
 	turn := now
-	if b.tokens < 0 {
-		turn = now.Add(time.Duration(math.Ceil(-b.tokens / rate * float64(time.Second))))
+	if owed := b.owedAll(); owed > 0 {
+		turn = now.Add(time.Duration(math.Ceil(owed / rate * float64(time.Second))))
 	}
 	if b.horizon.After(turn) {
 		turn = b.horizon
 	}
 	// Snoozed jobs come back to any worker: their turns are spaced at the
 	// cluster's rate, since one worker's share would starve the rest.
-	b.horizon = turn.Add(time.Duration(float64(time.Second) / rate))
+	b.horizon = turn.Add(time.Duration(n * float64(time.Second) / rate))
 	return max(turn.Sub(now)-lead, 0)
 }
 
@@ -284,7 +426,7 @@ func (l *Limiter) Drain(keys []string) {
 	for _, k := range keys {
 		if b := l.buckets[k]; b != nil && b.rate > 0 {
 			b.refill(now)
-			b.tokens = min(b.tokens, 0)
+			b.avail = 0
 		}
 	}
 }
@@ -301,8 +443,8 @@ func (l *Limiter) Debts() map[string]float64 {
 			continue
 		}
 		b.refill(now)
-		if b.tokens < 0 {
-			out[k] = -b.tokens
+		if owed := b.owedAll(); owed > 0 {
+			out[k] = owed
 		}
 	}
 	return out
@@ -320,14 +462,7 @@ func (r *Reservation) Cancel() {
 		if l.buckets[h.key] != h.b { // pruned meanwhile
 			continue
 		}
-		h.b.unreserve(1)
-		if h.ticket == h.b.issued {
-			// The newest reservation: undone exactly, so the sends
-			// waiting before it keep their place. (Given back from the
-			// middle of the line, it moves the earlier ones up too; rare,
-			// as snoozes give back at once.)
-			h.b.issued--
-		}
+		h.b.unreserve(h.class, h.ticket, 1)
 	}
 	r.l, r.taken = nil, nil
 }
@@ -339,7 +474,11 @@ func (l *Limiter) Prune(idle time.Duration) {
 	defer l.mu.Unlock()
 	now := l.now()
 	for k, at := range l.used {
-		if now.Sub(at) >= idle && l.buckets[k].Reserve(now, 0) == 0 {
+		b := l.buckets[k]
+		if b.rate > 0 {
+			b.refill(now)
+		}
+		if now.Sub(at) >= idle && (b.rate <= 0 || b.owedAll() == 0) {
 			delete(l.buckets, k)
 			delete(l.used, k)
 		}

@@ -41,6 +41,7 @@ type campJSON struct {
 	FailedCount        int            `json:"failedCount"`
 	AudienceSize       *int           `json:"audienceSize"`
 	DeliveryStats      map[string]int `json:"deliveryStats"`
+	EstimatedFinishAt  *string        `json:"estimatedFinishAt"`
 	FinishedAt         *string        `json:"finishedAt"`
 	CreatedAt          string         `json:"createdAt"`
 	UpdatedAt          string         `json:"updatedAt"`

@@ -117,6 +117,10 @@ func TestCampaignPauseResume(t *testing.T) {
 		require.Equal(t, mails, len(campMails(env)), "nothing is sent while paused")
 	}
 	require.Equal(t, held.DeliveryStats["sent"], mails)
+	// The pause's in-flight count was true: every request a run had taken
+	// ended (none waited on its dispatch limit and went back to the
+	// queue), so the queued ones are the ones the pause answered.
+	require.Equal(t, p.QueuedRequests, held.DeliveryStats["queued"], "in-flight requests finish; none is held back")
 	require.Positive(t, held.DeliveryStats["queued"], "requests are held")
 	require.Less(t, held.QueuedCount, n, "the fan-out is held")
 

@@ -168,6 +168,10 @@ func mode(args []any) []any {
 	return args
 }
 
+// LocksRows says PostgreSQL takes row locks (sqlstore's SELECT ... FOR
+// UPDATE).
+func (c *conn) LocksRows() bool { return true }
+
 func (c *conn) Exec(ctx context.Context, q string, args ...any) (int64, error) {
 	tag, err := c.tx.Exec(ctx, rebind(q), mode(args)...)
 	if err != nil {

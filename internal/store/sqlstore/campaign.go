@@ -270,6 +270,25 @@ func (t newsletterTx) FindPausedRequests(ctx context.Context, workspaceID string
 	return out, err
 }
 
+func (t newsletterTx) LockQueuedCampaignRequests(ctx context.Context, workspaceID, id string) error {
+	if !locksRows(t.c) {
+		return nil
+	}
+	// A claim that took a queued request holds its row until it commits:
+	// the lock waits for it, and the row, read again, is then processing
+	// and no longer matches.
+	var n int
+	return t.c.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM notification_requests
+		WHERE workspace_id = ? AND campaign_id = ? AND status = 'queued' FOR UPDATE) AS q`, workspaceID, id).Scan(&n)
+}
+
+// locksRows says whether c's database takes row locks (SELECT ... FOR
+// UPDATE): PostgreSQL does; SQLite has one writer at a time instead.
+func locksRows(c Conn) bool {
+	l, ok := c.(interface{ LocksRows() bool })
+	return ok && l.LocksRows()
+}
+
 func (t newsletterTx) FindFailedRecipients(ctx context.Context, workspaceID, campaignID string) ([]*notify.FailedRecipient, error) {
 	type pair struct{ req, sub string }
 	pairs, err := queryAll(ctx, t.c, func(r Row) (pair, error) {
@@ -323,7 +342,7 @@ func (t newsletterTx) RequeueFailedRequests(ctx context.Context, workspaceID str
 	if err != nil || len(jobIDs) == 0 {
 		return 0, err
 	}
-	qids, err := t.insertBatchJobs(ctx, len(jobIDs))
+	qids, err := t.insertBatchJobs(ctx, len(jobIDs), notify.LaneBulk)
 	if err != nil {
 		return 0, err
 	}

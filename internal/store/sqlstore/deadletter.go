@@ -54,7 +54,8 @@ func (t requestTx) ReplayDeadLetters(ctx context.Context, workspaceID string, f 
 		return cmp.Or(a.FailedAt.Compare(b.FailedAt), strings.Compare(a.ID, b.ID))
 	})
 
-	ids, err := t.insertBatchJobs(ctx, len(ds))
+	// A replay is an operator's action, waited for: transactional.
+	ids, err := t.insertBatchJobs(ctx, len(ds), notify.LaneTransactional)
 	if err != nil {
 		return nil, err
 	}

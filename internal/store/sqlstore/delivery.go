@@ -244,13 +244,13 @@ var eventColList = []string{"id", "workspace_id", "type", "request_id", "payload
 // within River's scheduler interval is carried in the job's arguments
 // (the worker snoozes until it), not as a scheduled time the scheduler
 // would honour only at its next pass.
-func (t deliveryTx) ScheduleDispatch(ctx context.Context, js []*notify.Job, at []time.Time) error {
+func (t deliveryTx) ScheduleDispatch(ctx context.Context, js []*notify.Job, at []time.Time, lanes []notify.Lane) error {
 	if len(js) == 0 {
 		return nil
 	}
 	params := make([]river.InsertManyParams, len(js))
 	for i, j := range js {
-		opts := &river.InsertOpts{MaxAttempts: jobs.DispatchMaxAttempts}
+		opts := &river.InsertOpts{MaxAttempts: jobs.DispatchMaxAttempts, Queue: jobs.DispatchQueue(lanes[i])}
 		args := jobs.Dispatch{RequestID: j.RequestID, WorkspaceID: j.WorkspaceID}
 		if !at[i].IsZero() {
 			args.NotBefore = at[i].UnixMilli()
@@ -400,14 +400,14 @@ func (t deliveryTx) FindRunningQueueJobs(ctx context.Context, queue, owner strin
 }
 
 // insertBatchJobs inserts the dispatch_batch queue jobs of n requests
-// queued again (a replay, a retry): one per DispatchBatchMax, like a group
-// commit's; request i goes to the job at i/DispatchBatchMax. A run finds
-// its requests through their job rows.
-func (t deliveryTx) insertBatchJobs(ctx context.Context, n int) ([]int64, error) {
+// queued again (a replay, a retry) in the queue of lane: one per
+// DispatchBatchMax, like a group commit's; request i goes to the job at
+// i/DispatchBatchMax. A run finds its requests through their job rows.
+func (t deliveryTx) insertBatchJobs(ctx context.Context, n int, lane notify.Lane) ([]int64, error) {
 	var params []river.InsertManyParams
 	for start := 0; start < n; start += jobs.DispatchBatchMax {
 		params = append(params, river.InsertManyParams{Args: jobs.DispatchBatch{Count: min(jobs.DispatchBatchMax, n-start)},
-			InsertOpts: &river.InsertOpts{MaxAttempts: jobs.DispatchMaxAttempts}})
+			InsertOpts: &river.InsertOpts{MaxAttempts: jobs.DispatchMaxAttempts, Queue: jobs.DispatchQueue(lane)}})
 	}
 	return t.c.InsertJobs(ctx, params)
 }

@@ -14,7 +14,7 @@ import (
 const requestCols = `id, workspace_id, api_key_id, source, channel, status, recipient_address, recipient_name, title, text, html,
 	template_code, template_variables, vendor_template_id, sender_profile_key, headers, metadata, preferred_provider_ids,
 	idempotency_key, campaign_id, requested_at, scheduled_at, updated_at, selected_provider_account_id,
-	selected_provider_message_id, final_error_code, final_error_message, fallback, fallback_step`
+	selected_provider_message_id, final_error_code, final_error_message, fallback, fallback_step, lane`
 
 func nullable(s string) *string {
 	if s == "" {
@@ -45,24 +45,25 @@ func requestArgs(r *notify.Request) []any {
 		jsonOrNil(r.Headers, len(r.Headers) == 0), jsonOrNil(r.Metadata, len(r.Metadata) == 0),
 		jsonOrNil(r.PreferredProviderIDs, len(r.PreferredProviderIDs) == 0), nullable(r.IdempotencyKey), nullable(r.CampaignID),
 		ms(r.RequestedAt), msPtr(r.ScheduledAt), ms(r.UpdatedAt), nullable(r.SelectedProviderID), nullable(r.SelectedMessageID),
-		nullable(r.FinalErrorCode), nullable(r.FinalErrorMessage), jsonOrNil(r.StoredFallback(), r.Fallback == nil), r.FallbackStep}
+		nullable(r.FinalErrorCode), nullable(r.FinalErrorMessage), jsonOrNil(r.StoredFallback(), r.Fallback == nil), r.FallbackStep, nullable(string(r.MarkedLane))}
 }
 
 func scanRequest(row Row) (*notify.Request, error) {
 	var r notify.Request
 	var apiKey, name, title, text, html, tcode, tvars, vtid, spk, headers, meta, pref, idem, camp *string
-	var sel, selMsg, fcode, fmsg, fallback *string
+	var sel, selMsg, fcode, fmsg, fallback, lane *string
 	var ch string
 	var req, upd int64
 	var sched *int64
 	if err := row.Scan(&r.ID, &r.WorkspaceID, &apiKey, &r.Source, &ch, &r.Status, &r.RecipientAddress, &name, &title, &text, &html,
 		&tcode, &tvars, &vtid, &spk, &headers, &meta, &pref, &idem, &camp, &req, &sched, &upd, &sel, &selMsg, &fcode, &fmsg,
-		&fallback, &r.FallbackStep); err != nil {
+		&fallback, &r.FallbackStep, &lane); err != nil {
 		return nil, err
 	}
 	r.APIKeyID, r.Channel, r.RecipientName, r.Title, r.Text, r.HTML = str(apiKey), notify.Channel(ch), str(name), str(title), str(text), str(html)
 	r.TemplateCode, r.VendorTemplateID, r.SenderProfileKey, r.IdempotencyKey, r.CampaignID = str(tcode), str(vtid), str(spk), str(idem), str(camp)
 	r.RequestedAt, r.ScheduledAt, r.UpdatedAt = fromMs(req), fromMsPtr(sched), fromMs(upd)
+	r.MarkedLane = notify.Lane(str(lane))
 	r.SelectedProviderID, r.SelectedMessageID, r.FinalErrorCode, r.FinalErrorMessage = str(sel), str(selMsg), str(fcode), str(fmsg)
 	for _, f := range []struct {
 		src *string
@@ -120,17 +121,17 @@ func (t requestTx) AcceptRequests(ctx context.Context, accepts []*notify.Accept,
 
 var requestColList = splitCols(requestCols)
 
-// requestValues is one row of requestCols; requestChunk rows of 29
+// requestValues is one row of requestCols; requestChunk rows of 30
 // parameters stay below SQLite's (32766) and PostgreSQL's (65535) limits.
 const (
-	requestValues = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	requestValues = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	requestChunk  = 500
 )
 
 // queueDispatch defers the dispatch job of a newly inserted request to flush.
 func (t requestTx) queueDispatch(a *notify.Accept, now time.Time) {
 	r := a.Request
-	opts := &river.InsertOpts{MaxAttempts: jobs.DispatchMaxAttempts}
+	opts := &river.InsertOpts{MaxAttempts: jobs.DispatchMaxAttempts, Queue: jobs.DispatchQueue(r.Lane())}
 	if r.ScheduledAt != nil {
 		opts.ScheduledAt = *r.ScheduledAt
 	}
@@ -140,7 +141,7 @@ func (t requestTx) queueDispatch(a *notify.Accept, now time.Time) {
 		j.Status = notify.JobScheduled
 	}
 	a.Job = j
-	t.pending = append(t.pending, pendingJob{job: j,
+	t.pending = append(t.pending, pendingJob{job: j, lane: r.Lane(),
 		params: river.InsertManyParams{Args: jobs.Dispatch{RequestID: r.ID, WorkspaceID: r.WorkspaceID}, InsertOpts: opts}})
 }
 
@@ -174,36 +175,40 @@ func (t requestTx) findExisting(ctx context.Context, a *notify.Accept) error {
 // its jobs with one River call (one statement) instead of one per request.
 type pendingJob struct {
 	job    *notify.Job
+	lane   notify.Lane
 	params river.InsertManyParams
 }
 
 // flush inserts the pending River jobs and their job rows in bulk. It
 // runs right before commit. Requests to run at once share dispatch_batch
 // jobs of up to DispatchBatchMax requests (one job run claims and records
-// them together); a scheduled request gets a dispatch job of its own at
-// its time.
+// them together), each job holding requests of one lane; a scheduled
+// request gets a dispatch job of its own at its time.
 func (t requestTx) flush(ctx context.Context) error {
 	if len(t.pending) == 0 {
 		return nil
 	}
 	var params []river.InsertManyParams
 	owner := make([]int, len(t.pending)) // index into params of each pending job
-	var now []int
+	now := map[notify.Lane][]int{}
 	for i, p := range t.pending {
 		if p.params.InsertOpts != nil && !p.params.InsertOpts.ScheduledAt.IsZero() {
 			owner[i] = len(params)
 			params = append(params, p.params)
 			continue
 		}
-		now = append(now, i)
+		now[p.lane] = append(now[p.lane], i)
 	}
-	for start := 0; start < len(now); start += jobs.DispatchBatchMax {
-		part := now[start:min(start+jobs.DispatchBatchMax, len(now))]
-		for _, i := range part {
-			owner[i] = len(params)
+	for _, lane := range []notify.Lane{notify.LaneTransactional, notify.LaneBulk} {
+		due := now[lane]
+		for start := 0; start < len(due); start += jobs.DispatchBatchMax {
+			part := due[start:min(start+jobs.DispatchBatchMax, len(due))]
+			for _, i := range part {
+				owner[i] = len(params)
+			}
+			params = append(params, river.InsertManyParams{Args: jobs.DispatchBatch{Count: len(part)},
+				InsertOpts: &river.InsertOpts{MaxAttempts: jobs.DispatchMaxAttempts, Queue: jobs.DispatchQueue(lane)}})
 		}
-		params = append(params, river.InsertManyParams{Args: jobs.DispatchBatch{Count: len(part)},
-			InsertOpts: &river.InsertOpts{MaxAttempts: jobs.DispatchMaxAttempts}})
 	}
 	ids, err := t.c.InsertJobs(ctx, params)
 	if err != nil {

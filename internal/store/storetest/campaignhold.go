@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -180,4 +181,57 @@ func testRequeueFailedRequests(t *testing.T, db *store.DB) {
 		require.Empty(t, fr)
 		return nil
 	})
+}
+
+// testLockQueuedCampaignRequests: a transaction that claimed a queued
+// request of the campaign is waited for, so the counts read after the
+// lock see the request processing, not queued.
+func testLockQueuedCampaignRequests(t *testing.T, db *store.DB) {
+	ws := Workspace(t, db)
+	c := newCampaign(ws, t0)
+	c.Status = notify.CampaignSending
+	update(t, db, func(ctx context.Context, tx notify.Tx) error { return tx.CreateCampaign(ctx, c) })
+	_, j := campaignRequest(t, db, c, "a@example.com")
+	campaignRequest(t, db, c, "b@example.com")
+
+	claimed, release := make(chan struct{}), make(chan struct{})
+	claimDone := make(chan error, 1)
+	go func() {
+		claimDone <- db.Update(context.Background(), func(tx notify.Tx) error {
+			_, _, err := tx.ClaimRequests(context.Background(), []*notify.Job{j}, t0, "worker-a")
+			close(claimed)
+			<-release
+			return err
+		})
+	}()
+	<-claimed
+	type result struct {
+		counts map[notify.RequestStatus]int
+		err    error
+	}
+	counted := make(chan result, 1)
+	go func() {
+		var r result
+		r.err = db.Update(context.Background(), func(tx notify.Tx) error {
+			ctx := context.Background()
+			if err := tx.LockQueuedCampaignRequests(ctx, ws, c.ID); err != nil {
+				return err
+			}
+			var err error
+			r.counts, err = tx.CampaignRequestCounts(ctx, ws, c.ID)
+			return err
+		})
+		counted <- r
+	}()
+	select {
+	case r := <-counted:
+		t.Fatalf("the counts were read while a claim was open: %+v", r)
+	case <-time.After(300 * time.Millisecond):
+	}
+	close(release)
+	require.NoError(t, <-claimDone)
+	r := <-counted
+	require.NoError(t, r.err)
+	require.Equal(t, 1, r.counts[notify.StatusProcessing], "the claimed request is counted in flight")
+	require.Equal(t, 1, r.counts[notify.StatusQueued])
 }

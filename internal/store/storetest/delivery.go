@@ -218,7 +218,7 @@ func testScheduleDispatch(t *testing.T, db *store.DB) {
 	settleRetry(js[1])
 	before := countRows(t, db, "river_job")
 	update(t, db, func(ctx context.Context, tx notify.Tx) error {
-		require.NoError(t, tx.ScheduleDispatch(ctx, js[1:2], []time.Time{settleRetryAt}))
+		require.NoError(t, tx.ScheduleDispatch(ctx, js[1:2], []time.Time{settleRetryAt}, []notify.Lane{notify.LaneTransactional}))
 		require.NotEqual(t, accs[0].Job.QueueJobID, js[1].QueueJobID, "a retry leaves the shared job")
 		return tx.UpdateJobs(ctx, js[1:2])
 	})

@@ -77,8 +77,9 @@ var tests = map[string]func(t *testing.T, open Opener){
 	"AcceptManyPlain": oneDB(testAcceptManyPlain),
 
 	// campaignhold.go
-	"CampaignPausedRequests": oneDB(testCampaignPausedRequests),
-	"CampaignRetryFailed":    testCampaignRetryFailed,
+	"CampaignPausedRequests":     oneDB(testCampaignPausedRequests),
+	"LockQueuedCampaignRequests": oneDB(testLockQueuedCampaignRequests),
+	"CampaignRetryFailed":        testCampaignRetryFailed,
 
 	// deadletter.go
 	"ReplayDeadLetters":           oneDB(testReplayDeadLetters),

@@ -31,6 +31,7 @@
         set("progress-total", p.totalRecipients);
         set("done", s.done || 0);
         set("audience-size", p.audienceSize);
+        set("estimated-finish", p.estimatedFinish);
         var bar = document.getElementById("progress-bar");
         if (bar) {
           bar.max = Math.max(1, p.totalRecipients);

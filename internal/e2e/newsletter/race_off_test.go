@@ -1,0 +1,5 @@
+//go:build !race
+
+package newsletter_test
+
+const raceBuild = false
