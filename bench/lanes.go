@@ -156,7 +156,7 @@ func (b *bench) lanes(ctx context.Context) error {
 		}
 	}
 	r, err := p.owner.Dashboard(ctx, "POST", "/v1/newsletter/campaigns", map[string]any{
-		"name": "lanes", "channel": "email", "subject": "Weekly news", "contentText": fanoutText, "includeUnsubscribe": false})
+		"name": "lanes", "channel": "email", "subject": "Weekly news", "contentText": fanoutText, "isAdvertisement": false, "includeUnsubscribe": false})
 	if err != nil || r.Status != 201 {
 		return fmt.Errorf("create campaign: %v %v", err, r)
 	}
@@ -168,8 +168,17 @@ func (b *bench) lanes(ctx context.Context) error {
 	}
 	id := created.Campaign.ID
 
+	// A baseline first: the same two streams for 10 s without the
+	// campaign, so the batch windows' share of the lateness shows.
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
+	wg.Add(2)
+	go late.every(ctx, p.key, "base-tx", stop, &wg)
+	go late.every(ctx, otherKey, "base-other", stop, &wg)
+	time.Sleep(10 * time.Second)
+	close(stop)
+	wg.Wait()
+	stop = make(chan struct{})
 	wg.Add(2)
 	go late.every(ctx, p.key, "tx", stop, &wg)
 	go late.every(ctx, otherKey, "other", stop, &wg)
@@ -219,6 +228,8 @@ func (b *bench) lanes(ctx context.Context) error {
 	} else {
 		fmt.Printf("%-44s never shown\n", "estimated finish")
 	}
+	late.report("baseline (no campaign), first provider", "base-tx")
+	late.report("baseline (no campaign), other workspace", "base-other")
 	late.report("transactional, same provider: 201 to vendor", "tx")
 	late.report("other workspace and provider: 201 to vendor", "other")
 	if t := p.logTail(); t != "" {
