@@ -62,14 +62,14 @@ func (e *Engine) batchConfig(a *notify.ProviderAccount) dispatch.BatchConfig {
 // backlog the call budget cannot serve in time makes jobs snooze (no
 // attempt spent) rather than time out, and no job outlives River's rescue
 // while it waits (a rescued live job would send twice).
-func (e *Engine) deliver(ctx context.Context, a *notify.ProviderAccount, p provider.Provider, m provider.Message, batched bool) (provider.Result, *dispatch.SnoozeError) {
+func (e *Engine) deliver(ctx context.Context, a *notify.ProviderAccount, p provider.Provider, m provider.Message, batched bool, within time.Duration) (provider.Result, *dispatch.SnoozeError) {
 	acct := pacing.BatchAccount{Key: a.ID, Kind: a.ProviderKind, Config: e.batchConfig(a), Send: p.Send}
 	var out pacing.Batched
 	if batched {
 		wctx, cancel := batchWaitContext(ctx)
 		defer cancel()
 		var err error
-		if out, err = e.batches.Send(wctx, acct, m); err != nil {
+		if out, err = e.batches.SendWithin(wctx, acct, m, within); err != nil {
 			var left *pacing.ErrLeftBatch
 			if errors.As(err, &left) {
 				if ctx.Err() == nil {

@@ -86,11 +86,15 @@ type batchQueue struct {
 	hold    time.Time // no call before (Retry-After)
 	running bool      // a flusher goroutine owns the queue
 	wake    chan struct{}
+	// soonest is the earliest due time of a message that waits less than
+	// the window (SendWithin); zero when none waits.
+	soonest time.Time
 }
 
 type batchItem struct {
 	msg    provider.Message
 	joined time.Time
+	due    time.Time // joined plus its wait for company, when shorter than the window
 	taken  bool
 	done   chan struct{}
 	res    Batched
@@ -136,6 +140,15 @@ func (b *Batcher) reserve(q *batchQueue, now time.Time) time.Time {
 // for its result whatever ctx does, so that a sent message is never
 // reported unsent (and sent twice by a retry).
 func (b *Batcher) Send(ctx context.Context, a BatchAccount, m provider.Message) (Batched, error) {
+	return b.SendWithin(ctx, a, m, 0)
+}
+
+// SendWithin is Send for a message that waits for company at most
+// within when that is shorter than the account's window (a
+// transactional message, issue 31): the batch it joins leaves by then,
+// call budget permitting, with whatever joined it so far. Zero or less
+// waits the window.
+func (b *Batcher) SendWithin(ctx context.Context, a BatchAccount, m provider.Message, within time.Duration) (Batched, error) {
 	if err := ctx.Err(); err != nil {
 		return Batched{}, &ErrLeftBatch{Err: err}
 	}
@@ -149,9 +162,15 @@ func (b *Batcher) Send(ctx context.Context, a BatchAccount, m provider.Message) 
 		return b.call(ctx, a, m, reason), nil
 	}
 	it := &batchItem{msg: m, joined: time.Now(), done: make(chan struct{})}
+	if within > 0 && within < cfg.Window {
+		it.due = it.joined.Add(within)
+	}
 	b.mu.Lock()
 	q := b.queue(a)
 	q.items = append(q.items, it)
+	if !it.due.IsZero() && (q.soonest.IsZero() || it.due.Before(q.soonest)) {
+		q.soonest = it.due
+	}
 	if !q.running {
 		q.running = true
 		go b.flusher(q)
@@ -265,7 +284,11 @@ func (b *Batcher) flusher(q *batchQueue) {
 		cfg := q.acct.Config
 		maxSize := max(cfg.MaxSize, 1)
 		now := time.Now()
-		if due := q.items[0].joined.Add(cfg.Window); len(q.items) < maxSize && now.Before(due) {
+		due := q.items[0].joined.Add(cfg.Window)
+		if !q.soonest.IsZero() && q.soonest.Before(due) {
+			due = q.soonest
+		}
+		if len(q.items) < maxSize && now.Before(due) {
 			b.mu.Unlock()
 			wait(due.Sub(now))
 			continue
@@ -289,6 +312,13 @@ func (b *Batcher) flusher(q *batchQueue) {
 		q.items = append(q.items[:0:0], q.items[n:]...)
 		for _, it := range batch {
 			it.taken = true
+		}
+		// The soonest due among the messages left (once per call).
+		q.soonest = time.Time{}
+		for _, it := range q.items {
+			if !it.due.IsZero() && (q.soonest.IsZero() || it.due.Before(q.soonest)) {
+				q.soonest = it.due
+			}
 		}
 		b.reserve(q, now)
 		acct := q.acct

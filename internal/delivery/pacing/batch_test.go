@@ -406,3 +406,40 @@ func TestBatchHonorsRetryAfter(t *testing.T) {
 	defer v.mu.Unlock()
 	require.GreaterOrEqual(t, v.at[1].Sub(v.at[0]), 290*time.Millisecond)
 }
+
+// A message sent with a shorter wait than the window (a transactional
+// one) takes its batch out by then, with the bulk messages that joined
+// before it; messages joining afterwards wait the window again.
+func TestBatchShorterWaitTakesBatchOut(t *testing.T) {
+	v := &fakeVendor{}
+	b := pacing.NewBatcher(nil)
+	a := account(v, dispatch.BatchConfig{Window: 2 * time.Second, MaxSize: 100})
+	start := time.Now()
+	var wg sync.WaitGroup
+	bulk := make([]time.Duration, 3)
+	for i := range bulk {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := b.Send(context.Background(), a, provider.Message{ID: fmt.Sprintf("bulk%d", i)}); err == nil {
+				bulk[i] = time.Since(start)
+			}
+		}()
+	}
+	time.Sleep(50 * time.Millisecond) // the bulk messages wait first
+	r, err := b.SendWithin(context.Background(), a, provider.Message{ID: "reset"}, 100*time.Millisecond)
+	require.NoError(t, err)
+	took := time.Since(start)
+	wg.Wait()
+	require.Less(t, took, time.Second, "the transactional message did not wait the 2 s window")
+	require.Equal(t, 4, r.Size, "it took the bulk messages that waited with it")
+	for _, d := range bulk {
+		require.Positive(t, d, "sent")
+		require.Less(t, d, time.Second)
+	}
+	// Alone again, a bulk message waits the window.
+	_, err = b.Send(context.Background(), a, provider.Message{ID: "later"})
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, time.Since(start)-took, 1900*time.Millisecond)
+	require.Len(t, v.snapshot(), 2)
+}
