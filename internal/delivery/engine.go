@@ -95,6 +95,9 @@ type Engine struct {
 	// runs holds a slot per job run in progress (RunJob); a job waits
 	// runWait for one before it snoozes.
 	runs    chan struct{}
+	// bulkRuns are the run slots of bulk work (jobs of the bulk queue,
+	// notify.LaneOf): a campaign's runs never take a transactional run's.
+	bulkRuns chan struct{}
 	runWait time.Duration
 	// sends holds a slot per transactional send in flight, bulkSends per
 	// bulk one: a campaign waiting on its dispatch limit never takes the
@@ -142,6 +145,7 @@ func New(o Options) *Engine {
 	e.runLease = cmp.Or(o.RunBound, 2*time.Minute) + recordGrace
 	e.soleWorker = o.SoleWorker
 	e.runs, e.runWait = make(chan struct{}, cmp.Or(o.MaxRuns, DefaultMaxRuns)), runSlotWait
+	e.bulkRuns = make(chan struct{}, cmp.Or(o.MaxRuns, DefaultMaxRuns))
 	e.sends = make(chan struct{}, maxSends)
 	e.bulkSends = make(chan struct{}, maxBulkSends)
 	e.lim = newLimits(e.now, o.Metrics, o.MaxWaiters)

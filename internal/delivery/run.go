@@ -25,11 +25,15 @@ import (
 // that run must have ended, or its process is known dead (rescue.go). A
 // run of a dead process is taken over at once.
 func (e *Engine) RunJob(ctx context.Context, queueJobID int64) error {
+	slots := e.runs
+	if notify.LaneOf(ctx) == notify.LaneBulk {
+		slots = e.bulkRuns
+	}
 	wait := time.NewTimer(e.runWait)
 	select {
-	case e.runs <- struct{}{}:
+	case slots <- struct{}{}:
 		wait.Stop()
-		defer func() { <-e.runs }()
+		defer func() { <-slots }()
 	case <-wait.C:
 		return &dispatch.SnoozeError{After: time.Second, Reason: "as many job runs in progress as the process takes"}
 	case <-ctx.Done():

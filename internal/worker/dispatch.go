@@ -10,6 +10,7 @@ import (
 
 	"github.com/notifyd/notifyd/internal/dispatch"
 	"github.com/notifyd/notifyd/internal/jobs"
+	"github.com/notifyd/notifyd/internal/notify"
 )
 
 // Runner runs the requests a queue job carries (delivery.Engine).
@@ -39,7 +40,7 @@ func (w *Dispatch) Work(ctx context.Context, job *river.Job[jobs.Dispatch]) erro
 	if wait := time.Until(time.UnixMilli(job.Args.NotBefore)); job.Args.NotBefore != 0 && wait > 0 {
 		return river.JobSnooze(wait) // not due yet: back at the exact time, no attempt spent
 	}
-	return runJob(ctx, w.Engine, job.ID)
+	return runJob(laneContext(ctx, job.Queue), w.Engine, job.ID)
 }
 
 // NextRetry is SPEC's exponential backoff from SVC_QUEUE_BACKOFF_MS.
@@ -62,7 +63,17 @@ type DispatchBatch struct {
 
 // Work implements river.Worker.
 func (w *DispatchBatch) Work(ctx context.Context, job *river.Job[jobs.DispatchBatch]) error {
-	return runJob(ctx, w.Engine, job.ID)
+	return runJob(laneContext(ctx, job.Queue), w.Engine, job.ID)
+}
+
+// laneContext marks the run of a job of the bulk queue as bulk work, so
+// that its write transactions wait behind transactional ones on a store
+// with a single writer (notify.WithLane).
+func laneContext(ctx context.Context, queue string) context.Context {
+	if queue == jobs.QueueBulk {
+		return notify.WithLane(ctx, notify.LaneBulk)
+	}
+	return ctx
 }
 
 // NextRetry is SPEC's exponential backoff from SVC_QUEUE_BACKOFF_MS.

@@ -3,6 +3,8 @@ package sqlite
 import (
 	"context"
 	"sync"
+
+	"github.com/notifyd/notifyd/internal/notify"
 )
 
 // gate orders the writers of the one write connection. database/sql
@@ -18,7 +20,19 @@ type gate struct {
 	busy      bool
 	high, low []chan struct{}
 	urgentRun int // urgent writers in a row while background ones waited
+	// bulk holds the writers of bulk work (a campaign's delivery runs,
+	// notify.LaneOf): they go when no other writer waits, or after
+	// maxAheadOfBulk others went ahead of the first of them, so a
+	// campaign's claims never delay a password reset's (issue 31).
+	bulk      []chan struct{}
+	aheadBulk int
 }
+
+// maxAheadOfBulk is how many other writers may go ahead of a waiting bulk
+// writer: a transactional claim jumps the queue of a campaign's claims,
+// while the campaign's own outcome and fan-out writes (background rank)
+// do not starve its claims.
+const maxAheadOfBulk = 2
 
 // maxUrgentRun is how many urgent writers may go in a row ahead of a
 // waiting background writer.
@@ -40,9 +54,12 @@ func (g *gate) acquire(ctx context.Context) error {
 	}
 	ch := make(chan struct{})
 	urgent, _ := ctx.Value(urgentKey{}).(bool)
-	if urgent {
+	switch {
+	case urgent:
 		g.high = append(g.high, ch)
-	} else {
+	case notify.LaneOf(ctx) == notify.LaneBulk:
+		g.bulk = append(g.bulk, ch)
+	default:
 		g.low = append(g.low, ch)
 	}
 	g.mu.Unlock()
@@ -64,7 +81,7 @@ func (g *gate) acquire(ctx context.Context) error {
 // drop removes ch from the waiters; false when it was already handed the
 // gate.
 func (g *gate) drop(ch chan struct{}) bool {
-	for _, q := range []*[]chan struct{}{&g.high, &g.low} {
+	for _, q := range []*[]chan struct{}{&g.high, &g.low, &g.bulk} {
 		for i, c := range *q {
 			if c == ch {
 				*q = append((*q)[:i], (*q)[i+1:]...)
@@ -84,6 +101,16 @@ func (g *gate) release() {
 // handOff gives the gate to the next waiter, urgent ones first; g.mu is
 // held.
 func (g *gate) handOff() {
+	if len(g.bulk) > 0 && (len(g.high)+len(g.low) == 0 || g.aheadBulk >= maxAheadOfBulk) {
+		ch := g.bulk[0]
+		g.bulk = g.bulk[1:]
+		g.aheadBulk = 0
+		close(ch)
+		return
+	}
+	if len(g.bulk) > 0 {
+		g.aheadBulk++
+	}
 	switch {
 	case len(g.high) > 0 && (len(g.low) == 0 || g.urgentRun < maxUrgentRun):
 		ch := g.high[0]
