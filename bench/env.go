@@ -33,6 +33,7 @@ type bench struct {
 	conns    int
 	n        int
 	role     string // serve scenario: all (default) or api
+	rate     int    // chaos scenario: sends a second
 	binary   string // the notifyd binary built for this run
 	// serverProfile: a CPU profile of the notifyd process goes here.
 	serverProfile string

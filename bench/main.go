@@ -1,13 +1,15 @@
 // Command bench measures notifyd against baselines taken in the same run
 // (PERFORMANCE.md: machines are noisy, so every figure is a ratio).
 //
-//	go run ./bench -scenario serve|signed|accept|bulk|deliver|dispatchrate|batching|fanout|campaign|failover|steady|campaignserve|lanes -db sqlite|postgres [-duration 5s]
+//	go run ./bench -scenario serve|signed|accept|bulk|deliver|dispatchrate|batching|fanout|campaign|failover|steady|campaignserve|lanes|chaos -db sqlite|postgres [-duration 5s]
 //
 // With -db postgres the database is NOTIFYD_BENCH_DATABASE_URL (default
 // postgres://postgres@127.0.0.1:5432/test); each run uses a fresh schema.
 // The steady scenario instead starts its own PostgreSQL server (initdb,
 // default settings) unless NOTIFYD_BENCH_DATABASE_URL is set; it runs 4
-// connections for 5 minutes unless -conns or -duration is given.
+// connections for 5 minutes unless -conns or -duration is given. The
+// chaos scenario (PostgreSQL only) runs 3 minutes, 100 sends a second on
+// 6 connections, unless -duration, -rate or -conns is given.
 //
 // -scenario bareserve and durableserve are not run by hand: serve starts
 // them as child processes for its baselines (the bare handler, and the
@@ -24,12 +26,13 @@ import (
 )
 
 func main() {
-	scenario := flag.String("scenario", "accept", "serve | signed | accept | bulk | deliver | dispatchrate | batching | fanout | campaign | failover | steady | campaignserve | lanes")
+	scenario := flag.String("scenario", "accept", "serve | signed | accept | bulk | deliver | dispatchrate | batching | fanout | campaign | failover | steady | campaignserve | lanes | chaos")
 	dbKind := flag.String("db", "sqlite", "sqlite | postgres")
-	duration := flag.Duration("duration", 5*time.Second, "how long each load phase runs (steady: 5m unless given)")
-	conns := flag.Int("conns", 64, "concurrent HTTP connections (steady: 4 unless given)")
+	duration := flag.Duration("duration", 5*time.Second, "how long each load phase runs (steady: 5m, chaos: 3m unless given)")
+	conns := flag.Int("conns", 64, "concurrent HTTP connections (steady: 4, chaos: 6 unless given)")
 	n := flag.Int("n", 20000, "messages for the deliver scenario; subscribers of fanout, campaign and campaignserve when above 20000 (else 100000)")
 	role := flag.String("role", "all", "serve scenario: the role of notifyd serve (all or api)")
+	rate := flag.Int("rate", 100, "chaos scenario: signed sends a second")
 	serverProfile := flag.String("serverprofile", "", "serve scenarios: write a CPU profile of the notifyd process to this file")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	flag.Parse()
@@ -40,7 +43,7 @@ func main() {
 		}
 	}
 	ctx := context.Background()
-	b := &bench{db: *dbKind, duration: *duration, conns: *conns, n: *n, role: *role, serverProfile: *serverProfile}
+	b := &bench{db: *dbKind, duration: *duration, conns: *conns, n: *n, role: *role, rate: *rate, serverProfile: *serverProfile}
 	defer b.cleanup()
 	var err error
 	switch *scenario {
@@ -70,6 +73,8 @@ func main() {
 		err = b.lanes(ctx)
 	case "campaignserve":
 		err = b.campaignServe(ctx)
+	case "chaos":
+		err = b.chaos(ctx)
 	case "bareserve": // the serve scenario's baselines, run as children
 		err = bareServe()
 	case "durableserve":

@@ -94,11 +94,11 @@ type Engine struct {
 	soleWorker bool
 	// runs holds a slot per job run in progress (RunJob); a job waits
 	// runWait for one before it snoozes.
-	runs    chan struct{}
+	runs chan struct{}
 	// bulkRuns are the run slots of bulk work (jobs of the bulk queue,
 	// notify.LaneOf): a campaign's runs never take a transactional run's.
 	bulkRuns chan struct{}
-	runWait time.Duration
+	runWait  time.Duration
 	// sends holds a slot per transactional send in flight, bulkSends per
 	// bulk one: a campaign waiting on its dispatch limit never takes the
 	// slots of password resets.

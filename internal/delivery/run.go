@@ -472,10 +472,14 @@ func (e *Engine) record(ctx context.Context, runs []*run, circuits outcomes) (re
 	// A failed write is tried again (a deadlock against a concurrent
 	// cancel, a dropped connection): the messages are sent, and requests
 	// left processing would wait for the run bound to pass and go again.
-	for try := 0; try < recordTries; try++ {
+	// While the database is unreachable it is tried until ctx ends
+	// (recordGrace): a restart or a network cut lasts seconds, and an
+	// outcome given up is a request processing under a live owner, sent
+	// again 20 s or more later (the chaos run, docs/DECISIONS.md).
+	for try := 0; try < recordTries || errors.Is(err, notify.ErrUnavailable); try++ {
 		if try > 0 {
 			e.log.WarnContext(ctx, "recording a run failed; trying again", "err", err)
-			if pacing.Sleep(ctx, time.Duration(try)*100*time.Millisecond) != nil {
+			if pacing.Sleep(ctx, min(time.Duration(try)*100*time.Millisecond, time.Second)) != nil {
 				break
 			}
 		}

@@ -2,8 +2,6 @@ package crash_test
 
 import (
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/notifyd/notifyd/internal/e2e/chaosrun"
 	"github.com/notifyd/notifyd/internal/notifytest"
 	"github.com/notifyd/notifyd/internal/simulator"
 )
@@ -42,7 +41,7 @@ func TestDatabaseRestart(t *testing.T) {
 	u, err := url.Parse(dbURL)
 	require.NoError(t, err)
 	px := newProxy(t, u.Host)
-	u.Host = px.addr
+	u.Host = px.Addr
 	env = append(env, "NOTIFYD_DATABASE_URL="+u.String())
 	serve(t, bin, env, baseURL, "notifyd")
 	key, keyID := smsRoute(t, owner, simSrv.URL)
@@ -94,10 +93,10 @@ func TestDatabaseRestart(t *testing.T) {
 		})
 	}
 	time.Sleep(1500 * time.Millisecond)
-	px.down()
+	px.Down()
 	downAt := time.Now()
 	time.Sleep(3 * time.Second)
-	px.up(t)
+	require.NoError(t, px.Up())
 	upAt := time.Now()
 	// Sends succeed again by themselves.
 	deadline := time.Now().Add(20 * time.Second)
@@ -139,72 +138,11 @@ func cutPrefix(s, prefix string) (string, bool) {
 	return "", false
 }
 
-// proxy forwards TCP connections to a target; down closes the listener
-// and every connection (a server going away), up listens again on the
-// same address.
-type proxy struct {
-	target, addr string
-	mu           sync.Mutex
-	ln           net.Listener
-	conns        map[net.Conn]bool
-}
-
-func newProxy(t *testing.T, target string) *proxy {
+// newProxy starts a chaosrun.Proxy to target, stopped after the test.
+func newProxy(t *testing.T, target string) *chaosrun.Proxy {
 	t.Helper()
-	p := &proxy{target: target, conns: map[net.Conn]bool{}}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := chaosrun.NewProxy(target)
 	require.NoError(t, err)
-	p.addr = ln.Addr().String()
-	p.serve(ln)
-	t.Cleanup(p.down)
+	t.Cleanup(p.Down)
 	return p
-}
-
-func (p *proxy) serve(ln net.Listener) {
-	p.mu.Lock()
-	p.ln = ln
-	p.mu.Unlock()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go p.pipe(c)
-		}
-	}()
-}
-
-func (p *proxy) pipe(c net.Conn) {
-	s, err := net.Dial("tcp", p.target)
-	if err != nil {
-		_ = c.Close()
-		return
-	}
-	p.mu.Lock()
-	p.conns[c], p.conns[s] = true, true
-	p.mu.Unlock()
-	go func() { _, _ = io.Copy(s, c); _ = s.Close() }()
-	_, _ = io.Copy(c, s)
-	_ = c.Close()
-}
-
-func (p *proxy) down() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.ln != nil {
-		_ = p.ln.Close()
-		p.ln = nil
-	}
-	for c := range p.conns {
-		_ = c.Close()
-	}
-	p.conns = map[net.Conn]bool{}
-}
-
-func (p *proxy) up(t *testing.T) {
-	t.Helper()
-	ln, err := net.Listen("tcp", p.addr)
-	require.NoError(t, err)
-	p.serve(ln)
 }
