@@ -11,14 +11,14 @@ import (
 // recipientsAPI serves the recipient profiles (issue 32) on both APIs: a
 // signed request needs recipients:read or recipients:write, a dashboard
 // one the roles of subscribers (reads for every role, writes for
-// operator and up).
+// operator and up, erasure for admin and up).
 type recipientsAPI struct {
 	*API
 	room *recipients.Service
 }
 
 func (a recipientsAPI) routes() []Route {
-	all, op := notify.RolesAll, notify.RolesOperator
+	all, op, admin := notify.RolesAll, notify.RolesOperator, notify.RolesAdmin
 	read, write := notify.ScopeRecipientsRead, notify.ScopeRecipientsWrite
 	return []Route{
 		{Method: "GET", Path: "/v1/recipients", auth: authEither, Roles: all, Scope: read, h: a.handleList},
@@ -26,7 +26,7 @@ func (a recipientsAPI) routes() []Route {
 		{Method: "GET", Path: "/v1/recipients/{externalId}", auth: authEither, Roles: all, Scope: read, h: a.handleGet},
 		{Method: "PUT", Path: "/v1/recipients/{externalId}", auth: authEither, Roles: op, Scope: write, h: a.handlePut},
 		{Method: "PATCH", Path: "/v1/recipients/{externalId}", auth: authEither, Roles: op, Scope: write, h: a.handlePatch},
-		{Method: "DELETE", Path: "/v1/recipients/{externalId}", auth: authEither, Roles: op, Scope: write, h: a.handleDelete},
+		{Method: "DELETE", Path: "/v1/recipients/{externalId}", auth: authEither, Roles: admin, Scope: write, h: a.handleDelete},
 	}
 }
 

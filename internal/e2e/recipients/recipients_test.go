@@ -210,7 +210,8 @@ func TestRecipientIsolation(t *testing.T) {
 	require.Equal(t, ptr("seven@example.com"), get(t, other, "user-7").Email)
 }
 
-// TestRecipientRoles: every role reads; only operator and up write.
+// TestRecipientRoles: every role reads; operator and up write; admin and
+// up erase (subscribers' roles).
 func TestRecipientRoles(t *testing.T) {
 	t.Parallel()
 	e := notifytest.StartDaemon(t)
@@ -230,7 +231,8 @@ func TestRecipientRoles(t *testing.T) {
 	require.Equal(t, ptr("one"), get(t, e.Owner, "u1").Name, "the viewer changed nothing")
 	put(t, operator, "u2", map[string]any{}, http.StatusCreated)
 	dash(t, operator, "PATCH", "/v1/recipients/u1", map[string]any{"name": "x"}, http.StatusOK)
-	dash(t, operator, "DELETE", "/v1/recipients/u2", nil, http.StatusNoContent)
+	dash(t, operator, "DELETE", "/v1/recipients/u2", nil, http.StatusForbidden)
+	dash(t, e.Member(t, "admin"), "DELETE", "/v1/recipients/u2", nil, http.StatusNoContent)
 }
 
 // TestRecipientSigned: the Notification API answers in its envelope with
