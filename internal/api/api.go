@@ -111,6 +111,10 @@ const (
 	authSession                   // bearer token, no workspace needed
 	authDashboard                 // bearer token, selected workspace and a role in Roles
 	authSigned                    // HMAC-signed API key with Scope
+	// authEither: a route of both APIs. A request carrying X-API-Key is
+	// a signed one (Scope, enveloped answers, the Notification API's body
+	// limit); any other is a dashboard one (bearer token and Roles).
+	authEither
 )
 
 // Route is one entry of the route table.
@@ -213,6 +217,13 @@ func (a *API) wrap(rt Route) http.Handler {
 		limit = maxPublicBody
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rt, limit := rt, limit
+		if rt.auth == authEither {
+			rt.auth = authDashboard
+			if r.Header.Get("X-API-Key") != "" {
+				rt.auth, limit = authSigned, maxNotificationBody
+			}
+		}
 		c := &call{a: a, w: w, r: r, ctx: r.Context(), signed: rt.auth == authSigned}
 		if err := a.serve(c, rt, limit); err != nil {
 			if clientGone(r, err) {

@@ -17,6 +17,7 @@ func (a *API) routes() []Route {
 		providersAPI{a, r.Providers}.routes(),
 		templatesAPI{a, r.Templates}.routes(),
 		identitiesAPI{a, r.Identities}.routes(),
+		recipientsAPI{a, r.Recipients}.routes(),
 	} {
 		all = append(all, group...)
 	}

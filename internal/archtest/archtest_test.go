@@ -63,7 +63,7 @@ var (
 	// domain and the store, never import each other, and reach no HTTP,
 	// SQL, queue or vendor adapter.
 	rooms = []string{"internal/accounts", "internal/identities", "internal/limits", "internal/newsletter",
-		"internal/providers", "internal/retention", "internal/sends", "internal/suppressions", "internal/templates",
+		"internal/providers", "internal/recipients", "internal/retention", "internal/sends", "internal/suppressions", "internal/templates",
 		"internal/verification", "internal/webhooks"}
 	// pure are policies and primitives without I/O of their own.
 	pure = []string{"internal/render", "internal/otp", "internal/secret", "internal/mailcheck", "internal/groupcommit",

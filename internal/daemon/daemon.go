@@ -37,6 +37,7 @@ import (
 	"github.com/notifyd/notifyd/internal/provider"
 	"github.com/notifyd/notifyd/internal/provider/kinds"
 	"github.com/notifyd/notifyd/internal/providers"
+	"github.com/notifyd/notifyd/internal/recipients"
 	"github.com/notifyd/notifyd/internal/retention"
 	"github.com/notifyd/notifyd/internal/rooms"
 	"github.com/notifyd/notifyd/internal/secret"
@@ -401,6 +402,7 @@ func (d *Daemon) buildRooms(box *secret.Box, master, otpSecret []byte, allowPriv
 			// writer would only queue the second.
 			FanoutWriters: map[string]int{"postgres": 2}[db.Dialect]}),
 		Providers:    providers.New(providers.Options{Store: db, Box: box, Now: now, Logger: log, Engine: eng}),
+		Recipients:   recipients.New(recipients.Options{Store: db, Now: now, Logger: log}),
 		Retention:    retention.New(retention.Options{Store: db, Now: now, Logger: log}),
 		Sends:        sends.New(sends.Options{Store: db, Now: now, Logger: log, JobAttempts: d.Config.QueueJobAttempts, Gate: d.Gate}),
 		Suppressions: suppressions.New(suppressions.Options{Store: db, Box: box, Now: now, Logger: log, SNS: d.SNS}),

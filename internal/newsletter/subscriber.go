@@ -19,9 +19,6 @@ const (
 	MaxConsentSource     = 60
 	MaxSubscriberSearch  = 320
 	MaxSubscriberImport  = 5000
-	MaxAttributes        = 200
-	MaxAttributeKey      = 200
-	MaxAttributeValue    = 2000
 	subscriberTokenBytes = 32 // 43 base64url characters
 )
 
@@ -102,30 +99,7 @@ func validConsentSource(v string) error {
 	return usecase.MaxLen("consentSource", v, MaxConsentSource)
 }
 
-func validAttributes(m map[string]string) error {
-	if len(m) > MaxAttributes {
-		return notify.Invalid("attributes must have at most %d keys", MaxAttributes)
-	}
-	for k, v := range m {
-		if k == "" {
-			return notify.Invalid("attributes keys must not be empty")
-		}
-		// The key is checked before the value's detail names it.
-		if err := usecase.ValidText("attributes key", k); err != nil {
-			return err
-		}
-		if err := usecase.MaxLen("attributes key", k, MaxAttributeKey); err != nil {
-			return err
-		}
-		if err := usecase.ValidText("attributes."+k, v); err != nil {
-			return err
-		}
-		if err := usecase.MaxLen("attributes."+k, v, MaxAttributeValue); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+func validAttributes(m map[string]string) error { return usecase.CheckAttributes("attributes", m) }
 
 // validSubscriberChannel accepts only email (SPEC: channel only email).
 func validSubscriberChannel(ch *string) error {

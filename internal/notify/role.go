@@ -44,7 +44,12 @@ const (
 	ScopeNotificationsRead = "notifications:read"
 	ScopeOTPSend           = "otp:send"
 	ScopeOTPVerify         = "otp:verify"
+	// Recipient profiles (issue 32): reading them, and writing (create,
+	// replace, update, erase, bulk upsert).
+	ScopeRecipientsRead  = "recipients:read"
+	ScopeRecipientsWrite = "recipients:write"
 )
 
 // Scopes lists every API key scope.
-var Scopes = []string{ScopeNotificationsSend, ScopeNotificationsRead, ScopeOTPSend, ScopeOTPVerify}
+var Scopes = []string{ScopeNotificationsSend, ScopeNotificationsRead, ScopeOTPSend, ScopeOTPVerify,
+	ScopeRecipientsRead, ScopeRecipientsWrite}

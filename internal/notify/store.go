@@ -100,6 +100,7 @@ type Tx interface {
 	OTPTx
 	LimitTx
 	SubscriberTx
+	RecipientTx
 	CampaignTx
 	WebhookTx
 	SuppressionTx

@@ -134,3 +134,40 @@ func Dedupe(in []string) []string {
 	}
 	return out
 }
+
+// Bounds of the string attributes of a subscriber and of a recipient
+// profile: how many keys, and how long a key and a value may be, in
+// characters.
+const (
+	MaxAttributes     = 200
+	MaxAttributeKey   = 200
+	MaxAttributeValue = 2000
+)
+
+// CheckAttributes holds string attributes to their bounds and to text
+// PostgreSQL can store; field names the map in details ("attributes",
+// "items[3].attributes"), and a value's detail names its key.
+func CheckAttributes(field string, m map[string]string) error {
+	if len(m) > MaxAttributes {
+		return notify.Invalid("%s must have at most %d keys", field, MaxAttributes)
+	}
+	for k, v := range m {
+		if k == "" {
+			return notify.Invalid("%s keys must not be empty", field)
+		}
+		// The key is checked before the value's detail names it.
+		if err := ValidText(field+" key", k); err != nil {
+			return err
+		}
+		if err := MaxLen(field+" key", k, MaxAttributeKey); err != nil {
+			return err
+		}
+		if err := ValidText(field+"."+k, v); err != nil {
+			return err
+		}
+		if err := MaxLen(field+"."+k, v, MaxAttributeValue); err != nil {
+			return err
+		}
+	}
+	return nil
+}

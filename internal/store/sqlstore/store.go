@@ -133,6 +133,7 @@ type Tx struct {
 	templateTx
 	providerTx
 	webhookTx
+	recipientTx
 }
 
 // newTx is a transaction on c with its verb views.
@@ -147,6 +148,7 @@ func newTx(c Conn) *Tx {
 	t.templateTx = templateTx{t}
 	t.providerTx = providerTx{t}
 	t.webhookTx = webhookTx{t}
+	t.recipientTx = recipientTx{t}
 	return t
 }
 
@@ -176,6 +178,9 @@ type providerTx struct{ *Tx }
 
 // webhookTx holds the verbs of webhooks, the event outbox, deliveries and the audit log.
 type webhookTx struct{ *Tx }
+
+// recipientTx holds the verbs of recipient profiles (issue 32).
+type recipientTx struct{ *Tx }
 
 var _ notify.Tx = (*Tx)(nil)
 

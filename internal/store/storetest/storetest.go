@@ -144,6 +144,9 @@ var tests = map[string]func(t *testing.T, open Opener){
 	"Templates":     oneDB(testTemplates),
 	"LockRequest":   oneDB(testLockRequest),
 
+	// recipient.go
+	"Recipients": testRecipients,
+
 	// requests.go
 	"FindRequests":      oneDB(testFindRequests),
 	"FindRequestsPages": oneDB(testFindRequestsPages),

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
@@ -33,9 +34,35 @@ func Backends(t testing.TB) map[string]func(t testing.TB) string {
 	return out
 }
 
-// SQLiteURL returns the URL of a new database file in a temp dir.
+// SQLiteURL returns the URL of a new database file in a temp dir of its
+// own, removed after the test (and after the database is closed: this
+// cleanup is registered first, so it runs last).
 func SQLiteURL(t testing.TB) string {
-	return "sqlite:" + filepath.Join(t.TempDir(), "notifyd.db")
+	dir, err := os.MkdirTemp("", "notifyd-test-*")
+	require.NoError(t, err)
+	t.Cleanup(func() { removeDir(t, dir) })
+	return "sqlite:" + filepath.Join(dir, "notifyd.db")
+}
+
+// removeDir removes dir, trying again for a second when a file appeared
+// in it meanwhile. Under a loaded machine t.TempDir's single try failed
+// now and then with "directory not empty" after the database had been
+// closed (a -wal or -shm file showing up late; the cause is not found
+// yet, so the names left are logged).
+func removeDir(t testing.TB, dir string) {
+	var err error
+	for try := 0; try < 10; try++ {
+		if err = os.RemoveAll(dir); err == nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	names, _ := os.ReadDir(dir)
+	var left []string
+	for _, n := range names {
+		left = append(left, n.Name())
+	}
+	t.Logf("temp dir %s not removed: %v; left: %v", dir, err, left)
 }
 
 // PostgresURL creates a schema of its own on the EnvPostgres server and
