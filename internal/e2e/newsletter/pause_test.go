@@ -77,10 +77,13 @@ func TestCampaignPauseResume(t *testing.T) {
 	const n = 5000
 	campImport(t, env, n, nil)
 	// A slow vendor, and a dispatch limit that keeps dispatch behind the
-	// fan-out (even under the race detector), so requests wait queued.
+	// fan-out (even under the race detector), so requests wait queued. A
+	// campaign's run takes its messages when the limit pays them within
+	// 10 s (delivery.admitBulk), so up to 10 s of the limit is in flight:
+	// at 150/s that leaves most of the 5,000 queued at the pause.
 	holdFault(t, env, `{"kind":"mailx_email","latencyMs":300,"count":100000}`)
 	o := env.Owner
-	subDo(t, o, "PUT", "/v1/limits/dispatch", map[string]any{"scope": "workspace", "ratePerSecond": 300}, http.StatusOK)
+	subDo(t, o, "PUT", "/v1/limits/dispatch", map[string]any{"scope": "workspace", "ratePerSecond": 150}, http.StatusOK)
 	c := campCreate(t, o, map[string]any{"name": "n", "channel": "email", "subject": "s", "contentText": "t"})
 	campSendIt(t, o, c.ID, nil)
 	// Mid fan-out, with more requests made than the slow vendor takes.
