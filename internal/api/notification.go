@@ -53,7 +53,9 @@ type sendBody struct {
 
 type sendRecipient struct {
 	Address *string `json:"address"`
-	Name    string  `json:"name"`
+	// ID names a recipient profile in place of Address (issue 32).
+	ID   *string `json:"id"`
+	Name string  `json:"name"`
 }
 
 type sendContent struct {
@@ -78,7 +80,7 @@ func (f *fallbackStep) input() *sends.FallbackInput {
 	}
 	in := &sends.FallbackInput{Channel: f.Channel}
 	if f.Recipient != nil {
-		in.HasRecipient, in.RecipientAddress, in.RecipientName = true, f.Recipient.Address, f.Recipient.Name
+		in.HasRecipient, in.RecipientAddress, in.RecipientID, in.RecipientName = true, f.Recipient.Address, f.Recipient.ID, f.Recipient.Name
 	}
 	if c := f.Content; c != nil {
 		in.HasContent, in.Text, in.Title, in.HTML = true, c.Text, c.Title, c.HTML
@@ -91,7 +93,7 @@ func (b *sendBody) input() *sends.SendInput {
 	in := &sends.SendInput{Channel: b.Channel, IdempotencyKey: b.IdempotencyKey, ScheduledAt: b.ScheduledAt,
 		PreferredProviderAccountIDs: b.PreferredProviderAccountIDs, Metadata: b.Metadata, Locale: b.Locale}
 	if b.Recipient != nil {
-		in.RecipientAddress, in.RecipientName = b.Recipient.Address, b.Recipient.Name
+		in.RecipientAddress, in.RecipientID, in.RecipientName = b.Recipient.Address, b.Recipient.ID, b.Recipient.Name
 	}
 	if b.Content != nil {
 		in.Text, in.Title, in.HTML = b.Content.Text, b.Content.Title, b.Content.HTML
@@ -246,7 +248,7 @@ func requestBody(d *sends.RequestDetail) map[string]any {
 	}
 	return map[string]any{
 		"requestId": r.ID, "workspaceId": r.WorkspaceID, "channel": r.Channel, "status": r.Status,
-		"recipientAddress": r.RecipientAddress, "requestedAt": Timestamp(r.RequestedAt), "scheduledAt": TimestampPtr(r.ScheduledAt),
+		"recipientAddress": r.RecipientAddress, "recipientId": strOrNil(r.RecipientID), "requestedAt": Timestamp(r.RequestedAt), "scheduledAt": TimestampPtr(r.ScheduledAt),
 		"selectedProviderAccountId": strOrNil(r.SelectedProviderID), "selectedProviderMessageId": strOrNil(r.SelectedMessageID),
 		"finalErrorCode": strOrNil(r.FinalErrorCode), "finalErrorMessage": strOrNil(r.FinalErrorMessage),
 		"job": job, "attempts": attempts,

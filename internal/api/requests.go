@@ -31,7 +31,7 @@ func RequestQuery(r *http.Request) (sends.RequestQuery, error) {
 
 func requestItem(r *notify.Request) map[string]any {
 	return map[string]any{"requestId": r.ID, "channel": r.Channel, "status": r.Status, "source": r.Source,
-		"recipientAddress": r.RecipientAddress, "recipientName": strOrNil(r.RecipientName), "templateCode": strOrNil(r.TemplateCode),
+		"recipientAddress": r.RecipientAddress, "recipientName": strOrNil(r.RecipientName), "recipientId": strOrNil(r.RecipientID), "templateCode": strOrNil(r.TemplateCode),
 		"requestedAt": Timestamp(r.RequestedAt), "updatedAt": Timestamp(r.UpdatedAt),
 		"finalErrorCode": strOrNil(r.FinalErrorCode), "finalErrorMessage": strOrNil(r.FinalErrorMessage)}
 }

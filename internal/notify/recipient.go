@@ -2,6 +2,7 @@ package notify
 
 import (
 	"context"
+	"strings"
 	"time"
 )
 
@@ -59,4 +60,45 @@ type RecipientTx interface {
 	// given); rs must not repeat a workspace and external id. It answers
 	// how many were created.
 	UpsertRecipients(ctx context.Context, rs []*Recipient) (created int, err error)
+}
+
+// MaxExternalID is the longest external id of a recipient.
+const MaxExternalID = 200
+
+// CheckExternalID holds an external id to 1 to 200 printable ASCII
+// characters without space, '/', '?', '#', '%' or '\': it is a path
+// segment that needs no escaping, so the path a client signs is the path
+// it means.
+func CheckExternalID(field, id string) error {
+	ok := id != "" && len(id) <= MaxExternalID
+	for i := 0; ok && i < len(id); i++ {
+		c := id[i]
+		ok = c > ' ' && c <= '~' && !strings.ContainsRune(`/?#%\`, rune(c))
+	}
+	if !ok {
+		return Invalid(`%s must be 1 to %d printable ASCII characters without space, /, ?, #, %% or \`, field, MaxExternalID)
+	}
+	return nil
+}
+
+// AddressFor is the profile's address for a send on ch, "" when it has
+// none: the phone for sms and msgr_alimtalk, the email address, the first
+// push token (the application lists its newest device first), the chat
+// target of a bot channel. The webhook channels have no per-person
+// address.
+func (r *Recipient) AddressFor(ch Channel) string {
+	switch ch {
+	case ChannelSMS, ChannelAlimTalk:
+		return r.Phone
+	case ChannelEmail:
+		return r.Email
+	case ChannelPush:
+		if len(r.PushTokens) > 0 {
+			return r.PushTokens[0]
+		}
+		return ""
+	case ChannelChatABot, ChannelChatBBot:
+		return r.ChatTargets[ch]
+	}
+	return ""
 }

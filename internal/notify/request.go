@@ -12,14 +12,20 @@ const (
 
 // Request is one notification request with its rendered content.
 type Request struct {
-	ID                   string
-	WorkspaceID          string
-	APIKeyID             string
-	Source               string
-	Channel              Channel
-	Status               RequestStatus
-	RecipientAddress     string
-	RecipientName        string
+	ID               string
+	WorkspaceID      string
+	APIKeyID         string
+	Source           string
+	Channel          Channel
+	Status           RequestStatus
+	RecipientAddress string
+	RecipientName    string
+	// RecipientID is the external id of the recipient profile the send
+	// named (issue 32), whose address for the channel is
+	// RecipientAddress; "" for a send by address.
+	RecipientID string
+	// Category is the send's category key (issue 32), "" for none.
+	Category             string
 	Title, Text, HTML    string
 	TemplateCode         string
 	TemplateVariables    map[string]string

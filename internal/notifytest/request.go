@@ -61,6 +61,7 @@ type Request struct {
 	Channel                   string           `json:"channel"`
 	Status                    string           `json:"status"`
 	RecipientAddress          string           `json:"recipientAddress"`
+	RecipientID               *string          `json:"recipientId"`
 	ScheduledAt               *string          `json:"scheduledAt"`
 	SelectedProviderAccountID *string          `json:"selectedProviderAccountId"`
 	SelectedProviderMessageID *string          `json:"selectedProviderMessageId"`

@@ -17,7 +17,7 @@ import (
 
 // Bounds of a profile (docs/DECISIONS.md, "Recipients").
 const (
-	MaxExternalID = 200
+	MaxExternalID = notify.MaxExternalID
 	MaxName       = 120 // SPEC's recipient.name
 	MaxAddress    = 320 // SPEC's recipient.address, for every address of a profile
 	MaxPushTokens = 10
@@ -65,21 +65,8 @@ func (in Fields) names() []string {
 	return out
 }
 
-// CheckExternalID holds an external id to 1 to 200 printable ASCII
-// characters without space, '/', '?', '#', '%' or '\': it is a path
-// segment that needs no escaping, so the path a client signs is the path
-// it means.
-func CheckExternalID(field, id string) error {
-	ok := id != "" && len(id) <= MaxExternalID
-	for i := 0; ok && i < len(id); i++ {
-		c := id[i]
-		ok = c > ' ' && c <= '~' && !strings.ContainsRune(`/?#%\`, rune(c))
-	}
-	if !ok {
-		return notify.Invalid(`%s must be 1 to %d printable ASCII characters without space, /, ?, #, %% or \`, field, MaxExternalID)
-	}
-	return nil
-}
+// CheckExternalID holds an external id to notify.CheckExternalID's rule.
+func CheckExternalID(field, id string) error { return notify.CheckExternalID(field, id) }
 
 // address checks one address of a profile as a send checks
 // recipient.address (usecase.CheckAddress: the channel's format, one

@@ -17,6 +17,7 @@ type FallbackInput struct {
 	Channel           string
 	HasRecipient      bool
 	RecipientAddress  *string
+	RecipientID       *string // a recipient profile in place of RecipientAddress (issue 32)
 	RecipientName     string
 	HasContent        bool
 	Text              *string
@@ -54,12 +55,18 @@ func validateFallback(in *SendInput, prefix string) error {
 			return notify.Invalid("%s must differ from channel and from the other steps' channels", f("channel"))
 		}
 		seen[st.Channel] = true
-		addr, name := *in.RecipientAddress, in.RecipientName
+		// A step by recipient id, or without a recipient of a send by id,
+		// has its address checked when it is read from the profile.
+		addr, name := "", in.RecipientName
+		if in.RecipientAddress != nil {
+			addr = *in.RecipientAddress
+		}
 		if st.HasRecipient {
-			if st.RecipientAddress == nil || strings.TrimSpace(*st.RecipientAddress) == "" {
-				return notify.Invalid("%s is required", f("recipient.address"))
+			a, err := checkRecipientChoice(f, st.RecipientAddress, st.RecipientID)
+			if err != nil {
+				return err
 			}
-			addr, name = *st.RecipientAddress, st.RecipientName
+			addr, name = a, st.RecipientName
 		}
 		if err := usecase.MaxLen(f("recipient.address"), addr, 320); err != nil {
 			return err
@@ -88,16 +95,39 @@ func validateFallback(in *SendInput, prefix string) error {
 // send itself (SPEC rules 3.1 to 3.6, on the step's channel). A step
 // without content takes the send's rendered title, text and HTML; a step
 // without templateVariables takes the send's. prefix names a bulk item.
-func (s *Service) buildFallback(ctx context.Context, tx notify.Tx, key *notify.APIKey, in *SendInput, r *notify.Request, prefix string) error {
+func (s *Service) buildFallback(ctx context.Context, tx notify.Tx, key *notify.APIKey, in *SendInput, r *notify.Request,
+	prof *notify.Recipient, locale, prefix string) error {
 	if in.ChannelFallback == nil {
 		return nil
 	}
 	fb := &notify.ChannelFallback{Attempts: s.jobAttempts}
 	for i, in2 := range *in.ChannelFallback {
 		ch := notify.Channel(in2.Channel)
+		sp := prefix + "channelFallback[" + itoa(int64(i)) + "]."
 		st := notify.ChannelStep{Channel: ch, RecipientAddress: r.RecipientAddress, RecipientName: r.RecipientName}
-		if in2.HasRecipient {
+		switch {
+		case in2.HasRecipient && in2.RecipientID != nil:
+			p, err := findProfile(ctx, tx, r.WorkspaceID, *in2.RecipientID, sp)
+			if err != nil {
+				return err
+			}
+			name := in2.RecipientName
+			if name == "" {
+				name = p.Name
+			}
+			if st.RecipientAddress, err = profileAddress(p, ch, name, in2.Title, sp+"recipient."); err != nil {
+				return err
+			}
+			st.RecipientName = name
+		case in2.HasRecipient:
 			st.RecipientAddress, st.RecipientName = strings.TrimSpace(*in2.RecipientAddress), in2.RecipientName
+		case prof != nil:
+			// A step without a recipient of a send by id: the same person's
+			// address for the step's channel.
+			var err error
+			if st.RecipientAddress, err = profileAddress(prof, ch, r.RecipientName, in2.Title, sp+"recipient."); err != nil {
+				return err
+			}
 		}
 		if ch == notify.ChannelEmail {
 			st.RecipientAddress = strings.ToLower(st.RecipientAddress)
@@ -110,10 +140,6 @@ func (s *Service) buildFallback(ctx context.Context, tx notify.Tx, key *notify.A
 		var base compose.Message
 		var layout *notify.Layout
 		if in2.TemplateCode != "" {
-			locale := ""
-			if in.Locale != nil {
-				locale = *in.Locale
-			}
 			t, v, err := compose.ResolveTemplate(ctx, tx, r.WorkspaceID, key, in2.TemplateCode, ch, locale)
 			if err == nil {
 				layout, err = compose.VersionLayout(ctx, tx, r.WorkspaceID, v)
@@ -145,13 +171,13 @@ func (s *Service) buildFallback(ctx context.Context, tx notify.Tx, key *notify.A
 }
 
 // fallbackReads reports whether in's channelFallback needs the database
-// (a step with a template).
+// (a step with a template or a recipient profile).
 func fallbackReads(in *SendInput) bool {
 	if in.ChannelFallback == nil {
 		return false
 	}
 	for _, st := range *in.ChannelFallback {
-		if st != nil && st.TemplateCode != "" {
+		if st != nil && (st.TemplateCode != "" || st.RecipientID != nil) {
 			return true
 		}
 	}

@@ -17,8 +17,11 @@ import (
 // SendInput is one notification as the API received it (already decoded
 // strictly: unknown fields and wrong types were refused).
 type SendInput struct {
-	Channel                     string
-	RecipientAddress            *string
+	Channel          string
+	RecipientAddress *string
+	// RecipientID names a recipient profile in place of RecipientAddress
+	// (issue 32): the address for the channel is the profile's.
+	RecipientID                 *string
 	RecipientName               string
 	Text                        *string
 	Title                       *string
@@ -63,15 +66,16 @@ func (s *Service) validateSend(in *SendInput, prefix string, now time.Time) (*ti
 	if !notify.Channel(in.Channel).Valid() {
 		return nil, notify.Invalid("%s must be one of sms, msgr_alimtalk, email, push_mobile, chata_webhook, chatb_webhook, chata_bot, chatb_bot", f("channel"))
 	}
-	if in.RecipientAddress == nil || strings.TrimSpace(*in.RecipientAddress) == "" {
-		return nil, notify.Invalid("%s is required", f("recipient.address"))
+	addr, err := checkRecipientChoice(f, in.RecipientAddress, in.RecipientID)
+	if err != nil {
+		return nil, err
 	}
 	for _, c := range []struct {
 		name string
 		v    string
 		n    int
 	}{
-		{"recipient.address", *in.RecipientAddress, 320}, {"recipient.name", in.RecipientName, 120},
+		{"recipient.address", addr, 320}, {"recipient.name", in.RecipientName, 120},
 		{"content.templateCode", in.TemplateCode, 120}, {"idempotencyKey", in.IdempotencyKey, 120},
 	} {
 		if err := usecase.MaxLen(f(c.name), c.v, c.n); err != nil {
@@ -81,7 +85,7 @@ func (s *Service) validateSend(in *SendInput, prefix string, now time.Time) (*ti
 	if err := compose.CheckContent(f, in.Title, in.Text, in.HTML, in.TemplateVariables); err != nil {
 		return nil, err
 	}
-	if err := usecase.CheckRecipient(f, notify.Channel(in.Channel), *in.RecipientAddress, in.RecipientName, in.Title); err != nil {
+	if err := usecase.CheckRecipient(f, notify.Channel(in.Channel), addr, in.RecipientName, in.Title); err != nil {
 		return nil, err
 	}
 	if err := compose.CheckMetadata(f("metadata"), in.Metadata); err != nil {
@@ -128,12 +132,39 @@ func (s *Service) validateSend(in *SendInput, prefix string, now time.Time) (*ti
 // bound (compose.RenderedTooLarge).
 func (s *Service) buildRequest(ctx context.Context, tx notify.Tx, ws string, key *notify.APIKey, in *SendInput, sched *time.Time, now time.Time, prefix string) (*notify.Request, error) {
 	ch := notify.Channel(in.Channel)
+	var prof *notify.Recipient
+	addr, name, locale := "", in.RecipientName, ""
+	if in.Locale != nil {
+		locale = *in.Locale
+	}
+	if in.RecipientID != nil {
+		var err error
+		if prof, err = findProfile(ctx, tx, ws, *in.RecipientID, prefix); err != nil {
+			return nil, err
+		}
+		if addr, err = profileAddress(prof, ch, in.RecipientName, in.Title, prefix+"recipient."); err != nil {
+			return nil, err
+		}
+		if name == "" {
+			name = prof.Name
+		}
+		if locale == "" {
+			// The profile's locale picks the template's version when the
+			// send names none; a missing version falls back to the default.
+			locale = prof.Locale
+		}
+	} else {
+		addr = strings.TrimSpace(*in.RecipientAddress)
+	}
 	r := &notify.Request{ID: usecase.NewID(), WorkspaceID: ws, Source: notify.SourceAPI, Channel: ch, Status: notify.StatusQueued,
-		RecipientAddress: strings.TrimSpace(*in.RecipientAddress), RecipientName: in.RecipientName, TemplateCode: in.TemplateCode,
+		RecipientAddress: addr, RecipientName: name, TemplateCode: in.TemplateCode,
 		TemplateVariables: in.TemplateVariables, Metadata: in.Metadata, PreferredProviderIDs: in.PreferredProviderAccountIDs,
 		IdempotencyKey: in.IdempotencyKey, RequestedAt: now, ScheduledAt: sched, UpdatedAt: now}
 	if key != nil {
 		r.APIKeyID = key.ID
+	}
+	if prof != nil {
+		r.RecipientID = prof.ExternalID
 	}
 	if ch == notify.ChannelEmail {
 		r.RecipientAddress = strings.ToLower(r.RecipientAddress)
@@ -141,10 +172,6 @@ func (s *Service) buildRequest(ctx context.Context, tx notify.Tx, ws string, key
 	var base compose.Message
 	var layout *notify.Layout
 	if in.TemplateCode != "" {
-		locale := ""
-		if in.Locale != nil {
-			locale = *in.Locale
-		}
 		t, v, err := compose.ResolveTemplate(ctx, tx, ws, key, in.TemplateCode, ch, locale)
 		if err != nil {
 			return nil, err
@@ -168,7 +195,7 @@ func (s *Service) buildRequest(ctx context.Context, tx notify.Tx, ws string, key
 			return nil, err
 		}
 	}
-	if err := s.buildFallback(ctx, tx, key, in, r, prefix); err != nil {
+	if err := s.buildFallback(ctx, tx, key, in, r, prof, locale, prefix); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -272,7 +299,7 @@ func (s *Service) buildRequests(ctx context.Context, key *notify.APIKey, ins []*
 	}
 	reads := false
 	for _, in := range ins {
-		reads = reads || in.TemplateCode != "" || len(in.PreferredProviderAccountIDs) > 0 || fallbackReads(in)
+		reads = reads || in.TemplateCode != "" || in.RecipientID != nil || len(in.PreferredProviderAccountIDs) > 0 || fallbackReads(in)
 	}
 	if !reads {
 		return out, build(nil)

@@ -134,3 +134,42 @@ func testChannelFallbackStoredOnce(t *testing.T, db *store.DB) {
 		return nil
 	})
 }
+
+// testRequestRecipient: a send's recipient profile id and category (issue
+// 32) are stored with its request by the bulk and the keyed inserts and
+// come back from the reads and the claim; a send by address has neither.
+func testRequestRecipient(t *testing.T, db *store.DB) {
+	ws := Workspace(t, db)
+	bulk := &notify.Accept{Request: newRequest(ws, ""), MaxAttempts: 3}
+	keyed := &notify.Accept{Request: newRequest(ws, "by-profile"), MaxAttempts: 3}
+	plain := &notify.Accept{Request: newRequest(ws, ""), MaxAttempts: 3}
+	for _, a := range []*notify.Accept{bulk, keyed} {
+		a.Request.RecipientID, a.Request.Category = "user-42", "security"
+	}
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		return tx.AcceptRequests(ctx, []*notify.Accept{bulk, keyed, plain}, t0)
+	})
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		for _, a := range []*notify.Accept{bulk, keyed, plain} {
+			r, err := tx.FindRequest(ctx, ws, a.Request.ID)
+			require.NoError(t, err)
+			require.Equal(t, a.Request.RecipientID, r.RecipientID)
+			require.Equal(t, a.Request.Category, r.Category)
+		}
+		return nil
+	})
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		js, err := tx.FindJobsOfQueueJob(ctx, bulk.Job.QueueJobID)
+		require.NoError(t, err)
+		reqs, _, err := tx.ClaimRequests(ctx, js, t0.Add(time.Second), "worker-a")
+		require.NoError(t, err)
+		require.NotEmpty(t, reqs)
+		for _, r := range reqs {
+			if r.ID == bulk.Request.ID {
+				require.Equal(t, "user-42", r.RecipientID)
+				require.Equal(t, "security", r.Category)
+			}
+		}
+		return nil
+	})
+}

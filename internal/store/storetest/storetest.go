@@ -179,6 +179,7 @@ var tests = map[string]func(t *testing.T, open Opener){
 
 	// fallback.go
 	"ChannelFallback":           oneDB(testChannelFallback),
+	"RequestRecipient":          oneDB(testRequestRecipient),
 	"ChannelFallbackStoredOnce": oneDB(testChannelFallbackStoredOnce),
 
 	// templateversion.go

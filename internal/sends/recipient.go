@@ -1,0 +1,59 @@
+package sends
+
+import (
+	"context"
+	"strings"
+
+	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/usecase"
+)
+
+// Sends to a recipient profile (issue 32, item 2): a send, a bulk item or
+// a fallback step may name recipient.id in place of recipient.address.
+// The address for the channel is read from the profile at acceptance and
+// recorded on the request, so a later change of the profile changes no
+// accepted request.
+
+// checkRecipientChoice checks that a send gives exactly one of
+// recipient.address and recipient.id, and answers the address ("" for a
+// send by id). Without either, SPEC's rule answers: recipient.address is
+// required.
+func checkRecipientChoice(f func(string) string, addr, id *string) (string, error) {
+	if id != nil {
+		if addr != nil {
+			return "", notify.Invalid("%s and %s are exclusive: give one of them", f("recipient.address"), f("recipient.id"))
+		}
+		return "", notify.CheckExternalID(f("recipient.id"), *id)
+	}
+	if addr == nil || strings.TrimSpace(*addr) == "" {
+		return "", notify.Invalid("%s is required", f("recipient.address"))
+	}
+	return *addr, nil
+}
+
+// findProfile reads the workspace's profile id names; a missing one is
+// the caller's mistake, a 400 that queues nothing (prefix names a bulk
+// item or a fallback step).
+func findProfile(ctx context.Context, tx notify.Tx, ws, id, prefix string) (*notify.Recipient, error) {
+	p, err := tx.FindRecipient(ctx, ws, id)
+	if notify.IsNotFound(err) {
+		return nil, notify.Invalid("%srecipient.id: no recipient profile %s in this workspace", prefix, id)
+	}
+	return p, err
+}
+
+// profileAddress is p's address for a send on ch, checked as a send's
+// recipient.address is; a profile without one answers a 400 naming the
+// channel. f names the recipient's fields ("recipient.", or a bulk item's
+// or fallback step's).
+func profileAddress(p *notify.Recipient, ch notify.Channel, name string, title *string, field string) (string, error) {
+	addr := p.AddressFor(ch)
+	if addr == "" {
+		return "", notify.Invalid("%sid: recipient profile %s has no address for channel %s", field, p.ExternalID, ch)
+	}
+	f := func(n string) string { return strings.TrimSuffix(field, "recipient.") + n }
+	if err := usecase.CheckRecipient(f, ch, addr, name, title); err != nil {
+		return "", err
+	}
+	return addr, nil
+}
