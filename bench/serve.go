@@ -229,7 +229,8 @@ type sink struct {
 	dups  atomic.Int64
 	last  atomic.Int64 // unix nanos of the latest arrival
 	srv   *http.Server
-	url   string
+	url   string // a chata_webhook URL
+	root  string // the base_url of a chata_bot account
 }
 
 func newSink() (*sink, error) {
@@ -254,11 +255,17 @@ func newSink() (*sink, error) {
 		}
 		s.total.Add(1)
 		s.last.Store(time.Now().UnixNano())
+		if strings.HasSuffix(r.URL.Path, "/chat.postMessage") { // chata_bot: Slack's Web API answer
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = fmt.Fprintf(w, `{"ok":true,"channel":"C1","ts":"%d.000100"}`, s.total.Load())
+			return
+		}
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = w.Write([]byte("ok"))
 	})}
 	go s.srv.Serve(ln)
-	s.url = "http://" + ln.Addr().String() + "/services/T000/B000/XXXX"
+	s.root = "http://" + ln.Addr().String()
+	s.url = s.root + "/services/T000/B000/XXXX"
 	return s, nil
 }
 

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sync/atomic"
+	"time"
+)
+
+// The recipientserve scenario is issue 32's serve target: the default
+// `notifyd serve`, one chata_bot account pointed at the local sink, and
+// 10,000 recipient profiles each with a chat target. Signed sends arrive
+// from 16 connections (-conns) for b.duration per phase while delivery
+// runs (a p99 measured at 64 connections is the queue of 64 callers, not
+// the cost of a send),
+// in four phases A B A B: A names the target in recipient.address, B names
+// the profile in recipient.id (its address read at acceptance). Each phase
+// waits until the sink got every message it accepted before the next
+// begins. Target: B accepts at least 0.9 of A's rate, p99 at most 50 ms.
+
+const recipientServeProfiles = 10000
+
+func (b *bench) recipientServe(ctx context.Context) error {
+	if !flagSet("conns") {
+		b.conns = 16
+	}
+	header("default notifyd serve: sends by recipient id against sends by address, A B A B", b)
+	dbURL, err := b.databaseURL()
+	if err != nil {
+		return err
+	}
+	sk, err := newSink()
+	if err != nil {
+		return err
+	}
+	defer sk.srv.Close()
+	p, err := b.startServe(ctx, dbURL, "all", b.conns)
+	if err != nil {
+		return err
+	}
+	if err := route(ctx, p.owner, "chata_bot", "chata_bot", map[string]string{"chata_bot_token": "xoxb-bench", "base_url": sk.root}); err != nil {
+		return err
+	}
+	for c := 0; c < recipientServeProfiles/1000; c++ {
+		items := make([]map[string]any, 1000)
+		for i := range items {
+			n := c*1000 + i
+			items[i] = map[string]any{"externalId": fmt.Sprintf("user-%05d", n), "name": fmt.Sprintf("Person %d", n),
+				"chatTargets": map[string]string{"chata_bot": fmt.Sprintf("C%05d", n)}, "timeZone": "Asia/Seoul", "locale": "ko-KR"}
+		}
+		r, err := p.owner.Dashboard(ctx, "POST", "/v1/recipients/bulk", map[string]any{"items": items})
+		if err != nil || r.Status != http.StatusOK {
+			return fmt.Errorf("profiles: %v %s", err, r.Body)
+		}
+	}
+	var seq atomic.Int64
+	body := func(byID bool) []byte {
+		i := seq.Add(1)
+		n := i % recipientServeProfiles
+		rcpt := map[string]any{"address": fmt.Sprintf("C%05d", n)}
+		if byID {
+			rcpt = map[string]any{"id": fmt.Sprintf("user-%05d", n)}
+		}
+		out, _ := json.Marshal(map[string]any{"channel": "chata_bot", "recipient": rcpt, "content": map[string]any{"text": chatText(i)}})
+		return out
+	}
+	var rates [2][]float64
+	var p99s [2][]time.Duration
+	for phase, byID := range []bool{false, true, false, true} {
+		name := "A: signed send by recipient.address"
+		if byID {
+			name = "B: signed send by recipient.id"
+		}
+		before := int64(sk.unique())
+		res := run(name, b.conns, b.duration, func(ctx context.Context, _ int) error {
+			return post(ctx, p.key, "POST", "/v1/notifications", body(byID), http.StatusCreated)
+		})
+		fmt.Println(res)
+		if res.fail > 0 {
+			fmt.Printf("server log:\n%s\n", p.logTail())
+		}
+		start := time.Now()
+		for int64(sk.unique())-before < res.ok && time.Since(start) < 5*time.Minute {
+			time.Sleep(20 * time.Millisecond)
+		}
+		fmt.Printf("%-44s %9d  (drained %s after the load)\n", fmt.Sprintf("phase %d delivered", phase+1), int64(sk.unique())-before,
+			time.Since(start).Round(time.Millisecond))
+		k := 0
+		if byID {
+			k = 1
+		}
+		rates[k] = append(rates[k], res.rate())
+		p99s[k] = append(p99s[k], res.pct(0.99))
+	}
+	for i := range rates[0] {
+		ratio(fmt.Sprintf("by id / by address, pair %d", i+1), rates[1][i], rates[0][i])
+	}
+	fmt.Printf("%-44s %v, %v (by address %v, %v)\n", "p99 by id", p99s[1][0].Round(time.Millisecond/10), p99s[1][1].Round(time.Millisecond/10),
+		p99s[0][0].Round(time.Millisecond/10), p99s[0][1].Round(time.Millisecond/10))
+	fmt.Printf("%-44s %9d\n", "duplicates (a text that arrived twice)", sk.dups.Load())
+	return nil
+}
