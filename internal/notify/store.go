@@ -101,6 +101,7 @@ type Tx interface {
 	LimitTx
 	SubscriberTx
 	RecipientTx
+	ConsentTx
 	CampaignTx
 	WebhookTx
 	SuppressionTx
