@@ -61,6 +61,10 @@ type outcome struct {
 	// quarantine: the request's job crashed its process too often; it
 	// fails at once, into the dead-letter queue, without its fallback.
 	quarantine bool
+	// skip: the recipient's preferences forbid the channel (issue 32): no
+	// call is made; the next step of a channel fallback takes over, else
+	// the request ends canceled with code and msg.
+	skip bool
 }
 
 // candidates are a request's usable routes in dispatch order: enabled

@@ -394,6 +394,10 @@ func (e *Engine) settle(rn *run, now time.Time) (settlement, error) {
 		j.LastErrorCode, j.LastErrorMessage = string(out.code), out.msg
 		return settlement{own: true, after: wait}, nil
 	}
+	if out.skip {
+		// No call was made for this step: the claim's attempt is given back.
+		j.AttemptsMade = max(j.AttemptsMade-1, 0)
+	}
 	if r.HasNextStep() {
 		// Cross-channel fallback: the step would fail the request, so the
 		// next channel takes over, with an attempt budget of its own, in a
@@ -406,6 +410,14 @@ func (e *Engine) settle(rn *run, now time.Time) (settlement, error) {
 		j.NextRetryAt, j.MaxAttempts = nil, j.AttemptsMade+r.Fallback.Attempts
 		j.LastErrorCode, j.LastErrorMessage = string(out.code), out.msg
 		return settlement{own: true, next: true}, nil
+	}
+	if out.skip {
+		if err := move(r, notify.StatusCanceled, j, notify.JobCanceled, now); err != nil {
+			return settlement{}, err
+		}
+		r.FinalErrorCode, r.FinalErrorMessage = string(out.code), out.msg
+		j.LastErrorCode, j.LastErrorMessage, j.FinishedAt, j.NextRetryAt = string(out.code), out.msg, &now, nil
+		return settlement{event: notify.EventCanceled}, nil
 	}
 	return fail(r, j, out, now)
 }

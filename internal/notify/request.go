@@ -164,10 +164,15 @@ type TemplateVersionFilter struct {
 
 // Accept is one request to accept: the row, and the queue options of its
 // job. After AcceptRequests, Existing is set when the idempotency key
-// matched an earlier request (nothing was inserted), else Job is set.
+// matched an earlier request (nothing was inserted), else Job is set but
+// for a request accepted in a final state (Final), which has no job.
 type Accept struct {
 	Request     *Request
 	MaxAttempts int
+	// Final: the request is accepted in its final state (canceled: its
+	// recipient's preferences forbid every channel, issue 32) and needs
+	// no job.
+	Final       bool
 	Existing    *Request
 	ExistingJob *Job // the existing request's job, when it has one
 	Job         *Job
@@ -217,7 +222,7 @@ type OpenJob struct {
 // RequestEvent is the outbox event of type typ about r's current state,
 // written in the transaction of the state change.
 func RequestEvent(id, typ string, r *Request, now time.Time) *Event {
-	return &Event{ID: id, WorkspaceID: r.WorkspaceID, Type: typ, RequestID: r.ID, CreatedAt: now,
+	e := &Event{ID: id, WorkspaceID: r.WorkspaceID, Type: typ, RequestID: r.ID, CreatedAt: now,
 		Payload: map[string]any{
 			"requestId": r.ID, "workspaceId": r.WorkspaceID, "channel": r.Channel, "status": string(r.Status),
 			"recipientAddress": r.RecipientAddress, "selectedProviderAccountId": nilIfEmpty(r.SelectedProviderID),
@@ -225,6 +230,15 @@ func RequestEvent(id, typ string, r *Request, now time.Time) *Event {
 			"finalErrorMessage": nilIfEmpty(r.FinalErrorMessage), "metadata": r.Metadata,
 			"deliveredChannel": nilIfEmpty(string(r.DeliveredChannel())), "fallbackStep": fallbackStep(r),
 		}}
+	// A send by recipient id or with a category (issue 32) says so; a send
+	// by address without one keeps SPEC's payload exactly.
+	if r.RecipientID != "" {
+		e.Payload["recipientId"] = r.RecipientID
+	}
+	if r.Category != "" {
+		e.Payload["category"] = r.Category
+	}
+	return e
 }
 
 // fallbackStep is the event's fallbackStep: null without a chain.

@@ -3,10 +3,12 @@ package sends
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/notifyd/notifyd/internal/gate"
 	"github.com/notifyd/notifyd/internal/groupcommit"
 	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/usecase"
 )
 
 // The send group commit. Every signed send (and bulk send) is checked and
@@ -133,10 +135,33 @@ func (a *acceptor) commit(ctx context.Context, calls []*acceptCall, lock bool) e
 		if err := tx.AcceptRequests(ctx, accepts, now); err != nil {
 			return err
 		}
+		if err := finalEvents(ctx, tx, accepts, now); err != nil {
+			return err
+		}
 		return adm.Finish(ctx, tx)
 	})
 	if err == nil {
 		adm.Committed()
 	}
 	return err
+}
+
+// finalEvents writes the events of the requests accepted in a final state
+// (stopped by preferences at acceptance), in the acceptance's transaction
+// as every state change writes its event.
+func finalEvents(ctx context.Context, tx notify.Tx, accepts []*notify.Accept, now time.Time) error {
+	var events []*notify.Event
+	for _, a := range accepts {
+		if a.Existing == nil && a.Final {
+			events = append(events, notify.RequestEvent(usecase.NewID(), notify.EventCanceled, a.Request, now))
+		}
+	}
+	if len(events) == 0 {
+		return nil
+	}
+	events, err := notify.Subscribed(ctx, tx, events)
+	if err != nil {
+		return err
+	}
+	return tx.CreateEvents(ctx, events)
 }

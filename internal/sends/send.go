@@ -316,6 +316,9 @@ func acceptResult(a *notify.Accept) SendResult {
 		}
 		return res
 	}
+	if a.Job == nil { // accepted in a final state: no job
+		return SendResult{RequestID: a.Request.ID, Status: string(a.Request.Status), ScheduledAt: a.Request.ScheduledAt}
+	}
 	id := itoa(a.Job.QueueJobID)
 	return SendResult{RequestID: a.Request.ID, Status: string(a.Request.Status), QueueJobID: &id, ScheduledAt: a.Request.ScheduledAt}
 }

@@ -130,9 +130,14 @@ const (
 	requestChunk  = 500
 )
 
-// queueDispatch defers the dispatch job of a newly inserted request to flush.
+// queueDispatch defers the dispatch job of a newly inserted request to
+// flush. A request accepted in a final state (Final: a send its
+// recipient's preferences forbid, issue 32) gets no job.
 func (t requestTx) queueDispatch(a *notify.Accept, now time.Time) {
 	r := a.Request
+	if a.Final {
+		return
+	}
 	opts := &river.InsertOpts{MaxAttempts: jobs.DispatchMaxAttempts, Queue: jobs.DispatchQueue(r.Lane())}
 	if r.ScheduledAt != nil {
 		opts.ScheduledAt = *r.ScheduledAt

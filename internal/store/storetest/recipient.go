@@ -54,6 +54,53 @@ func testRecipients(t *testing.T, open Opener) {
 		{"FindRecipients", testFindRecipients, perWorkspace},
 		{"DeleteRecipient", testDeleteRecipient, perWorkspace},
 		{"UpsertRecipients", testUpsertRecipients, perWorkspace},
+		{"PutConsent", testConsents, perWorkspace},
+		{"FindConsents", testConsents, perWorkspace},
+		{"DeleteConsent", testConsents, perWorkspace},
+	})
+}
+
+// testConsents: a consent is stored per profile and kind, replaced when
+// given again, read per workspace only, deleted once, and erased with its
+// profile.
+func testConsents(t *testing.T, db *store.DB) {
+	s := recipientFixture(t, db)
+	kind := notify.ConsentNightAdvertising
+	c := &notify.RecipientConsent{RecipientID: s.a.ID, WorkspaceID: s.ws1, Kind: kind, GivenAt: t0, Source: "form", RecordedBy: notify.ConsentByMember, ActorID: "u1"}
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		require.NoError(t, tx.PutConsent(ctx, c))
+		again := *c
+		again.GivenAt, again.Source, again.RecordedBy, again.ActorID = t0.Add(time.Hour), "call", notify.ConsentByAPI, "k1"
+		require.NoError(t, tx.PutConsent(ctx, &again))
+		require.NoError(t, tx.PutConsent(ctx, &notify.RecipientConsent{RecipientID: s.b.ID, WorkspaceID: s.ws1, Kind: kind, GivenAt: t0,
+			RecordedBy: notify.ConsentByRecipient}))
+		return nil
+	})
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		m, err := tx.FindConsents(ctx, s.ws1, []string{s.a.ID, s.b.ID, s.other.ID})
+		require.NoError(t, err)
+		require.Len(t, m, 2)
+		require.Equal(t, []*notify.RecipientConsent{{RecipientID: s.a.ID, WorkspaceID: s.ws1, Kind: kind, GivenAt: t0.Add(time.Hour),
+			Source: "call", RecordedBy: notify.ConsentByAPI, ActorID: "k1"}}, m[s.a.ID])
+		m, err = tx.FindConsents(ctx, s.ws2, []string{s.a.ID})
+		require.NoError(t, err)
+		require.Empty(t, m, "another workspace reads none")
+		m, err = tx.FindConsents(ctx, s.ws1, nil)
+		require.NoError(t, err)
+		require.Empty(t, m)
+		return nil
+	})
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		require.True(t, notify.IsNotFound(tx.DeleteConsent(ctx, s.ws2, s.a.ID, kind)))
+		require.NoError(t, tx.DeleteConsent(ctx, s.ws1, s.a.ID, kind))
+		require.True(t, notify.IsNotFound(tx.DeleteConsent(ctx, s.ws1, s.a.ID, kind)))
+		return tx.DeleteRecipient(ctx, s.ws1, s.b.ExternalID)
+	})
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		m, err := tx.FindConsents(ctx, s.ws1, []string{s.a.ID, s.b.ID})
+		require.NoError(t, err)
+		require.Empty(t, m, "withdrawn, and erased with the profile")
+		return nil
 	})
 }
 
