@@ -25,7 +25,11 @@ type Request struct {
 	// RecipientAddress; "" for a send by address.
 	RecipientID string
 	// Category is the send's category key (issue 32), "" for none.
-	Category             string
+	Category string
+	// Decisions are what was decided about the request and why, at its
+	// acceptance and dispatch (issue 32, item 7); nil for a send by
+	// address without a category.
+	Decisions            []Decision
 	Title, Text, HTML    string
 	TemplateCode         string
 	TemplateVariables    map[string]string

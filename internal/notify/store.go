@@ -199,6 +199,9 @@ type DeliveryTx interface {
 	// SettleRequests saves the state of each request that is still
 	// processing and reports which were; one canceled meanwhile stays so.
 	SettleRequests(ctx context.Context, rs []*Request) ([]bool, error)
+	// SaveDecisions saves the Decisions of each request of rs (issue 32,
+	// item 7), whatever its status.
+	SaveDecisions(ctx context.Context, rs []*Request) error
 	// MoveFallbackSteps saves the FallbackStep of each request of rs and
 	// the MaxAttempts of its job js[i] (the cross-channel fallback moved
 	// them to their next channel, with an attempt budget of its own).

@@ -125,6 +125,18 @@ func (t deliveryTx) SettleRequests(ctx context.Context, rs []*notify.Request) ([
 	return settled, err
 }
 
+// SaveDecisions saves the decisions of each request of rs (issue 32):
+// only runs that decided something at dispatch call it, so a send by
+// address without a category costs no statement.
+func (t deliveryTx) SaveDecisions(ctx context.Context, rs []*notify.Request) error {
+	rows := make([][]any, len(rs))
+	for i, r := range rs {
+		rows[i] = []any{r.ID, r.WorkspaceID, jsonOrNil(r.Decisions, len(r.Decisions) == 0)}
+	}
+	return t.updateFromValues(ctx, `UPDATE notification_requests SET decisions = v.column3 FROM `, rows,
+		` AS v WHERE notification_requests.id = v.column1 AND notification_requests.workspace_id = v.column2`, nil)
+}
+
 // MoveFallbackSteps saves the fallback step of each request of rs and
 // the attempt ceiling of its job js[i]: only runs whose request moved to
 // its next channel call it, so a request without a chain costs no

@@ -143,8 +143,11 @@ func testRequestRecipient(t *testing.T, db *store.DB) {
 	bulk := &notify.Accept{Request: newRequest(ws, ""), MaxAttempts: 3}
 	keyed := &notify.Accept{Request: newRequest(ws, "by-profile"), MaxAttempts: 3}
 	plain := &notify.Accept{Request: newRequest(ws, ""), MaxAttempts: 3}
+	dec := notify.Decision{Stage: notify.StageAcceptance, At: t0, Kind: notify.DecisionPreference, Channel: notify.ChannelSMS,
+		Outcome: notify.OutcomeAllowed, Rule: "default"}
 	for _, a := range []*notify.Accept{bulk, keyed} {
 		a.Request.RecipientID, a.Request.Category = "user-42", "security"
+		a.Request.Decisions = []notify.Decision{dec}
 	}
 	update(t, db, func(ctx context.Context, tx notify.Tx) error {
 		return tx.AcceptRequests(ctx, []*notify.Accept{bulk, keyed, plain}, t0)
@@ -155,6 +158,7 @@ func testRequestRecipient(t *testing.T, db *store.DB) {
 			require.NoError(t, err)
 			require.Equal(t, a.Request.RecipientID, r.RecipientID)
 			require.Equal(t, a.Request.Category, r.Category)
+			require.Equal(t, a.Request.Decisions, r.Decisions)
 		}
 		return nil
 	})
@@ -168,7 +172,25 @@ func testRequestRecipient(t *testing.T, db *store.DB) {
 			if r.ID == bulk.Request.ID {
 				require.Equal(t, "user-42", r.RecipientID)
 				require.Equal(t, "security", r.Category)
+				require.Equal(t, []notify.Decision{dec}, r.Decisions)
 			}
+		}
+		return nil
+	})
+	// SaveDecisions writes the list of each request it is given.
+	until := t0.Add(time.Hour)
+	later := notify.Decision{Stage: notify.StageDispatch, At: t0.Add(time.Second), Kind: notify.DecisionWindow, Outcome: notify.OutcomeHeld,
+		Rule: "workspace", Until: &until}
+	bulk.Request.Decisions = append(bulk.Request.Decisions, later)
+	plain.Request.Decisions = []notify.Decision{later}
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		return tx.SaveDecisions(ctx, []*notify.Request{bulk.Request, plain.Request})
+	})
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		for _, a := range []*notify.Accept{bulk, plain, keyed} {
+			r, err := tx.FindRequest(ctx, ws, a.Request.ID)
+			require.NoError(t, err)
+			require.Equal(t, a.Request.Decisions, r.Decisions)
 		}
 		return nil
 	})
