@@ -25,6 +25,7 @@ func (a sendsAPI) routes() []Route {
 		{Method: "POST", Path: "/v1/notifications/bulk", auth: authSigned, Scope: send, ownNonce: true, rateLimited: true, h: a.handleSendBulk},
 		{Method: "GET", Path: "/v1/notifications/{requestId}", auth: authSigned, Scope: read, rateLimited: true, h: a.handleRequestGet},
 		{Method: "POST", Path: "/v1/notifications/{requestId}/cancel", auth: authSigned, Scope: send, rateLimited: true, h: a.handleRequestCancel},
+		{Method: "GET", Path: "/v1/notifications/{requestId}/explanation", auth: authSigned, Scope: read, rateLimited: true, h: a.handleExplanation},
 
 		// Queue jobs, attempts, dead letters, metrics.
 		{Method: "GET", Path: "/v1/jobs", auth: authDashboard, Roles: all, h: a.handleJobList},
@@ -186,6 +187,27 @@ func (a sendsAPI) handleRequestGet(c *call) error {
 		return err
 	}
 	return c.ok(http.StatusOK, requestBody(d))
+}
+
+// handleExplanation answers what was decided about a request and why
+// (issue 32, item 7).
+func (a sendsAPI) handleExplanation(c *call) error {
+	d, err := a.room.GetRequest(c.ctx, c.key.WorkspaceID, c.r.PathValue("requestId"))
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusOK, explanationBody(d.Request))
+}
+
+func explanationBody(r *notify.Request) map[string]any {
+	ds := make([]map[string]any, len(r.Decisions))
+	for i, d := range r.Decisions {
+		ds[i] = map[string]any{"stage": d.Stage, "at": Timestamp(d.At), "kind": d.Kind, "channel": strOrNil(string(d.Channel)),
+			"outcome": d.Outcome, "rule": strOrNil(d.Rule), "detail": strOrNil(d.Detail), "until": TimestampPtr(d.Until)}
+	}
+	return map[string]any{"requestId": r.ID, "status": r.Status, "channel": r.Channel, "recipientId": strOrNil(r.RecipientID),
+		"recipientAddress": r.RecipientAddress, "category": strOrNil(r.Category), "scheduledAt": TimestampPtr(r.ScheduledAt),
+		"finalErrorCode": strOrNil(r.FinalErrorCode), "finalErrorMessage": strOrNil(r.FinalErrorMessage), "decisions": ds}
 }
 
 func (a sendsAPI) handleRequestCancel(c *call) error {

@@ -16,6 +16,7 @@ func (a sendsAPI) requestRoutes() []Route {
 		{Method: "GET", Path: "/v1/requests", auth: authDashboard, Roles: all, h: a.handleRequestList},
 		{Method: "GET", Path: "/v1/requests/{requestId}", auth: authDashboard, Roles: all, h: a.handleDashboardRequestGet},
 		{Method: "POST", Path: "/v1/requests/{requestId}/cancel", auth: authDashboard, Roles: op, h: a.handleDashboardRequestCancel},
+		{Method: "GET", Path: "/v1/requests/{requestId}/explanation", auth: authDashboard, Roles: all, h: a.handleDashboardExplanation},
 		{Method: "GET", Path: "/v1/overview", auth: authDashboard, Roles: all, h: a.handleOverview},
 	}
 }
@@ -54,6 +55,14 @@ func (a sendsAPI) handleRequestList(c *call) error {
 		return err
 	}
 	return c.ok(http.StatusOK, map[string]any{"requests": requestItems(page.Requests), "cursor": encodeCursor(page.Cursor), "hasNext": page.HasNext})
+}
+
+func (a sendsAPI) handleDashboardExplanation(c *call) error {
+	d, err := a.room.GetRequestOf(c.ctx, c.actor, c.r.PathValue("requestId"))
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusOK, explanationBody(d.Request))
 }
 
 func (a sendsAPI) handleDashboardRequestGet(c *call) error {

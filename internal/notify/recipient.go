@@ -102,3 +102,18 @@ func (r *Recipient) AddressFor(ch Channel) string {
 	}
 	return ""
 }
+
+// AddressField names the profile field AddressFor reads for ch.
+func AddressField(ch Channel) string {
+	switch ch {
+	case ChannelSMS, ChannelAlimTalk:
+		return "phone"
+	case ChannelEmail:
+		return "email"
+	case ChannelPush:
+		return "pushTokens[0]"
+	case ChannelChatABot, ChannelChatBBot:
+		return "chatTargets." + string(ch)
+	}
+	return ""
+}

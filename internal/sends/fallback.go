@@ -119,6 +119,7 @@ func (s *Service) buildFallback(ctx context.Context, tx notify.Tx, key *notify.A
 				return err
 			}
 			st.RecipientName = name
+			r.Decisions = append(r.Decisions, addressDecision(p, ch, r.RequestedAt))
 		case in2.HasRecipient:
 			st.RecipientAddress, st.RecipientName = strings.TrimSpace(*in2.RecipientAddress), in2.RecipientName
 		case prof != nil:
@@ -128,6 +129,7 @@ func (s *Service) buildFallback(ctx context.Context, tx notify.Tx, key *notify.A
 			if st.RecipientAddress, err = profileAddress(prof, ch, r.RecipientName, in2.Title, sp+"recipient."); err != nil {
 				return err
 			}
+			r.Decisions = append(r.Decisions, addressDecision(prof, ch, r.RequestedAt))
 		}
 		if ch == notify.ChannelEmail {
 			st.RecipientAddress = strings.ToLower(st.RecipientAddress)

@@ -3,6 +3,7 @@ package sends
 import (
 	"context"
 	"strings"
+	"time"
 
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/usecase"
@@ -56,4 +57,11 @@ func profileAddress(p *notify.Recipient, ch notify.Channel, name string, title *
 		return "", err
 	}
 	return addr, nil
+}
+
+// addressDecision records that the address of a send on ch was read from
+// profile p (issue 32, item 7).
+func addressDecision(p *notify.Recipient, ch notify.Channel, now time.Time) notify.Decision {
+	return notify.Decision{Stage: notify.StageAcceptance, At: now, Kind: notify.DecisionAddress, Channel: ch,
+		Outcome: notify.OutcomeResolved, Rule: "profile." + notify.AddressField(ch), Detail: "recipient profile " + p.ExternalID}
 }

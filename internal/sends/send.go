@@ -165,6 +165,7 @@ func (s *Service) buildRequest(ctx context.Context, tx notify.Tx, ws string, key
 	}
 	if prof != nil {
 		r.RecipientID = prof.ExternalID
+		r.Decisions = append(r.Decisions, addressDecision(prof, ch, now))
 	}
 	if ch == notify.ChannelEmail {
 		r.RecipientAddress = strings.ToLower(r.RecipientAddress)

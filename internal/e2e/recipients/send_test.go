@@ -79,9 +79,51 @@ func TestSendToRecipient(t *testing.T) {
 	require.Len(t, list.Requests, 1)
 	require.Equal(t, "u-42", *list.Requests[0].RecipientID)
 
-	// A send by address records no profile.
+	// The explanation names the profile field the address came from, on
+	// both APIs; another workspace gets 404.
+	ex := notifytest.Data[explanation](t, notifytest.Signed(t, key, "GET", "/v1/notifications/"+id+"/explanation", nil), http.StatusOK)
+	require.Equal(t, "u-42", *ex.RecipientID)
+	require.Len(t, ex.Decisions, 1)
+	require.Equal(t, decision{Stage: "acceptance", Kind: "address", Channel: ptr("sms"), Outcome: "resolved", Rule: ptr("profile.phone"),
+		Detail: ptr("recipient profile u-42")}, ex.Decisions[0].plain())
+	dashEx := notifytest.Decode[explanation](t, dash(t, env.Owner, "GET", "/v1/requests/"+id+"/explanation", nil, http.StatusOK), http.StatusOK)
+	require.Equal(t, ex, dashEx)
+	other, _ := env.NewWorkspace(t, "Other", "other-explain@example.com")
+	dash(t, other, "GET", "/v1/requests/"+id+"/explanation", nil, http.StatusNotFound)
+
+	// A send by address records no profile and no decision.
 	id = notifytest.Send(t, key, notifytest.SMS("01055554444", "plain")).RequestID
 	require.Nil(t, notifytest.Wait(t, key, id).RecipientID)
+	ex = notifytest.Data[explanation](t, notifytest.Signed(t, key, "GET", "/v1/notifications/"+id+"/explanation", nil), http.StatusOK)
+	require.Empty(t, ex.Decisions)
+	require.Nil(t, ex.RecipientID)
+}
+
+type decision struct {
+	Stage   string  `json:"stage"`
+	At      string  `json:"at"`
+	Kind    string  `json:"kind"`
+	Channel *string `json:"channel"`
+	Outcome string  `json:"outcome"`
+	Rule    *string `json:"rule"`
+	Detail  *string `json:"detail"`
+	Until   *string `json:"until"`
+}
+
+// plain is d without its time, for comparisons.
+func (d decision) plain() decision {
+	d.At = ""
+	return d
+}
+
+type explanation struct {
+	RequestID      string     `json:"requestId"`
+	Status         string     `json:"status"`
+	RecipientID    *string    `json:"recipientId"`
+	Category       *string    `json:"category"`
+	FinalErrorCode *string    `json:"finalErrorCode"`
+	ScheduledAt    *string    `json:"scheduledAt"`
+	Decisions      []decision `json:"decisions"`
 }
 
 // TestSendToRecipientRefused: a missing profile, a profile without an
