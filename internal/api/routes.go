@@ -18,6 +18,7 @@ func (a *API) routes() []Route {
 		templatesAPI{a, r.Templates}.routes(),
 		identitiesAPI{a, r.Identities}.routes(),
 		recipientsAPI{a, r.Recipients}.routes(),
+		categoriesAPI{a, r.Categories}.routes(),
 	} {
 		all = append(all, group...)
 	}

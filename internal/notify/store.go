@@ -101,6 +101,8 @@ type Tx interface {
 	LimitTx
 	SubscriberTx
 	RecipientTx
+	CategoryTx
+	PreferenceTx
 	CampaignTx
 	WebhookTx
 	SuppressionTx
