@@ -6,6 +6,7 @@ import (
 
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/recipients"
+	"github.com/notifyd/notifyd/internal/usecase"
 )
 
 // recipientsAPI serves the recipient profiles (issue 32) on both APIs: a
@@ -30,7 +31,8 @@ func (a recipientsAPI) routes() []Route {
 	}
 }
 
-func (c *call) caller() recipients.Caller { return recipients.Caller{Actor: c.actor, Key: c.key} }
+// caller is who acts on a route of both APIs: the member or the key.
+func (c *call) caller() usecase.Caller { return usecase.Caller{Actor: c.actor, Key: c.key} }
 
 // recipientJSON is a profile as both APIs show it: an absent text field
 // is null, absent lists and maps are empty.

@@ -19,6 +19,7 @@ func (a *API) routes() []Route {
 		identitiesAPI{a, r.Identities}.routes(),
 		recipientsAPI{a, r.Recipients}.routes(),
 		consentsAPI{a, r.Recipients}.routes(),
+		categoriesAPI{a, r.Categories}.routes(),
 	} {
 		all = append(all, group...)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/notifyd/notifyd/internal/api"
 	"github.com/notifyd/notifyd/internal/bounce"
 	"github.com/notifyd/notifyd/internal/bounce/snshttp"
+	"github.com/notifyd/notifyd/internal/categories"
 	"github.com/notifyd/notifyd/internal/config"
 	"github.com/notifyd/notifyd/internal/delivery"
 	"github.com/notifyd/notifyd/internal/gate"
@@ -402,6 +403,7 @@ func (d *Daemon) buildRooms(box *secret.Box, master, otpSecret []byte, allowPriv
 			// writer would only queue the second.
 			FanoutWriters: map[string]int{"postgres": 2}[db.Dialect]}),
 		Providers:    providers.New(providers.Options{Store: db, Box: box, Now: now, Logger: log, Engine: eng}),
+		Categories:   categories.New(categories.Options{Store: db, Now: now, Logger: log}),
 		Recipients:   recipients.New(recipients.Options{Store: db, Now: now, Logger: log}),
 		Retention:    retention.New(retention.Options{Store: db, Now: now, Logger: log}),
 		Sends:        sends.New(sends.Options{Store: db, Now: now, Logger: log, JobAttempts: d.Config.QueueJobAttempts, Gate: d.Gate}),

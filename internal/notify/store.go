@@ -102,6 +102,8 @@ type Tx interface {
 	SubscriberTx
 	RecipientTx
 	ConsentTx
+	CategoryTx
+	PreferenceTx
 	CampaignTx
 	WebhookTx
 	SuppressionTx

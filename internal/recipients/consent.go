@@ -15,7 +15,7 @@ const MaxConsentSource = 200
 
 // recordedBy names who records a consent for c, and the id of that member
 // or key.
-func (c Caller) recordedBy() (string, string) {
+func recordedBy(c Caller) (string, string) {
 	switch {
 	case c.Key != nil:
 		return notify.ConsentByAPI, c.Key.ID
@@ -45,10 +45,10 @@ func (s *Service) GiveConsent(ctx context.Context, c Caller, externalID, kind, s
 	if err := usecase.OneLine("source", source); err != nil {
 		return nil, err
 	}
-	by, actor := c.recordedBy()
-	con := &notify.RecipientConsent{WorkspaceID: c.workspace(), Kind: stored, GivenAt: s.Now(), Source: source, RecordedBy: by, ActorID: actor}
+	by, actor := recordedBy(c)
+	con := &notify.RecipientConsent{WorkspaceID: c.Workspace(), Kind: stored, GivenAt: s.Now(), Source: source, RecordedBy: by, ActorID: actor}
 	err := s.Store.Update(ctx, func(tx notify.Tx) error {
-		r, err := tx.LockRecipient(ctx, c.workspace(), externalID)
+		r, err := tx.LockRecipient(ctx, c.Workspace(), externalID)
 		if err != nil {
 			return notFound(err)
 		}
@@ -76,11 +76,11 @@ func (s *Service) WithdrawConsent(ctx context.Context, c Caller, externalID, kin
 		return notify.NotFound("Recipient")
 	}
 	return s.Store.Update(ctx, func(tx notify.Tx) error {
-		r, err := tx.LockRecipient(ctx, c.workspace(), externalID)
+		r, err := tx.LockRecipient(ctx, c.Workspace(), externalID)
 		if err != nil {
 			return notFound(err)
 		}
-		if err := tx.DeleteConsent(ctx, c.workspace(), r.ID, stored); err != nil {
+		if err := tx.DeleteConsent(ctx, c.Workspace(), r.ID, stored); err != nil {
 			return usecase.NotFound(err, "Consent")
 		}
 		return s.audit(ctx, tx, c, "recipient.consent_withdrawn", externalID, map[string]any{"kind": stored})
@@ -94,11 +94,11 @@ func (s *Service) Consents(ctx context.Context, c Caller, externalID string) ([]
 	}
 	var out []*notify.RecipientConsent
 	err := s.Store.Lookup(ctx, func(tx notify.Tx) error {
-		r, err := tx.FindRecipient(ctx, c.workspace(), externalID)
+		r, err := tx.FindRecipient(ctx, c.Workspace(), externalID)
 		if err != nil {
 			return notFound(err)
 		}
-		m, err := tx.FindConsents(ctx, c.workspace(), []string{r.ID})
+		m, err := tx.FindConsents(ctx, c.Workspace(), []string{r.ID})
 		out = m[r.ID]
 		return err
 	})

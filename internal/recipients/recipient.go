@@ -19,7 +19,7 @@ func (s *Service) Put(ctx context.Context, c Caller, externalID string, in Field
 	if err := CheckExternalID("externalId", externalID); err != nil {
 		return nil, false, err
 	}
-	r := blank(c.workspace(), externalID, s.Now())
+	r := blank(c.Workspace(), externalID, s.Now())
 	if err := apply(r, in, ""); err != nil {
 		return nil, false, err
 	}
@@ -51,7 +51,7 @@ func (s *Service) Patch(ctx context.Context, c Caller, externalID string, in Fie
 	}
 	var r *notify.Recipient
 	err := s.Store.Update(ctx, func(tx notify.Tx) (err error) {
-		if r, err = tx.LockRecipient(ctx, c.workspace(), externalID); err != nil {
+		if r, err = tx.LockRecipient(ctx, c.Workspace(), externalID); err != nil {
 			return notFound(err)
 		}
 		if err := apply(r, in, ""); err != nil {
@@ -76,7 +76,7 @@ func (s *Service) Get(ctx context.Context, c Caller, externalID string) (*notify
 	}
 	var r *notify.Recipient
 	err := s.Store.Lookup(ctx, func(tx notify.Tx) (err error) {
-		r, err = tx.FindRecipient(ctx, c.workspace(), externalID)
+		r, err = tx.FindRecipient(ctx, c.Workspace(), externalID)
 		return notFound(err)
 	})
 	return r, err
@@ -90,7 +90,7 @@ func (s *Service) Delete(ctx context.Context, c Caller, externalID string) error
 		return notify.NotFound("Recipient")
 	}
 	return s.Store.Update(ctx, func(tx notify.Tx) error {
-		if err := tx.DeleteRecipient(ctx, c.workspace(), externalID); err != nil {
+		if err := tx.DeleteRecipient(ctx, c.Workspace(), externalID); err != nil {
 			return notFound(err)
 		}
 		return s.audit(ctx, tx, c, "recipient.delete", externalID, nil)
@@ -135,7 +135,7 @@ func (s *Service) List(ctx context.Context, c Caller, q Query) (*Page, error) {
 	f.Limit++
 	p := &Page{}
 	err = s.Store.View(ctx, func(tx notify.Tx) (err error) {
-		p.Recipients, err = tx.FindRecipients(ctx, c.workspace(), f)
+		p.Recipients, err = tx.FindRecipients(ctx, c.Workspace(), f)
 		return err
 	})
 	if err != nil {
@@ -175,7 +175,7 @@ func (s *Service) BulkPut(ctx context.Context, c Caller, items []BulkItem) (*Bul
 	if err := CheckBulkSize(len(items)); err != nil {
 		return nil, err
 	}
-	ws, now := c.workspace(), s.Now()
+	ws, now := c.Workspace(), s.Now()
 	rs := make([]*notify.Recipient, len(items))
 	seen := make(map[string]int, len(items))
 	for i, it := range items {

@@ -36,34 +36,11 @@ func New(o Options) *Service {
 	return &Service{Kit: usecase.NewKit(o.Store, o.Now, o.Logger)}
 }
 
-// Caller is who acts on the profiles: a dashboard member (Actor) or a
-// signed API key (Key). The route table has already checked the member's
-// role or the key's scope.
-type Caller struct {
-	Actor *usecase.Actor
-	Key   *notify.APIKey
-}
+// Caller is who acts on the profiles: a dashboard member or a signed API
+// key.
+type Caller = usecase.Caller
 
-// workspace is the caller's workspace.
-func (c Caller) workspace() string {
-	if c.Key != nil {
-		return c.Key.WorkspaceID
-	}
-	if c.Actor != nil {
-		return c.Actor.WorkspaceID
-	}
-	return ""
-}
-
-// audit writes one audit entry of the caller: a member is its
-// actorUserId; an API key leaves actorUserId null and is named by
-// apiKeyId in the payload.
+// audit writes one audit entry of the caller (usecase.Kit.AuditAs).
 func (s *Service) audit(ctx context.Context, tx notify.Tx, c Caller, action, target string, payload map[string]any) error {
-	if payload == nil {
-		payload = map[string]any{}
-	}
-	if c.Key != nil {
-		payload["apiKeyId"] = c.Key.ID
-	}
-	return s.Audit(ctx, tx, c.Actor, c.workspace(), action, "recipient", target, payload)
+	return s.AuditAs(ctx, tx, c, action, "recipient", target, payload)
 }

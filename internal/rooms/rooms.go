@@ -5,6 +5,7 @@ package rooms
 
 import (
 	"github.com/notifyd/notifyd/internal/accounts"
+	"github.com/notifyd/notifyd/internal/categories"
 	"github.com/notifyd/notifyd/internal/identities"
 	"github.com/notifyd/notifyd/internal/limits"
 	"github.com/notifyd/notifyd/internal/newsletter"
@@ -21,6 +22,7 @@ import (
 // Set is one of each room.
 type Set struct {
 	Accounts     *accounts.Service     // workspaces, logins, sessions, members, API keys
+	Categories   *categories.Service   // message categories and recipients' preferences
 	Identities   *identities.Service   // sending identities and their DNS check
 	Limits       *limits.Service       // rate-limit policies and dispatch limits
 	Newsletter   *newsletter.Service   // subscribers, campaigns, fan-out

@@ -18,3 +18,22 @@ func RequireWorkspace(a *Actor) error {
 	}
 	return nil
 }
+
+// Caller is who acts on a route of both APIs (recipients, their
+// preferences): a dashboard member (Actor) or a signed API key (Key). The
+// route table has already checked the member's role or the key's scope.
+type Caller struct {
+	Actor *Actor
+	Key   *notify.APIKey
+}
+
+// Workspace is the caller's workspace.
+func (c Caller) Workspace() string {
+	if c.Key != nil {
+		return c.Key.WorkspaceID
+	}
+	if c.Actor != nil {
+		return c.Actor.WorkspaceID
+	}
+	return ""
+}

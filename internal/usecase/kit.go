@@ -35,6 +35,19 @@ func (k Kit) Now() time.Time {
 	return k.Clock().UTC()
 }
 
+// AuditAs writes one audit entry of c: a member is its actorUserId; an
+// API key leaves actorUserId null (SPEC's "the system acted") and is
+// named by apiKeyId in the payload.
+func (k Kit) AuditAs(ctx context.Context, tx notify.Tx, c Caller, action, targetType, targetID string, payload map[string]any) error {
+	if payload == nil {
+		payload = map[string]any{}
+	}
+	if c.Key != nil {
+		payload["apiKeyId"] = c.Key.ID
+	}
+	return k.Audit(ctx, tx, c.Actor, c.Workspace(), action, targetType, targetID, payload)
+}
+
 // Audit writes one audit entry in tx; a nil actor (the API, the system)
 // leaves actorUserId empty.
 func (k Kit) Audit(ctx context.Context, tx notify.Tx, a *Actor, workspaceID, action, targetType, targetID string, payload map[string]any) error {

@@ -134,6 +134,8 @@ type Tx struct {
 	providerTx
 	webhookTx
 	recipientTx
+	categoryTx
+	preferenceTx
 }
 
 // newTx is a transaction on c with its verb views.
@@ -149,6 +151,8 @@ func newTx(c Conn) *Tx {
 	t.providerTx = providerTx{t}
 	t.webhookTx = webhookTx{t}
 	t.recipientTx = recipientTx{t}
+	t.categoryTx = categoryTx{t}
+	t.preferenceTx = preferenceTx{t}
 	return t
 }
 
@@ -181,6 +185,13 @@ type webhookTx struct{ *Tx }
 
 // recipientTx holds the verbs of recipient profiles (issue 32).
 type recipientTx struct{ *Tx }
+
+// categoryTx holds the verbs of categories, preferenceTx those of
+// preferences (issue 32, item 3).
+type (
+	categoryTx   struct{ *Tx }
+	preferenceTx struct{ *Tx }
+)
 
 var _ notify.Tx = (*Tx)(nil)
 

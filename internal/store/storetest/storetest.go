@@ -146,6 +146,8 @@ var tests = map[string]func(t *testing.T, open Opener){
 
 	// recipient.go
 	"Recipients": testRecipients,
+	// category.go
+	"Categories": testCategories,
 
 	// requests.go
 	"FindRequests":      oneDB(testFindRequests),

@@ -1,0 +1,34 @@
+// Package categories is the room of message categories and recipients'
+// preferences (issue 32, item 3): a workspace's kinds of message (security
+// notices, marketing, ...), and per person and per workspace which
+// channels each kind may use. The decision a send takes from them is the
+// pure notify.DecidePreference; wiring it into sends is a later step.
+package categories
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/usecase"
+)
+
+// Options are what the room is built with.
+type Options struct {
+	Store  notify.Store
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+// Service is the categories room.
+type Service struct {
+	usecase.Kit
+}
+
+// New builds the room.
+func New(o Options) *Service {
+	return &Service{Kit: usecase.NewKit(o.Store, o.Now, o.Logger)}
+}
+
+// Caller is who acts: a dashboard member or a signed API key.
+type Caller = usecase.Caller

@@ -1,0 +1,184 @@
+package notify
+
+import (
+	"context"
+	"slices"
+	"time"
+)
+
+// Category is a workspace's kind of message (issue 32, item 3): what a
+// send names in `category` and what preferences are kept per. Key is its
+// name in the API and never changes; ID is notifyd's own key of the row,
+// never shown (preferences refer to it, and go with it).
+type Category struct {
+	ID          string
+	WorkspaceID string
+	Key         string
+	Name        string
+	Description string
+	// Required: messages a person cannot opt out of (security notices);
+	// preferences are ignored for them.
+	Required bool
+	// DefaultChannels are the channels on for a person who has chosen
+	// nothing for this category; empty means every channel.
+	DefaultChannels []Channel
+	// Advertising marks messages that need the recipient's consent
+	// (정보통신망법 제50조); send windows (item 5) read it.
+	Advertising bool
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
+// Preferences are one person's choices, or the workspace's defaults for
+// everyone: a switch per channel, and per category a switch per channel.
+// An absent channel (or category) is no choice: the next rule decides.
+type Preferences struct {
+	Channels   map[Channel]bool
+	Categories map[string]map[Channel]bool
+}
+
+// Empty reports whether p holds no choice.
+func (p *Preferences) Empty() bool {
+	if p == nil {
+		return true
+	}
+	if len(p.Channels) > 0 {
+		return false
+	}
+	for _, m := range p.Categories {
+		if len(m) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// categoryChannel is p's choice for the category and channel, if any.
+func (p *Preferences) categoryChannel(key string, ch Channel) (on, set bool) {
+	if p == nil || key == "" {
+		return false, false
+	}
+	on, set = p.Categories[key][ch]
+	return on, set
+}
+
+// channel is p's switch of ch, if any.
+func (p *Preferences) channel(ch Channel) (on, set bool) {
+	if p == nil {
+		return false, false
+	}
+	on, set = p.Channels[ch]
+	return on, set
+}
+
+// PreferenceRule names the rule that decided a send.
+type PreferenceRule string
+
+// The rules, in the order DecidePreference tries them.
+const (
+	RuleRequired                 PreferenceRule = "required"
+	RuleRecipientCategoryChannel PreferenceRule = "recipient.category_channel"
+	RuleRecipientChannel         PreferenceRule = "recipient.channel"
+	RuleWorkspaceCategoryChannel PreferenceRule = "workspace.category_channel"
+	RuleWorkspaceChannel         PreferenceRule = "workspace.channel"
+	RuleCategoryDefaultChannels  PreferenceRule = "category.default_channels"
+	RuleDefault                  PreferenceRule = "default"
+)
+
+// PreferenceDecision is whether a send may go and the rule that said so.
+type PreferenceDecision struct {
+	Allowed bool
+	Rule    PreferenceRule
+}
+
+// DecidePreference decides whether a send of category cat (nil: none) on
+// channel ch may go, given the recipient's preferences rp and the
+// workspace default def (either may be nil). The first rule with an
+// answer decides, the most specific first:
+//
+//  1. a required category: allowed, whatever anyone chose;
+//  2. the recipient's choice for the category on ch;
+//  3. the recipient's switch of ch;
+//  4. the workspace default for the category on ch;
+//  5. the workspace default switch of ch;
+//  6. the category's default channels, when it names any: allowed only on those;
+//  7. allowed.
+//
+// A person's explicit choice wins over every default, and a choice for the
+// category wins over one for the channel. Whether a send is evaluated at
+// all (OTP is not; SPEC's sends by address without a category are not) is
+// the caller's matter.
+func DecidePreference(cat *Category, ch Channel, rp, def *Preferences) PreferenceDecision {
+	key := ""
+	if cat != nil {
+		if cat.Required {
+			return PreferenceDecision{Allowed: true, Rule: RuleRequired}
+		}
+		key = cat.Key
+	}
+	if on, ok := rp.categoryChannel(key, ch); ok {
+		return PreferenceDecision{Allowed: on, Rule: RuleRecipientCategoryChannel}
+	}
+	if on, ok := rp.channel(ch); ok {
+		return PreferenceDecision{Allowed: on, Rule: RuleRecipientChannel}
+	}
+	if on, ok := def.categoryChannel(key, ch); ok {
+		return PreferenceDecision{Allowed: on, Rule: RuleWorkspaceCategoryChannel}
+	}
+	if on, ok := def.channel(ch); ok {
+		return PreferenceDecision{Allowed: on, Rule: RuleWorkspaceChannel}
+	}
+	if cat != nil && len(cat.DefaultChannels) > 0 {
+		return PreferenceDecision{Allowed: slices.Contains(cat.DefaultChannels, ch), Rule: RuleCategoryDefaultChannels}
+	}
+	return PreferenceDecision{Allowed: true, Rule: RuleDefault}
+}
+
+// SendPreferences is what deciding one send needs, loaded in one store
+// call: the category (nil when the send names none), the recipient's
+// preferences (nil when the send names no recipient) and the workspace
+// default. The preferences hold only the channel they were loaded for.
+type SendPreferences struct {
+	Category  *Category
+	Recipient *Preferences
+	Default   *Preferences
+}
+
+// Decide is DecidePreference of the loaded set on ch.
+func (s *SendPreferences) Decide(ch Channel) PreferenceDecision {
+	return DecidePreference(s.Category, ch, s.Recipient, s.Default)
+}
+
+// CategoryTx holds the store verbs of categories.
+type CategoryTx interface {
+	// CreateCategory inserts c; ErrConflict when the workspace has a
+	// category of c.Key already.
+	CreateCategory(ctx context.Context, c *Category) error
+	FindCategory(ctx context.Context, workspaceID, key string) (*Category, error)
+	// FindCategories lists the workspace's categories by key.
+	FindCategories(ctx context.Context, workspaceID string) ([]*Category, error)
+	// UpdateCategory writes every field of c but its key, ID and CreatedAt.
+	UpdateCategory(ctx context.Context, c *Category) error
+	// DeleteCategory removes a category and every preference of it;
+	// ErrNotFound when none matched.
+	DeleteCategory(ctx context.Context, workspaceID, key string) error
+}
+
+// PreferenceTx holds the store verbs of preferences. recipientID is
+// notifyd's own id of a profile (Recipient.ID); "" is the workspace
+// default. A recipient's preferences go with the profile on erasure.
+type PreferenceTx interface {
+	// FindPreferences answers the stored preferences (empty maps when
+	// none), categories by key.
+	FindPreferences(ctx context.Context, workspaceID, recipientID string) (*Preferences, error)
+	// ReplacePreferences replaces every preference of the recipient (or
+	// the default) with p. Every category key of p must be one of the
+	// workspace's (ErrNotFound otherwise).
+	ReplacePreferences(ctx context.Context, workspaceID, recipientID string, p *Preferences) error
+	// FindSendPreferences loads what deciding a send on ch needs: the
+	// category of categoryKey ("" for none; ErrNotFound when the
+	// workspace has no such category), the recipient's preferences on ch
+	// (recipientID "" for none: Recipient stays nil) and the workspace
+	// default on ch.
+	FindSendPreferences(ctx context.Context, workspaceID, categoryKey, recipientID string, ch Channel) (*SendPreferences, error)
+}

@@ -1,0 +1,214 @@
+package sqlstore
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/notifyd/notifyd/internal/notify"
+)
+
+const categoryCols = `id, workspace_id, key, name, description, required, default_channels, advertising, created_at, updated_at`
+
+func scanCategory(row Row) (*notify.Category, error) {
+	var c notify.Category
+	var chans string
+	var cr, up int64
+	if err := row.Scan(&c.ID, &c.WorkspaceID, &c.Key, &c.Name, &c.Description, &c.Required, &chans, &c.Advertising,
+		&cr, &up); err != nil {
+		return nil, err
+	}
+	if err := fromJSON(chans, &c.DefaultChannels); err != nil {
+		return nil, err
+	}
+	if c.DefaultChannels == nil {
+		c.DefaultChannels = []notify.Channel{}
+	}
+	c.CreatedAt, c.UpdatedAt = fromMs(cr), fromMs(up)
+	return &c, nil
+}
+
+func defaultChannels(c *notify.Category) string {
+	if c.DefaultChannels == nil {
+		return "[]"
+	}
+	return toJSON(c.DefaultChannels)
+}
+
+// CreateCategory uses DO NOTHING so a duplicate key answers ErrConflict
+// without aborting the PostgreSQL transaction.
+func (t categoryTx) CreateCategory(ctx context.Context, c *notify.Category) error {
+	n, err := t.c.Exec(ctx, `INSERT INTO categories (`+categoryCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT DO NOTHING`, c.ID, c.WorkspaceID, c.Key, c.Name, c.Description, c.Required, defaultChannels(c),
+		c.Advertising, ms(c.CreatedAt), ms(c.UpdatedAt))
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return notify.ErrConflict
+	}
+	return nil
+}
+
+func (t categoryTx) FindCategory(ctx context.Context, workspaceID, key string) (*notify.Category, error) {
+	return scanCategory(t.c.QueryRow(ctx, `SELECT `+categoryCols+` FROM categories WHERE workspace_id = ? AND key = ?`,
+		workspaceID, key))
+}
+
+func (t categoryTx) FindCategories(ctx context.Context, workspaceID string) ([]*notify.Category, error) {
+	return queryAll(ctx, t.c, scanCategory, `SELECT `+categoryCols+` FROM categories WHERE workspace_id = ? ORDER BY key`,
+		workspaceID)
+}
+
+func (t categoryTx) UpdateCategory(ctx context.Context, c *notify.Category) error {
+	return expectOne(t.c.Exec(ctx, `UPDATE categories SET name = ?, description = ?, required = ?, default_channels = ?,
+		advertising = ?, updated_at = ? WHERE workspace_id = ? AND key = ?`, c.Name, c.Description, c.Required,
+		defaultChannels(c), c.Advertising, ms(c.UpdatedAt), c.WorkspaceID, c.Key))
+}
+
+// DeleteCategory: the category's preferences go by the cascade.
+func (t categoryTx) DeleteCategory(ctx context.Context, workspaceID, key string) error {
+	return expectOne(t.c.Exec(ctx, `DELETE FROM categories WHERE workspace_id = ? AND key = ?`, workspaceID, key))
+}
+
+// ownerWhere selects the preferences of a recipient, or with recipientID
+// "" the workspace default, in the form each index serves: the
+// recipient's by recipient_id, the default's by the unique index's
+// COALESCE expression.
+func ownerWhere(alias, workspaceID, recipientID string) (string, []any) {
+	if recipientID == "" {
+		return alias + `workspace_id = ? AND COALESCE(` + alias + `recipient_id, '') = ''`, []any{workspaceID}
+	}
+	return alias + `recipient_id = ? AND ` + alias + `workspace_id = ?`, []any{recipientID, workspaceID}
+}
+
+func emptyPreferences() *notify.Preferences {
+	return &notify.Preferences{Channels: map[notify.Channel]bool{}, Categories: map[string]map[notify.Channel]bool{}}
+}
+
+// add puts one stored choice into p: key nil is the channel's switch.
+func addPreference(p *notify.Preferences, key *string, ch string, allowed bool) {
+	if key == nil {
+		p.Channels[notify.Channel(ch)] = allowed
+		return
+	}
+	m := p.Categories[*key]
+	if m == nil {
+		m = map[notify.Channel]bool{}
+		p.Categories[*key] = m
+	}
+	m[notify.Channel(ch)] = allowed
+}
+
+func (t preferenceTx) FindPreferences(ctx context.Context, workspaceID, recipientID string) (*notify.Preferences, error) {
+	where, args := ownerWhere("p.", workspaceID, recipientID)
+	rows, err := t.c.Query(ctx, `SELECT c.key, p.channel, p.allowed FROM preferences p
+		LEFT JOIN categories c ON c.id = p.category_id WHERE `+where, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	p := emptyPreferences()
+	for rows.Next() {
+		var key *string
+		var ch string
+		var allowed bool
+		if err := rows.Scan(&key, &ch, &allowed); err != nil {
+			return nil, err
+		}
+		addPreference(p, key, ch, allowed)
+	}
+	return p, rows.Err()
+}
+
+// preferenceChunk bounds the rows of one INSERT (5 parameters a row).
+const preferenceChunk = 1000
+
+func (t preferenceTx) ReplacePreferences(ctx context.Context, workspaceID, recipientID string, p *notify.Preferences) error {
+	where, args := ownerWhere("", workspaceID, recipientID)
+	if _, err := t.c.Exec(ctx, `DELETE FROM preferences WHERE `+where, args...); err != nil {
+		return err
+	}
+	ids := map[string]string{}
+	if len(p.Categories) > 0 {
+		cs, err := t.FindCategories(ctx, workspaceID)
+		if err != nil {
+			return err
+		}
+		for _, c := range cs {
+			ids[c.Key] = c.ID
+		}
+	}
+	var rows [][]any
+	rid := nullable(recipientID)
+	for ch, on := range p.Channels {
+		rows = append(rows, []any{workspaceID, rid, nil, string(ch), on})
+	}
+	for key, m := range p.Categories {
+		id, ok := ids[key]
+		if !ok {
+			return fmt.Errorf("category %q: %w", key, notify.ErrNotFound)
+		}
+		for ch, on := range m {
+			rows = append(rows, []any{workspaceID, rid, id, string(ch), on})
+		}
+	}
+	for start := 0; start < len(rows); start += preferenceChunk {
+		chunk := rows[start:min(start+preferenceChunk, len(rows))]
+		vals := make([]any, 0, len(chunk)*5)
+		for _, r := range chunk {
+			vals = append(vals, r...)
+		}
+		if _, err := t.c.Exec(ctx, `INSERT INTO preferences (workspace_id, recipient_id, category_id, channel, allowed) VALUES `+
+			strings.TrimSuffix(strings.Repeat(`(?, ?, ?, ?, ?), `, len(chunk)), ", "), vals...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// FindSendPreferences reads the category, then both owners' choices on
+// ch in one statement: the recipient's and the default's, each only the
+// channel switch and the category's choice.
+func (t preferenceTx) FindSendPreferences(ctx context.Context, workspaceID, categoryKey, recipientID string,
+	ch notify.Channel) (*notify.SendPreferences, error) {
+	out := &notify.SendPreferences{Default: emptyPreferences()}
+	catID := ""
+	if categoryKey != "" {
+		c, err := t.FindCategory(ctx, workspaceID, categoryKey)
+		if err != nil {
+			return nil, err
+		}
+		out.Category, catID = c, c.ID
+	}
+	const sel = `SELECT '%s', c.key, p.allowed FROM preferences p LEFT JOIN categories c ON c.id = p.category_id
+		WHERE %s AND p.channel = ? AND (p.category_id IS NULL OR p.category_id = ?)`
+	where, args := ownerWhere("p.", workspaceID, "")
+	q := fmt.Sprintf(sel, "d", where)
+	args = append(args, string(ch), catID)
+	if recipientID != "" {
+		out.Recipient = emptyPreferences()
+		w, a := ownerWhere("p.", workspaceID, recipientID)
+		q += ` UNION ALL ` + fmt.Sprintf(sel, "r", w)
+		args = append(append(args, a...), string(ch), catID)
+	}
+	rows, err := t.c.Query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var owner string
+		var key *string
+		var allowed bool
+		if err := rows.Scan(&owner, &key, &allowed); err != nil {
+			return nil, err
+		}
+		p := out.Default
+		if owner == "r" {
+			p = out.Recipient
+		}
+		addPreference(p, key, string(ch), allowed)
+	}
+	return out, rows.Err()
+}

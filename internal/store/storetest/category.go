@@ -1,0 +1,308 @@
+package storetest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/store"
+	"github.com/notifyd/notifyd/internal/store/sqlstore"
+)
+
+func newCategory(ws, key string, at time.Time) *notify.Category {
+	return &notify.Category{ID: id(), WorkspaceID: ws, Key: key, Name: key, DefaultChannels: []notify.Channel{},
+		CreatedAt: at, UpdatedAt: at}
+}
+
+// categorySet is two categories of ws1 (marketing with every field), one
+// of ws2 with marketing's key, a profile in each workspace and
+// preferences on all of them.
+type categorySet struct {
+	ws1, ws2        string
+	mkt, sec, other *notify.Category
+	r1, r2          *notify.Recipient
+	// p1 are r1's preferences, def1 ws1's default, p2 r2's.
+	p1, def1, p2 *notify.Preferences
+}
+
+func categoryFixture(t *testing.T, db *store.DB) *categorySet {
+	t.Helper()
+	ws1, ws2 := Workspace(t, db), Workspace(t, db)
+	mkt := newCategory(ws1, "marketing", t0)
+	mkt.Name, mkt.Description, mkt.Advertising = "Marketing", "Offers and news", true
+	mkt.DefaultChannels = []notify.Channel{notify.ChannelEmail, notify.ChannelPush}
+	sec := newCategory(ws1, "security", t0.Add(time.Millisecond))
+	sec.Required = true
+	other := newCategory(ws2, "marketing", t0)
+	r1, r2 := newRecipient(ws1, "user-1", t0), newRecipient(ws2, "user-1", t0)
+	s := &categorySet{ws1: ws1, ws2: ws2, mkt: mkt, sec: sec, other: other, r1: r1, r2: r2,
+		p1: &notify.Preferences{Channels: map[notify.Channel]bool{notify.ChannelSMS: false},
+			Categories: map[string]map[notify.Channel]bool{
+				"marketing": {notify.ChannelSMS: true, notify.ChannelEmail: false},
+				"security":  {notify.ChannelEmail: false},
+			}},
+		def1: &notify.Preferences{Channels: map[notify.Channel]bool{notify.ChannelPush: false},
+			Categories: map[string]map[notify.Channel]bool{"marketing": {notify.ChannelSMS: false}}},
+		p2: &notify.Preferences{Channels: map[notify.Channel]bool{notify.ChannelSMS: true},
+			Categories: map[string]map[notify.Channel]bool{"marketing": {notify.ChannelEmail: true}}},
+	}
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		for _, c := range []*notify.Category{mkt, sec, other} {
+			require.NoError(t, tx.CreateCategory(ctx, c))
+		}
+		for _, r := range []*notify.Recipient{r1, r2} {
+			_, err := tx.PutRecipient(ctx, r)
+			require.NoError(t, err)
+		}
+		require.NoError(t, tx.ReplacePreferences(ctx, ws1, r1.ID, s.p1))
+		require.NoError(t, tx.ReplacePreferences(ctx, ws1, "", s.def1))
+		require.NoError(t, tx.ReplacePreferences(ctx, ws2, r2.ID, s.p2))
+		return nil
+	})
+	return s
+}
+
+func testCategories(t *testing.T, open Opener) {
+	runVerbs(t, open, []verb{
+		{"CreateCategory", testCreateCategory, perWorkspace},
+		{"FindCategory", testFindCategory, perWorkspace},
+		{"FindCategories", testFindCategories, perWorkspace},
+		{"UpdateCategory", testUpdateCategory, perWorkspace},
+		{"DeleteCategory", testDeleteCategory, perWorkspace},
+		{"FindPreferences", testFindPreferences, perWorkspace},
+		{"ReplacePreferences", testReplacePreferences, perWorkspace},
+		{"FindSendPreferences", testFindSendPreferences, perWorkspace},
+		{"PreferencesErased", testPreferencesErased, perWorkspace},
+	})
+}
+
+// testCreateCategory: a duplicate key of the workspace is ErrConflict and
+// leaves the transaction usable; another workspace's key is its own.
+func testCreateCategory(t *testing.T, db *store.DB) {
+	s := categoryFixture(t, db)
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		require.ErrorIs(t, tx.CreateCategory(ctx, newCategory(s.ws1, "marketing", t0)), notify.ErrConflict)
+		require.NoError(t, tx.CreateCategory(ctx, newCategory(s.ws2, "security", t0)), "the transaction goes on")
+		return nil
+	})
+}
+
+func testFindCategory(t *testing.T, db *store.DB) {
+	s := categoryFixture(t, db)
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		got, err := tx.FindCategory(ctx, s.ws1, "marketing")
+		require.NoError(t, err)
+		require.Equal(t, s.mkt, got)
+		got, err = tx.FindCategory(ctx, s.ws2, "marketing")
+		require.NoError(t, err)
+		require.Equal(t, s.other, got)
+		_, err = tx.FindCategory(ctx, s.ws2, "security")
+		require.ErrorIs(t, err, notify.ErrNotFound, "other workspace")
+		return nil
+	})
+}
+
+func testFindCategories(t *testing.T, db *store.DB) {
+	s := categoryFixture(t, db)
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		cs, err := tx.FindCategories(ctx, s.ws1)
+		require.NoError(t, err)
+		require.Equal(t, []*notify.Category{s.mkt, s.sec}, cs, "by key")
+		cs, err = tx.FindCategories(ctx, Workspace(t, db))
+		require.NoError(t, err)
+		require.Empty(t, cs)
+		return nil
+	})
+}
+
+// testUpdateCategory writes every field but the key, id and createdAt.
+func testUpdateCategory(t *testing.T, db *store.DB) {
+	s := categoryFixture(t, db)
+	c := *s.mkt
+	c.ID, c.CreatedAt = "ignored", t0.Add(time.Hour)
+	c.Name, c.Description, c.Required, c.Advertising = "Promotions", "", true, false
+	c.DefaultChannels, c.UpdatedAt = []notify.Channel{notify.ChannelSMS}, t0.Add(time.Minute)
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		require.NoError(t, tx.UpdateCategory(ctx, &c))
+		ghost := newCategory(s.ws2, "security", t0)
+		require.ErrorIs(t, tx.UpdateCategory(ctx, ghost), notify.ErrNotFound)
+		return nil
+	})
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		got, err := tx.FindCategory(ctx, s.ws1, "marketing")
+		require.NoError(t, err)
+		want := c
+		want.ID, want.CreatedAt = s.mkt.ID, s.mkt.CreatedAt
+		require.Equal(t, &want, got)
+		got, err = tx.FindCategory(ctx, s.ws2, "marketing")
+		require.NoError(t, err)
+		require.Equal(t, s.other, got, "the other workspace's category of the key stays")
+		return nil
+	})
+}
+
+// testDeleteCategory: the category's preferences, the recipients' and
+// the default's, go with it; the others stay.
+func testDeleteCategory(t *testing.T, db *store.DB) {
+	s := categoryFixture(t, db)
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		require.NoError(t, tx.DeleteCategory(ctx, s.ws1, "marketing"))
+		require.ErrorIs(t, tx.DeleteCategory(ctx, s.ws1, "marketing"), notify.ErrNotFound)
+		require.ErrorIs(t, tx.DeleteCategory(ctx, s.ws2, "security"), notify.ErrNotFound, "other workspace")
+		return nil
+	})
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		_, err := tx.FindCategory(ctx, s.ws1, "marketing")
+		require.ErrorIs(t, err, notify.ErrNotFound)
+		p, err := tx.FindPreferences(ctx, s.ws1, s.r1.ID)
+		require.NoError(t, err)
+		require.Equal(t, &notify.Preferences{Channels: s.p1.Channels,
+			Categories: map[string]map[notify.Channel]bool{"security": s.p1.Categories["security"]}}, p)
+		p, err = tx.FindPreferences(ctx, s.ws1, "")
+		require.NoError(t, err)
+		require.Equal(t, &notify.Preferences{Channels: s.def1.Channels, Categories: map[string]map[notify.Channel]bool{}}, p)
+		p, err = tx.FindPreferences(ctx, s.ws2, s.r2.ID)
+		require.NoError(t, err)
+		require.Equal(t, s.p2, p, "the other workspace's marketing keeps its preferences")
+		return nil
+	})
+}
+
+func testFindPreferences(t *testing.T, db *store.DB) {
+	s := categoryFixture(t, db)
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		for _, c := range []struct {
+			ws, rid string
+			want    *notify.Preferences
+		}{
+			{s.ws1, s.r1.ID, s.p1}, {s.ws1, "", s.def1}, {s.ws2, s.r2.ID, s.p2},
+			{s.ws2, "", emptyPrefs()}, {s.ws2, s.r1.ID, emptyPrefs()}, {s.ws1, s.r2.ID, emptyPrefs()},
+		} {
+			got, err := tx.FindPreferences(ctx, c.ws, c.rid)
+			require.NoError(t, err)
+			require.Equal(t, c.want, got, "%s %s", c.ws, c.rid)
+		}
+		return nil
+	})
+}
+
+func emptyPrefs() *notify.Preferences {
+	return &notify.Preferences{Channels: map[notify.Channel]bool{}, Categories: map[string]map[notify.Channel]bool{}}
+}
+
+// testReplacePreferences: a replace drops every earlier choice of its
+// owner only; an unknown (or another workspace's) category is ErrNotFound;
+// more rows than one statement holds are written.
+func testReplacePreferences(t *testing.T, db *store.DB) {
+	s := categoryFixture(t, db)
+	next := &notify.Preferences{Channels: map[notify.Channel]bool{notify.ChannelEmail: true},
+		Categories: map[string]map[notify.Channel]bool{"security": {notify.ChannelSMS: true}}}
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		require.NoError(t, tx.ReplacePreferences(ctx, s.ws1, s.r1.ID, next))
+		require.NoError(t, tx.ReplacePreferences(ctx, s.ws2, s.r2.ID, emptyPrefs()))
+		return nil
+	})
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		got, err := tx.FindPreferences(ctx, s.ws1, s.r1.ID)
+		require.NoError(t, err)
+		require.Equal(t, next, got)
+		got, err = tx.FindPreferences(ctx, s.ws1, "")
+		require.NoError(t, err)
+		require.Equal(t, s.def1, got, "the default is another owner")
+		got, err = tx.FindPreferences(ctx, s.ws2, s.r2.ID)
+		require.NoError(t, err)
+		require.Equal(t, emptyPrefs(), got)
+		return nil
+	})
+	err := db.Update(context.Background(), func(tx notify.Tx) error {
+		return tx.ReplacePreferences(context.Background(), s.ws2, s.r2.ID,
+			&notify.Preferences{Categories: map[string]map[notify.Channel]bool{"security": {notify.ChannelSMS: true}}})
+	})
+	require.ErrorIs(t, err, notify.ErrNotFound, "ws2 has no security category")
+
+	// 150 categories × 8 channels: more rows than one statement holds.
+	many := &notify.Preferences{Channels: map[notify.Channel]bool{}, Categories: map[string]map[notify.Channel]bool{}}
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		for i := range 150 {
+			key := "c" + string(rune('a'+i/26)) + string(rune('a'+i%26))
+			require.NoError(t, tx.CreateCategory(ctx, newCategory(s.ws2, key, t0)))
+			many.Categories[key] = map[notify.Channel]bool{}
+			for j, ch := range notify.Channels {
+				many.Categories[key][ch] = (i+j)%2 == 0
+			}
+		}
+		return tx.ReplacePreferences(ctx, s.ws2, "", many)
+	})
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		got, err := tx.FindPreferences(ctx, s.ws2, "")
+		require.NoError(t, err)
+		require.Equal(t, many, got)
+		return nil
+	})
+}
+
+// testFindSendPreferences: the category and both owners' choices on the
+// one channel, nothing of another channel or category.
+func testFindSendPreferences(t *testing.T, db *store.DB) {
+	s := categoryFixture(t, db)
+	sms, email := notify.ChannelSMS, notify.ChannelEmail
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		sp, err := tx.FindSendPreferences(ctx, s.ws1, "marketing", s.r1.ID, sms)
+		require.NoError(t, err)
+		require.Equal(t, &notify.SendPreferences{Category: s.mkt,
+			Recipient: &notify.Preferences{Channels: map[notify.Channel]bool{sms: false},
+				Categories: map[string]map[notify.Channel]bool{"marketing": {sms: true}}},
+			Default: &notify.Preferences{Channels: map[notify.Channel]bool{},
+				Categories: map[string]map[notify.Channel]bool{"marketing": {sms: false}}}}, sp)
+		require.Equal(t, notify.PreferenceDecision{Allowed: true, Rule: notify.RuleRecipientCategoryChannel}, sp.Decide(sms))
+
+		sp, err = tx.FindSendPreferences(ctx, s.ws1, "security", s.r1.ID, email)
+		require.NoError(t, err)
+		require.Equal(t, &notify.SendPreferences{Category: s.sec,
+			Recipient: &notify.Preferences{Channels: map[notify.Channel]bool{},
+				Categories: map[string]map[notify.Channel]bool{"security": {email: false}}},
+			Default: emptyPrefs()}, sp)
+		require.Equal(t, notify.PreferenceDecision{Allowed: true, Rule: notify.RuleRequired}, sp.Decide(email))
+
+		// No category, no recipient: the default's switch alone.
+		sp, err = tx.FindSendPreferences(ctx, s.ws1, "", "", notify.ChannelPush)
+		require.NoError(t, err)
+		require.Equal(t, &notify.SendPreferences{
+			Default: &notify.Preferences{Channels: map[notify.Channel]bool{notify.ChannelPush: false},
+				Categories: map[string]map[notify.Channel]bool{}}}, sp)
+
+		// Another workspace's recipient id brings nothing of it.
+		sp, err = tx.FindSendPreferences(ctx, s.ws1, "marketing", s.r2.ID, sms)
+		require.NoError(t, err)
+		require.Equal(t, emptyPrefs(), sp.Recipient)
+
+		_, err = tx.FindSendPreferences(ctx, s.ws2, "security", s.r2.ID, sms)
+		require.ErrorIs(t, err, notify.ErrNotFound, "ws2 has no security category")
+		return nil
+	})
+}
+
+// testPreferencesErased: a profile's erasure takes its preferences; the
+// default and other profiles keep theirs.
+func testPreferencesErased(t *testing.T, db *store.DB) {
+	s := categoryFixture(t, db)
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		return tx.DeleteRecipient(ctx, s.ws1, s.r1.ExternalID)
+	})
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		got, err := tx.FindPreferences(ctx, s.ws1, s.r1.ID)
+		require.NoError(t, err)
+		require.Equal(t, emptyPrefs(), got)
+		got, err = tx.FindPreferences(ctx, s.ws1, "")
+		require.NoError(t, err)
+		require.Equal(t, s.def1, got)
+		var n int
+		require.NoError(t, tx.(*sqlstore.Tx).Conn().QueryRow(ctx, `SELECT COUNT(*) FROM preferences WHERE recipient_id = ?`,
+			s.r1.ID).Scan(&n))
+		require.Zero(t, n, "no row of the erased profile is left")
+		return nil
+	})
+}
