@@ -44,6 +44,10 @@ type WebhookEventData struct {
 	// FallbackStep is the step of the request's cross-channel fallback it
 	// reached (0: its own channel); nil for a request without one.
 	FallbackStep *int `json:"fallbackStep"`
+	// RecipientID and Category are present for a send by recipient id or
+	// with a category (issue 32), absent otherwise.
+	RecipientID *string `json:"recipientId,omitempty"`
+	Category    *string `json:"category,omitempty"`
 }
 
 // VerifyWebhook checks a delivery the Standard Webhooks way: the

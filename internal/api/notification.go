@@ -49,7 +49,8 @@ type sendBody struct {
 	PreferredProviderAccountIDs []string          `json:"preferredProviderAccountIds"`
 	Metadata                    map[string]string `json:"metadata"`
 	ChannelFallback             *[]*fallbackStep  `json:"channelFallback"`
-	Locale                      *string           `json:"locale"` // issue 21
+	Locale                      *string           `json:"locale"`   // issue 21
+	Category                    *string           `json:"category"` // issue 32
 }
 
 type sendRecipient struct {
@@ -92,7 +93,8 @@ func (f *fallbackStep) input() *sends.FallbackInput {
 
 func (b *sendBody) input() *sends.SendInput {
 	in := &sends.SendInput{Channel: b.Channel, IdempotencyKey: b.IdempotencyKey, ScheduledAt: b.ScheduledAt,
-		PreferredProviderAccountIDs: b.PreferredProviderAccountIDs, Metadata: b.Metadata, Locale: b.Locale}
+		PreferredProviderAccountIDs: b.PreferredProviderAccountIDs, Metadata: b.Metadata, Locale: b.Locale,
+		Category: b.Category}
 	if b.Recipient != nil {
 		in.RecipientAddress, in.RecipientID, in.RecipientName = b.Recipient.Address, b.Recipient.ID, b.Recipient.Name
 	}

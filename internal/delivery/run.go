@@ -210,6 +210,9 @@ func (e *Engine) claim(ctx context.Context, tx notify.Tx, queueJobID int64, now 
 	if *bs, err = e.prepare(ctx, tx, *runs); err != nil {
 		return err
 	}
+	if err := e.checkPreferences(ctx, tx, *runs, now); err != nil {
+		return err
+	}
 	if err := e.admitBulk(ctx, tx, *runs); err != nil {
 		return err
 	}

@@ -182,3 +182,18 @@ type PreferenceTx interface {
 	// default on ch.
 	FindSendPreferences(ctx context.Context, workspaceID, categoryKey, recipientID string, ch Channel) (*SendPreferences, error)
 }
+
+// Explain is the decision in words, for a request's final error message
+// and its explanation: "sms is off for category marketing (rule
+// recipient.category_channel)".
+func (d PreferenceDecision) Explain(cat *Category, ch Channel) string {
+	state := "on"
+	if !d.Allowed {
+		state = "off"
+	}
+	what := string(ch) + " is " + state
+	if cat != nil {
+		what += " for category " + cat.Key
+	}
+	return what + " (rule " + string(d.Rule) + ")"
+}

@@ -37,6 +37,9 @@ type SendInput struct {
 	// Locale chooses the template version (issue 21); nil when absent.
 	// validateSend replaces it with its canonical form.
 	Locale *string
+	// Category names one of the workspace's categories (issue 32): the
+	// preferences of the recipient and the workspace decide the send.
+	Category *string
 }
 
 // SendResult is the answer for one accepted (or deduplicated) request.
@@ -89,6 +92,9 @@ func (s *Service) validateSend(in *SendInput, prefix string, now time.Time) (*ti
 		return nil, err
 	}
 	if err := compose.CheckMetadata(f("metadata"), in.Metadata); err != nil {
+		return nil, err
+	}
+	if err := checkCategory(f, in.Category); err != nil {
 		return nil, err
 	}
 	if in.TemplateCode == "" && (in.Text == nil || *in.Text == "") {
@@ -199,6 +205,14 @@ func (s *Service) buildRequest(ctx context.Context, tx notify.Tx, ws string, key
 	if err := s.buildFallback(ctx, tx, key, in, r, prof, locale, prefix); err != nil {
 		return nil, err
 	}
+	if in.Category != nil {
+		r.Category = *in.Category
+	}
+	if r.Category != "" || prof != nil {
+		if err := decidePreferences(ctx, tx, r, prof, prefix); err != nil {
+			return nil, err
+		}
+	}
 	return r, nil
 }
 
@@ -223,7 +237,7 @@ func (s *Service) Send(ctx context.Context, key *notify.APIKey, nonce *gate.Nonc
 			c.refuse = rs[0].err
 			return nil
 		}
-		acc = &notify.Accept{Request: rs[0].req, MaxAttempts: s.jobAttempts}
+		acc = &notify.Accept{Request: rs[0].req, MaxAttempts: s.jobAttempts, Final: rs[0].req.Status.Terminal()}
 		c.accepts = []*notify.Accept{acc}
 		return nil
 	})
@@ -300,7 +314,8 @@ func (s *Service) buildRequests(ctx context.Context, key *notify.APIKey, ins []*
 	}
 	reads := false
 	for _, in := range ins {
-		reads = reads || in.TemplateCode != "" || in.RecipientID != nil || len(in.PreferredProviderAccountIDs) > 0 || fallbackReads(in)
+		reads = reads || in.TemplateCode != "" || in.RecipientID != nil || in.Category != nil || len(in.PreferredProviderAccountIDs) > 0 ||
+			fallbackReads(in)
 	}
 	if !reads {
 		return out, build(nil)
@@ -382,7 +397,7 @@ func (s *Service) SendBulk(ctx context.Context, key *notify.APIKey, nonce *gate.
 		for _, b := range rs {
 			if b.err == nil { // an acceptance failure leaves its item out
 				b.req.MarkedLane = lane
-				accs = append(accs, &notify.Accept{Request: b.req, MaxAttempts: s.jobAttempts})
+				accs = append(accs, &notify.Accept{Request: b.req, MaxAttempts: s.jobAttempts, Final: b.req.Status.Terminal()})
 			}
 		}
 		c.accepts = accs

@@ -526,6 +526,10 @@ type webhookData struct {
 	// unless sent) and the step it reached (null without a chain).
 	DeliveredChannel *string `json:"deliveredChannel"`
 	FallbackStep     *int    `json:"fallbackStep"`
+	// A send by recipient id or with a category (issue 32) names them;
+	// absent otherwise, so SPEC's body is unchanged.
+	RecipientID *string `json:"recipientId,omitempty"`
+	Category    *string `json:"category,omitempty"`
 }
 
 // eventBody renders {type, timestamp, data} from the outbox row, whose

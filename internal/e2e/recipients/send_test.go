@@ -83,9 +83,13 @@ func TestSendToRecipient(t *testing.T) {
 	// both APIs; another workspace gets 404.
 	ex := notifytest.Data[explanation](t, notifytest.Signed(t, key, "GET", "/v1/notifications/"+id+"/explanation", nil), http.StatusOK)
 	require.Equal(t, "u-42", *ex.RecipientID)
-	require.Len(t, ex.Decisions, 1)
+	require.Len(t, ex.Decisions, 2)
 	require.Equal(t, decision{Stage: "acceptance", Kind: "address", Channel: ptr("sms"), Outcome: "resolved", Rule: ptr("profile.phone"),
 		Detail: ptr("recipient profile u-42")}, ex.Decisions[0].plain())
+	// A send by id is decided by the person's preferences even without a
+	// category (a channel switched off counts); none are set here.
+	require.Equal(t, decision{Stage: "acceptance", Kind: "preference", Channel: ptr("sms"), Outcome: "allowed", Rule: ptr("default"),
+		Detail: ptr("sms is on (rule default)")}, ex.Decisions[1].plain())
 	dashEx := notifytest.Decode[explanation](t, dash(t, env.Owner, "GET", "/v1/requests/"+id+"/explanation", nil, http.StatusOK), http.StatusOK)
 	require.Equal(t, ex, dashEx)
 	other, _ := env.NewWorkspace(t, "Other", "other-explain@example.com")
