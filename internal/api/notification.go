@@ -51,6 +51,8 @@ type sendBody struct {
 	ChannelFallback             *[]*fallbackStep  `json:"channelFallback"`
 	Locale                      *string           `json:"locale"`   // issue 21
 	Category                    *string           `json:"category"` // issue 32
+	SendWindow                  *windowIn         `json:"sendWindow"`
+	Urgent                      bool              `json:"urgent"`
 }
 
 type sendRecipient struct {
@@ -94,7 +96,10 @@ func (f *fallbackStep) input() *sends.FallbackInput {
 func (b *sendBody) input() *sends.SendInput {
 	in := &sends.SendInput{Channel: b.Channel, IdempotencyKey: b.IdempotencyKey, ScheduledAt: b.ScheduledAt,
 		PreferredProviderAccountIDs: b.PreferredProviderAccountIDs, Metadata: b.Metadata, Locale: b.Locale,
-		Category: b.Category}
+		Category: b.Category, Urgent: b.Urgent}
+	if w := b.SendWindow; w != nil {
+		in.SendWindow = &sends.WindowInput{Hours: w.Hours, Days: w.Days, TimeZone: w.TimeZone}
+	}
 	if b.Recipient != nil {
 		in.RecipientAddress, in.RecipientID, in.RecipientName = b.Recipient.Address, b.Recipient.ID, b.Recipient.Name
 	}

@@ -20,6 +20,7 @@ func (a *API) routes() []Route {
 		recipientsAPI{a, r.Recipients}.routes(),
 		consentsAPI{a, r.Recipients}.routes(),
 		categoriesAPI{a, r.Categories}.routes(),
+		windowsAPI{a, r.Windows}.routes(),
 	} {
 		all = append(all, group...)
 	}

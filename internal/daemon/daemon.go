@@ -50,6 +50,7 @@ import (
 	"github.com/notifyd/notifyd/internal/verification"
 	"github.com/notifyd/notifyd/internal/web"
 	"github.com/notifyd/notifyd/internal/webhooks"
+	"github.com/notifyd/notifyd/internal/windows"
 	"github.com/notifyd/notifyd/internal/worker"
 	"github.com/notifyd/notifyd/openapi"
 )
@@ -75,6 +76,10 @@ type Daemon struct {
 	// Now, when set before Open, is the service clock (tests move it to
 	// reach expiry and cooldown ends without sleeping); nil means time.Now.
 	Now func() time.Time
+	// QueueClock, set with Now before Open, makes Now River's clock too, so
+	// a job scheduled for a time of Now's becomes due when Now reaches it
+	// (tests of send windows). Tests only: River stubs its time with it.
+	QueueClock bool
 
 	queue    store.Queue
 	listener net.Listener
@@ -230,8 +235,21 @@ func (d *Daemon) dispatchJobTimeout() time.Duration {
 	return min(worker.DefaultTimeout, cmp.Or(d.Config.JobRescueAfter, 3*time.Minute)*2/3)
 }
 
+// queueClock is River's time generator for Daemon.QueueClock.
+type queueClock struct{ now func() time.Time }
+
+func (c queueClock) Now() time.Time { return c.now() }
+
+func (c queueClock) NowOrNil() *time.Time {
+	t := c.now().UTC()
+	return &t
+}
+
 func (d *Daemon) startQueue(ctx context.Context) error {
 	cfg := &river.Config{Logger: d.Logger.With("component", "river")}
+	if d.QueueClock && d.Now != nil {
+		cfg.Test.Time = queueClock{d.Now}
+	}
 	if d.Config.Role != "api" {
 		d.configureWorkers(cfg)
 	}
@@ -404,6 +422,7 @@ func (d *Daemon) buildRooms(box *secret.Box, master, otpSecret []byte, allowPriv
 			FanoutWriters: map[string]int{"postgres": 2}[db.Dialect]}),
 		Providers:    providers.New(providers.Options{Store: db, Box: box, Now: now, Logger: log, Engine: eng}),
 		Categories:   categories.New(categories.Options{Store: db, Now: now, Logger: log}),
+		Windows:      windows.New(windows.Options{Store: db, Now: now, Logger: log}),
 		Recipients:   recipients.New(recipients.Options{Store: db, Now: now, Logger: log}),
 		Retention:    retention.New(retention.Options{Store: db, Now: now, Logger: log}),
 		Sends:        sends.New(sends.Options{Store: db, Now: now, Logger: log, JobAttempts: d.Config.QueueJobAttempts, Gate: d.Gate}),

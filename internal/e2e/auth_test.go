@@ -287,6 +287,16 @@ func TestRoles(t *testing.T) {
 		// OTP fraud guard (issue 21, item 6).
 		{"GET", "/v1/limits/otp-fraud-guard", nil, "viewer"},
 		{"PUT", "/v1/limits/otp-fraud-guard", map[string]any{"dailyBudget": 0}, "admin"}, // 400: nothing stored
+		// Send windows, consents and explanations (issue 32).
+		{"GET", "/v1/send-windows", nil, "viewer"},
+		{"PUT", "/v1/send-windows/workspace", map[string]any{"hours": "bogus"}, "admin"},             // 400: nothing stored
+		{"DELETE", "/v1/send-windows/workspace", nil, "admin"},                                       // 404: none set
+		{"PUT", "/v1/send-windows/categories/nope", map[string]any{"hours": "09:00-18:00"}, "admin"}, // 404
+		{"DELETE", "/v1/send-windows/categories/nope", nil, "admin"},                                 // 404
+		{"GET", "/v1/recipients/nobody/consents", nil, "viewer"},                                     // 404
+		{"PUT", "/v1/recipients/nobody/consents/night-advertising", nil, "operator"},                 // 404
+		{"DELETE", "/v1/recipients/nobody/consents/night-advertising", nil, "operator"},              // 404
+		{"GET", "/v1/requests/" + id + "/explanation", nil, "viewer"},                                // 404
 	}
 	rank := map[string]int{"viewer": 0, "operator": 1, "admin": 2, "owner": 3}
 	clients := map[string]*client.Client{"viewer": viewer, "operator": operator, "admin": admin, "owner": e.Owner}

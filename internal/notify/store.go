@@ -102,6 +102,7 @@ type Tx interface {
 	SubscriberTx
 	RecipientTx
 	ConsentTx
+	WindowTx
 	CategoryTx
 	PreferenceTx
 	CampaignTx

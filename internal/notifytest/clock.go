@@ -52,5 +52,5 @@ func (e *Env) StartPeer(t testing.TB, now func() time.Time, opts ...Option) *dae
 	for _, o := range opts {
 		o(&cfg)
 	}
-	return openDaemon(t, cfg, now)
+	return openDaemon(t, cfg, now, false)
 }

@@ -72,6 +72,19 @@ func StartDaemon(t testing.TB, opts ...Option) *Env {
 // for tests that must pass expiry or cooldown times (see Clock).
 func StartDaemonAt(t testing.TB, now func() time.Time, opts ...Option) *Env {
 	t.Helper()
+	return startDaemon(t, now, false, opts...)
+}
+
+// StartDaemonQueueAt is StartDaemonAt whose clock is River's too
+// (daemon.Daemon.QueueClock): a job scheduled for a time of now's runs
+// when now reaches it, however far the test moves the clock.
+func StartDaemonQueueAt(t testing.TB, now func() time.Time, opts ...Option) *Env {
+	t.Helper()
+	return startDaemon(t, now, true, opts...)
+}
+
+func startDaemon(t testing.TB, now func() time.Time, queueClock bool, opts ...Option) *Env {
+	t.Helper()
 	sim := simulator.New()
 	simSrv := httptest.NewServer(sim)
 	t.Cleanup(simSrv.Close)
@@ -87,7 +100,7 @@ func StartDaemonAt(t testing.TB, now func() time.Time, opts ...Option) *Env {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	d := openDaemon(t, cfg, now)
+	d := openDaemon(t, cfg, now, queueClock)
 	ctx := context.Background()
 	res, err := d.Rooms.Accounts.Bootstrap(ctx, "Test", "owner@example.com", "correct horse battery")
 	require.NoError(t, err)
@@ -109,10 +122,10 @@ func (e *Env) NewWorkspace(t testing.TB, name, email string) (*client.Client, st
 }
 
 // openDaemon opens a daemon of cfg with clock now, closed after the test.
-func openDaemon(t testing.TB, cfg config.Config, now func() time.Time) *daemon.Daemon {
+func openDaemon(t testing.TB, cfg config.Config, now func() time.Time, queueClock bool) *daemon.Daemon {
 	t.Helper()
 	d := daemon.New(cfg, newTestLogger(t), nil)
-	d.Now = now
+	d.Now, d.QueueClock = now, queueClock
 	require.NoError(t, d.Open(context.Background()))
 	t.Cleanup(func() {
 		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -17,12 +17,14 @@ import (
 	"github.com/notifyd/notifyd/internal/templates"
 	"github.com/notifyd/notifyd/internal/verification"
 	"github.com/notifyd/notifyd/internal/webhooks"
+	"github.com/notifyd/notifyd/internal/windows"
 )
 
 // Set is one of each room.
 type Set struct {
 	Accounts     *accounts.Service     // workspaces, logins, sessions, members, API keys
 	Categories   *categories.Service   // message categories and recipients' preferences
+	Windows      *windows.Service      // send windows
 	Identities   *identities.Service   // sending identities and their DNS check
 	Limits       *limits.Service       // rate-limit policies and dispatch limits
 	Newsletter   *newsletter.Service   // subscribers, campaigns, fan-out

@@ -28,10 +28,10 @@ func checkCategory(f func(string) string, key *string) error {
 	return usecase.MaxLen(f("category"), *key, 64)
 }
 
-// decidePreferences decides r on each of its channels, and sets it
-// canceled when none is allowed. prof is the
+// decidePreferences decides r on each of its channels, sets it canceled
+// when none is allowed, and answers its category (nil for none). prof is the
 // send's profile (nil for a send by address).
-func decidePreferences(ctx context.Context, tx notify.Tx, r *notify.Request, prof *notify.Recipient, prefix string) error {
+func decidePreferences(ctx context.Context, tx notify.Tx, r *notify.Request, prof *notify.Recipient, prefix string) (*notify.Category, error) {
 	rowID := ""
 	if prof != nil {
 		rowID = prof.ID
@@ -48,10 +48,10 @@ func decidePreferences(ctx context.Context, tx notify.Tx, r *notify.Request, pro
 	for i, ch := range channels {
 		sp, err := tx.FindSendPreferences(ctx, r.WorkspaceID, r.Category, rowID, ch)
 		if notify.IsNotFound(err) {
-			return notify.Invalid("%scategory: no category %s in this workspace", prefix, r.Category)
+			return nil, notify.Invalid("%scategory: no category %s in this workspace", prefix, r.Category)
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
 		d := sp.Decide(ch)
 		cat = sp.Category
@@ -75,5 +75,5 @@ func decidePreferences(ctx context.Context, tx notify.Tx, r *notify.Request, pro
 		r.Status, r.FinalErrorCode = notify.StatusCanceled, notify.CodePreferenceOptOut
 		r.FinalErrorMessage = "not delivered: " + last.Explain(cat, channels[len(channels)-1])
 	}
-	return nil
+	return cat, nil
 }

@@ -40,6 +40,10 @@ type SendInput struct {
 	// Category names one of the workspace's categories (issue 32): the
 	// preferences of the recipient and the workspace decide the send.
 	Category *string
+	// SendWindow is the send's own window and Urgent exempts it from
+	// every window (issue 32, item 5; window.go).
+	SendWindow *WindowInput
+	Urgent     bool
 }
 
 // SendResult is the answer for one accepted (or deduplicated) request.
@@ -95,6 +99,9 @@ func (s *Service) validateSend(in *SendInput, prefix string, now time.Time) (*ti
 		return nil, err
 	}
 	if err := checkCategory(f, in.Category); err != nil {
+		return nil, err
+	}
+	if err := checkWindow(f, in.SendWindow); err != nil {
 		return nil, err
 	}
 	if in.TemplateCode == "" && (in.Text == nil || *in.Text == "") {
@@ -208,8 +215,15 @@ func (s *Service) buildRequest(ctx context.Context, tx notify.Tx, ws string, key
 	if in.Category != nil {
 		r.Category = *in.Category
 	}
+	var cat *notify.Category
 	if r.Category != "" || prof != nil {
-		if err := decidePreferences(ctx, tx, r, prof, prefix); err != nil {
+		var err error
+		if cat, err = decidePreferences(ctx, tx, r, prof, prefix); err != nil {
+			return nil, err
+		}
+	}
+	if !r.Status.Terminal() {
+		if err := holdForWindows(ctx, tx, r, cat, prof, in, now, prefix); err != nil {
 			return nil, err
 		}
 	}
@@ -314,8 +328,8 @@ func (s *Service) buildRequests(ctx context.Context, key *notify.APIKey, ins []*
 	}
 	reads := false
 	for _, in := range ins {
-		reads = reads || in.TemplateCode != "" || in.RecipientID != nil || in.Category != nil || len(in.PreferredProviderAccountIDs) > 0 ||
-			fallbackReads(in)
+		reads = reads || in.TemplateCode != "" || in.RecipientID != nil || in.Category != nil || in.SendWindow != nil ||
+			len(in.PreferredProviderAccountIDs) > 0 || fallbackReads(in)
 	}
 	if !reads {
 		return out, build(nil)

@@ -57,6 +57,61 @@ func testRecipients(t *testing.T, open Opener) {
 		{"PutConsent", testConsents, perWorkspace},
 		{"FindConsents", testConsents, perWorkspace},
 		{"DeleteConsent", testConsents, perWorkspace},
+		{"PutSendWindow", testSendWindows, perWorkspace},
+		{"FindSendWindows", testSendWindows, perWorkspace},
+		{"DeleteSendWindow", testSendWindows, perWorkspace},
+	})
+}
+
+// testSendWindows: the workspace's window and a category's are kept
+// apart, replaced when put again, read per workspace (one category's, or
+// all), deleted once, and a category's goes with its category.
+func testSendWindows(t *testing.T, db *store.DB) {
+	ws1, ws2 := Workspace(t, db), Workspace(t, db)
+	cat := &notify.Category{ID: id(), WorkspaceID: ws1, Key: "marketing", Name: "M", CreatedAt: t0, UpdatedAt: t0}
+	other := &notify.Category{ID: id(), WorkspaceID: ws1, Key: "digest", Name: "D", CreatedAt: t0, UpdatedAt: t0}
+	own := &notify.SendWindow{WorkspaceID: ws1, Hours: "09:00-21:00", TimeZone: "Asia/Seoul", UpdatedAt: t0}
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		require.NoError(t, tx.CreateCategory(ctx, cat))
+		require.NoError(t, tx.CreateCategory(ctx, other))
+		require.NoError(t, tx.PutSendWindow(ctx, &notify.SendWindow{WorkspaceID: ws1, Hours: "08:00-20:00", UpdatedAt: t0}))
+		require.NoError(t, tx.PutSendWindow(ctx, own))
+		require.NoError(t, tx.PutSendWindow(ctx, &notify.SendWindow{WorkspaceID: ws1, CategoryID: cat.ID, Hours: "10:00-18:00",
+			Days: []string{"mon", "fri"}, UpdatedAt: t0}))
+		require.NoError(t, tx.PutSendWindow(ctx, &notify.SendWindow{WorkspaceID: ws1, CategoryID: other.ID, Hours: "00:00-06:00", UpdatedAt: t0}))
+		return tx.PutSendWindow(ctx, &notify.SendWindow{WorkspaceID: ws2, Hours: "01:00-02:00", UpdatedAt: t0})
+	})
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		ws, err := tx.FindSendWindows(ctx, ws1, cat.ID, false)
+		require.NoError(t, err)
+		require.Len(t, ws, 2)
+		require.Equal(t, &notify.SendWindow{WorkspaceID: ws1, Hours: "09:00-21:00", Days: []string{}, TimeZone: "Asia/Seoul", UpdatedAt: t0}, ws[0])
+		require.Equal(t, &notify.SendWindow{WorkspaceID: ws1, CategoryID: cat.ID, CategoryKey: "marketing", Hours: "10:00-18:00",
+			Days: []string{"mon", "fri"}, UpdatedAt: t0}, ws[1])
+		ws, err = tx.FindSendWindows(ctx, ws1, "", false)
+		require.NoError(t, err)
+		require.Len(t, ws, 1, "the workspace's only")
+		ws, err = tx.FindSendWindows(ctx, ws1, "", true)
+		require.NoError(t, err)
+		require.Len(t, ws, 3)
+		ws, err = tx.FindSendWindows(ctx, ws2, cat.ID, false)
+		require.NoError(t, err)
+		require.Len(t, ws, 1, "another workspace reads its own")
+		require.Equal(t, "01:00-02:00", ws[0].Hours)
+		return nil
+	})
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		require.NoError(t, tx.DeleteSendWindow(ctx, ws1, ""))
+		require.True(t, notify.IsNotFound(tx.DeleteSendWindow(ctx, ws1, "")))
+		require.True(t, notify.IsNotFound(tx.DeleteSendWindow(ctx, ws2, cat.ID)))
+		return tx.DeleteCategory(ctx, ws1, "digest")
+	})
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		ws, err := tx.FindSendWindows(ctx, ws1, "", true)
+		require.NoError(t, err)
+		require.Len(t, ws, 1, "the category's window went with it")
+		require.Equal(t, "marketing", ws[0].CategoryKey)
+		return nil
 	})
 }
 

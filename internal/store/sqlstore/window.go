@@ -1,0 +1,43 @@
+package sqlstore
+
+import (
+	"context"
+
+	"github.com/notifyd/notifyd/internal/notify"
+)
+
+func (t recipientTx) PutSendWindow(ctx context.Context, w *notify.SendWindow) error {
+	days := w.Days
+	if days == nil {
+		days = []string{}
+	}
+	_, err := t.c.Exec(ctx, `INSERT INTO send_windows (workspace_id, scope, category_id, hours, days, time_zone, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (workspace_id, scope) DO UPDATE SET hours = excluded.hours, days = excluded.days,
+		time_zone = excluded.time_zone, updated_at = excluded.updated_at`,
+		w.WorkspaceID, w.CategoryID, nullable(w.CategoryID), w.Hours, toJSON(days), w.TimeZone, ms(w.UpdatedAt))
+	return err
+}
+
+func (t recipientTx) DeleteSendWindow(ctx context.Context, workspaceID, categoryID string) error {
+	return expectOne(t.c.Exec(ctx, `DELETE FROM send_windows WHERE workspace_id = ? AND scope = ?`, workspaceID, categoryID))
+}
+
+func (t recipientTx) FindSendWindows(ctx context.Context, workspaceID, categoryID string, all bool) ([]*notify.SendWindow, error) {
+	q := `SELECT w.workspace_id, w.scope, COALESCE(c.key, ''), w.hours, w.days, w.time_zone, w.updated_at
+		FROM send_windows w LEFT JOIN categories c ON c.id = w.category_id WHERE w.workspace_id = ?`
+	args := []any{workspaceID}
+	if !all {
+		q += ` AND w.scope IN ('', ?)`
+		args = append(args, categoryID)
+	}
+	return queryAll(ctx, t.c, func(row Row) (*notify.SendWindow, error) {
+		var w notify.SendWindow
+		var days string
+		var upd int64
+		if err := row.Scan(&w.WorkspaceID, &w.CategoryID, &w.CategoryKey, &w.Hours, &days, &w.TimeZone, &upd); err != nil {
+			return nil, err
+		}
+		w.UpdatedAt = fromMs(upd)
+		return &w, fromJSON(days, &w.Days)
+	}, q+` ORDER BY w.scope`, args...)
+}
