@@ -131,3 +131,32 @@ func TestPreferencesEmpty(t *testing.T) {
 		}
 	}
 }
+
+// TestDecidePreferenceReadmeExample pins the worked example of README.md
+// "Categories and preferences".
+func TestDecidePreferenceReadmeExample(t *testing.T) {
+	t.Parallel()
+	mkt := &Category{Key: "marketing", Advertising: true, DefaultChannels: []Channel{ChannelEmail, ChannelPush}}
+	sec := &Category{Key: "security", Required: true}
+	news := &Category{Key: "news"}
+	u42 := prefs(map[Channel]bool{ChannelSMS: false},
+		map[string]map[Channel]bool{"marketing": {ChannelSMS: true, ChannelPush: false}})
+	for _, c := range []struct {
+		cat  *Category
+		ch   Channel
+		rp   *Preferences
+		want PreferenceDecision
+	}{
+		{mkt, ChannelSMS, u42, PreferenceDecision{true, RuleRecipientCategoryChannel}},
+		{mkt, ChannelEmail, u42, PreferenceDecision{true, RuleCategoryDefaultChannels}},
+		{mkt, ChannelPush, u42, PreferenceDecision{false, RuleRecipientCategoryChannel}},
+		{news, ChannelSMS, u42, PreferenceDecision{false, RuleRecipientChannel}},
+		{sec, ChannelSMS, u42, PreferenceDecision{true, RuleRequired}},
+		{mkt, ChannelSMS, nil, PreferenceDecision{false, RuleCategoryDefaultChannels}},
+		{mkt, ChannelPush, nil, PreferenceDecision{true, RuleCategoryDefaultChannels}},
+	} {
+		if got := DecidePreference(c.cat, c.ch, c.rp, nil); got != c.want {
+			t.Errorf("%s on %s: got %+v, want %+v", c.cat.Key, c.ch, got, c.want)
+		}
+	}
+}
