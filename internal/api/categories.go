@@ -195,7 +195,7 @@ func (c *call) decodePreferences() (categories.Input, error) {
 			case "channels must be a boolean":
 				return categories.Input{}, notify.Invalid("channels values must be booleans")
 			case "categories must be a boolean", "categories must be an object":
-				return categories.Input{}, notify.Invalid("categories values must be objects of channels to booleans")
+				return categories.Input{}, notify.Invalid("categories must be an object of category keys to objects of channels to booleans")
 			}
 		}
 		return categories.Input{}, err

@@ -37,22 +37,6 @@ type Preferences struct {
 	Categories map[string]map[Channel]bool
 }
 
-// Empty reports whether p holds no choice.
-func (p *Preferences) Empty() bool {
-	if p == nil {
-		return true
-	}
-	if len(p.Channels) > 0 {
-		return false
-	}
-	for _, m := range p.Categories {
-		if len(m) > 0 {
-			return false
-		}
-	}
-	return true
-}
-
 // categoryChannel is p's choice for the category and channel, if any.
 func (p *Preferences) categoryChannel(key string, ch Channel) (on, set bool) {
 	if p == nil || key == "" {

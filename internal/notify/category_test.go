@@ -115,23 +115,6 @@ func TestDecidePreferenceRules(t *testing.T) {
 	}
 }
 
-func TestPreferencesEmpty(t *testing.T) {
-	t.Parallel()
-	var nilPrefs *Preferences
-	for _, c := range []struct {
-		p    *Preferences
-		want bool
-	}{
-		{nilPrefs, true}, {prefs(nil, nil), true}, {prefs(nil, map[string]map[Channel]bool{"a": {}}), true},
-		{prefs(map[Channel]bool{ChannelSMS: true}, nil), false},
-		{prefs(nil, map[string]map[Channel]bool{"a": {ChannelSMS: false}}), false},
-	} {
-		if got := c.p.Empty(); got != c.want {
-			t.Errorf("%+v: Empty() = %v, want %v", c.p, got, c.want)
-		}
-	}
-}
-
 // TestDecidePreferenceReadmeExample pins the worked example of README.md
 // "Categories and preferences".
 func TestDecidePreferenceReadmeExample(t *testing.T) {
