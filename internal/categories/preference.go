@@ -2,6 +2,7 @@ package categories
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -83,6 +84,15 @@ func knownCategories(ctx context.Context, tx notify.Tx, ws string, p *notify.Pre
 	return nil
 }
 
+// categoryGone is the 409 of a category removed between the check of
+// the keys and the write (the store reads them again under a lock).
+func categoryGone(err error) error {
+	if errors.Is(err, notify.ErrNotFound) {
+		return notify.Conflict("A category of these preferences was deleted meanwhile; try again")
+	}
+	return err
+}
+
 // auditBody is a preferences document as the audit log records it.
 func auditBody(p *notify.Preferences) map[string]any {
 	return map[string]any{"channels": p.Channels, "categories": p.Categories}
@@ -136,7 +146,7 @@ func (s *Service) PutPreferences(ctx context.Context, c Caller, externalID strin
 			return err
 		}
 		if err := tx.ReplacePreferences(ctx, c.Workspace(), r.ID, p); err != nil {
-			return err
+			return categoryGone(err)
 		}
 		return s.AuditAs(ctx, tx, c, "preference.replace", "recipient", externalID, auditBody(p))
 	})
@@ -172,7 +182,7 @@ func (s *Service) PutDefaultPreferences(ctx context.Context, c Caller, in Input)
 			return err
 		}
 		if err := tx.ReplacePreferences(ctx, ws, "", p); err != nil {
-			return err
+			return categoryGone(err)
 		}
 		return s.AuditAs(ctx, tx, c, "preference.default.replace", "workspace", ws, auditBody(p))
 	})

@@ -157,7 +157,8 @@ type PreferenceTx interface {
 	FindPreferences(ctx context.Context, workspaceID, recipientID string) (*Preferences, error)
 	// ReplacePreferences replaces every preference of the recipient (or
 	// the default) with p. Every category key of p must be one of the
-	// workspace's (ErrNotFound otherwise).
+	// workspace's (ErrNotFound otherwise); the categories named cannot be
+	// deleted until the transaction ends.
 	ReplacePreferences(ctx context.Context, workspaceID, recipientID string, p *Preferences) error
 	// FindSendPreferences loads what deciding a send on ch needs: the
 	// category of categoryKey ("" for none; ErrNotFound when the
