@@ -40,8 +40,8 @@ func channelSwitches(field string, in map[string]bool) (map[notify.Channel]bool,
 }
 
 // check turns in into preferences, every channel checked and category
-// keys in their form; whether the categories exist is the store's to
-// say. A category with no channel in it is dropped.
+// keys in their form; whether the categories exist is knownCategories'
+// to say.
 func check(in Input) (*notify.Preferences, error) {
 	chans, err := channelSwitches("channels", in.Channels)
 	if err != nil {
@@ -56,14 +56,14 @@ func check(in Input) (*notify.Preferences, error) {
 		if err != nil {
 			return nil, err
 		}
-		if len(m) > 0 {
-			p.Categories[k] = m
-		}
+		p.Categories[k] = m
 	}
 	return p, nil
 }
 
-// knownCategories refuses a key of p the workspace has no category of.
+// knownCategories refuses a key of p the workspace has no category of
+// (one given with no channel too), then drops the categories with no
+// channel: they hold no choice.
 func knownCategories(ctx context.Context, tx notify.Tx, ws string, p *notify.Preferences) error {
 	if len(p.Categories) == 0 {
 		return nil
@@ -79,6 +79,9 @@ func knownCategories(ctx context.Context, tx notify.Tx, ws string, p *notify.Pre
 	for _, k := range slices.Sorted(maps.Keys(p.Categories)) {
 		if !have[k] {
 			return notify.Invalid("categories: %s is not a category of this workspace", quoted(k))
+		}
+		if len(p.Categories[k]) == 0 {
+			delete(p.Categories, k)
 		}
 	}
 	return nil

@@ -191,6 +191,10 @@ func TestPreferences(t *testing.T) {
 		{map[string]any{"categories": map[string]any{"marketing": true}}, "categories must be an object of category keys to objects of channels to booleans"},
 		{map[string]any{"categories": []string{"marketing"}}, "categories must be an object of category keys to objects of channels to booleans"},
 		{map[string]any{"channels": "sms"}, "channels must be an object"},
+		{map[string]any{"channels": map[string]any{"sms": nil}}, "channels values must be booleans"},
+		{map[string]any{"categories": map[string]any{"marketing": map[string]any{"sms": nil}}},
+			"categories must be an object of category keys to objects of channels to booleans"},
+		{map[string]any{"categories": map[string]any{"marketing": nil}}, "categories must be an object of category keys to objects of channels to booleans"},
 		{map[string]any{"channel": map[string]bool{}}, "channel is not an allowed field"},
 	} {
 		require.Equal(t, c.detail, problem(t, e.Owner, "PUT", path, c.body), "%v", c.body)
@@ -201,6 +205,8 @@ func TestPreferences(t *testing.T) {
 	require.Equal(t, `channels: "fax" is not a channel (one of `+channelList+`)`,
 		problem(t, e.Owner, "PUT", "/v1/recipients/nobody/preferences", map[string]any{"channels": map[string]bool{"fax": true}}))
 	dash(t, e.Owner, "PUT", "/v1/recipients/nobody/preferences", map[string]any{"categories": map[string]any{"promo": map[string]bool{}}}, http.StatusNotFound)
+	require.Equal(t, `categories: "promo" is not a category of this workspace`,
+		problem(t, e.Owner, "PUT", path, map[string]any{"categories": map[string]any{"promo": map[string]bool{}}}), "an unknown key with no channel too")
 	dash(t, e.Owner, "GET", "/v1/recipients/nobody/preferences", nil, http.StatusNotFound)
 
 	a := notifytest.Audit(t, e.Owner, "preference.replace")
