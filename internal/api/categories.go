@@ -185,22 +185,59 @@ func preferencesBody(p *notify.Preferences) map[string]any {
 	return map[string]any{"preferences": out}
 }
 
+// preferencesIn is a put's body: pointers, so that a null (which would
+// decode as false, an opt-out nobody asked for) is refused.
+type preferencesIn struct {
+	Channels   map[string]*bool             `json:"channels"`
+	Categories map[string]*map[string]*bool `json:"categories"`
+}
+
+const (
+	detailChannelValues = "channels values must be booleans"
+	detailCategories    = "categories must be an object of category keys to objects of channels to booleans"
+)
+
+// switches copies a map of switches, refusing a null.
+func switches(in map[string]*bool, detail string) (map[string]bool, error) {
+	out := make(map[string]bool, len(in))
+	for k, v := range in {
+		if v == nil {
+			return nil, notify.Invalid("%s", detail)
+		}
+		out[k] = *v
+	}
+	return out, nil
+}
+
 // decodePreferences decodes a put's body, naming a wrong value as such
 // (the decoder names the map, not the key, of a wrong element).
 func (c *call) decodePreferences() (categories.Input, error) {
-	var in preferencesJSON
+	var in preferencesIn
 	if err := c.decode(&in); err != nil {
 		if e, ok := notify.AsError(err); ok {
 			switch e.Detail {
 			case "channels must be a boolean":
-				return categories.Input{}, notify.Invalid("channels values must be booleans")
+				return categories.Input{}, notify.Invalid(detailChannelValues)
 			case "categories must be a boolean", "categories must be an object":
-				return categories.Input{}, notify.Invalid("categories values must be objects of channels to booleans")
+				return categories.Input{}, notify.Invalid(detailCategories)
 			}
 		}
 		return categories.Input{}, err
 	}
-	return categories.Input{Channels: in.Channels, Categories: in.Categories}, nil
+	out := categories.Input{Categories: make(map[string]map[string]bool, len(in.Categories))}
+	var err error
+	if out.Channels, err = switches(in.Channels, detailChannelValues); err != nil {
+		return out, err
+	}
+	for k, m := range in.Categories {
+		if m == nil {
+			return out, notify.Invalid(detailCategories)
+		}
+		if out.Categories[k], err = switches(*m, detailCategories); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
 }
 
 func (a categoriesAPI) handlePrefsGet(c *call) error {

@@ -2,6 +2,7 @@ package categories
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -39,8 +40,8 @@ func channelSwitches(field string, in map[string]bool) (map[notify.Channel]bool,
 }
 
 // check turns in into preferences, every channel checked and category
-// keys in their form; whether the categories exist is the store's to
-// say. A category with no channel in it is dropped.
+// keys in their form; whether the categories exist is knownCategories'
+// to say.
 func check(in Input) (*notify.Preferences, error) {
 	chans, err := channelSwitches("channels", in.Channels)
 	if err != nil {
@@ -55,14 +56,14 @@ func check(in Input) (*notify.Preferences, error) {
 		if err != nil {
 			return nil, err
 		}
-		if len(m) > 0 {
-			p.Categories[k] = m
-		}
+		p.Categories[k] = m
 	}
 	return p, nil
 }
 
-// knownCategories refuses a key of p the workspace has no category of.
+// knownCategories refuses a key of p the workspace has no category of
+// (one given with no channel too), then drops the categories with no
+// channel: they hold no choice.
 func knownCategories(ctx context.Context, tx notify.Tx, ws string, p *notify.Preferences) error {
 	if len(p.Categories) == 0 {
 		return nil
@@ -79,8 +80,20 @@ func knownCategories(ctx context.Context, tx notify.Tx, ws string, p *notify.Pre
 		if !have[k] {
 			return notify.Invalid("categories: %s is not a category of this workspace", quoted(k))
 		}
+		if len(p.Categories[k]) == 0 {
+			delete(p.Categories, k)
+		}
 	}
 	return nil
+}
+
+// categoryGone is the 409 of a category removed between the check of
+// the keys and the write (the store reads them again under a lock).
+func categoryGone(err error) error {
+	if errors.Is(err, notify.ErrNotFound) {
+		return notify.Conflict("A category of these preferences was deleted meanwhile; try again")
+	}
+	return err
 }
 
 // auditBody is a preferences document as the audit log records it.
@@ -136,7 +149,7 @@ func (s *Service) PutPreferences(ctx context.Context, c Caller, externalID strin
 			return err
 		}
 		if err := tx.ReplacePreferences(ctx, c.Workspace(), r.ID, p); err != nil {
-			return err
+			return categoryGone(err)
 		}
 		return s.AuditAs(ctx, tx, c, "preference.replace", "recipient", externalID, auditBody(p))
 	})
@@ -172,7 +185,7 @@ func (s *Service) PutDefaultPreferences(ctx context.Context, c Caller, in Input)
 			return err
 		}
 		if err := tx.ReplacePreferences(ctx, ws, "", p); err != nil {
-			return err
+			return categoryGone(err)
 		}
 		return s.AuditAs(ctx, tx, c, "preference.default.replace", "workspace", ws, auditBody(p))
 	})

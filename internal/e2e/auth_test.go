@@ -297,6 +297,16 @@ func TestRoles(t *testing.T) {
 		{"PUT", "/v1/recipients/nobody/consents/night-advertising", nil, "operator"},                 // 404
 		{"DELETE", "/v1/recipients/nobody/consents/night-advertising", nil, "operator"},              // 404
 		{"GET", "/v1/requests/" + id + "/explanation", nil, "viewer"},                                // 404
+		// Categories and preferences (issue 32, item 3): nothing is written.
+		{"GET", "/v1/categories", nil, "viewer"},
+		{"GET", "/v1/categories/nope", nil, "viewer"},                              // 404
+		{"POST", "/v1/categories", map[string]any{"name": "x"}, "operator"},        // 400: no key
+		{"PATCH", "/v1/categories/nope", map[string]any{"name": "x"}, "operator"},  // 404
+		{"DELETE", "/v1/categories/nope", nil, "admin"},                            // 404
+		{"GET", "/v1/recipients/nobody/preferences", nil, "viewer"},                // 404
+		{"PUT", "/v1/recipients/nobody/preferences", map[string]any{}, "operator"}, // 404
+		{"GET", "/v1/preferences/default", nil, "viewer"},
+		{"PUT", "/v1/preferences/default", map[string]any{"channels": map[string]bool{"fax": true}}, "admin"}, // 400
 	}
 	rank := map[string]int{"viewer": 0, "operator": 1, "admin": 2, "owner": 3}
 	clients := map[string]*client.Client{"viewer": viewer, "operator": operator, "admin": admin, "owner": e.Owner}

@@ -37,22 +37,6 @@ type Preferences struct {
 	Categories map[string]map[Channel]bool
 }
 
-// Empty reports whether p holds no choice.
-func (p *Preferences) Empty() bool {
-	if p == nil {
-		return true
-	}
-	if len(p.Channels) > 0 {
-		return false
-	}
-	for _, m := range p.Categories {
-		if len(m) > 0 {
-			return false
-		}
-	}
-	return true
-}
-
 // categoryChannel is p's choice for the category and channel, if any.
 func (p *Preferences) categoryChannel(key string, ch Channel) (on, set bool) {
 	if p == nil || key == "" {
@@ -173,7 +157,8 @@ type PreferenceTx interface {
 	FindPreferences(ctx context.Context, workspaceID, recipientID string) (*Preferences, error)
 	// ReplacePreferences replaces every preference of the recipient (or
 	// the default) with p. Every category key of p must be one of the
-	// workspace's (ErrNotFound otherwise).
+	// workspace's (ErrNotFound otherwise); the categories named cannot be
+	// deleted until the transaction ends.
 	ReplacePreferences(ctx context.Context, workspaceID, recipientID string, p *Preferences) error
 	// FindSendPreferences loads what deciding a send on ch needs: the
 	// category of categoryKey ("" for none; ErrNotFound when the

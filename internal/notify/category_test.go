@@ -115,19 +115,31 @@ func TestDecidePreferenceRules(t *testing.T) {
 	}
 }
 
-func TestPreferencesEmpty(t *testing.T) {
+// TestDecidePreferenceReadmeExample pins the worked example of README.md
+// "Categories and preferences".
+func TestDecidePreferenceReadmeExample(t *testing.T) {
 	t.Parallel()
-	var nilPrefs *Preferences
+	mkt := &Category{Key: "marketing", Advertising: true, DefaultChannels: []Channel{ChannelEmail, ChannelPush}}
+	sec := &Category{Key: "security", Required: true}
+	news := &Category{Key: "news"}
+	u42 := prefs(map[Channel]bool{ChannelSMS: false},
+		map[string]map[Channel]bool{"marketing": {ChannelSMS: true, ChannelPush: false}})
 	for _, c := range []struct {
-		p    *Preferences
-		want bool
+		cat  *Category
+		ch   Channel
+		rp   *Preferences
+		want PreferenceDecision
 	}{
-		{nilPrefs, true}, {prefs(nil, nil), true}, {prefs(nil, map[string]map[Channel]bool{"a": {}}), true},
-		{prefs(map[Channel]bool{ChannelSMS: true}, nil), false},
-		{prefs(nil, map[string]map[Channel]bool{"a": {ChannelSMS: false}}), false},
+		{mkt, ChannelSMS, u42, PreferenceDecision{true, RuleRecipientCategoryChannel}},
+		{mkt, ChannelEmail, u42, PreferenceDecision{true, RuleCategoryDefaultChannels}},
+		{mkt, ChannelPush, u42, PreferenceDecision{false, RuleRecipientCategoryChannel}},
+		{news, ChannelSMS, u42, PreferenceDecision{false, RuleRecipientChannel}},
+		{sec, ChannelSMS, u42, PreferenceDecision{true, RuleRequired}},
+		{mkt, ChannelSMS, nil, PreferenceDecision{false, RuleCategoryDefaultChannels}},
+		{mkt, ChannelPush, nil, PreferenceDecision{true, RuleCategoryDefaultChannels}},
 	} {
-		if got := c.p.Empty(); got != c.want {
-			t.Errorf("%+v: Empty() = %v, want %v", c.p, got, c.want)
+		if got := DecidePreference(c.cat, c.ch, c.rp, nil); got != c.want {
+			t.Errorf("%s on %s: got %+v, want %+v", c.cat.Key, c.ch, got, c.want)
 		}
 	}
 }

@@ -5,10 +5,13 @@
 package categories_test
 
 import (
+	"context"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/notifyd/notifyd/client"
@@ -184,8 +187,14 @@ func TestPreferences(t *testing.T) {
 		{map[string]any{"categories": map[string]any{"promo": map[string]bool{"sms": true}}}, `categories: "promo" is not a category of this workspace`},
 		{map[string]any{"categories": map[string]any{"Promo!": map[string]bool{"sms": true}}}, `categories: "Promo!" is not a category of this workspace`},
 		{map[string]any{"channels": map[string]any{"sms": "off"}}, "channels values must be booleans"},
-		{map[string]any{"categories": map[string]any{"marketing": map[string]any{"sms": 0}}}, "categories values must be objects of channels to booleans"},
-		{map[string]any{"categories": map[string]any{"marketing": true}}, "categories values must be objects of channels to booleans"},
+		{map[string]any{"categories": map[string]any{"marketing": map[string]any{"sms": 0}}}, "categories must be an object of category keys to objects of channels to booleans"},
+		{map[string]any{"categories": map[string]any{"marketing": true}}, "categories must be an object of category keys to objects of channels to booleans"},
+		{map[string]any{"categories": []string{"marketing"}}, "categories must be an object of category keys to objects of channels to booleans"},
+		{map[string]any{"channels": "sms"}, "channels must be an object"},
+		{map[string]any{"channels": map[string]any{"sms": nil}}, "channels values must be booleans"},
+		{map[string]any{"categories": map[string]any{"marketing": map[string]any{"sms": nil}}},
+			"categories must be an object of category keys to objects of channels to booleans"},
+		{map[string]any{"categories": map[string]any{"marketing": nil}}, "categories must be an object of category keys to objects of channels to booleans"},
 		{map[string]any{"channel": map[string]bool{}}, "channel is not an allowed field"},
 	} {
 		require.Equal(t, c.detail, problem(t, e.Owner, "PUT", path, c.body), "%v", c.body)
@@ -196,6 +205,8 @@ func TestPreferences(t *testing.T) {
 	require.Equal(t, `channels: "fax" is not a channel (one of `+channelList+`)`,
 		problem(t, e.Owner, "PUT", "/v1/recipients/nobody/preferences", map[string]any{"channels": map[string]bool{"fax": true}}))
 	dash(t, e.Owner, "PUT", "/v1/recipients/nobody/preferences", map[string]any{"categories": map[string]any{"promo": map[string]bool{}}}, http.StatusNotFound)
+	require.Equal(t, `categories: "promo" is not a category of this workspace`,
+		problem(t, e.Owner, "PUT", path, map[string]any{"categories": map[string]any{"promo": map[string]bool{}}}), "an unknown key with no channel too")
 	dash(t, e.Owner, "GET", "/v1/recipients/nobody/preferences", nil, http.StatusNotFound)
 
 	a := notifytest.Audit(t, e.Owner, "preference.replace")
@@ -379,4 +390,35 @@ func TestCategoryLimit(t *testing.T) {
 	}
 	p := dash(t, e.Owner, "POST", "/v1/categories", map[string]any{"key": "one-more", "name": "x"}, http.StatusConflict).Problem()
 	require.Equal(t, "A workspace holds at most 100 categories", p.Detail)
+}
+
+// TestPreferencesConcurrent: puts of one person's preferences (and of
+// the default) at once all succeed, one after the other: the last
+// written is whole, not a mix (each put is a delete and an insert under
+// the profile's or the workspace's lock).
+func TestPreferencesConcurrent(t *testing.T) {
+	t.Parallel()
+	e := notifytest.StartDaemon(t)
+	create(t, e.Owner, map[string]any{"key": "news", "name": "News"})
+	dash(t, e.Owner, "PUT", "/v1/recipients/u1", map[string]any{}, http.StatusCreated)
+	docs := make([]prefs, 8)
+	for i := range docs {
+		ch := []string{"sms", "email", "push_mobile", "msgr_alimtalk"}[i%4]
+		docs[i] = prefs{Channels: map[string]bool{ch: i%2 == 0}, Categories: map[string]map[string]bool{"news": {ch: i%3 == 0}}}
+	}
+	for _, path := range []string{"/v1/recipients/u1/preferences", "/v1/preferences/default"} {
+		var wg sync.WaitGroup
+		for _, d := range docs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r, err := e.Owner.Dashboard(context.Background(), "PUT", path, d)
+				if assert.NoError(t, err) { // not require: this is not the test's goroutine
+					assert.Equal(t, http.StatusOK, r.Status, string(r.Body))
+				}
+			}()
+		}
+		wg.Wait()
+		require.Contains(t, docs, getPrefs(t, e.Owner, path), path)
+	}
 }

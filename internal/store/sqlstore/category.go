@@ -131,12 +131,23 @@ func (t preferenceTx) ReplacePreferences(ctx context.Context, workspaceID, recip
 	}
 	ids := map[string]string{}
 	if len(p.Categories) > 0 {
-		cs, err := t.FindCategories(ctx, workspaceID)
+		// On PostgreSQL the categories are read under a shared lock that a
+		// DELETE waits for: one removed between this read and the insert
+		// would fail the insert on the foreign key. SQLite's one writer
+		// cannot interleave them.
+		q := `SELECT key, id FROM categories WHERE workspace_id = ?`
+		if locksRows(t.c) {
+			q += ` FOR KEY SHARE`
+		}
+		pairs, err := queryAll(ctx, t.c, func(r Row) ([2]string, error) {
+			var kv [2]string
+			return kv, r.Scan(&kv[0], &kv[1])
+		}, q, workspaceID)
 		if err != nil {
 			return err
 		}
-		for _, c := range cs {
-			ids[c.Key] = c.ID
+		for _, kv := range pairs {
+			ids[kv[0]] = kv[1]
 		}
 	}
 	var rows [][]any
