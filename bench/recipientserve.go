@@ -16,7 +16,10 @@ import (
 // runs (a p99 measured at 64 connections is the queue of 64 callers, not
 // the cost of a send),
 // in four phases A B A B: A names the target in recipient.address, B names
-// the profile in recipient.id (its address read at acceptance). Each phase
+// the profile in recipient.id and the category "updates" (its address
+// read at acceptance; preferences decided at acceptance and again at
+// dispatch, the workspace's send window, open all day, evaluated; 200 of
+// the profiles hold preferences of their own, all allowing chata_bot). Each phase
 // waits until the sink got every message it accepted before the next
 // begins. Target: B accepts at least 0.9 of A's rate, p99 at most 50 ms.
 
@@ -55,15 +58,28 @@ func (b *bench) recipientServe(ctx context.Context) error {
 			return fmt.Errorf("profiles: %v %s", err, r.Body)
 		}
 	}
+	if r, err := p.owner.Dashboard(ctx, "POST", "/v1/categories", map[string]any{"key": "updates", "name": "Updates"}); err != nil || r.Status != http.StatusCreated {
+		return fmt.Errorf("category: %v %s", err, r.Body)
+	}
+	if r, err := p.owner.Dashboard(ctx, "PUT", "/v1/send-windows/workspace", map[string]any{"hours": "00:00-00:00", "timeZone": "Asia/Seoul"}); err != nil || r.Status != http.StatusOK {
+		return fmt.Errorf("send window: %v %s", err, r.Body)
+	}
+	for n := 0; n < recipientServeProfiles; n += recipientServeProfiles / 200 {
+		body := map[string]any{"channels": map[string]bool{"email": false}, "categories": map[string]any{"updates": map[string]bool{"chata_bot": true}}}
+		if r, err := p.owner.Dashboard(ctx, "PUT", fmt.Sprintf("/v1/recipients/user-%05d/preferences", n), body); err != nil || r.Status != http.StatusOK {
+			return fmt.Errorf("preferences: %v %s", err, r.Body)
+		}
+	}
 	var seq atomic.Int64
 	body := func(byID bool) []byte {
 		i := seq.Add(1)
 		n := i % recipientServeProfiles
-		rcpt := map[string]any{"address": fmt.Sprintf("C%05d", n)}
+		send := map[string]any{"channel": "chata_bot", "recipient": map[string]any{"address": fmt.Sprintf("C%05d", n)},
+			"content": map[string]any{"text": chatText(i)}}
 		if byID {
-			rcpt = map[string]any{"id": fmt.Sprintf("user-%05d", n)}
+			send["recipient"], send["category"] = map[string]any{"id": fmt.Sprintf("user-%05d", n)}, "updates"
 		}
-		out, _ := json.Marshal(map[string]any{"channel": "chata_bot", "recipient": rcpt, "content": map[string]any{"text": chatText(i)}})
+		out, _ := json.Marshal(send)
 		return out
 	}
 	var rates [2][]float64
@@ -71,7 +87,7 @@ func (b *bench) recipientServe(ctx context.Context) error {
 	for phase, byID := range []bool{false, true, false, true} {
 		name := "A: signed send by recipient.address"
 		if byID {
-			name = "B: signed send by recipient.id"
+			name = "B: signed send by recipient.id + category"
 		}
 		before := int64(sk.unique())
 		res := run(name, b.conns, b.duration, func(ctx context.Context, _ int) error {
