@@ -16,65 +16,52 @@ import (
 // decision is added to the request's recorded decisions either way.
 
 // checkPreferences decides each undecided run of runs that has a category
-// or a recipient, and saves the decisions of those it decided.
+// or a recipient, and saves the decisions of those it decided. The reads
+// are a fixed number of statements per workspace of the claim
+// (FindSendPreferencesMany), whatever the job's size: they run inside the
+// claim's transaction, which on SQLite holds the one writer.
 func (e *Engine) checkPreferences(ctx context.Context, tx notify.Tx, runs []*run, now time.Time) error {
-	var decided []*notify.Request
-	rows := map[[2]string]string{} // (workspace, external id) -> profile row id ("" when erased)
+	byWS := map[string][]*run{}
+	var order []string
 	for _, rn := range runs {
 		r := rn.req
 		if rn.decided || (r.Category == "" && r.RecipientID == "") {
 			continue
 		}
-		rowID, err := profileRow(ctx, tx, r, rows)
+		if byWS[r.WorkspaceID] == nil {
+			order = append(order, r.WorkspaceID)
+		}
+		byWS[r.WorkspaceID] = append(byWS[r.WorkspaceID], rn)
+	}
+	var decided []*notify.Request
+	for _, ws := range order {
+		group := byWS[ws]
+		qs := make([]notify.PreferenceQuery, len(group))
+		for i, rn := range group {
+			qs[i] = notify.PreferenceQuery{RecipientExternalID: rn.req.RecipientID, CategoryKey: rn.req.Category, Channel: rn.msg.Channel}
+		}
+		sps, err := tx.FindSendPreferencesMany(ctx, ws, qs)
 		if err != nil {
 			return err
 		}
-		ch := rn.msg.Channel
-		sp, err := tx.FindSendPreferences(ctx, r.WorkspaceID, r.Category, rowID, ch)
-		if notify.IsNotFound(err) {
-			// The category was deleted since acceptance: the send is
-			// decided as one without a category.
-			sp, err = tx.FindSendPreferences(ctx, r.WorkspaceID, "", rowID, ch)
+		for i, rn := range group {
+			// A category deleted since acceptance reads as none, a profile
+			// erased since as one without preferences.
+			ch, sp := rn.msg.Channel, sps[i]
+			d := sp.Decide(ch)
+			out := notify.OutcomeAllowed
+			if !d.Allowed {
+				out = notify.OutcomeBlocked
+				rn.decided = true
+				rn.out = outcome{skip: true, final: true, code: notify.CodePreferenceOptOut, msg: "not delivered: " + d.Explain(sp.Category, ch)}
+			}
+			rn.req.Decisions = append(rn.req.Decisions, notify.Decision{Stage: notify.StageDispatch, At: now, Kind: notify.DecisionPreference,
+				Channel: ch, Outcome: out, Rule: string(d.Rule), Detail: d.Explain(sp.Category, ch)})
+			decided = append(decided, rn.req)
 		}
-		if err != nil {
-			return err
-		}
-		d := sp.Decide(ch)
-		out := notify.OutcomeAllowed
-		if !d.Allowed {
-			out = notify.OutcomeBlocked
-			rn.decided = true
-			rn.out = outcome{skip: true, final: true, code: notify.CodePreferenceOptOut, msg: "not delivered: " + d.Explain(sp.Category, ch)}
-		}
-		r.Decisions = append(r.Decisions, notify.Decision{Stage: notify.StageDispatch, At: now, Kind: notify.DecisionPreference,
-			Channel: ch, Outcome: out, Rule: string(d.Rule), Detail: d.Explain(sp.Category, ch)})
-		decided = append(decided, r)
 	}
 	if len(decided) == 0 {
 		return nil
 	}
 	return tx.SaveDecisions(ctx, decided)
-}
-
-// profileRow is the row id of r's recipient profile, read once per
-// profile and claim; "" for a send by address or a profile erased since
-// (its preferences went with it).
-func profileRow(ctx context.Context, tx notify.Tx, r *notify.Request, rows map[[2]string]string) (string, error) {
-	if r.RecipientID == "" {
-		return "", nil
-	}
-	k := [2]string{r.WorkspaceID, r.RecipientID}
-	if id, ok := rows[k]; ok {
-		return id, nil
-	}
-	p, err := tx.FindRecipient(ctx, r.WorkspaceID, r.RecipientID)
-	switch {
-	case notify.IsNotFound(err):
-		rows[k] = ""
-	case err != nil:
-		return "", err
-	default:
-		rows[k] = p.ID
-	}
-	return rows[k], nil
 }

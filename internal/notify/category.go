@@ -133,6 +133,13 @@ func (s *SendPreferences) Decide(ch Channel) PreferenceDecision {
 	return DecidePreference(s.Category, ch, s.Recipient, s.Default)
 }
 
+// PreferenceQuery is one request's question to FindSendPreferencesMany.
+type PreferenceQuery struct {
+	RecipientExternalID string
+	CategoryKey         string
+	Channel             Channel
+}
+
 // CategoryTx holds the store verbs of categories.
 type CategoryTx interface {
 	// CreateCategory inserts c; ErrConflict when the workspace has a
@@ -166,6 +173,12 @@ type PreferenceTx interface {
 	// (recipientID "" for none: Recipient stays nil) and the workspace
 	// default on ch.
 	FindSendPreferences(ctx context.Context, workspaceID, categoryKey, recipientID string, ch Channel) (*SendPreferences, error)
+	// FindSendPreferencesMany is FindSendPreferences for many requests of
+	// one workspace in a fixed number of statements (the dispatch of a
+	// whole job): each query names its recipient by external id ("" for
+	// none; a profile erased since has no preferences: Recipient nil) and
+	// its category by key (one deleted since is none: Category nil).
+	FindSendPreferencesMany(ctx context.Context, workspaceID string, qs []PreferenceQuery) ([]*SendPreferences, error)
 }
 
 // Explain is the decision in words, for a request's final error message

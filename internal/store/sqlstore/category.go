@@ -223,3 +223,95 @@ func (t preferenceTx) FindSendPreferences(ctx context.Context, workspaceID, cate
 	}
 	return out, rows.Err()
 }
+
+// FindSendPreferencesMany answers qs with three statements whatever their
+// number: the categories named, the profiles named, and every choice of
+// those profiles and of the default on those channels.
+func (t preferenceTx) FindSendPreferencesMany(ctx context.Context, workspaceID string, qs []notify.PreferenceQuery) ([]*notify.SendPreferences, error) {
+	keys, exts, chans := distinct(qs, func(q notify.PreferenceQuery) string { return q.CategoryKey }),
+		distinct(qs, func(q notify.PreferenceQuery) string { return q.RecipientExternalID }),
+		distinct(qs, func(q notify.PreferenceQuery) string { return string(q.Channel) })
+	cats := map[string]*notify.Category{}
+	if len(keys) > 0 {
+		list, err := queryAll(ctx, t.c, scanCategory, `SELECT `+categoryCols+` FROM categories WHERE workspace_id = ? AND key IN (`+
+			placeholders(len(keys))+`)`, append([]any{workspaceID}, keys...)...)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range list {
+			cats[c.Key] = c
+		}
+	}
+	rowOf := map[string]string{}
+	if len(exts) > 0 {
+		rows, err := t.c.Query(ctx, `SELECT id, external_id FROM recipients WHERE workspace_id = ? AND external_id IN (`+
+			placeholders(len(exts))+`)`, append([]any{workspaceID}, exts...)...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var id, ext string
+			if err := rows.Scan(&id, &ext); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			rowOf[ext] = id
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	owners := []any{""}
+	for _, id := range rowOf {
+		owners = append(owners, id)
+	}
+	byOwner := map[string]*notify.Preferences{"": emptyPreferences()}
+	for _, id := range rowOf {
+		byOwner[id] = emptyPreferences()
+	}
+	args := append(append([]any{workspaceID}, owners...), chans...)
+	rows, err := t.c.Query(ctx, `SELECT COALESCE(p.recipient_id, ''), c.key, p.channel, p.allowed FROM preferences p
+		LEFT JOIN categories c ON c.id = p.category_id WHERE p.workspace_id = ? AND COALESCE(p.recipient_id, '') IN (`+
+		placeholders(len(owners))+`) AND p.channel IN (`+placeholders(len(chans))+`)`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var owner, ch string
+		var key *string
+		var allowed bool
+		if err := rows.Scan(&owner, &key, &ch, &allowed); err != nil {
+			return nil, err
+		}
+		addPreference(byOwner[owner], key, ch, allowed)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	out := make([]*notify.SendPreferences, len(qs))
+	for i, q := range qs {
+		sp := &notify.SendPreferences{Category: cats[q.CategoryKey], Default: byOwner[""]}
+		if id := rowOf[q.RecipientExternalID]; id != "" {
+			sp.Recipient = byOwner[id]
+		}
+		out[i] = sp
+	}
+	return out, nil
+}
+
+// distinct lists the non-empty values of f over qs once each.
+func distinct(qs []notify.PreferenceQuery, f func(notify.PreferenceQuery) string) []any {
+	seen := map[string]bool{}
+	var out []any
+	for _, q := range qs {
+		if v := f(q); v != "" && !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func placeholders(n int) string { return "?" + strings.Repeat(", ?", n-1) }

@@ -75,6 +75,7 @@ func testCategories(t *testing.T, open Opener) {
 		{"FindPreferences", testFindPreferences, perWorkspace},
 		{"ReplacePreferences", testReplacePreferences, perWorkspace},
 		{"FindSendPreferences", testFindSendPreferences, perWorkspace},
+		{"FindSendPreferencesMany", testFindSendPreferencesMany, perWorkspace},
 		{"PreferencesErased", testPreferencesErased, perWorkspace},
 	})
 }
@@ -281,6 +282,49 @@ func testFindSendPreferences(t *testing.T, db *store.DB) {
 
 		_, err = tx.FindSendPreferences(ctx, s.ws2, "security", s.r2.ID, sms)
 		require.ErrorIs(t, err, notify.ErrNotFound, "ws2 has no security category")
+		return nil
+	})
+}
+
+// testFindSendPreferencesMany: the batch decides every query as
+// FindSendPreferences decides it alone; an unknown category reads as
+// none, an unknown profile (or another workspace's) as no preferences.
+func testFindSendPreferencesMany(t *testing.T, db *store.DB) {
+	s := categoryFixture(t, db)
+	var qs []notify.PreferenceQuery
+	for _, ext := range []string{"", s.r1.ExternalID} {
+		for _, key := range []string{"", "marketing", "security"} {
+			for _, ch := range []notify.Channel{notify.ChannelSMS, notify.ChannelEmail, notify.ChannelPush} {
+				qs = append(qs, notify.PreferenceQuery{RecipientExternalID: ext, CategoryKey: key, Channel: ch})
+			}
+		}
+	}
+	qs = append(qs, notify.PreferenceQuery{RecipientExternalID: "nobody", CategoryKey: "deleted", Channel: notify.ChannelSMS})
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		got, err := tx.FindSendPreferencesMany(ctx, s.ws1, qs)
+		require.NoError(t, err)
+		require.Len(t, got, len(qs))
+		for i, q := range qs[:len(qs)-1] {
+			row := ""
+			if q.RecipientExternalID != "" {
+				row = s.r1.ID
+			}
+			one, err := tx.FindSendPreferences(ctx, s.ws1, q.CategoryKey, row, q.Channel)
+			require.NoError(t, err)
+			require.Equal(t, one.Decide(q.Channel), got[i].Decide(q.Channel), "%+v", q)
+			require.Equal(t, one.Category, got[i].Category, "%+v", q)
+			require.Equal(t, q.RecipientExternalID == "", got[i].Recipient == nil, "%+v", q)
+		}
+		last := got[len(got)-1]
+		require.Nil(t, last.Category)
+		require.Nil(t, last.Recipient)
+		// ws2 sees its own profile of the same external id, not ws1's.
+		other, err := tx.FindSendPreferencesMany(ctx, s.ws2, []notify.PreferenceQuery{{RecipientExternalID: s.r1.ExternalID,
+			CategoryKey: "security", Channel: notify.ChannelEmail}})
+		require.NoError(t, err)
+		require.Nil(t, other[0].Category, "ws2 has no security category")
+		require.NotNil(t, other[0].Recipient)
+		require.Equal(t, notify.PreferenceDecision{Allowed: true, Rule: notify.RuleDefault}, other[0].Decide(notify.ChannelEmail))
 		return nil
 	})
 }
