@@ -53,6 +53,8 @@ type sendBody struct {
 	Category                    *string           `json:"category"` // issue 32
 	SendWindow                  *windowIn         `json:"sendWindow"`
 	Urgent                      bool              `json:"urgent"`
+	// DryRun answers what the send would do and writes nothing of it.
+	DryRun bool `json:"dryRun"`
 }
 
 type sendRecipient struct {
@@ -135,11 +137,35 @@ func (a sendsAPI) handleSend(c *call) error {
 	if err := c.decode(&b); err != nil {
 		return err
 	}
+	if b.DryRun {
+		res, err := a.room.DryRun(c.ctx, c.key, c.nonce, b.input())
+		if err != nil {
+			return err
+		}
+		return c.ok(http.StatusOK, dryRunBody(res))
+	}
 	res, err := a.room.Send(c.ctx, c.key, c.nonce, b.input())
 	if err != nil {
 		return err
 	}
 	return c.ok(http.StatusCreated, sendResult(*res))
+}
+
+// dryRunBody is a dry run's answer: the explanation's fields for the
+// request as it would be accepted, the suppression and the route order.
+func dryRunBody(d *sends.DryRunResult) map[string]any {
+	out := explanationBody(d.Request)
+	delete(out, "requestId") // nothing was created
+	out["dryRun"] = true
+	out["startChannel"] = d.Request.StepChannel()
+	out["suppressed"] = d.Suppressed
+	routes := make([]map[string]any, len(d.Routes))
+	for i, rt := range d.Routes {
+		routes[i] = map[string]any{"providerAccountId": rt.Account.ID, "providerKind": rt.Account.ProviderKind,
+			"displayName": rt.Account.DisplayName, "priority": rt.Priority, "breaker": rt.Breaker, "openedUntil": TimestampPtr(rt.OpenedUntil)}
+	}
+	out["routes"] = routes
+	return out
 }
 
 func (a sendsAPI) handleSendBulk(c *call) error {

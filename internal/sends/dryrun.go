@@ -1,0 +1,112 @@
+package sends
+
+import (
+	"context"
+	"time"
+
+	"github.com/notifyd/notifyd/internal/dispatch"
+	"github.com/notifyd/notifyd/internal/gate"
+	"github.com/notifyd/notifyd/internal/notify"
+)
+
+// A dry run (issue 32, item 7): POST /v1/notifications with "dryRun": true
+// answers what the send would do, from the same validation, rendering,
+// address resolution, preferences and windows an accepted send goes
+// through, plus what dispatch would find (a suppressed address, the route
+// order with each account's circuit), and writes no request, job or
+// event. The call still records its nonce and counts toward the request
+// limits, in the send group commit: those guard the signed API, whatever
+// the call does.
+
+// DryRunResult is what a send would do.
+type DryRunResult struct {
+	Request    *notify.Request // as it would be accepted (never stored)
+	Suppressed bool            // the email address is on the suppression list
+	Routes     []DryRunRoute   // the dispatch order on the channel it would start on
+}
+
+// DryRunRoute is one route dispatch would try, with its circuit.
+type DryRunRoute struct {
+	Account     *notify.ProviderAccount
+	Priority    int
+	Breaker     notify.BreakerState
+	OpenedUntil *time.Time
+}
+
+// DryRun answers what Send would do with in, writing nothing of it.
+func (s *Service) DryRun(ctx context.Context, key *notify.APIKey, nonce *gate.Nonce, in *SendInput) (*DryRunResult, error) {
+	var r *notify.Request
+	err := s.submit(ctx, key, nonce, func(c *acceptCall) error {
+		now := s.Now()
+		sched, err := s.validateSend(in, "", now)
+		if err != nil {
+			c.refuse = err
+			return nil
+		}
+		rs, err := s.buildRequests(ctx, c.Key, []*SendInput{in}, []*time.Time{sched}, now, false)
+		if err != nil {
+			return err
+		}
+		c.refuse, r = rs[0].err, rs[0].req
+		return nil // no accepts: the commit records the nonce and the limits only
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := &DryRunResult{Request: r}
+	if r.Status.Terminal() {
+		return out, nil
+	}
+	target := r.Target()
+	err = s.Store.View(ctx, func(tx notify.Tx) error {
+		if target.Channel == notify.ChannelEmail {
+			sup, err := tx.FindSuppressed(ctx, r.WorkspaceID, []string{target.RecipientAddress})
+			if err != nil {
+				return err
+			}
+			out.Suppressed = sup[target.RecipientAddress]
+		}
+		routes, err := tx.FindRoutes(ctx, r.WorkspaceID)
+		if err != nil {
+			return err
+		}
+		accounts, err := tx.FindProviderAccounts(ctx, r.WorkspaceID)
+		if err != nil {
+			return err
+		}
+		byID := map[string]*notify.ProviderAccount{}
+		for _, a := range accounts {
+			byID[a.ID] = a
+		}
+		var usable []*notify.Route
+		var ids []string
+		for _, rt := range routes {
+			if a := byID[rt.ProviderAccountID]; rt.Channel == target.Channel && rt.Enabled && a != nil && a.Enabled {
+				usable = append(usable, rt)
+				ids = append(ids, a.ID)
+			}
+		}
+		usable = dispatch.Order(usable, func(rt *notify.Route) string { return rt.ProviderAccountID },
+			func(rt *notify.Route) int { return rt.Priority }, r.PreferredProviderIDs)
+		breakers, err := tx.FindBreakers(ctx, ids)
+		if err != nil {
+			return err
+		}
+		for _, rt := range usable {
+			dr := DryRunRoute{Account: byID[rt.ProviderAccountID], Priority: rt.Priority, Breaker: notify.BreakerClosed}
+			if b := breakers[rt.ProviderAccountID]; b != nil && b.State != "" {
+				dr.Breaker = b.State
+				if b.State == notify.BreakerOpen {
+					until := b.OpenedUntil
+					dr.OpenedUntil = &until
+				}
+			}
+			out.Routes = append(out.Routes, dr)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
