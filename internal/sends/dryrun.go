@@ -36,19 +36,9 @@ type DryRunRoute struct {
 // DryRun answers what Send would do with in, writing nothing of it.
 func (s *Service) DryRun(ctx context.Context, key *notify.APIKey, nonce *gate.Nonce, in *SendInput) (*DryRunResult, error) {
 	var r *notify.Request
-	err := s.submit(ctx, key, nonce, func(c *acceptCall) error {
-		now := s.Now()
-		sched, err := s.validateSend(in, "", now)
-		if err != nil {
-			c.refuse = err
-			return nil
-		}
-		rs, err := s.buildRequests(ctx, c.Key, []*SendInput{in}, []*time.Time{sched}, now, false)
-		if err != nil {
-			return err
-		}
-		c.refuse, r = rs[0].err, rs[0].req
-		return nil // no accepts: the commit records the nonce and the limits only
+	err := s.submit(ctx, key, nonce, func(c *acceptCall) (err error) {
+		r, err = s.prepareOne(ctx, c, in)
+		return err // no accepts: the commit records the nonce and the limits only
 	})
 	if err != nil {
 		return nil, err

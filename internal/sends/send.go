@@ -230,6 +230,26 @@ func (s *Service) buildRequest(ctx context.Context, tx notify.Tx, ws string, key
 	return r, nil
 }
 
+// prepareOne validates and builds the request of one send for c; a
+// refusal is set on c (and answers a nil request).
+func (s *Service) prepareOne(ctx context.Context, c *acceptCall, in *SendInput) (*notify.Request, error) {
+	now := s.Now()
+	sched, err := s.validateSend(in, "", now)
+	if err != nil {
+		c.refuse = err
+		return nil, nil
+	}
+	rs, err := s.buildRequests(ctx, c.Key, []*SendInput{in}, []*time.Time{sched}, now, false)
+	if err != nil {
+		return nil, err
+	}
+	c.refuse = rs[0].err
+	if c.refuse != nil {
+		return nil, nil
+	}
+	return rs[0].req, nil
+}
+
 // Send accepts one notification: its request row, job row and queue job
 // are committed together with its nonce and its request-limit count, in
 // the send group commit (accept.go), deduplicated by idempotency key
@@ -237,21 +257,11 @@ func (s *Service) buildRequest(ctx context.Context, tx notify.Tx, ws string, key
 func (s *Service) Send(ctx context.Context, key *notify.APIKey, nonce *gate.Nonce, in *SendInput) (*SendResult, error) {
 	var acc *notify.Accept
 	err := s.submit(ctx, key, nonce, func(c *acceptCall) error {
-		now := s.Now()
-		sched, err := s.validateSend(in, "", now)
-		if err != nil {
-			c.refuse = err
-			return nil
-		}
-		rs, err := s.buildRequests(ctx, c.Key, []*SendInput{in}, []*time.Time{sched}, now, false)
-		if err != nil {
+		r, err := s.prepareOne(ctx, c, in)
+		if err != nil || r == nil {
 			return err
 		}
-		if rs[0].err != nil {
-			c.refuse = rs[0].err
-			return nil
-		}
-		acc = &notify.Accept{Request: rs[0].req, MaxAttempts: s.jobAttempts, Final: rs[0].req.Status.Terminal()}
+		acc = &notify.Accept{Request: r, MaxAttempts: s.jobAttempts, Final: r.Status.Terminal()}
 		c.accepts = []*notify.Accept{acc}
 		return nil
 	})
