@@ -38,18 +38,41 @@ const (
 // notes writes outcome notes as their calls answer, and forgets those of
 // recorded runs, in two group commits.
 type notes struct {
-	add       *groupcommit.Queue[*notify.OutcomeNote]
+	add       *groupcommit.Queue[*pendingNote]
 	forget    *groupcommit.Queue[string]
 	lastPrune atomic.Int64
 }
 
 func (e *Engine) newNotes() *notes {
+	writers := 1
+	if e.store != nil {
+		writers = max(e.store.NoteWriters(), 1)
+	}
 	return &notes{
-		add: groupcommit.New(1, maxNoteBatch, func(batch []*notify.OutcomeNote) { e.writeNotes(batch, nil) }),
+		add: groupcommit.New(writers, maxNoteBatch, e.writePending),
 		forget: groupcommit.New(1, maxForgetBatch, func(batch []string) {
 			e.writeNotes(nil, batch)
 			e.pruneNotes()
 		}),
+	}
+}
+
+// pendingNote is a note waiting for its write; done is closed once the
+// write ended (committed or failed).
+type pendingNote struct {
+	note *notify.OutcomeNote
+	done chan struct{}
+}
+
+// writePending writes one batch of notes and tells their runs.
+func (e *Engine) writePending(batch []*pendingNote) {
+	add := make([]*notify.OutcomeNote, len(batch))
+	for i, p := range batch {
+		add[i] = p.note
+	}
+	e.writeNotes(add, nil)
+	for _, p := range batch {
+		close(p.done)
 	}
 }
 
@@ -110,15 +133,18 @@ type noteAttempt struct {
 }
 
 // note queues the note of a run whose send made a vendor call (a run
-// stopped before any call has nothing to note: it sends when taken over).
-func (e *Engine) note(rn *run) bool {
+// stopped before any call has nothing to note: it sends when taken over),
+// and answers a channel closed once the note's write ended; nil when
+// there is nothing to note.
+func (e *Engine) note(rn *run) <-chan struct{} {
 	body, ok := noteOf(rn)
 	if !ok {
-		return false
+		return nil
 	}
-	e.notes.add.Add(&notify.OutcomeNote{JobID: rn.job.ID, RunStartedAt: *rn.job.StartedAt,
-		AttemptsMade: rn.job.AttemptsMade, Body: body, CreatedAt: e.now()})
-	return true
+	done := make(chan struct{})
+	e.notes.add.Add(&pendingNote{note: &notify.OutcomeNote{JobID: rn.job.ID, RunStartedAt: *rn.job.StartedAt,
+		AttemptsMade: rn.job.AttemptsMade, Body: body, CreatedAt: e.now()}, done: done})
+	return done
 }
 
 // noteOf encodes a run's note body; false when there is nothing to note.

@@ -47,6 +47,11 @@ type run struct {
 	// admitted: the run belongs to a job of bulk work let through by
 	// admitBulk; it waits in process for its dispatch-limit tokens.
 	admitted bool
+	// unkeyed holds a slot per run of the job with an unkeyed call
+	// (unkeyed.go) not yet noted; nil for a run no job carries (OTP,
+	// test-send). unkeyedHeld: this run holds one.
+	unkeyed     chan struct{}
+	unkeyedHeld bool
 }
 
 // outcome is how a run ended.
@@ -116,6 +121,10 @@ func (e *Engine) tryOne(ctx context.Context, rn *run, bs *breakers, c candidate)
 		if err := e.store.Update(ctx, func(tx notify.Tx) error { return tx.PutBreaker(ctx, claimed) }); err != nil {
 			e.log.WarnContext(ctx, "breaker claim failed", "provider", id, "err", err)
 		}
+	}
+	if err := e.unkeyedSlot(ctx, rn, c.account); err != nil {
+		bs.release(id, claimed)
+		return outcome{code: notify.FailureTemporaryUnavailable, msg: "unkeyed call wait: " + err.Error(), halt: err}, true
 	}
 	// The attempt is the vendor call: it starts after the wait for a
 	// dispatch-limit token (notifyd_dispatch_limit_wait_seconds records

@@ -101,7 +101,9 @@ func (e *Engine) sendAndRecord(ctx context.Context, runs []*run, bs *breakers) e
 		crashfault.Hit("text", rn.msg.Text) // crash tests only: a message that kills its process
 	}
 	done := make(chan error, len(runs))
+	unkeyed := make(chan struct{}, unkeyedPerJob)
 	for _, rn := range runs {
+		rn.unkeyed = unkeyed
 		if rn.decided {
 			e.recorder.Add(&recording{rn: rn, bs: bs, done: done})
 			continue
@@ -114,8 +116,17 @@ func (e *Engine) sendAndRecord(ctx context.Context, runs []*run, bs *breakers) e
 		go func() {
 			rn.out = e.tryRoutes(ctx, rn, bs)
 			<-slots
-			rn.noted = e.note(rn)
+			noted := e.note(rn)
+			rn.noted = noted != nil
 			e.recorder.Add(&recording{rn: rn, bs: bs, done: done})
+			if rn.unkeyedHeld {
+				// The job's next unkeyed call waits until this one is
+				// noted (unkeyed.go).
+				if noted != nil {
+					<-noted
+				}
+				<-unkeyed
+			}
 		}()
 	}
 	// Every outcome is waited for, even when the job's context has ended:

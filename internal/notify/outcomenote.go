@@ -31,4 +31,8 @@ type OutcomeNotes interface {
 	FindOutcomeNotes(ctx context.Context, jobIDs []string) (map[string]*OutcomeNote, error)
 	// PruneOutcomeNotes deletes the notes written before before.
 	PruneOutcomeNotes(ctx context.Context, before time.Time) (int, error)
+	// NoteWriters is how many NoteOutcomes calls are worth running at
+	// once: one where the notes have one writer (SQLite's file), more
+	// where they commit in parallel (PostgreSQL's pool of their own).
+	NoteWriters() int
 }

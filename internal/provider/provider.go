@@ -145,6 +145,10 @@ type Kind struct {
 	Required []string
 	Optional []string
 	Batch    BatchDefaults
+	// Idempotent says the vendor drops a repeat of a message sent with the
+	// same Message.IdempotencyKey (Resend): a send repeated after a crash
+	// costs nothing there.
+	Idempotent bool
 	// New builds a provider for one account. A missing required key is an
 	// *Error with Code invalid_request, checked before the adapter's
 	// constructor runs (Spec).

@@ -20,6 +20,8 @@ type Spec[C any] struct {
 	Required []string
 	Optional []string
 	Batch    BatchDefaults
+	// Idempotent is Kind.Idempotent.
+	Idempotent bool
 	// Defaults, when set, fills in values derived from others (a key that
 	// falls back to another, a default display name) before the required
 	// keys are checked.
@@ -39,11 +41,12 @@ type Spec[C any] struct {
 // Kind is the registry entry of s.
 func (s Spec[C]) Kind() Kind {
 	k := Kind{
-		ID:       s.ID,
-		Channel:  s.Channel,
-		Required: s.Required,
-		Optional: s.Optional,
-		Batch:    s.Batch,
+		ID:         s.ID,
+		Channel:    s.Channel,
+		Required:   s.Required,
+		Optional:   s.Optional,
+		Batch:      s.Batch,
+		Idempotent: s.Idempotent,
 		New: func(cfg Config, deps Deps) (Provider, error) {
 			c, err := s.Config(cfg)
 			if err != nil {

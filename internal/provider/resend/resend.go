@@ -33,6 +33,7 @@ var spec = provider.Spec[Config]{
 	Channel:    notify.ChannelEmail,
 	Required:   []string{"mailx_api_key", "mailx_from_email"},
 	Batch:      provider.BatchDefaults{CallsPerSecond: 2, Window: 750 * time.Millisecond, MaxSize: 100},
+	Idempotent: true, // Idempotency-Key
 	New:        newProvider,
 	Identities: newIdentities,
 }

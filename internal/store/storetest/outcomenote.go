@@ -1,7 +1,9 @@
 package storetest
 
 import (
+	"cmp"
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -47,4 +49,37 @@ func testOutcomeNotes(t *testing.T, db *store.DB) {
 	require.NoError(t, err)
 	require.Len(t, got, 1)
 	require.Contains(t, got, a)
+
+	// NoteWriters writes at once (one on SQLite's file of its own, more on
+	// PostgreSQL), each of one statement or of several (more than fit in
+	// one): every note is kept.
+	writers := db.NoteWriters()
+	require.GreaterOrEqual(t, writers, 1)
+	if db.Dialect == "sqlite" {
+		require.Equal(t, 1, writers, "the notes' file has one writer")
+	}
+	var ids []string
+	errs := make(chan error, writers+1)
+	var wg sync.WaitGroup
+	for w := range writers + 1 {
+		batch := make([]*notify.OutcomeNote, 0, 250)
+		for range cmp.Or(w*250, 1) {
+			x := id()
+			ids = append(ids, x)
+			batch = append(batch, note(x, 1, `{}`, t0.Add(time.Hour)))
+		}
+		wg.Go(func() { errs <- db.NoteOutcomes(ctx, batch, nil) })
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	got, err = db.FindOutcomeNotes(ctx, ids)
+	require.NoError(t, err)
+	require.Len(t, got, len(ids))
+	require.NoError(t, db.NoteOutcomes(ctx, nil, ids))
+	got, err = db.FindOutcomeNotes(ctx, ids)
+	require.NoError(t, err)
+	require.Empty(t, got)
 }
