@@ -33,10 +33,6 @@ func (a categoriesAPI) routes() []Route {
 	}
 }
 
-func (c *call) categoriesCaller() categories.Caller {
-	return categories.Caller{Actor: c.actor, Key: c.key}
-}
-
 // categoryJSON is a category as both APIs show it.
 type categoryJSON struct {
 	Key             string   `json:"key"`
