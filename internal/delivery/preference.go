@@ -39,6 +39,7 @@ func (e *Engine) checkPreferences(ctx context.Context, tx notify.Tx, runs []*run
 		if err != nil {
 			return err
 		}
+		rn.cat, rn.profile = sp.Category, rowID
 		d := sp.Decide(ch)
 		out := notify.OutcomeAllowed
 		if !d.Allowed {

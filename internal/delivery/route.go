@@ -47,6 +47,11 @@ type run struct {
 	// admitted: the run belongs to a job of bulk work let through by
 	// admitBulk; it waits in process for its dispatch-limit tokens.
 	admitted bool
+	// cat and profile are the request's category (nil: none, or deleted)
+	// and its profile's row id ("" when none or erased), as
+	// checkPreferences read them; checkCaps counts on them.
+	cat     *notify.Category
+	profile string
 }
 
 // outcome is how a run ended.
@@ -65,6 +70,9 @@ type outcome struct {
 	// call is made; the next step of a channel fallback takes over, else
 	// the request ends canceled with code and msg.
 	skip bool
+	// whole: the outcome is the request's, not its channel's (a
+	// frequency cap): no fallback step takes over.
+	whole bool
 }
 
 // candidates are a request's usable routes in dispatch order: enabled

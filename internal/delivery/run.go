@@ -213,6 +213,9 @@ func (e *Engine) claim(ctx context.Context, tx notify.Tx, queueJobID int64, now 
 	if err := e.checkPreferences(ctx, tx, *runs, now); err != nil {
 		return err
 	}
+	if err := e.checkCaps(ctx, tx, *runs, now); err != nil {
+		return err
+	}
 	if err := e.admitBulk(ctx, tx, *runs); err != nil {
 		return err
 	}
@@ -401,7 +404,7 @@ func (e *Engine) settle(rn *run, now time.Time) (settlement, error) {
 		// No call was made for this step: the claim's attempt is given back.
 		j.AttemptsMade = max(j.AttemptsMade-1, 0)
 	}
-	if r.HasNextStep() {
+	if r.HasNextStep() && !out.whole {
 		// Cross-channel fallback: the step would fail the request, so the
 		// next channel takes over, with an attempt budget of its own, in a
 		// queue job of its own due at once. Its step number is saved with
