@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -142,11 +143,36 @@ func TestFrequencyCapDefer(t *testing.T) {
 		}
 	}
 	require.Positive(t, deferred, "the 4th waited")
+	requireSliding(t, key, ids, 3, 3*time.Second)
+}
+
+// requireSliding requires that the sends ids were counted at most max in
+// any window: the times of their allowed cap decisions, in order, lie at
+// least window apart max places apart.
+func requireSliding(t *testing.T, k *client.Client, ids []string, max int, window time.Duration) {
+	t.Helper()
+	var at []time.Time
+	for _, id := range ids {
+		for _, d := range explain(t, k, id).Decisions {
+			if d.Kind == "cap" && d.Outcome == "allowed" {
+				v, err := time.Parse(time.RFC3339Nano, d.At)
+				require.NoError(t, err)
+				at = append(at, v)
+			}
+		}
+	}
+	require.Len(t, at, len(ids), "each counted once")
+	slices.SortFunc(at, time.Time.Compare)
+	for i := max; i < len(at); i++ {
+		// The log keeps milliseconds: a send leaves within 1 ms of its window.
+		require.GreaterOrEqual(t, at[i].Sub(at[i-max]), window-time.Millisecond, "send %d counted within the window of send %d", i, i-max)
+	}
 }
 
 // TestFrequencyCapAcrossProcesses: with three processes on one
 // PostgreSQL (api and worker each) taking sends and dispatching them,
-// a cap of 3 lets exactly 3 of 12 through.
+// a cap of 3 lets exactly 3 of 12 through, and a deferring cap of 3 in
+// 3 s sends all of 7, never more than 3 in any 3 s.
 func TestFrequencyCapAcrossProcesses(t *testing.T) {
 	t.Parallel()
 	if os.Getenv(notifytest.EnvPostgres) == "" {
@@ -163,6 +189,14 @@ func TestFrequencyCapAcrossProcesses(t *testing.T) {
 	states, _ := finals(t, key, ids, 60*time.Second)
 	require.Equal(t, map[string]int{"sent": 3, "canceled": 9}, states)
 	require.Len(t, env.Sim.Messages("vendora_sms", "01012345678", 0), 3)
+
+	// Deferred across the processes: all 7 go, never more than 3 in 3 s.
+	dash(t, env.Owner, "POST", "/v1/categories", map[string]any{"key": "burst", "name": "Bursts",
+		"frequencyCap": map[string]any{"max": 3, "windowSeconds": 3, "mode": "defer"}}, http.StatusCreated)
+	ids = sendAll(t, keys, 7, func() map[string]any { return withCategory(byID("sms", "u-42", "burst"), "burst") })
+	states, _ = finals(t, key, ids, 60*time.Second)
+	require.Equal(t, map[string]int{"sent": 7}, states)
+	requireSliding(t, key, ids, 3, 3*time.Second)
 }
 
 func rawJSON(s string) json.RawMessage { return json.RawMessage(s) }
