@@ -107,6 +107,7 @@ func TestFrequencyCapDrop(t *testing.T) {
 	// Removed: the next send goes.
 	got := dash(t, env.Owner, "PATCH", "/v1/categories/promo", map[string]any{"frequencyCap": nil}, http.StatusOK)
 	require.Nil(t, notifytest.Field[map[string]any](t, got, "category")["frequencyCap"])
+	require.Equal(t, []any{"frequencyCap"}, notifytest.Audit(t, env.Owner, "category.update")[0].Payload["fields"], "audited")
 	require.Equal(t, "sent", notifytest.Wait(t, key, notifytest.Send(t, key, withCategory(byID("sms", "u-42", "again"), "promo")).RequestID).Status)
 }
 
