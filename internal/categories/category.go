@@ -22,7 +22,7 @@ const (
 	// recipient and category keeps one time per counted send.
 	MaxCapSends = 1000
 	// MaxCapWindow bounds a frequency cap's window (31 days).
-	MaxCapWindow = 31 * 86400
+	MaxCapWindow = notify.MaxCapWindowSeconds
 )
 
 // keyPattern: a slug that needs no escaping in a path or a JSON key and

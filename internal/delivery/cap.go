@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/notifyd/notifyd/internal/dispatch"
@@ -70,6 +71,32 @@ func (e *Engine) checkCaps(ctx context.Context, tx notify.Tx, runs []*run, now t
 		decided = append(decided, r)
 	}
 	return tx.SaveDecisions(ctx, decided)
+}
+
+// lastCapSweep is when this process last swept stale cap logs (unix ms).
+var lastCapSweep atomic.Int64
+
+// sweepCapLogs deletes, at most once a minute per process and best
+// effort, the logs of pairs not counted for longer than the longest
+// window: they count nothing. It runs after a claim that had a capped
+// category, in a transaction of its own (a delete in the claim could
+// lock rows out of the claims' order), so a workspace without caps
+// never pays for it.
+func (e *Engine) sweepCapLogs(ctx context.Context, runs []*run, now time.Time) {
+	if !slices.ContainsFunc(runs, func(rn *run) bool { return rn.cat != nil && rn.cat.FrequencyCap != nil }) {
+		return
+	}
+	last := lastCapSweep.Load()
+	if now.UnixMilli()-last < time.Minute.Milliseconds() || !lastCapSweep.CompareAndSwap(last, now.UnixMilli()) {
+		return
+	}
+	err := e.store.Update(ctx, func(tx notify.Tx) error {
+		_, err := tx.DeleteCapLogs(ctx, now.Add(-notify.MaxCapWindowSeconds*time.Second))
+		return err
+	})
+	if err != nil {
+		e.log.Warn("sweep of frequency cap logs failed", "error", err)
+	}
 }
 
 // counted reports whether r was counted against its cap at an earlier

@@ -72,6 +72,7 @@ func (e *Engine) RunJob(ctx context.Context, queueJobID int64) error {
 	if err != nil {
 		return err
 	}
+	e.sweepCapLogs(ctx, runs, now)
 	e.countTakeovers(runs)
 	if len(runs) > 0 {
 		if err := e.sendAndRecord(ctx, runs, bs); err != nil {

@@ -44,6 +44,10 @@ type FrequencyCap struct {
 	Mode          string `json:"mode"`
 }
 
+// MaxCapWindowSeconds bounds a frequency cap's window (31 days): a log
+// whose newest send is older counts nothing.
+const MaxCapWindowSeconds = 31 * 86400
+
 // Frequency cap modes.
 const (
 	CapDrop  = "drop"
@@ -70,6 +74,10 @@ type CapTx interface {
 	// the profile or the category.
 	TakeCapRoom(ctx context.Context, workspaceID, recipientID, categoryID string, max int, window time.Duration,
 		now time.Time) (ok bool, until time.Time, err error)
+	// DeleteCapLogs deletes the logs of pairs whose newest counted send is
+	// before before: with before a longest window ago, none counts any
+	// more.
+	DeleteCapLogs(ctx context.Context, before time.Time) (int, error)
 }
 
 // Preferences are one person's choices, or the workspace's defaults for

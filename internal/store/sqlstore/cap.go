@@ -49,10 +49,21 @@ func (t preferenceTx) TakeCapRoom(ctx context.Context, workspaceID, recipientID,
 	if kept == nil {
 		kept = []int64{}
 	}
-	if _, err := t.c.Exec(ctx, `UPDATE frequency_cap_log SET sent_at = ?
-		WHERE workspace_id = ? AND recipient_id = ? AND category_id = ?`, toJSON(kept), workspaceID, recipientID,
+	var last int64
+	if len(kept) > 0 {
+		last = kept[len(kept)-1]
+	}
+	if _, err := t.c.Exec(ctx, `UPDATE frequency_cap_log SET sent_at = ?, last_at = ?
+		WHERE workspace_id = ? AND recipient_id = ? AND category_id = ?`, toJSON(kept), last, workspaceID, recipientID,
 		categoryID); err != nil {
 		return false, time.Time{}, err
 	}
 	return ok, until, nil
+}
+
+// DeleteCapLogs deletes the logs whose newest counted send is before
+// before (rows of pairs no longer sent to).
+func (t preferenceTx) DeleteCapLogs(ctx context.Context, before time.Time) (int, error) {
+	n, err := t.c.Exec(ctx, `DELETE FROM frequency_cap_log WHERE last_at < ?`, ms(before))
+	return int(n), err
 }

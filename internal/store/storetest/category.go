@@ -81,6 +81,7 @@ func testCategories(t *testing.T, open Opener) {
 		{"TakeCapRoom", testTakeCapRoom, perWorkspace},
 		{"TakeCapRoomConcurrent", testTakeCapRoomConcurrent, perWorkspace},
 		{"CapLogErased", testCapLogErased, perWorkspace},
+		{"DeleteCapLogs", testDeleteCapLogs, allWorkspaces},
 	})
 }
 
@@ -422,4 +423,37 @@ func testCapLogErased(t *testing.T, db *store.DB) {
 		return tx.DeleteRecipient(ctx, s.ws1, s.r1.ExternalID)
 	})
 	require.Zero(t, count(), "the erased profile's log went")
+}
+
+// testDeleteCapLogs deletes the logs whose newest counted send is before
+// the bound, and keeps the others.
+func testDeleteCapLogs(t *testing.T, db *store.DB) {
+	s := categoryFixture(t, db)
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		for _, c := range []struct {
+			id string
+			at time.Time
+		}{{s.mkt.ID, t0}, {s.sec.ID, t0.Add(time.Hour)}} {
+			_, _, err := tx.TakeCapRoom(ctx, s.ws1, s.r1.ID, c.id, 3, 24*time.Hour, c.at)
+			require.NoError(t, err)
+		}
+		n, err := tx.DeleteCapLogs(ctx, t0.Add(time.Minute))
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		return nil
+	})
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		// marketing's log went: its count starts afresh; security's stays.
+		for range 3 {
+			ok, _, err := tx.TakeCapRoom(ctx, s.ws1, s.r1.ID, s.mkt.ID, 3, 24*time.Hour, t0.Add(2*time.Hour))
+			require.NoError(t, err)
+			require.True(t, ok)
+		}
+		for i, want := range []bool{true, true, false} {
+			ok, _, err := tx.TakeCapRoom(ctx, s.ws1, s.r1.ID, s.sec.ID, 3, 24*time.Hour, t0.Add(2*time.Hour))
+			require.NoError(t, err)
+			require.Equal(t, want, ok, "security send %d", i+2)
+		}
+		return nil
+	})
 }
