@@ -41,8 +41,10 @@ type categoryJSON struct {
 	Required        bool     `json:"required"`
 	DefaultChannels []string `json:"defaultChannels"`
 	Advertising     bool     `json:"advertising"`
-	CreatedAt       string   `json:"createdAt"`
-	UpdatedAt       string   `json:"updatedAt"`
+	// FrequencyCap is null when the category has none.
+	FrequencyCap *notify.FrequencyCap `json:"frequencyCap"`
+	CreatedAt    string               `json:"createdAt"`
+	UpdatedAt    string               `json:"updatedAt"`
 }
 
 func categoryBody(c *notify.Category) categoryJSON {
@@ -51,16 +53,17 @@ func categoryBody(c *notify.Category) categoryJSON {
 		chans[i] = string(ch)
 	}
 	return categoryJSON{Key: c.Key, Name: c.Name, Description: strOrNil(c.Description), Required: c.Required,
-		DefaultChannels: chans, Advertising: c.Advertising, CreatedAt: Timestamp(c.CreatedAt), UpdatedAt: Timestamp(c.UpdatedAt)}
+		DefaultChannels: chans, Advertising: c.Advertising, FrequencyCap: c.FrequencyCap, CreatedAt: Timestamp(c.CreatedAt), UpdatedAt: Timestamp(c.UpdatedAt)}
 }
 
 // categoryIn is the body of a create (with key) and of a patch.
 type categoryIn struct {
-	Name            Optional[string]   `json:"name"`
-	Description     Optional[string]   `json:"description"`
-	Required        Optional[bool]     `json:"required"`
-	DefaultChannels Optional[[]string] `json:"defaultChannels"`
-	Advertising     Optional[bool]     `json:"advertising"`
+	Name            Optional[string]              `json:"name"`
+	Description     Optional[string]              `json:"description"`
+	Required        Optional[bool]                `json:"required"`
+	DefaultChannels Optional[[]string]            `json:"defaultChannels"`
+	Advertising     Optional[bool]                `json:"advertising"`
+	FrequencyCap    Optional[notify.FrequencyCap] `json:"frequencyCap"`
 }
 
 // notNull maps a present field onto a pointer; null is refused.
@@ -74,10 +77,19 @@ func notNull[T any](field, kind string, o Optional[T]) (*T, error) {
 	return &o.Value, nil
 }
 
-// fields: null clears the description and the default channels (every
-// channel); name, required and advertising cannot be null.
+// fields: null clears the description, the default channels (every
+// channel) and the frequency cap; name, required and advertising cannot
+// be null.
 func (in categoryIn) fields() (categories.Fields, error) {
 	f := categories.Fields{Description: clearable(in.Description), DefaultChannels: present(in.DefaultChannels, []string{})}
+	if in.FrequencyCap.Set {
+		var fc *notify.FrequencyCap
+		if !in.FrequencyCap.Null {
+			v := in.FrequencyCap.Value
+			fc = &v
+		}
+		f.FrequencyCap = &fc
+	}
 	var err error
 	if f.Name, err = notNull("name", "a string", in.Name); err != nil {
 		return f, err

@@ -18,6 +18,11 @@ const (
 	// MaxCategories per workspace: a preference page lists them all, and
 	// a person's preferences are bounded by categories × channels.
 	MaxCategories = 100
+	// MaxCapSends bounds a frequency cap's max: the sliding log of a
+	// recipient and category keeps one time per counted send.
+	MaxCapSends = 1000
+	// MaxCapWindow bounds a frequency cap's window (31 days).
+	MaxCapWindow = notify.MaxCapWindowSeconds
 )
 
 // keyPattern: a slug that needs no escaping in a path or a JSON key and
@@ -58,6 +63,9 @@ type Fields struct {
 	Required        *bool
 	DefaultChannels *[]string
 	Advertising     *bool
+	// FrequencyCap: nil keeps (on a create: none), a pointer to nil
+	// removes the cap.
+	FrequencyCap **notify.FrequencyCap
 }
 
 // names lists the JSON names of the fields given, for the audit log.
@@ -69,6 +77,7 @@ func (in Fields) names() []string {
 	}{
 		{"name", in.Name != nil}, {"description", in.Description != nil}, {"required", in.Required != nil},
 		{"defaultChannels", in.DefaultChannels != nil}, {"advertising", in.Advertising != nil},
+		{"frequencyCap", in.FrequencyCap != nil},
 	} {
 		if f.set {
 			out = append(out, f.name)
@@ -127,12 +136,46 @@ func apply(c *notify.Category, in Fields) error {
 			}
 		}
 	}
+	if in.FrequencyCap != nil {
+		fc, err := checkCap(*in.FrequencyCap)
+		if err != nil {
+			return err
+		}
+		c.FrequencyCap = fc
+	}
+	// A required category's messages (security notices) are never capped.
+	if c.Required && c.FrequencyCap != nil {
+		return notify.Invalid("A required category cannot have a frequency cap: its messages are never held back")
+	}
 	// Advertising needs the person's consent (정보통신망법 제50조): a kind
 	// of message nobody can opt out of cannot be one.
 	if c.Required && c.Advertising {
 		return notify.Invalid("A category cannot be both required and advertising: advertising needs the recipient's consent")
 	}
 	return nil
+}
+
+// checkCap checks a frequency cap as given (nil: none) and answers it
+// with its mode filled in (drop when none is given).
+func checkCap(in *notify.FrequencyCap) (*notify.FrequencyCap, error) {
+	if in == nil {
+		return nil, nil
+	}
+	fc := *in
+	if fc.Max < 1 || fc.Max > MaxCapSends {
+		return nil, notify.Invalid("frequencyCap.max must be an integer from 1 to %d", MaxCapSends)
+	}
+	if fc.WindowSeconds < 1 || fc.WindowSeconds > MaxCapWindow {
+		return nil, notify.Invalid("frequencyCap.windowSeconds must be an integer from 1 to %d", MaxCapWindow)
+	}
+	switch fc.Mode {
+	case "":
+		fc.Mode = notify.CapDrop
+	case notify.CapDrop, notify.CapDefer:
+	default:
+		return nil, notify.Invalid("frequencyCap.mode must be one of drop, defer")
+	}
+	return &fc, nil
 }
 
 // Create adds a category of key (audit category.create); 409 when the

@@ -48,6 +48,7 @@ func (e *Engine) checkPreferences(ctx context.Context, tx notify.Tx, runs []*run
 			// A category deleted since acceptance reads as none, a profile
 			// erased since as one without preferences.
 			ch, sp := rn.msg.Channel, sps[i]
+			rn.cat, rn.profile = sp.Category, sp.RecipientRow
 			d := sp.Decide(ch)
 			out := notify.OutcomeAllowed
 			if !d.Allowed {

@@ -52,6 +52,11 @@ type run struct {
 	// test-send). unkeyedHeld: this run holds one.
 	unkeyed     chan struct{}
 	unkeyedHeld bool
+	// cat and profile are the request's category (nil: none, or deleted)
+	// and its profile's row id ("" when none or erased), as
+	// checkPreferences read them; checkCaps counts on them.
+	cat     *notify.Category
+	profile string
 }
 
 // outcome is how a run ended.
@@ -70,6 +75,9 @@ type outcome struct {
 	// call is made; the next step of a channel fallback takes over, else
 	// the request ends canceled with code and msg.
 	skip bool
+	// whole: the outcome is the request's, not its channel's (a
+	// frequency cap): no fallback step takes over.
+	whole bool
 }
 
 // candidates are a request's usable routes in dispatch order: enabled

@@ -72,6 +72,7 @@ func (e *Engine) RunJob(ctx context.Context, queueJobID int64) error {
 	if err != nil {
 		return err
 	}
+	e.sweepCapLogs(ctx, runs, now)
 	e.countTakeovers(runs)
 	if len(runs) > 0 {
 		if err := e.sendAndRecord(ctx, runs, bs); err != nil {
@@ -222,6 +223,9 @@ func (e *Engine) claim(ctx context.Context, tx notify.Tx, queueJobID int64, now 
 		return err
 	}
 	if err := e.checkPreferences(ctx, tx, *runs, now); err != nil {
+		return err
+	}
+	if err := e.checkCaps(ctx, tx, *runs, now); err != nil {
 		return err
 	}
 	if err := e.admitBulk(ctx, tx, *runs); err != nil {
@@ -412,7 +416,7 @@ func (e *Engine) settle(rn *run, now time.Time) (settlement, error) {
 		// No call was made for this step: the claim's attempt is given back.
 		j.AttemptsMade = max(j.AttemptsMade-1, 0)
 	}
-	if r.HasNextStep() {
+	if r.HasNextStep() && !out.whole {
 		// Cross-channel fallback: the step would fail the request, so the
 		// next channel takes over, with an attempt budget of its own, in a
 		// queue job of its own due at once. Its step number is saved with

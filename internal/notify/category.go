@@ -2,6 +2,7 @@ package notify
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 )
@@ -25,8 +26,58 @@ type Category struct {
 	// Advertising marks messages that need the recipient's consent
 	// (정보통신망법 제50조); send windows (item 5) read it.
 	Advertising bool
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
+	// FrequencyCap bounds how many messages of the category one recipient
+	// profile is sent in a window (issue 32, item 6); nil: no cap.
+	FrequencyCap *FrequencyCap
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+}
+
+// A FrequencyCap lets at most Max messages of a category leave for one
+// recipient profile in any WindowSeconds; a send past it is dropped
+// (CapDrop: it ends canceled, frequency_capped) or deferred (CapDefer:
+// it waits until the oldest counted send leaves the window). Sends are
+// counted when they are dispatched.
+type FrequencyCap struct {
+	Max           int    `json:"max"`
+	WindowSeconds int    `json:"windowSeconds"`
+	Mode          string `json:"mode"`
+}
+
+// MaxCapWindowSeconds bounds a frequency cap's window (31 days): a log
+// whose newest send is older counts nothing.
+const MaxCapWindowSeconds = 31 * 86400
+
+// Frequency cap modes.
+const (
+	CapDrop  = "drop"
+	CapDefer = "defer"
+)
+
+// Window is the cap's window as a duration.
+func (c *FrequencyCap) Window() time.Duration { return time.Duration(c.WindowSeconds) * time.Second }
+
+// Rule names the cap in a decision: "cap 3 per 86400s".
+func (c *FrequencyCap) Rule() string {
+	return fmt.Sprintf("cap %d per %ds", c.Max, c.WindowSeconds)
+}
+
+// CapTx holds the store verb of frequency caps.
+type CapTx interface {
+	// TakeCapRoom counts one send at now for the recipient profile
+	// (notifyd's row id) and category (row id) against a cap of max sends
+	// in window, under a lock on the pair held until the transaction ends,
+	// so that processes counting at once are exact. Sends counted at or
+	// before now-window no longer count. With fewer than max counted, now
+	// is counted and ok is true; otherwise nothing is counted and until is
+	// when the oldest counted send leaves the window. The count goes with
+	// the profile or the category.
+	TakeCapRoom(ctx context.Context, workspaceID, recipientID, categoryID string, max int, window time.Duration,
+		now time.Time) (ok bool, until time.Time, err error)
+	// DeleteCapLogs deletes the logs of pairs whose newest counted send is
+	// before before: with before a longest window ago, none counts any
+	// more.
+	DeleteCapLogs(ctx context.Context, before time.Time) (int, error)
 }
 
 // Preferences are one person's choices, or the workspace's defaults for
@@ -126,6 +177,9 @@ type SendPreferences struct {
 	Category  *Category
 	Recipient *Preferences
 	Default   *Preferences
+	// RecipientRow is the recipient profile's row id (Recipient.ID), ""
+	// when the send names none or it was erased.
+	RecipientRow string
 }
 
 // Decide is DecidePreference of the loaded set on ch.

@@ -105,6 +105,7 @@ type Tx interface {
 	WindowTx
 	CategoryTx
 	PreferenceTx
+	CapTx
 	CampaignTx
 	WebhookTx
 	SuppressionTx

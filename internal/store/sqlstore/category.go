@@ -8,15 +8,22 @@ import (
 	"github.com/notifyd/notifyd/internal/notify"
 )
 
-const categoryCols = `id, workspace_id, key, name, description, required, default_channels, advertising, created_at, updated_at`
+const categoryCols = `id, workspace_id, key, name, description, required, default_channels, advertising, created_at, updated_at, frequency_cap`
 
 func scanCategory(row Row) (*notify.Category, error) {
 	var c notify.Category
 	var chans string
 	var cr, up int64
+	var fc *string
 	if err := row.Scan(&c.ID, &c.WorkspaceID, &c.Key, &c.Name, &c.Description, &c.Required, &chans, &c.Advertising,
-		&cr, &up); err != nil {
+		&cr, &up, &fc); err != nil {
 		return nil, err
+	}
+	if fc != nil {
+		c.FrequencyCap = &notify.FrequencyCap{}
+		if err := fromJSON(*fc, c.FrequencyCap); err != nil {
+			return nil, err
+		}
 	}
 	if err := fromJSON(chans, &c.DefaultChannels); err != nil {
 		return nil, err
@@ -35,12 +42,17 @@ func defaultChannels(c *notify.Category) string {
 	return toJSON(c.DefaultChannels)
 }
 
+// frequencyCap is the column of c's cap: NULL for none.
+func frequencyCap(c *notify.Category) *string {
+	return jsonOrNil(c.FrequencyCap, c.FrequencyCap == nil)
+}
+
 // CreateCategory uses DO NOTHING so a duplicate key answers ErrConflict
 // without aborting the PostgreSQL transaction.
 func (t categoryTx) CreateCategory(ctx context.Context, c *notify.Category) error {
-	n, err := t.c.Exec(ctx, `INSERT INTO categories (`+categoryCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	n, err := t.c.Exec(ctx, `INSERT INTO categories (`+categoryCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT DO NOTHING`, c.ID, c.WorkspaceID, c.Key, c.Name, c.Description, c.Required, defaultChannels(c),
-		c.Advertising, ms(c.CreatedAt), ms(c.UpdatedAt))
+		c.Advertising, ms(c.CreatedAt), ms(c.UpdatedAt), frequencyCap(c))
 	if err != nil {
 		return err
 	}
@@ -62,8 +74,8 @@ func (t categoryTx) FindCategories(ctx context.Context, workspaceID string) ([]*
 
 func (t categoryTx) UpdateCategory(ctx context.Context, c *notify.Category) error {
 	return expectOne(t.c.Exec(ctx, `UPDATE categories SET name = ?, description = ?, required = ?, default_channels = ?,
-		advertising = ?, updated_at = ? WHERE workspace_id = ? AND key = ?`, c.Name, c.Description, c.Required,
-		defaultChannels(c), c.Advertising, ms(c.UpdatedAt), c.WorkspaceID, c.Key))
+		advertising = ?, updated_at = ?, frequency_cap = ? WHERE workspace_id = ? AND key = ?`, c.Name, c.Description,
+		c.Required, defaultChannels(c), c.Advertising, ms(c.UpdatedAt), frequencyCap(c), c.WorkspaceID, c.Key))
 }
 
 // DeleteCategory: the category's preferences go by the cascade.
@@ -294,7 +306,7 @@ func (t preferenceTx) FindSendPreferencesMany(ctx context.Context, workspaceID s
 	for i, q := range qs {
 		sp := &notify.SendPreferences{Category: cats[q.CategoryKey], Default: byOwner[""]}
 		if id := rowOf[q.RecipientExternalID]; id != "" {
-			sp.Recipient = byOwner[id]
+			sp.Recipient, sp.RecipientRow = byOwner[id], id
 		}
 		out[i] = sp
 	}

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -34,6 +35,7 @@ func categoryFixture(t *testing.T, db *store.DB) *categorySet {
 	mkt := newCategory(ws1, "marketing", t0)
 	mkt.Name, mkt.Description, mkt.Advertising = "Marketing", "Offers and news", true
 	mkt.DefaultChannels = []notify.Channel{notify.ChannelEmail, notify.ChannelPush}
+	mkt.FrequencyCap = &notify.FrequencyCap{Max: 3, WindowSeconds: 86400, Mode: notify.CapDefer}
 	sec := newCategory(ws1, "security", t0.Add(time.Millisecond))
 	sec.Required = true
 	other := newCategory(ws2, "marketing", t0)
@@ -77,6 +79,10 @@ func testCategories(t *testing.T, open Opener) {
 		{"FindSendPreferences", testFindSendPreferences, perWorkspace},
 		{"FindSendPreferencesMany", testFindSendPreferencesMany, perWorkspace},
 		{"PreferencesErased", testPreferencesErased, perWorkspace},
+		{"TakeCapRoom", testTakeCapRoom, perWorkspace},
+		{"TakeCapRoomConcurrent", testTakeCapRoomConcurrent, perWorkspace},
+		{"CapLogErased", testCapLogErased, perWorkspace},
+		{"DeleteCapLogs", testDeleteCapLogs, allWorkspaces},
 	})
 }
 
@@ -126,6 +132,7 @@ func testUpdateCategory(t *testing.T, db *store.DB) {
 	c.ID, c.CreatedAt = "ignored", t0.Add(time.Hour)
 	c.Name, c.Description, c.Required, c.Advertising = "Promotions", "", true, false
 	c.DefaultChannels, c.UpdatedAt = []notify.Channel{notify.ChannelSMS}, t0.Add(time.Minute)
+	c.FrequencyCap = nil
 	update(t, db, func(ctx context.Context, tx notify.Tx) error {
 		require.NoError(t, tx.UpdateCategory(ctx, &c))
 		ghost := newCategory(s.ws2, "security", t0)
@@ -347,6 +354,150 @@ func testPreferencesErased(t *testing.T, db *store.DB) {
 		require.NoError(t, tx.(*sqlstore.Tx).Conn().QueryRow(ctx, `SELECT COUNT(*) FROM preferences WHERE recipient_id = ?`,
 			s.r1.ID).Scan(&n))
 		require.Zero(t, n, "no row of the erased profile is left")
+		return nil
+	})
+}
+
+// testTakeCapRoom: a sliding log per profile and category; a send leaves
+// the window windowSeconds after it was counted; a full log counts
+// nothing and answers when the oldest counted send leaves.
+func testTakeCapRoom(t *testing.T, db *store.DB) {
+	s := categoryFixture(t, db)
+	const w = time.Minute
+	take := func(tx notify.Tx, r, c string, max int, at time.Time) (bool, time.Time) {
+		t.Helper()
+		ok, until, err := tx.TakeCapRoom(context.Background(), s.ws1, r, c, max, w, at)
+		require.NoError(t, err)
+		return ok, until
+	}
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		for i := range 3 {
+			ok, _ := take(tx, s.r1.ID, s.mkt.ID, 3, t0.Add(time.Duration(i)*time.Second))
+			require.True(t, ok, "send %d", i+1)
+		}
+		ok, until := take(tx, s.r1.ID, s.mkt.ID, 3, t0.Add(10*time.Second))
+		require.False(t, ok, "the 4th in the window")
+		require.Equal(t, t0.Add(w), until, "the oldest leaves a window after it was counted")
+		ok, _ = take(tx, s.r1.ID, s.sec.ID, 3, t0.Add(10*time.Second))
+		require.True(t, ok, "another category of the profile counts on its own")
+		return nil
+	})
+	r3 := newRecipient(s.ws1, "user-3", t0)
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		_, err := tx.PutRecipient(ctx, r3)
+		require.NoError(t, err)
+		ok, _ := take(tx, r3.ID, s.mkt.ID, 3, t0.Add(10*time.Second))
+		require.True(t, ok, "another profile counts on its own")
+		// The refused 4th was not counted: at t0+w the first leaves and
+		// there is room for one, then none until the second leaves.
+		ok, _ = take(tx, s.r1.ID, s.mkt.ID, 3, t0.Add(w))
+		require.True(t, ok, "the first left the window")
+		ok, until := take(tx, s.r1.ID, s.mkt.ID, 3, t0.Add(w+time.Millisecond))
+		require.False(t, ok)
+		require.Equal(t, t0.Add(w+time.Second), until)
+		// A cap lowered to 1: room when all but none of the log are out.
+		ok, until = take(tx, s.r1.ID, s.mkt.ID, 1, t0.Add(w+3*time.Second))
+		require.False(t, ok)
+		require.Equal(t, t0.Add(2*w), until, "the newest counted send leaves last")
+		return nil
+	})
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		_, _, err := tx.TakeCapRoom(ctx, s.ws1, s.r1.ID, s.mkt.ID, 0, w, t0)
+		require.Error(t, err, "a cap of no sends is refused")
+		return nil
+	})
+}
+
+// testTakeCapRoomConcurrent: transactions counting the same pair at once
+// let exactly max through (PostgreSQL's row lock; SQLite's one writer).
+func testTakeCapRoomConcurrent(t *testing.T, db *store.DB) {
+	s := categoryFixture(t, db)
+	const n, max = 8, 3
+	oks := make(chan bool, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := db.Update(context.Background(), func(tx notify.Tx) error {
+				ok, _, err := tx.TakeCapRoom(context.Background(), s.ws1, s.r1.ID, s.mkt.ID, max, time.Hour,
+					t0.Add(time.Duration(i)*time.Millisecond))
+				if err == nil {
+					oks <- ok
+				}
+				return err
+			})
+			if err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	close(oks)
+	got := 0
+	for ok := range oks {
+		if ok {
+			got++
+		}
+	}
+	require.Equal(t, max, got)
+}
+
+// testCapLogErased: the log goes with the profile and with the category.
+func testCapLogErased(t *testing.T, db *store.DB) {
+	s := categoryFixture(t, db)
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		for _, c := range []string{s.mkt.ID, s.sec.ID} {
+			_, _, err := tx.TakeCapRoom(ctx, s.ws1, s.r1.ID, c, 3, time.Hour, t0)
+			require.NoError(t, err)
+		}
+		require.NoError(t, tx.DeleteCategory(ctx, s.ws1, "marketing"))
+		return nil
+	})
+	count := func() int {
+		var n int
+		view(t, db, func(ctx context.Context, tx notify.Tx) error {
+			return tx.(*sqlstore.Tx).Conn().QueryRow(ctx, `SELECT COUNT(*) FROM frequency_cap_log WHERE recipient_id = ?`,
+				s.r1.ID).Scan(&n)
+		})
+		return n
+	}
+	require.Equal(t, 1, count(), "the deleted category's log went")
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		return tx.DeleteRecipient(ctx, s.ws1, s.r1.ExternalID)
+	})
+	require.Zero(t, count(), "the erased profile's log went")
+}
+
+// testDeleteCapLogs deletes the logs whose newest counted send is before
+// the bound, and keeps the others.
+func testDeleteCapLogs(t *testing.T, db *store.DB) {
+	s := categoryFixture(t, db)
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		for _, c := range []struct {
+			id string
+			at time.Time
+		}{{s.mkt.ID, t0}, {s.sec.ID, t0.Add(time.Hour)}} {
+			_, _, err := tx.TakeCapRoom(ctx, s.ws1, s.r1.ID, c.id, 3, 24*time.Hour, c.at)
+			require.NoError(t, err)
+		}
+		n, err := tx.DeleteCapLogs(ctx, t0.Add(time.Minute))
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		return nil
+	})
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		// marketing's log went: its count starts afresh; security's stays.
+		for range 3 {
+			ok, _, err := tx.TakeCapRoom(ctx, s.ws1, s.r1.ID, s.mkt.ID, 3, 24*time.Hour, t0.Add(2*time.Hour))
+			require.NoError(t, err)
+			require.True(t, ok)
+		}
+		for i, want := range []bool{true, true, false} {
+			ok, _, err := tx.TakeCapRoom(ctx, s.ws1, s.r1.ID, s.sec.ID, 3, 24*time.Hour, t0.Add(2*time.Hour))
+			require.NoError(t, err)
+			require.Equal(t, want, ok, "security send %d", i+2)
+		}
 		return nil
 	})
 }
