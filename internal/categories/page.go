@@ -245,11 +245,16 @@ func (s *Service) PageSave(ctx context.Context, token string, on map[string]bool
 }
 
 // PageOptOut is the RFC 8058 one-click POST of a category mail: the
-// person's email switch of that category turns off. A required category
-// or one the workspace no longer has changes nothing.
+// person's email switch of that category turns off (an explicit choice,
+// even where a default already keeps it off). A required category, one
+// the workspace no longer has, or one already off by the person's choice
+// changes nothing.
 func (s *Service) PageOptOut(ctx context.Context, token, category string) (PageView, error) {
 	return s.pageWrite(ctx, token, func(p pageRead) map[string]map[notify.Channel]bool {
 		for _, cat := range p.categories {
+			if on, set := p.person.Categories[category][notify.ChannelEmail]; set && !on {
+				return nil // already off by the person's own choice: idempotent
+			}
 			if cat.Key == category && !cat.Required {
 				return map[string]map[notify.Channel]bool{category: {notify.ChannelEmail: false}}
 			}

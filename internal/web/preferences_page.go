@@ -1,7 +1,10 @@
 package web
 
 import (
+	"errors"
+	"fmt"
 	"html/template"
+	"mime"
 	"net/http"
 	"net/url"
 
@@ -149,7 +152,7 @@ func (c preferencePages) answer(w http.ResponseWriter, r *http.Request, v catego
 // 8058 one-click (List-Unsubscribe=One-Click, the category in the query).
 // Anything else changes nothing and shows the page.
 func (c preferencePages) handlePost(w http.ResponseWriter, r *http.Request) {
-	if !readPublicForm(w, r, "preferences") {
+	if !readPreferenceForm(w, r) {
 		return
 	}
 	q := r.URL.Query()
@@ -169,4 +172,26 @@ func (c preferencePages) handlePost(w http.ResponseWriter, r *http.Request) {
 		v, err = c.rooms.Categories.PageLanding(r.Context(), token)
 	}
 	c.answer(w, r, v, err, token)
+}
+
+// readPreferenceForm is readPublicForm, but a multipart body is parsed
+// too (same bound): RFC 8058 says mailbox providers should post the
+// one-click form as multipart/form-data.
+func readPreferenceForm(w http.ResponseWriter, r *http.Request) bool {
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "multipart/form-data" {
+		return readPublicForm(w, r, "preferences")
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxPublicForm)
+	err := r.ParseMultipartForm(maxPublicForm)
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		writePage(w, r, http.StatusRequestEntityTooLarge, pageData{Title: "Request too large",
+			Message: fmt.Sprintf("The preferences form must be at most %d bytes.", mbe.Limit)})
+	case err != nil:
+		writePage(w, r, http.StatusBadRequest, pageData{Title: "Bad request", Message: "The preferences form could not be read."})
+	default:
+		return true // ParseMultipartForm fills r.PostForm
+	}
+	return false
 }

@@ -1,6 +1,8 @@
 package recipients_test
 
 import (
+	"bytes"
+	"mime/multipart"
 	"net/http"
 	"net/url"
 	"strings"
@@ -193,9 +195,16 @@ func TestPreferenceLinkInMail(t *testing.T) {
 	// A mail client opening it changes nothing; the one-click POST does.
 	pageGet(t, env, oneClick, http.StatusOK)
 	require.Equal(t, nothing, signedPrefs(t, rk, "u-42"))
-	pagePost(t, env, oneClick, url.Values{"List-Unsubscribe": {"One-Click"}}, http.StatusOK)
+	// RFC 8058's preferred form: multipart/form-data.
+	var mp bytes.Buffer
+	w := multipart.NewWriter(&mp)
+	require.NoError(t, w.WriteField("List-Unsubscribe", "One-Click"))
+	require.NoError(t, w.Close())
+	notifytest.RequireHTMLPage(t, notifytest.Public(t, env.Daemon.URL(), "POST", oneClick, w.FormDataContentType(), mp.Bytes()), http.StatusOK)
 	require.Equal(t, prefDoc{Channels: map[string]bool{}, Categories: map[string]map[string]bool{"marketing": {"email": false}}},
 		signedPrefs(t, rk, "u-42"))
+	pagePost(t, env, oneClick, url.Values{"List-Unsubscribe": {"One-Click"}}, http.StatusOK) // again: the same
+	require.Len(t, notifytest.Audit(t, env.Owner, "preference.replace"), 1)
 	a := notifytest.Send(t, key, mail("Another sale", "marketing"))
 	require.Equal(t, "canceled", a.Status, "opted out of marketing by email")
 
