@@ -28,6 +28,7 @@ func (a categoriesAPI) routes() []Route {
 		{Method: "DELETE", Path: "/v1/categories/{key}", auth: authDashboard, Roles: admin, h: a.handleDelete},
 		{Method: "GET", Path: "/v1/recipients/{externalId}/preferences", auth: authEither, Roles: all, Scope: read, h: a.handlePrefsGet},
 		{Method: "PUT", Path: "/v1/recipients/{externalId}/preferences", auth: authEither, Roles: op, Scope: write, h: a.handlePrefsPut},
+		{Method: "POST", Path: "/v1/recipients/{externalId}/preference-link", auth: authEither, Roles: op, Scope: write, h: a.handlePrefsLink},
 		{Method: "GET", Path: "/v1/preferences/default", auth: authEither, Roles: all, Scope: read, h: a.handleDefaultGet},
 		{Method: "PUT", Path: "/v1/preferences/default", auth: authDashboard, Roles: admin, h: a.handleDefaultPut},
 	}
@@ -254,6 +255,19 @@ func (a categoriesAPI) handlePrefsGet(c *call) error {
 		return err
 	}
 	return c.ok(http.StatusOK, preferencesBody(p))
+}
+
+// handlePrefsLink mints the recipient's preference link (issue 32, item
+// 4): 200 {url, expiresAt}; nothing is stored but the audit entry.
+func (a categoriesAPI) handlePrefsLink(c *call) error {
+	if err := decodeNone(c.body); err != nil {
+		return err
+	}
+	u, exp, err := a.room.PreferenceLink(c.ctx, c.caller(), c.r.PathValue("externalId"))
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusOK, map[string]any{"url": u, "expiresAt": Timestamp(exp)})
 }
 
 func (a categoriesAPI) handlePrefsPut(c *call) error {

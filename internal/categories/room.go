@@ -6,7 +6,9 @@
 package categories
 
 import (
+	"crypto/rand"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/notifyd/notifyd/internal/notify"
@@ -18,16 +20,27 @@ type Options struct {
 	Store  notify.Store
 	Now    func() time.Time
 	Logger *slog.Logger
+	// PageKey signs preference links (PageSigningLabel derives it from
+	// the master key); BaseURL is the public base URL they start with.
+	PageKey []byte
+	BaseURL string
 }
 
 // Service is the categories room.
 type Service struct {
 	usecase.Kit
+	pageKey []byte
+	baseURL string
 }
 
 // New builds the room.
 func New(o Options) *Service {
-	return &Service{Kit: usecase.NewKit(o.Store, o.Now, o.Logger)}
+	if len(o.PageKey) == 0 {
+		// A room built without a key (tests) signs with a key of its own.
+		o.PageKey = make([]byte, 32)
+		_, _ = rand.Read(o.PageKey)
+	}
+	return &Service{Kit: usecase.NewKit(o.Store, o.Now, o.Logger), pageKey: o.PageKey, baseURL: strings.TrimSuffix(o.BaseURL, "/")}
 }
 
 // Caller is who acts: a dashboard member or a signed API key.

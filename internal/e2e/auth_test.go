@@ -307,6 +307,8 @@ func TestRoles(t *testing.T) {
 		{"PUT", "/v1/recipients/nobody/preferences", map[string]any{}, "operator"}, // 404
 		{"GET", "/v1/preferences/default", nil, "viewer"},
 		{"PUT", "/v1/preferences/default", map[string]any{"channels": map[string]bool{"fax": true}}, "admin"}, // 400
+		// The preference page's link (issue 32, item 4).
+		{"POST", "/v1/recipients/nobody/preference-link", nil, "operator"}, // 404
 	}
 	rank := map[string]int{"viewer": 0, "operator": 1, "admin": 2, "owner": 3}
 	clients := map[string]*client.Client{"viewer": viewer, "operator": operator, "admin": admin, "owner": e.Owner}

@@ -196,7 +196,8 @@ func (s *Service) buildRequest(ctx context.Context, tx notify.Tx, ws string, key
 		base = compose.Message{Title: v.Title, Text: v.Text, HTML: v.HTML}
 		r.VendorTemplateID, r.SenderProfileKey = t.VendorTemplateID, t.SenderProfileKey
 	}
-	c, err := compose.Overlay(base, layout, in.Title, in.Text, in.HTML, in.TemplateCode != "", in.TemplateVariables, prefix)
+	vars, link := s.profileVariables(ws, prof, in, now)
+	c, err := compose.Overlay(base, layout, in.Title, in.Text, in.HTML, in.TemplateCode != "", vars, prefix)
 	if err != nil {
 		return nil, err
 	}
@@ -222,6 +223,7 @@ func (s *Service) buildRequest(ctx context.Context, tx notify.Tx, ws string, key
 			return nil, err
 		}
 	}
+	r.Headers = listUnsubscribe(r, cat, link)
 	if !r.Status.Terminal() {
 		if err := holdForWindows(ctx, tx, r, cat, prof, in, now, prefix); err != nil {
 			return nil, err

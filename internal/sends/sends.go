@@ -24,6 +24,10 @@ type Options struct {
 	// JobAttempts is the attempt budget of a request
 	// (SVC_QUEUE_JOB_ATTEMPTS); default 3.
 	JobAttempts int
+	// PreferenceLink mints a profile's preference link and when it
+	// expires (categories.Service.Link): {{preferencesUrl}} and the
+	// List-Unsubscribe of category mail (issue 32, item 4). Nil: neither.
+	PreferenceLink func(ws string, r *notify.Recipient, now time.Time) (string, time.Time)
 	// Gate is the signed API's door (internal/gate), shared with the API:
 	// the send group commit admits its batches through it.
 	Gate *gate.Gate
@@ -40,11 +44,14 @@ type Service struct {
 	jobAttempts int
 	gate        *gate.Gate // the signed API's door: signatures, nonces, request limits
 	accept      *acceptor  // the send group commit (accept.go)
+	// preferenceLink is Options.PreferenceLink.
+	preferenceLink func(ws string, r *notify.Recipient, now time.Time) (string, time.Time)
 }
 
 // New builds the room.
 func New(o Options) *Service {
-	s := &Service{Kit: usecase.NewKit(o.Store, o.Now, o.Logger), jobAttempts: o.JobAttempts, gate: o.Gate}
+	s := &Service{Kit: usecase.NewKit(o.Store, o.Now, o.Logger), jobAttempts: o.JobAttempts, gate: o.Gate,
+		preferenceLink: o.PreferenceLink}
 	if s.jobAttempts == 0 {
 		s.jobAttempts = 3
 	}

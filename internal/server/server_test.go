@@ -295,7 +295,8 @@ func TestBodyIsNotReadBeforeAuthentication(t *testing.T) {
 
 // Issue 29 finding 9: a public route reads at most 16 KiB of a body sent
 // before anything is known of its sender, parses no multipart form but
-// the RFC 8058 one-click's, and a vendor callback reads nothing before its
+// the RFC 8058 one-click's (the unsubscribe one and the preference
+// page's), and a vendor callback reads nothing before its
 // secret is proven.
 func TestPublicBodiesAreBounded(t *testing.T) {
 	f := newFront(t)
@@ -324,6 +325,10 @@ func TestPublicBodiesAreBounded(t *testing.T) {
 			status: 413, detail: "Request body must be at most 16384 bytes", readsBody: true},
 		{name: "one-click unsubscribe, multipart (RFC 8058)", path: "/v1/newsletter/unsubscribe/one-click?token=t", contentType: "multipart/form-data; boundary=x",
 			status: 413, detail: "Request body must be at most 16384 bytes", readsBody: true},
+		{name: "preference page form", path: "/v1/preferences/page?token=t", contentType: "application/x-www-form-urlencoded",
+			status: 413, detail: "The preferences form must be at most 16384 bytes.", readsBody: true},
+		{name: "preference page one-click, multipart (RFC 8058)", path: "/v1/preferences/page?token=t&category=c", contentType: "multipart/form-data; boundary=x",
+			status: 413, detail: "The preferences form must be at most 16384 bytes.", readsBody: true},
 		{name: "vendor callback of an unknown account", path: "/v1/callbacks/00000000-0000-7000-8000-000000000000?token=t", contentType: "application/json",
 			status: 404, detail: "Provider not found"},
 		{name: "OTP link", path: "/v1/otp/link/" + randHex(16), contentType: "application/x-www-form-urlencoded",

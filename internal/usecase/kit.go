@@ -37,13 +37,17 @@ func (k Kit) Now() time.Time {
 
 // AuditAs writes one audit entry of c: a member is its actorUserId; an
 // API key leaves actorUserId null (SPEC's "the system acted") and is
-// named by apiKeyId in the payload.
+// named by apiKeyId in the payload; the recipient on the preference page
+// leaves it null too and is named by "via": "preference_page".
 func (k Kit) AuditAs(ctx context.Context, tx notify.Tx, c Caller, action, targetType, targetID string, payload map[string]any) error {
 	if payload == nil {
 		payload = map[string]any{}
 	}
 	if c.Key != nil {
 		payload["apiKeyId"] = c.Key.ID
+	}
+	if c.Page != nil {
+		payload["via"] = "preference_page"
 	}
 	return k.Audit(ctx, tx, c.Actor, c.Workspace(), action, targetType, targetID, payload)
 }

@@ -34,6 +34,8 @@ var Sections = []Section{
 	{"Jobs", "/jobs"},
 	{"Dead letters", "/dead-letters"},
 	{"Newsletter", "/newsletter"},
+	{"Recipients", "/recipients"},
+	{"Categories", "/categories"},
 	{"Audit log", "/audit-log"},
 }
 

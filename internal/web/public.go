@@ -67,6 +67,15 @@ type pageData struct {
 // Content-Security-Policy that allows only inline style and a same-origin
 // form.
 func writePage(w http.ResponseWriter, r *http.Request, status int, d pageData) {
+	publicHeaders(w)
+	w.WriteHeader(status)
+	if r.Method != http.MethodHead {
+		_ = publicPage.Execute(w, d)
+	}
+}
+
+// publicHeaders are the headers of every public page (writePage).
+func publicHeaders(w http.ResponseWriter) {
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
@@ -74,10 +83,6 @@ func writePage(w http.ResponseWriter, r *http.Request, status int, d pageData) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
-	w.WriteHeader(status)
-	if r.Method != http.MethodHead {
-		_ = publicPage.Execute(w, d)
-	}
 }
 
 func (c publicPages) otpLinkHandler() http.Handler {
