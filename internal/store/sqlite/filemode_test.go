@@ -1,4 +1,4 @@
-package sqlite
+package sqlite_test
 
 import (
 	"context"
@@ -10,7 +10,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/notifyd/notifyd/internal/store/sqlite"
 	"github.com/notifyd/notifyd/internal/store/sqlstore"
+	"github.com/notifyd/notifyd/internal/store/testdb"
 )
 
 // TestPrivateFiles (issue 17, finding 11): in a data directory others can
@@ -19,13 +21,13 @@ import (
 // readable by others before is tightened. Not parallel: the umask is the
 // process's.
 func TestPrivateFiles(t *testing.T) {
-	dir := t.TempDir()
+	dir := testdb.TempDir(t) // removed with retries: a late -wal or -shm made t.TempDir's one try fail in CI
 	require.NoError(t, os.Chmod(dir, 0o755))
 	old := syscall.Umask(0)
 	defer syscall.Umask(old)
 
 	path := filepath.Join(dir, "notifyd.db")
-	b, err := Open(path, Options{Synchronous: "NORMAL"})
+	b, err := sqlite.Open(path, sqlite.Options{Synchronous: "NORMAL"})
 	require.NoError(t, err)
 	ctx := context.Background()
 	require.NoError(t, sqlstore.New(b).Migrate(ctx)) // writes: the -wal and -shm files exist now
@@ -41,7 +43,7 @@ func TestPrivateFiles(t *testing.T) {
 			require.NoError(t, os.Chmod(p, 0o644))
 		}
 	}
-	b, err = Open(path, Options{Synchronous: "NORMAL"})
+	b, err = sqlite.Open(path, sqlite.Options{Synchronous: "NORMAL"})
 	require.NoError(t, err)
 	require.NoError(t, sqlstore.New(b).Ping(ctx))
 	for _, p := range []string{path, path + "-wal", path + "-shm"} {

@@ -38,10 +38,16 @@ func Backends(t testing.TB) map[string]func(t testing.TB) string {
 // own, removed after the test (and after the database is closed: this
 // cleanup is registered first, so it runs last).
 func SQLiteURL(t testing.TB) string {
+	return "sqlite:" + filepath.Join(TempDir(t), "notifyd.db")
+}
+
+// TempDir is t.TempDir for a directory that holds SQLite files: it is
+// removed with retries (removeDir).
+func TempDir(t testing.TB) string {
 	dir, err := os.MkdirTemp("", "notifyd-test-*")
 	require.NoError(t, err)
 	t.Cleanup(func() { removeDir(t, dir) })
-	return "sqlite:" + filepath.Join(dir, "notifyd.db")
+	return dir
 }
 
 // removeDir removes dir, trying again for a second when a file appeared
