@@ -5,13 +5,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/notifyd/notifyd/internal/compose"
 	"github.com/notifyd/notifyd/internal/mailcheck"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/otp"
+	"github.com/notifyd/notifyd/internal/sendwindow"
 	"github.com/notifyd/notifyd/internal/usecase"
 )
 
@@ -96,21 +96,11 @@ func CheckTimeZone(field, tz string) error {
 	if len(tz) > MaxTimeZone || tz == "Local" || !usecase.Storable(tz) {
 		return bad
 	}
-	if _, ok := knownZones.Load(tz); ok {
-		return nil
-	}
-	if _, err := time.LoadLocation(tz); err != nil {
+	if _, err := sendwindow.Zone(tz); err != nil {
 		return bad
 	}
-	knownZones.Store(tz, true)
 	return nil
 }
-
-// knownZones remembers the names time.LoadLocation accepted: it reads
-// and parses the zone's file on every call, which a bulk upsert of 1,000
-// profiles of one zone would otherwise pay 1,000 times. It holds only
-// valid names, so at most the zone database's few hundred.
-var knownZones sync.Map
 
 // apply checks in, field by field, and writes what it gives onto r;
 // prefix names a bulk item ("items[3].").

@@ -51,12 +51,7 @@ func checkWindow(f func(string) string, in *WindowInput) error {
 	return nil
 }
 
-func zone(name string) (*time.Location, error) {
-	if name == "" || name == "Local" {
-		return nil, notify.Invalid("no zone")
-	}
-	return time.LoadLocation(name)
-}
+func zone(name string) (*time.Location, error) { return sendwindow.Zone(name) }
 
 // phoneChannels are the channels the Korean night rule covers.
 func phoneChannel(ch notify.Channel) bool {

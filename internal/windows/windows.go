@@ -58,12 +58,7 @@ func Check(field string, in Input) (sendwindow.Window, error) {
 }
 
 // Zone loads an IANA zone; "Local" names the server's, never a person's.
-func Zone(name string) (*time.Location, error) {
-	if name == "Local" || name == "" {
-		return nil, notify.Invalid("no zone")
-	}
-	return time.LoadLocation(name)
-}
+func Zone(name string) (*time.Location, error) { return sendwindow.Zone(name) }
 
 // List answers the workspace's windows: its own (nil when none) and its
 // categories'.

@@ -110,7 +110,15 @@ func open(path string, opts Options, pragmas ...string) (*Backend, error) {
 		return nil, err
 	}
 	read := sql.OpenDB(rc)
-	read.SetMaxOpenConns(4)
+	// Keep every read connection open: database/sql's default keeps two
+	// idle and closes the others, and a new SQLite connection reads and
+	// parses the whole schema on its first statement and prepares each
+	// cached statement again. Under load that was a tenth of serve's CPU
+	// (docs/BENCHMARKS.md, sends by recipient id).
+	read.SetMaxOpenConns(readConns)
+	read.SetMaxIdleConns(readConns)
+	read.SetConnMaxIdleTime(0)
+	read.SetConnMaxLifetime(0)
 	return &Backend{write: write, read: read, driver: riversqlite.New(write)}, nil
 }
 
@@ -196,6 +204,10 @@ func (c *conn) end() {
 // maxCachedStmts of them: the multi-row statements of the store come in a
 // few shapes (sqlstore's ladder), while an unbounded variety (IN lists of
 // every length) must not grow the cache forever.
+// readConns is the size of the read pool (WAL lets readers run beside
+// the one writer).
+const readConns = 4
+
 const (
 	maxCachedQueryLen = 64 << 10
 	maxCachedStmts    = 2048
