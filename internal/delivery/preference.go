@@ -13,13 +13,16 @@ import (
 // about to use, so a preference changed in between counts. A forbidden
 // channel is skipped without a call: the next step of a channel fallback
 // takes over, else the request ends canceled (settle, outcome.skip). The
-// decision is added to the request's recorded decisions either way.
+// decision is added to the request's decisions either way, and saved with
+// the run's settlement (SettleRequests) rather than by an UPDATE of every
+// request row in the claim. A run that dies before its settlement decides
+// again.
 
 // checkPreferences decides each undecided run of runs that has a category
-// or a recipient, and saves the decisions of those it decided. The reads
-// are a fixed number of statements per workspace of the claim
-// (FindSendPreferencesMany), whatever the job's size: they run inside the
-// claim's transaction, which on SQLite holds the one writer.
+// or a recipient. The reads are a fixed number of statements per
+// workspace of the claim (FindSendPreferencesMany), whatever the job's
+// size: they run inside the claim's transaction, which on SQLite holds
+// the one writer.
 func (e *Engine) checkPreferences(ctx context.Context, tx notify.Tx, runs []*run, now time.Time) error {
 	byWS := map[string][]*run{}
 	var order []string
@@ -33,7 +36,6 @@ func (e *Engine) checkPreferences(ctx context.Context, tx notify.Tx, runs []*run
 		}
 		byWS[r.WorkspaceID] = append(byWS[r.WorkspaceID], rn)
 	}
-	var decided []*notify.Request
 	for _, ws := range order {
 		group := byWS[ws]
 		qs := make([]notify.PreferenceQuery, len(group))
@@ -58,11 +60,7 @@ func (e *Engine) checkPreferences(ctx context.Context, tx notify.Tx, runs []*run
 			}
 			rn.req.Decisions = append(rn.req.Decisions, notify.Decision{Stage: notify.StageDispatch, At: now, Kind: notify.DecisionPreference,
 				Channel: ch, Outcome: out, Rule: string(d.Rule), Detail: d.Explain(sp.Category, ch)})
-			decided = append(decided, rn.req)
 		}
 	}
-	if len(decided) == 0 {
-		return nil
-	}
-	return tx.SaveDecisions(ctx, decided)
+	return nil
 }

@@ -62,6 +62,24 @@ func (c *FrequencyCap) Rule() string {
 	return fmt.Sprintf("cap %d per %ds", c.Max, c.WindowSeconds)
 }
 
+// CapRoom applies a cap of max sends per window at now to a pair's
+// counted sends (in time order): kept are those still counting (a send
+// at s counts while s > now-window), ok says whether one more fits, and
+// when not, until is when the oldest send in the way leaves the window.
+func CapRoom(sent []time.Time, max int, window time.Duration, now time.Time) (kept []time.Time, ok bool, until time.Time) {
+	from := now.Add(-window)
+	kept = make([]time.Time, 0, len(sent)+1)
+	for _, s := range sent {
+		if s.After(from) {
+			kept = append(kept, s)
+		}
+	}
+	if ok = len(kept) < max; !ok {
+		until = kept[len(kept)-max].Add(window)
+	}
+	return kept, ok, until
+}
+
 // CapTx holds the store verb of frequency caps.
 type CapTx interface {
 	// TakeCapRoom counts one send at now for the recipient profile
@@ -74,6 +92,9 @@ type CapTx interface {
 	// the profile or the category.
 	TakeCapRoom(ctx context.Context, workspaceID, recipientID, categoryID string, max int, window time.Duration,
 		now time.Time) (ok bool, until time.Time, err error)
+	// FindCapLog reads the pair's counted sends, in time order (none when
+	// nothing was counted), without taking its lock: what a dry run shows.
+	FindCapLog(ctx context.Context, workspaceID, recipientID, categoryID string) ([]time.Time, error)
 	// DeleteCapLogs deletes the logs of pairs whose newest counted send is
 	// before before: with before a longest window ago, none counts any
 	// more.
@@ -221,15 +242,9 @@ type PreferenceTx interface {
 	// workspace's (ErrNotFound otherwise); the categories named cannot be
 	// deleted until the transaction ends.
 	ReplacePreferences(ctx context.Context, workspaceID, recipientID string, p *Preferences) error
-	// FindSendPreferences loads what deciding a send on ch needs: the
-	// category of categoryKey ("" for none; ErrNotFound when the
-	// workspace has no such category), the recipient's preferences on ch
-	// (recipientID "" for none: Recipient stays nil) and the workspace
-	// default on ch.
-	FindSendPreferences(ctx context.Context, workspaceID, categoryKey, recipientID string, ch Channel) (*SendPreferences, error)
-	// FindSendPreferencesMany is FindSendPreferences for many requests of
-	// one workspace in a fixed number of statements (the dispatch of a
-	// whole job): each query names its recipient by external id ("" for
+	// FindSendPreferencesMany loads what deciding many requests of one
+	// workspace needs, each on its channel, in a fixed number of
+	// statements (the dispatch of a whole job): each query names its recipient by external id ("" for
 	// none; a profile erased since has no preferences: Recipient nil) and
 	// its category by key (one deleted since is none: Category nil).
 	FindSendPreferencesMany(ctx context.Context, workspaceID string, qs []PreferenceQuery) ([]*SendPreferences, error)

@@ -12,9 +12,10 @@ import (
 type Store interface {
 	Update(ctx context.Context, fn func(Tx) error) error
 	View(ctx context.Context, fn func(Tx) error) error
-	// Lookup is View for fn that reads one statement and needs no
-	// snapshot: where the backend allows, it runs without a transaction
-	// (on PostgreSQL that saves two round trips on every signed request).
+	// Lookup is View for fn whose reads need no common snapshot (one
+	// statement, or several that may each see the latest commit): where
+	// the backend allows, it runs without a transaction (on PostgreSQL
+	// that saves two round trips on every signed request).
 	Lookup(ctx context.Context, fn func(Tx) error) error
 	// UpdateUrgent is Update for a caller that answers a client now (the
 	// send group commit): on a backend with one writer (SQLite) it goes
@@ -105,6 +106,7 @@ type Tx interface {
 	WindowTx
 	CategoryTx
 	PreferenceTx
+	SendContextTx
 	CapTx
 	CampaignTx
 	WebhookTx

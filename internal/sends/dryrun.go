@@ -2,6 +2,7 @@ package sends
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/notifyd/notifyd/internal/dispatch"
@@ -13,7 +14,8 @@ import (
 // answers what the send would do, from the same validation, rendering,
 // address resolution, preferences and windows an accepted send goes
 // through, plus what dispatch would find (a suppressed address, the route
-// order with each account's circuit), and writes no request, job or
+// order with each account's circuit, what the category's frequency cap
+// would decide now), and writes no request, job or
 // event. The call still records its nonce and counts toward the request
 // limits, in the send group commit: those guard the signed API, whatever
 // the call does.
@@ -49,6 +51,9 @@ func (s *Service) DryRun(ctx context.Context, key *notify.APIKey, nonce *gate.No
 	}
 	target := r.Target()
 	err = s.Store.View(ctx, func(tx notify.Tx) error {
+		if err := capDecision(ctx, tx, r, s.Now()); err != nil {
+			return err
+		}
 		if target.Channel == notify.ChannelEmail {
 			sup, err := tx.FindSuppressed(ctx, r.WorkspaceID, []string{target.RecipientAddress})
 			if err != nil {
@@ -99,4 +104,45 @@ func (s *Service) DryRun(ctx context.Context, key *notify.APIKey, nonce *gate.No
 		return nil, err
 	}
 	return out, nil
+}
+
+// capDecision adds what the frequency cap of r's category would decide
+// if r were dispatched at now, as dispatch decides it (delivery/cap.go)
+// but without counting: the pair's log is read, not taken.
+func capDecision(ctx context.Context, tx notify.Tx, r *notify.Request, now time.Time) error {
+	if r.RecipientID == "" || r.Category == "" || r.Source == notify.SourceOTP {
+		return nil
+	}
+	cat, err := tx.FindCategory(ctx, r.WorkspaceID, r.Category)
+	if err != nil {
+		return err
+	}
+	fc := cat.FrequencyCap
+	if fc == nil || cat.Required {
+		return nil
+	}
+	prof, err := tx.FindRecipient(ctx, r.WorkspaceID, r.RecipientID)
+	if err != nil {
+		return err
+	}
+	sent, err := tx.FindCapLog(ctx, r.WorkspaceID, prof.ID, cat.ID)
+	if err != nil {
+		return err
+	}
+	kept, ok, until := notify.CapRoom(sent, fc.Max, fc.Window(), now)
+	d := notify.Decision{Stage: notify.StageDispatch, At: now, Kind: notify.DecisionCap, Channel: r.StepChannel(),
+		Outcome: notify.OutcomeAllowed, Rule: fc.Rule(),
+		Detail: fmt.Sprintf("frequency cap of category %s: %d of %d counted in the window", cat.Key, len(kept), fc.Max)}
+	switch {
+	case ok:
+		d.Detail += "; this one would be counted"
+	case fc.Mode == notify.CapDefer:
+		d.Outcome, d.Until = notify.OutcomeDeferred, &until
+		d.Detail += "; it would wait for room"
+	default:
+		d.Outcome = notify.OutcomeDropped
+		d.Detail += "; it would be dropped"
+	}
+	r.Decisions = append(r.Decisions, d)
+	return nil
 }

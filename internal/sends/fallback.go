@@ -107,7 +107,7 @@ func (s *Service) buildFallback(ctx context.Context, tx notify.Tx, key *notify.A
 		st := notify.ChannelStep{Channel: ch, RecipientAddress: r.RecipientAddress, RecipientName: r.RecipientName}
 		switch {
 		case in2.HasRecipient && in2.RecipientID != nil:
-			p, err := findProfile(ctx, tx, r.WorkspaceID, *in2.RecipientID, sp)
+			p, err := readProfile(ctx, tx, r.WorkspaceID, *in2.RecipientID, sp)
 			if err != nil {
 				return err
 			}

@@ -1,8 +1,6 @@
 package sends
 
 import (
-	"context"
-
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/usecase"
 )
@@ -28,13 +26,11 @@ func checkCategory(f func(string) string, key *string) error {
 	return usecase.MaxLen(f("category"), *key, 64)
 }
 
-// decidePreferences decides r on each of its channels, sets it canceled
-// when none is allowed, and answers its category (nil for none). prof is the
-// send's profile (nil for a send by address).
-func decidePreferences(ctx context.Context, tx notify.Tx, r *notify.Request, prof *notify.Recipient, prefix string) (*notify.Category, error) {
-	rowID := ""
-	if prof != nil {
-		rowID = prof.ID
+// decidePreferences decides r on each of its channels with the
+// preferences of sc, and sets it canceled when none is allowed.
+func decidePreferences(r *notify.Request, sc *notify.SendContext, prefix string) error {
+	if r.Category != "" && sc.Category == nil {
+		return notify.Invalid("%scategory: no category %s in this workspace", prefix, r.Category)
 	}
 	channels := []notify.Channel{r.Channel}
 	if r.Fallback != nil {
@@ -44,23 +40,15 @@ func decidePreferences(ctx context.Context, tx notify.Tx, r *notify.Request, pro
 	}
 	first := -1
 	var last notify.PreferenceDecision
-	var cat *notify.Category
+	sp := sc.Preferences
 	for i, ch := range channels {
-		sp, err := tx.FindSendPreferences(ctx, r.WorkspaceID, r.Category, rowID, ch)
-		if notify.IsNotFound(err) {
-			return nil, notify.Invalid("%scategory: no category %s in this workspace", prefix, r.Category)
-		}
-		if err != nil {
-			return nil, err
-		}
 		d := sp.Decide(ch)
-		cat = sp.Category
 		out := notify.OutcomeAllowed
 		if !d.Allowed {
 			out = notify.OutcomeBlocked
 		}
 		r.Decisions = append(r.Decisions, notify.Decision{Stage: notify.StageAcceptance, At: r.RequestedAt, Kind: notify.DecisionPreference,
-			Channel: ch, Outcome: out, Rule: string(d.Rule), Detail: d.Explain(sp.Category, ch)})
+			Channel: ch, Outcome: out, Rule: string(d.Rule), Detail: d.Explain(sc.Category, ch)})
 		if d.Allowed && first < 0 {
 			first = i
 		}
@@ -73,7 +61,7 @@ func decidePreferences(ctx context.Context, tx notify.Tx, r *notify.Request, pro
 		r.FallbackStep = first // the first channel allowed is where delivery starts
 	case first < 0:
 		r.Status, r.FinalErrorCode = notify.StatusCanceled, notify.CodePreferenceOptOut
-		r.FinalErrorMessage = "not delivered: " + last.Explain(cat, channels[len(channels)-1])
+		r.FinalErrorMessage = "not delivered: " + last.Explain(sc.Category, channels[len(channels)-1])
 	}
-	return cat, nil
+	return nil
 }

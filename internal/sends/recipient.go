@@ -2,6 +2,7 @@ package sends
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -32,15 +33,55 @@ func checkRecipientChoice(f func(string) string, addr, id *string) (string, erro
 	return *addr, nil
 }
 
-// findProfile reads the workspace's profile id names; a missing one is
-// the caller's mistake, a 400 that queues nothing (prefix names a bulk
-// item or a fallback step).
-func findProfile(ctx context.Context, tx notify.Tx, ws, id, prefix string) (*notify.Recipient, error) {
+// sendContext reads what a send by recipient id or category, or with a
+// window of its own, needs at acceptance, in one store call (nil for a
+// send that needs none of it): the profile, the category, the preferences
+// on every channel it may use, the windows and, when it may reach a
+// phone, the profile's consents.
+func sendContext(ctx context.Context, tx notify.Tx, ws string, in *SendInput) (*notify.SendContext, error) {
+	if in.RecipientID == nil && in.Category == nil && in.SendWindow == nil {
+		return nil, nil
+	}
+	q := notify.SendContextQuery{Channels: []notify.Channel{notify.Channel(in.Channel)}}
+	if in.RecipientID != nil {
+		q.RecipientExternalID = *in.RecipientID
+	}
+	if in.Category != nil {
+		q.CategoryKey = *in.Category
+	}
+	if in.ChannelFallback != nil {
+		for _, st := range *in.ChannelFallback {
+			if st != nil && !slices.Contains(q.Channels, notify.Channel(st.Channel)) {
+				q.Channels = append(q.Channels, notify.Channel(st.Channel))
+			}
+		}
+	}
+	for _, ch := range q.Channels {
+		q.Consents = q.Consents || (q.RecipientExternalID != "" && phoneChannel(ch))
+	}
+	return tx.FindSendContext(ctx, ws, q)
+}
+
+// findProfile answers the send's profile from sc; a missing one is the
+// caller's mistake, a 400 that queues nothing (prefix names a bulk item).
+func findProfile(sc *notify.SendContext, id, prefix string) (*notify.Recipient, error) {
+	if sc.Recipient == nil {
+		return nil, noProfile(id, prefix)
+	}
+	return sc.Recipient, nil
+}
+
+// readProfile reads the profile a fallback step names of its own.
+func readProfile(ctx context.Context, tx notify.Tx, ws, id, prefix string) (*notify.Recipient, error) {
 	p, err := tx.FindRecipient(ctx, ws, id)
 	if notify.IsNotFound(err) {
-		return nil, notify.Invalid("%srecipient.id: no recipient profile %s in this workspace", prefix, id)
+		return nil, noProfile(id, prefix)
 	}
 	return p, err
+}
+
+func noProfile(id, prefix string) error {
+	return notify.Invalid("%srecipient.id: no recipient profile %s in this workspace", prefix, id)
 }
 
 // profileAddress is p's address for a send on ch, checked as a send's

@@ -150,9 +150,12 @@ func (s *Service) buildRequest(ctx context.Context, tx notify.Tx, ws string, key
 	if in.Locale != nil {
 		locale = *in.Locale
 	}
+	sc, err := sendContext(ctx, tx, ws, in)
+	if err != nil {
+		return nil, err
+	}
 	if in.RecipientID != nil {
-		var err error
-		if prof, err = findProfile(ctx, tx, ws, *in.RecipientID, prefix); err != nil {
+		if prof, err = findProfile(sc, *in.RecipientID, prefix); err != nil {
 			return nil, err
 		}
 		if addr, err = profileAddress(prof, ch, in.RecipientName, in.Title, prefix+"recipient."); err != nil {
@@ -218,14 +221,14 @@ func (s *Service) buildRequest(ctx context.Context, tx notify.Tx, ws string, key
 	}
 	var cat *notify.Category
 	if r.Category != "" || prof != nil {
-		var err error
-		if cat, err = decidePreferences(ctx, tx, r, prof, prefix); err != nil {
+		if err := decidePreferences(r, sc, prefix); err != nil {
 			return nil, err
 		}
+		cat = sc.Category
 	}
 	r.Headers = listUnsubscribe(r, cat, link)
 	if !r.Status.Terminal() {
-		if err := holdForWindows(ctx, tx, r, cat, prof, in, now, prefix); err != nil {
+		if err := holdForWindows(r, sc, in, now, prefix); err != nil {
 			return nil, err
 		}
 	}
@@ -319,8 +322,9 @@ type built struct {
 }
 
 // buildRequests resolves templates and renders each send (the items of a
-// bulk send when bulk). The reads it needs (templates, preferred accounts)
-// share one read transaction, and a plain text send needs none. A failure
+// bulk send when bulk). The reads it needs (templates, preferred accounts,
+// profiles, preferences, windows) run outside a transaction, and a plain
+// text send needs none. A failure
 // of one send is its own; an error of the database fails all.
 func (s *Service) buildRequests(ctx context.Context, key *notify.APIKey, ins []*SendInput, scheds []*time.Time, now time.Time, bulk bool) ([]built, error) {
 	out := make([]built, len(ins))
@@ -346,7 +350,10 @@ func (s *Service) buildRequests(ctx context.Context, key *notify.APIKey, ins []*
 	if !reads {
 		return out, build(nil)
 	}
-	return out, s.Store.View(ctx, build)
+	// Without a transaction where the backend allows (Lookup): these reads
+	// need no common snapshot, and on PostgreSQL a read transaction's BEGIN
+	// and COMMIT were two of a send by recipient id's six round trips.
+	return out, s.Store.Lookup(ctx, build)
 }
 
 func acceptResult(a *notify.Accept) SendResult {

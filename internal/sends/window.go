@@ -1,7 +1,6 @@
 package sends
 
 import (
-	"context"
 	"time"
 
 	"github.com/notifyd/notifyd/internal/notify"
@@ -58,22 +57,14 @@ func phoneChannel(ch notify.Channel) bool {
 	return ch == notify.ChannelSMS || ch == notify.ChannelAlimTalk
 }
 
-// holdForWindows applies the windows to r (accepted at now; cat is its
-// category, prof its profile, either nil), moving its scheduledAt to the
+// holdForWindows applies the windows of sc to r (accepted at now; sc is
+// nil for a send that names no profile, category or window), moving its scheduledAt to the
 // next common opening when a window is closed.
-func holdForWindows(ctx context.Context, tx notify.Tx, r *notify.Request, cat *notify.Category, prof *notify.Recipient,
-	in *SendInput, now time.Time, prefix string) error {
-	if prof == nil && cat == nil && in.SendWindow == nil {
+func holdForWindows(r *notify.Request, sc *notify.SendContext, in *SendInput, now time.Time, prefix string) error {
+	if sc == nil {
 		return nil
 	}
-	catID := ""
-	if cat != nil {
-		catID = cat.ID
-	}
-	stored, err := tx.FindSendWindows(ctx, r.WorkspaceID, catID, false)
-	if err != nil {
-		return err
-	}
+	cat, prof, stored := sc.Category, sc.Recipient, sc.Windows
 	// The zone: the recipient's, else the workspace window's, else UTC.
 	loc := time.UTC
 	for _, w := range stored {
@@ -110,11 +101,7 @@ func holdForWindows(ctx context.Context, tx notify.Tx, r *notify.Request, cat *n
 	}
 	ch := r.StepChannel()
 	if cat != nil && cat.Advertising && phoneChannel(ch) {
-		consented, err := nightConsent(ctx, tx, r.WorkspaceID, prof)
-		if err != nil {
-			return err
-		}
-		if !consented {
+		if !nightConsent(sc) {
 			rules = append(rules, sendwindow.Rule{Name: windowKRNight, Window: sendwindow.KoreanAdDay, Loc: sendwindow.Seoul})
 		}
 	}
@@ -155,18 +142,14 @@ func holdForWindows(ctx context.Context, tx notify.Tx, r *notify.Request, cat *n
 
 // nightConsent reports whether the profile gave the Korean night
 // advertising consent (a send by address has no profile to give it).
-func nightConsent(ctx context.Context, tx notify.Tx, ws string, prof *notify.Recipient) (bool, error) {
-	if prof == nil {
-		return false, nil
+func nightConsent(sc *notify.SendContext) bool {
+	if sc.Recipient == nil {
+		return false
 	}
-	m, err := tx.FindConsents(ctx, ws, []string{prof.ID})
-	if err != nil {
-		return false, err
-	}
-	for _, c := range m[prof.ID] {
+	for _, c := range sc.Consents {
 		if c.Kind == notify.ConsentNightAdvertising {
-			return true, nil
+			return true
 		}
 	}
-	return false, nil
+	return false
 }

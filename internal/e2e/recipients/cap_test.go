@@ -67,6 +67,17 @@ func TestFrequencyCapDrop(t *testing.T) {
 	env, key := capSetup(t, 86400, "drop")
 	put(t, env.Owner, "u-7", map[string]any{"phone": "010-7777-7777"}, http.StatusCreated)
 
+	// A dry run shows what the cap would decide now, and counts nothing.
+	dryCap := func() decision {
+		t.Helper()
+		body := withCategory(byID("sms", "u-42", "sale!"), "promo")
+		body["dryRun"] = true
+		d := notifytest.Data[dryRun](t, notifytest.Signed(t, key, "POST", "/v1/notifications", body), http.StatusOK)
+		return d.Decisions[len(d.Decisions)-1].plain()
+	}
+	require.Equal(t, decision{Stage: "dispatch", Kind: "cap", Channel: ptr("sms"), Outcome: "allowed", Rule: ptr("cap 3 per 86400s"),
+		Detail: ptr("frequency cap of category promo: 0 of 3 counted in the window; this one would be counted")}, dryCap())
+
 	ids := sendAll(t, []*client.Client{key}, 4, func() map[string]any { return withCategory(byID("sms", "u-42", "sale!"), "promo") })
 	states, by := finals(t, key, ids, notifytest.WaitTimeout)
 	require.Equal(t, map[string]int{"sent": 3, "canceled": 1}, states)
@@ -78,6 +89,8 @@ func TestFrequencyCapDrop(t *testing.T) {
 	ex = explain(t, key, by["sent"][0])
 	require.Equal(t, decision{Stage: "dispatch", Kind: "cap", Channel: ptr("sms"), Outcome: "allowed",
 		Rule: ptr("cap 3 per 86400s"), Detail: ptr("frequency cap of category promo counted")}, ex.Decisions[len(ex.Decisions)-1].plain())
+	require.Equal(t, decision{Stage: "dispatch", Kind: "cap", Channel: ptr("sms"), Outcome: "dropped", Rule: ptr("cap 3 per 86400s"),
+		Detail: ptr("frequency cap of category promo: 3 of 3 counted in the window; it would be dropped")}, dryCap())
 
 	// A 5th with an email fallback: dropped, and no email.
 	body := withCategory(byID("sms", "u-42", "sale!"), "promo")

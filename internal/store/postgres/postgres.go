@@ -167,6 +167,7 @@ type querier interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 	CopyFrom(ctx context.Context, table pgx.Identifier, cols []string, src pgx.CopyFromSource) (int64, error)
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
 }
 
 // Direct is a connection without a transaction, for one-statement reads
@@ -204,6 +205,33 @@ func (c *conn) Query(ctx context.Context, q string, args ...any) (sqlstore.Rows,
 
 func (c *conn) QueryRow(ctx context.Context, q string, args ...any) sqlstore.Row {
 	return pgRow{c.tx.QueryRow(ctx, rebind(q), mode(args)...)}
+}
+
+// Pipeline sends reads as one batch: one round trip for all of them
+// (sqlstore.Pipeliner).
+func (c *conn) Pipeline(ctx context.Context, reads []sqlstore.Read) error {
+	b := &pgx.Batch{}
+	for _, r := range reads {
+		b.Queue(rebind(r.SQL), mode(r.Args)...)
+	}
+	br := c.tx.SendBatch(ctx, b)
+	for _, r := range reads {
+		rows, err := br.Query()
+		if err != nil {
+			_ = br.Close()
+			return translate(err)
+		}
+		err = r.Scan(pgRows{rows})
+		rows.Close()
+		if err == nil {
+			err = rows.Err()
+		}
+		if err != nil {
+			_ = br.Close()
+			return translate(err)
+		}
+	}
+	return translate(br.Close())
 }
 
 // CopyFrom is the COPY fast path of bulk inserts (sqlstore.Copier).

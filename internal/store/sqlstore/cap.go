@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/notifyd/notifyd/internal/notify"
 )
 
 // TakeCapRoom keeps the pair's sliding log in one row: the upsert takes
@@ -24,41 +26,56 @@ func (t preferenceTx) TakeCapRoom(ctx context.Context, workspaceID, recipientID,
 		RETURNING sent_at`, workspaceID, recipientID, categoryID).Scan(&raw); err != nil {
 		return false, time.Time{}, err
 	}
-	var log []int64
-	if err := fromJSON(raw, &log); err != nil {
+	log, err := capLog(raw)
+	if err != nil {
 		return false, time.Time{}, err
 	}
-	// Processes' clocks may differ by a little: kept in time order.
-	slices.Sort(log)
-	// A send at s counts while s > now-window: it leaves at s+window.
-	from := ms(now.Add(-window))
-	kept := log[:0]
-	for _, s := range log {
-		if s > from {
-			kept = append(kept, s)
-		}
+	kept, ok, until := notify.CapRoom(log, max, window, now)
+	if ok {
+		kept = append(kept, now)
 	}
-	ok := len(kept) < max
-	var until time.Time
-	switch {
-	case ok:
-		kept = append(kept, ms(now))
-	default:
-		until = fromMs(kept[len(kept)-max]).Add(window)
-	}
-	if kept == nil {
-		kept = []int64{}
+	stored := make([]int64, len(kept))
+	for i, s := range kept {
+		stored[i] = ms(s)
 	}
 	var last int64
-	if len(kept) > 0 {
-		last = kept[len(kept)-1]
+	if len(stored) > 0 {
+		last = stored[len(stored)-1]
 	}
 	if _, err := t.c.Exec(ctx, `UPDATE frequency_cap_log SET sent_at = ?, last_at = ?
-		WHERE workspace_id = ? AND recipient_id = ? AND category_id = ?`, toJSON(kept), last, workspaceID, recipientID,
+		WHERE workspace_id = ? AND recipient_id = ? AND category_id = ?`, toJSON(stored), last, workspaceID, recipientID,
 		categoryID); err != nil {
 		return false, time.Time{}, err
 	}
 	return ok, until, nil
+}
+
+// capLog decodes a stored log (unix milliseconds) in time order:
+// processes' clocks may differ by a little.
+func capLog(raw string) ([]time.Time, error) {
+	var log []int64
+	if err := fromJSON(raw, &log); err != nil {
+		return nil, err
+	}
+	slices.Sort(log)
+	out := make([]time.Time, len(log))
+	for i, s := range log {
+		out[i] = fromMs(s)
+	}
+	return out, nil
+}
+
+func (t preferenceTx) FindCapLog(ctx context.Context, workspaceID, recipientID, categoryID string) ([]time.Time, error) {
+	var raw string
+	err := t.c.QueryRow(ctx, `SELECT sent_at FROM frequency_cap_log WHERE workspace_id = ? AND recipient_id = ? AND category_id = ?`,
+		workspaceID, recipientID, categoryID).Scan(&raw)
+	if notify.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return capLog(raw)
 }
 
 // DeleteCapLogs deletes the logs whose newest counted send is before

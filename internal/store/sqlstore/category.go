@@ -98,6 +98,24 @@ func emptyPreferences() *notify.Preferences {
 	return &notify.Preferences{Channels: map[notify.Channel]bool{}, Categories: map[string]map[notify.Channel]bool{}}
 }
 
+// scanChoices adds each row (owner, category key or NULL, channel,
+// allowed) to the preferences of its owner; of answers nil for an owner
+// that is not wanted (a profile that came between pipelined reads).
+func scanChoices(rows Rows, of func(owner string) *notify.Preferences) error {
+	for rows.Next() {
+		var owner, ch string
+		var key *string
+		var allowed bool
+		if err := rows.Scan(&owner, &key, &ch, &allowed); err != nil {
+			return err
+		}
+		if p := of(owner); p != nil {
+			addPreference(p, key, ch, allowed)
+		}
+	}
+	return nil
+}
+
 // add puts one stored choice into p: key nil is the channel's switch.
 func addPreference(p *notify.Preferences, key *string, ch string, allowed bool) {
 	if key == nil {
@@ -190,116 +208,57 @@ func (t preferenceTx) ReplacePreferences(ctx context.Context, workspaceID, recip
 	return nil
 }
 
-// FindSendPreferences reads the category, then both owners' choices on
-// ch in one statement: the recipient's and the default's, each only the
-// channel switch and the category's choice.
-func (t preferenceTx) FindSendPreferences(ctx context.Context, workspaceID, categoryKey, recipientID string,
-	ch notify.Channel) (*notify.SendPreferences, error) {
-	out := &notify.SendPreferences{Default: emptyPreferences()}
-	catID := ""
-	if categoryKey != "" {
-		c, err := t.FindCategory(ctx, workspaceID, categoryKey)
-		if err != nil {
-			return nil, err
-		}
-		out.Category, catID = c, c.ID
-	}
-	const sel = `SELECT '%s', c.key, p.allowed FROM preferences p LEFT JOIN categories c ON c.id = p.category_id
-		WHERE %s AND p.channel = ? AND (p.category_id IS NULL OR p.category_id = ?)`
-	where, args := ownerWhere("p.", workspaceID, "")
-	q := fmt.Sprintf(sel, "d", where)
-	args = append(args, string(ch), catID)
-	if recipientID != "" {
-		out.Recipient = emptyPreferences()
-		w, a := ownerWhere("p.", workspaceID, recipientID)
-		q += ` UNION ALL ` + fmt.Sprintf(sel, "r", w)
-		args = append(append(args, a...), string(ch), catID)
-	}
-	rows, err := t.c.Query(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var owner string
-		var key *string
-		var allowed bool
-		if err := rows.Scan(&owner, &key, &allowed); err != nil {
-			return nil, err
-		}
-		p := out.Default
-		if owner == "r" {
-			p = out.Recipient
-		}
-		addPreference(p, key, string(ch), allowed)
-	}
-	return out, rows.Err()
-}
-
 // FindSendPreferencesMany answers qs with three statements whatever their
-// number: the categories named, the profiles named, and every choice of
-// those profiles and of the default on those channels.
+// number, pipelined (one round trip on PostgreSQL): the categories named,
+// the profiles named, and every choice of the default and of those
+// profiles (found by external id) on those channels.
 func (t preferenceTx) FindSendPreferencesMany(ctx context.Context, workspaceID string, qs []notify.PreferenceQuery) ([]*notify.SendPreferences, error) {
 	keys, exts, chans := distinct(qs, func(q notify.PreferenceQuery) string { return q.CategoryKey }),
 		distinct(qs, func(q notify.PreferenceQuery) string { return q.RecipientExternalID }),
 		distinct(qs, func(q notify.PreferenceQuery) string { return string(q.Channel) })
 	cats := map[string]*notify.Category{}
-	if len(keys) > 0 {
-		list, err := queryAll(ctx, t.c, scanCategory, `SELECT `+categoryCols+` FROM categories WHERE workspace_id = ? AND key IN (`+
-			placeholders(len(keys))+`)`, append([]any{workspaceID}, keys...)...)
-		if err != nil {
-			return nil, err
-		}
-		for _, c := range list {
-			cats[c.Key] = c
-		}
-	}
 	rowOf := map[string]string{}
-	if len(exts) > 0 {
-		rows, err := t.c.Query(ctx, `SELECT id, external_id FROM recipients WHERE workspace_id = ? AND external_id IN (`+
-			placeholders(len(exts))+`)`, append([]any{workspaceID}, exts...)...)
-		if err != nil {
-			return nil, err
-		}
-		for rows.Next() {
-			var id, ext string
-			if err := rows.Scan(&id, &ext); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			rowOf[ext] = id
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, err
-		}
-	}
-	owners := []any{""}
-	for _, id := range rowOf {
-		owners = append(owners, id)
-	}
 	byOwner := map[string]*notify.Preferences{"": emptyPreferences()}
-	for _, id := range rowOf {
-		byOwner[id] = emptyPreferences()
+	var reads []Read
+	if len(keys) > 0 {
+		reads = append(reads, Read{SQL: `SELECT ` + categoryCols + ` FROM categories WHERE workspace_id = ? AND key IN (` +
+			placeholders(len(keys)) + `)`, Args: append([]any{workspaceID}, keys...), Scan: func(rows Rows) error {
+			for rows.Next() {
+				c, err := scanCategory(rows)
+				if err != nil {
+					return err
+				}
+				cats[c.Key] = c
+			}
+			return nil
+		}})
 	}
-	args := append(append([]any{workspaceID}, owners...), chans...)
-	rows, err := t.c.Query(ctx, `SELECT COALESCE(p.recipient_id, ''), c.key, p.channel, p.allowed FROM preferences p
-		LEFT JOIN categories c ON c.id = p.category_id WHERE p.workspace_id = ? AND COALESCE(p.recipient_id, '') IN (`+
-		placeholders(len(owners))+`) AND p.channel IN (`+placeholders(len(chans))+`)`, args...)
-	if err != nil {
-		return nil, err
+	const choices = `SELECT COALESCE(p.recipient_id, ''), c.key, p.channel, p.allowed FROM preferences p
+		LEFT JOIN categories c ON c.id = p.category_id WHERE `
+	inChans := ` AND p.channel IN (` + placeholders(len(chans)) + `)`
+	sql := choices + `p.workspace_id = ? AND COALESCE(p.recipient_id, '') = ''` + inChans
+	args := append([]any{workspaceID}, chans...)
+	if len(exts) > 0 {
+		inExts := `(` + placeholders(len(exts)) + `)`
+		reads = append(reads, Read{SQL: `SELECT id, external_id FROM recipients WHERE workspace_id = ? AND external_id IN ` + inExts,
+			Args: append([]any{workspaceID}, exts...), Scan: func(rows Rows) error {
+				for rows.Next() {
+					var id, ext string
+					if err := rows.Scan(&id, &ext); err != nil {
+						return err
+					}
+					rowOf[ext], byOwner[id] = id, emptyPreferences()
+				}
+				return nil
+			}})
+		sql += ` UNION ALL ` + choices + `p.recipient_id IN (SELECT id FROM recipients WHERE workspace_id = ? AND external_id IN ` +
+			inExts + `) AND p.workspace_id = ?` + inChans
+		args = append(append(append(append(args, workspaceID), exts...), workspaceID), chans...)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var owner, ch string
-		var key *string
-		var allowed bool
-		if err := rows.Scan(&owner, &key, &ch, &allowed); err != nil {
-			return nil, err
-		}
-		addPreference(byOwner[owner], key, ch, allowed)
-	}
-	if err := rows.Err(); err != nil {
+	reads = append(reads, Read{SQL: sql, Args: args, Scan: func(rows Rows) error {
+		return scanChoices(rows, func(owner string) *notify.Preferences { return byOwner[owner] })
+	}})
+	if err := pipeline(ctx, t.c, reads); err != nil {
 		return nil, err
 	}
 	out := make([]*notify.SendPreferences, len(qs))

@@ -22,6 +22,16 @@ func (t recipientTx) DeleteConsent(ctx context.Context, workspaceID, recipientID
 		workspaceID, recipientID, kind))
 }
 
+func scanConsent(row Row) (*notify.RecipientConsent, error) {
+	var c notify.RecipientConsent
+	var given int64
+	if err := row.Scan(&c.RecipientID, &c.WorkspaceID, &c.Kind, &given, &c.Source, &c.RecordedBy, &c.ActorID); err != nil {
+		return nil, err
+	}
+	c.GivenAt = fromMs(given)
+	return &c, nil
+}
+
 func (t recipientTx) FindConsents(ctx context.Context, workspaceID string, recipientIDs []string) (map[string][]*notify.RecipientConsent, error) {
 	out := map[string][]*notify.RecipientConsent{}
 	if len(recipientIDs) == 0 {
@@ -31,15 +41,7 @@ func (t recipientTx) FindConsents(ctx context.Context, workspaceID string, recip
 	for _, id := range recipientIDs {
 		args = append(args, id)
 	}
-	cs, err := queryAll(ctx, t.c, func(row Row) (*notify.RecipientConsent, error) {
-		var c notify.RecipientConsent
-		var given int64
-		if err := row.Scan(&c.RecipientID, &c.WorkspaceID, &c.Kind, &given, &c.Source, &c.RecordedBy, &c.ActorID); err != nil {
-			return nil, err
-		}
-		c.GivenAt = fromMs(given)
-		return &c, nil
-	}, `SELECT `+consentCols+` FROM recipient_consents WHERE workspace_id = ? AND recipient_id IN (?`+
+	cs, err := queryAll(ctx, t.c, scanConsent, `SELECT `+consentCols+` FROM recipient_consents WHERE workspace_id = ? AND recipient_id IN (?`+
 		strings.Repeat(", ?", len(recipientIDs)-1)+`) ORDER BY kind`, args...)
 	if err != nil {
 		return nil, err

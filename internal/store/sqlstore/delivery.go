@@ -98,8 +98,9 @@ func qualified(table, cols string) string {
 const updateChunk = 200
 
 // SettleRequests saves the state of each request of rs that is still
-// processing, and reports which were: a request canceled while its attempt
-// was in flight keeps its canceled state.
+// processing, its decisions included (those its dispatch added), and
+// reports which were: a request canceled while its attempt was in flight
+// keeps its canceled state.
 func (t deliveryTx) SettleRequests(ctx context.Context, rs []*notify.Request) ([]bool, error) {
 	settled := make([]bool, len(rs))
 	idx := make(map[string]int, len(rs))
@@ -109,11 +110,11 @@ func (t deliveryTx) SettleRequests(ctx context.Context, rs []*notify.Request) ([
 	rows := make([][]any, len(rs))
 	for i, r := range rs {
 		rows[i] = []any{r.ID, r.WorkspaceID, r.Status, ms(r.UpdatedAt), nullable(r.SelectedProviderID), nullable(r.SelectedMessageID),
-			nullable(r.FinalErrorCode), nullable(r.FinalErrorMessage)}
+			nullable(r.FinalErrorCode), nullable(r.FinalErrorMessage), jsonOrNil(r.Decisions, len(r.Decisions) == 0)}
 	}
 	err := t.updateFromValues(ctx, `UPDATE notification_requests SET status = v.column3, updated_at = CAST(v.column4 AS BIGINT),
 		selected_provider_account_id = v.column5, selected_provider_message_id = v.column6, final_error_code = v.column7,
-		final_error_message = v.column8 FROM `, rows,
+		final_error_message = v.column8, decisions = v.column9 FROM `, rows,
 		` AS v WHERE notification_requests.id = v.column1 AND notification_requests.workspace_id = v.column2
 		AND notification_requests.status = 'processing' RETURNING notification_requests.id`,
 		func(r Rows) error {
@@ -126,8 +127,8 @@ func (t deliveryTx) SettleRequests(ctx context.Context, rs []*notify.Request) ([
 }
 
 // SaveDecisions saves the decisions of each request of rs (issue 32):
-// only runs that decided something at dispatch call it, so a send by
-// address without a category costs no statement.
+// only the frequency cap calls it, whose count must be on record with the
+// claim; the other dispatch decisions go with the settlement.
 func (t deliveryTx) SaveDecisions(ctx context.Context, rs []*notify.Request) error {
 	rows := make([][]any, len(rs))
 	for i, r := range rs {

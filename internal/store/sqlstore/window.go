@@ -22,22 +22,27 @@ func (t recipientTx) DeleteSendWindow(ctx context.Context, workspaceID, category
 	return expectOne(t.c.Exec(ctx, `DELETE FROM send_windows WHERE workspace_id = ? AND scope = ?`, workspaceID, categoryID))
 }
 
+// windowSelect reads send windows with their category's key.
+const windowSelect = `SELECT w.workspace_id, w.scope, COALESCE(c.key, ''), w.hours, w.days, w.time_zone, w.updated_at
+		FROM send_windows w LEFT JOIN categories c ON c.id = w.category_id`
+
+func scanWindow(row Row) (*notify.SendWindow, error) {
+	var w notify.SendWindow
+	var days string
+	var upd int64
+	if err := row.Scan(&w.WorkspaceID, &w.CategoryID, &w.CategoryKey, &w.Hours, &days, &w.TimeZone, &upd); err != nil {
+		return nil, err
+	}
+	w.UpdatedAt = fromMs(upd)
+	return &w, fromJSON(days, &w.Days)
+}
+
 func (t recipientTx) FindSendWindows(ctx context.Context, workspaceID, categoryID string, all bool) ([]*notify.SendWindow, error) {
-	q := `SELECT w.workspace_id, w.scope, COALESCE(c.key, ''), w.hours, w.days, w.time_zone, w.updated_at
-		FROM send_windows w LEFT JOIN categories c ON c.id = w.category_id WHERE w.workspace_id = ?`
+	q := windowSelect + ` WHERE w.workspace_id = ?`
 	args := []any{workspaceID}
 	if !all {
 		q += ` AND w.scope IN ('', ?)`
 		args = append(args, categoryID)
 	}
-	return queryAll(ctx, t.c, func(row Row) (*notify.SendWindow, error) {
-		var w notify.SendWindow
-		var days string
-		var upd int64
-		if err := row.Scan(&w.WorkspaceID, &w.CategoryID, &w.CategoryKey, &w.Hours, &days, &w.TimeZone, &upd); err != nil {
-			return nil, err
-		}
-		w.UpdatedAt = fromMs(upd)
-		return &w, fromJSON(days, &w.Days)
-	}, q+` ORDER BY w.scope`, args...)
+	return queryAll(ctx, t.c, scanWindow, q+` ORDER BY w.scope`, args...)
 }

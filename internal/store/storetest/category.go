@@ -76,10 +76,11 @@ func testCategories(t *testing.T, open Opener) {
 		{"DeleteCategory", testDeleteCategory, perWorkspace},
 		{"FindPreferences", testFindPreferences, perWorkspace},
 		{"ReplacePreferences", testReplacePreferences, perWorkspace},
-		{"FindSendPreferences", testFindSendPreferences, perWorkspace},
+		{"FindSendContext", testFindSendContext, perWorkspace},
 		{"FindSendPreferencesMany", testFindSendPreferencesMany, perWorkspace},
 		{"PreferencesErased", testPreferencesErased, perWorkspace},
 		{"TakeCapRoom", testTakeCapRoom, perWorkspace},
+		{"FindCapLog", testTakeCapRoom, perWorkspace},
 		{"TakeCapRoomConcurrent", testTakeCapRoomConcurrent, perWorkspace},
 		{"CapLogErased", testCapLogErased, perWorkspace},
 		{"DeleteCapLogs", testDeleteCapLogs, allWorkspaces},
@@ -252,49 +253,95 @@ func testReplacePreferences(t *testing.T, db *store.DB) {
 	})
 }
 
-// testFindSendPreferences: the category and both owners' choices on the
-// one channel, nothing of another channel or category.
-func testFindSendPreferences(t *testing.T, db *store.DB) {
+// testFindSendContext: the profile, the category, both owners' choices on
+// the channels asked (nothing of another channel or category), the
+// workspace's and the category's windows and the profile's consents, all
+// of the workspace asked; an unknown profile or category reads as none.
+func testFindSendContext(t *testing.T, db *store.DB) {
 	s := categoryFixture(t, db)
-	sms, email := notify.ChannelSMS, notify.ChannelEmail
+	sms, email, push := notify.ChannelSMS, notify.ChannelEmail, notify.ChannelPush
+	night := &notify.RecipientConsent{RecipientID: s.r1.ID, WorkspaceID: s.ws1, Kind: notify.ConsentNightAdvertising, GivenAt: t0,
+		RecordedBy: notify.ConsentByAPI}
+	own := &notify.SendWindow{WorkspaceID: s.ws1, Hours: "09:00-21:00", Days: []string{}, TimeZone: "Asia/Seoul", UpdatedAt: t0}
+	mktWin := &notify.SendWindow{WorkspaceID: s.ws1, CategoryID: s.mkt.ID, CategoryKey: "marketing", Hours: "10:00-18:00",
+		Days: []string{"mon"}, UpdatedAt: t0}
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		require.NoError(t, tx.PutConsent(ctx, night))
+		require.NoError(t, tx.PutConsent(ctx, &notify.RecipientConsent{RecipientID: s.r2.ID, WorkspaceID: s.ws2,
+			Kind: notify.ConsentNightAdvertising, GivenAt: t0, RecordedBy: notify.ConsentByAPI}))
+		require.NoError(t, tx.PutSendWindow(ctx, own))
+		require.NoError(t, tx.PutSendWindow(ctx, mktWin))
+		require.NoError(t, tx.PutSendWindow(ctx, &notify.SendWindow{WorkspaceID: s.ws1, CategoryID: s.sec.ID, Hours: "00:00-01:00", UpdatedAt: t0}))
+		return tx.PutSendWindow(ctx, &notify.SendWindow{WorkspaceID: s.ws2, Hours: "01:00-02:00", UpdatedAt: t0})
+	})
 	view(t, db, func(ctx context.Context, tx notify.Tx) error {
-		sp, err := tx.FindSendPreferences(ctx, s.ws1, "marketing", s.r1.ID, sms)
+		sc, err := tx.FindSendContext(ctx, s.ws1, notify.SendContextQuery{RecipientExternalID: "user-1", CategoryKey: "marketing",
+			Channels: []notify.Channel{sms}, Consents: true})
 		require.NoError(t, err)
-		require.Equal(t, &notify.SendPreferences{Category: s.mkt,
+		require.Equal(t, s.r1.ID, sc.Recipient.ID)
+		require.Equal(t, s.mkt, sc.Category)
+		require.Equal(t, &notify.SendPreferences{Category: s.mkt, RecipientRow: s.r1.ID,
 			Recipient: &notify.Preferences{Channels: map[notify.Channel]bool{sms: false},
 				Categories: map[string]map[notify.Channel]bool{"marketing": {sms: true}}},
 			Default: &notify.Preferences{Channels: map[notify.Channel]bool{},
-				Categories: map[string]map[notify.Channel]bool{"marketing": {sms: false}}}}, sp)
-		require.Equal(t, notify.PreferenceDecision{Allowed: true, Rule: notify.RuleRecipientCategoryChannel}, sp.Decide(sms))
+				Categories: map[string]map[notify.Channel]bool{"marketing": {sms: false}}}}, sc.Preferences)
+		require.Equal(t, notify.PreferenceDecision{Allowed: true, Rule: notify.RuleRecipientCategoryChannel}, sc.Preferences.Decide(sms))
+		require.Equal(t, []*notify.SendWindow{own, mktWin}, sc.Windows)
+		require.Equal(t, []*notify.RecipientConsent{night}, sc.Consents)
 
-		sp, err = tx.FindSendPreferences(ctx, s.ws1, "security", s.r1.ID, email)
+		// Two channels, another category, no consents asked.
+		sc, err = tx.FindSendContext(ctx, s.ws1, notify.SendContextQuery{RecipientExternalID: "user-1", CategoryKey: "security",
+			Channels: []notify.Channel{email, push}})
 		require.NoError(t, err)
-		require.Equal(t, &notify.SendPreferences{Category: s.sec,
-			Recipient: &notify.Preferences{Channels: map[notify.Channel]bool{},
-				Categories: map[string]map[notify.Channel]bool{"security": {email: false}}},
-			Default: emptyPrefs()}, sp)
-		require.Equal(t, notify.PreferenceDecision{Allowed: true, Rule: notify.RuleRequired}, sp.Decide(email))
+		require.Equal(t, &notify.Preferences{Channels: map[notify.Channel]bool{},
+			Categories: map[string]map[notify.Channel]bool{"security": {email: false}}}, sc.Preferences.Recipient)
+		require.Equal(t, &notify.Preferences{Channels: map[notify.Channel]bool{push: false},
+			Categories: map[string]map[notify.Channel]bool{}}, sc.Preferences.Default)
+		require.Equal(t, notify.PreferenceDecision{Allowed: true, Rule: notify.RuleRequired}, sc.Preferences.Decide(email))
+		require.Len(t, sc.Windows, 2)
+		require.Equal(t, "security", sc.Windows[1].CategoryKey)
+		require.Empty(t, sc.Consents)
 
-		// No category, no recipient: the default's switch alone.
-		sp, err = tx.FindSendPreferences(ctx, s.ws1, "", "", notify.ChannelPush)
+		// No category, no recipient: the default's switch and the
+		// workspace's window alone.
+		sc, err = tx.FindSendContext(ctx, s.ws1, notify.SendContextQuery{Channels: []notify.Channel{push}, Consents: true})
 		require.NoError(t, err)
+		require.Nil(t, sc.Recipient)
+		require.Nil(t, sc.Category)
 		require.Equal(t, &notify.SendPreferences{
-			Default: &notify.Preferences{Channels: map[notify.Channel]bool{notify.ChannelPush: false},
-				Categories: map[string]map[notify.Channel]bool{}}}, sp)
+			Default: &notify.Preferences{Channels: map[notify.Channel]bool{push: false},
+				Categories: map[string]map[notify.Channel]bool{}}}, sc.Preferences)
+		require.Equal(t, []*notify.SendWindow{own}, sc.Windows)
 
-		// Another workspace's recipient id brings nothing of it.
-		sp, err = tx.FindSendPreferences(ctx, s.ws1, "marketing", s.r2.ID, sms)
+		// Unknown names read as none.
+		sc, err = tx.FindSendContext(ctx, s.ws1, notify.SendContextQuery{RecipientExternalID: "nobody", CategoryKey: "deleted",
+			Channels: []notify.Channel{sms}, Consents: true})
 		require.NoError(t, err)
-		require.Equal(t, emptyPrefs(), sp.Recipient)
+		require.Nil(t, sc.Recipient)
+		require.Nil(t, sc.Category)
+		require.Nil(t, sc.Preferences.Recipient)
+		require.Equal(t, []*notify.SendWindow{own}, sc.Windows)
+		require.Empty(t, sc.Consents)
 
-		_, err = tx.FindSendPreferences(ctx, s.ws2, "security", s.r2.ID, sms)
-		require.ErrorIs(t, err, notify.ErrNotFound, "ws2 has no security category")
+		// ws2 reads its own profile of the same external id, its own
+		// choices and window, and has no security category.
+		sc, err = tx.FindSendContext(ctx, s.ws2, notify.SendContextQuery{RecipientExternalID: "user-1", CategoryKey: "security",
+			Channels: []notify.Channel{sms, email}, Consents: true})
+		require.NoError(t, err)
+		require.Equal(t, s.r2.ID, sc.Recipient.ID)
+		require.Nil(t, sc.Category)
+		require.Equal(t, &notify.Preferences{Channels: map[notify.Channel]bool{sms: true},
+			Categories: map[string]map[notify.Channel]bool{}}, sc.Preferences.Recipient)
+		require.Len(t, sc.Windows, 1)
+		require.Equal(t, "01:00-02:00", sc.Windows[0].Hours)
+		require.Len(t, sc.Consents, 1)
+		require.Equal(t, s.r2.ID, sc.Consents[0].RecipientID)
 		return nil
 	})
 }
 
 // testFindSendPreferencesMany: the batch decides every query as
-// FindSendPreferences decides it alone; an unknown category reads as
+// FindSendContext's preferences decide it alone; an unknown category reads as
 // none, an unknown profile (or another workspace's) as no preferences.
 func testFindSendPreferencesMany(t *testing.T, db *store.DB) {
 	s := categoryFixture(t, db)
@@ -312,12 +359,10 @@ func testFindSendPreferencesMany(t *testing.T, db *store.DB) {
 		require.NoError(t, err)
 		require.Len(t, got, len(qs))
 		for i, q := range qs[:len(qs)-1] {
-			row := ""
-			if q.RecipientExternalID != "" {
-				row = s.r1.ID
-			}
-			one, err := tx.FindSendPreferences(ctx, s.ws1, q.CategoryKey, row, q.Channel)
+			sc, err := tx.FindSendContext(ctx, s.ws1, notify.SendContextQuery{RecipientExternalID: q.RecipientExternalID,
+				CategoryKey: q.CategoryKey, Channels: []notify.Channel{q.Channel}})
 			require.NoError(t, err)
+			one := sc.Preferences
 			require.Equal(t, one.Decide(q.Channel), got[i].Decide(q.Channel), "%+v", q)
 			require.Equal(t, one.Category, got[i].Category, "%+v", q)
 			require.Equal(t, q.RecipientExternalID == "", got[i].Recipient == nil, "%+v", q)
@@ -380,6 +425,18 @@ func testTakeCapRoom(t *testing.T, db *store.DB) {
 		require.Equal(t, t0.Add(w), until, "the oldest leaves a window after it was counted")
 		ok, _ = take(tx, s.r1.ID, s.sec.ID, 3, t0.Add(10*time.Second))
 		require.True(t, ok, "another category of the profile counts on its own")
+		return nil
+	})
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		log, err := tx.FindCapLog(ctx, s.ws1, s.r1.ID, s.mkt.ID)
+		require.NoError(t, err)
+		require.Equal(t, []time.Time{t0, t0.Add(time.Second), t0.Add(2 * time.Second)}, log, "the refused 4th not counted")
+		log, err = tx.FindCapLog(ctx, s.ws2, s.r1.ID, s.mkt.ID)
+		require.NoError(t, err)
+		require.Empty(t, log, "another workspace reads none")
+		log, err = tx.FindCapLog(ctx, s.ws1, s.r1.ID, "no-such-category")
+		require.NoError(t, err)
+		require.Empty(t, log)
 		return nil
 	})
 	r3 := newRecipient(s.ws1, "user-3", t0)

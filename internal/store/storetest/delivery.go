@@ -183,6 +183,10 @@ func testSettleRequests(t *testing.T, db *store.DB) {
 	reqs[0].Status, reqs[0].SelectedProviderID, reqs[0].SelectedMessageID, reqs[0].UpdatedAt = notify.StatusSent, "p1", "m1", end
 	reqs[1].Status, reqs[1].UpdatedAt = notify.StatusQueued, end
 	reqs[2].Status, reqs[2].UpdatedAt = notify.StatusSent, end
+	// The decisions its dispatch added go with the settlement.
+	decided := notify.Decision{Stage: notify.StageDispatch, At: end, Kind: notify.DecisionPreference, Channel: notify.ChannelSMS,
+		Outcome: notify.OutcomeAllowed, Rule: "default", Detail: "sms is on (rule default)"}
+	reqs[0].Decisions = append(reqs[0].Decisions, decided)
 	update(t, db, func(ctx context.Context, tx notify.Tx) error {
 		settled, err := tx.SettleRequests(ctx, reqs)
 		require.NoError(t, err)
@@ -195,6 +199,10 @@ func testSettleRequests(t *testing.T, db *store.DB) {
 		require.Equal(t, notify.StatusSent, r.Status)
 		require.Equal(t, "m1", r.SelectedMessageID)
 		require.Equal(t, end, r.UpdatedAt)
+		require.Equal(t, reqs[0].Decisions, r.Decisions)
+		r, err = tx.FindRequest(ctx, ws, reqs[1].ID)
+		require.NoError(t, err)
+		require.Empty(t, r.Decisions)
 		r, err = tx.FindRequest(ctx, ws, reqs[2].ID)
 		require.NoError(t, err)
 		require.Equal(t, notify.StatusCanceled, r.Status, "a cancel in flight stands")
