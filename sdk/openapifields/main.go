@@ -54,7 +54,7 @@ func run(doc []byte) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		all[name] = fields{Properties: slices.Sorted(maps.Keys(props)), Required: slices.Sorted(maps.Keys(req))}
+		all[name] = fields{Properties: keys(props), Required: keys(req)}
 	}
 	b, err := json.MarshalIndent(map[string]any{"schemas": all}, "", "  ")
 	return append(b, '\n'), err
@@ -126,6 +126,11 @@ func (r resolver) resolve(s any, depth int) (props map[string]bool, required map
 		merge(required, common)
 	}
 	return props, required, nil
+}
+
+// keys are m's keys, sorted; [] (not null) when there are none.
+func keys(m map[string]bool) []string {
+	return append([]string{}, slices.Sorted(maps.Keys(m))...)
 }
 
 func merge(dst, src map[string]bool) {

@@ -28,6 +28,8 @@ components:
         - {type: object, required: [s, x], properties: {s: {}, x: {}}}
         - {type: object, required: [s, y], properties: {s: {}, y: {}}}
         - {type: "null"}
+    D:
+      type: string
 `)
 	out, err := run(doc)
 	require.NoError(t, err)
@@ -36,6 +38,10 @@ components:
 	require.Equal(t, fields{Properties: []string{"a", "b"}, Required: []string{"a"}}, got.Schemas["A"])
 	require.Equal(t, fields{Properties: []string{"a", "b", "c"}, Required: []string{"a", "c"}}, got.Schemas["B"])
 	require.Equal(t, fields{Properties: []string{"s", "x", "y"}, Required: []string{"s"}}, got.Schemas["C"])
+	require.Contains(t, string(out), `"D": {
+      "properties": [],
+      "required": []
+    }`, "no fields is [], not null")
 
 	_, err = run([]byte("components:\n  schemas:\n    A:\n      $ref: \"#/components/schemas/Nope\"\n"))
 	require.ErrorContains(t, err, "unknown $ref")
