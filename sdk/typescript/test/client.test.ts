@@ -245,7 +245,7 @@ test("iterateRecipients follows the cursor", async () => {
 });
 
 test("the other calls use the routes of the API", async () => {
-  handler = (s, res) => envelope(res, 200, s.url.endsWith("/preferences") ? { preferences: { channels: { sms: false } } } : s.url.startsWith("/v1/categories/") ? { category: { key: "orders" } } : s.url === "/v1/categories" ? { categories: [] } : {});
+  handler = (s, res) => envelope(res, 200, s.url.endsWith("/preferences") ? { preferences: { channels: { sms: false } } } : s.url.startsWith("/v1/categories/") ? { category: { key: "orders" } } : s.url === "/v1/categories" ? { categories: [] } : { recipient: { externalId: "u1" } });
   const c = client();
   await c.verifyOtp("v 1", "123456");
   await c.resendOtp("v-1");
@@ -255,7 +255,7 @@ test("the other calls use the routes of the API", async () => {
   assert.deepEqual(await c.getPreferences("u1"), { channels: { sms: false } });
   await c.createPreferenceLink("u1");
   await c.upsertRecipients([{ externalId: "u1", email: "a@example.com" }]);
-  await c.patchRecipient("u1", { email: null });
+  assert.deepEqual(await c.patchRecipient("u1", { email: null }), { externalId: "u1" });
   assert.deepEqual(await c.listCategories(), []);
   assert.equal((await c.getCategory("orders")).key, "orders");
   assert.deepEqual(
