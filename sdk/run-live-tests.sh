@@ -69,7 +69,7 @@ echo "== TypeScript SDK (sdk/typescript)"
   cd "$root/sdk/typescript"
   [ -d node_modules ] || npm ci --no-audit --no-fund
   npm run --silent build
-  node --test dist-test/
+  node --test dist-test/*.test.js
 ) || status=1
 
 echo "== Python SDK (sdk/python)"

@@ -102,3 +102,20 @@ for (const c of v.webhooks.verify) {
     });
   });
 }
+
+test("signing and verifying without a global WebCrypto (Node 18 has none): node:crypto's is imported", async () => {
+  const desc = Object.getOwnPropertyDescriptor(globalThis, "crypto");
+  assert.ok(desc?.configurable, "globalThis.crypto cannot be removed here");
+  delete (globalThis as { crypto?: unknown }).crypto;
+  try {
+    assert.equal((globalThis as { crypto?: unknown }).crypto, undefined);
+    const s = v.signing[0];
+    assert.equal(await sign(s.hmacSecret, s.method, s.target, s.timestamp, s.nonce, s.body), s.headers["X-Signature"]);
+    const w = v.webhooks.sign[0];
+    const headers = { "webhook-id": w.id, "webhook-timestamp": String(w.timestamp), "webhook-signature": w.signature };
+    await verifyWebhookSignature(w.secret, headers, w.body, { now: w.timestamp * 1000 });
+    assert.match((await signHeaders({ apiKey: "k", hmacSecret: "s", method: "GET", target: "/" }))["X-Nonce"], /^[0-9a-f]{32}$/);
+  } finally {
+    Object.defineProperty(globalThis, "crypto", desc);
+  }
+});
