@@ -10,10 +10,12 @@ import (
 )
 
 // recipientPages serve the recipients and categories pages (issue 32,
-// item 4): read-only views of the Dashboard API's profiles, consents,
-// preferences and categories, with the API's roles
-// (internal/api/recipients.go, internal/api/categories.go), and the
-// minting of a profile's preference link.
+// item 4): views of the Dashboard API's profiles, consents, preferences
+// and categories, with the API's roles (internal/api/recipients.go,
+// internal/api/categories.go); editing a profile's name, addresses, zone
+// and locale, erasing it, creating and deleting categories, and minting a
+// profile's preference link. Each goes through the same room call, and
+// the same audit entry, as the API's.
 type recipientPages struct{ *Console }
 
 func (c recipientPages) routes() []Route {
@@ -21,7 +23,11 @@ func (c recipientPages) routes() []Route {
 		{Method: "GET", Path: "/recipients", Auth: Member, Roles: notify.RolesAll, h: c.recipientsPage},
 		{Method: "GET", Path: "/recipients/{externalId}", Auth: Member, Roles: notify.RolesAll, h: c.recipientPage},
 		{Method: "POST", Path: "/recipients/{externalId}/preference-link", Auth: Member, Roles: notify.RolesOperator, h: c.mintLink},
+		{Method: "POST", Path: "/recipients/{externalId}", Auth: Member, Roles: notify.RolesOperator, h: c.updateRecipient},
+		{Method: "POST", Path: "/recipients/{externalId}/delete", Auth: Member, Roles: notify.RolesAdmin, h: c.deleteRecipient},
 		{Method: "GET", Path: "/categories", Auth: Member, Roles: notify.RolesAll, h: c.categoriesPage},
+		{Method: "POST", Path: "/categories", Auth: Member, Roles: notify.RolesOperator, h: c.createCategory},
+		{Method: "POST", Path: "/categories/{key}/delete", Auth: Member, Roles: notify.RolesAdmin, h: c.deleteCategory},
 	}
 }
 
@@ -139,4 +145,62 @@ func (c recipientPages) categoriesPage(x *Ctx) error {
 		return err
 	}
 	return x.Render(http.StatusOK, "categories.html", &Page{Title: "Categories", Section: "/categories", Data: cats})
+}
+
+// formField is a posted field, nil when the form did not send it.
+func formField(x *Ctx, name string) *string {
+	if _, ok := x.R.PostForm[name]; !ok {
+		return nil
+	}
+	v := x.R.PostForm.Get(name)
+	return &v
+}
+
+// refused turns a 400 of a form's room call into an error flash on the
+// page at path; any other error is the page's.
+func (c recipientPages) refused(x *Ctx, err error, path, what string) error {
+	if e := problemOf(c.log, x.R, err); e.Status() == http.StatusBadRequest || e.Status() == http.StatusConflict {
+		return x.Redirect(path, Flash{Kind: "error", Text: what + ": " + e.Detail})
+	}
+	return err
+}
+
+// updateRecipient saves the profile form (PATCH: the fields it shows).
+func (c recipientPages) updateRecipient(x *Ctx) error {
+	id := x.R.PathValue("externalId")
+	in := recipients.Fields{Name: formField(x, "name"), Email: formField(x, "email"), Phone: formField(x, "phone"),
+		TimeZone: formField(x, "timeZone"), Locale: formField(x, "locale")}
+	if _, err := c.rooms.Recipients.Patch(x.Context(), recipients.Caller{Actor: x.Actor}, id, in); err != nil {
+		return c.refused(x, err, "/recipients/"+url.PathEscape(id), "Not saved")
+	}
+	return x.Redirect("/recipients/"+url.PathEscape(id), Flash{Kind: "info", Text: "Profile saved."})
+}
+
+// deleteRecipient erases the profile, its preferences and consents.
+func (c recipientPages) deleteRecipient(x *Ctx) error {
+	if err := c.rooms.Recipients.Delete(x.Context(), recipients.Caller{Actor: x.Actor}, x.R.PathValue("externalId")); err != nil {
+		return err
+	}
+	return x.Redirect("/recipients", Flash{Kind: "info", Text: "Profile erased."})
+}
+
+// createCategory creates a category from the form: key, name,
+// description, required, advertising.
+func (c recipientPages) createCategory(x *Ctx) error {
+	required, advertising := x.R.PostForm.Get("required") == "on", x.R.PostForm.Get("advertising") == "on"
+	in := categories.Fields{Name: formField(x, "name"), Description: formField(x, "description"), Required: &required,
+		Advertising: &advertising}
+	cat, err := c.rooms.Categories.Create(x.Context(), categories.Caller{Actor: x.Actor}, x.R.PostForm.Get("key"), in)
+	if err != nil {
+		return c.refused(x, err, "/categories", "Not created")
+	}
+	return x.Redirect("/categories", Flash{Kind: "info", Text: "Category " + cat.Key + " created."})
+}
+
+// deleteCategory deletes a category and the choices made for it.
+func (c recipientPages) deleteCategory(x *Ctx) error {
+	if err := c.rooms.Categories.Delete(x.Context(), categories.Caller{Actor: x.Actor}, x.R.PathValue("key")); err != nil {
+		return err
+	}
+	return x.Redirect("/categories", Flash{Kind: "info", Text: "Category deleted."})
 }

@@ -17,7 +17,9 @@ import (
 // TestConsoleRecipients: the recipients list searches and pages, the
 // detail shows the profile, its consents and its preferences (escaped),
 // an operator mints a preference link (audited) that a viewer may not;
-// the categories list; another workspace's profile is 404.
+// the categories list; an operator edits a profile and creates a
+// category, an admin erases a profile and deletes a category, a viewer
+// does neither; another workspace's profile is 404.
 func TestConsoleRecipients(t *testing.T) {
 	t.Parallel()
 	env := notifytest.StartDaemon(t)
@@ -85,6 +87,62 @@ func TestConsoleRecipients(t *testing.T) {
 	require.NotContains(t, body, `id="mint-link"`)
 	resp, _ = viewer.Post(t, "/recipients/u-42/preference-link", url.Values{})
 	require.Equal(t, http.StatusForbidden, resp.StatusCode)
+
+	require.NotContains(t, body, `id="save-profile"`, "editing is the operator's")
+	require.NotContains(t, body, `id="erase-profile"`)
+	resp, _ = viewer.Post(t, "/recipients/u-42", url.Values{"name": {"x"}})
+	require.Equal(t, http.StatusForbidden, resp.StatusCode)
+	_, body = viewer.Get(t, "/categories")
+	require.NotContains(t, body, `id="create-category"`)
+
+	// Editing: an operator saves the profile form (audited as the API's
+	// PATCH), a refused value is a flash and changes nothing; erasing and
+	// deleting a category are the admin's.
+	operator := env.ConsoleMember(t, "operator")
+	_, body = operator.Get(t, "/recipients/u-42")
+	require.Contains(t, body, `id="save-profile"`)
+	require.NotContains(t, body, `id="erase-profile"`)
+	resp, _ = operator.Post(t, "/recipients/u-42", url.Values{"name": {"Minji Kim"}, "email": {"kim@example.com"},
+		"phone": {"010-1234-5678"}, "timeZone": {"America/New_York"}, "locale": {"en-US"}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	_, body = operator.Get(t, "/recipients/u-42")
+	require.Contains(t, body, "Profile saved.")
+	require.Contains(t, body, `<dd id="recipient-name">Minji Kim</dd>`)
+	require.Contains(t, body, `<dd id="recipient-email">kim@example.com</dd>`)
+	require.Contains(t, body, "America/New_York")
+	require.Equal(t, []any{"name", "phone", "email", "timeZone", "locale"},
+		notifytest.Audit(t, env.Owner, "recipient.update")[0].Payload["fields"])
+	resp, _ = operator.Post(t, "/recipients/u-42", url.Values{"timeZone": {"Mars/Olympus"}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	_, body = operator.Get(t, "/recipients/u-42")
+	require.Contains(t, body, "Not saved: timeZone must be an IANA time zone")
+	require.Contains(t, body, "America/New_York", "nothing changed")
+	resp, _ = operator.Post(t, "/recipients/u-42/delete", url.Values{})
+	require.Equal(t, http.StatusForbidden, resp.StatusCode)
+
+	resp, _ = operator.Post(t, "/categories", url.Values{"key": {"digest"}, "name": {"Weekly digest"}, "advertising": {"on"}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	_, body = operator.Get(t, "/categories")
+	require.Contains(t, body, "Category digest created.")
+	require.Contains(t, body, `data-key="digest"`)
+	got := notifytest.DashboardCall(t, env.Owner, "GET", "/v1/categories/digest", nil, http.StatusOK)
+	require.Equal(t, true, notifytest.Field[map[string]any](t, got, "category")["advertising"])
+	resp, _ = operator.Post(t, "/categories", url.Values{"key": {"digest"}, "name": {"Again"}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	_, body = operator.Get(t, "/categories")
+	require.Contains(t, body, "Not created: ")
+	resp, _ = operator.Post(t, "/categories/digest/delete", url.Values{})
+	require.Equal(t, http.StatusForbidden, resp.StatusCode)
+
+	resp, _ = c.Post(t, "/categories/digest/delete", url.Values{})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	_, body = c.Get(t, "/categories")
+	require.NotContains(t, body, `data-key="digest"`)
+	resp, _ = c.Post(t, "/recipients/u-41/delete", url.Values{})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	resp, _ = c.Get(t, "/recipients/u-41")
+	require.Equal(t, http.StatusNotFound, resp.StatusCode, "erased")
+	require.Len(t, notifytest.Audit(t, env.Owner, "recipient.delete"), 1)
 
 	resp, _ = c.Get(t, "/recipients/nobody")
 	require.Equal(t, http.StatusNotFound, resp.StatusCode)
