@@ -67,7 +67,7 @@ var (
 		"internal/verification", "internal/webhooks", "internal/windows"}
 	// pure are policies and primitives without I/O of their own.
 	pure = []string{"internal/render", "internal/otp", "internal/secret", "internal/mailcheck", "internal/groupcommit",
-		"internal/dispatch", "internal/bounce", "internal/sendwindow"}
+		"internal/dispatch", "internal/bounce", "internal/sendwindow", "internal/redact"}
 	// adapters are the engine and every technology: HTTP, storage, the
 	// queue, vendors, metrics, configuration, the composition root.
 	adapters = []string{"internal/api", "internal/web", "internal/server", "internal/daemon", "internal/config",
