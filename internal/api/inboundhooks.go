@@ -98,34 +98,33 @@ func set[T any](o Optional[T], name, kind string, clears bool) (*T, error) {
 	return &v, nil
 }
 
-func (in inboundHookIn) input() (inboundhooks.Input, error) {
-	var out inboundhooks.Input
-	var err error
-	for _, f := range []func() error{
-		func() error { out.Name, err = set(in.Name, "name", "a string", false); return err },
-		func() error { out.Format, err = set(in.Format, "format", "a string", false); return err },
-		func() error { out.Channel, err = set(in.Channel, "channel", "a string", false); return err },
-		func() error { out.Addresses, err = set(in.Addresses, "addresses", "an array", false); return err },
-		func() error {
-			out.RecipientIDs, err = set(in.RecipientIDs, "recipientIds", "an array", false)
-			return err
-		},
-		func() error {
-			out.TemplateCode, err = set(in.TemplateCode, "templateCode", "a string", true)
-			return err
-		},
-		func() error { out.Category, err = set(in.Category, "category", "a string", true); return err },
-		func() error {
-			out.RateLimit, err = set(in.RateLimitPerMinute, "rateLimitPerMinute", "an integer", false)
-			return err
-		},
-		func() error { out.Enabled, err = set(in.Enabled, "enabled", "a boolean", false); return err },
-	} {
-		if err := f(); err != nil {
-			return out, err
-		}
+func (in inboundHookIn) input() (out inboundhooks.Input, err error) {
+	if out.Name, err = set(in.Name, "name", "a string", false); err != nil {
+		return out, err
 	}
-	return out, nil
+	if out.Format, err = set(in.Format, "format", "a string", false); err != nil {
+		return out, err
+	}
+	if out.Channel, err = set(in.Channel, "channel", "a string", false); err != nil {
+		return out, err
+	}
+	if out.Addresses, err = set(in.Addresses, "addresses", "an array", false); err != nil {
+		return out, err
+	}
+	if out.RecipientIDs, err = set(in.RecipientIDs, "recipientIds", "an array", false); err != nil {
+		return out, err
+	}
+	if out.TemplateCode, err = set(in.TemplateCode, "templateCode", "a string", true); err != nil {
+		return out, err
+	}
+	if out.Category, err = set(in.Category, "category", "a string", true); err != nil {
+		return out, err
+	}
+	if out.RateLimit, err = set(in.RateLimitPerMinute, "rateLimitPerMinute", "an integer", false); err != nil {
+		return out, err
+	}
+	out.Enabled, err = set(in.Enabled, "enabled", "a boolean", false)
+	return out, err
 }
 
 // withToken is a hook with its token and receiving URL, shown once.
