@@ -220,9 +220,9 @@ func TestFormatsMapToEmail(t *testing.T) {
 	e.SimRoute(t, "email", "mailx_email", nil)
 	dash(t, e.Owner, "PUT", "/v1/recipients/u-1", map[string]any{"email": "profile@example.com"}, http.StatusCreated)
 	type hookCase struct {
-		name, format, body, contentType, path string
-		to, subject, text                     string
-		slackOK                               bool
+		name, body, contentType, path string
+		to, subject, text             string
+		slackOK                       bool
 	}
 	slack := create(t, e.Owner, map[string]any{"name": "slack", "format": "slack", "channel": "email", "addresses": []string{"slack@example.com"}})
 	apprise := create(t, e.Owner, map[string]any{"name": "apprise", "format": "apprise", "channel": "email", "addresses": []string{"apprise@example.com"}})
