@@ -287,3 +287,29 @@ func TestSendsOf(t *testing.T) {
 	_, err = sendsOf(h, &Message{})
 	require.ErrorContains(t, err, "The payload holds no message text")
 }
+
+// FuzzParse: whatever arrives, every format answers a message or a 400,
+// never a panic or another error (a 500 on the hook's URL).
+func FuzzParse(f *testing.F) {
+	for _, seed := range []string{amPayload, grafanaPayload, `{"text": "x", "blocks": [{"type": "rich_text", "elements": [{"type": "rich_text_list", "elements": [1, {}]}]}]}`,
+		`{"body": "x", "tag": {"a": 1}}`, `{"topic": "t", "priority": 9}`, "payload=%7B%7D", "--b\r\n\r\n--b--", "", "null", "[]", "\xff"} {
+		f.Add([]byte(seed), "application/json")
+		f.Add([]byte(seed), "application/x-www-form-urlencoded")
+		f.Add([]byte(seed), "multipart/form-data; boundary=b")
+	}
+	f.Fuzz(func(t *testing.T, body []byte, contentType string) {
+		for _, format := range notify.HookFormats {
+			m, err := Parse(format, Payload{Body: body, ContentType: contentType, Query: url.Values{}})
+			if err != nil {
+				e, ok := notify.AsError(err)
+				if !ok || e.Status() != 400 {
+					t.Fatalf("%s: %v", format, err)
+				}
+				continue
+			}
+			if m.Vars == nil {
+				t.Fatalf("%s: no variables", format)
+			}
+		}
+	})
+}
