@@ -86,9 +86,13 @@ func parseNtfy(p Payload) (*Message, error) {
 			return nil, invalid(f, "priority must be 1 to 5 or min, low, default, high, max, urgent")
 		}
 	}
-	for i := range tags {
-		tags[i] = strings.TrimSpace(tags[i])
+	var kept []string
+	for _, tg := range tags {
+		if tg = strings.TrimSpace(tg); tg != "" {
+			kept = append(kept, tg)
+		}
 	}
+	tags = kept
 	m := &Message{Title: title, Text: msg,
 		Vars: map[string]string{"message": msg, "priority": strconv.Itoa(level), "tags": strings.Join(tags, ","), "click": click},
 		Meta: map[string]string{"priority": strconv.Itoa(level)}}

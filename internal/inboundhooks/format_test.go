@@ -128,7 +128,7 @@ func TestParseNtfy(t *testing.T) {
 	h := http.Header{}
 	h.Set("Title", "Backup")
 	h.Set("Priority", "high")
-	h.Set("Tags", "floppy_disk, ok")
+	h.Set("Tags", "floppy_disk, ok,,")
 	m, err := Parse(notify.HookNtfy, Payload{Body: []byte("Backup done\n"), Header: h.Get, Topic: "backups"})
 	require.NoError(t, err)
 	require.Equal(t, "Backup", m.Title)

@@ -130,8 +130,8 @@ func wellFormed(s string) bool {
 	return true
 }
 
-// check validates in against h (the hook as it will be stored once in is
-// applied) and applies it; reads the template and category it names.
+// apply validates in and applies it to h, then checks the mapping h
+// ends with (reading the template and category it names).
 func (s *Service) apply(ctx context.Context, tx notify.Tx, h *notify.InboundHook, in Input) error {
 	if in.Name != nil {
 		name := strings.TrimSpace(*in.Name)
@@ -219,7 +219,7 @@ func (s *Service) checkMapping(ctx context.Context, tx notify.Tx, h *notify.Inbo
 	}
 	if h.TemplateCode != "" {
 		if !usecase.Storable(h.TemplateCode) {
-			return notify.Invalid("templateCode: no template %q on channel %s", "", h.Channel)
+			return notify.Invalid("templateCode: no such template on channel %s", h.Channel)
 		}
 		if _, err := tx.FindTemplateByCode(ctx, h.WorkspaceID, h.TemplateCode, h.Channel); err != nil {
 			if notify.IsNotFound(err) {
