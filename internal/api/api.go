@@ -18,6 +18,7 @@ import (
 	"github.com/notifyd/notifyd/internal/gate"
 	"github.com/notifyd/notifyd/internal/metrics"
 	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/redact"
 	"github.com/notifyd/notifyd/internal/rooms"
 	"github.com/notifyd/notifyd/internal/usecase"
 )
@@ -88,10 +89,17 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			a.WriteProblem(w, r, notify.Errorf(notify.CodeMethodNotAllowed, "Method %s is not allowed on this path", r.Method))
 			return
 		}
-		a.WriteProblem(w, r, notify.Errorf(notify.CodeNotFound, "No route matches %s %s", r.Method, r.URL.Path))
+		a.WriteProblem(w, r, noRoute(r))
 		return
 	}
 	a.mux.ServeHTTP(w, r)
+}
+
+// noRoute is the answer to a path no route takes, with any secret in
+// the path redacted. A receiving route whose token finds nothing answers
+// it too, so a wrong token looks like any unknown path.
+func noRoute(r *http.Request) *notify.Error {
+	return notify.Errorf(notify.CodeNotFound, "No route matches %s %s", r.Method, redact.Path(r.URL.Path))
 }
 
 type statusOnly struct {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/redact"
 )
 
 // Problem is an RFC 9457 problem body with SPEC's extra fields.
@@ -32,11 +33,11 @@ func (a *API) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			e = notify.Errorf(notify.CodePayloadTooLarge, "Request body must be at most %d bytes", mbe.Limit)
 		} else if errors.Is(err, notify.ErrUnavailable) {
 			// A database restart is not a server bug: the client retries.
-			a.log.WarnContext(r.Context(), "database unavailable", "path", r.URL.Path, "err", err)
+			a.log.WarnContext(r.Context(), "database unavailable", "path", redact.Path(r.URL.Path), "err", err)
 			e = notify.Errorf(notify.CodeUnavailable, "The database is unavailable; retry shortly")
 			e.RetryAfter = unavailableRetryAfter
 		} else {
-			a.log.ErrorContext(r.Context(), "internal error", "path", r.URL.Path, "err", err)
+			a.log.ErrorContext(r.Context(), "internal error", "path", redact.Path(r.URL.Path), "err", err)
 			e = notify.Errorf(notify.CodeInternal, "An internal error occurred")
 		}
 	}
@@ -55,7 +56,7 @@ func (a *API) WriteProblem(w http.ResponseWriter, r *http.Request, e *notify.Err
 		Status:    e.Status(),
 		Detail:    e.Detail,
 		Code:      e.Code,
-		Instance:  r.URL.Path,
+		Instance:  redact.Path(r.URL.Path),
 		Timestamp: Timestamp(a.now()),
 	}
 	if p.Status == http.StatusTooManyRequests {

@@ -62,12 +62,12 @@ var (
 	// rooms are the use cases, one kind of work each. They meet in the
 	// domain and the store, never import each other, and reach no HTTP,
 	// SQL, queue or vendor adapter.
-	rooms = []string{"internal/accounts", "internal/categories", "internal/identities", "internal/limits", "internal/newsletter",
+	rooms = []string{"internal/accounts", "internal/categories", "internal/identities", "internal/inboundhooks", "internal/limits", "internal/newsletter",
 		"internal/providers", "internal/recipients", "internal/retention", "internal/sends", "internal/suppressions", "internal/templates",
 		"internal/verification", "internal/webhooks", "internal/windows"}
 	// pure are policies and primitives without I/O of their own.
 	pure = []string{"internal/render", "internal/otp", "internal/secret", "internal/mailcheck", "internal/groupcommit",
-		"internal/dispatch", "internal/bounce", "internal/sendwindow"}
+		"internal/dispatch", "internal/bounce", "internal/sendwindow", "internal/redact"}
 	// adapters are the engine and every technology: HTTP, storage, the
 	// queue, vendors, metrics, configuration, the composition root.
 	adapters = []string{"internal/api", "internal/web", "internal/server", "internal/daemon", "internal/config",

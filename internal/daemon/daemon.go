@@ -29,6 +29,7 @@ import (
 	"github.com/notifyd/notifyd/internal/delivery"
 	"github.com/notifyd/notifyd/internal/gate"
 	"github.com/notifyd/notifyd/internal/identities"
+	"github.com/notifyd/notifyd/internal/inboundhooks"
 	"github.com/notifyd/notifyd/internal/jobs"
 	"github.com/notifyd/notifyd/internal/limits"
 	"github.com/notifyd/notifyd/internal/mailcheck"
@@ -409,6 +410,8 @@ func (d *Daemon) buildRooms(box *secret.Box, master, otpSecret []byte, allowPriv
 	db, now, log, eng := d.DB, d.Now, d.Logger, d.Delivery
 	cats := categories.New(categories.Options{Store: db, Now: now, Logger: log,
 		PageKey: secret.Derive(master, categories.PageSigningLabel), BaseURL: d.Config.BaseURL})
+	snd := sends.New(sends.Options{Store: db, Now: now, Logger: log, JobAttempts: d.Config.QueueJobAttempts, Gate: d.Gate,
+		PreferenceLink: cats.Link})
 	return rooms.Set{
 		Accounts: accounts.New(accounts.Options{Store: db, Box: box, Now: now, Logger: log, Keys: d.Gate}),
 		// Sending-domain DNS checks are asked for explicitly, so they use
@@ -422,13 +425,13 @@ func (d *Daemon) buildRooms(box *secret.Box, master, otpSecret []byte, allowPriv
 			// PostgreSQL writes two fan-out batches at once; SQLite's one
 			// writer would only queue the second.
 			FanoutWriters: map[string]int{"postgres": 2}[db.Dialect]}),
-		Providers:  providers.New(providers.Options{Store: db, Box: box, Now: now, Logger: log, Engine: eng}),
-		Categories: cats,
-		Windows:    windows.New(windows.Options{Store: db, Now: now, Logger: log}),
-		Recipients: recipients.New(recipients.Options{Store: db, Now: now, Logger: log}),
-		Retention:  retention.New(retention.Options{Store: db, Now: now, Logger: log}),
-		Sends: sends.New(sends.Options{Store: db, Now: now, Logger: log, JobAttempts: d.Config.QueueJobAttempts, Gate: d.Gate,
-			PreferenceLink: cats.Link}),
+		Providers:    providers.New(providers.Options{Store: db, Box: box, Now: now, Logger: log, Engine: eng}),
+		Categories:   cats,
+		Windows:      windows.New(windows.Options{Store: db, Now: now, Logger: log}),
+		Recipients:   recipients.New(recipients.Options{Store: db, Now: now, Logger: log}),
+		Retention:    retention.New(retention.Options{Store: db, Now: now, Logger: log}),
+		Sends:        snd,
+		InboundHooks: inboundhooks.New(inboundhooks.Options{Store: db, Now: now, Logger: log, Accept: hookAcceptor{snd}, Gate: d.Gate}),
 		Suppressions: suppressions.New(suppressions.Options{Store: db, Box: box, Now: now, Logger: log, SNS: d.SNS}),
 		Templates:    templates.New(templates.Options{Store: db, Now: now, Logger: log}),
 		Verification: verification.New(verification.Options{Store: db, Now: now, Logger: log, Secret: otpSecret,

@@ -309,6 +309,13 @@ func TestRoles(t *testing.T) {
 		{"PUT", "/v1/preferences/default", map[string]any{"channels": map[string]bool{"fax": true}}, "admin"}, // 400
 		// The preference page's link (issue 32, item 4).
 		{"POST", "/v1/recipients/nobody/preference-link", nil, "operator"}, // 404
+		// Inbound hooks (issue 36, item 3): nothing is written.
+		{"GET", "/v1/inbound-hooks", nil, "viewer"},
+		{"GET", "/v1/inbound-hooks/" + id, nil, "viewer"},                          // 404
+		{"POST", "/v1/inbound-hooks", map[string]any{"name": "x"}, "admin"},        // 400: no format
+		{"PATCH", "/v1/inbound-hooks/" + id, map[string]any{"name": "x"}, "admin"}, // 404
+		{"DELETE", "/v1/inbound-hooks/" + id, nil, "admin"},                        // 404
+		{"POST", "/v1/inbound-hooks/" + id + "/rotate-token", nil, "admin"},        // 404
 	}
 	rank := map[string]int{"viewer": 0, "operator": 1, "admin": 2, "owner": 3}
 	clients := map[string]*client.Client{"viewer": viewer, "operator": operator, "admin": admin, "owner": e.Owner}

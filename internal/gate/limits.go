@@ -53,3 +53,27 @@ func (g *Gate) sweepRateCounters(ctx context.Context, now time.Time) {
 		return err
 	})
 }
+
+// CountWindow counts one request of scope toward max per fixed window of
+// windowSeconds, in tx, on the request limits' counters: over max it
+// answers 429 SVC-42900 with Retry-After the window's end, and the caller
+// returns that error so its transaction, and the count, roll back. A
+// limit of its own (an inbound hook's, issue 36) uses it; the counters
+// are swept with the request limits' (SweepCounters).
+func CountWindow(ctx context.Context, tx notify.Tx, scope string, windowSeconds, max int, now time.Time, detail string) error {
+	key, start := RateWindow(scope, windowSeconds, now)
+	counts, err := tx.AddRateCounts(ctx, []notify.RateWindow{{ScopeKey: key, Start: start, N: 1}})
+	if err != nil {
+		return err
+	}
+	if counts[0] > max {
+		e := notify.Errorf(notify.CodeTooManyRequests, "%s", detail)
+		e.RetryAfter = start.Add(time.Duration(windowSeconds) * time.Second).Sub(now)
+		return e
+	}
+	return nil
+}
+
+// SweepCounters deletes old counter windows at most once a minute, best
+// effort, outside any transaction: for callers of CountWindow.
+func (g *Gate) SweepCounters(ctx context.Context) { g.sweepRateCounters(ctx, g.Now()) }

@@ -118,6 +118,7 @@ type Tx interface {
 	DeadLetterTx
 	OptInTx
 	OTPFraudGuardTx
+	InboundHookTx
 }
 
 // PipelineTx holds the verbs of the send pipeline.

@@ -109,13 +109,17 @@ func (a *acceptor) commit(ctx context.Context, calls []*acceptCall, lock bool) e
 	now := s.Now()
 	var adm *gate.Admission
 	err := s.Store.UpdateUrgent(ctx, func(tx notify.Tx) error {
-		gcs := make([]*gate.Call, len(calls))
-		for i, c := range calls {
+		gcs := make([]*gate.Call, 0, len(calls))
+		for _, c := range calls {
 			c.Err = nil
 			for _, acc := range c.accepts {
 				acc.Existing, acc.ExistingJob, acc.Job = nil, nil, nil
 			}
-			gcs[i] = &c.Call
+			// A call without a key (an inbound hook's) has passed its own
+			// door and does not go through the signed API's.
+			if c.Key != nil {
+				gcs = append(gcs, &c.Call)
+			}
 		}
 		var err error
 		if adm, err = s.gate.Admit(ctx, tx, gcs, now, lock); err != nil {

@@ -327,6 +327,12 @@ type built struct {
 // text send needs none. A failure
 // of one send is its own; an error of the database fails all.
 func (s *Service) buildRequests(ctx context.Context, key *notify.APIKey, ins []*SendInput, scheds []*time.Time, now time.Time, bulk bool) ([]built, error) {
+	return s.buildRequestsOf(ctx, key.WorkspaceID, key, ins, scheds, now, bulk)
+}
+
+// buildRequestsOf is buildRequests for workspace ws, with or without an
+// API key (an inbound hook's sends have none).
+func (s *Service) buildRequestsOf(ctx context.Context, ws string, key *notify.APIKey, ins []*SendInput, scheds []*time.Time, now time.Time, bulk bool) ([]built, error) {
 	out := make([]built, len(ins))
 	build := func(tx notify.Tx) error {
 		for i, in := range ins {
@@ -334,7 +340,7 @@ func (s *Service) buildRequests(ctx context.Context, key *notify.APIKey, ins []*
 			if bulk {
 				prefix = itemPrefix(i)
 			}
-			r, err := s.buildRequest(ctx, tx, key.WorkspaceID, key, in, scheds[i], now, prefix)
+			r, err := s.buildRequest(ctx, tx, ws, key, in, scheds[i], now, prefix)
 			if _, ok := notify.AsError(err); err != nil && !ok {
 				return err
 			}

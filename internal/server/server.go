@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -19,6 +18,7 @@ import (
 	"github.com/notifyd/notifyd/internal/api"
 	"github.com/notifyd/notifyd/internal/metrics"
 	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/redact"
 )
 
 // Options assemble the handler.
@@ -121,29 +121,10 @@ func methodLabel(method string) string {
 	return "other"
 }
 
-// tokenPaths are the path prefixes whose next segment is a bearer secret
-// (OTP link tokens; an unsubscribe token put in the path instead of the
-// query); the access log shows it redacted.
-var tokenPaths = []string{"/v1/otp/link/", "/v1/newsletter/unsubscribe/"}
-
-// logPath is path as the logs show it: secrets in it redacted, and at
-// most 256 bytes of it.
+// logPath is path as the logs show it: secrets in it redacted
+// (internal/redact), and at most 256 bytes of it.
 func logPath(path string) string {
-	for _, prefix := range tokenPaths {
-		rest, ok := strings.CutPrefix(path, prefix)
-		if !ok || rest == "" {
-			continue
-		}
-		token, tail, _ := strings.Cut(rest, "/")
-		if token == "one-click" && prefix == "/v1/newsletter/unsubscribe/" {
-			break
-		}
-		path = prefix + "[redacted]"
-		if tail != "" {
-			path += "/" + tail
-		}
-		break
-	}
+	path = redact.Path(path)
 	if len(path) > 256 {
 		path = path[:256] + "…"
 	}

@@ -157,7 +157,16 @@ func TestAccessLogRedactsPathTokens(t *testing.T) {
 	f.do(t, "POST", "/v1/otp/link/"+otpToken)
 	f.do(t, "GET", "/v1/newsletter/unsubscribe/"+unsubToken)
 	f.do(t, "POST", "/v1/newsletter/unsubscribe/one-click?token="+unsubToken)
+	// Inbound hook tokens (issue 36), in each of the receiving layouts.
+	hookToken := "hk_" + randHex(16)
+	f.do(t, "POST", "/v1/hooks/"+hookToken)
+	f.do(t, "PUT", "/v1/hooks/"+hookToken+"/backups")
+	f.do(t, "POST", "/v1/hooks/notify/"+hookToken)
 	logs := f.logs.String()
+	require.NotContains(t, logs, hookToken)
+	require.Contains(t, logs, "path=/v1/hooks/[redacted] ")
+	require.Contains(t, logs, "path=/v1/hooks/[redacted]/backups ")
+	require.Contains(t, logs, "path=/v1/hooks/notify/[redacted] ")
 	require.NotContains(t, logs, otpToken)
 	require.NotContains(t, logs, unsubToken)
 	require.Equal(t, 2, strings.Count(logs, "path=/v1/otp/link/[redacted] "), logs)
@@ -333,6 +342,8 @@ func TestPublicBodiesAreBounded(t *testing.T) {
 			status: 404, detail: "Provider not found"},
 		{name: "OTP link", path: "/v1/otp/link/" + randHex(16), contentType: "application/x-www-form-urlencoded",
 			status: 404, detail: "Link invalid or expired"},
+		{name: "inbound hook of an unknown token", path: "/v1/hooks/hk_" + strings.Repeat("a", 32), contentType: "text/plain",
+			status: 404, detail: "No route matches POST /v1/hooks/[redacted]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// Empty lines: a multipart reader skips them looking for the

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/redact"
 	"github.com/notifyd/notifyd/internal/rooms"
 	"github.com/notifyd/notifyd/internal/usecase"
 )
@@ -340,6 +341,6 @@ func problemOf(log *slog.Logger, r *http.Request, err error) *notify.Error {
 		e.RetryAfter = 2 * time.Second
 		return e
 	}
-	log.ErrorContext(r.Context(), "console error", "path", r.URL.Path, "err", err)
+	log.ErrorContext(r.Context(), "console error", "path", redact.Path(r.URL.Path), "err", err)
 	return notify.Errorf(notify.CodeInternal, "An internal error occurred")
 }

@@ -136,6 +136,7 @@ type Tx struct {
 	recipientTx
 	categoryTx
 	preferenceTx
+	hookTx
 }
 
 // newTx is a transaction on c with its verb views.
@@ -153,6 +154,7 @@ func newTx(c Conn) *Tx {
 	t.recipientTx = recipientTx{t}
 	t.categoryTx = categoryTx{t}
 	t.preferenceTx = preferenceTx{t}
+	t.hookTx = hookTx{t}
 	return t
 }
 

@@ -108,6 +108,9 @@ var tests = map[string]func(t *testing.T, open Opener){
 	// identity.go
 	"SendingIdentities": testSendingIdentities,
 
+	// inboundhook.go
+	"InboundHooks": oneDB(testInboundHooks),
+
 	// invitation.go
 	"Invitations": testInvitations,
 
