@@ -70,6 +70,9 @@ type sendContent struct {
 	HTML              *string           `json:"html"`
 	TemplateCode      string            `json:"templateCode"`
 	TemplateVariables map[string]string `json:"templateVariables"`
+	// ActionURL and Data are an in-app message's (issue 33).
+	ActionURL *string        `json:"actionUrl"`
+	Data      map[string]any `json:"data"`
 }
 
 // fallbackStep is one step of channelFallback: a channel with, optionally,
@@ -90,6 +93,7 @@ func (f *fallbackStep) input() *sends.FallbackInput {
 	}
 	if c := f.Content; c != nil {
 		in.HasContent, in.Text, in.Title, in.HTML = true, c.Text, c.Title, c.HTML
+		in.HasInApp = c.ActionURL != nil || c.Data != nil
 		in.TemplateCode, in.TemplateVariables = c.TemplateCode, c.TemplateVariables
 	}
 	return in
@@ -108,6 +112,7 @@ func (b *sendBody) input() *sends.SendInput {
 	if b.Content != nil {
 		in.Text, in.Title, in.HTML = b.Content.Text, b.Content.Title, b.Content.HTML
 		in.TemplateCode, in.TemplateVariables = b.Content.TemplateCode, b.Content.TemplateVariables
+		in.ActionURL, in.Data = b.Content.ActionURL, b.Content.Data
 	}
 	if b.ChannelFallback != nil {
 		steps := make([]*sends.FallbackInput, len(*b.ChannelFallback))

@@ -29,6 +29,7 @@ import (
 	"github.com/notifyd/notifyd/internal/delivery"
 	"github.com/notifyd/notifyd/internal/gate"
 	"github.com/notifyd/notifyd/internal/identities"
+	"github.com/notifyd/notifyd/internal/inbox"
 	"github.com/notifyd/notifyd/internal/jobs"
 	"github.com/notifyd/notifyd/internal/limits"
 	"github.com/notifyd/notifyd/internal/mailcheck"
@@ -426,6 +427,7 @@ func (d *Daemon) buildRooms(box *secret.Box, master, otpSecret []byte, allowPriv
 		Categories: cats,
 		Windows:    windows.New(windows.Options{Store: db, Now: now, Logger: log}),
 		Recipients: recipients.New(recipients.Options{Store: db, Now: now, Logger: log}),
+		Inbox:      inbox.New(inbox.Options{Store: db, Now: now, Logger: log}),
 		Retention:  retention.New(retention.Options{Store: db, Now: now, Logger: log}),
 		Sends: sends.New(sends.Options{Store: db, Now: now, Logger: log, JobAttempts: d.Config.QueueJobAttempts, Gate: d.Gate,
 			PreferenceLink: cats.Link}),

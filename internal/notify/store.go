@@ -116,6 +116,7 @@ type Tx interface {
 	DeadLetterTx
 	OptInTx
 	OTPFraudGuardTx
+	InboxTx
 }
 
 // PipelineTx holds the verbs of the send pipeline.

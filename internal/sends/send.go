@@ -44,6 +44,9 @@ type SendInput struct {
 	// every window (issue 32, item 5; window.go).
 	SendWindow *WindowInput
 	Urgent     bool
+	// ActionURL and Data are the in-app message's (issue 33; inapp.go).
+	ActionURL *string
+	Data      map[string]any
 }
 
 // SendResult is the answer for one accepted (or deduplicated) request.
@@ -102,6 +105,9 @@ func (s *Service) validateSend(in *SendInput, prefix string, now time.Time) (*ti
 		return nil, err
 	}
 	if err := checkWindow(f, in.SendWindow); err != nil {
+		return nil, err
+	}
+	if err := checkInApp(f, in); err != nil {
 		return nil, err
 	}
 	if in.TemplateCode == "" && (in.Text == nil || *in.Text == "") {
@@ -202,6 +208,7 @@ func (s *Service) buildRequest(ctx context.Context, tx notify.Tx, ws string, key
 		return nil, err
 	}
 	r.Title, r.Text, r.HTML = c.Title, c.Text, c.HTML
+	r.InApp = inAppContent(in)
 	for _, id := range in.PreferredProviderAccountIDs {
 		if _, err := tx.FindProviderAccount(ctx, ws, id); err != nil {
 			if notify.IsNotFound(err) {
