@@ -21,6 +21,7 @@ func (a *API) routes() []Route {
 		consentsAPI{a, r.Recipients}.routes(),
 		categoriesAPI{a, r.Categories}.routes(),
 		windowsAPI{a, r.Windows}.routes(),
+		inboxAPI{a, r.Inbox}.routes(),
 	} {
 		all = append(all, group...)
 	}

@@ -427,7 +427,7 @@ func (d *Daemon) buildRooms(box *secret.Box, master, otpSecret []byte, allowPriv
 		Categories: cats,
 		Windows:    windows.New(windows.Options{Store: db, Now: now, Logger: log}),
 		Recipients: recipients.New(recipients.Options{Store: db, Now: now, Logger: log}),
-		Inbox:      inbox.New(inbox.Options{Store: db, Now: now, Logger: log}),
+		Inbox:      inbox.New(inbox.Options{Store: db, Now: now, Logger: log, Box: box}),
 		Retention:  retention.New(retention.Options{Store: db, Now: now, Logger: log}),
 		Sends: sends.New(sends.Options{Store: db, Now: now, Logger: log, JobAttempts: d.Config.QueueJobAttempts, Gate: d.Gate,
 			PreferenceLink: cats.Link}),

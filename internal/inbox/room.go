@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/secret"
 	"github.com/notifyd/notifyd/internal/usecase"
 )
 
@@ -19,16 +20,19 @@ type Options struct {
 	Store  notify.Store
 	Now    func() time.Time
 	Logger *slog.Logger
+	// Box seals the workspaces' inbox secrets.
+	Box *secret.Box
 }
 
 // Service is the inbox room.
 type Service struct {
 	usecase.Kit
+	box *secret.Box
 }
 
 // New builds the room.
 func New(o Options) *Service {
-	return &Service{Kit: usecase.NewKit(o.Store, o.Now, o.Logger)}
+	return &Service{Kit: usecase.NewKit(o.Store, o.Now, o.Logger), box: o.Box}
 }
 
 // Reader is the recipient who reads an inbox: a profile (its external

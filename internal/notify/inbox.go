@@ -148,6 +148,21 @@ type InboxTx interface {
 	// FindInboxMessagesOfRequest reads the inbox messages a request
 	// delivered (the request lookup shows their states).
 	FindInboxMessagesOfRequest(ctx context.Context, workspaceID, requestID string) ([]*InboxMessage, error)
+	// FindInboxSettings reads a workspace's inbox settings; ErrNotFound
+	// when it has none yet.
+	FindInboxSettings(ctx context.Context, workspaceID string) (*InboxSettings, error)
+	// PutInboxSettings creates or replaces a workspace's settings.
+	PutInboxSettings(ctx context.Context, s *InboxSettings) error
+}
+
+// InboxSettings are a workspace's inbox settings: the sealed secret of
+// its recipient tokens ("" before the first) and the browser origins
+// allowed to call the inbox API.
+type InboxSettings struct {
+	WorkspaceID    string
+	SecretSealed   string
+	AllowedOrigins []string
+	UpdatedAt      time.Time
 }
 
 // InboxFeed carries the wake-ups of inbox logs: a store that implements

@@ -16,7 +16,7 @@ import (
 )
 
 // setup starts a daemon with an email route and the profiles u-1 and
-// u-2, and answers a send key.
+// u-2, and answers a key that sends, reads and mints recipient tokens.
 func setup(t *testing.T) (*notifytest.Env, *client.Client) {
 	t.Helper()
 	env := notifytest.StartDaemon(t)
@@ -25,7 +25,8 @@ func setup(t *testing.T) (*notifytest.Env, *client.Client) {
 	for _, id := range []string{"u-1", "u-2"} {
 		notifytest.DashboardCall(t, env.Owner, "PUT", "/v1/recipients/"+id, map[string]any{"email": id + "@example.com"}, http.StatusCreated)
 	}
-	return env, env.SendKey(t)
+	key, _ := env.APIKey(t, "app", "notifications:send", "notifications:read", "recipients:write")
+	return env, key
 }
 
 func inapp(id, title, text string) map[string]any {

@@ -228,3 +228,30 @@ func (t inboxTx) FindInboxMessagesOfRequest(ctx context.Context, workspaceID, re
 	return queryAll(ctx, t.c, scanInboxMessage, `SELECT `+inboxCols+` FROM inbox_messages WHERE workspace_id = ? AND request_id = ?`,
 		workspaceID, requestID)
 }
+
+func (t inboxTx) FindInboxSettings(ctx context.Context, workspaceID string) (*notify.InboxSettings, error) {
+	s := notify.InboxSettings{WorkspaceID: workspaceID}
+	var sealed *string
+	var origins string
+	var at int64
+	if err := t.c.QueryRow(ctx, `SELECT secret_enc, allowed_origins, updated_at FROM inbox_settings WHERE id = ?`,
+		workspaceID).Scan(&sealed, &origins, &at); err != nil {
+		return nil, err
+	}
+	s.SecretSealed, s.UpdatedAt = str(sealed), fromMs(at)
+	if err := fromJSON(origins, &s.AllowedOrigins); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+func (t inboxTx) PutInboxSettings(ctx context.Context, s *notify.InboxSettings) error {
+	origins := s.AllowedOrigins
+	if origins == nil {
+		origins = []string{}
+	}
+	_, err := t.c.Exec(ctx, `INSERT INTO inbox_settings (id, secret_enc, allowed_origins, updated_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET secret_enc = excluded.secret_enc, allowed_origins = excluded.allowed_origins,
+		updated_at = excluded.updated_at`, s.WorkspaceID, nullable(s.SecretSealed), toJSON(origins), ms(s.UpdatedAt))
+	return err
+}
