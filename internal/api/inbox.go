@@ -27,6 +27,7 @@ func (a inboxAPI) routes() []Route {
 		{Method: "POST", Path: "/v1/inbox/messages/{id}/{op}", auth: authRecipient, h: a.handleChange},
 		{Method: "DELETE", Path: "/v1/inbox/messages/{id}", auth: authRecipient, h: a.handleDelete},
 		{Method: "POST", Path: "/v1/inbox/{op}", auth: authRecipient, h: a.handleChangeAll},
+		{Method: "GET", Path: "/v1/inbox/stream", auth: authRecipient, h: a.handleStream},
 	}
 	// Each recipient path answers a browser's CORS preflight.
 	out := recipient

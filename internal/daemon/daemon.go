@@ -467,6 +467,15 @@ func (d *Daemon) listen() error {
 		_ = ln.Close()
 		return err
 	}
+	// The inbox streams of this process are woken by the store's feed
+	// (issue 33: LISTEN on PostgreSQL, in process on SQLite) and end
+	// when the server stops, so Shutdown does not wait for them.
+	feed, stopFeed := context.WithCancel(context.Background())
+	go func() { _ = d.DB.ListenInbox(feed, d.Rooms.Inbox.Wake) }()
+	d.http.RegisterOnShutdown(func() {
+		d.Rooms.Inbox.Close()
+		stopFeed()
+	})
 	warnPlainBaseURL(d.Logger, d.Config.BaseURL, ln.Addr())
 	d.done = make(chan error, 1)
 	go func() {

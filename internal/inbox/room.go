@@ -22,17 +22,25 @@ type Options struct {
 	Logger *slog.Logger
 	// Box seals the workspaces' inbox secrets.
 	Box *secret.Box
+	// Heartbeat is how often an idle stream sends a heartbeat (0:
+	// DefaultHeartbeat).
+	Heartbeat time.Duration
 }
 
 // Service is the inbox room.
 type Service struct {
 	usecase.Kit
-	box *secret.Box
+	box       *secret.Box
+	hub       *hub
+	heartbeat time.Duration
 }
 
 // New builds the room.
 func New(o Options) *Service {
-	return &Service{Kit: usecase.NewKit(o.Store, o.Now, o.Logger), box: o.Box}
+	if o.Heartbeat <= 0 {
+		o.Heartbeat = DefaultHeartbeat
+	}
+	return &Service{Kit: usecase.NewKit(o.Store, o.Now, o.Logger), box: o.Box, hub: newHub(), heartbeat: o.Heartbeat}
 }
 
 // Reader is the recipient who reads an inbox: a profile (its external

@@ -106,6 +106,12 @@ type InboxEvent struct {
 	Message   *InboxMessage
 }
 
+// InboxLog are the bounds of a profile's event log: the oldest number it
+// still holds and the last one given (both 0 for an empty log).
+type InboxLog struct {
+	Oldest, Newest int64
+}
+
 // InboxCounts are the figures of a recipient's badge: messages not read
 // and not seen, archived ones left out.
 type InboxCounts struct {
@@ -142,9 +148,8 @@ type InboxTx interface {
 	// not the recipient's is ErrNotFound.
 	ChangeInbox(ctx context.Context, workspaceID, recipientID string, c InboxChange) (int, error)
 	// FindInboxEvents reads the log after sequence number after, oldest
-	// first (limit entries at most), and the oldest number the log still
-	// holds (0 when empty).
-	FindInboxEvents(ctx context.Context, workspaceID, recipientID string, after int64, limit int) ([]*InboxEvent, int64, error)
+	// first (limit entries at most), and the numbers the log holds.
+	FindInboxEvents(ctx context.Context, workspaceID, recipientID string, after int64, limit int) ([]*InboxEvent, InboxLog, error)
 	// FindInboxMessagesOfRequest reads the inbox messages a request
 	// delivered (the request lookup shows their states).
 	FindInboxMessagesOfRequest(ctx context.Context, workspaceID, requestID string) ([]*InboxMessage, error)

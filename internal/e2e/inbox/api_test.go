@@ -53,7 +53,13 @@ func mint(t *testing.T, key *client.Client, id string) string {
 // headers.
 func call(t *testing.T, env *notifytest.Env, method, path, token, origin string) (int, []byte, http.Header) {
 	t.Helper()
-	req, err := http.NewRequest(method, env.Owner.BaseURL+path, nil)
+	return callAt(t, env.Owner.BaseURL, method, path, token, origin)
+}
+
+// callAt is call on the server at base.
+func callAt(t *testing.T, base, method, path, token, origin string) (int, []byte, http.Header) {
+	t.Helper()
+	req, err := http.NewRequest(method, base+path, nil)
 	require.NoError(t, err)
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)

@@ -189,11 +189,15 @@ func (t inboxTx) ChangeInbox(ctx context.Context, workspaceID, recipientID strin
 	return int(n), t.appendInbox(ctx, workspaceID, recipientID, []inboxEntry{{c.Op.EventType(all), c.MessageID, c.At}})
 }
 
-func (t inboxTx) FindInboxEvents(ctx context.Context, workspaceID, recipientID string, after int64, limit int) ([]*notify.InboxEvent, int64, error) {
-	var oldest int64
-	if err := t.c.QueryRow(ctx, `SELECT COALESCE(MIN(seq), 0) FROM inbox_events WHERE recipient_id = ? AND workspace_id = ?`,
-		recipientID, workspaceID).Scan(&oldest); err != nil {
-		return nil, 0, err
+func (t inboxTx) FindInboxEvents(ctx context.Context, workspaceID, recipientID string, after int64, limit int) ([]*notify.InboxEvent, notify.InboxLog, error) {
+	var lg notify.InboxLog
+	if err := t.c.QueryRow(ctx, `SELECT COALESCE((SELECT MIN(seq) FROM inbox_events WHERE recipient_id = ? AND workspace_id = ?), 0),
+		COALESCE((SELECT seq FROM inbox_heads WHERE recipient_id = ? AND workspace_id = ?), 0)`,
+		recipientID, workspaceID, recipientID, workspaceID).Scan(&lg.Oldest, &lg.Newest); err != nil {
+		return nil, lg, err
+	}
+	if limit == 0 {
+		return nil, lg, nil
 	}
 	es, err := queryAll(ctx, t.c, func(row Row) (*notify.InboxEvent, error) {
 		var e notify.InboxEvent
@@ -221,7 +225,7 @@ func (t inboxTx) FindInboxEvents(ctx context.Context, workspaceID, recipientID s
 		FROM inbox_events e LEFT JOIN inbox_messages m ON m.id = e.message_id AND m.recipient_id = e.recipient_id
 		WHERE e.recipient_id = ? AND e.workspace_id = ? AND e.seq > ? ORDER BY e.seq LIMIT ?`,
 		recipientID, workspaceID, after, limit)
-	return es, oldest, err
+	return es, lg, err
 }
 
 func (t inboxTx) FindInboxMessagesOfRequest(ctx context.Context, workspaceID, requestID string) ([]*notify.InboxMessage, error) {

@@ -25,6 +25,36 @@ func testInbox(t *testing.T, open Opener) {
 		{"FindInboxMessagesOfRequest", testCreateInboxMessages, perWorkspace},
 		{"ListenInbox", testListenInbox, perWorkspace},
 		{"InboxLogOrder", testInboxLogOrder, perWorkspace},
+		{"FindInboxSettings", testInboxSettings, perWorkspace},
+		{"PutInboxSettings", testInboxSettings, perWorkspace},
+	})
+}
+
+func testInboxSettings(t *testing.T, db *store.DB) {
+	ws1, ws2 := Workspace(t, db), Workspace(t, db)
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		_, err := tx.FindInboxSettings(ctx, ws1)
+		require.ErrorIs(t, err, notify.ErrNotFound)
+		return nil
+	})
+	s := &notify.InboxSettings{WorkspaceID: ws1, AllowedOrigins: []string{"https://a.example.com"}, UpdatedAt: t0}
+	update(t, db, func(ctx context.Context, tx notify.Tx) error { return tx.PutInboxSettings(ctx, s) })
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		got, err := tx.FindInboxSettings(ctx, ws1)
+		require.NoError(t, err)
+		require.Equal(t, s, got)
+		_, err = tx.FindInboxSettings(ctx, ws2)
+		require.ErrorIs(t, err, notify.ErrNotFound, "another workspace")
+		return nil
+	})
+	s.SecretSealed, s.AllowedOrigins, s.UpdatedAt = "v1.sealed", nil, t0.Add(time.Second)
+	update(t, db, func(ctx context.Context, tx notify.Tx) error { return tx.PutInboxSettings(ctx, s) })
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		got, err := tx.FindInboxSettings(ctx, ws1)
+		require.NoError(t, err)
+		require.Equal(t, "v1.sealed", got.SecretSealed)
+		require.Equal(t, []string{}, got.AllowedOrigins)
+		return nil
 	})
 }
 
@@ -202,9 +232,9 @@ func testFindInboxEvents(t *testing.T, db *store.DB) {
 		return err
 	})
 	view(t, db, func(ctx context.Context, tx notify.Tx) error {
-		es, oldest, err := tx.FindInboxEvents(ctx, f.ws1, f.p.ID, 0, 100)
+		es, lg, err := tx.FindInboxEvents(ctx, f.ws1, f.p.ID, 0, 100)
 		require.NoError(t, err)
-		require.Equal(t, int64(1), oldest)
+		require.Equal(t, notify.InboxLog{Oldest: 1, Newest: 4}, lg)
 		require.Len(t, es, 4)
 		for i, e := range es {
 			require.Equal(t, int64(i+1), e.Seq)
@@ -216,10 +246,13 @@ func testFindInboxEvents(t *testing.T, db *store.DB) {
 		require.NoError(t, err)
 		require.Len(t, es, 1)
 		require.Equal(t, int64(3), es[0].Seq)
-		es, oldest, err = tx.FindInboxEvents(ctx, f.ws2, f.p.ID, 0, 100)
+		_, lg, err = tx.FindInboxEvents(ctx, f.ws1, f.p.ID, 0, 0)
+		require.NoError(t, err)
+		require.Equal(t, notify.InboxLog{Oldest: 1, Newest: 4}, lg, "bounds alone")
+		es, lg, err = tx.FindInboxEvents(ctx, f.ws2, f.p.ID, 0, 100)
 		require.NoError(t, err)
 		require.Empty(t, es, "another workspace")
-		require.Zero(t, oldest)
+		require.Zero(t, lg)
 		return nil
 	})
 }
@@ -253,6 +286,7 @@ func testListenInbox(t *testing.T, db *store.DB) {
 		})
 		return seen() > 0
 	}, 10*time.Second, 50*time.Millisecond)
+	time.Sleep(200 * time.Millisecond) // the wake-ups of the last tries still on their way
 	before := seen()
 	err := db.Update(ctx, func(tx notify.Tx) error {
 		m.ID, m.RequestID = id(), id()
