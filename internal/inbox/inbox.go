@@ -102,3 +102,14 @@ func (s *Service) Change(ctx context.Context, r Reader, op notify.InboxOp, id st
 	})
 	return c, err
 }
+
+// OfRequest answers the inbox messages a request delivered, with their
+// states (the console's message view), for a member of the workspace.
+func (s *Service) OfRequest(ctx context.Context, a *usecase.Actor, requestID string) ([]*notify.InboxMessage, error) {
+	var ms []*notify.InboxMessage
+	err := s.Store.Lookup(ctx, func(tx notify.Tx) (err error) {
+		ms, err = tx.FindInboxMessagesOfRequest(ctx, a.WorkspaceID, requestID)
+		return err
+	})
+	return ms, err
+}
