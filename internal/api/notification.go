@@ -306,7 +306,7 @@ func requestBody(d *sends.RequestDetail) map[string]any {
 	if d.Job != nil {
 		job = jobBody(d.Job)
 	}
-	return map[string]any{
+	out := map[string]any{
 		"requestId": r.ID, "workspaceId": r.WorkspaceID, "channel": r.Channel, "status": r.Status,
 		"recipientAddress": r.RecipientAddress, "recipientId": strOrNil(r.RecipientID), "requestedAt": Timestamp(r.RequestedAt), "scheduledAt": TimestampPtr(r.ScheduledAt),
 		"selectedProviderAccountId": strOrNil(r.SelectedProviderID), "selectedProviderMessageId": strOrNil(r.SelectedMessageID),
@@ -314,6 +314,17 @@ func requestBody(d *sends.RequestDetail) map[string]any {
 		"job": job, "attempts": attempts,
 		"deliveredChannel": strOrNil(string(r.DeliveredChannel())), "channelFallback": fallbackBody(r),
 	}
+	// A request delivered to the inbox (issue 33) shows its message's
+	// states; null once the recipient deleted it. Other answers are SPEC's.
+	if r.DeliveredChannel() == notify.ChannelInApp {
+		var inbox any
+		if m := d.Inbox; m != nil {
+			inbox = map[string]any{"messageId": m.ID, "readAt": TimestampPtr(m.ReadAt), "seenAt": TimestampPtr(m.SeenAt),
+				"archivedAt": TimestampPtr(m.ArchivedAt)}
+		}
+		out["inbox"] = inbox
+	}
+	return out
 }
 
 // fallbackBody is the progress of a request's cross-channel fallback: the

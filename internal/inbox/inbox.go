@@ -2,6 +2,7 @@ package inbox
 
 import (
 	"context"
+	"time"
 
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/usecase"
@@ -94,8 +95,13 @@ func (s *Service) Change(ctx context.Context, r Reader, op notify.InboxOp, id st
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ChangeInbox(ctx, r.WorkspaceID, pid, notify.InboxChange{Op: op, MessageID: id, At: s.Now()}); err != nil {
+		now := s.Now()
+		ms, err := tx.ChangeInbox(ctx, r.WorkspaceID, pid, notify.InboxChange{Op: op, MessageID: id, At: now})
+		if err != nil {
 			return usecase.NotFound(err, "Message")
+		}
+		if err := s.outbound(ctx, tx, r, op, ms, now); err != nil {
+			return err
 		}
 		c, err = tx.CountInbox(ctx, r.WorkspaceID, pid)
 		return err
@@ -103,13 +109,21 @@ func (s *Service) Change(ctx context.Context, r Reader, op notify.InboxOp, id st
 	return c, err
 }
 
-// OfRequest answers the inbox messages a request delivered, with their
-// states (the console's message view), for a member of the workspace.
-func (s *Service) OfRequest(ctx context.Context, a *usecase.Actor, requestID string) ([]*notify.InboxMessage, error) {
-	var ms []*notify.InboxMessage
-	err := s.Store.Lookup(ctx, func(tx notify.Tx) (err error) {
-		ms, err = tx.FindInboxMessagesOfRequest(ctx, a.WorkspaceID, requestID)
+// outbound writes the webhook events of a change (notification.read,
+// .seen, .archived; one per message changed) in its transaction, for
+// the workspace's webhooks that subscribe to them.
+func (s *Service) outbound(ctx context.Context, tx notify.Tx, r Reader, op notify.InboxOp, ms []*notify.InboxMessage, now time.Time) error {
+	typ := op.OutboundEvent()
+	if typ == "" || len(ms) == 0 {
+		return nil
+	}
+	es := make([]*notify.Event, len(ms))
+	for i, m := range ms {
+		es[i] = notify.InboxChangeEvent(usecase.NewID(), typ, r.RecipientID, m, now)
+	}
+	es, err := notify.Subscribed(ctx, tx, es)
+	if err != nil || len(es) == 0 {
 		return err
-	})
-	return ms, err
+	}
+	return tx.CreateEvents(ctx, es)
 }

@@ -86,6 +86,47 @@ func (op InboxOp) EventType(all bool) string {
 	return InboxEventDeleted
 }
 
+// The outbound events of a recipient's changes (issue 33, item 5), for
+// webhooks: an application acts on "still unread after 10 minutes".
+const (
+	EventRead     = "notification.read"
+	EventSeen     = "notification.seen"
+	EventArchived = "notification.archived"
+)
+
+// InboxEventTypes are the events of inbox changes a webhook may subscribe
+// to, beside SPEC's EventTypes.
+var InboxEventTypes = []string{EventRead, EventSeen, EventArchived}
+
+// OutboundEvent is the webhook event type of op, "" for a change that
+// has none (unarchive, delete).
+func (op InboxOp) OutboundEvent() string {
+	switch op {
+	case InboxRead:
+		return EventRead
+	case InboxSeen:
+		return EventSeen
+	case InboxArchive:
+		return EventArchived
+	}
+	return ""
+}
+
+// InboxChangeEvent is the outbox event of message m changed by op: the
+// request, the profile, the category and the message's times.
+func InboxChangeEvent(id, typ, externalID string, m *InboxMessage, now time.Time) *Event {
+	t := func(p *time.Time) any {
+		if p == nil {
+			return nil
+		}
+		return p.UTC().Format("2006-01-02T15:04:05.000Z")
+	}
+	return &Event{ID: id, WorkspaceID: m.WorkspaceID, Type: typ, RequestID: m.RequestID, CreatedAt: now,
+		Payload: map[string]any{"requestId": m.RequestID, "workspaceId": m.WorkspaceID, "channel": ChannelInApp,
+			"recipientId": externalID, "messageId": m.ID, "category": nilIfEmpty(m.Category),
+			"readAt": t(m.ReadAt), "seenAt": t(m.SeenAt), "archivedAt": t(m.ArchivedAt)}}
+}
+
 // InboxChange is one change of an inbox: op on message MessageID, or on
 // every message the op changes when MessageID is "" (read, seen and
 // archive only), at At.
@@ -144,9 +185,10 @@ type InboxTx interface {
 	// CountInbox answers the badge figures of an inbox.
 	CountInbox(ctx context.Context, workspaceID, recipientID string) (InboxCounts, error)
 	// ChangeInbox applies c and appends its event when it changed
-	// anything; it answers how many messages changed. A message that is
-	// not the recipient's is ErrNotFound.
-	ChangeInbox(ctx context.Context, workspaceID, recipientID string, c InboxChange) (int, error)
+	// anything; it answers the messages it changed, as they are after it
+	// (as they were, for a delete). A message that is not the
+	// recipient's is ErrNotFound.
+	ChangeInbox(ctx context.Context, workspaceID, recipientID string, c InboxChange) ([]*InboxMessage, error)
 	// FindInboxEvents reads the log after sequence number after, oldest
 	// first (limit entries at most), and the numbers the log holds.
 	FindInboxEvents(ctx context.Context, workspaceID, recipientID string, after int64, limit int) ([]*InboxEvent, InboxLog, error)

@@ -456,6 +456,10 @@ type RequestDetail struct {
 	Request  *notify.Request
 	Job      *notify.Job
 	Attempts []*notify.Attempt
+	// Inbox is the inbox message of a request delivered on inapp (issue
+	// 33), with its read, seen and archived times; nil otherwise, or once
+	// the recipient deleted it.
+	Inbox *notify.InboxMessage
 }
 
 // GetRequest is the status lookup.
@@ -472,8 +476,17 @@ func (s *Service) GetRequest(ctx context.Context, ws, id string) (*RequestDetail
 		if d.Job, err = tx.FindJobByRequest(ctx, ws, id); err != nil && !notify.IsNotFound(err) {
 			return err
 		}
-		d.Attempts, err = tx.FindAttemptsOfRequest(ctx, ws, id)
-		return err
+		if d.Attempts, err = tx.FindAttemptsOfRequest(ctx, ws, id); err != nil {
+			return err
+		}
+		if d.Request.DeliveredChannel() == notify.ChannelInApp {
+			ms, err := tx.FindInboxMessagesOfRequest(ctx, ws, id)
+			if len(ms) > 0 {
+				d.Inbox = ms[0]
+			}
+			return err
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err

@@ -70,9 +70,6 @@ type messageData struct {
 	*sends.RequestDetail
 	Timeline []Event
 	Terminal bool
-	// Inbox is the inbox message an inapp delivery stored, with its
-	// read, seen and archived times (issue 33).
-	Inbox []*notify.InboxMessage
 }
 
 func timeline(d *sends.RequestDetail) []Event {
@@ -109,13 +106,8 @@ func (c messagePages) messagePage(x *Ctx) error {
 	if err != nil {
 		return err
 	}
-	md := messageData{RequestDetail: d, Timeline: timeline(d), Terminal: d.Request.Status.Terminal()}
-	if d.Request.DeliveredChannel() == notify.ChannelInApp {
-		if md.Inbox, err = c.rooms.Inbox.OfRequest(x.Context(), x.Actor, d.Request.ID); err != nil {
-			return err
-		}
-	}
-	return x.Render(http.StatusOK, "message.html", &Page{Title: "Message " + d.Request.ID, Section: "/messages", Data: md})
+	return x.Render(http.StatusOK, "message.html", &Page{Title: "Message " + d.Request.ID, Section: "/messages",
+		Data: messageData{RequestDetail: d, Timeline: timeline(d), Terminal: d.Request.Status.Terminal()}})
 }
 
 // cancelMessage cancels a request that is not yet terminal (SPEC's

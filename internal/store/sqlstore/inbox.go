@@ -148,7 +148,7 @@ var inboxChanges = map[notify.InboxOp]struct{ set, when string }{
 	notify.InboxUnarchive: {`archived_at = NULL`, `archived_at IS NOT NULL`},
 }
 
-func (t inboxTx) ChangeInbox(ctx context.Context, workspaceID, recipientID string, c notify.InboxChange) (int, error) {
+func (t inboxTx) ChangeInbox(ctx context.Context, workspaceID, recipientID string, c notify.InboxChange) ([]*notify.InboxMessage, error) {
 	scope, args := ` WHERE workspace_id = ? AND recipient_id = ?`, []any{workspaceID, recipientID}
 	all := c.MessageID == ""
 	if all {
@@ -159,20 +159,20 @@ func (t inboxTx) ChangeInbox(ctx context.Context, workspaceID, recipientID strin
 		args = append(args, c.MessageID)
 		var one int
 		if err := t.c.QueryRow(ctx, `SELECT 1 FROM inbox_messages`+scope, args...).Scan(&one); err != nil {
-			return 0, err
+			return nil, err
 		}
 	}
-	var n int64
+	var out []*notify.InboxMessage
 	var err error
 	if c.Op == notify.InboxDelete {
 		if all {
-			return 0, notify.Invalid("delete names one message")
+			return nil, notify.Invalid("delete names one message")
 		}
-		n, err = t.c.Exec(ctx, `DELETE FROM inbox_messages`+scope, args...)
+		out, err = queryAll(ctx, t.c, scanInboxMessage, `DELETE FROM inbox_messages`+scope+` RETURNING `+inboxCols, args...)
 	} else {
 		ch, ok := inboxChanges[c.Op]
 		if !ok || (all && c.Op == notify.InboxUnarchive) {
-			return 0, notify.Invalid("%s is not a change of every message", c.Op)
+			return nil, notify.Invalid("%s is not a change of every message", c.Op)
 		}
 		var set []any
 		switch c.Op {
@@ -181,12 +181,13 @@ func (t inboxTx) ChangeInbox(ctx context.Context, workspaceID, recipientID strin
 		case notify.InboxSeen, notify.InboxArchive:
 			set = []any{ms(c.At)}
 		}
-		n, err = t.c.Exec(ctx, `UPDATE inbox_messages SET `+ch.set+scope+` AND `+ch.when, append(set, args...)...)
+		out, err = queryAll(ctx, t.c, scanInboxMessage, `UPDATE inbox_messages SET `+ch.set+scope+` AND `+ch.when+` RETURNING `+inboxCols,
+			append(set, args...)...)
 	}
-	if err != nil || n == 0 {
-		return 0, err
+	if err != nil || len(out) == 0 {
+		return nil, err
 	}
-	return int(n), t.appendInbox(ctx, workspaceID, recipientID, []inboxEntry{{c.Op.EventType(all), c.MessageID, c.At}})
+	return out, t.appendInbox(ctx, workspaceID, recipientID, []inboxEntry{{c.Op.EventType(all), c.MessageID, c.At}})
 }
 
 func (t inboxTx) FindInboxEvents(ctx context.Context, workspaceID, recipientID string, after int64, limit int) ([]*notify.InboxEvent, notify.InboxLog, error) {

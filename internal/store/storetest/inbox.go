@@ -178,7 +178,13 @@ func testChangeInbox(t *testing.T, db *store.DB) {
 	change := func(ws string, c notify.InboxChange) (n int, err error) {
 		c.At = t0.Add(time.Hour)
 		err = db.Update(ctx, func(tx notify.Tx) error {
-			n, err = tx.ChangeInbox(ctx, ws, f.p.ID, c)
+			ms, err := tx.ChangeInbox(ctx, ws, f.p.ID, c)
+			n = len(ms)
+			if c.Op != notify.InboxDelete {
+				for _, m := range ms {
+					require.Equal(t, f.p.ID, m.RecipientID, "the changed messages as they are now")
+				}
+			}
 			return err
 		})
 		return n, err
