@@ -65,6 +65,11 @@ func (a *API) authenticateRecipient(c *call) error {
 	if !ok {
 		return notify.Unauthorized("Missing recipient token: give it as a bearer token or the token query parameter")
 	}
+	if !inbox.IsRecipientToken(token) {
+		// A credential of another kind (a dashboard session): the caller
+		// may be authenticated, but not as a recipient.
+		return notify.Forbidden("Inbox routes take a recipient token (POST /v1/recipients/{externalId}/inbox-token), not a dashboard token")
+	}
 	acc, err := a.rooms.Inbox.Authenticate(c.ctx, token)
 	if err != nil {
 		return err

@@ -57,6 +57,11 @@ func mac(secret, head string) string {
 	return base64.RawURLEncoding.EncodeToString(h.Sum(nil))
 }
 
+// IsRecipientToken reports whether token has the form of a recipient
+// token (whatever its signature), to tell it from a credential of
+// another kind.
+func IsRecipientToken(token string) bool { return strings.HasPrefix(token, "v1.") }
+
 // errToken is every refusal of a token: which check failed is not told
 // (nor the token echoed).
 var errToken = notify.Unauthorized("Invalid or expired recipient token")

@@ -215,6 +215,8 @@ func TestRecipientTokens(t *testing.T) {
 	refused(minted, "rotated")
 	status, _, _ := call(t, env, "GET", "/v1/inbox/counts", "", "")
 	require.Equal(t, http.StatusUnauthorized, status, "no token")
+	status, _, _ = call(t, env, "GET", "/v1/inbox/counts", "dashboard-session-token", "")
+	require.Equal(t, http.StatusForbidden, status, "a credential of another kind")
 
 	// The token in the query string (EventSource) works too
 	// (internal/server: it never reaches the access log).

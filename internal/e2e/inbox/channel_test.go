@@ -3,6 +3,7 @@ package inbox_test
 import (
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -90,4 +91,49 @@ func TestInAppThenEmail(t *testing.T) {
 	require.Equal(t, "email", *two.DeliveredChannel, "inapp is off for promo: the email step delivers")
 	require.Empty(t, stored(t, env, "u-2"))
 	require.Len(t, env.Sim.Messages("mailz_email", "u-2@example.com", 0), 1)
+}
+
+// TestInAppLikeAnyChannel: an inapp template renders with the send's
+// variables; bulk items, idempotency keys, scheduling and cancel work on
+// inapp as on any channel.
+func TestInAppLikeAnyChannel(t *testing.T) {
+	t.Parallel()
+	env, key := setup(t)
+	var tpl struct {
+		Template struct {
+			ID string `json:"id"`
+		} `json:"template"`
+	}
+	require.NoError(t, notifytest.DashboardCall(t, env.Owner, "POST", "/v1/templates",
+		map[string]any{"code": "shipped", "channel": "inapp", "name": "Shipped"}, http.StatusCreated).Decode(&tpl))
+	notifytest.DashboardCall(t, env.Owner, "POST", "/v1/templates/"+tpl.Template.ID+"/versions",
+		map[string]any{"title": "Order {{order}}", "text": "Order {{order}} is on its way"}, http.StatusCreated)
+	notifytest.DashboardCall(t, env.Owner, "POST", "/v1/templates/"+tpl.Template.ID+"/versions/1/publish", nil, http.StatusOK)
+	res := notifytest.Send(t, key, map[string]any{"channel": "inapp", "recipient": map[string]any{"id": "u-1"},
+		"content":        map[string]any{"templateCode": "shipped", "templateVariables": map[string]string{"order": "#7"}},
+		"idempotencyKey": "order-7"})
+	require.Equal(t, "sent", notifytest.Wait(t, key, res.RequestID).Status)
+	again := notifytest.Send(t, key, map[string]any{"channel": "inapp", "recipient": map[string]any{"id": "u-1"},
+		"content":        map[string]any{"templateCode": "shipped", "templateVariables": map[string]string{"order": "#7"}},
+		"idempotencyKey": "order-7"})
+	require.True(t, again.Deduplicated)
+	ms := stored(t, env, "u-1")
+	require.Len(t, ms, 1)
+	require.Equal(t, "Order #7", ms[0].Title)
+	require.Equal(t, "Order #7 is on its way", ms[0].Body)
+
+	ids := notifytest.Bulk(t, key, []any{inapp("u-1", "b", "bulk one"), inapp("u-2", "b", "bulk two")})
+	for _, id := range ids {
+		require.Equal(t, "sent", notifytest.Wait(t, key, id).Status)
+	}
+	require.Len(t, stored(t, env, "u-1"), 2)
+	require.Len(t, stored(t, env, "u-2"), 1)
+
+	later := inapp("u-2", "later", "tomorrow")
+	later["scheduledAt"] = time.Now().Add(24 * time.Hour).UTC().Format(time.RFC3339)
+	sch := notifytest.Send(t, key, later)
+	require.NotNil(t, sch.ScheduledAt)
+	notifytest.Signed(t, key, "POST", "/v1/notifications/"+sch.RequestID+"/cancel", nil)
+	require.Equal(t, "canceled", notifytest.Lookup(t, key, sch.RequestID).Status)
+	require.Len(t, stored(t, env, "u-2"), 1, "a canceled send stores nothing")
 }
