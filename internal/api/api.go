@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/notifyd/notifyd/internal/gate"
+	"github.com/notifyd/notifyd/internal/inbox"
 	"github.com/notifyd/notifyd/internal/metrics"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/redact"
@@ -123,6 +124,9 @@ const (
 	// a signed one (Scope, enveloped answers, the Notification API's body
 	// limit); any other is a dashboard one (bearer token and Roles).
 	authEither
+	// authRecipient: a recipient token of the inbox (issue 33), from a
+	// browser at an origin its workspace allows (inbox.go).
+	authRecipient
 )
 
 // Route is one entry of the route table.
@@ -164,6 +168,8 @@ type call struct {
 	key      *notify.APIKey
 	nonce    *gate.Nonce
 	signed   bool
+	// reader is the inbox's reader of a recipient route.
+	reader *inbox.Reader
 }
 
 // readBody reads the request body once, at most limit bytes. A body the
@@ -281,6 +287,13 @@ func (a *API) serve(c *call, rt Route, limit int64) error {
 			}
 		}
 		if err := c.readBody(limit); err != nil {
+			return err
+		}
+	case authRecipient:
+		if err := a.authenticateRecipient(c); err != nil {
+			return err
+		}
+		if err := c.readBody(maxPublicBody); err != nil {
 			return err
 		}
 	case authSigned:

@@ -70,6 +70,9 @@ type sendContent struct {
 	HTML              *string           `json:"html"`
 	TemplateCode      string            `json:"templateCode"`
 	TemplateVariables map[string]string `json:"templateVariables"`
+	// ActionURL and Data are an in-app message's (issue 33).
+	ActionURL *string        `json:"actionUrl"`
+	Data      map[string]any `json:"data"`
 }
 
 // fallbackStep is one step of channelFallback: a channel with, optionally,
@@ -90,6 +93,7 @@ func (f *fallbackStep) input() *sends.FallbackInput {
 	}
 	if c := f.Content; c != nil {
 		in.HasContent, in.Text, in.Title, in.HTML = true, c.Text, c.Title, c.HTML
+		in.HasInApp = c.ActionURL != nil || c.Data != nil
 		in.TemplateCode, in.TemplateVariables = c.TemplateCode, c.TemplateVariables
 	}
 	return in
@@ -108,6 +112,7 @@ func (b *sendBody) input() *sends.SendInput {
 	if b.Content != nil {
 		in.Text, in.Title, in.HTML = b.Content.Text, b.Content.Title, b.Content.HTML
 		in.TemplateCode, in.TemplateVariables = b.Content.TemplateCode, b.Content.TemplateVariables
+		in.ActionURL, in.Data = b.Content.ActionURL, b.Content.Data
 	}
 	if b.ChannelFallback != nil {
 		steps := make([]*sends.FallbackInput, len(*b.ChannelFallback))
@@ -301,7 +306,7 @@ func requestBody(d *sends.RequestDetail) map[string]any {
 	if d.Job != nil {
 		job = jobBody(d.Job)
 	}
-	return map[string]any{
+	out := map[string]any{
 		"requestId": r.ID, "workspaceId": r.WorkspaceID, "channel": r.Channel, "status": r.Status,
 		"recipientAddress": r.RecipientAddress, "recipientId": strOrNil(r.RecipientID), "requestedAt": Timestamp(r.RequestedAt), "scheduledAt": TimestampPtr(r.ScheduledAt),
 		"selectedProviderAccountId": strOrNil(r.SelectedProviderID), "selectedProviderMessageId": strOrNil(r.SelectedMessageID),
@@ -309,6 +314,17 @@ func requestBody(d *sends.RequestDetail) map[string]any {
 		"job": job, "attempts": attempts,
 		"deliveredChannel": strOrNil(string(r.DeliveredChannel())), "channelFallback": fallbackBody(r),
 	}
+	// A request delivered to the inbox (issue 33) shows its message's
+	// states; null once the recipient deleted it. Other answers are SPEC's.
+	if r.DeliveredChannel() == notify.ChannelInApp {
+		var inbox any
+		if m := d.Inbox; m != nil {
+			inbox = map[string]any{"messageId": m.ID, "readAt": TimestampPtr(m.ReadAt), "seenAt": TimestampPtr(m.SeenAt),
+				"archivedAt": TimestampPtr(m.ArchivedAt)}
+		}
+		out["inbox"] = inbox
+	}
+	return out
 }
 
 // fallbackBody is the progress of a request's cross-channel fallback: the

@@ -22,6 +22,7 @@ func (a *API) routes() []Route {
 		categoriesAPI{a, r.Categories}.routes(),
 		windowsAPI{a, r.Windows}.routes(),
 		inboundHooksAPI{a, r.InboundHooks}.routes(),
+		inboxAPI{a, r.Inbox}.routes(),
 	} {
 		all = append(all, group...)
 	}

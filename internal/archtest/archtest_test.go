@@ -62,7 +62,7 @@ var (
 	// rooms are the use cases, one kind of work each. They meet in the
 	// domain and the store, never import each other, and reach no HTTP,
 	// SQL, queue or vendor adapter.
-	rooms = []string{"internal/accounts", "internal/categories", "internal/identities", "internal/inboundhooks", "internal/limits", "internal/newsletter",
+	rooms = []string{"internal/accounts", "internal/categories", "internal/identities", "internal/inboundhooks", "internal/inbox", "internal/limits", "internal/newsletter",
 		"internal/providers", "internal/recipients", "internal/retention", "internal/sends", "internal/suppressions", "internal/templates",
 		"internal/verification", "internal/webhooks", "internal/windows"}
 	// pure are policies and primitives without I/O of their own.

@@ -30,6 +30,7 @@ import (
 	"github.com/notifyd/notifyd/internal/gate"
 	"github.com/notifyd/notifyd/internal/identities"
 	"github.com/notifyd/notifyd/internal/inboundhooks"
+	"github.com/notifyd/notifyd/internal/inbox"
 	"github.com/notifyd/notifyd/internal/jobs"
 	"github.com/notifyd/notifyd/internal/limits"
 	"github.com/notifyd/notifyd/internal/mailcheck"
@@ -430,6 +431,7 @@ func (d *Daemon) buildRooms(box *secret.Box, master, otpSecret []byte, allowPriv
 		Windows:      windows.New(windows.Options{Store: db, Now: now, Logger: log}),
 		Recipients:   recipients.New(recipients.Options{Store: db, Now: now, Logger: log}),
 		Retention:    retention.New(retention.Options{Store: db, Now: now, Logger: log}),
+		Inbox:        inbox.New(inbox.Options{Store: db, Now: now, Logger: log, Box: box}),
 		Sends:        snd,
 		InboundHooks: inboundhooks.New(inboundhooks.Options{Store: db, Now: now, Logger: log, Accept: hookAcceptor{snd}, Gate: d.Gate}),
 		Suppressions: suppressions.New(suppressions.Options{Store: db, Box: box, Now: now, Logger: log, SNS: d.SNS}),
@@ -468,6 +470,15 @@ func (d *Daemon) listen() error {
 		_ = ln.Close()
 		return err
 	}
+	// The inbox streams of this process are woken by the store's feed
+	// (issue 33: LISTEN on PostgreSQL, in process on SQLite) and end
+	// when the server stops, so Shutdown does not wait for them.
+	feed, stopFeed := context.WithCancel(context.Background())
+	go func() { _ = d.DB.ListenInbox(feed, d.Rooms.Inbox.Wake) }()
+	d.http.RegisterOnShutdown(func() {
+		d.Rooms.Inbox.Close()
+		stopFeed()
+	})
 	warnPlainBaseURL(d.Logger, d.Config.BaseURL, ln.Addr())
 	d.done = make(chan error, 1)
 	go func() {

@@ -228,6 +228,7 @@ func (e *Engine) claim(ctx context.Context, tx notify.Tx, queueJobID int64, now 
 	if err := e.checkCaps(ctx, tx, *runs, now); err != nil {
 		return err
 	}
+	deliverInApp(*runs)
 	if err := e.admitBulk(ctx, tx, *runs); err != nil {
 		return err
 	}
@@ -351,6 +352,9 @@ func (e *Engine) choose(rn *run, routes []*notify.Route, accounts map[string]*no
 	if r.Channel == notify.ChannelEmail && suppressed[r.RecipientAddress] {
 		rn.decided, rn.out = true, outcome{code: notify.FailureInvalidRequest, msg: "recipient address is on the suppression list", final: true}
 		return
+	}
+	if r.Channel == notify.ChannelInApp {
+		return // no route: delivered to the inbox (inapp.go)
 	}
 	rn.cands = candidates(routes, accounts, r)
 	if len(rn.cands) == 0 {
@@ -573,6 +577,9 @@ func (e *Engine) write(ctx context.Context, runs []*run, sets []settlement, atte
 					return err
 				}
 			}
+		}
+		if err := storeInbox(ctx, tx, runs, sets, settled, now); err != nil {
+			return err
 		}
 		if len(moved) > 0 {
 			if err := tx.MoveFallbackSteps(ctx, moved, movedJobs); err != nil {

@@ -15,15 +15,27 @@ const (
 	ChannelChatBBot     Channel = "chatb_bot"
 )
 
-// Channels lists every channel value in the order SPEC names them.
+// ChannelInApp is the in-app inbox (issue 33): delivering stores the
+// message in a recipient profile's inbox and wakes its open streams; it
+// has no provider, account or route (docs/DECISIONS.md "The inapp
+// channel").
+const ChannelInApp Channel = "inapp"
+
+// Channels lists the channel values of SPEC in the order SPEC names them:
+// the channels delivered through provider accounts and routes. The
+// refusals that list the channels name these (their wording is SPEC's).
 var Channels = []Channel{
 	ChannelSMS, ChannelAlimTalk, ChannelEmail, ChannelPush,
 	ChannelChatAWebhook, ChannelChatBWebhook, ChannelChatABot, ChannelChatBBot,
 }
 
+// AllChannels are SPEC's channels and the in-app inbox: every value a
+// send, a template, a category or a preference may name.
+var AllChannels = append(append([]Channel{}, Channels...), ChannelInApp)
+
 // Valid reports whether c is one of the channel values.
 func (c Channel) Valid() bool {
-	for _, v := range Channels {
+	for _, v := range AllChannels {
 		if v == c {
 			return true
 		}

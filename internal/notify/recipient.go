@@ -99,6 +99,8 @@ func (r *Recipient) AddressFor(ch Channel) string {
 		return ""
 	case ChannelChatABot, ChannelChatBBot:
 		return r.ChatTargets[ch]
+	case ChannelInApp:
+		return r.ExternalID // the inbox is the profile's own
 	}
 	return ""
 }
@@ -114,6 +116,8 @@ func AddressField(ch Channel) string {
 		return "pushTokens[0]"
 	case ChannelChatABot, ChannelChatBBot:
 		return "chatTargets." + string(ch)
+	case ChannelInApp:
+		return "id"
 	}
 	return ""
 }

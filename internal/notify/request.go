@@ -29,8 +29,11 @@ type Request struct {
 	// Decisions are what was decided about the request and why, at its
 	// acceptance and dispatch (issue 32, item 7); nil for a send by
 	// address without a category.
-	Decisions            []Decision
-	Title, Text, HTML    string
+	Decisions         []Decision
+	Title, Text, HTML string
+	// InApp is the action URL and data of an inapp send (issue 33), nil
+	// when it has none; a chain's inapp step has the same.
+	InApp                *InAppContent
 	TemplateCode         string
 	TemplateVariables    map[string]string
 	VendorTemplateID     string

@@ -9,6 +9,7 @@ const (
 	SealedAPIKeyHMAC            = "api_key_hmac_secret"     // API key's HMAC secret
 	SealedWebhookSecret         = "webhook_secret"          // webhook's signing secret
 	SealedWebhookPreviousSecret = "webhook_previous_secret" // webhook's secret before a rotation
+	SealedInboxSecret           = "inbox_secret"            // workspace's recipient-token secret (issue 33)
 )
 
 // SealedValue is one stored sealed secret: its kind, the id of its row
@@ -44,6 +45,8 @@ func SealedAAD(kind, id string) string {
 		return "apikey:" + id
 	case SealedWebhookSecret, SealedWebhookPreviousSecret:
 		return "webhook:" + id
+	case SealedInboxSecret:
+		return "inbox:" + id
 	}
 	return ""
 }

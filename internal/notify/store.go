@@ -119,6 +119,7 @@ type Tx interface {
 	OptInTx
 	OTPFraudGuardTx
 	InboundHookTx
+	InboxTx
 }
 
 // PipelineTx holds the verbs of the send pipeline.

@@ -275,6 +275,9 @@ func (s *Service) ReplaceRoutes(ctx context.Context, a *usecase.Actor, in []Rout
 		if !ch.Valid() {
 			return nil, notify.Invalid("routes[%d].channel must be one of the channel values", i)
 		}
+		if ch == notify.ChannelInApp {
+			return nil, notify.Invalid("routes[%d].channel: inapp takes no route, it is delivered to the recipient's inbox", i)
+		}
 		if r.ProviderAccountID == "" {
 			return nil, notify.Invalid("routes[%d].providerAccountId is required", i)
 		}

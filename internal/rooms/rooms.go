@@ -8,6 +8,7 @@ import (
 	"github.com/notifyd/notifyd/internal/categories"
 	"github.com/notifyd/notifyd/internal/identities"
 	"github.com/notifyd/notifyd/internal/inboundhooks"
+	"github.com/notifyd/notifyd/internal/inbox"
 	"github.com/notifyd/notifyd/internal/limits"
 	"github.com/notifyd/notifyd/internal/newsletter"
 	"github.com/notifyd/notifyd/internal/providers"
@@ -28,6 +29,7 @@ type Set struct {
 	Windows      *windows.Service      // send windows
 	Identities   *identities.Service   // sending identities and their DNS check
 	InboundHooks *inboundhooks.Service // inbound hooks: other tools' payloads as sends
+	Inbox        *inbox.Service        // the in-app inbox: recipients' messages, states and streams
 	Limits       *limits.Service       // rate-limit policies and dispatch limits
 	Newsletter   *newsletter.Service   // subscribers, campaigns, fan-out
 	Providers    *providers.Service    // provider accounts, routes, test-sends

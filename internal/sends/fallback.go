@@ -25,6 +25,9 @@ type FallbackInput struct {
 	HTML              *string
 	TemplateCode      string
 	TemplateVariables map[string]string
+	// HasInApp: the step gave content.actionUrl or content.data, which
+	// are the send's own (refused).
+	HasInApp bool
 }
 
 // validateFallback checks the channelFallback of a send (already checked
@@ -82,6 +85,9 @@ func validateFallback(in *SendInput, prefix string) error {
 		}
 		if err := usecase.CheckRecipient(f, notify.Channel(st.Channel), addr, name, st.Title); err != nil {
 			return err
+		}
+		if st.HasInApp {
+			return notify.Invalid("%s and %s are the send's: give them in the send's content", f("content.actionUrl"), f("content.data"))
 		}
 		if st.HasContent && st.TemplateCode == "" && (st.Text == nil || *st.Text == "") {
 			return notify.Invalid("%s is required when %s is absent", f("content.text"), f("content.templateCode"))

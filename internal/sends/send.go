@@ -44,6 +44,9 @@ type SendInput struct {
 	// every window (issue 32, item 5; window.go).
 	SendWindow *WindowInput
 	Urgent     bool
+	// ActionURL and Data are the in-app message's (issue 33; inapp.go).
+	ActionURL *string
+	Data      map[string]any
 }
 
 // SendResult is the answer for one accepted (or deduplicated) request.
@@ -102,6 +105,9 @@ func (s *Service) validateSend(in *SendInput, prefix string, now time.Time) (*ti
 		return nil, err
 	}
 	if err := checkWindow(f, in.SendWindow); err != nil {
+		return nil, err
+	}
+	if err := checkInApp(f, in); err != nil {
 		return nil, err
 	}
 	if in.TemplateCode == "" && (in.Text == nil || *in.Text == "") {
@@ -205,6 +211,7 @@ func (s *Service) buildRequest(ctx context.Context, tx notify.Tx, ws string, key
 		return nil, err
 	}
 	r.Title, r.Text, r.HTML = c.Title, c.Text, c.HTML
+	r.InApp = inAppContent(in)
 	for _, id := range in.PreferredProviderAccountIDs {
 		if _, err := tx.FindProviderAccount(ctx, ws, id); err != nil {
 			if notify.IsNotFound(err) {
@@ -462,6 +469,10 @@ type RequestDetail struct {
 	Request  *notify.Request
 	Job      *notify.Job
 	Attempts []*notify.Attempt
+	// Inbox is the inbox message of a request delivered on inapp (issue
+	// 33), with its read, seen and archived times; nil otherwise, or once
+	// the recipient deleted it.
+	Inbox *notify.InboxMessage
 }
 
 // GetRequest is the status lookup.
@@ -478,8 +489,17 @@ func (s *Service) GetRequest(ctx context.Context, ws, id string) (*RequestDetail
 		if d.Job, err = tx.FindJobByRequest(ctx, ws, id); err != nil && !notify.IsNotFound(err) {
 			return err
 		}
-		d.Attempts, err = tx.FindAttemptsOfRequest(ctx, ws, id)
-		return err
+		if d.Attempts, err = tx.FindAttemptsOfRequest(ctx, ws, id); err != nil {
+			return err
+		}
+		if d.Request.DeliveredChannel() == notify.ChannelInApp {
+			ms, err := tx.FindInboxMessagesOfRequest(ctx, ws, id)
+			if len(ms) > 0 {
+				d.Inbox = ms[0]
+			}
+			return err
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err

@@ -36,6 +36,7 @@ var Sections = []Section{
 	{"Newsletter", "/newsletter"},
 	{"Recipients", "/recipients"},
 	{"Categories", "/categories"},
+	{"Inbox", "/inbox"},
 	{"Audit log", "/audit-log"},
 }
 

@@ -5,6 +5,7 @@ import (
 	"net/url"
 
 	"github.com/notifyd/notifyd/internal/categories"
+	"github.com/notifyd/notifyd/internal/inbox"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/recipients"
 )
@@ -73,6 +74,8 @@ type recipientData struct {
 	Prefs    []prefRowView
 	Link     string
 	LinkExp  string
+	// Inbox is the newest page of the profile's inbox (issue 33).
+	Inbox *inbox.Page
 }
 
 func choice(m map[notify.Channel]bool, ch notify.Channel) string {
@@ -98,6 +101,10 @@ func (c recipientPages) renderRecipient(x *Ctx, link, exp string) error {
 		return err
 	}
 	d := recipientData{R: r, Channels: notify.Channels, Link: link, LinkExp: exp}
+	if d.Inbox, err = c.rooms.Inbox.List(x.Context(), inbox.Reader{WorkspaceID: x.Actor.WorkspaceID, RecipientID: id},
+		notify.InboxFilter{}); err != nil {
+		return err
+	}
 	if d.Consents, err = c.rooms.Recipients.Consents(x.Context(), caller, id); err != nil {
 		return err
 	}

@@ -88,10 +88,16 @@ func (b *batcher) run(calls []*batchCall) {
 		groupcommit.Fail(live, fmt.Errorf("insert queue jobs: %w", err))
 		return
 	}
+	if err := b.s.wakeTx(ctx, tx); err != nil {
+		_ = conn.Rollback(ctx)
+		groupcommit.Fail(live, err)
+		return
+	}
 	if err := conn.Commit(ctx); err != nil {
 		groupcommit.Fail(live, fmt.Errorf("commit: %w", err))
 		return
 	}
+	b.s.woke(tx)
 	for i, c := range live {
 		c.done <- errs[i]
 	}

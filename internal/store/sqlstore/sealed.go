@@ -16,6 +16,7 @@ var sealedColumns = []struct{ kind, table, column string }{
 	{notify.SealedAPIKeyHMAC, "api_keys", "hmac_secret_enc"},
 	{notify.SealedWebhookSecret, "webhooks", "secret_enc"},
 	{notify.SealedWebhookPreviousSecret, "webhooks", "previous_secret_enc"},
+	{notify.SealedInboxSecret, "inbox_settings", "secret_enc"},
 }
 
 func (t providerTx) SealedKeyIDs(ctx context.Context) ([]string, error) {

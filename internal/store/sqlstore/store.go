@@ -23,6 +23,9 @@ type Store struct {
 	// load), for Migrate and Ping.
 	ms    []migrate.Migration
 	msErr error
+	// feed wakes this process's inbox listeners when the backend carries
+	// no wake-ups of its own (SQLite; inboxfeed.go).
+	feed localFeed
 }
 
 var _ notify.Store = (*Store)(nil)
@@ -108,10 +111,14 @@ func (s *Store) run(ctx context.Context, write bool, fn func(notify.Tx) error) (
 	if err := tx.flush(ctx); err != nil {
 		return err
 	}
+	if err := s.wakeTx(ctx, tx); err != nil {
+		return err
+	}
 	if err := c.Commit(ctx); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
 	committed = true
+	s.woke(tx)
 	return nil
 }
 
@@ -122,6 +129,9 @@ func (s *Store) Close() error { return s.b.Close() }
 type Tx struct {
 	c       Conn
 	pending []pendingJob
+	// woken are the profiles whose inbox logs this transaction appended
+	// to: their streams are woken when it commits.
+	woken []string
 	// The verbs, one view of this transaction per area, so that Tx has
 	// every verb of notify.Tx while no type holds more than one area's.
 	accountTx
@@ -137,6 +147,7 @@ type Tx struct {
 	categoryTx
 	preferenceTx
 	hookTx
+	inboxTx
 }
 
 // newTx is a transaction on c with its verb views.
@@ -155,6 +166,7 @@ func newTx(c Conn) *Tx {
 	t.categoryTx = categoryTx{t}
 	t.preferenceTx = preferenceTx{t}
 	t.hookTx = hookTx{t}
+	t.inboxTx = inboxTx{t}
 	return t
 }
 
@@ -194,6 +206,9 @@ type (
 	categoryTx   struct{ *Tx }
 	preferenceTx struct{ *Tx }
 )
+
+// inboxTx holds the verbs of the in-app inbox (issue 33).
+type inboxTx struct{ *Tx }
 
 var _ notify.Tx = (*Tx)(nil)
 

@@ -149,6 +149,7 @@ var tests = map[string]func(t *testing.T, open Opener){
 
 	// recipient.go
 	"Recipients": testRecipients,
+	"Inbox":      testInbox,
 	// category.go
 	"Categories": testCategories,
 

@@ -1,0 +1,194 @@
+package inbox
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/notifyd/notifyd/internal/notify"
+)
+
+// Streams (issue 33, item 3). A stream follows one profile's event log:
+// it sends what the log holds after the reader's last event, then waits
+// to be woken (Wake: the store's feed, on every process, after a commit
+// that appended to the log) and reads again. A wake-up carries nothing,
+// so one lost or repeated changes nothing but when an event leaves; the
+// log's numbers are the stream's event ids, so a reconnect that names the
+// last one it saw (Last-Event-ID) gets every later event once, in order,
+// whatever process committed it or serves the reconnect. Each heartbeat
+// reads the log too, so even a wake-up lost with a database connection
+// delays an event by one heartbeat at most.
+
+// DefaultHeartbeat is how often an idle stream sends a heartbeat.
+const DefaultHeartbeat = 15 * time.Second
+
+// streamPage bounds the events of one read of the log.
+const streamPage = 200
+
+// Batch is what a stream hands its writer at once. The first batch
+// opens the stream: Counts, and Reset when the reader's last event is no
+// longer in the log (or was never in it: the profile was erased and made
+// again), so it must read its inbox afresh. Then each batch carries the
+// events read and the counts after them, or is a heartbeat.
+type Batch struct {
+	Open      bool
+	Reset     bool
+	Events    []*notify.InboxEvent
+	Counts    *notify.InboxCounts
+	Heartbeat bool
+}
+
+// hub holds the waiting streams of this process by profile row id.
+type hub struct {
+	mu     sync.Mutex
+	subs   map[string]map[chan struct{}]struct{}
+	closed chan struct{}
+	once   sync.Once
+}
+
+func newHub() *hub {
+	return &hub{subs: map[string]map[chan struct{}]struct{}{}, closed: make(chan struct{})}
+}
+
+func (h *hub) subscribe(id string) (chan struct{}, func()) {
+	w := make(chan struct{}, 1)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.subs[id] == nil {
+		h.subs[id] = map[chan struct{}]struct{}{}
+	}
+	h.subs[id][w] = struct{}{}
+	return w, func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		delete(h.subs[id], w)
+		if len(h.subs[id]) == 0 {
+			delete(h.subs, id)
+		}
+	}
+}
+
+// Wake wakes the streams of profile row id on this process, every stream
+// for "" (the feed reconnected: what it missed is not known). It never
+// blocks: a stream already woken stays woken once.
+func (s *Service) Wake(id string) {
+	h := s.hub
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	wake := func(ws map[chan struct{}]struct{}) {
+		for w := range ws {
+			select {
+			case w <- struct{}{}:
+			default:
+			}
+		}
+	}
+	if id != "" {
+		wake(h.subs[id])
+		return
+	}
+	for _, ws := range h.subs {
+		wake(ws)
+	}
+}
+
+// Close ends every stream of this process (the server is stopping).
+func (s *Service) Close() { s.hub.once.Do(func() { close(s.hub.closed) }) }
+
+// Streams counts the streams open on this process.
+func (s *Service) Streams() int {
+	s.hub.mu.Lock()
+	defer s.hub.mu.Unlock()
+	n := 0
+	for _, ws := range s.hub.subs {
+		n += len(ws)
+	}
+	return n
+}
+
+// Stream follows the reader's inbox until ctx ends, the room closes or
+// out fails, handing out its batches. after is the last event the reader
+// has (its Last-Event-ID); a negative after starts from now. An error
+// before the first batch (no such profile) is the caller's to answer;
+// Stream answers nil when the stream ends.
+func (s *Service) Stream(ctx context.Context, r Reader, after int64, out func(Batch) error) error {
+	var pid string
+	var lg notify.InboxLog
+	var counts notify.InboxCounts
+	read := func(fn func(tx notify.Tx) error) error {
+		return s.Store.View(ctx, func(tx notify.Tx) (err error) {
+			if pid == "" {
+				if pid, err = profile(ctx, tx, r); err != nil {
+					return err
+				}
+			}
+			return fn(tx)
+		})
+	}
+	// The profile's row id is known only once read; the first read is
+	// then made again after subscribing, so no wake-up falls between.
+	if err := read(func(notify.Tx) error { return nil }); err != nil {
+		return err
+	}
+	wake, leave := s.hub.subscribe(pid)
+	defer leave()
+	err := read(func(tx notify.Tx) (err error) {
+		if _, lg, err = tx.FindInboxEvents(ctx, r.WorkspaceID, pid, 0, 0); err != nil {
+			return err
+		}
+		counts, err = tx.CountInbox(ctx, r.WorkspaceID, pid)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	first := Batch{Open: true, Counts: &counts}
+	switch {
+	case after < 0:
+		after = lg.Newest
+	case after > lg.Newest || (after < lg.Oldest-1 && lg.Oldest > 0):
+		first.Reset, after = true, lg.Newest
+	}
+	if err := out(first); err != nil {
+		return nil
+	}
+	beat := time.NewTicker(s.heartbeat)
+	defer beat.Stop()
+	for {
+		var es []*notify.InboxEvent
+		err := read(func(tx notify.Tx) (err error) {
+			if es, _, err = tx.FindInboxEvents(ctx, r.WorkspaceID, pid, after, streamPage); err != nil || len(es) == 0 {
+				return err
+			}
+			counts, err = tx.CountInbox(ctx, r.WorkspaceID, pid)
+			return err
+		})
+		if err != nil {
+			if ctx.Err() == nil {
+				s.Log.WarnContext(ctx, "inbox stream: reading the log failed", "err", err)
+			}
+			return nil
+		}
+		if len(es) > 0 {
+			c := counts
+			if err := out(Batch{Events: es, Counts: &c}); err != nil {
+				return nil
+			}
+			after = es[len(es)-1].Seq
+			if len(es) == streamPage {
+				continue
+			}
+		}
+		select {
+		case <-wake:
+		case <-beat.C:
+			if err := out(Batch{Heartbeat: true}); err != nil {
+				return nil
+			}
+		case <-ctx.Done():
+			return nil
+		case <-s.hub.closed:
+			return nil
+		}
+	}
+}
