@@ -146,7 +146,10 @@ func (s *Service) Stream(ctx context.Context, r Reader, after int64, out func(Ba
 	switch {
 	case after < 0:
 		after = lg.Newest
-	case after > lg.Newest || (after < lg.Oldest-1 && lg.Oldest > 0):
+	case after > lg.Newest || (after < lg.Oldest-1 && lg.Oldest > 0) || (lg.Oldest == 0 && after < lg.Newest):
+		// Past the log, or before what it still holds (the retention
+		// sweep trims it, PurgeInboxEvents, to nothing for a quiet
+		// recipient): the client reloads instead of missing events.
 		first.Reset, after = true, lg.Newest
 	}
 	if err := out(first); err != nil {

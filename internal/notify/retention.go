@@ -26,6 +26,10 @@ type RetentionTx interface {
 	// campaigns that ended (sent, canceled, failed) before before; the
 	// campaign's counters are kept on its row.
 	PurgeCampaignRecipients(ctx context.Context, before time.Time, limit int) (int, error)
+	// PurgeInboxEvents deletes up to limit entries of the inbox streams'
+	// event logs created before before: they serve a reconnecting stream,
+	// not history (a stream asked to resume before the log resets).
+	PurgeInboxEvents(ctx context.Context, before time.Time, limit int) (int, error)
 	// PurgeAudit deletes up to limit audit entries created before before.
 	PurgeAudit(ctx context.Context, before time.Time, limit int) (int, error)
 }

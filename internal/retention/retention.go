@@ -1,7 +1,7 @@
 // Package retention is the room that deletes old data: requests with their
-// jobs and attempts, events, campaign recipients (NOTIFYD_RETENTION) and
-// audit entries (NOTIFYD_AUDIT_RETENTION), batch by batch, each batch in
-// its own short transaction. The maintenance worker runs it on a schedule.
+// jobs and attempts, events, campaign recipients (NOTIFYD_RETENTION),
+// audit entries (NOTIFYD_AUDIT_RETENTION) and the inbox streams' event
+// logs (a week), batch by batch, each batch in its own short transaction. The maintenance worker runs it on a schedule.
 package retention
 
 import (
@@ -27,7 +27,13 @@ const (
 	TableEvents             = "events"
 	TableCampaignRecipients = "campaign_recipients"
 	TableAudit              = "audit_logs"
+	TableInboxEvents        = "inbox_events"
 )
+
+// InboxEventHorizon is how long the inbox streams' event logs keep an
+// entry, whatever the data retention: long enough for a laptop closed
+// over a weekend to resume its stream without a reload.
+const InboxEventHorizon = 7 * 24 * time.Hour
 
 // Purged counts deleted rows per table.
 type Purged = map[string]int
@@ -67,6 +73,13 @@ func (s *Service) PurgeExpired(ctx context.Context, r notify.Retention) (Purged,
 		if done, err := p.data(now.Add(-r.Data)); !done || err != nil {
 			return p.out, false, err
 		}
+	}
+	before := now.Add(-InboxEventHorizon)
+	if done, err := p.step(TableInboxEvents, false, func(tx notify.Tx) (Purged, error) {
+		n, err := tx.PurgeInboxEvents(ctx, before, p.batch)
+		return one(TableInboxEvents, n, err)
+	}); !done || err != nil {
+		return p.out, false, err
 	}
 	if r.Audit > 0 {
 		before := now.Add(-r.Audit)

@@ -26,8 +26,9 @@ const (
 	RetentionPause  = time.Second
 )
 
-// Retention deletes expired data (NOTIFYD_RETENTION) and audit entries
-// (NOTIFYD_AUDIT_RETENTION) and counts what went in
+// Retention deletes expired data (NOTIFYD_RETENTION), audit entries
+// (NOTIFYD_AUDIT_RETENTION) and week-old inbox stream events, and counts
+// what went in
 // notifyd_retention_deleted_total.
 type Retention struct {
 	river.WorkerDefaults[jobs.Retention]
@@ -39,21 +40,22 @@ type Retention struct {
 
 // Work implements river.Worker.
 func (w *Retention) Work(ctx context.Context, _ *river.Job[jobs.Retention]) error {
-	if w.Policy.Data <= 0 && w.Policy.Audit <= 0 {
-		return nil
-	}
+	// Even with both kept forever it runs: the inbox streams' event logs
+	// are swept after a week whatever the policy.
 	p := w.Policy
 	if p.Budget == 0 {
 		p.Budget = RetentionBudget
 	}
 	deleted, done, err := w.Service.PurgeExpired(ctx, p)
+	deletedSome := false
 	for table, n := range deleted {
 		w.Metrics.Add(table, n)
+		deletedSome = deletedSome || n > 0
 	}
 	if err != nil {
 		return err
 	}
-	if len(deleted) > 0 && w.Logger != nil {
+	if deletedSome && w.Logger != nil {
 		w.Logger.InfoContext(ctx, "retention purge", "deleted", deleted, "done", done)
 	}
 	if !done {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/notifytest"
 )
 
@@ -144,7 +145,8 @@ func TestInboxStream(t *testing.T) {
 
 // TestInboxStreamResume: a stream reopened with the last event id it saw
 // gets exactly what it missed, in order, then live events; an id the log
-// does not hold answers reset.
+// does not hold answers reset, and so does one the retention sweep
+// emptied.
 func TestInboxStreamResume(t *testing.T) {
 	t.Parallel()
 	env, key := setup(t)
@@ -186,6 +188,16 @@ func TestInboxStreamResume(t *testing.T) {
 	x := openStream(t, env.Owner.BaseURL, tok, "999")
 	require.Equal(t, "reset", x.next(t, 5*time.Second).Event)
 	require.Equal(t, "ready", x.next(t, time.Second).Event)
+
+	// The retention sweep emptied the log (a week-old one): a stream
+	// resuming from before it resets instead of missing what went.
+	require.NoError(t, env.Daemon.DB.Update(context.Background(), func(tx notify.Tx) error {
+		_, err := tx.PurgeInboxEvents(context.Background(), time.Now().Add(time.Hour), 1000)
+		return err
+	}))
+	y := openStream(t, env.Owner.BaseURL, tok, last)
+	require.Equal(t, "reset", y.next(t, 5*time.Second).Event)
+	require.Equal(t, "ready", y.next(t, time.Second).Event)
 }
 
 // TestInboxStreamAcrossProcesses (PostgreSQL): a send accepted by one api

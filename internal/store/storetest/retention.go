@@ -220,6 +220,35 @@ func testPurgeOther(t *testing.T, open Opener) {
 		{"PurgeEvents", testPurgeEvents, allWorkspaces},
 		{"PurgeCampaignRecipients", testPurgeCampaignRecipients, allWorkspaces},
 		{"PurgeAudit", testPurgeAudit, allWorkspaces},
+		{"PurgeInboxEvents", testPurgeInboxEvents, allWorkspaces},
+	})
+}
+
+// testPurgeInboxEvents: entries of the inbox event logs older than the
+// cutoff go, a bounded batch at a time; newer ones and the log's head
+// stay, so a stream asked to resume before them resets.
+func testPurgeInboxEvents(t *testing.T, db *store.DB) {
+	f := newInboxFixture(t, db, 3) // events 1-3 at t0
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		_, err := tx.ChangeInbox(ctx, f.ws1, f.p.ID, notify.InboxChange{Op: notify.InboxRead, MessageID: f.ms[2].ID,
+			At: purgeCutoff.Add(time.Second)})
+		return err
+	})
+	for _, want := range []int{2, 1, 0} {
+		update(t, db, func(ctx context.Context, tx notify.Tx) error {
+			n, err := tx.PurgeInboxEvents(ctx, purgeCutoff, 2)
+			require.NoError(t, err)
+			require.Equal(t, want, n)
+			return nil
+		})
+	}
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		es, lg, err := tx.FindInboxEvents(ctx, f.ws1, f.p.ID, 0, 100)
+		require.NoError(t, err)
+		require.Equal(t, notify.InboxLog{Oldest: 4, Newest: 4}, lg)
+		require.Len(t, es, 1)
+		require.Equal(t, notify.InboxEventRead, es[0].Type)
+		return nil
 	})
 }
 
