@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"runtime/debug"
-	"strconv"
-	"strings"
 )
 
 // peakRSS measures the process's peak resident memory over a phase: the
@@ -32,18 +29,4 @@ func (p peakRSS) report(what, note string) {
 }
 
 // procStatus reads a kB field of /proc/self/status.
-func procStatus(field string) int64 {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
-			v, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return v
-		}
-	}
-	return 0
-}
+func procStatus(field string) int64 { return procStatusOf(os.Getpid(), field) }

@@ -142,6 +142,33 @@ func (b *bench) startServe(ctx context.Context, dbURL, role string, conns int, e
 	if err := json.Unmarshal(out, &res); err != nil {
 		return nil, fmt.Errorf("bootstrap output %q: %w", out, err)
 	}
+	p, err := b.spawn(bin, base, role, env...)
+	if err != nil {
+		return nil, err
+	}
+	p.dbURL = dbURL
+	p.owner = client.New(p.url)
+	p.owner.HTTP = httpClient(conns)
+	p.owner.Token = res.AccessToken
+	key, keyID, err := p.owner.CreateAPIKey(ctx, "bench", "notifications:send", "notifications:read")
+	if err != nil {
+		return nil, err
+	}
+	policy := map[string]any{"windowSeconds": 3600, "maxRequests": 1000000}
+	for _, path := range []string{"/v1/limits/rate/workspace", "/v1/limits/rate/api-keys/" + keyID} {
+		r, err := p.owner.Dashboard(ctx, "PUT", path, policy)
+		if err != nil || r.Status != 200 {
+			return nil, fmt.Errorf("rate policy %s: %v %s", path, err, r.Body)
+		}
+	}
+	key.HTTP = httpClient(conns)
+	p.key = key
+	return p, nil
+}
+
+// spawn starts `notifyd serve --role role` with the environment base
+// plus env on a free port and waits until it answers.
+func (b *bench) spawn(bin string, base []string, role string, env ...string) (*notifydProc, error) {
 	addr, err := freePort()
 	if err != nil {
 		return nil, err
@@ -151,7 +178,7 @@ func (b *bench) startServe(ctx context.Context, dbURL, role string, conns int, e
 		return nil, err
 	}
 	defer logFile.Close() // the child has its own descriptor
-	p := &notifydProc{url: "http://" + addr, dbURL: dbURL, logPath: logFile.Name(), bin: bin, env: base}
+	p := &notifydProc{url: "http://" + addr, logPath: logFile.Name(), bin: bin, env: base}
 	b.cleanups = append(b.cleanups, func() { _ = os.Remove(p.logPath) })
 	p.cmd = exec.Command(bin, "serve", "--role", role)
 	p.cmd.Env = append(append(base, env...), "NOTIFYD_ADDR="+addr)
@@ -180,23 +207,17 @@ func (b *bench) startServe(ctx context.Context, dbURL, role string, conns int, e
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	p.owner = client.New(p.url)
-	p.owner.HTTP = httpClient(conns)
-	p.owner.Token = res.AccessToken
-	key, keyID, err := p.owner.CreateAPIKey(ctx, "bench", "notifications:send", "notifications:read")
+	return p, nil
+}
+
+// another starts one more process of role on p's database (scale-out).
+func (b *bench) another(p *notifydProc, role string, env ...string) (*notifydProc, error) {
+	q, err := b.spawn(p.bin, p.env, role, env...)
 	if err != nil {
 		return nil, err
 	}
-	policy := map[string]any{"windowSeconds": 3600, "maxRequests": 1000000}
-	for _, path := range []string{"/v1/limits/rate/workspace", "/v1/limits/rate/api-keys/" + keyID} {
-		r, err := p.owner.Dashboard(ctx, "PUT", path, policy)
-		if err != nil || r.Status != 200 {
-			return nil, fmt.Errorf("rate policy %s: %v %s", path, err, r.Body)
-		}
-	}
-	key.HTTP = httpClient(conns)
-	p.key = key
-	return p, nil
+	q.dbURL, q.owner, q.key = p.dbURL, p.owner, p.key
+	return q, nil
 }
 
 // cpu is the process's user plus system CPU time so far.

@@ -1,11 +1,12 @@
 package api
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/notifyd/notifyd/internal/inbox"
@@ -48,54 +49,109 @@ type inboxEventJSON struct {
 	Message   *inboxMessageJSON `json:"message"`
 }
 
+// streamWriteTimeout bounds one write to a stream's connection: a reader
+// that stopped reading is dropped instead of holding its stream.
+const streamWriteTimeout = 10 * time.Second
+
+// handleStream opens the reader's stream. On HTTP/1.1 it hijacks the
+// connection and hands it, with the stream's follower, to a goroutine of
+// its own; the request then ends, so what net/http holds for a request
+// (its goroutine and the one reading ahead, about 12 KB of buffers, the
+// request itself) is freed: an open stream costs a goroutine parked in
+// Follower.Run and its connection (docs/BENCHMARKS.md, 10,000 streams).
+// Nothing reads the connection after that: a reader that went away is
+// noticed when a write fails, by the second heartbeat at the latest.
+// Over HTTP/2 the request's goroutine follows the stream itself.
 func (a inboxAPI) handleStream(c *call) error {
 	after, err := lastEventID(c.r)
 	if err != nil {
 		return err
 	}
+	f, first, err := a.room.Open(c.ctx, *c.reader, after)
+	if err != nil {
+		return err
+	}
+	h := c.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
 	rc := http.NewResponseController(c.w)
-	var buf strings.Builder
+	conn, _, err := rc.Hijack()
+	if err != nil {
+		defer f.Close()
+		// A stream outlives the server's read and write timeouts.
+		_ = rc.SetReadDeadline(time.Time{})
+		_ = rc.SetWriteDeadline(time.Time{})
+		c.w.WriteHeader(http.StatusOK)
+		write := func(b inbox.Batch) error {
+			if _, err := c.w.Write(streamFrames(b)); err != nil {
+				return err
+			}
+			return rc.Flush()
+		}
+		if write(first) == nil {
+			f.Run(c.ctx, write)
+		}
+		return nil
+	}
+	var head bytes.Buffer
+	head.WriteString("HTTP/1.1 200 OK\r\n")
+	h.Set("Date", time.Now().UTC().Format(http.TimeFormat))
+	h.Set("Connection", "close") // the body ends with the connection
+	_ = h.Write(&head)
+	head.WriteString("\r\n")
+	head.Write(streamFrames(first))
+	_ = conn.SetReadDeadline(time.Time{})
+	write := func(b []byte) error {
+		_ = conn.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+		_, err := conn.Write(b)
+		return err
+	}
+	if err := write(head.Bytes()); err != nil {
+		conn.Close()
+		f.Close()
+		return nil
+	}
+	ctx := context.WithoutCancel(c.ctx) // the request ends now; the stream does not
+	go func() {
+		defer conn.Close()
+		defer f.Close()
+		f.Run(ctx, func(b inbox.Batch) error { return write(streamFrames(b)) })
+	}()
+	return nil
+}
+
+// streamFrames is a batch as the stream's bytes: the opening (retry,
+// reset, ready), each event with its id, the counts, the heartbeat.
+func streamFrames(b inbox.Batch) []byte {
+	var buf bytes.Buffer
 	frame := func(id, event string, data any) {
 		if id != "" {
 			fmt.Fprintf(&buf, "id: %s\n", id)
 		}
-		b, _ := json.Marshal(data)
-		fmt.Fprintf(&buf, "event: %s\ndata: %s\n\n", event, b)
+		d, _ := json.Marshal(data)
+		fmt.Fprintf(&buf, "event: %s\ndata: %s\n\n", event, d)
 	}
-	return a.room.Stream(c.ctx, *c.reader, after, func(b inbox.Batch) error {
-		buf.Reset()
-		if b.Open {
-			// A stream outlives the server's read and write timeouts.
-			_ = rc.SetReadDeadline(time.Time{})
-			_ = rc.SetWriteDeadline(time.Time{})
-			h := c.w.Header()
-			h.Set("Content-Type", "text/event-stream")
-			h.Set("Cache-Control", "no-store")
-			h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
-			c.w.WriteHeader(http.StatusOK)
-			buf.WriteString("retry: 3000\n\n")
-			if b.Reset {
-				frame("", "reset", map[string]any{})
-			}
-			frame("", "ready", inboxCountsBody(*b.Counts))
+	if b.Open {
+		buf.WriteString("retry: 3000\n\n")
+		if b.Reset {
+			frame("", "reset", map[string]any{})
 		}
-		for _, e := range b.Events {
-			ev := inboxEventJSON{ID: e.Seq, Type: e.Type, MessageID: strOrNil(e.MessageID), At: Timestamp(e.At)}
-			if e.Message != nil {
-				m := inboxMessageBody(e.Message)
-				ev.Message = &m
-			}
-			frame(strconv.FormatInt(e.Seq, 10), e.Type, ev)
+		frame("", "ready", inboxCountsBody(*b.Counts))
+	}
+	for _, e := range b.Events {
+		ev := inboxEventJSON{ID: e.Seq, Type: e.Type, MessageID: strOrNil(e.MessageID), At: Timestamp(e.At)}
+		if e.Message != nil {
+			m := inboxMessageBody(e.Message)
+			ev.Message = &m
 		}
-		if !b.Open && b.Counts != nil {
-			frame("", "counts", inboxCountsBody(*b.Counts))
-		}
-		if b.Heartbeat {
-			buf.WriteString(": heartbeat\n\n")
-		}
-		if _, err := c.w.Write([]byte(buf.String())); err != nil {
-			return err
-		}
-		return rc.Flush()
-	})
+		frame(strconv.FormatInt(e.Seq, 10), e.Type, ev)
+	}
+	if !b.Open && b.Counts != nil {
+		frame("", "counts", inboxCountsBody(*b.Counts))
+	}
+	if b.Heartbeat {
+		buf.WriteString(": heartbeat\n\n")
+	}
+	return buf.Bytes()
 }

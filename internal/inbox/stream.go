@@ -112,35 +112,58 @@ func (s *Service) Streams() int {
 // before the first batch (no such profile) is the caller's to answer;
 // Stream answers nil when the stream ends.
 func (s *Service) Stream(ctx context.Context, r Reader, after int64, out func(Batch) error) error {
-	var pid string
-	var lg notify.InboxLog
-	var counts notify.InboxCounts
-	read := func(fn func(tx notify.Tx) error) error {
-		return s.Store.View(ctx, func(tx notify.Tx) (err error) {
-			if pid == "" {
-				if pid, err = profile(ctx, tx, r); err != nil {
-					return err
-				}
-			}
-			return fn(tx)
-		})
-	}
-	// The profile's row id is known only once read; the first read is
-	// then made again after subscribing, so no wake-up falls between.
-	if err := read(func(notify.Tx) error { return nil }); err != nil {
+	f, first, err := s.Open(ctx, r, after)
+	if err != nil {
 		return err
 	}
-	wake, leave := s.hub.subscribe(pid)
-	defer leave()
-	err := read(func(tx notify.Tx) (err error) {
-		if _, lg, err = tx.FindInboxEvents(ctx, r.WorkspaceID, pid, 0, 0); err != nil {
+	defer f.Close()
+	if err := out(first); err != nil {
+		return nil
+	}
+	f.Run(ctx, out)
+	return nil
+}
+
+// A Follower is one open stream: subscribed to its profile's wake-ups,
+// and past the events its first batch accounted for. It holds no
+// goroutine of its own until Run, so a server may hand it to whichever
+// goroutine writes the stream (internal/api hands it over with the
+// connection, so the request's goroutine and buffers are freed).
+type Follower struct {
+	s     *Service
+	r     Reader
+	pid   string
+	after int64
+	wake  chan struct{}
+	leave func()
+}
+
+// Open subscribes r's stream and reads its first batch (Open set: the
+// counts, and Reset when the reader must reload). The caller must Close
+// the follower.
+func (s *Service) Open(ctx context.Context, r Reader, after int64) (*Follower, Batch, error) {
+	f := &Follower{s: s, r: r}
+	// The profile's row id is known only once read; the log is read
+	// after subscribing, so no wake-up falls between.
+	if err := s.Store.View(ctx, func(tx notify.Tx) (err error) {
+		f.pid, err = profile(ctx, tx, r)
+		return err
+	}); err != nil {
+		return nil, Batch{}, err
+	}
+	f.wake, f.leave = s.hub.subscribe(f.pid)
+	var lg notify.InboxLog
+	var counts notify.InboxCounts
+	err := s.Store.View(ctx, func(tx notify.Tx) (err error) {
+		if _, lg, err = tx.FindInboxEvents(ctx, r.WorkspaceID, f.pid, 0, 0); err != nil {
 			return err
 		}
-		counts, err = tx.CountInbox(ctx, r.WorkspaceID, pid)
+		counts, err = tx.CountInbox(ctx, r.WorkspaceID, f.pid)
 		return err
 	})
 	if err != nil {
-		return err
+		f.leave()
+		return nil, Batch{}, err
 	}
 	first := Batch{Open: true, Counts: &counts}
 	switch {
@@ -152,46 +175,64 @@ func (s *Service) Stream(ctx context.Context, r Reader, after int64, out func(Ba
 		// recipient): the client reloads instead of missing events.
 		first.Reset, after = true, lg.Newest
 	}
-	if err := out(first); err != nil {
-		return nil
-	}
+	f.after = after
+	return f, first, nil
+}
+
+// Close unsubscribes the follower.
+func (f *Follower) Close() { f.leave() }
+
+// Run hands out the follower's batches until ctx ends, the room closes
+// or out fails.
+func (f *Follower) Run(ctx context.Context, out func(Batch) error) {
+	s, r := f.s, f.r
 	beat := time.NewTicker(s.heartbeat)
 	defer beat.Stop()
 	for {
 		var es []*notify.InboxEvent
-		err := read(func(tx notify.Tx) (err error) {
-			if es, _, err = tx.FindInboxEvents(ctx, r.WorkspaceID, pid, after, streamPage); err != nil || len(es) == 0 {
+		var counts notify.InboxCounts
+		err := s.Store.View(ctx, func(tx notify.Tx) (err error) {
+			if es, _, err = tx.FindInboxEvents(ctx, r.WorkspaceID, f.pid, f.after, streamPage); err != nil || len(es) == 0 {
 				return err
 			}
-			counts, err = tx.CountInbox(ctx, r.WorkspaceID, pid)
+			counts, err = tx.CountInbox(ctx, r.WorkspaceID, f.pid)
 			return err
 		})
 		if err != nil {
-			if ctx.Err() == nil {
+			if ctx.Err() == nil && !s.closing() {
 				s.Log.WarnContext(ctx, "inbox stream: reading the log failed", "err", err)
 			}
-			return nil
+			return
 		}
 		if len(es) > 0 {
-			c := counts
-			if err := out(Batch{Events: es, Counts: &c}); err != nil {
-				return nil
+			if err := out(Batch{Events: es, Counts: &counts}); err != nil {
+				return
 			}
-			after = es[len(es)-1].Seq
+			f.after = es[len(es)-1].Seq
 			if len(es) == streamPage {
 				continue
 			}
 		}
 		select {
-		case <-wake:
+		case <-f.wake:
 		case <-beat.C:
 			if err := out(Batch{Heartbeat: true}); err != nil {
-				return nil
+				return
 			}
 		case <-ctx.Done():
-			return nil
+			return
 		case <-s.hub.closed:
-			return nil
+			return
 		}
+	}
+}
+
+// closing tells whether the room is closing.
+func (s *Service) closing() bool {
+	select {
+	case <-s.hub.closed:
+		return true
+	default:
+		return false
 	}
 }
