@@ -172,22 +172,22 @@ func (b *bench) inboxRound(ctx context.Context, name string, sender, holder *not
 	for o.probes.Load() < ok.Load() && time.Since(wait) < 30*time.Second {
 		time.Sleep(5 * time.Millisecond)
 	}
-	var lat []time.Duration
+	// The whole way, and its two legs: acceptance to the delivery's
+	// settlement (the message's createdAt, in milliseconds), and from
+	// there to the stream (the commit, the wake-up, the read, the write).
+	var lat, toStore, toStream []time.Duration
 	for i := 0; i < total; i++ {
-		a, got := acceptedAt[i].Load(), o.arrived[i].Load()
+		a, got, st := acceptedAt[i].Load(), o.arrived[i].Load(), o.stored[i].Load()
 		if a != 0 && got != 0 {
 			lat = append(lat, time.Duration(max(got-a, 0)))
+			toStore = append(toStore, time.Duration(max(st-a, 0)))
+			toStream = append(toStream, time.Duration(max(got-st, 0)))
 		}
-	}
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	pct := func(p float64) time.Duration {
-		if len(lat) == 0 {
-			return 0
-		}
-		return lat[min(int(float64(len(lat))*p), len(lat)-1)].Round(time.Millisecond / 10)
 	}
 	fmt.Printf("%-44s %9d of %d accepted\n", "probes on their streams", len(lat), ok.Load())
-	fmt.Printf("%-44s p50 %v  p99 %v  max %v\n", "acceptance to stream", pct(0.5), pct(0.99), pct(1))
+	fmt.Printf("%-44s %s\n", "acceptance to stream", percentiles(lat))
+	fmt.Printf("%-44s %s\n", "  acceptance to stored (ms clock)", percentiles(toStore))
+	fmt.Printf("%-44s %s\n", "  stored to stream (ms clock)", percentiles(toStream))
 	if fail.Load() > 0 || int64(len(lat)) < ok.Load() {
 		fmt.Printf("server log:\n%s\n", sender.logTail())
 	}
@@ -233,11 +233,13 @@ type streamObserver struct {
 	probes    atomic.Int64
 	mu        sync.RWMutex
 	arrived   []atomic.Int64
+	stored    []atomic.Int64 // the message's createdAt: when delivery stored it
 }
 
 func (o *streamObserver) reset(n int) {
 	o.mu.Lock()
 	o.arrived = make([]atomic.Int64, n)
+	o.stored = make([]atomic.Int64, n)
 	o.mu.Unlock()
 	o.probes.Store(0)
 }
@@ -315,7 +317,8 @@ func (o *streamObserver) handle(event, data string) {
 	case "message.created":
 		var e struct {
 			Message struct {
-				Title string `json:"title"`
+				Title     string    `json:"title"`
+				CreatedAt time.Time `json:"createdAt"`
 			} `json:"message"`
 		}
 		if json.Unmarshal([]byte(data), &e) != nil {
@@ -329,6 +332,7 @@ func (o *streamObserver) handle(event, data string) {
 		o.mu.RLock()
 		defer o.mu.RUnlock()
 		if err == nil && i >= 0 && i < len(o.arrived) && o.arrived[i].CompareAndSwap(0, now) {
+			o.stored[i].Store(e.Message.CreatedAt.UnixNano())
 			o.probes.Add(1)
 		}
 	}
@@ -352,4 +356,14 @@ func goMemory(base string) string {
 	}
 	return fmt.Sprintf("%.0f goroutines, stacks %.1f MB, heap in use %.1f MB", v["go_goroutines"],
 		v["go_memstats_stack_inuse_bytes"]/(1<<20), v["go_memstats_heap_inuse_bytes"]/(1<<20))
+}
+
+// percentiles sorts ds and prints its p50, p99 and max.
+func percentiles(ds []time.Duration) string {
+	if len(ds) == 0 {
+		return "none"
+	}
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	at := func(p float64) time.Duration { return ds[min(int(float64(len(ds))*p), len(ds)-1)].Round(time.Millisecond / 10) }
+	return fmt.Sprintf("p50 %v  p99 %v  max %v", at(0.5), at(0.99), ds[len(ds)-1].Round(time.Millisecond/10))
 }
