@@ -364,6 +364,8 @@ func percentiles(ds []time.Duration) string {
 		return "none"
 	}
 	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
-	at := func(p float64) time.Duration { return ds[min(int(float64(len(ds))*p), len(ds)-1)].Round(time.Millisecond / 10) }
+	at := func(p float64) time.Duration {
+		return ds[min(int(float64(len(ds))*p), len(ds)-1)].Round(time.Millisecond / 10)
+	}
 	return fmt.Sprintf("p50 %v  p99 %v  max %v", at(0.5), at(0.99), ds[len(ds)-1].Round(time.Millisecond/10))
 }
