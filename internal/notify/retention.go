@@ -30,6 +30,10 @@ type RetentionTx interface {
 	// event logs created before before: they serve a reconnecting stream,
 	// not history (a stream asked to resume before the log resets).
 	PurgeInboxEvents(ctx context.Context, before time.Time, limit int) (int, error)
+	// PurgeInboxMessages deletes up to limit in-app inbox messages stored
+	// before before, read or not: the inbox keeps what the data retention
+	// keeps of the requests that delivered them.
+	PurgeInboxMessages(ctx context.Context, before time.Time, limit int) (int, error)
 	// PurgeAudit deletes up to limit audit entries created before before.
 	PurgeAudit(ctx context.Context, before time.Time, limit int) (int, error)
 }
@@ -41,7 +45,7 @@ type PurgedRequests struct {
 
 // Retention is what a purge keeps: data (terminal requests with their job
 // rows and attempts, stale outbox events, fan-out records of ended
-// campaigns) for Data, audit entries for Audit. Zero keeps forever.
+// campaigns, in-app inbox messages) for Data, audit entries for Audit. Zero keeps forever.
 type Retention struct {
 	Data, Audit time.Duration
 	// Budget bounds one run's work; what is left waits for the next run.

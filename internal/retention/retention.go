@@ -1,5 +1,6 @@
 // Package retention is the room that deletes old data: requests with their
-// jobs and attempts, events, campaign recipients (NOTIFYD_RETENTION),
+// jobs and attempts, events, campaign recipients, inbox messages
+// (NOTIFYD_RETENTION),
 // audit entries (NOTIFYD_AUDIT_RETENTION) and the inbox streams' event
 // logs (a week), batch by batch, each batch in its own short transaction. The maintenance worker runs it on a schedule.
 package retention
@@ -28,6 +29,7 @@ const (
 	TableCampaignRecipients = "campaign_recipients"
 	TableAudit              = "audit_logs"
 	TableInboxEvents        = "inbox_events"
+	TableInboxMessages      = "inbox_messages"
 )
 
 // InboxEventHorizon is how long the inbox streams' event logs keep an
@@ -135,7 +137,8 @@ func (p *purge) step(table string, untilNone bool, del func(tx notify.Tx) (Purge
 }
 
 // data deletes requests (with their jobs and attempts) workspace by
-// workspace, then events and campaign recipients, older than before.
+// workspace, then events, inbox messages and campaign recipients, older
+// than before.
 func (p *purge) data(before time.Time) (bool, error) {
 	ctx := p.ctx
 	var wss []string
@@ -157,6 +160,12 @@ func (p *purge) data(before time.Time) (bool, error) {
 	if done, err := p.step(TableEvents, false, func(tx notify.Tx) (Purged, error) {
 		n, err := tx.PurgeEvents(ctx, before, p.batch)
 		return one(TableEvents, n, err)
+	}); !done || err != nil {
+		return false, err
+	}
+	if done, err := p.step(TableInboxMessages, false, func(tx notify.Tx) (Purged, error) {
+		n, err := tx.PurgeInboxMessages(ctx, before, p.batch)
+		return one(TableInboxMessages, n, err)
 	}); !done || err != nil {
 		return false, err
 	}

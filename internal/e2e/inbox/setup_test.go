@@ -17,9 +17,9 @@ import (
 
 // setup starts a daemon with an email route and the profiles u-1 and
 // u-2, and answers a key that sends, reads and mints recipient tokens.
-func setup(t *testing.T) (*notifytest.Env, *client.Client) {
+func setup(t *testing.T, opts ...notifytest.Option) (*notifytest.Env, *client.Client) {
 	t.Helper()
-	env := notifytest.StartDaemon(t)
+	env := notifytest.StartDaemon(t, opts...)
 	mail := notifytest.RegisterProvider(t, env.Owner, "mailz_email", "mail", env.MailConfig("mailz_email", "noreply@example.com"))
 	notifytest.PutRoutes(t, env.Owner, notifytest.Route{Channel: "email", ProviderAccountID: mail, Priority: 1})
 	for _, id := range []string{"u-1", "u-2"} {

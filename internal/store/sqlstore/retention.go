@@ -139,6 +139,12 @@ func (t deliveryTx) PurgeInboxEvents(ctx context.Context, before time.Time, limi
 	return int(n), err
 }
 
+func (t deliveryTx) PurgeInboxMessages(ctx context.Context, before time.Time, limit int) (int, error) {
+	n, err := t.c.Exec(ctx, `DELETE FROM inbox_messages WHERE id IN (SELECT id FROM inbox_messages
+		WHERE created_at < ? ORDER BY created_at LIMIT ?)`, ms(before), limit)
+	return int(n), err
+}
+
 func (t deliveryTx) PurgeCampaignRecipients(ctx context.Context, before time.Time, limit int) (int, error) {
 	var id string
 	err := t.c.QueryRow(ctx, `SELECT c.id FROM campaigns c WHERE c.status IN ('sent', 'canceled', 'failed') AND c.updated_at < ?
