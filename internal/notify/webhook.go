@@ -16,6 +16,10 @@ const (
 // EventTypes are the events a webhook may subscribe to (SPEC "Events").
 var EventTypes = []string{EventDelivered, EventFailed, EventCanceled}
 
+// WebhookEventTypes are every event a webhook may subscribe to: SPEC's,
+// then those the later rooms added (the inbox's states).
+var WebhookEventTypes = slices.Concat(EventTypes, InboxEventTypes)
+
 // Webhook is a registered endpoint. Secrets are stored sealed; the
 // previous secret keeps signing until PreviousExpiresAt after a rotation.
 type Webhook struct {

@@ -54,7 +54,7 @@ func (c webhookPages) renderWebhooks(x *Ctx, status int, problem *notify.Error, 
 	if d.Webhooks, err = c.rooms.Webhooks.ListWebhooks(x.Context(), x.Actor); err != nil {
 		return err
 	}
-	d.Events = notify.EventTypes
+	d.Events = notify.WebhookEventTypes
 	return x.Render(status, "webhooks.html", &Page{Title: "Webhooks", Section: "/webhooks", Problem: problem, Data: d})
 }
 
@@ -103,7 +103,7 @@ func (c webhookPages) renderWebhook(x *Ctx, status int, id string, problem *noti
 		return err
 	}
 	p := NewPager(x.R)
-	d := webhookData{Webhook: w, Events: notify.EventTypes, Secret: secret, Pager: p}
+	d := webhookData{Webhook: w, Events: notify.WebhookEventTypes, Secret: secret, Pager: p}
 	var f notify.DeliveryFilter
 	if x.R.Method == http.MethodGet {
 		if f.Before, err = notify.DecodeCursor(p.Get("cursor")); err != nil {

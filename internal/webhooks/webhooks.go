@@ -131,8 +131,8 @@ func (s *Service) validateWebhookInput(in WebhookInput, create bool) error {
 			return notify.Invalid("events must hold at least one event")
 		}
 		for _, e := range *in.Events {
-			if !slices.Contains(notify.EventTypes, e) && !slices.Contains(notify.InboxEventTypes, e) {
-				return notify.Invalid("events must be among %s", strings.Join(notify.EventTypes, ", "))
+			if !slices.Contains(notify.WebhookEventTypes, e) {
+				return notify.Invalid("events must be among %s", strings.Join(notify.WebhookEventTypes, ", "))
 			}
 		}
 	}

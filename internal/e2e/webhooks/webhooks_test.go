@@ -339,7 +339,8 @@ func TestCRUD(t *testing.T) {
 	p := notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "POST", "/v1/webhooks", []byte(`{"url":"https://a.example","events":[]}`)), 400, "SVC-40000")
 	require.Equal(t, "events must hold at least one event", p.Detail)
 	p = notifytest.RequireProblem(t, notifytest.Dash(t, b.env.Owner, "POST", "/v1/webhooks", []byte(`{"url":"https://a.example","events":["x"]}`)), 400, "SVC-40000")
-	require.Equal(t, "events must be among notification.delivered, notification.failed, notification.canceled", p.Detail)
+	require.Equal(t, "events must be among notification.delivered, notification.failed, notification.canceled, "+
+		"notification.read, notification.seen, notification.archived", p.Detail)
 
 	// Update: partial; bad values change nothing.
 	r = notifytest.Dash(t, b.env.Owner, "PATCH", "/v1/webhooks/"+h.ID, map[string]any{"events": []string{"notification.failed", "notification.canceled"}, "enabled": false})
