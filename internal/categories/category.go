@@ -39,8 +39,8 @@ func CheckKey(field, key string) error {
 
 // channelList is the detail's list of the channel values.
 func channelList() string {
-	names := make([]string, len(notify.Channels))
-	for i, ch := range notify.Channels {
+	names := make([]string, len(notify.AllChannels))
+	for i, ch := range notify.AllChannels {
 		names[i] = string(ch)
 	}
 	return strings.Join(names, ", ")
@@ -130,7 +130,7 @@ func apply(c *notify.Category, in Fields) error {
 			}
 		}
 		c.DefaultChannels = []notify.Channel{}
-		for _, ch := range notify.Channels {
+		for _, ch := range notify.AllChannels {
 			if slices.Contains(given, string(ch)) {
 				c.DefaultChannels = append(c.DefaultChannels, ch)
 			}

@@ -127,7 +127,9 @@ func (s *Service) pageClaims(token string) (otp.Claims, PageState) {
 }
 
 // pageChannels are the channels the page shows: those the workspace has
-// an enabled route for, in SPEC's order of the channels.
+// an enabled route for, in SPEC's order of the channels, then inapp when
+// the workspace uses the inbox (it has an inbox secret: a recipient token
+// was minted), since inapp takes no route.
 func pageChannels(ctx context.Context, tx notify.Tx, ws string) ([]notify.Channel, error) {
 	routes, err := tx.FindRoutes(ctx, ws)
 	if err != nil {
@@ -138,6 +140,13 @@ func pageChannels(ctx context.Context, tx notify.Tx, ws string) ([]notify.Channe
 		if slices.ContainsFunc(routes, func(r *notify.Route) bool { return r.Enabled && r.Channel == ch }) {
 			out = append(out, ch)
 		}
+	}
+	set, err := tx.FindInboxSettings(ctx, ws)
+	switch {
+	case err == nil && set.SecretSealed != "":
+		out = append(out, notify.ChannelInApp)
+	case err != nil && !errors.Is(err, notify.ErrNotFound):
+		return nil, err
 	}
 	return out, nil
 }

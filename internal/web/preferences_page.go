@@ -68,6 +68,7 @@ var channelLabels = map[notify.Channel]string{
 	notify.ChannelSMS: "SMS", notify.ChannelAlimTalk: "KakaoTalk", notify.ChannelEmail: "Email",
 	notify.ChannelPush: "Push", notify.ChannelChatAWebhook: "Chat A", notify.ChannelChatBWebhook: "Chat B",
 	notify.ChannelChatABot: "Chat A bot", notify.ChannelChatBBot: "Chat B bot",
+	notify.ChannelInApp: "In the app",
 }
 
 func channelLabel(ch notify.Channel) string {

@@ -100,7 +100,7 @@ func (c recipientPages) renderRecipient(x *Ctx, link, exp string) error {
 	if err != nil {
 		return err
 	}
-	d := recipientData{R: r, Channels: notify.Channels, Link: link, LinkExp: exp}
+	d := recipientData{R: r, Channels: notify.AllChannels, Link: link, LinkExp: exp}
 	if d.Inbox, err = c.rooms.Inbox.List(x.Context(), inbox.Reader{WorkspaceID: x.Actor.WorkspaceID, RecipientID: id},
 		notify.InboxFilter{}); err != nil {
 		return err

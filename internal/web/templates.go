@@ -49,7 +49,7 @@ func (c templatePages) renderTemplates(x *Ctx, status int, problem *notify.Error
 		return err
 	}
 	return x.Render(status, "templates.html", &Page{Title: "Templates", Section: "/templates", Problem: problem,
-		Data: templatesData{Templates: ts, Channels: notify.Channels, Form: form}})
+		Data: templatesData{Templates: ts, Channels: notify.AllChannels, Form: form}})
 }
 
 // formPtr is a form field as a service input pointer: nil when the form

@@ -62,7 +62,7 @@ func problem(t *testing.T, c *client.Client, method, path string, body any) stri
 	return dash(t, c, method, path, body, http.StatusBadRequest).Problem().Detail
 }
 
-const channelList = "sms, msgr_alimtalk, email, push_mobile, chata_webhook, chatb_webhook, chata_bot, chatb_bot"
+const channelList = "sms, msgr_alimtalk, email, push_mobile, chata_webhook, chatb_webhook, chata_bot, chatb_bot, inapp"
 
 // TestCategoryLifecycle: create, read, list by key, 409 on a duplicate,
 // patch (null clears), delete; each change audited with the member.
@@ -70,8 +70,8 @@ func TestCategoryLifecycle(t *testing.T) {
 	t.Parallel()
 	e := notifytest.StartDaemon(t)
 	m := create(t, e.Owner, map[string]any{"key": "marketing", "name": " Marketing ", "description": "Offers",
-		"defaultChannels": []string{"push_mobile", "email", "email"}, "advertising": true})
-	require.Equal(t, category{Key: "marketing", Name: "Marketing", Description: ptr("Offers"), DefaultChannels: []string{"email", "push_mobile"},
+		"defaultChannels": []string{"inapp", "push_mobile", "email", "email"}, "advertising": true})
+	require.Equal(t, category{Key: "marketing", Name: "Marketing", Description: ptr("Offers"), DefaultChannels: []string{"email", "push_mobile", "inapp"},
 		Advertising: true, CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt}, m, "channels once each, in SPEC's order")
 	s := create(t, e.Owner, map[string]any{"key": "security", "name": "Security", "required": true})
 	require.Equal(t, category{Key: "security", Name: "Security", Required: true, DefaultChannels: []string{},

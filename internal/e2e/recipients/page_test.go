@@ -216,3 +216,21 @@ func TestPreferenceLinkInMail(t *testing.T) {
 	require.Equal(t, prefDoc{Channels: map[string]bool{}, Categories: map[string]map[string]bool{"marketing": {"email": false}}},
 		signedPrefs(t, rk, "u-42"))
 }
+
+// TestPreferencePageInApp: inapp takes no route, so the page shows it
+// once the workspace uses the inbox (a recipient token was minted), and
+// a box left unticked there is saved like any other.
+func TestPreferencePageInApp(t *testing.T) {
+	t.Parallel()
+	env, _, _ := windowSetup(t, time.Now())
+	rk, _ := env.APIKey(t, "recipients", "recipients:read", "recipients:write")
+	path := pagePath(t, env, mint(t, rk, "u-42").URL)
+	require.NotContains(t, pageGet(t, env, path, http.StatusOK).Body, "marketing:inapp", "no inbox yet")
+
+	notifytest.Data[map[string]any](t, notifytest.Signed(t, rk, "POST", "/v1/recipients/u-42/inbox-token", nil), http.StatusOK)
+	p := pageGet(t, env, path, http.StatusOK)
+	require.Contains(t, p.Body, `name="marketing:inapp" aria-label="Marketing by In the app" checked>`)
+	pagePost(t, env, path, url.Values{"save": {"1"}, "marketing:sms": {"on"}, "marketing:email": {"on"}}, http.StatusOK)
+	require.Equal(t, prefDoc{Channels: map[string]bool{}, Categories: map[string]map[string]bool{"marketing": {"inapp": false}}},
+		signedPrefs(t, rk, "u-42"))
+}
