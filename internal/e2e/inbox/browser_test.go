@@ -1,6 +1,7 @@
 package inbox_test
 
 import (
+	"fmt"
 	"html/template"
 	"net/http"
 	"net/http/httptest"
@@ -41,8 +42,9 @@ func waitJS(t *testing.T, b *notifytest.Browser, js, want string) {
 
 // TestInboxComponentInBrowser: the component on another origin shows a
 // message sent while the page is open, with its badge; marking it read
-// updates the badge; mark all read and archive work; the theme's CSS
-// variable reaches the badge; a message's text is shown as text.
+// updates the badge; mark all read, archive and delete work; older
+// messages page in; the theme's CSS variable reaches the badge; a
+// message's text is shown as text.
 func TestInboxComponentInBrowser(t *testing.T) {
 	t.Parallel()
 	b := notifytest.StartChromium(t)
@@ -79,6 +81,23 @@ func TestInboxComponentInBrowser(t *testing.T) {
 	b.Run(t, chromedp.Evaluate(shadow(`r.querySelector("li button.archive").click()`), nil))
 	waitJS(t, b, shadow(`String(r.querySelectorAll("li").length)`), "2")
 	require.Len(t, get[page](t, env, "/v1/inbox/messages?archived=true", mint(t, key, "u-1")).Messages, 1)
+	b.Run(t, chromedp.Evaluate(shadow(`r.querySelector("li button.delete").click()`), nil))
+	waitJS(t, b, shadow(`String(r.querySelectorAll("li").length)`), "1")
+	require.Len(t, get[page](t, env, "/v1/inbox/messages", mint(t, key, "u-1")).Messages, 1, "deleted on the server")
+
+	// Older messages page in: 60 more, a reload lists 50, "Show more" the rest.
+	items := make([]map[string]any, 60)
+	for i := range items {
+		items[i] = inapp("u-1", "Batch", fmt.Sprintf("Message %d", i))
+	}
+	notifytest.Signed(t, key, "POST", "/v1/notifications/bulk", map[string]any{"items": items})
+	require.Eventually(t, func() bool {
+		return get[page](t, env, "/v1/inbox/counts", mint(t, key, "u-1")).Counts.Unread == 60
+	}, 20*time.Second, 50*time.Millisecond)
+	b.Run(t, chromedp.Navigate(app.URL))
+	waitJS(t, b, shadow(`r.querySelectorAll("li").length + "/" + r.querySelector(".more").hidden`), "50/false")
+	b.Run(t, chromedp.Evaluate(shadow(`r.querySelector(".more").click()`), nil))
+	waitJS(t, b, shadow(`r.querySelectorAll("li").length + "/" + r.querySelector(".more").hidden`), "61/true")
 	var title string
 	b.Run(t, chromedp.Title(&title))
 	require.Equal(t, "Shop", title)

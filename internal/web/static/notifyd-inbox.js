@@ -1,7 +1,8 @@
 // <notifyd-inbox>: the in-app inbox of notifyd (issue 33) as a web
 // component without dependencies: a bell with the unread badge, a panel
-// listing the messages, mark read, mark all read, archive, and live
-// updates from the inbox stream (Server-Sent Events).
+// listing the messages (50 at a time, "Show more" for older ones), mark
+// read, mark all read, archive, delete, and live updates from the inbox
+// stream (Server-Sent Events).
 //
 //   <script src="https://notifyd.example.com/static/notifyd-inbox.js"></script>
 //   <notifyd-inbox base-url="https://notifyd.example.com" token="v1...."></notifyd-inbox>
@@ -46,6 +47,8 @@ li .title { font-weight: 600; }
 li .body { margin: 2px 0; white-space: pre-wrap; overflow-wrap: anywhere; }
 li .meta { display: flex; gap: 12px; align-items: center; font-size: 12px; color: var(--notifyd-muted, #656d76); }
 li.clickable .title, li.clickable .body { cursor: pointer; }
+.more { display: block; width: 100%; padding: 10px 12px; text-align: center; }
+.more[hidden] { display: none; }
 .empty { padding: 24px 12px; text-align: center; color: var(--notifyd-muted, #656d76); }
 `;
 
@@ -66,13 +69,16 @@ li.clickable .title, li.clickable .body { cursor: pointer; }
 <button class="bell" part="bell" aria-label="Notifications" aria-expanded="false">${bellSVG}<span class="badge" part="badge" hidden></span></button>
 <div class="panel" part="panel" hidden role="dialog" aria-label="Notifications">
   <header><span>Notifications</span><button class="link mark-all" type="button">Mark all read</button></header>
-  <ul class="list"></ul><div class="empty" hidden>No notifications</div>
+  <ul class="list"></ul><button class="link more" type="button" hidden>Show more</button><div class="empty" hidden>No notifications</div>
 </div>`;
       this._bell = root.querySelector(".bell");
       this._badge = root.querySelector(".badge");
       this._panel = root.querySelector(".panel");
       this._list = root.querySelector(".list");
       this._empty = root.querySelector(".empty");
+      this._more = root.querySelector(".more");
+      this._cursor = null;
+      this._more.addEventListener("click", () => this._loadMore());
       this._bell.addEventListener("click", () => this._toggle());
       root.querySelector(".mark-all").addEventListener("click", () => this._post("/v1/inbox/read-all"));
     }
@@ -139,14 +145,28 @@ li.clickable .title, li.clickable .body { cursor: pointer; }
       try {
         const page = await this._fetch("GET", "/v1/inbox/messages?limit=50");
         this._messages = page.messages;
+        this._cursor = page.hasNext ? page.cursor : null;
         this._setCounts(page.counts);
         this._render();
       } catch (e) { /* the stream's next event tries again */ }
     }
 
-    async _post(path) {
+    // _loadMore appends the next page of older messages; one the stream
+    // added meanwhile is not listed twice.
+    async _loadMore() {
+      if (!this._cursor) return;
       try {
-        const out = await this._fetch("POST", path);
+        const page = await this._fetch("GET", `/v1/inbox/messages?limit=50&cursor=${encodeURIComponent(this._cursor)}`);
+        const have = new Set(this._messages.map((m) => m.id));
+        this._messages.push(...page.messages.filter((m) => !have.has(m.id)));
+        this._cursor = page.hasNext ? page.cursor : null;
+        this._render();
+      } catch (e) { /* the button stays for another try */ }
+    }
+
+    async _post(path, method = "POST") {
+      try {
+        const out = await this._fetch(method, path);
         if (out.counts) this._setCounts(out.counts);
       } catch (e) { /* shown by the next event */ }
     }
@@ -181,6 +201,7 @@ li.clickable .title, li.clickable .body { cursor: pointer; }
     _render() {
       this._list.replaceChildren(...this._messages.map((m) => this._item(m)));
       this._empty.hidden = this._messages.length > 0;
+      this._more.hidden = !this._cursor;
     }
 
     _item(m) {
@@ -206,7 +227,10 @@ li.clickable .title, li.clickable .body { cursor: pointer; }
       const archive = el("button", "link archive", "Archive");
       archive.type = "button";
       archive.addEventListener("click", () => this._post(`/v1/inbox/messages/${m.id}/archive`));
-      meta.append(archive);
+      const del = el("button", "link delete", "Delete");
+      del.type = "button";
+      del.addEventListener("click", () => this._post(`/v1/inbox/messages/${m.id}`, "DELETE"));
+      meta.append(archive, del);
       li.append(meta);
       if (m.actionUrl) {
         li.classList.add("clickable");
