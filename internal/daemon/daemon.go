@@ -473,6 +473,7 @@ func (d *Daemon) listen() error {
 	// The inbox streams of this process are woken by the store's feed
 	// (issue 33: LISTEN on PostgreSQL, in process on SQLite) and end
 	// when the server stops, so Shutdown does not wait for them.
+	d.Metrics.InboxStreams(d.Rooms.Inbox.Streams)
 	feed, stopFeed := context.WithCancel(context.Background())
 	go func() { _ = d.DB.ListenInbox(feed, d.Rooms.Inbox.Wake) }()
 	d.http.RegisterOnShutdown(func() {

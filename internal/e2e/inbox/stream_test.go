@@ -255,8 +255,10 @@ func TestInboxStreamHandsOffItsRequest(t *testing.T) {
 		}
 		return 0
 	}
-	require.Equal(t, 1.0, answered(), "the stream's request has ended")
+	// Counted when the handler returns, just after the stream's head left.
+	require.Eventually(t, func() bool { return answered() == 1 }, 5*time.Second, 10*time.Millisecond, "the stream's request has ended")
 	require.Equal(t, 1, env.Daemon.Rooms.Inbox.Streams(), "while its stream is open")
+	require.Equal(t, 1.0, notifytest.Gauge(t, env.Daemon.Metrics.Registry, "notifyd_inbox_streams"))
 	res := notifytest.Send(t, key, inapp("u-1", "Still", "after the request ended"))
 	e := s.next(t, 5*time.Second)
 	require.Equal(t, "message.created", e.Event)
