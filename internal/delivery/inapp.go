@@ -44,12 +44,7 @@ func storeInbox(ctx context.Context, tx notify.Tx, runs []*run, sets []settlemen
 		if !settled[i] || sets[i].event != notify.EventDelivered || m.Channel != notify.ChannelInApp || rn.profile == "" {
 			continue
 		}
-		im := &notify.InboxMessage{ID: newID(), WorkspaceID: m.WorkspaceID, RecipientID: rn.profile, RequestID: m.ID,
-			Category: m.Category, Title: m.Title, Body: m.Text, CreatedAt: now}
-		if m.InApp != nil {
-			im.ActionURL, im.Data = m.InApp.ActionURL, m.InApp.Data
-		}
-		ms = append(ms, im)
+		ms = append(ms, notify.InboxMessageOf(m, newID(), rn.profile, now))
 	}
 	if len(ms) == 0 {
 		return nil

@@ -31,6 +31,17 @@ type InboxMessage struct {
 	ArchivedAt  *time.Time
 }
 
+// InboxMessageOf is the inbox message that delivers r to the inbox of
+// profile row profileRow.
+func InboxMessageOf(r *Request, id, profileRow string, now time.Time) *InboxMessage {
+	m := &InboxMessage{ID: id, WorkspaceID: r.WorkspaceID, RecipientID: profileRow, RequestID: r.ID,
+		Category: r.Category, Title: r.Title, Body: r.Text, CreatedAt: now}
+	if r.InApp != nil {
+		m.ActionURL, m.Data = r.InApp.ActionURL, r.InApp.Data
+	}
+	return m
+}
+
 // InAppContent is what an inapp send carries beyond its title and text:
 // the link the message opens and the application's own data.
 type InAppContent struct {
@@ -195,6 +206,10 @@ type InboxTx interface {
 	// FindInboxMessagesOfRequest reads the inbox messages a request
 	// delivered (the request lookup shows their states).
 	FindInboxMessagesOfRequest(ctx context.Context, workspaceID, requestID string) ([]*InboxMessage, error)
+	// HoldRecipientRows answers which of the profile rows ids exist, by
+	// row id with its workspace, and keeps them from being erased until
+	// the transaction ends (an inbox message is about to reference them).
+	HoldRecipientRows(ctx context.Context, ids []string) (map[string]string, error)
 	// FindInboxSettings reads a workspace's inbox settings; ErrNotFound
 	// when it has none yet.
 	FindInboxSettings(ctx context.Context, workspaceID string) (*InboxSettings, error)

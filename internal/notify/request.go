@@ -33,7 +33,12 @@ type Request struct {
 	Title, Text, HTML string
 	// InApp is the action URL and data of an inapp send (issue 33), nil
 	// when it has none; a chain's inapp step has the same.
-	InApp                *InAppContent
+	InApp *InAppContent
+	// InboxAtAcceptance is the profile row (Recipient.ID) whose inbox an
+	// inapp send is delivered to in its acceptance's transaction, ""
+	// when the engine delivers it (docs/DECISIONS.md "inapp at
+	// acceptance"). Not stored: it lives from the build to the commit.
+	InboxAtAcceptance    string
 	TemplateCode         string
 	TemplateVariables    map[string]string
 	VendorTemplateID     string

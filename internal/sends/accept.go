@@ -136,6 +136,9 @@ func (a *acceptor) commit(ctx context.Context, calls []*acceptCall, lock bool) e
 			}
 			accepts = append(accepts, c.accepts...)
 		}
+		if err := holdInboxes(ctx, tx, accepts); err != nil {
+			return err
+		}
 		if err := tx.AcceptRequests(ctx, accepts, now); err != nil {
 			return err
 		}
@@ -150,14 +153,54 @@ func (a *acceptor) commit(ctx context.Context, calls []*acceptCall, lock bool) e
 	return err
 }
 
-// finalEvents writes the events of the requests accepted in a final state
-// (stopped by preferences at acceptance), in the acceptance's transaction
-// as every state change writes its event.
+// holdInboxes keeps the profiles of the inapp sends delivered at
+// acceptance from being erased until the commit. One erased since the
+// send was built has no inbox: its send goes to the engine as any other
+// (queued), which fails it as it fails a profile erased before dispatch.
+func holdInboxes(ctx context.Context, tx notify.Tx, accepts []*notify.Accept) error {
+	var ids []string
+	for _, a := range accepts {
+		if a.Request.InboxAtAcceptance != "" {
+			ids = append(ids, a.Request.InboxAtAcceptance)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	held, err := tx.HoldRecipientRows(ctx, ids)
+	if err != nil {
+		return err
+	}
+	for _, a := range accepts {
+		r := a.Request
+		if r.InboxAtAcceptance != "" && held[r.InboxAtAcceptance] != r.WorkspaceID {
+			r.Status, r.InboxAtAcceptance, a.Final = notify.StatusQueued, "", false
+		}
+	}
+	return nil
+}
+
+// finalEvents writes what the requests accepted in a final state need in
+// the acceptance's transaction, as every state change writes its event:
+// canceled (stopped by preferences at acceptance), or sent with the
+// message stored in the inbox (an inapp send delivered at acceptance).
 func finalEvents(ctx context.Context, tx notify.Tx, accepts []*notify.Accept, now time.Time) error {
 	var events []*notify.Event
+	var inbox []*notify.InboxMessage
 	for _, a := range accepts {
-		if a.Existing == nil && a.Final {
-			events = append(events, notify.RequestEvent(usecase.NewID(), notify.EventCanceled, a.Request, now))
+		if a.Existing != nil || !a.Final {
+			continue
+		}
+		typ := notify.EventCanceled
+		if r := a.Request; r.InboxAtAcceptance != "" {
+			typ = notify.EventDelivered
+			inbox = append(inbox, notify.InboxMessageOf(r, usecase.NewID(), r.InboxAtAcceptance, now))
+		}
+		events = append(events, notify.RequestEvent(usecase.NewID(), typ, a.Request, now))
+	}
+	if len(inbox) > 0 {
+		if err := tx.CreateInboxMessages(ctx, inbox); err != nil {
+			return err
 		}
 	}
 	if len(events) == 0 {

@@ -103,3 +103,20 @@ func inAppContent(in *SendInput) *notify.InAppContent {
 	}
 	return c
 }
+
+// deliverAtAcceptance marks an inapp send with nothing to wait for
+// delivered in its acceptance's transaction (accept.go stores the
+// message there): there is no vendor to call, so the queue, its claim
+// and its settlement would only add writes and the time until the
+// message shows on the person's open streams (docs/DECISIONS.md "inapp
+// at acceptance"). A send that waits or may be stopped on the way keeps
+// the engine: one scheduled or held by a send window, one with a channel
+// fallback chain, one whose category has a frequency cap (counted when
+// the engine claims it), and one its preferences already stopped.
+func deliverAtAcceptance(r *notify.Request, prof *notify.Recipient, cat *notify.Category) {
+	if r.Channel != notify.ChannelInApp || prof == nil || r.Status != notify.StatusQueued || r.ScheduledAt != nil ||
+		r.Fallback != nil || (cat != nil && cat.FrequencyCap != nil) {
+		return
+	}
+	r.Status, r.InboxAtAcceptance = notify.StatusSent, prof.ID
+}

@@ -239,6 +239,7 @@ func (s *Service) buildRequest(ctx context.Context, tx notify.Tx, ws string, key
 			return nil, err
 		}
 	}
+	deliverAtAcceptance(r, prof, cat)
 	return r, nil
 }
 

@@ -137,3 +137,44 @@ func TestInAppLikeAnyChannel(t *testing.T) {
 	require.Equal(t, "canceled", notifytest.Lookup(t, key, sch.RequestID).Status)
 	require.Len(t, stored(t, env, "u-2"), 1, "a canceled send stores nothing")
 }
+
+// TestInAppAtAcceptance: an inapp send with nothing to wait for is
+// delivered in its acceptance's transaction: the 201 already says sent,
+// the message is in the inbox when it arrives, no job was queued, and
+// notification.delivered goes out as for any delivery. A send with a
+// channel fallback chain (or scheduled, or held, or capped) keeps the
+// engine's path; a repeated idempotency key stores nothing twice.
+func TestInAppAtAcceptance(t *testing.T) {
+	t.Parallel()
+	env, key := setup(t)
+	rc := notifytest.NewReceiver(t, nil)
+	notifytest.DashboardCall(t, env.Owner, "POST", "/v1/webhooks", map[string]any{"url": rc.URL,
+		"events": []string{"notification.delivered"}}, http.StatusCreated)
+
+	body := inapp("u-1", "Now", "at once")
+	body["idempotencyKey"] = "now-1"
+	res := notifytest.Send(t, key, body)
+	require.Equal(t, "sent", res.Status)
+	require.Nil(t, res.QueueJobID, "no job")
+	ms := stored(t, env, "u-1")
+	require.Len(t, ms, 1, "stored before the 201")
+	require.Equal(t, res.RequestID, ms[0].RequestID)
+	out := notifytest.Lookup(t, key, res.RequestID)
+	require.Equal(t, "sent", out.Status)
+	require.Equal(t, "inapp", *out.DeliveredChannel)
+	ev := rc.AwaitEvent(t, res.RequestID, "notification.delivered")
+	require.Len(t, ev, 1)
+
+	again := notifytest.Send(t, key, body)
+	require.True(t, again.Deduplicated)
+	require.Equal(t, res.RequestID, again.RequestID)
+	require.Len(t, stored(t, env, "u-1"), 1)
+
+	chain := inapp("u-2", "Chain", "then email")
+	chain["channelFallback"] = []map[string]any{{"channel": "email"}}
+	c := notifytest.Send(t, key, chain)
+	require.Equal(t, "queued", c.Status, "a chain goes through the engine")
+	require.NotNil(t, c.QueueJobID)
+	require.Equal(t, "sent", notifytest.Wait(t, key, c.RequestID).Status)
+	require.Len(t, stored(t, env, "u-2"), 1)
+}

@@ -103,6 +103,31 @@ func (t inboxTx) CreateInboxMessages(ctx context.Context, msgs []*notify.InboxMe
 	return nil
 }
 
+func (t inboxTx) HoldRecipientRows(ctx context.Context, ids []string) (map[string]string, error) {
+	out := map[string]string{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	// On PostgreSQL under a key-share lock, which an erasure's DELETE
+	// waits for; SQLite's one writer cannot interleave one.
+	q := `SELECT id, workspace_id FROM recipients WHERE id IN (` + placeholders(len(ids)) + `)`
+	if locksRows(t.c) {
+		q += ` FOR KEY SHARE`
+	}
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	pairs, err := queryAll(ctx, t.c, func(r Row) ([2]string, error) {
+		var p [2]string
+		return p, r.Scan(&p[0], &p[1])
+	}, q, args...)
+	for _, p := range pairs {
+		out[p[0]] = p[1]
+	}
+	return out, err
+}
+
 // FindInboxMessages pages by (created_at, id) descending.
 func (t inboxTx) FindInboxMessages(ctx context.Context, workspaceID, recipientID string, f notify.InboxFilter) ([]*notify.InboxMessage, error) {
 	where := ` WHERE workspace_id = ? AND recipient_id = ?`

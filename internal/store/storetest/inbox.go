@@ -27,6 +27,29 @@ func testInbox(t *testing.T, open Opener) {
 		{"InboxLogOrder", testInboxLogOrder, perWorkspace},
 		{"FindInboxSettings", testInboxSettings, perWorkspace},
 		{"PutInboxSettings", testInboxSettings, perWorkspace},
+		{"HoldRecipientRows", testHoldRecipientRows, perWorkspace},
+	})
+}
+
+// testHoldRecipientRows answers the profile rows that exist, each with
+// its workspace; an erased one is not among them.
+func testHoldRecipientRows(t *testing.T, db *store.DB) {
+	f := newInboxFixture(t, db, 0)
+	gone := newRecipient(f.ws1, "user-gone", t0)
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		if _, err := tx.PutRecipient(ctx, gone); err != nil {
+			return err
+		}
+		return tx.DeleteRecipient(ctx, f.ws1, "user-gone")
+	})
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		held, err := tx.HoldRecipientRows(ctx, []string{f.p.ID, f.other.ID, gone.ID, "no-such-row"})
+		require.NoError(t, err)
+		require.Equal(t, map[string]string{f.p.ID: f.ws1, f.other.ID: f.ws2}, held)
+		held, err = tx.HoldRecipientRows(ctx, nil)
+		require.NoError(t, err)
+		require.Empty(t, held)
+		return nil
 	})
 }
 

@@ -221,6 +221,7 @@ func testPurgeOther(t *testing.T, open Opener) {
 		{"PurgeCampaignRecipients", testPurgeCampaignRecipients, allWorkspaces},
 		{"PurgeAudit", testPurgeAudit, allWorkspaces},
 		{"PurgeInboxEvents", testPurgeInboxEvents, allWorkspaces},
+		{"PurgeInboxMessages", testPurgeInboxMessages, allWorkspaces},
 	})
 }
 
@@ -248,6 +249,36 @@ func testPurgeInboxEvents(t *testing.T, db *store.DB) {
 		require.Equal(t, notify.InboxLog{Oldest: 4, Newest: 4}, lg)
 		require.Len(t, es, 1)
 		require.Equal(t, notify.InboxEventRead, es[0].Type)
+		return nil
+	})
+}
+
+// testPurgeInboxMessages: inbox messages stored before the cutoff go, a
+// bounded batch at a time, read or not; a newer one stays.
+func testPurgeInboxMessages(t *testing.T, db *store.DB) {
+	f := newInboxFixture(t, db, 3) // at t0, before the cutoff
+	recent := &notify.InboxMessage{ID: id(), WorkspaceID: f.ws1, RecipientID: f.p.ID, RequestID: id(), Title: "t", Body: "new",
+		CreatedAt: purgeCutoff.Add(time.Second)}
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		if err := tx.CreateInboxMessages(ctx, []*notify.InboxMessage{recent}); err != nil {
+			return err
+		}
+		_, err := tx.ChangeInbox(ctx, f.ws1, f.p.ID, notify.InboxChange{Op: notify.InboxRead, MessageID: f.ms[0].ID, At: t0})
+		return err
+	})
+	for _, want := range []int{2, 1, 0} {
+		update(t, db, func(ctx context.Context, tx notify.Tx) error {
+			n, err := tx.PurgeInboxMessages(ctx, purgeCutoff, 2)
+			require.NoError(t, err)
+			require.Equal(t, want, n)
+			return nil
+		})
+	}
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		got, err := tx.FindInboxMessages(ctx, f.ws1, f.p.ID, notify.InboxFilter{Limit: 10})
+		require.NoError(t, err)
+		require.Len(t, got, 1)
+		require.Equal(t, recent.ID, got[0].ID)
 		return nil
 	})
 }
