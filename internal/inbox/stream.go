@@ -12,12 +12,11 @@ import (
 // it sends what the log holds after the reader's last event, then waits
 // to be woken (Wake: the store's feed, on every process, after a commit
 // that appended to the log) and reads again. A wake-up carries nothing,
-// so one lost or repeated changes nothing but when an event leaves; the
-// log's numbers are the stream's event ids, so a reconnect that names the
-// last one it saw (Last-Event-ID) gets every later event once, in order,
-// whatever process committed it or serves the reconnect. Each heartbeat
-// reads the log too, so even a wake-up lost with a database connection
-// delays an event by one heartbeat at most.
+// so one repeated changes nothing but when an event leaves, and the feed
+// wakes every stream after it lost its connection; the log's numbers are
+// the stream's event ids, so a reconnect that names the last one it saw
+// (Last-Event-ID) gets every later event once, in order, whatever
+// process committed it or serves the reconnect. Heartbeats read nothing.
 
 // DefaultHeartbeat is how often an idle stream sends a heartbeat.
 const DefaultHeartbeat = 15 * time.Second
@@ -213,16 +212,30 @@ func (f *Follower) Run(ctx context.Context, out func(Batch) error) {
 				continue
 			}
 		}
+		if !f.wait(ctx, beat.C, out) {
+			return
+		}
+	}
+}
+
+// wait sends heartbeats until the follower is woken (true: read the log
+// again) or must end (false). A heartbeat reads nothing: every append
+// wakes the profile's streams after its commit, and a feed that lost its
+// connection wakes every stream when it is back, so an idle stream costs
+// no query.
+func (f *Follower) wait(ctx context.Context, beat <-chan time.Time, out func(Batch) error) bool {
+	for {
 		select {
 		case <-f.wake:
-		case <-beat.C:
+			return true
+		case <-beat:
 			if err := out(Batch{Heartbeat: true}); err != nil {
-				return
+				return false
 			}
 		case <-ctx.Done():
-			return
-		case <-s.hub.closed:
-			return
+			return false
+		case <-f.s.hub.closed:
+			return false
 		}
 	}
 }
