@@ -6,7 +6,14 @@
 // batches share it.
 package groupcommit
 
-import "sync"
+import (
+	"context"
+	"sync"
+
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/notifyd/notifyd/internal/tracing"
+)
 
 // Queue gathers items of type T for run.
 type Queue[T any] struct {
@@ -16,6 +23,9 @@ type Queue[T any] struct {
 	writers int
 	max     int
 	run     func([]T)
+	// tracer and name trace each batch (Trace); nil: untraced.
+	tracer *tracing.Tracer
+	name   string
 }
 
 // New returns a queue running at most writers batches at once, each of at
@@ -47,6 +57,31 @@ func (q *Queue[T]) loop() {
 		batch := q.pending[:n:n]
 		q.pending = append([]T(nil), q.pending[n:]...)
 		q.mu.Unlock()
+		if q.tracer.On() {
+			q.runTraced(batch)
+			continue
+		}
 		q.run(batch)
 	}
+}
+
+// Trace gives every batch a span named name, linked to the span of each
+// caller whose item carries a context (Call): one batch serves many
+// callers' traces, so it is a root of its own that each of them links
+// to, not a child of one. Call it before the first Add.
+func (q *Queue[T]) Trace(t *tracing.Tracer, name string) {
+	q.tracer, q.name = t, name
+}
+
+func (q *Queue[T]) runTraced(batch []T) {
+	ctxs := make([]context.Context, 0, len(batch))
+	for _, c := range batch {
+		if c, ok := any(c).(interface{ Context() context.Context }); ok {
+			ctxs = append(ctxs, c.Context())
+		}
+	}
+	_, span := q.tracer.Start(context.Background(), q.name, trace.WithNewRoot(), trace.WithLinks(tracing.Links(ctxs...)...),
+		trace.WithAttributes(tracing.KeyBatchSize.Int(len(batch))))
+	defer span.End()
+	q.run(batch)
 }
