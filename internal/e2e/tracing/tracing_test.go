@@ -21,7 +21,10 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/notifyd/notifyd/client"
+	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/notifytest"
+	"github.com/notifyd/notifyd/internal/store/sqlstore"
+	"github.com/notifyd/notifyd/internal/tracing"
 )
 
 // span is one exported span as the test reads it.
@@ -192,6 +195,8 @@ func TestTraceFromAPICallToVendor(t *testing.T) {
 	env, rc := startTraced(t)
 	key := env.SendKey(t)
 	account := env.SimRoute(t, "sms", "vendora_sms", nil)
+	hook := notifytest.NewReceiver(t, nil)
+	notifytest.Dash(t, env.Owner, "POST", "/v1/webhooks", map[string]any{"url": hook.URL, "events": []string{"notification.delivered"}})
 
 	const traceID, callerSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 	body := []byte(`{"channel":"sms","recipient":{"address":"01012345678"},"content":{"text":"traced"}}`)
@@ -245,6 +250,19 @@ func TestTraceFromAPICallToVendor(t *testing.T) {
 	require.NotEqual(t, traceID, commit.trace)
 	require.EqualValues(t, 1, commit.attrs["notifyd.batch.size"])
 	require.Equal(t, tracepb.Span_SPAN_KIND_CONSUMER, job.kind)
+
+	// The webhook try is a client span whose traceparent the receiver
+	// got.
+	hook.AwaitEvent(t, accepted.RequestID, "notification.delivered")
+	got := hook.Requests()[0].Header
+	sent, ok := tracing.ParseParent(got.Get("traceparent"))
+	require.True(t, ok, "the webhook carries a traceparent: %q", got.Get("traceparent"))
+	post := find(t, rc.trace(t, sent.TraceID().String(), "webhook POST"), "webhook POST")
+	require.Equal(t, sent.SpanID().String(), post.id)
+	require.Equal(t, tracepb.Span_SPAN_KIND_CLIENT, post.kind)
+	require.Equal(t, got.Get("webhook-id"), post.attrs["notifyd.webhook.id"])
+	require.Equal(t, "127.0.0.1", post.attrs["server.address"])
+	require.EqualValues(t, http.StatusOK, post.attrs["http.response.status_code"])
 
 	// The Dashboard API honours traceparent too.
 	const dashTrace = "0af7651916cd43dd8448eb211c80319c"
@@ -307,6 +325,45 @@ func TestTraceAcrossRetry(t *testing.T) {
 	require.EqualValues(t, http.StatusInternalServerError, byParent[first.id].attrs["http.response.status_code"])
 	require.Equal(t, "temporary_unavailable", byParent[first.id].attrs["notifyd.failure.code"])
 	require.EqualValues(t, http.StatusOK, byParent[second.id].attrs["http.response.status_code"])
+}
+
+// TestQueueCarriesTraceOnlyWhenOn: with the OTEL_* variables unset a
+// caller's traceparent is not even read: the queue job carries nothing;
+// with tracing on, the job carries the acceptance's trace.
+func TestQueueCarriesTraceOnlyWhenOn(t *testing.T) {
+	const traceID = "6bf92f3577b34da6a3ce929d0e0e4738"
+	send := func(env *notifytest.Env) string {
+		key := env.SendKey(t)
+		body := []byte(`{"channel":"sms","recipient":{"address":"01012345678"},"content":{"text":"queued"}}`)
+		res := call(t, key, true, "POST", "/v1/notifications", body, "00-"+traceID+"-20f067aa0ba902b7-01")
+		require.Equal(t, http.StatusCreated, res.Status, string(res.Body))
+		var accepted struct {
+			QueueJobID string `json:"queueJobId"`
+		}
+		require.NoError(t, res.Data(&accepted))
+		var args string
+		require.NoError(t, env.Daemon.DB.View(context.Background(), func(tx notify.Tx) error {
+			return tx.(*sqlstore.Tx).Conn().QueryRow(context.Background(), `SELECT CAST(args AS TEXT) FROM river_job WHERE id = ?`,
+				accepted.QueueJobID).Scan(&args)
+		}))
+		return args
+	}
+	for _, k := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"} {
+		t.Setenv(k, "")
+	}
+	// No workers: the job stays in the queue to be read.
+	off := send(notifytest.StartDaemon(t, notifytest.WithRole("api")))
+	require.NotContains(t, off, "tp")
+	require.NotContains(t, off, traceID)
+
+	rc := &receiver{}
+	srv := httptest.NewServer(rc)
+	t.Cleanup(srv.Close)
+	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", srv.URL+"/v1/traces")
+	on := send(notifytest.StartDaemon(t, notifytest.WithRole("api")))
+	// (SQLite keeps args as binary JSON: the test looks for the texts.)
+	require.Contains(t, on, "tp")
+	require.Contains(t, on, "00-"+traceID+"-")
 }
 
 func contains(list []string, s string) bool {
