@@ -239,11 +239,18 @@ func (d *Daemon) Open(ctx context.Context) error {
 
 // startTracing turns tracing on when the standard OTEL_* variables ask
 // for it (README "Tracing"); otherwise the tracer stays nil and nothing
-// is traced.
+// is traced. Variables it cannot honour (another exporter or protocol)
+// are warned about and leave tracing off, as the OpenTelemetry
+// specification asks: observability settings shared with other services
+// must not stop notifications.
 func (d *Daemon) startTracing(ctx context.Context) error {
 	p, err := otlp.FromEnv(ctx, os.Getenv, cmp.Or(d.Version, "dev"))
-	if err != nil || p == nil {
-		return err
+	if err != nil {
+		d.Logger.Warn("tracing stays off", "err", err)
+		return nil
+	}
+	if p == nil {
+		return nil
 	}
 	d.tracing, d.tracer = p, p.Tracer
 	d.Logger.Info("tracing: exporting spans over OTLP")

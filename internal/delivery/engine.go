@@ -159,10 +159,10 @@ func New(o Options) *Engine {
 	e.batches.SetSharer(e.lim.cluster) // cluster-wide call budgets
 	e.quotas = newQuotaCache()
 	e.webhooks = newWebhookPoster(o.WebhookAllowPrivate, o.WebhookTimeout)
+	e.tracer = o.Tracer
 	e.recorder = e.newRecorder()
 	e.notes = e.newNotes()
 	e.takeovers = o.Takeovers
-	e.tracer = o.Tracer
 	return e
 }
 

@@ -124,7 +124,7 @@ func (e *Engine) sendAndRecord(ctx context.Context, runs []*run, bs *breakers) e
 			if span != nil {
 				endMessage(span, rn.out)
 			}
-			e.recorder.Add(&recording{rn: rn, bs: bs, done: done})
+			e.recorder.Add(&recording{rn: rn, bs: bs, done: done, span: span})
 			continue
 		}
 		slots := e.sends
@@ -140,7 +140,7 @@ func (e *Engine) sendAndRecord(ctx context.Context, runs []*run, bs *breakers) e
 			<-slots
 			noted := e.note(rn)
 			rn.noted = noted != nil
-			e.recorder.Add(&recording{rn: rn, bs: bs, done: done})
+			e.recorder.Add(&recording{rn: rn, bs: bs, done: done, span: span})
 			if rn.unkeyedHeld {
 				// The job's next unkeyed call waits until this one is
 				// noted (unkeyed.go).

@@ -65,22 +65,35 @@ func (q *Queue[T]) loop() {
 	}
 }
 
+// Linked is an item that names the span its batch's span links to (when
+// its Context is not the caller's: a write that outlives its caller).
+type Linked interface {
+	Link() trace.SpanContext
+}
+
 // Trace gives every batch a span named name, linked to the span of each
-// caller whose item carries a context (Call): one batch serves many
-// callers' traces, so it is a root of its own that each of them links
-// to, not a child of one. Call it before the first Add.
+// caller (Linked, else the span its Context carries): one batch serves
+// many callers' traces, so it is a root of its own that links to each of
+// them, not a child of one. Call it before the first Add.
 func (q *Queue[T]) Trace(t *tracing.Tracer, name string) {
 	q.tracer, q.name = t, name
 }
 
 func (q *Queue[T]) runTraced(batch []T) {
-	ctxs := make([]context.Context, 0, len(batch))
+	links := make([]trace.Link, 0, len(batch))
 	for _, c := range batch {
-		if c, ok := any(c).(interface{ Context() context.Context }); ok {
-			ctxs = append(ctxs, c.Context())
+		var sc trace.SpanContext
+		switch c := any(c).(type) {
+		case Linked:
+			sc = c.Link()
+		case interface{ Context() context.Context }:
+			sc = trace.SpanContextFromContext(c.Context())
+		}
+		if sc.IsValid() {
+			links = append(links, trace.Link{SpanContext: sc})
 		}
 	}
-	_, span := q.tracer.Start(context.Background(), q.name, trace.WithNewRoot(), trace.WithLinks(tracing.Links(ctxs...)...),
+	_, span := q.tracer.Start(context.Background(), q.name, trace.WithNewRoot(), trace.WithLinks(links...),
 		trace.WithAttributes(tracing.KeyBatchSize.Int(len(batch))))
 	defer span.End()
 	q.run(batch)

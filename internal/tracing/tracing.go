@@ -158,18 +158,6 @@ func ParentOf(ctx context.Context, requestID string) trace.SpanContext {
 	return sc
 }
 
-// Links are links to the spans ctxs carry (a batch's callers), leaving
-// out those that record nothing.
-func Links(ctxs ...context.Context) []trace.Link {
-	links := make([]trace.Link, 0, len(ctxs))
-	for _, ctx := range ctxs {
-		if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
-			links = append(links, trace.Link{SpanContext: sc})
-		}
-	}
-	return links
-}
-
 // Peer marks span, the span of an outbound call to rawURL, with its peer
 // (server.address, server.port) and the answer's HTTP status (0: none
 // came). Only the host and port of rawURL are kept: a webhook's path may

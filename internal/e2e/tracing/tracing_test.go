@@ -232,10 +232,11 @@ func TestTraceFromAPICallToVendor(t *testing.T) {
 	require.Equal(t, account, vendor.attrs["notifyd.provider.account_id"])
 	require.EqualValues(t, http.StatusOK, vendor.attrs["http.response.status_code"])
 
-	// The group commit that accepted the send and the queue job's run
-	// are spans of their own (each serves many traces), linked both ways.
+	// The group commit that accepted the send, the queue job's run and
+	// the group commit that wrote the outcome are spans of their own
+	// (each serves many traces), linked to the message's spans.
 	link := traceID + "/" + apiSpan.id
-	var commit, job *span
+	var commit, job, record *span
 	require.Eventually(t, func() bool {
 		for _, s := range rc.all() {
 			switch {
@@ -243,10 +244,12 @@ func TestTraceFromAPICallToVendor(t *testing.T) {
 				commit = &s
 			case s.name == "dispatch job" && dispatch.links[0] == s.trace+"/"+s.id:
 				job = &s
+			case s.name == "groupcommit record" && contains(s.links, traceID+"/"+dispatch.id):
+				record = &s
 			}
 		}
-		return commit != nil && job != nil
-	}, 15*time.Second, 50*time.Millisecond, "the group commit's and the job's spans")
+		return commit != nil && job != nil && record != nil
+	}, 15*time.Second, 50*time.Millisecond, "the group commits' and the job's spans")
 	require.NotEqual(t, traceID, commit.trace)
 	require.EqualValues(t, 1, commit.attrs["notifyd.batch.size"])
 	require.Equal(t, tracepb.Span_SPAN_KIND_CONSUMER, job.kind)
