@@ -7,9 +7,11 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -367,6 +369,72 @@ func TestQueueCarriesTraceOnlyWhenOn(t *testing.T) {
 	// (SQLite keeps args as binary JSON: the test looks for the texts.)
 	require.Contains(t, on, "tp")
 	require.Contains(t, on, "00-"+traceID+"-")
+}
+
+// TestTraceOfBatchedVendorCall: the messages of a bulk send share one
+// queue job and, at a vendor with a batch API, vendor calls; each message
+// still has its own delivery span under the API call's span, and its own
+// client span naming its place in the shared call.
+func TestTraceOfBatchedVendorCall(t *testing.T) {
+	env, rc := startTraced(t)
+	key := env.SendKey(t)
+	env.SimRoute(t, "sms", "vendorb_sms", nil)
+	const n = 5
+	items := make([]string, n)
+	for i := range items {
+		items[i] = fmt.Sprintf(`{"channel":"sms","recipient":{"address":"0109999%04d"},"content":{"text":"batched %d"}}`, i, i)
+	}
+	const traceID = "7bf92f3577b34da6a3ce929d0e0e4739"
+	res := call(t, key, true, "POST", "/v1/notifications/bulk", []byte(`{"items":[`+strings.Join(items, ",")+`]}`),
+		"00-"+traceID+"-30f067aa0ba902b7-01")
+	require.Equal(t, http.StatusCreated, res.Status, string(res.Body))
+	var out struct {
+		Items []struct {
+			RequestID string `json:"requestId"`
+		} `json:"items"`
+	}
+	require.NoError(t, res.Data(&out))
+	require.Len(t, out.Items, n)
+	for _, it := range out.Items {
+		require.Equal(t, "sent", notifytest.Wait(t, key, it.RequestID).Status)
+	}
+
+	var dispatches, sends []span
+	require.Eventually(t, func() bool {
+		dispatches, sends = nil, nil
+		for _, s := range rc.all() {
+			if s.trace != traceID {
+				continue
+			}
+			switch s.name {
+			case "dispatch":
+				dispatches = append(dispatches, s)
+			case "vendorb_sms send":
+				sends = append(sends, s)
+			}
+		}
+		return len(dispatches) == n && len(sends) == n
+	}, 15*time.Second, 50*time.Millisecond, "a delivery and a vendor call span per message")
+	api := find(t, rc.trace(t, traceID, "POST /v1/notifications/bulk"), "POST /v1/notifications/bulk")
+	byID := map[string]span{}
+	requests := map[any]bool{}
+	for _, d := range dispatches {
+		require.Equal(t, api.id, d.paren)
+		byID[d.id] = d
+		requests[d.attrs["notifyd.request.id"]] = true
+	}
+	require.Len(t, requests, n, "one delivery span per request")
+	largest := int64(0)
+	for _, s := range sends {
+		d, ok := byID[s.paren]
+		require.True(t, ok, "each vendor call span is under a delivery")
+		require.Equal(t, d.attrs["notifyd.request.id"], s.attrs["notifyd.request.id"])
+		if size, ok := s.attrs["notifyd.batch.size"].(int64); ok {
+			require.Less(t, s.attrs["notifyd.batch.index"], size)
+			largest = max(largest, size)
+		}
+	}
+	require.Greater(t, largest, int64(1), "the messages shared vendor calls")
 }
 
 func contains(list []string, s string) bool {
