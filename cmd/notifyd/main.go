@@ -143,6 +143,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		defer pprof.StopCPUProfile()
 	}
 	d := daemon.New(cfg, logger, stdout)
+	d.Version = version
 	if cfg.Demo {
 		demo.Attach(d)
 	}

@@ -67,12 +67,13 @@ var (
 		"internal/verification", "internal/webhooks", "internal/windows"}
 	// pure are policies and primitives without I/O of their own.
 	pure = []string{"internal/render", "internal/otp", "internal/secret", "internal/mailcheck", "internal/groupcommit",
-		"internal/dispatch", "internal/bounce", "internal/sendwindow", "internal/redact"}
+		"internal/dispatch", "internal/bounce", "internal/sendwindow", "internal/redact", "internal/tracing"}
 	// adapters are the engine and every technology: HTTP, storage, the
 	// queue, vendors, metrics, configuration, the composition root.
 	adapters = []string{"internal/api", "internal/web", "internal/server", "internal/daemon", "internal/config",
 		"internal/delivery", "internal/worker", "internal/jobs", "internal/metrics", "internal/store",
-		"internal/provider", "internal/simulator", "internal/crashfault", "internal/rooms", "internal/bounce/snshttp"}
+		"internal/provider", "internal/simulator", "internal/crashfault", "internal/rooms", "internal/bounce/snshttp",
+		"internal/tracing/otlp"}
 	// kits are test kits: only tests and other kits may import them.
 	kits = []string{"internal/notifytest", "internal/provider/providertest", "internal/store/storetest",
 		"internal/store/testdb", "internal/mailcheck/dnstest"}

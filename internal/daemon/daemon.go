@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -49,6 +50,8 @@ import (
 	"github.com/notifyd/notifyd/internal/store"
 	"github.com/notifyd/notifyd/internal/suppressions"
 	"github.com/notifyd/notifyd/internal/templates"
+	"github.com/notifyd/notifyd/internal/tracing"
+	"github.com/notifyd/notifyd/internal/tracing/otlp"
 	"github.com/notifyd/notifyd/internal/verification"
 	"github.com/notifyd/notifyd/internal/web"
 	"github.com/notifyd/notifyd/internal/webhooks"
@@ -107,6 +110,12 @@ type Daemon struct {
 	// health is the probes-only listener (NOTIFYD_HEALTH_ADDR).
 	health     *http.Server
 	healthAddr string
+	// Version is the build's version, the service.version of its spans.
+	Version string
+	// tracing exports spans when the OTEL_* variables ask for it (nil:
+	// off); tracer is its Tracer, nil when off.
+	tracing *otlp.Provider
+	tracer  *tracing.Tracer
 }
 
 // New builds a daemon from cfg without starting anything that listens or
@@ -188,12 +197,15 @@ func (d *Daemon) Open(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := d.startTracing(ctx); err != nil {
+		return err
+	}
 	allowPrivate := d.Config.AllowPrivateTargets || d.Config.Demo
 	providerDeps := provider.Deps{HTTP: provider.NewHTTPClient(provider.HTTPOptions{AllowPrivate: allowPrivate}), Now: time.Now}
 	d.Delivery = delivery.New(delivery.Options{Store: d.DB, Box: box, Kinds: kinds.All(), Deps: providerDeps, Now: d.Now, Logger: d.Logger,
 		Backoff: d.Config.QueueBackoff, Metrics: d.Metrics.Limits, Takeovers: d.Metrics.Takeovers, MaxWaiters: dispatchMaxWorkers / 2, TransactionalShare: float64(d.Config.TransactionalShare) / 100, RunBound: d.dispatchJobTimeout(),
 		BatchObserver: d.Metrics.Batch, WebhookAllowPrivate: allowPrivate, WebhookTimeout: d.Config.WebhookTimeout,
-		SoleWorker: d.lockWorkers()})
+		SoleWorker: d.lockWorkers(), Tracer: d.tracer})
 	d.Gate = gate.New(gate.Options{Store: d.DB, Box: box, Now: d.Now, Logger: d.Logger, Tolerance: d.Config.HMACTolerance})
 	// SNS certificates and subscription URLs are fetched with the
 	// SSRF-guarded client, from sns.<region>.amazonaws.com and the hosts
@@ -222,6 +234,26 @@ func (d *Daemon) Open(ctx context.Context) error {
 			return err
 		}
 	}
+	return nil
+}
+
+// startTracing turns tracing on when the standard OTEL_* variables ask
+// for it (README "Tracing"); otherwise the tracer stays nil and nothing
+// is traced. Variables it cannot honour (another exporter or protocol)
+// are warned about and leave tracing off, as the OpenTelemetry
+// specification asks: observability settings shared with other services
+// must not stop notifications.
+func (d *Daemon) startTracing(ctx context.Context) error {
+	p, err := otlp.FromEnv(ctx, os.Getenv, cmp.Or(d.Version, "dev"))
+	if err != nil {
+		d.Logger.Warn("tracing stays off", "err", err)
+		return nil
+	}
+	if p == nil {
+		return nil
+	}
+	d.tracing, d.tracer = p, p.Tracer
+	d.Logger.Info("tracing: exporting spans over OTLP")
 	return nil
 }
 
@@ -412,7 +444,7 @@ func (d *Daemon) buildRooms(box *secret.Box, master, otpSecret []byte, allowPriv
 	cats := categories.New(categories.Options{Store: db, Now: now, Logger: log,
 		PageKey: secret.Derive(master, categories.PageSigningLabel), BaseURL: d.Config.BaseURL})
 	snd := sends.New(sends.Options{Store: db, Now: now, Logger: log, JobAttempts: d.Config.QueueJobAttempts, Gate: d.Gate,
-		PreferenceLink: cats.Link})
+		PreferenceLink: cats.Link, Tracer: d.tracer})
 	return rooms.Set{
 		Accounts: accounts.New(accounts.Options{Store: db, Box: box, Now: now, Logger: log, Keys: d.Gate}),
 		// Sending-domain DNS checks are asked for explicitly, so they use
@@ -463,7 +495,7 @@ func (d *Daemon) listen() error {
 	a := api.New(d.APIOptions())
 	console := web.New(d.ConsoleOptions(a.ClientAddr))
 	h := server.Handler(server.Options{API: a, Metrics: d.Metrics, Logger: d.Logger, Ready: d.ready, OpenAPI: openapi.OpenAPI,
-		Extra: server.Merge(console.Handlers(), a.PublicHandlers()), NoMetrics: d.Config.MetricsAddr != ""})
+		Extra: server.Merge(console.Handlers(), a.PublicHandlers()), NoMetrics: d.Config.MetricsAddr != "", Tracer: d.tracer})
 	d.http = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second,
 		WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second, ErrorLog: slog.NewLogLogger(d.Logger.Handler(), slog.LevelWarn)}
 	if err := d.listenMetrics(); err != nil {
@@ -574,6 +606,12 @@ func (d *Daemon) Close(ctx context.Context) error {
 	}
 	for _, a := range d.Addons {
 		errs = append(errs, a.Close())
+	}
+	// The last spans (the queue's final runs) are flushed before the
+	// process ends, within what is left of the stop's time; a collector
+	// that cannot take them is logged, not a failed stop.
+	if err := d.tracing.Shutdown(ctx); err != nil {
+		d.Logger.Warn("tracing: spans not flushed", "err", err)
 	}
 	if d.DB != nil {
 		errs = append(errs, d.DB.Close())

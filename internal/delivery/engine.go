@@ -32,6 +32,7 @@ import (
 	"github.com/notifyd/notifyd/internal/provider"
 	"github.com/notifyd/notifyd/internal/provider/kinds"
 	"github.com/notifyd/notifyd/internal/secret"
+	"github.com/notifyd/notifyd/internal/tracing"
 )
 
 // Options are the plain values an Engine is built with.
@@ -77,6 +78,9 @@ type Options struct {
 	// under the worker lock): a request left processing by another
 	// process is an orphan and is taken over at once.
 	SoleWorker bool
+	// Tracer traces job runs, deliveries, vendor calls and webhook tries
+	// (tracing.go); nil: tracing off.
+	Tracer *tracing.Tracer
 }
 
 // Engine delivers requests. One lives in each worker process.
@@ -124,6 +128,7 @@ type Engine struct {
 
 	quotas   *quotaCache    // provider balances (quota.go)
 	webhooks *webhookPoster // webhook tries (webhookpost.go)
+	tracer   *tracing.Tracer
 
 	recorder *groupcommit.Queue[*recording] // outcome writes (recorder.go)
 	notes    *notes                         // outcome notes (notes.go)
@@ -154,6 +159,7 @@ func New(o Options) *Engine {
 	e.batches.SetSharer(e.lim.cluster) // cluster-wide call budgets
 	e.quotas = newQuotaCache()
 	e.webhooks = newWebhookPoster(o.WebhookAllowPrivate, o.WebhookTimeout)
+	e.tracer = o.Tracer
 	e.recorder = e.newRecorder()
 	e.notes = e.newNotes()
 	e.takeovers = o.Takeovers

@@ -3,6 +3,8 @@ package delivery
 import (
 	"context"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/notifyd/notifyd/internal/groupcommit"
 )
 
@@ -12,6 +14,17 @@ type recording struct {
 	rn   *run
 	bs   *breakers
 	done chan<- error
+	// span is the run's delivery span, which the write's span links to;
+	// nil when tracing is off.
+	span trace.Span
+}
+
+// Link is the delivery span the outcome write's span links to.
+func (r *recording) Link() trace.SpanContext {
+	if r.span == nil {
+		return trace.SpanContext{}
+	}
+	return r.span.SpanContext()
 }
 
 // Context is never done: an outcome is written whatever happened to the
@@ -34,7 +47,9 @@ const (
 )
 
 func (e *Engine) newRecorder() *groupcommit.Queue[*recording] {
-	return groupcommit.New(recordWriters, maxRecordBatch, e.recordBatch)
+	q := groupcommit.New(recordWriters, maxRecordBatch, e.recordBatch)
+	q.Trace(e.tracer, "groupcommit record")
+	return q
 }
 
 // recordBatch writes the outcomes of batch in one transaction with the

@@ -139,7 +139,15 @@ func (e *Engine) tryOne(ctx context.Context, rn *run, bs *breakers, c candidate)
 	// that wait), so a rate limit does not look like a slow vendor in the
 	// attempt history.
 	start = e.now()
-	res, left := e.send(ctx, rn, c.account)
+	var res provider.Result
+	var left *dispatch.SnoozeError
+	if e.tracer.On() {
+		vctx, span := e.startVendor(ctx, rn, c.account)
+		res, left = e.send(vctx, rn, c.account)
+		endVendor(span, res)
+	} else {
+		res, left = e.send(ctx, rn, c.account)
+	}
 	if left != nil && claimed == nil {
 		// The message waited in its batch for half the job's time and left
 		// unsent: it waits again later (no attempt spent) instead of

@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/notifyd/notifyd/internal/crashfault"
 	"github.com/notifyd/notifyd/internal/delivery/pacing"
 	"github.com/notifyd/notifyd/internal/dispatch"
 	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/tracing"
 )
 
 // RunJob runs queue job queueJobID (SPEC "Dispatch flow for one job run",
@@ -39,6 +42,11 @@ func (e *Engine) RunJob(ctx context.Context, queueJobID int64) error {
 	case <-ctx.Done():
 		wait.Stop()
 		return ctx.Err()
+	}
+	if e.tracer.On() {
+		var span trace.Span
+		ctx, span = e.startJob(ctx, queueJobID)
+		defer span.End()
 	}
 	now := e.now()
 	var runs []*run
@@ -105,8 +113,18 @@ func (e *Engine) sendAndRecord(ctx context.Context, runs []*run, bs *breakers) e
 	unkeyed := make(chan struct{}, unkeyedPerJob)
 	for _, rn := range runs {
 		rn.unkeyed = unkeyed
+		var span trace.Span
+		rctx := ctx
+		if e.tracer.On() {
+			rctx, span = e.startMessage(ctx, rn)
+			// A retry's queue job continues the trace from this delivery.
+			rn.job.TraceParent = tracing.Format(span.SpanContext())
+		}
 		if rn.decided {
-			e.recorder.Add(&recording{rn: rn, bs: bs, done: done})
+			if span != nil {
+				endMessage(span, rn.out)
+			}
+			e.recorder.Add(&recording{rn: rn, bs: bs, done: done, span: span})
 			continue
 		}
 		slots := e.sends
@@ -115,11 +133,14 @@ func (e *Engine) sendAndRecord(ctx context.Context, runs []*run, bs *breakers) e
 		}
 		slots <- struct{}{} // a send slot before its goroutine
 		go func() {
-			rn.out = e.tryRoutes(ctx, rn, bs)
+			rn.out = e.tryRoutes(rctx, rn, bs)
+			if span != nil {
+				endMessage(span, rn.out)
+			}
 			<-slots
 			noted := e.note(rn)
 			rn.noted = noted != nil
-			e.recorder.Add(&recording{rn: rn, bs: bs, done: done})
+			e.recorder.Add(&recording{rn: rn, bs: bs, done: done, span: span})
 			if rn.unkeyedHeld {
 				// The job's next unkeyed call waits until this one is
 				// noted (unkeyed.go).

@@ -46,7 +46,7 @@ const responseExcerptMax = 1024
 // PostWebhook makes one HTTP try of a webhook delivery: it posts p.Body
 // to p.URL with the Standard Webhooks headers, within the webhook
 // timeout, and reports the receiver's answer.
-func (e *Engine) PostWebhook(ctx context.Context, p notify.WebhookPost) notify.WebhookPostResult {
+func (e *Engine) PostWebhook(ctx context.Context, p notify.WebhookPost) (out notify.WebhookPostResult) {
 	w := e.webhooks
 	cctx, cancel := context.WithTimeout(ctx, w.timeout)
 	defer cancel()
@@ -60,7 +60,11 @@ func (e *Engine) PostWebhook(ctx context.Context, p notify.WebhookPost) notify.W
 	req.Header.Set("webhook-id", p.ID)
 	req.Header.Set("webhook-timestamp", strconv.FormatInt(p.Timestamp, 10))
 	req.Header.Set("webhook-signature", p.Signature)
-	out := notify.WebhookPostResult{Tried: true}
+	if e.tracer.On() {
+		span := e.startWebhook(ctx, req, p)
+		defer func() { endWebhook(span, p.URL, out) }()
+	}
+	out = notify.WebhookPostResult{Tried: true}
 	start := time.Now()
 	resp, err := w.client.Do(req)
 	if err == nil {

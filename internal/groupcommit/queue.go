@@ -6,7 +6,14 @@
 // batches share it.
 package groupcommit
 
-import "sync"
+import (
+	"context"
+	"sync"
+
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/notifyd/notifyd/internal/tracing"
+)
 
 // Queue gathers items of type T for run.
 type Queue[T any] struct {
@@ -16,6 +23,9 @@ type Queue[T any] struct {
 	writers int
 	max     int
 	run     func([]T)
+	// tracer and name trace each batch (Trace); nil: untraced.
+	tracer *tracing.Tracer
+	name   string
 }
 
 // New returns a queue running at most writers batches at once, each of at
@@ -47,6 +57,44 @@ func (q *Queue[T]) loop() {
 		batch := q.pending[:n:n]
 		q.pending = append([]T(nil), q.pending[n:]...)
 		q.mu.Unlock()
+		if q.tracer.On() {
+			q.runTraced(batch)
+			continue
+		}
 		q.run(batch)
 	}
+}
+
+// Linked is an item that names the span its batch's span links to (when
+// its Context is not the caller's: a write that outlives its caller).
+type Linked interface {
+	Link() trace.SpanContext
+}
+
+// Trace gives every batch a span named name, linked to the span of each
+// caller (Linked, else the span its Context carries): one batch serves
+// many callers' traces, so it is a root of its own that links to each of
+// them, not a child of one. Call it before the first Add.
+func (q *Queue[T]) Trace(t *tracing.Tracer, name string) {
+	q.tracer, q.name = t, name
+}
+
+func (q *Queue[T]) runTraced(batch []T) {
+	links := make([]trace.Link, 0, len(batch))
+	for _, c := range batch {
+		var sc trace.SpanContext
+		switch c := any(c).(type) {
+		case Linked:
+			sc = c.Link()
+		case interface{ Context() context.Context }:
+			sc = trace.SpanContextFromContext(c.Context())
+		}
+		if sc.IsValid() {
+			links = append(links, trace.Link{SpanContext: sc})
+		}
+	}
+	_, span := q.tracer.Start(context.Background(), q.name, trace.WithNewRoot(), trace.WithLinks(links...),
+		trace.WithAttributes(tracing.KeyBatchSize.Int(len(batch))))
+	defer span.End()
+	q.run(batch)
 }

@@ -6,8 +6,14 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/notifyd/notifyd/internal/tracing"
 )
 
 // TestQueue: every item runs exactly once, batches never exceed max, no
@@ -98,4 +104,56 @@ func TestWaitAndLive(t *testing.T) {
 	c := &testCall{ctx: ctx, done: make(chan error, 1)}
 	stop()
 	require.ErrorIs(t, Wait(ctx, blocked, c, c.done), context.Canceled)
+}
+
+// TestTrace: a traced queue gives each batch a root span linked to the
+// span of each caller (by its Context, or Link); an untraced one starts
+// nothing.
+func TestTrace(t *testing.T) {
+	t.Parallel()
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	tr := tracing.New(tp.Tracer("test"))
+	callerCtx, caller := tr.Start(context.Background(), "caller")
+	release := make(chan struct{})
+	var done sync.WaitGroup
+	done.Add(2)
+	q := New(1, 8, func(batch []*testCall) {
+		<-release
+		for range batch {
+			done.Done()
+		}
+	})
+	q.Trace(tr, "batch")
+	q.Add(&testCall{ctx: callerCtx, done: make(chan error, 1)})
+	q.Add(&testCall{ctx: context.Background(), done: make(chan error, 1)}) // no span: no link
+	close(release)
+	done.Wait()
+	caller.End()
+	require.NoError(t, tp.ForceFlush(context.Background()))
+	var batches []tracetest.SpanStub
+	for _, s := range exp.GetSpans() {
+		if s.Name == "batch" {
+			batches = append(batches, s)
+		}
+	}
+	require.NotEmpty(t, batches)
+	var links []trace.SpanContext
+	for _, b := range batches {
+		require.False(t, b.Parent.IsValid(), "a batch span is a root")
+		require.NotEqual(t, caller.SpanContext().TraceID(), b.SpanContext.TraceID())
+		for _, l := range b.Links {
+			links = append(links, l.SpanContext)
+		}
+	}
+	require.Equal(t, []trace.SpanContext{caller.SpanContext()}, links)
+
+	// Untraced (nil Tracer): nothing is started.
+	exp.Reset()
+	ran := make(chan struct{})
+	plain := New(1, 8, func([]*testCall) { close(ran) })
+	plain.Trace(nil, "batch")
+	plain.Add(&testCall{ctx: callerCtx, done: make(chan error, 1)})
+	<-ran
+	require.Never(t, func() bool { return len(exp.GetSpans()) > 0 }, 100*time.Millisecond, 10*time.Millisecond)
 }

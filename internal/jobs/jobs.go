@@ -54,6 +54,9 @@ type Dispatch struct {
 	// the exact time (a scheduled job waits for the scheduler's next pass,
 	// up to 5 s late).
 	NotBefore int64 `json:"nb,omitempty"`
+	// Trace is the W3C traceparent of the request's acceptance, so its
+	// dispatch continues the trace; absent when tracing was off.
+	Trace string `json:"tp,omitempty"`
 }
 
 // Kind implements river.JobArgs.
@@ -77,6 +80,10 @@ type DispatchBatch struct {
 	// Count is how many requests the job carried when inserted (for
 	// people reading the queue; the job rows are the truth).
 	Count int `json:"n"`
+	// Traces are the W3C traceparents of the requests' acceptances, by
+	// request id, so each request's dispatch continues its own trace;
+	// absent when tracing was off.
+	Traces map[string]string `json:"tp,omitempty"`
 }
 
 // Kind implements river.JobArgs.

@@ -84,6 +84,11 @@ type Job struct {
 	// RunOwner is the worker process whose run claimed the job last
 	// (delivery.Engine.WorkerID); empty before its first run.
 	RunOwner string
+	// TraceParent is not stored: it is the traceparent of the job's last
+	// delivery span, which a queue job of its own (a retry, a later turn)
+	// carries so the next delivery continues the trace; "" when tracing
+	// is off.
+	TraceParent string
 }
 
 // Attempt is one provider call.
@@ -188,6 +193,10 @@ type Accept struct {
 	Existing    *Request
 	ExistingJob *Job // the existing request's job, when it has one
 	Job         *Job
+	// TraceParent is the W3C traceparent of the acceptance's span, which
+	// the dispatch job carries so the delivery continues the request's
+	// trace; "" when tracing is off.
+	TraceParent string
 }
 
 // AttemptFilter pages attempt history newest first.

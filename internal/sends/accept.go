@@ -8,6 +8,7 @@ import (
 	"github.com/notifyd/notifyd/internal/gate"
 	"github.com/notifyd/notifyd/internal/groupcommit"
 	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/tracing"
 	"github.com/notifyd/notifyd/internal/usecase"
 )
 
@@ -46,12 +47,21 @@ type acceptor struct {
 func newAcceptor(s *Service, writers int) *acceptor {
 	a := &acceptor{s: s}
 	a.q = groupcommit.New(max(writers, 1), maxAcceptBatch, a.run)
+	a.q.Trace(s.tracer, "groupcommit accept")
 	return a
 }
 
 // do queues c for the next batch and waits for its answer.
 func (a *acceptor) do(c *acceptCall) error {
 	c.done = make(chan struct{})
+	if a.s.tracer.On() {
+		// The dispatch job carries the acceptance's trace across the
+		// queue, so the delivery continues it.
+		tp := tracing.Parent(c.ctx)
+		for _, acc := range c.accepts {
+			acc.TraceParent = tp
+		}
+	}
 	a.q.Add(c)
 	select {
 	case <-c.done:

@@ -13,6 +13,7 @@ import (
 
 	"github.com/notifyd/notifyd/internal/gate"
 	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/tracing"
 	"github.com/notifyd/notifyd/internal/usecase"
 )
 
@@ -36,6 +37,9 @@ type Options struct {
 	// BENCHMARKS.md): SQLite has one writer, and on PostgreSQL concurrent
 	// batches are smaller and wait on each other's request-limit counters.
 	AcceptWriters int
+	// Tracer traces the send group commit and carries each accepted
+	// request's trace to its dispatch job; nil: tracing off.
+	Tracer *tracing.Tracer
 }
 
 // Service is the sends room.
@@ -44,6 +48,7 @@ type Service struct {
 	jobAttempts int
 	gate        *gate.Gate // the signed API's door: signatures, nonces, request limits
 	accept      *acceptor  // the send group commit (accept.go)
+	tracer      *tracing.Tracer
 	// preferenceLink is Options.PreferenceLink.
 	preferenceLink func(ws string, r *notify.Recipient, now time.Time) (string, time.Time)
 }
@@ -51,7 +56,7 @@ type Service struct {
 // New builds the room.
 func New(o Options) *Service {
 	s := &Service{Kit: usecase.NewKit(o.Store, o.Now, o.Logger), jobAttempts: o.JobAttempts, gate: o.Gate,
-		preferenceLink: o.PreferenceLink}
+		preferenceLink: o.PreferenceLink, tracer: o.Tracer}
 	if s.jobAttempts == 0 {
 		s.jobAttempts = 3
 	}

@@ -14,11 +14,14 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/notifyd/notifyd/internal/api"
 	"github.com/notifyd/notifyd/internal/metrics"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/redact"
+	"github.com/notifyd/notifyd/internal/tracing"
+	"github.com/notifyd/notifyd/internal/tracing/otlp"
 )
 
 // Options assemble the handler.
@@ -34,6 +37,9 @@ type Options struct {
 	// NoMetrics leaves /metrics off this handler: it is served on an
 	// address of its own (NOTIFYD_METRICS_ADDR, MetricsHandler).
 	NoMetrics bool
+	// Tracer traces every call, continuing the caller's traceparent
+	// (README "Tracing"); nil: tracing off, nothing is read or started.
+	Tracer *tracing.Tracer
 }
 
 // Merge joins handler maps by pattern (Options.Extra: the web console's
@@ -151,6 +157,10 @@ func middleware(mux *http.ServeMux, o Options) http.Handler {
 		w.Header().Set("X-Request-Id", id)
 		r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, id))
 		rec := &recorder{ResponseWriter: w, status: http.StatusOK}
+		var span trace.Span
+		if o.Tracer.On() {
+			r, span = otlp.StartServer(o.Tracer, r)
+		}
 		defer func() {
 			if p := recover(); p != nil {
 				if p == http.ErrAbortHandler {
@@ -162,6 +172,9 @@ func middleware(mux *http.ServeMux, o Options) http.Handler {
 				}
 			}
 			route, method := routeLabel(r), methodLabel(r.Method)
+			if span != nil {
+				otlp.EndServer(span, method, route, rec.status)
+			}
 			d := time.Since(start)
 			o.Metrics.HTTPRequests.WithLabelValues(route, method, strconv.Itoa(rec.status)).Inc()
 			o.Metrics.HTTPDuration.WithLabelValues(route, method).Observe(d.Seconds())

@@ -11,6 +11,7 @@ import (
 	"github.com/notifyd/notifyd/internal/dispatch"
 	"github.com/notifyd/notifyd/internal/jobs"
 	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/tracing"
 )
 
 // Runner runs the requests a queue job carries (delivery.Engine).
@@ -40,6 +41,7 @@ func (w *Dispatch) Work(ctx context.Context, job *river.Job[jobs.Dispatch]) erro
 	if wait := time.Until(time.UnixMilli(job.Args.NotBefore)); job.Args.NotBefore != 0 && wait > 0 {
 		return river.JobSnooze(wait) // not due yet: back at the exact time, no attempt spent
 	}
+	ctx = tracing.WithParent(ctx, job.Args.RequestID, job.Args.Trace)
 	return runJob(laneContext(ctx, job.Queue), w.Engine, job.ID)
 }
 
@@ -63,6 +65,7 @@ type DispatchBatch struct {
 
 // Work implements river.Worker.
 func (w *DispatchBatch) Work(ctx context.Context, job *river.Job[jobs.DispatchBatch]) error {
+	ctx = tracing.WithParents(ctx, job.Args.Traces)
 	return runJob(laneContext(ctx, job.Queue), w.Engine, job.ID)
 }
 

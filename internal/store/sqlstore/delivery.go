@@ -264,7 +264,7 @@ func (t deliveryTx) ScheduleDispatch(ctx context.Context, js []*notify.Job, at [
 	params := make([]river.InsertManyParams, len(js))
 	for i, j := range js {
 		opts := &river.InsertOpts{MaxAttempts: jobs.DispatchMaxAttempts, Queue: jobs.DispatchQueue(lanes[i])}
-		args := jobs.Dispatch{RequestID: j.RequestID, WorkspaceID: j.WorkspaceID}
+		args := jobs.Dispatch{RequestID: j.RequestID, WorkspaceID: j.WorkspaceID, Trace: j.TraceParent}
 		if !at[i].IsZero() {
 			args.NotBefore = at[i].UnixMilli()
 			if time.Until(at[i]) > jobs.SchedulerInterval {

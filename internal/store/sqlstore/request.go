@@ -148,8 +148,8 @@ func (t requestTx) queueDispatch(a *notify.Accept, now time.Time) {
 		j.Status = notify.JobScheduled
 	}
 	a.Job = j
-	t.pending = append(t.pending, pendingJob{job: j, lane: r.Lane(),
-		params: river.InsertManyParams{Args: jobs.Dispatch{RequestID: r.ID, WorkspaceID: r.WorkspaceID}, InsertOpts: opts}})
+	t.pending = append(t.pending, pendingJob{job: j, lane: r.Lane(), trace: a.TraceParent,
+		params: river.InsertManyParams{Args: jobs.Dispatch{RequestID: r.ID, WorkspaceID: r.WorkspaceID, Trace: a.TraceParent}, InsertOpts: opts}})
 }
 
 // findExisting fills a.Existing (and its job) for a request whose
@@ -184,6 +184,8 @@ type pendingJob struct {
 	job    *notify.Job
 	lane   notify.Lane
 	params river.InsertManyParams
+	// trace is the request's traceparent (notify.Accept.TraceParent).
+	trace string
 }
 
 // flush inserts the pending River jobs and their job rows in bulk. It
@@ -210,10 +212,17 @@ func (t requestTx) flush(ctx context.Context) error {
 		due := now[lane]
 		for start := 0; start < len(due); start += jobs.DispatchBatchMax {
 			part := due[start:min(start+jobs.DispatchBatchMax, len(due))]
+			var traces map[string]string
 			for _, i := range part {
 				owner[i] = len(params)
+				if tp := t.pending[i].trace; tp != "" {
+					if traces == nil {
+						traces = map[string]string{}
+					}
+					traces[t.pending[i].job.RequestID] = tp
+				}
 			}
-			params = append(params, river.InsertManyParams{Args: jobs.DispatchBatch{Count: len(part)},
+			params = append(params, river.InsertManyParams{Args: jobs.DispatchBatch{Count: len(part), Traces: traces},
 				InsertOpts: &river.InsertOpts{MaxAttempts: jobs.DispatchMaxAttempts, Queue: jobs.DispatchQueue(lane)}})
 		}
 	}
