@@ -40,6 +40,7 @@ import (
 	"github.com/notifyd/notifyd/internal/provider"
 	"github.com/notifyd/notifyd/internal/provider/kinds"
 	"github.com/notifyd/notifyd/internal/providers"
+	"github.com/notifyd/notifyd/internal/receipts"
 	"github.com/notifyd/notifyd/internal/recipients"
 	"github.com/notifyd/notifyd/internal/retention"
 	"github.com/notifyd/notifyd/internal/rooms"
@@ -193,7 +194,7 @@ func (d *Daemon) Open(ctx context.Context) error {
 	d.Delivery = delivery.New(delivery.Options{Store: d.DB, Box: box, Kinds: kinds.All(), Deps: providerDeps, Now: d.Now, Logger: d.Logger,
 		Backoff: d.Config.QueueBackoff, Metrics: d.Metrics.Limits, Takeovers: d.Metrics.Takeovers, MaxWaiters: dispatchMaxWorkers / 2, TransactionalShare: float64(d.Config.TransactionalShare) / 100, RunBound: d.dispatchJobTimeout(),
 		BatchObserver: d.Metrics.Batch, WebhookAllowPrivate: allowPrivate, WebhookTimeout: d.Config.WebhookTimeout,
-		SoleWorker: d.lockWorkers()})
+		SoleWorker: d.lockWorkers(), Receipts: delivery.ReceiptPolicy{FirstPoll: d.receiptFirstPoll(), Deadline: d.Config.ReceiptDeadline}})
 	d.Gate = gate.New(gate.Options{Store: d.DB, Box: box, Now: d.Now, Logger: d.Logger, Tolerance: d.Config.HMACTolerance})
 	// SNS certificates and subscription URLs are fetched with the
 	// SSRF-guarded client, from sns.<region>.amazonaws.com and the hosts
@@ -295,6 +296,7 @@ func (d *Daemon) configureWorkers(cfg *river.Config) {
 	river.AddWorker(workers, &worker.DispatchBatch{Engine: d.Delivery, Backoff: d.Config.QueueBackoff, JobTimeout: jobTimeout})
 	river.AddWorker(workers, &worker.WebhookDelivery{Service: d.Rooms.Webhooks, TryTimeout: cmp.Or(d.Config.WebhookTimeout, 10*time.Second), MaxTimeout: jobTimeout})
 	river.AddWorker(workers, &worker.Fanout{Service: d.Rooms.Newsletter, Backoff: d.Config.QueueBackoff, JobTimeout: jobTimeout})
+	river.AddWorker(workers, &worker.ReceiptPoll{Service: d.Rooms.Receipts})
 	cfg.Workers = workers
 	cfg.Queues = map[string]river.QueueConfig{
 		jobs.QueueDefault: {MaxWorkers: dispatchMaxWorkers},
@@ -306,6 +308,8 @@ func (d *Daemon) configureWorkers(cfg *river.Config) {
 		jobs.QueueMaintenance: {MaxWorkers: 2, FetchPollInterval: idlePollInterval},
 		jobs.QueueWebhooks:    {MaxWorkers: 20, FetchPollInterval: idlePollInterval},
 		jobs.QueueCampaign:    {MaxWorkers: 2, FetchPollInterval: idlePollInterval},
+		// Delivery-report lookups wait on vendors; a few at a time.
+		jobs.QueueReceipts: {MaxWorkers: 10, FetchPollInterval: idlePollInterval},
 		// Bulk work (campaign deliveries) has slots of its own, so a
 		// campaign's backlog never delays a transactional send's start;
 		// a job held by a dispatch limit waits in the queue, not in a
@@ -426,13 +430,15 @@ func (d *Daemon) buildRooms(box *secret.Box, master, otpSecret []byte, allowPriv
 			// PostgreSQL writes two fan-out batches at once; SQLite's one
 			// writer would only queue the second.
 			FanoutWriters: map[string]int{"postgres": 2}[db.Dialect]}),
-		Providers:    providers.New(providers.Options{Store: db, Box: box, Now: now, Logger: log, Engine: eng}),
-		Categories:   cats,
-		Windows:      windows.New(windows.Options{Store: db, Now: now, Logger: log}),
-		Recipients:   recipients.New(recipients.Options{Store: db, Now: now, Logger: log}),
-		Retention:    retention.New(retention.Options{Store: db, Now: now, Logger: log}),
-		Inbox:        inbox.New(inbox.Options{Store: db, Now: now, Logger: log, Box: box}),
-		Sends:        snd,
+		Providers:  providers.New(providers.Options{Store: db, Box: box, Now: now, Logger: log, Engine: eng}),
+		Categories: cats,
+		Windows:    windows.New(windows.Options{Store: db, Now: now, Logger: log}),
+		Recipients: recipients.New(recipients.Options{Store: db, Now: now, Logger: log}),
+		Retention:  retention.New(retention.Options{Store: db, Now: now, Logger: log}),
+		Inbox:      inbox.New(inbox.Options{Store: db, Now: now, Logger: log, Box: box}),
+		Sends:      snd,
+		Receipts: receipts.New(receipts.Options{Store: db, Now: now, Logger: log, Reporters: eng,
+			Schedule: d.receiptSchedule(), FallbackWindow: d.Config.ReceiptFallbackWindow}),
 		InboundHooks: inboundhooks.New(inboundhooks.Options{Store: db, Now: now, Logger: log, Accept: hookAcceptor{snd}, Gate: d.Gate}),
 		Suppressions: suppressions.New(suppressions.Options{Store: db, Box: box, Now: now, Logger: log, SNS: d.SNS}),
 		Templates:    templates.New(templates.Options{Store: db, Now: now, Logger: log}),
@@ -442,6 +448,24 @@ func (d *Daemon) buildRooms(box *secret.Box, master, otpSecret []byte, allowPriv
 			AllowPrivate: allowPrivate, Schedule: d.Config.WebhookRetrySchedule, SecretOverlap: d.Config.WebhookSecretOverlap,
 			Metrics: d.Metrics.Webhooks}),
 	}
+}
+
+// receiptFirstPoll is the wait before a receipt's first lookup: the first
+// of NOTIFYD_RECEIPT_POLL_SCHEDULE (zero: the engine's default).
+func (d *Daemon) receiptFirstPoll() time.Duration {
+	if len(d.Config.ReceiptPollSchedule) == 0 {
+		return 0
+	}
+	return d.Config.ReceiptPollSchedule[0]
+}
+
+// receiptSchedule is the waits before the further lookups (nil: the
+// room's default).
+func (d *Daemon) receiptSchedule() []time.Duration {
+	if len(d.Config.ReceiptPollSchedule) < 2 {
+		return nil
+	}
+	return d.Config.ReceiptPollSchedule[1:]
 }
 
 // APIOptions are the options the daemon builds its API with: the rooms,

@@ -77,6 +77,9 @@ type Options struct {
 	// under the worker lock): a request left processing by another
 	// process is an orphan and is taken over at once.
 	SoleWorker bool
+	// Receipts is when delivery receipts are polled and given up (zero
+	// fields: the defaults).
+	Receipts ReceiptPolicy
 }
 
 // Engine delivers requests. One lives in each worker process.
@@ -129,6 +132,7 @@ type Engine struct {
 	notes    *notes                         // outcome notes (notes.go)
 
 	takeovers *metrics.Takeovers
+	receipts  ReceiptPolicy
 }
 
 // New builds an Engine.
@@ -157,6 +161,8 @@ func New(o Options) *Engine {
 	e.recorder = e.newRecorder()
 	e.notes = e.newNotes()
 	e.takeovers = o.Takeovers
+	e.receipts = ReceiptPolicy{FirstPoll: cmp.Or(o.Receipts.FirstPoll, DefaultReceiptFirstPoll),
+		Deadline: cmp.Or(o.Receipts.Deadline, DefaultReceiptDeadline)}
 	return e
 }
 

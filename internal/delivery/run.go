@@ -581,6 +581,9 @@ func (e *Engine) write(ctx context.Context, runs []*run, sets []settlement, atte
 		if err := storeInbox(ctx, tx, runs, sets, settled, now); err != nil {
 			return err
 		}
+		if events, err = e.saveReceipts(ctx, tx, runs, sets, settled, now, events); err != nil {
+			return err
+		}
 		if len(moved) > 0 {
 			if err := tx.MoveFallbackSteps(ctx, moved, movedJobs); err != nil {
 				return err
