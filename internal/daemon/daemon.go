@@ -415,6 +415,8 @@ func (d *Daemon) buildRooms(box *secret.Box, master, otpSecret []byte, allowPriv
 	db, now, log, eng := d.DB, d.Now, d.Logger, d.Delivery
 	cats := categories.New(categories.Options{Store: db, Now: now, Logger: log,
 		PageKey: secret.Derive(master, categories.PageSigningLabel), BaseURL: d.Config.BaseURL})
+	rcpt := receipts.New(receipts.Options{Store: db, Now: now, Logger: log, Reporters: eng,
+		Schedule: d.receiptSchedule(), FallbackWindow: d.Config.ReceiptFallbackWindow})
 	snd := sends.New(sends.Options{Store: db, Now: now, Logger: log, JobAttempts: d.Config.QueueJobAttempts, Gate: d.Gate,
 		PreferenceLink: cats.Link})
 	return rooms.Set{
@@ -430,17 +432,16 @@ func (d *Daemon) buildRooms(box *secret.Box, master, otpSecret []byte, allowPriv
 			// PostgreSQL writes two fan-out batches at once; SQLite's one
 			// writer would only queue the second.
 			FanoutWriters: map[string]int{"postgres": 2}[db.Dialect]}),
-		Providers:  providers.New(providers.Options{Store: db, Box: box, Now: now, Logger: log, Engine: eng}),
-		Categories: cats,
-		Windows:    windows.New(windows.Options{Store: db, Now: now, Logger: log}),
-		Recipients: recipients.New(recipients.Options{Store: db, Now: now, Logger: log}),
-		Retention:  retention.New(retention.Options{Store: db, Now: now, Logger: log}),
-		Inbox:      inbox.New(inbox.Options{Store: db, Now: now, Logger: log, Box: box}),
-		Sends:      snd,
-		Receipts: receipts.New(receipts.Options{Store: db, Now: now, Logger: log, Reporters: eng,
-			Schedule: d.receiptSchedule(), FallbackWindow: d.Config.ReceiptFallbackWindow}),
+		Providers:    providers.New(providers.Options{Store: db, Box: box, Now: now, Logger: log, Engine: eng}),
+		Categories:   cats,
+		Windows:      windows.New(windows.Options{Store: db, Now: now, Logger: log}),
+		Recipients:   recipients.New(recipients.Options{Store: db, Now: now, Logger: log}),
+		Retention:    retention.New(retention.Options{Store: db, Now: now, Logger: log}),
+		Inbox:        inbox.New(inbox.Options{Store: db, Now: now, Logger: log, Box: box}),
+		Sends:        snd,
+		Receipts:     rcpt,
 		InboundHooks: inboundhooks.New(inboundhooks.Options{Store: db, Now: now, Logger: log, Accept: hookAcceptor{snd}, Gate: d.Gate}),
-		Suppressions: suppressions.New(suppressions.Options{Store: db, Box: box, Now: now, Logger: log, SNS: d.SNS}),
+		Suppressions: suppressions.New(suppressions.Options{Store: db, Box: box, Now: now, Logger: log, SNS: d.SNS, Receipts: rcpt}),
 		Templates:    templates.New(templates.Options{Store: db, Now: now, Logger: log}),
 		Verification: verification.New(verification.Options{Store: db, Now: now, Logger: log, Secret: otpSecret,
 			CodeKey: secret.Derive(master, verification.CodeLabel), BaseURL: d.Config.BaseURL, Engine: eng}),

@@ -221,7 +221,9 @@
 //	GET    /_sim/sns/confirm?Action=ConfirmSubscription&TopicArn=&Token=   an SNS SubscribeURL; records the confirmation
 //	GET    /_sim/sns/subscriptions                             {"subscriptions":[{topicArn, token, confirmedAt}]}
 //
-// type is bounce, complaint or (maily_email only) subscription; bounceType
+// type is bounce, complaint, delivery (issue 35: SES Delivery, Resend
+// email.delivered, Postmark RecordType Delivery) or (maily_email only)
+// subscription; bounceType
 // permanent (default) or transient. messageId defaults to the id of the
 // newest recorded message of kind to to.
 //
@@ -241,7 +243,9 @@
 // a message of that kind accepted for SES's mailbox-simulator addresses
 // bounce@simulator.amazonses.com or complaint@simulator.amazonses.com is
 // reported 300 ms later as a permanent bounce or a complaint, as SES's
-// mailbox simulator does.
+// mailbox simulator does; one for success@simulator.amazonses.com is
+// reported delivered before the send is answered (a callback that
+// outruns the vendor's answer: issue 35's early reports).
 //
 // POST /_sim/reset also forgets confirmed subscriptions, automatic
 // targets and sending identities; the signing key stays, so certificates already fetched keep
