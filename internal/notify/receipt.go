@@ -130,13 +130,15 @@ func ReceiptEvent(id, typ string, r *Request, rc *Receipt, now time.Time) *Event
 
 // ReceiptView is a receipt as lookups and events show it.
 type ReceiptView struct {
-	Status            string     `json:"status"`
-	At                *time.Time `json:"at"`
-	VendorCode        *string    `json:"vendorCode"`
-	VendorText        *string    `json:"vendorText"`
-	Reason            string     `json:"reason,omitempty"`
-	ProviderKind      string     `json:"providerKind,omitempty"`
-	ProviderMessageID string     `json:"providerMessageId,omitempty"`
+	Status string `json:"status"`
+	// At is when the final state was reached, RFC 3339 in UTC with
+	// milliseconds as the API writes times; null while pending.
+	At                *string `json:"at"`
+	VendorCode        *string `json:"vendorCode"`
+	VendorText        *string `json:"vendorText"`
+	Reason            string  `json:"reason,omitempty"`
+	ProviderKind      string  `json:"providerKind,omitempty"`
+	ProviderMessageID string  `json:"providerMessageId,omitempty"`
 }
 
 // ViewAt is r as lookups show it at now: a receipt still pending after
@@ -153,7 +155,11 @@ func (r *Receipt) ViewAt(now time.Time) ReceiptView {
 
 // View is r as events show it.
 func (r *Receipt) View() ReceiptView {
-	v := ReceiptView{Status: r.Status, At: r.ReportedAt, ProviderKind: r.ProviderKind, ProviderMessageID: r.ProviderMessageID}
+	v := ReceiptView{Status: r.Status, ProviderKind: r.ProviderKind, ProviderMessageID: r.ProviderMessageID}
+	if r.ReportedAt != nil {
+		at := r.ReportedAt.UTC().Format("2006-01-02T15:04:05.000Z")
+		v.At = &at
+	}
 	if r.Code != "" {
 		v.VendorCode = &r.Code
 	}

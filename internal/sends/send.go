@@ -477,6 +477,9 @@ type RequestDetail struct {
 	// AttemptReceipts each accepted attempt's, by attempt id.
 	DeliveryStatus  notify.ReceiptView
 	AttemptReceipts map[string]notify.ReceiptView
+	// Receipts are the receipts themselves, oldest first (the console's
+	// timeline).
+	Receipts []*notify.Receipt
 }
 
 // GetRequest is the status lookup.
@@ -521,6 +524,7 @@ func (s *Service) readReceipts(ctx context.Context, tx notify.Tx, d *RequestDeta
 		return err
 	}
 	now := s.Now()
+	d.Receipts = rs
 	d.DeliveryStatus = notify.RequestReceipt(d.Request, rs, now)
 	d.AttemptReceipts = make(map[string]notify.ReceiptView, len(rs))
 	for _, rc := range rs {

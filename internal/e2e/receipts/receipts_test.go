@@ -1,6 +1,7 @@
 package receipts_test
 
 import (
+	"net/http"
 	"testing"
 	"time"
 
@@ -90,6 +91,14 @@ func TestUndeliveredAlimtalkFallsBackToSMS(t *testing.T) {
 	out = b.waitReceipt(t, id, "delivered")
 	require.Equal(t, "delivered", out.Attempts[1].DeliveryStatus.Status)
 	rc.AwaitEvent(t, id, notify.EventArrived)
+
+	// The console's timeline shows both reports.
+	con := b.env.ConsoleLogin(t, b.env.Email, b.env.Password)
+	resp, page := con.Get(t, "/messages/"+id)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, page, "delivery report via vendorb_msgr: undelivered (3104")
+	require.Contains(t, page, "delivery report via vendora_sms: delivered (발송완료)")
+	require.Contains(t, page, `id="delivery-status" class="receipt-delivered"`)
 
 	// The AlimTalk's report once more: nothing moves.
 	changed, err := b.env.Daemon.Rooms.Receipts.Apply(ctx, "vendorb_msgr", *out.Attempts[0].ProviderMessageID,

@@ -91,7 +91,14 @@ func (t requestTx) MarkReceiptFellBack(ctx context.Context, workspaceID, attempt
 	return n == 1, err
 }
 
+// earlyReportKeep is how long a report about an unknown message is kept:
+// a send's record lands within seconds, so an older one was never ours.
+const earlyReportKeep = 7 * 24 * time.Hour
+
 func (t requestTx) PutEarlyReport(ctx context.Context, kind, messageID string, rep *notify.VendorReport, now time.Time) error {
+	if _, err := t.c.Exec(ctx, `DELETE FROM early_delivery_reports WHERE created_at < ?`, ms(now.Add(-earlyReportKeep))); err != nil {
+		return err
+	}
 	_, err := t.c.Exec(ctx, `INSERT INTO early_delivery_reports (provider_kind, provider_message_id, status, code, text, reported_at, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (provider_kind, provider_message_id, status) DO NOTHING`,
 		kind, messageID, rep.Status, rep.Code, rep.Text, ms(rep.At), ms(now))

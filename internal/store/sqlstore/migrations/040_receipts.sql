@@ -25,8 +25,9 @@ CREATE TABLE delivery_receipts (
     deadline BIGINT NOT NULL,
     fell_back BOOLEAN NOT NULL DEFAULT FALSE
 );
--- A request's receipts (lookups); a callback's message id.
-CREATE INDEX delivery_receipts_request ON delivery_receipts (workspace_id, request_id);
+-- A request's receipts (lookups, retention's purge by request); a
+-- callback's message id.
+CREATE INDEX delivery_receipts_request ON delivery_receipts (request_id);
 CREATE INDEX delivery_receipts_message ON delivery_receipts (provider_kind, provider_message_id);
 
 -- A pushed report (an e-mail delivery callback) that arrived before the
@@ -43,3 +44,5 @@ CREATE TABLE early_delivery_reports (
     created_at BIGINT NOT NULL,
     PRIMARY KEY (provider_kind, provider_message_id, status)
 );
+-- Reports about messages that were never ours are swept after a week.
+CREATE INDEX early_delivery_reports_created ON early_delivery_reports (created_at);
