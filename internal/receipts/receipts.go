@@ -150,6 +150,37 @@ func (s *Service) Apply(ctx context.Context, kind, messageID string, rep *notify
 	if messageID == "" || rep == nil || rep.Status == notify.ReceiptPending {
 		return false, nil
 	}
+	rc, err := s.findOrKeep(ctx, kind, messageID, rep)
+	if err != nil {
+		return false, err
+	}
+	if rc == nil {
+		// Kept as early. The send's record takes it when it commits; one
+		// that was committing while it was kept (PostgreSQL: neither saw
+		// the other) is caught by looking once more a moment later.
+		if err := sleep(ctx, earlyRecheck); err != nil {
+			return false, nil
+		}
+		if rc, err = s.takeEarly(ctx, kind, messageID); err != nil || rc == nil {
+			return false, err
+		}
+	}
+	if rc.Final() {
+		return false, nil
+	}
+	if err := s.settle(ctx, rc, rep); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// earlyRecheck is how long after keeping an early report Apply looks for
+// its receipt again: longer than a send's record transaction takes.
+const earlyRecheck = 200 * time.Millisecond
+
+// findOrKeep finds the receipt of messageID, or keeps rep as an early
+// report (nil receipt).
+func (s *Service) findOrKeep(ctx context.Context, kind, messageID string, rep *notify.VendorReport) (*notify.Receipt, error) {
 	var rc *notify.Receipt
 	err := s.Store.Update(ctx, func(tx notify.Tx) error {
 		var err error
@@ -160,12 +191,38 @@ func (s *Service) Apply(ctx context.Context, kind, messageID string, rep *notify
 		}
 		return err
 	})
-	if err != nil || rc == nil || rc.Final() {
-		return false, err
+	return rc, err
+}
+
+// takeEarly answers the receipt of messageID when it exists now and its
+// early report was still kept (no record took it), which it removes; nil
+// otherwise.
+func (s *Service) takeEarly(ctx context.Context, kind, messageID string) (*notify.Receipt, error) {
+	var rc *notify.Receipt
+	err := s.Store.Update(ctx, func(tx notify.Tx) error {
+		found, err := tx.FindReceiptByMessage(ctx, kind, messageID)
+		if errors.Is(err, notify.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		kept, err := tx.TakeEarlyReports(ctx, kind, []string{messageID})
+		if err == nil && kept[messageID] != nil {
+			rc = found
+		}
+		return err
+	})
+	return rc, err
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
-	before := rc.Status
-	if err := s.settle(ctx, rc, rep); err != nil {
-		return false, err
-	}
-	return before == notify.ReceiptPending, nil
 }
