@@ -196,7 +196,7 @@ func RequestReceipt(r *Request, rs []*Receipt, now time.Time) ReceiptView {
 		}
 	}
 	if best == nil {
-		return ReceiptView{Status: ReceiptNotTracked, Reason: "the provider kind that sent it gives no delivery report"}
+		return ReceiptView{Status: ReceiptNotTracked, Reason: "no delivery report is tracked: the provider kind that sent it gives none, or it was sent directly (OTP, test-send)"}
 	}
 	return best.ViewAt(now)
 }
