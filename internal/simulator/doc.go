@@ -156,6 +156,16 @@
 //	                                        (an address when name has @, else a domain); 409 when it exists
 //	POST   /_sim/identities/verify          {kind, name} -> 200: verified (DKIM, MAIL FROM, return path, link
 //	                                        clicked), standing for the vendor seeing the DNS records; 404 unknown
+//	POST   /_sim/reports                    {kind, to?, outcome: delivered|undelivered, code?, text?, delayMs?, count?}
+//	                                        -> 201: the delivery reports of the next count messages (reports.go)
+//	GET    /_sim/reports?kind=&to=          {"reports":[...]} each message's report, with the lookups that listed it
+//	DELETE /_sim/reports                    204
+//
+// Delivery reports (issue 35): every SMS and AlimTalk message gets one,
+// delivered DefaultReportDelay (500 ms) after the send unless a rule says
+// otherwise, served by the vendors' result APIs: Aligo POST /sms_list/ and
+// POST /akv10/history/detail/, Solapi GET /messages/v4/list?messageId=
+// (reports.go has their formats).
 //
 // A fault applies to the next count (default 1) calls of its kind that get
 // past the authentication check and parse; faults of one kind and op queue

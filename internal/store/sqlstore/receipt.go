@@ -105,21 +105,35 @@ func (t requestTx) PutEarlyReport(ctx context.Context, kind, messageID string, r
 	return err
 }
 
+// earlyChunk bounds the ids of one early-report statement (parameter
+// limits; a write may record thousands of e-mails).
+const earlyChunk = 500
+
 func (t requestTx) TakeEarlyReports(ctx context.Context, kind string, messageIDs []string) (map[string]*notify.VendorReport, error) {
-	if len(messageIDs) == 0 {
-		return nil, nil
+	out := map[string]*notify.VendorReport{}
+	for len(messageIDs) > 0 {
+		part := messageIDs[:min(len(messageIDs), earlyChunk)]
+		messageIDs = messageIDs[len(part):]
+		if err := t.takeEarly(ctx, kind, part, out); err != nil {
+			return nil, err
+		}
 	}
+	return out, nil
+}
+
+type earlyRow struct {
+	id  string
+	rep notify.VendorReport
+}
+
+func (t requestTx) takeEarly(ctx context.Context, kind string, messageIDs []string, out map[string]*notify.VendorReport) error {
 	args := []any{kind}
 	for _, id := range messageIDs {
 		args = append(args, id)
 	}
 	in := `(?` + strings.Repeat(", ?", len(messageIDs)-1) + `)`
-	type early struct {
-		id  string
-		rep notify.VendorReport
-	}
-	list, err := queryAll(ctx, t.c, func(r Row) (early, error) {
-		var e early
+	list, err := queryAll(ctx, t.c, func(r Row) (earlyRow, error) {
+		var e earlyRow
 		var at int64
 		err := r.Scan(&e.id, &e.rep.Status, &e.rep.Code, &e.rep.Text, &at)
 		e.rep.At = fromMs(at)
@@ -127,12 +141,11 @@ func (t requestTx) TakeEarlyReports(ctx context.Context, kind string, messageIDs
 	}, `SELECT provider_message_id, status, code, text, reported_at FROM early_delivery_reports
 		WHERE provider_kind = ? AND provider_message_id IN `+in+` ORDER BY reported_at`, args...)
 	if err != nil || len(list) == 0 {
-		return nil, err
+		return err
 	}
 	if _, err := t.c.Exec(ctx, `DELETE FROM early_delivery_reports WHERE provider_kind = ? AND provider_message_id IN `+in, args...); err != nil {
-		return nil, err
+		return err
 	}
-	out := map[string]*notify.VendorReport{}
 	for _, e := range list {
 		// A final report wins over an intermediate one; the first final
 		// one (by the vendor's time) is the one applied.
@@ -142,5 +155,5 @@ func (t requestTx) TakeEarlyReports(ctx context.Context, kind string, messageIDs
 		rep := e.rep
 		out[e.id] = &rep
 	}
-	return out, nil
+	return nil
 }
