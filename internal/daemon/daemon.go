@@ -194,7 +194,8 @@ func (d *Daemon) Open(ctx context.Context) error {
 	d.Delivery = delivery.New(delivery.Options{Store: d.DB, Box: box, Kinds: kinds.All(), Deps: providerDeps, Now: d.Now, Logger: d.Logger,
 		Backoff: d.Config.QueueBackoff, Metrics: d.Metrics.Limits, Takeovers: d.Metrics.Takeovers, MaxWaiters: dispatchMaxWorkers / 2, TransactionalShare: float64(d.Config.TransactionalShare) / 100, RunBound: d.dispatchJobTimeout(),
 		BatchObserver: d.Metrics.Batch, WebhookAllowPrivate: allowPrivate, WebhookTimeout: d.Config.WebhookTimeout,
-		SoleWorker: d.lockWorkers(), Receipts: delivery.ReceiptPolicy{FirstPoll: d.receiptFirstPoll(), Deadline: d.Config.ReceiptDeadline}})
+		SoleWorker: d.lockWorkers(), Receipts: delivery.ReceiptPolicy{FirstPoll: d.receiptFirstPoll(), Deadline: d.Config.ReceiptDeadline},
+		ReceiptMetrics: d.Metrics.Receipts})
 	d.Gate = gate.New(gate.Options{Store: d.DB, Box: box, Now: d.Now, Logger: d.Logger, Tolerance: d.Config.HMACTolerance})
 	// SNS certificates and subscription URLs are fetched with the
 	// SSRF-guarded client, from sns.<region>.amazonaws.com and the hosts
@@ -416,7 +417,7 @@ func (d *Daemon) buildRooms(box *secret.Box, master, otpSecret []byte, allowPriv
 	cats := categories.New(categories.Options{Store: db, Now: now, Logger: log,
 		PageKey: secret.Derive(master, categories.PageSigningLabel), BaseURL: d.Config.BaseURL})
 	rcpt := receipts.New(receipts.Options{Store: db, Now: now, Logger: log, Reporters: eng,
-		Schedule: d.receiptSchedule(), FallbackWindow: d.Config.ReceiptFallbackWindow})
+		Schedule: d.receiptSchedule(), FallbackWindow: d.Config.ReceiptFallbackWindow, Metrics: d.Metrics.Receipts})
 	snd := sends.New(sends.Options{Store: db, Now: now, Logger: log, JobAttempts: d.Config.QueueJobAttempts, Gate: d.Gate,
 		PreferenceLink: cats.Link})
 	return rooms.Set{

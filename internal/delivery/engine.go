@@ -78,8 +78,10 @@ type Options struct {
 	// process is an orphan and is taken over at once.
 	SoleWorker bool
 	// Receipts is when delivery receipts are polled and given up (zero
-	// fields: the defaults).
-	Receipts ReceiptPolicy
+	// fields: the defaults); ReceiptMetrics counts those an early report
+	// made final at once (nil counts nothing).
+	Receipts       ReceiptPolicy
+	ReceiptMetrics *metrics.Receipts
 }
 
 // Engine delivers requests. One lives in each worker process.
@@ -131,8 +133,9 @@ type Engine struct {
 	recorder *groupcommit.Queue[*recording] // outcome writes (recorder.go)
 	notes    *notes                         // outcome notes (notes.go)
 
-	takeovers *metrics.Takeovers
-	receipts  ReceiptPolicy
+	takeovers      *metrics.Takeovers
+	receipts       ReceiptPolicy
+	receiptMetrics *metrics.Receipts
 }
 
 // New builds an Engine.
@@ -163,6 +166,7 @@ func New(o Options) *Engine {
 	e.takeovers = o.Takeovers
 	e.receipts = ReceiptPolicy{FirstPoll: cmp.Or(o.Receipts.FirstPoll, DefaultReceiptFirstPoll),
 		Deadline: cmp.Or(o.Receipts.Deadline, DefaultReceiptDeadline)}
+	e.receiptMetrics = o.ReceiptMetrics
 	return e
 }
 

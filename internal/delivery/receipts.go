@@ -31,8 +31,10 @@ const (
 )
 
 // saveReceipts writes the receipts of the runs whose request was sent,
-// with their poll jobs, and applies early reports (their events join es).
-func (e *Engine) saveReceipts(ctx context.Context, tx notify.Tx, runs []*run, sets []settlement, settled []bool, now time.Time, es []*notify.Event) ([]*notify.Event, error) {
+// with their poll jobs, and applies early reports (their events join es;
+// the receipts they made final join finals, counted once committed).
+func (e *Engine) saveReceipts(ctx context.Context, tx notify.Tx, runs []*run, sets []settlement, settled []bool, now time.Time,
+	es []*notify.Event, finals *[]*notify.Receipt) ([]*notify.Event, error) {
 	var rs []*notify.Receipt
 	var polled []bool
 	pushed := map[string][]string{}
@@ -68,6 +70,7 @@ func (e *Engine) saveReceipts(ctx context.Context, tx notify.Tx, runs []*run, se
 			if rc == nil || !notify.ApplyReport(rc, rep, now) {
 				continue
 			}
+			*finals = append(*finals, rc)
 			for _, rn := range runs {
 				if rn.req.ID == rc.RequestID {
 					es = append(es, notify.ReceiptEvent(newID(), notify.ReceiptEventType(rc), rn.req, rc, now))

@@ -80,7 +80,9 @@ func (s *Service) lookup(ctx context.Context, acct *notify.ProviderAccount, rc *
 // an undelivered report.
 func (s *Service) settle(ctx context.Context, rc *notify.Receipt, rep *notify.VendorReport) error {
 	now := s.Now()
-	return s.Store.Update(ctx, func(tx notify.Tx) error {
+	final := ""
+	err := s.Store.Update(ctx, func(tx notify.Tx) error {
+		final = ""
 		r, err := tx.LockRequest(ctx, rc.WorkspaceID, rc.RequestID)
 		if errors.Is(err, notify.ErrNotFound) {
 			return nil
@@ -100,6 +102,7 @@ func (s *Service) settle(ctx context.Context, rc *notify.Receipt, rep *notify.Ve
 		if err != nil || !applied {
 			return err
 		}
+		final = c.Status
 		if typ := notify.ReceiptEventType(&c); typ != "" {
 			es, err := notify.Subscribed(ctx, tx, []*notify.Event{notify.ReceiptEvent(usecase.NewID(), typ, r, &c, now)})
 			if err != nil {
@@ -111,6 +114,10 @@ func (s *Service) settle(ctx context.Context, rc *notify.Receipt, rep *notify.Ve
 		}
 		return s.fallBack(ctx, tx, r, &c, now)
 	})
+	if err == nil && final != "" {
+		s.metrics.Final(rc.ProviderKind, final)
+	}
+	return err
 }
 
 // fallBack moves r along its channel fallback when c, its receipt that

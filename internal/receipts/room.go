@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/notifyd/notifyd/internal/metrics"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/usecase"
 )
@@ -44,6 +45,8 @@ type Options struct {
 	// FallbackWindow bounds the undelivered fallback (zero:
 	// DefaultFallbackWindow; negative: never).
 	FallbackWindow time.Duration
+	// Metrics counts the receipts that become final; nil counts nothing.
+	Metrics *metrics.Receipts
 }
 
 // Service is the receipts room.
@@ -52,11 +55,13 @@ type Service struct {
 	reporters Reporters
 	schedule  []time.Duration
 	window    time.Duration
+	metrics   *metrics.Receipts
 }
 
 // New builds the room.
 func New(o Options) *Service {
-	s := &Service{Kit: usecase.NewKit(o.Store, o.Now, o.Logger), reporters: o.Reporters, schedule: o.Schedule, window: o.FallbackWindow}
+	s := &Service{Kit: usecase.NewKit(o.Store, o.Now, o.Logger), reporters: o.Reporters, schedule: o.Schedule, window: o.FallbackWindow,
+		metrics: o.Metrics}
 	if len(s.schedule) == 0 {
 		s.schedule = DefaultSchedule
 	}

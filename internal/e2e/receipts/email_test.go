@@ -121,4 +121,8 @@ func TestEmailBounceAndEarlyDelivery(t *testing.T) {
 	require.Equal(t, "sent", out.Status)
 	evs := rc.AwaitEvent(t, early, notify.EventArrived)
 	require.Equal(t, 1, count(rc, early, notify.EventArrived), "%v", evs)
+	for status, n := range map[string]float64{"delivered": 1, "undelivered": 1} {
+		require.Equal(t, n, notifytest.Counter(t, b.env.Daemon.Metrics.Registry, "notifyd_receipts_total",
+			map[string]string{"provider_kind": "mailz_email", "status": status}), status)
+	}
 }

@@ -42,6 +42,8 @@ func TestSMSReportDelivered(t *testing.T) {
 			require.Len(t, reps, 1)
 			require.GreaterOrEqual(t, reps[0].Lookups, 1, "the result API was asked")
 
+			require.Equal(t, 1.0, notifytest.Counter(t, b.env.Daemon.Metrics.Registry, "notifyd_receipts_total",
+				map[string]string{"provider_kind": tc.kind, "status": "delivered"}))
 			evs := rc.AwaitEvent(t, id, notify.EventArrived)
 			require.Equal(t, notify.EventDelivered, evs[0].Type, "SPEC's event came first, at acceptance")
 
