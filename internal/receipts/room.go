@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/notifyd/notifyd/internal/metrics"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/usecase"
 )
@@ -46,7 +45,13 @@ type Options struct {
 	// DefaultFallbackWindow; negative: never).
 	FallbackWindow time.Duration
 	// Metrics counts the receipts that become final; nil counts nothing.
-	Metrics *metrics.Receipts
+	Metrics Counter
+}
+
+// Counter counts receipts that became final (the daemon's
+// metrics.Receipts).
+type Counter interface {
+	Final(kind, status string)
 }
 
 // Service is the receipts room.
@@ -55,7 +60,7 @@ type Service struct {
 	reporters Reporters
 	schedule  []time.Duration
 	window    time.Duration
-	metrics   *metrics.Receipts
+	metrics   Counter
 }
 
 // New builds the room.
@@ -68,5 +73,13 @@ func New(o Options) *Service {
 	if s.window == 0 {
 		s.window = DefaultFallbackWindow
 	}
+	if s.metrics == nil {
+		s.metrics = noCounter{}
+	}
 	return s
 }
+
+// noCounter counts nothing.
+type noCounter struct{}
+
+func (noCounter) Final(string, string) {}
