@@ -301,6 +301,11 @@ func requestBody(d *sends.RequestDetail) map[string]any {
 	attempts := make([]map[string]any, len(d.Attempts))
 	for i, at := range d.Attempts {
 		attempts[i] = attemptBody(at)
+		// An accepted attempt of a kind that reports delivery shows its
+		// receipt (issue 35).
+		if rc, ok := d.AttemptReceipts[at.ID]; ok {
+			attempts[i]["deliveryStatus"] = rc
+		}
 	}
 	var job any
 	if d.Job != nil {
@@ -313,6 +318,8 @@ func requestBody(d *sends.RequestDetail) map[string]any {
 		"finalErrorCode": strOrNil(r.FinalErrorCode), "finalErrorMessage": strOrNil(r.FinalErrorMessage),
 		"job": job, "attempts": attempts,
 		"deliveredChannel": strOrNil(string(r.DeliveredChannel())), "channelFallback": fallbackBody(r),
+		// The vendor's delivery report, beside SPEC's status (issue 35).
+		"deliveryStatus": d.DeliveryStatus,
 	}
 	// A request delivered to the inbox (issue 33) shows its message's
 	// states; null once the recipient deleted it. Other answers are SPEC's.

@@ -18,6 +18,9 @@ import (
 const (
 	TypeBounce    = "bounce"
 	TypeComplaint = "complaint"
+	// TypeDelivery is the vendor's report that the message reached the
+	// recipient's mail server (issue 35): a delivery receipt, not feedback.
+	TypeDelivery = "delivery"
 )
 
 // Bounce classes. Only a permanent bounce suppresses the address.
@@ -27,7 +30,8 @@ const (
 	Undetermined = "undetermined"
 )
 
-// Event is one bounce or complaint for one recipient of one message.
+// Event is one bounce, complaint or delivery for one recipient of one
+// message.
 type Event struct {
 	Type       string // bounce | complaint
 	BounceType string // permanent | transient | undetermined (bounces only)

@@ -148,9 +148,13 @@ func TestSvixResend(t *testing.T) {
 	require.Len(t, evs, 1)
 	_, ok := evs[0].Suppresses()
 	require.False(t, ok)
+	// A delivery is a receipt (issue 35), not feedback: it suppresses nothing.
 	evs, err = bounce.ParseResend([]byte(`{"type":"email.delivered","data":{"email_id":"x","to":["a@b.c"]}}`), "id", time.Now())
 	require.NoError(t, err)
-	require.Empty(t, evs)
+	require.Len(t, evs, 1)
+	require.Equal(t, bounce.TypeDelivery, evs[0].Type)
+	_, ok = evs[0].Suppresses()
+	require.False(t, ok)
 	_, err = bounce.ParseResend([]byte(`{"type":"email.bounced","data":{"to":["a@b.c"]}}`), "id", time.Now())
 	require.ErrorIs(t, err, bounce.ErrMalformed)
 }
@@ -176,9 +180,13 @@ func TestPostmark(t *testing.T) {
 		require.Equal(t, w.reason, reason, key)
 		require.Equal(t, "pm-1", evs[0].MessageID)
 	}
+	// A delivery is a receipt (issue 35), not feedback.
 	evs, err := bounce.ParsePostmark([]byte(`{"RecordType":"Delivery","MessageID":"x","Recipient":"a@b.c"}`), time.Now())
 	require.NoError(t, err)
-	require.Empty(t, evs)
+	require.Len(t, evs, 1)
+	require.Equal(t, bounce.TypeDelivery, evs[0].Type)
+	_, ok := evs[0].Suppresses()
+	require.False(t, ok)
 	_, err = bounce.ParsePostmark([]byte(`{"RecordType":"Bounce","Type":"HardBounce"}`), time.Now())
 	require.True(t, errors.Is(err, bounce.ErrMalformed))
 }

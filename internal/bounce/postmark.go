@@ -16,6 +16,9 @@ type postmarkEvent struct {
 	Details     string          `json:"Details"`
 	Email       string          `json:"Email"`
 	BouncedAt   string          `json:"BouncedAt"`
+	// Delivery webhooks (issue 35).
+	Recipient   string `json:"Recipient"`
+	DeliveredAt string `json:"DeliveredAt"`
 }
 
 // postmarkHard are the bounce types after which Postmark itself stops
@@ -25,8 +28,8 @@ var postmarkHard = map[string]bool{"HardBounce": true, "BadEmailAddress": true, 
 // postmarkSoft are the types that say a delivery failed for now.
 var postmarkSoft = map[string]bool{"Transient": true, "SoftBounce": true, "DnsError": true}
 
-// ParsePostmark reads a Postmark bounce or spam-complaint webhook. Other
-// record types (Delivery, Open, Click, ...) yield no events; bounce types
+// ParsePostmark reads a Postmark bounce, spam-complaint or delivery
+// webhook. Other record types (Open, Click, ...) yield no events; bounce types
 // that are not delivery failures (AutoResponder, Unsubscribe, ...) are
 // kept as undetermined bounces, which do not suppress.
 func ParsePostmark(body []byte, now time.Time) ([]Event, error) {
@@ -39,6 +42,14 @@ func ParsePostmark(body []byte, now time.Time) ([]Event, error) {
 		rt = "Bounce" // the legacy bounce hook carries no RecordType
 	}
 	var typ, class string
+	if rt == "Delivery" {
+		addr := normalizeAddress(e.Recipient)
+		if addr == "" || e.MessageID == "" {
+			return nil, malformed("Postmark Delivery webhook lacks Recipient or MessageID")
+		}
+		return []Event{{Type: TypeDelivery, MessageID: clip(e.MessageID, 256), Recipient: addr, Detail: clip(e.Details, 1000),
+			EventID: clip("postmark:delivery:"+e.MessageID+":"+addr, 600), OccurredAt: parseTime(e.DeliveredAt, now)}}, nil
+	}
 	switch {
 	case rt == "SpamComplaint" || (rt == "Bounce" && e.Type == "SpamComplaint"):
 		typ = TypeComplaint

@@ -67,8 +67,8 @@ type resendEvent struct {
 	} `json:"data"`
 }
 
-// ParseResend reads a Resend webhook; email.bounced and email.complained
-// yield events, other types none. svixID names the event for dedupe.
+// ParseResend reads a Resend webhook; email.bounced, email.complained and
+// email.delivered yield events, other types none. svixID names the event for dedupe.
 func ParseResend(body []byte, svixID string, now time.Time) ([]Event, error) {
 	var e resendEvent
 	if err := json.Unmarshal(body, &e); err != nil || e.Type == "" {
@@ -92,6 +92,8 @@ func ParseResend(body []byte, svixID string, now time.Time) ([]Event, error) {
 		}
 	case "email.complained":
 		typ = TypeComplaint
+	case "email.delivered":
+		typ = TypeDelivery
 	default:
 		return nil, nil
 	}

@@ -35,11 +35,17 @@ type sesEvent struct {
 			EmailAddress string `json:"emailAddress"`
 		} `json:"complainedRecipients"`
 	} `json:"complaint"`
+	Delivery *struct {
+		Timestamp    string   `json:"timestamp"`
+		Recipients   []string `json:"recipients"`
+		SMTPResponse string   `json:"smtpResponse"`
+	} `json:"delivery"`
 }
 
 // ParseSES reads the SES event JSON of an SNS Notification's Message.
 // snsID (the SNS MessageId) names the event when SES gives no feedbackId.
-// Other event types (Delivery, Send, Open, ...) yield no events.
+// Delivery yields delivery events (issue 35); other event types (Send,
+// Open, ...) yield none.
 func ParseSES(message, snsID string, now time.Time) ([]Event, error) {
 	var e sesEvent
 	if err := json.Unmarshal([]byte(message), &e); err != nil {
@@ -93,6 +99,17 @@ func ParseSES(message, snsID string, now time.Time) ([]Event, error) {
 			}
 			out = append(out, Event{Type: TypeComplaint, MessageID: mid, Recipient: addr,
 				Detail: clip(e.Complaint.ComplaintFeedbackType, 1000), EventID: clip("ses:"+id+":"+addr, 600), OccurredAt: at})
+		}
+	case "Delivery":
+		if e.Delivery == nil {
+			return nil, nil // nothing to read: no recipient is named
+		}
+		at := parseTime(e.Delivery.Timestamp, now)
+		for _, r := range e.Delivery.Recipients {
+			if addr := normalizeAddress(r); addr != "" {
+				out = append(out, Event{Type: TypeDelivery, MessageID: mid, Recipient: addr, Detail: clip(e.Delivery.SMTPResponse, 1000),
+					EventID: clip("ses:"+snsID+":"+addr, 600), OccurredAt: at})
+			}
 		}
 	}
 	return out, nil

@@ -69,7 +69,11 @@ type Config struct {
 	WebhookTimeout       time.Duration   // NOTIFYD_WEBHOOK_TIMEOUT: bound of one webhook try
 	WebhookRetrySchedule []time.Duration // NOTIFYD_WEBHOOK_RETRY_SCHEDULE: waits before each retry; empty (not nil): none
 	WebhookSecretOverlap time.Duration   // NOTIFYD_WEBHOOK_SECRET_OVERLAP: how long a rotated-out secret still signs
-	SNSCertHosts         []string        // NOTIFYD_SNS_CERT_HOSTS: trusted SNS certificate hosts beside sns.<region>.amazonaws.com
+	// Delivery receipts (issue 35).
+	ReceiptPollSchedule   []time.Duration // NOTIFYD_RECEIPT_POLL_SCHEDULE: waits before each result-API lookup; the last repeats; nil: the default
+	ReceiptDeadline       time.Duration   // NOTIFYD_RECEIPT_DEADLINE: how long a receipt waits for a final report; 0: the default (72h)
+	ReceiptFallbackWindow time.Duration   // NOTIFYD_RECEIPT_FALLBACK_WINDOW: how long after the send an undelivered report may fall back; 0: the default (1h)
+	SNSCertHosts          []string        // NOTIFYD_SNS_CERT_HOSTS: trusted SNS certificate hosts beside sns.<region>.amazonaws.com
 }
 
 // Accepted values, kept here so Validate and its messages share them.
@@ -354,6 +358,13 @@ func (c Config) validateWebhooks(p *problems) {
 	// Only the first bad wait is named: one message per mistake, not per entry.
 	if i := slices.IndexFunc(c.WebhookRetrySchedule, func(d time.Duration) bool { return d <= 0 }); i >= 0 {
 		p.add("NOTIFYD_WEBHOOK_RETRY_SCHEDULE waits must be greater than 0 (got %s)", c.WebhookRetrySchedule[i])
+	}
+	// Unset (nil, zero) means the receipts' defaults.
+	if i := slices.IndexFunc(c.ReceiptPollSchedule, func(d time.Duration) bool { return d <= 0 }); i >= 0 || (c.ReceiptPollSchedule != nil && len(c.ReceiptPollSchedule) == 0) {
+		p.add("NOTIFYD_RECEIPT_POLL_SCHEDULE must hold waits greater than 0")
+	}
+	if c.ReceiptDeadline < 0 {
+		p.add("NOTIFYD_RECEIPT_DEADLINE must be greater than 0 (got %s)", c.ReceiptDeadline)
 	}
 	if c.WebhookSecretOverlap < 0 {
 		p.add("NOTIFYD_WEBHOOK_SECRET_OVERLAP must be greater than 0 (got %s)", c.WebhookSecretOverlap)

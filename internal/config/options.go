@@ -238,31 +238,40 @@ var options = []option{
 	{
 		Option: Option{Env: "NOTIFYD_WEBHOOK_RETRY_SCHEDULE", Flag: "webhook-retry-schedule", Default: "5s,5m,30m,2h,5h,10h,10h",
 			Help: "comma-separated waits before each webhook retry; after the last the delivery fails"},
+		set: func(c *Config, v string) (err error) {
+			c.WebhookRetrySchedule, err = parseDurations(v)
+			return err
+		},
+		get: func(c Config) string { return formatDurations(c.WebhookRetrySchedule) },
+	},
+	{
+		Option: Option{Env: "NOTIFYD_RECEIPT_POLL_SCHEDULE", Flag: "receipt-poll-schedule", Default: "10s,10s,30s,1m,2m,5m,10m,30m,1h",
+			Help: "comma-separated waits before each lookup of an SMS or AlimTalk delivery report (the first after the send); the last repeats until NOTIFYD_RECEIPT_DEADLINE"},
+		set: func(c *Config, v string) (err error) {
+			c.ReceiptPollSchedule, err = parseDurations(v)
+			return err
+		},
+		get: func(c Config) string { return formatDurations(c.ReceiptPollSchedule) },
+	},
+	{
+		Option: Option{Env: "NOTIFYD_RECEIPT_DEADLINE", Flag: "receipt-deadline", Default: "72h",
+			Help: "how long a delivery receipt waits for the vendor's final report before it is unknown"},
 		set: func(c *Config, v string) error {
-			var out []time.Duration
-			for _, part := range strings.Split(v, ",") {
-				if part = strings.TrimSpace(part); part == "" {
-					continue
-				}
-				d, err := parseDuration(part)
-				if err != nil {
-					return err
-				}
-				out = append(out, d)
-			}
-			if out == nil {
-				out = []time.Duration{} // no retries
-			}
-			c.WebhookRetrySchedule = out
-			return nil
+			d, err := parseDuration(v)
+			c.ReceiptDeadline = d
+			return err
 		},
-		get: func(c Config) string {
-			parts := make([]string, len(c.WebhookRetrySchedule))
-			for i, d := range c.WebhookRetrySchedule {
-				parts[i] = d.String()
-			}
-			return strings.Join(parts, ",")
+		get: func(c Config) string { return c.ReceiptDeadline.String() },
+	},
+	{
+		Option: Option{Env: "NOTIFYD_RECEIPT_FALLBACK_WINDOW", Flag: "receipt-fallback-window", Default: "1h",
+			Help: "how long after the send an undelivered report still moves a request along its channel fallback (AlimTalk then SMS); a negative value turns it off"},
+		set: func(c *Config, v string) error {
+			d, err := parseDuration(v)
+			c.ReceiptFallbackWindow = d
+			return err
 		},
+		get: func(c Config) string { return c.ReceiptFallbackWindow.String() },
 	},
 	{
 		Option: Option{Env: "NOTIFYD_WEBHOOK_SECRET_OVERLAP", Flag: "webhook-secret-overlap", Default: "24h",
@@ -486,4 +495,29 @@ func parseDuration(v string) (time.Duration, error) {
 		return 0, errors.New("must be a duration such as 30s or 2m, or a number of seconds")
 	}
 	return d, nil
+}
+
+// parseDurations reads a comma-separated list of waits; an empty list is
+// empty, not nil.
+func parseDurations(v string) ([]time.Duration, error) {
+	out := []time.Duration{}
+	for _, part := range strings.Split(v, ",") {
+		if part = strings.TrimSpace(part); part == "" {
+			continue
+		}
+		d, err := parseDuration(part)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+func formatDurations(ds []time.Duration) string {
+	parts := make([]string, len(ds))
+	for i, d := range ds {
+		parts[i] = d.String()
+	}
+	return strings.Join(parts, ",")
 }

@@ -41,6 +41,7 @@ import (
 	"github.com/notifyd/notifyd/internal/provider"
 	"github.com/notifyd/notifyd/internal/provider/kinds"
 	"github.com/notifyd/notifyd/internal/providers"
+	"github.com/notifyd/notifyd/internal/receipts"
 	"github.com/notifyd/notifyd/internal/recipients"
 	"github.com/notifyd/notifyd/internal/retention"
 	"github.com/notifyd/notifyd/internal/rooms"
@@ -205,7 +206,9 @@ func (d *Daemon) Open(ctx context.Context) error {
 	d.Delivery = delivery.New(delivery.Options{Store: d.DB, Box: box, Kinds: kinds.All(), Deps: providerDeps, Now: d.Now, Logger: d.Logger,
 		Backoff: d.Config.QueueBackoff, Metrics: d.Metrics.Limits, Takeovers: d.Metrics.Takeovers, MaxWaiters: dispatchMaxWorkers / 2, TransactionalShare: float64(d.Config.TransactionalShare) / 100, RunBound: d.dispatchJobTimeout(),
 		BatchObserver: d.Metrics.Batch, WebhookAllowPrivate: allowPrivate, WebhookTimeout: d.Config.WebhookTimeout,
-		SoleWorker: d.lockWorkers(), Tracer: d.tracer})
+		SoleWorker: d.lockWorkers(), Tracer: d.tracer,
+		Receipts:       delivery.ReceiptPolicy{FirstPoll: d.receiptFirstPoll(), Deadline: d.Config.ReceiptDeadline},
+		ReceiptMetrics: d.Metrics.Receipts})
 	d.Gate = gate.New(gate.Options{Store: d.DB, Box: box, Now: d.Now, Logger: d.Logger, Tolerance: d.Config.HMACTolerance})
 	// SNS certificates and subscription URLs are fetched with the
 	// SSRF-guarded client, from sns.<region>.amazonaws.com and the hosts
@@ -327,6 +330,7 @@ func (d *Daemon) configureWorkers(cfg *river.Config) {
 	river.AddWorker(workers, &worker.DispatchBatch{Engine: d.Delivery, Backoff: d.Config.QueueBackoff, JobTimeout: jobTimeout})
 	river.AddWorker(workers, &worker.WebhookDelivery{Service: d.Rooms.Webhooks, TryTimeout: cmp.Or(d.Config.WebhookTimeout, 10*time.Second), MaxTimeout: jobTimeout})
 	river.AddWorker(workers, &worker.Fanout{Service: d.Rooms.Newsletter, Backoff: d.Config.QueueBackoff, JobTimeout: jobTimeout})
+	river.AddWorker(workers, &worker.ReceiptPoll{Service: d.Rooms.Receipts})
 	cfg.Workers = workers
 	cfg.Queues = map[string]river.QueueConfig{
 		jobs.QueueDefault: {MaxWorkers: dispatchMaxWorkers},
@@ -338,6 +342,8 @@ func (d *Daemon) configureWorkers(cfg *river.Config) {
 		jobs.QueueMaintenance: {MaxWorkers: 2, FetchPollInterval: idlePollInterval},
 		jobs.QueueWebhooks:    {MaxWorkers: 20, FetchPollInterval: idlePollInterval},
 		jobs.QueueCampaign:    {MaxWorkers: 2, FetchPollInterval: idlePollInterval},
+		// Delivery-report lookups wait on vendors; a few at a time.
+		jobs.QueueReceipts: {MaxWorkers: 10, FetchPollInterval: idlePollInterval},
 		// Bulk work (campaign deliveries) has slots of its own, so a
 		// campaign's backlog never delays a transactional send's start;
 		// a job held by a dispatch limit waits in the queue, not in a
@@ -443,6 +449,8 @@ func (d *Daemon) buildRooms(box *secret.Box, master, otpSecret []byte, allowPriv
 	db, now, log, eng := d.DB, d.Now, d.Logger, d.Delivery
 	cats := categories.New(categories.Options{Store: db, Now: now, Logger: log,
 		PageKey: secret.Derive(master, categories.PageSigningLabel), BaseURL: d.Config.BaseURL})
+	rcpt := receipts.New(receipts.Options{Store: db, Now: now, Logger: log, Reporters: eng,
+		Schedule: d.receiptSchedule(), FallbackWindow: d.Config.ReceiptFallbackWindow, Metrics: d.Metrics.Receipts})
 	snd := sends.New(sends.Options{Store: db, Now: now, Logger: log, JobAttempts: d.Config.QueueJobAttempts, Gate: d.Gate,
 		PreferenceLink: cats.Link, Tracer: d.tracer})
 	return rooms.Set{
@@ -465,8 +473,9 @@ func (d *Daemon) buildRooms(box *secret.Box, master, otpSecret []byte, allowPriv
 		Retention:    retention.New(retention.Options{Store: db, Now: now, Logger: log}),
 		Inbox:        inbox.New(inbox.Options{Store: db, Now: now, Logger: log, Box: box}),
 		Sends:        snd,
+		Receipts:     rcpt,
 		InboundHooks: inboundhooks.New(inboundhooks.Options{Store: db, Now: now, Logger: log, Accept: hookAcceptor{snd}, Gate: d.Gate}),
-		Suppressions: suppressions.New(suppressions.Options{Store: db, Box: box, Now: now, Logger: log, SNS: d.SNS}),
+		Suppressions: suppressions.New(suppressions.Options{Store: db, Box: box, Now: now, Logger: log, SNS: d.SNS, Receipts: rcpt}),
 		Templates:    templates.New(templates.Options{Store: db, Now: now, Logger: log}),
 		Verification: verification.New(verification.Options{Store: db, Now: now, Logger: log, Secret: otpSecret,
 			CodeKey: secret.Derive(master, verification.CodeLabel), BaseURL: d.Config.BaseURL, Engine: eng}),
@@ -474,6 +483,24 @@ func (d *Daemon) buildRooms(box *secret.Box, master, otpSecret []byte, allowPriv
 			AllowPrivate: allowPrivate, Schedule: d.Config.WebhookRetrySchedule, SecretOverlap: d.Config.WebhookSecretOverlap,
 			Metrics: d.Metrics.Webhooks}),
 	}
+}
+
+// receiptFirstPoll is the wait before a receipt's first lookup: the first
+// of NOTIFYD_RECEIPT_POLL_SCHEDULE (zero: the engine's default).
+func (d *Daemon) receiptFirstPoll() time.Duration {
+	if len(d.Config.ReceiptPollSchedule) == 0 {
+		return 0
+	}
+	return d.Config.ReceiptPollSchedule[0]
+}
+
+// receiptSchedule is the waits before the further lookups (nil: the
+// room's default).
+func (d *Daemon) receiptSchedule() []time.Duration {
+	if len(d.Config.ReceiptPollSchedule) < 2 {
+		return nil
+	}
+	return d.Config.ReceiptPollSchedule[1:]
 }
 
 // APIOptions are the options the daemon builds its API with: the rooms,

@@ -81,6 +81,11 @@ type Options struct {
 	// Tracer traces job runs, deliveries, vendor calls and webhook tries
 	// (tracing.go); nil: tracing off.
 	Tracer *tracing.Tracer
+	// Receipts is when delivery receipts are polled and given up (zero
+	// fields: the defaults); ReceiptMetrics counts those an early report
+	// made final at once (nil counts nothing).
+	Receipts       ReceiptPolicy
+	ReceiptMetrics *metrics.Receipts
 }
 
 // Engine delivers requests. One lives in each worker process.
@@ -133,7 +138,9 @@ type Engine struct {
 	recorder *groupcommit.Queue[*recording] // outcome writes (recorder.go)
 	notes    *notes                         // outcome notes (notes.go)
 
-	takeovers *metrics.Takeovers
+	takeovers      *metrics.Takeovers
+	receipts       ReceiptPolicy
+	receiptMetrics *metrics.Receipts
 }
 
 // New builds an Engine.
@@ -163,6 +170,9 @@ func New(o Options) *Engine {
 	e.recorder = e.newRecorder()
 	e.notes = e.newNotes()
 	e.takeovers = o.Takeovers
+	e.receipts = ReceiptPolicy{FirstPoll: cmp.Or(o.Receipts.FirstPoll, DefaultReceiptFirstPoll),
+		Deadline: cmp.Or(o.Receipts.Deadline, DefaultReceiptDeadline)}
+	e.receiptMetrics = o.ReceiptMetrics
 	return e
 }
 

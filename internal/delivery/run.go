@@ -550,7 +550,9 @@ const recordTries = 5
 
 // write is one attempt to record runs.
 func (e *Engine) write(ctx context.Context, runs []*run, sets []settlement, attempts []*notify.Attempt, circuits outcomes, now time.Time) error {
-	return e.store.Update(ctx, func(tx notify.Tx) error {
+	var finals []*notify.Receipt
+	err := e.store.Update(ctx, func(tx notify.Tx) error {
+		finals = nil
 		if err := tx.CreateAttempts(ctx, attempts); err != nil {
 			return err
 		}
@@ -602,6 +604,9 @@ func (e *Engine) write(ctx context.Context, runs []*run, sets []settlement, atte
 		if err := storeInbox(ctx, tx, runs, sets, settled, now); err != nil {
 			return err
 		}
+		if events, err = e.saveReceipts(ctx, tx, runs, sets, settled, now, events, &finals); err != nil {
+			return err
+		}
 		if len(moved) > 0 {
 			if err := tx.MoveFallbackSteps(ctx, moved, movedJobs); err != nil {
 				return err
@@ -619,4 +624,10 @@ func (e *Engine) write(ctx context.Context, runs []*run, sets []settlement, atte
 		}
 		return tx.CreateEvents(ctx, events)
 	})
+	if err == nil {
+		for _, rc := range finals {
+			e.receiptMetrics.Final(rc.ProviderKind, rc.Status)
+		}
+	}
+	return err
 }

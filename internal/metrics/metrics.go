@@ -21,6 +21,8 @@ type Metrics struct {
 	Retention *Retention
 	// Takeovers counts requests taken over from dead runs (takeover.go).
 	Takeovers *Takeovers
+	// Receipts counts delivery receipts that became final (receipts.go).
+	Receipts *Receipts
 }
 
 // New registers the collectors on a fresh registry.
@@ -45,5 +47,6 @@ func New() *Metrics {
 	m.Webhooks = newWebhooks(m.Registry)
 	m.Retention = newRetention(m.Registry)
 	m.Takeovers = newTakeovers(m.Registry)
+	m.Receipts = newReceipts(m.Registry)
 	return m
 }

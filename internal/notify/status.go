@@ -65,6 +65,9 @@ var requestMoves = moves[RequestStatus]{
 	StatusProcessing: {StatusProcessing, StatusSent, StatusFailed, StatusQueued, StatusCanceled},
 	// A dead-letter replay or a campaign retry sends it again (the store).
 	StatusFailed: {StatusQueued},
+	// A delivery report said the message did not arrive, and the request's
+	// channel fallback moves on to its next step (issue 35, item 3; once).
+	StatusSent: {StatusQueued},
 }
 
 // Valid reports whether s is a request status.
@@ -120,6 +123,8 @@ var jobMoves = moves[JobStatus]{
 	// A dead-letter replay or a campaign retry queues it again (the store).
 	JobFailed:     {JobQueued},
 	JobDeadLetter: {JobQueued},
+	// The fallback of an undelivered report (issue 35) queues it again.
+	JobCompleted: {JobQueued},
 }
 
 // CanMove reports whether the job state table has a move from s to to.

@@ -43,6 +43,7 @@ func TestRequestMoves(t *testing.T) {
 		{StatusProcessing, StatusQueued}:     true, // job retry, fallback step, halted run
 		{StatusProcessing, StatusCanceled}:   true, // cancel in flight
 		{StatusFailed, StatusQueued}:         true, // dead-letter replay, campaign retry
+		{StatusSent, StatusQueued}:           true, // an undelivered report's channel fallback (issue 35)
 	}
 	checkTable(t, RequestStatuses, allowed, RequestStatus.CanMove)
 	for _, s := range []RequestStatus{"", "unknown", "SENT"} {
@@ -123,6 +124,7 @@ func TestJobMoves(t *testing.T) {
 		{JobProcessing, JobCanceled}:   true,
 		{JobFailed, JobQueued}:         true, // campaign retry
 		{JobDeadLetter, JobQueued}:     true, // dead-letter replay, campaign retry
+		{JobCompleted, JobQueued}:      true, // an undelivered report's channel fallback (issue 35)
 	}
 	checkTable(t, all, allowed, JobStatus.CanMove)
 	j := &Job{ID: "j1", Status: JobCompleted}

@@ -17,8 +17,9 @@ const (
 var EventTypes = []string{EventDelivered, EventFailed, EventCanceled}
 
 // WebhookEventTypes are every event a webhook may subscribe to: SPEC's,
-// then those the later rooms added (the inbox's states).
-var WebhookEventTypes = slices.Concat(EventTypes, InboxEventTypes)
+// then those the later rooms added (the inbox's states, the delivery
+// receipts).
+var WebhookEventTypes = slices.Concat(EventTypes, InboxEventTypes, ReceiptEventTypes)
 
 // Webhook is a registered endpoint. Secrets are stored sealed; the
 // previous secret keeps signing until PreviousExpiresAt after a rotation.

@@ -72,6 +72,17 @@ type Request struct {
 	ChannelFallback           *ChannelFallback `json:"channelFallback"`
 	// Job is the request's job (zero when the answer has none).
 	Job Job `json:"job"`
+	// DeliveryStatus is the vendor's delivery report (issue 35).
+	DeliveryStatus *DeliveryStatus `json:"deliveryStatus"`
+}
+
+// DeliveryStatus is a receipt of a Request or an Attempt (issue 35).
+type DeliveryStatus struct {
+	Status     string  `json:"status"`
+	At         *string `json:"at"`
+	VendorCode *string `json:"vendorCode"`
+	VendorText *string `json:"vendorText"`
+	Reason     string  `json:"reason"`
 }
 
 // Attempt is one provider attempt of a Request.
@@ -85,6 +96,9 @@ type Attempt struct {
 	StartedAt         string     `json:"startedAt"`
 	FinishedAt        string     `json:"finishedAt"`
 	DeliveryFeedback  []Feedback `json:"deliveryFeedback"`
+	// DeliveryStatus is the receipt of an accepted attempt of a kind
+	// that reports delivery (issue 35).
+	DeliveryStatus *DeliveryStatus `json:"deliveryStatus"`
 }
 
 // Feedback is a bounce or complaint recorded on an Attempt.

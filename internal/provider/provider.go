@@ -156,6 +156,16 @@ type Kind struct {
 	// Identities builds the vendor's sender-identity API for one account;
 	// nil for kinds whose vendor has none (see identity.go).
 	Identities func(cfg Config, deps Deps) (notify.IdentityAPI, error)
+	// Receipts is how the vendor reports delivery (issue 35):
+	// notify.ReceiptsPolled (its providers implement Reporter),
+	// notify.ReceiptsPushed (delivery callbacks), or "" for none.
+	Receipts string
+}
+
+// Reporter is implemented by the providers of kinds whose vendor has a
+// per-message result API (Kind.Receipts notify.ReceiptsPolled).
+type Reporter interface {
+	notify.ReportAPI
 }
 
 // Require returns an invalid_request error naming the first key of keys

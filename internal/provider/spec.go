@@ -36,6 +36,8 @@ type Spec[C any] struct {
 	// Identities builds the vendor's sender-identity API; nil when the
 	// vendor has none.
 	Identities func(c C, deps Deps) (notify.IdentityAPI, error)
+	// Receipts is Kind.Receipts.
+	Receipts string
 }
 
 // Kind is the registry entry of s.
@@ -47,6 +49,7 @@ func (s Spec[C]) Kind() Kind {
 		Optional:   s.Optional,
 		Batch:      s.Batch,
 		Idempotent: s.Idempotent,
+		Receipts:   s.Receipts,
 		New: func(cfg Config, deps Deps) (Provider, error) {
 			c, err := s.Config(cfg)
 			if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/notifyd/notifyd/internal/limits"
 	"github.com/notifyd/notifyd/internal/newsletter"
 	"github.com/notifyd/notifyd/internal/providers"
+	"github.com/notifyd/notifyd/internal/receipts"
 	"github.com/notifyd/notifyd/internal/recipients"
 	"github.com/notifyd/notifyd/internal/retention"
 	"github.com/notifyd/notifyd/internal/sends"
@@ -33,6 +34,7 @@ type Set struct {
 	Limits       *limits.Service       // rate-limit policies and dispatch limits
 	Newsletter   *newsletter.Service   // subscribers, campaigns, fan-out
 	Providers    *providers.Service    // provider accounts, routes, test-sends
+	Receipts     *receipts.Service     // delivery receipts: vendor reports, their events and fallback
 	Recipients   *recipients.Service   // recipient profiles
 	Retention    *retention.Service    // deletion of old data
 	Sends        *sends.Service        // sends, lookups, cancel, dead letters

@@ -474,6 +474,13 @@ type RequestDetail struct {
 	// 33), with its read, seen and archived times; nil otherwise, or once
 	// the recipient deleted it.
 	Inbox *notify.InboxMessage
+	// DeliveryStatus is the request's delivery receipt (issue 35), and
+	// AttemptReceipts each accepted attempt's, by attempt id.
+	DeliveryStatus  notify.ReceiptView
+	AttemptReceipts map[string]notify.ReceiptView
+	// Receipts are the receipts themselves, oldest first (the console's
+	// timeline).
+	Receipts []*notify.Receipt
 }
 
 // GetRequest is the status lookup.
@@ -493,6 +500,9 @@ func (s *Service) GetRequest(ctx context.Context, ws, id string) (*RequestDetail
 		if d.Attempts, err = tx.FindAttemptsOfRequest(ctx, ws, id); err != nil {
 			return err
 		}
+		if err := s.readReceipts(ctx, tx, d); err != nil {
+			return err
+		}
 		if d.Request.DeliveredChannel() == notify.ChannelInApp {
 			ms, err := tx.FindInboxMessagesOfRequest(ctx, ws, id)
 			if len(ms) > 0 {
@@ -506,6 +516,22 @@ func (s *Service) GetRequest(ctx context.Context, ws, id string) (*RequestDetail
 		return nil, err
 	}
 	return d, nil
+}
+
+// readReceipts fills d's delivery receipts (issue 35).
+func (s *Service) readReceipts(ctx context.Context, tx notify.Tx, d *RequestDetail) error {
+	rs, err := tx.FindReceiptsOfRequest(ctx, d.Request.WorkspaceID, d.Request.ID)
+	if err != nil {
+		return err
+	}
+	now := s.Now()
+	d.Receipts = rs
+	d.DeliveryStatus = notify.RequestReceipt(d.Request, rs, now)
+	d.AttemptReceipts = make(map[string]notify.ReceiptView, len(rs))
+	for _, rc := range rs {
+		d.AttemptReceipts[rc.AttemptID] = rc.ViewAt(now)
+	}
+	return nil
 }
 
 // CancelResult is the answer of a cancel.

@@ -41,6 +41,10 @@ const (
 const (
 	SESBounceAddress    = "bounce@simulator.amazonses.com"
 	SESComplaintAddress = "complaint@simulator.amazonses.com"
+	// SESSuccessAddress is reported delivered (issue 35) before the send
+	// is answered: a callback that outruns the vendor's own answer, so
+	// the service learns of the delivery before it recorded the send.
+	SESSuccessAddress = "success@simulator.amazonses.com"
 )
 
 // callbackState holds the SNS signing key and certificate (made on first
@@ -263,11 +267,19 @@ func (s callbackSender) autoCallbacks(kind string, ms []Message) {
 			typ = "bounce"
 		case SESComplaintAddress:
 			typ = "complaint"
+		case SESSuccessAddress:
+			typ = "delivery"
 		default:
 			continue
 		}
 		req := CallbackRequest{Kind: kind, URL: cb.URL, Secret: cb.Secret, Type: typ, To: m.To, MessageID: m.ID,
 			SignatureVersion: cb.SignatureVersion, CertBase: base}
+		if typ == "delivery" {
+			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+			_, _, _ = s.postCallback(ctx, req)
+			cancel()
+			continue
+		}
 		go func() {
 			time.Sleep(300 * time.Millisecond)
 			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
@@ -309,13 +321,13 @@ func checkCallback(req *CallbackRequest) error {
 		return errors.New("url must be an absolute http(s) URL")
 	}
 	switch req.Type {
-	case "bounce", "complaint":
+	case "bounce", "complaint", "delivery":
 	case "subscription":
 		if req.Kind != kindMailY {
 			return errors.New("type subscription applies to maily_email (SNS) only")
 		}
 	default:
-		return errors.New("type must be bounce, complaint or subscription")
+		return errors.New("type must be bounce, complaint, delivery or subscription")
 	}
 	switch req.BounceType {
 	case "":
@@ -470,7 +482,11 @@ func sesEventJSON(req CallbackRequest, feedbackID string, now time.Time) []byte 
 	mail := map[string]any{"timestamp": ts, "source": "sender@example.com", "messageId": req.MessageID,
 		"destination": []string{req.To}, "sourceArn": "arn:aws:ses:" + snsRegion + ":" + snsAccount + ":identity/example.com"}
 	ev := map[string]any{"mail": mail}
-	if req.Type == "complaint" {
+	if req.Type == "delivery" {
+		ev["notificationType"] = "Delivery"
+		ev["delivery"] = map[string]any{"timestamp": ts, "processingTimeMillis": 546, "recipients": []string{req.To},
+			"smtpResponse": "250 ok dirdel", "reportingMTA": "a8-70.smtp-out.amazonses.com"}
+	} else if req.Type == "complaint" {
 		ev["notificationType"] = "Complaint"
 		ev["complaint"] = map[string]any{"feedbackId": feedbackID, "timestamp": ts, "complaintFeedbackType": "abuse",
 			"userAgent": "Amazon SES Mailbox Simulator", "complainedRecipients": []map[string]string{{"emailAddress": req.To}}}
@@ -497,6 +513,9 @@ func resendBody(req CallbackRequest, now time.Time) []byte {
 	data := map[string]any{"created_at": now.Add(-time.Second).Format(time.RFC3339Nano), "email_id": req.MessageID,
 		"from": "Acme <sender@example.com>", "to": []string{req.To}, "subject": "Simulated message"}
 	typ := "email.complained"
+	if req.Type == "delivery" {
+		typ = "email.delivered"
+	}
 	if req.Type == "bounce" {
 		typ = "email.bounced"
 		if req.BounceType == "transient" {
@@ -532,6 +551,10 @@ func postmarkBody(req CallbackRequest, id uint64, now time.Time) []byte {
 		"BouncedAt": now.Format(time.RFC3339Nano), "ServerID": 23, "MessageStream": "outbound", "Tag": "",
 		"DumpAvailable": false, "Subject": "Simulated message", "Metadata": map[string]string{}}
 	switch {
+	case req.Type == "delivery":
+		ev = map[string]any{"RecordType": "Delivery", "ServerID": 23, "MessageStream": "outbound", "MessageID": req.MessageID,
+			"Recipient": req.To, "Tag": "", "DeliveredAt": now.Format(time.RFC3339Nano), "Details": "Test delivery webhook details",
+			"Metadata": map[string]string{}}
 	case req.Type == "complaint":
 		ev["RecordType"], ev["Type"], ev["TypeCode"], ev["Name"] = "SpamComplaint", "SpamComplaint", 512, "Spam complaint"
 		ev["Description"], ev["Details"], ev["Inactive"], ev["CanActivate"] = "The subscriber explicitly marked this message as spam.", "Test spam complaint details", true, false

@@ -191,7 +191,7 @@ func controlError(w http.ResponseWriter, status int, msg string) {
 }
 
 func (s *Simulator) serveControl(w http.ResponseWriter, r *http.Request) {
-	if s.serveCallbackControl(w, r) || s.serveIdentityControl(w, r) {
+	if s.serveCallbackControl(w, r) || s.serveIdentityControl(w, r) || s.serveReportControl(w, r) {
 		return
 	}
 	route := r.Method + " " + strings.TrimSuffix(r.URL.Path, "/")

@@ -156,6 +156,16 @@
 //	                                        (an address when name has @, else a domain); 409 when it exists
 //	POST   /_sim/identities/verify          {kind, name} -> 200: verified (DKIM, MAIL FROM, return path, link
 //	                                        clicked), standing for the vendor seeing the DNS records; 404 unknown
+//	POST   /_sim/reports                    {kind, to?, outcome: delivered|undelivered, code?, text?, delayMs?, count?}
+//	                                        -> 201: the delivery reports of the next count messages (reports.go)
+//	GET    /_sim/reports?kind=&to=          {"reports":[...]} each message's report, with the lookups that listed it
+//	DELETE /_sim/reports                    204
+//
+// Delivery reports (issue 35): every SMS and AlimTalk message gets one,
+// delivered DefaultReportDelay (500 ms) after the send unless a rule says
+// otherwise, served by the vendors' result APIs: Aligo POST /sms_list/ and
+// POST /akv10/history/detail/, Solapi GET /messages/v4/list?messageId=
+// (reports.go has their formats).
 //
 // A fault applies to the next count (default 1) calls of its kind that get
 // past the authentication check and parse; faults of one kind and op queue
@@ -221,7 +231,9 @@
 //	GET    /_sim/sns/confirm?Action=ConfirmSubscription&TopicArn=&Token=   an SNS SubscribeURL; records the confirmation
 //	GET    /_sim/sns/subscriptions                             {"subscriptions":[{topicArn, token, confirmedAt}]}
 //
-// type is bounce, complaint or (maily_email only) subscription; bounceType
+// type is bounce, complaint, delivery (issue 35: SES Delivery, Resend
+// email.delivered, Postmark RecordType Delivery) or (maily_email only)
+// subscription; bounceType
 // permanent (default) or transient. messageId defaults to the id of the
 // newest recorded message of kind to to.
 //
@@ -241,7 +253,9 @@
 // a message of that kind accepted for SES's mailbox-simulator addresses
 // bounce@simulator.amazonses.com or complaint@simulator.amazonses.com is
 // reported 300 ms later as a permanent bounce or a complaint, as SES's
-// mailbox simulator does.
+// mailbox simulator does; one for success@simulator.amazonses.com is
+// reported delivered before the send is answered (a callback that
+// outruns the vendor's answer: issue 35's early reports).
 //
 // POST /_sim/reset also forgets confirmed subscriptions, automatic
 // targets and sending identities; the signing key stays, so certificates already fetched keep

@@ -90,6 +90,8 @@ type core struct {
 	idem idempotency
 	// identities: the e-mail vendors' sending identities (identities.go).
 	identities identityState
+	// reports: delivery reports of the SMS and AlimTalk kinds (reports.go).
+	reports reportState
 
 	// secret signs the stateless tokens (AlimTalk token, OAuth access token),
 	// so that checking one needs no shared map on the send path.
@@ -147,6 +149,7 @@ func (s *Simulator) Reset() {
 	s.balances.reset()
 	s.callbacks.reset()
 	s.identities.reset()
+	s.reports.reset()
 }
 
 // Messages returns the recorded messages of kind addressed to to (an empty
@@ -173,7 +176,7 @@ func (s *Simulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if h := s.route(p); h != nil {
 		method := http.MethodPost
-		if p == "/cash/v1/balance" {
+		if p == "/cash/v1/balance" || p == "/messages/v4/list" {
 			method = http.MethodGet
 		}
 		if r.Method != method {
@@ -201,6 +204,12 @@ func (s *Simulator) route(p string) http.HandlerFunc {
 		return s.aligo.alimtalkSend
 	case "/akv10/heartinfo/":
 		return s.aligo.alimtalkHeartinfo
+	case "/sms_list/":
+		return s.aligo.aligoSMSList
+	case "/akv10/history/detail/":
+		return s.aligo.alimtalkHistory
+	case "/messages/v4/list":
+		return s.solapi.solapiList
 	case "/messages/v4/send":
 		return s.solapi.solapiSend
 	case "/messages/v4/send-many":
@@ -313,5 +322,6 @@ func (s *core) record(kind string, ms []Message) {
 		ms[i].Call = call
 	}
 	s.store.add(ms)
+	s.reports.add(kind, ms, now)
 	callbackSender{s}.autoCallbacks(kind, ms)
 }

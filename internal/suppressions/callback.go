@@ -190,14 +190,47 @@ func (s *Service) ReceiveCallback(ctx context.Context, in CallbackInput) (*Callb
 	if err != nil {
 		return nil, err
 	}
-	res := &CallbackResult{Events: len(events), Confirmed: confirmed}
-	if len(events) == 0 {
-		return res, nil
+	// Deliveries are receipts, not feedback (issue 35).
+	feedback := events[:0:0]
+	for _, ev := range events {
+		if ev.Type != bounce.TypeDelivery {
+			feedback = append(feedback, ev)
+		}
 	}
-	if res.Suppressed, err = s.recordEvents(ctx, p, events, now); err != nil {
+	res := &CallbackResult{Events: len(feedback), Confirmed: confirmed}
+	if len(feedback) > 0 {
+		if res.Suppressed, err = s.recordEvents(ctx, p, feedback, now); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.applyReceipts(ctx, p, events); err != nil {
 		return nil, err
 	}
 	return res, nil
+}
+
+// applyReceipts hands the delivery reports among a callback's events to
+// the receipts port: a delivery arrived; a permanent bounce did not (a
+// transient one is retried by the vendor, a complaint came after arrival).
+func (s *Service) applyReceipts(ctx context.Context, p *notify.ProviderAccount, events []bounce.Event) error {
+	if s.receipts == nil {
+		return nil
+	}
+	for _, ev := range events {
+		var rep *notify.VendorReport
+		switch {
+		case ev.Type == bounce.TypeDelivery:
+			rep = &notify.VendorReport{Status: notify.ReceiptDelivered, Code: "delivered", Text: ev.Detail, At: ev.OccurredAt}
+		case ev.Type == bounce.TypeBounce && ev.BounceType == bounce.Permanent:
+			rep = &notify.VendorReport{Status: notify.ReceiptUndelivered, Code: "bounce", Text: ev.Detail, At: ev.OccurredAt}
+		default:
+			continue
+		}
+		if _, err := s.receipts.Apply(ctx, p.ProviderKind, ev.MessageID, rep); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // callbackSender is the provider account a callback names, once its

@@ -41,18 +41,28 @@ type Options struct {
 	// may use plain http (private targets allowed: tests, demo). Nil
 	// refuses every SES callback as unsigned.
 	SNS SNS
+	// Receipts takes the delivery reports the callbacks carry (issue 35):
+	// deliveries and permanent bounces; nil ignores them.
+	Receipts Receipts
+}
+
+// Receipts applies a delivery report a vendor pushed about its message
+// (the receipts room, wired by the daemon).
+type Receipts interface {
+	Apply(ctx context.Context, kind, messageID string, rep *notify.VendorReport) (bool, error)
 }
 
 // Service is the suppressions room.
 type Service struct {
 	usecase.Kit
-	box *secret.Box
-	sns SNS
+	box      *secret.Box
+	sns      SNS
+	receipts Receipts
 }
 
 // New builds the room.
 func New(o Options) *Service {
-	s := &Service{Kit: usecase.NewKit(o.Store, o.Now, o.Logger), box: o.Box, sns: o.SNS}
+	s := &Service{Kit: usecase.NewKit(o.Store, o.Now, o.Logger), box: o.Box, sns: o.SNS, receipts: o.Receipts}
 	if s.sns == nil {
 		s.sns = noSNS{}
 	}

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/notifyd/notifyd/internal/notify"
@@ -89,6 +90,21 @@ func timeline(d *sends.RequestDetail) []Event {
 			what += "failure " + a.FailureCode
 		}
 		ev = append(ev, Event{a.FinishedAt, what})
+	}
+	// Delivery reports (issue 35): what the vendor said after accepting.
+	names := map[string]string{}
+	for _, a := range d.Attempts {
+		names[a.ID] = a.ProviderDisplayName
+	}
+	for _, rc := range d.Receipts {
+		if rc.ReportedAt == nil {
+			continue
+		}
+		what := "delivery report via " + names[rc.AttemptID] + ": " + rc.Status
+		if rc.Code != "" {
+			what += " (" + strings.TrimSpace(rc.Code+" "+strings.TrimPrefix(rc.Text, rc.Code)) + ")"
+		}
+		ev = append(ev, Event{*rc.ReportedAt, what})
 	}
 	if r.Status.Terminal() {
 		what := string(r.Status)

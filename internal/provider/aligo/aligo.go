@@ -103,6 +103,7 @@ func SMSKind() provider.Kind {
 		Required: []string{keyUserID, keyAPIKey, keySender},
 		Optional: []string{keyBaseURL},
 		Batch:    batch,
+		Receipts: notify.ReceiptsPolled,
 		New:      newSMS,
 	}.Kind()
 }
@@ -116,6 +117,7 @@ func MsgrKind() provider.Kind {
 		Required: []string{keyUserID, keyMsgrAPIKey, keySender},
 		Optional: []string{keyAPIKey, keyBaseURL},
 		Batch:    batch,
+		Receipts: notify.ReceiptsPolled,
 		Defaults: func(c *Config) {
 			if c.MsgrAPIKey == "" {
 				c.MsgrAPIKey = c.APIKey // SPEC: falls back when absent

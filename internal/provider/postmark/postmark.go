@@ -51,6 +51,7 @@ var spec = provider.Spec[Config]{
 	Required: []string{"mailz_api_key", "mailz_from_email"},
 	Optional: []string{"mailz_from_name"},
 	Batch:    provider.BatchDefaults{CallsPerSecond: 2, Window: 1000 * time.Millisecond, MaxSize: 100},
+	Receipts: notify.ReceiptsPushed, // Delivery and Bounce webhooks on the callback endpoint (issue 35)
 	Defaults: func(c *Config) {
 		if c.FromName == "" {
 			c.FromName = DefaultFromName

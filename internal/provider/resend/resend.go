@@ -33,7 +33,8 @@ var spec = provider.Spec[Config]{
 	Channel:    notify.ChannelEmail,
 	Required:   []string{"mailx_api_key", "mailx_from_email"},
 	Batch:      provider.BatchDefaults{CallsPerSecond: 2, Window: 750 * time.Millisecond, MaxSize: 100},
-	Idempotent: true, // Idempotency-Key
+	Receipts:   notify.ReceiptsPushed, // email.delivered and bounces on the callback endpoint (issue 35)
+	Idempotent: true,                  // Idempotency-Key
 	New:        newProvider,
 	Identities: newIdentities,
 }

@@ -56,6 +56,7 @@ var spec = provider.Spec[Config]{
 	// SES v2 has no batch API for distinct messages (SendBulkEmail is
 	// template-only), so messages go one per call, unthrottled here.
 	Batch:      provider.BatchDefaults{MaxSize: 1},
+	Receipts:   notify.ReceiptsPushed, // SES Delivery and Bounce notifications on the callback endpoint (issue 35)
 	New:        newProvider,
 	Identities: newIdentities,
 }

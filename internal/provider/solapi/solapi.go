@@ -81,6 +81,7 @@ func kind(id string, ch notify.Channel, ata bool) provider.Kind {
 		Required: []string{keyAPIKey, keyAPISecret, keySender},
 		Optional: []string{keyBaseURL},
 		Batch:    batch,
+		Receipts: notify.ReceiptsPolled,
 		New: func(c Config, deps provider.Deps) (provider.Provider, error) {
 			return newSender(c, deps, ata)
 		},

@@ -65,6 +65,10 @@ func (t deliveryTx) PurgeRequests(ctx context.Context, workspaceID string, befor
 		ON CONFLICT (campaign_id, status) DO UPDATE SET n = campaign_rollup.n + excluded.n`, ids...); err != nil {
 		return p, err
 	}
+	// Delivery receipts (issue 35) go with their requests.
+	if _, err := t.c.Exec(ctx, `DELETE FROM delivery_receipts WHERE request_id IN `+in, ids...); err != nil {
+		return p, err
+	}
 	n, err := t.c.Exec(ctx, `DELETE FROM attempts WHERE request_id IN `+in, ids...)
 	if err != nil {
 		return p, err

@@ -150,6 +150,7 @@ var tests = map[string]func(t *testing.T, open Opener){
 	// recipient.go
 	"Recipients": testRecipients,
 	"Inbox":      testInbox,
+	"Receipts":   testReceipts,
 	// category.go
 	"Categories": testCategories,
 

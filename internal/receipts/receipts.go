@@ -1,0 +1,235 @@
+package receipts
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/usecase"
+)
+
+// Poll makes one lookup of the receipt of attempt attemptID at its
+// vendor, for the poll job. It answers how long to wait before the next
+// one, zero when the receipt is final (or gone). A vendor that cannot be
+// reached is tried again on the schedule: only the deadline ends the wait.
+func (s *Service) Poll(ctx context.Context, workspaceID, attemptID string) (time.Duration, error) {
+	var rc *notify.Receipt
+	var acct *notify.ProviderAccount
+	err := s.Store.View(ctx, func(tx notify.Tx) error {
+		var err error
+		if rc, err = tx.FindReceipt(ctx, workspaceID, attemptID); err != nil {
+			return err
+		}
+		if rc.Final() {
+			return nil
+		}
+		acct, err = tx.FindProviderAccount(ctx, workspaceID, rc.ProviderAccountID)
+		if errors.Is(err, notify.ErrNotFound) {
+			return nil
+		}
+		return err
+	})
+	if errors.Is(err, notify.ErrNotFound) || (err == nil && rc.Final()) {
+		return 0, nil // deleted with its request, or settled by another run
+	}
+	if err != nil {
+		return 0, err
+	}
+	now := s.Now()
+	if !now.Before(rc.Deadline) || acct == nil {
+		// No final report in time (or its account is gone): unknown.
+		return 0, s.settle(ctx, rc, &notify.VendorReport{Status: notify.ReceiptUnknown, At: now})
+	}
+	rep, err := s.lookup(ctx, acct, rc)
+	if err != nil {
+		s.Log.WarnContext(ctx, "delivery report lookup failed", "attempt", rc.AttemptID, "kind", rc.ProviderKind, "err", err)
+	} else if rep.Status != notify.ReceiptPending {
+		return 0, s.settle(ctx, rc, rep)
+	}
+	if err := s.Store.Update(ctx, func(tx notify.Tx) error {
+		return tx.CountReceiptPoll(ctx, workspaceID, attemptID)
+	}); err != nil {
+		return 0, err
+	}
+	wait := s.schedule[min(rc.Polls, len(s.schedule)-1)]
+	if left := rc.Deadline.Sub(now); left < wait {
+		wait = left + time.Second // the last lookup finds the deadline passed
+	}
+	return wait, nil
+}
+
+// lookup asks the vendor for rc's report.
+func (s *Service) lookup(ctx context.Context, acct *notify.ProviderAccount, rc *notify.Receipt) (*notify.VendorReport, error) {
+	if s.reporters == nil {
+		return nil, errors.New("no report lookups configured")
+	}
+	api, ok, err := s.reporters.ReportAPI(acct)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, errors.New("provider kind " + acct.ProviderKind + " has no result API")
+	}
+	return api.Report(ctx, rc.ProviderMessageID, rc.Recipient)
+}
+
+// settle applies a final report to rc in one transaction: the receipt
+// (only if still pending, so a report applied twice or a later one after
+// a final state changes nothing), its event, and the channel fallback of
+// an undelivered report.
+func (s *Service) settle(ctx context.Context, rc *notify.Receipt, rep *notify.VendorReport) error {
+	now := s.Now()
+	final := ""
+	err := s.Store.Update(ctx, func(tx notify.Tx) error {
+		final = ""
+		r, err := tx.LockRequest(ctx, rc.WorkspaceID, rc.RequestID)
+		if errors.Is(err, notify.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		c := *rc
+		c.Status = notify.ReceiptPending
+		if rep.Status == notify.ReceiptUnknown {
+			at := rep.At
+			c.Status, c.ReportedAt = notify.ReceiptUnknown, &at
+		} else if !notify.ApplyReport(&c, rep, now) {
+			return nil
+		}
+		applied, err := tx.SettleReceipt(ctx, &c)
+		if err != nil || !applied {
+			return err
+		}
+		final = c.Status
+		if typ := notify.ReceiptEventType(&c); typ != "" {
+			es, err := notify.Subscribed(ctx, tx, []*notify.Event{notify.ReceiptEvent(usecase.NewID(), typ, r, &c, now)})
+			if err != nil {
+				return err
+			}
+			if err := tx.CreateEvents(ctx, es); err != nil {
+				return err
+			}
+		}
+		return s.fallBack(ctx, tx, r, &c, now)
+	})
+	if err == nil && final != "" {
+		s.metrics.Final(rc.ProviderKind, final)
+	}
+	return err
+}
+
+// fallBack moves r along its channel fallback when c, its receipt that
+// just became final, says undelivered (once: the receipt is marked).
+func (s *Service) fallBack(ctx context.Context, tx notify.Tx, r *notify.Request, c *notify.Receipt, now time.Time) error {
+	if c.Status != notify.ReceiptUndelivered || s.window < 0 || !r.HasNextStep() {
+		return nil
+	}
+	j, err := tx.FindJobByRequest(ctx, r.WorkspaceID, r.ID)
+	if err != nil {
+		return err
+	}
+	moved, err := notify.FallBackOnUndelivered(r, j, c, s.window, now)
+	if err != nil || !moved {
+		return err
+	}
+	if marked, err := tx.MarkReceiptFellBack(ctx, c.WorkspaceID, c.AttemptID); err != nil || !marked {
+		return err
+	}
+	if err := tx.UpdateRequest(ctx, r); err != nil {
+		return err
+	}
+	if err := tx.MoveFallbackSteps(ctx, []*notify.Request{r}, []*notify.Job{j}); err != nil {
+		return err
+	}
+	if err := tx.ScheduleDispatch(ctx, []*notify.Job{j}, []time.Time{{}}, []notify.Lane{r.Lane()}); err != nil {
+		return err
+	}
+	return tx.UpdateJobs(ctx, []*notify.Job{j})
+}
+
+// Apply applies a report a vendor pushed (a delivery callback) about its
+// message messageID of kind: to its receipt, once; a report about a
+// message whose send is not recorded yet is kept and applied when it is.
+// It reports whether the report changed a receipt now.
+func (s *Service) Apply(ctx context.Context, kind, messageID string, rep *notify.VendorReport) (bool, error) {
+	if messageID == "" || rep == nil || rep.Status == notify.ReceiptPending {
+		return false, nil
+	}
+	rc, err := s.findOrKeep(ctx, kind, messageID, rep)
+	if err != nil {
+		return false, err
+	}
+	if rc == nil {
+		// Kept as early. The send's record takes it when it commits; one
+		// that was committing while it was kept (PostgreSQL: neither saw
+		// the other) is caught by looking once more a moment later.
+		if err := sleep(ctx, earlyRecheck); err != nil {
+			return false, nil
+		}
+		if rc, err = s.takeEarly(ctx, kind, messageID); err != nil || rc == nil {
+			return false, err
+		}
+	}
+	if rc.Final() {
+		return false, nil
+	}
+	if err := s.settle(ctx, rc, rep); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// earlyRecheck is how long after keeping an early report Apply looks for
+// its receipt again: longer than a send's record transaction takes.
+const earlyRecheck = 200 * time.Millisecond
+
+// findOrKeep finds the receipt of messageID, or keeps rep as an early
+// report (nil receipt).
+func (s *Service) findOrKeep(ctx context.Context, kind, messageID string, rep *notify.VendorReport) (*notify.Receipt, error) {
+	var rc *notify.Receipt
+	err := s.Store.Update(ctx, func(tx notify.Tx) error {
+		var err error
+		rc, err = tx.FindReceiptByMessage(ctx, kind, messageID)
+		if errors.Is(err, notify.ErrNotFound) {
+			rc = nil
+			return tx.PutEarlyReport(ctx, kind, messageID, rep, s.Now())
+		}
+		return err
+	})
+	return rc, err
+}
+
+// takeEarly answers the receipt of messageID when it exists now and its
+// early report was still kept (no record took it), which it removes; nil
+// otherwise.
+func (s *Service) takeEarly(ctx context.Context, kind, messageID string) (*notify.Receipt, error) {
+	var rc *notify.Receipt
+	err := s.Store.Update(ctx, func(tx notify.Tx) error {
+		found, err := tx.FindReceiptByMessage(ctx, kind, messageID)
+		if errors.Is(err, notify.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		kept, err := tx.TakeEarlyReports(ctx, kind, []string{messageID})
+		if err == nil && kept[messageID] != nil {
+			rc = found
+		}
+		return err
+	})
+	return rc, err
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,85 @@
+// Package receipts is the room of delivery receipts (issue 35): what the
+// vendors report, after accepting a message, about its arrival. It polls
+// the result APIs of the SMS and AlimTalk kinds on a schedule until a
+// report is final or the receipt's deadline passes, applies the e-mail
+// kinds' delivery callbacks, writes the receipt events, and moves a
+// request whose report says undelivered along its channel fallback.
+// Receipts are created by the delivery engine with the send's outcome.
+package receipts
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/usecase"
+)
+
+// Reporters builds the delivery-report lookup of a provider account.
+type Reporters interface {
+	// ReportAPI is the lookup of account p; ok is false when its kind has
+	// no result API.
+	ReportAPI(p *notify.ProviderAccount) (api notify.ReportAPI, ok bool, err error)
+}
+
+// DefaultSchedule is the wait before each further lookup of a pending
+// receipt (after the first, which the engine schedules); the last wait
+// repeats until the deadline (docs/DECISIONS.md "Delivery receipts").
+var DefaultSchedule = []time.Duration{10 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute, 5 * time.Minute,
+	10 * time.Minute, 30 * time.Minute, time.Hour}
+
+// DefaultFallbackWindow is how long after the send an undelivered report
+// may still move a request along its channel fallback.
+const DefaultFallbackWindow = time.Hour
+
+// Options are what the room is built with.
+type Options struct {
+	Store     notify.Store
+	Now       func() time.Time
+	Logger    *slog.Logger
+	Reporters Reporters
+	// Schedule is the wait before each further lookup (nil:
+	// DefaultSchedule).
+	Schedule []time.Duration
+	// FallbackWindow bounds the undelivered fallback (zero:
+	// DefaultFallbackWindow; negative: never).
+	FallbackWindow time.Duration
+	// Metrics counts the receipts that become final; nil counts nothing.
+	Metrics Counter
+}
+
+// Counter counts receipts that became final (the daemon's
+// metrics.Receipts).
+type Counter interface {
+	Final(kind, status string)
+}
+
+// Service is the receipts room.
+type Service struct {
+	usecase.Kit
+	reporters Reporters
+	schedule  []time.Duration
+	window    time.Duration
+	metrics   Counter
+}
+
+// New builds the room.
+func New(o Options) *Service {
+	s := &Service{Kit: usecase.NewKit(o.Store, o.Now, o.Logger), reporters: o.Reporters, schedule: o.Schedule, window: o.FallbackWindow,
+		metrics: o.Metrics}
+	if len(s.schedule) == 0 {
+		s.schedule = DefaultSchedule
+	}
+	if s.window == 0 {
+		s.window = DefaultFallbackWindow
+	}
+	if s.metrics == nil {
+		s.metrics = noCounter{}
+	}
+	return s
+}
+
+// noCounter counts nothing.
+type noCounter struct{}
+
+func (noCounter) Final(string, string) {}

@@ -1,0 +1,159 @@
+package sqlstore
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/notifyd/notifyd/internal/jobs"
+	"github.com/notifyd/notifyd/internal/notify"
+)
+
+const receiptCols = `attempt_id, workspace_id, request_id, provider_account_id, provider_kind, provider_message_id, recipient,
+	channel, fallback_step, status, code, text, reported_at, polls, created_at, deadline, fell_back`
+
+func (t requestTx) CreateReceipts(ctx context.Context, rs []*notify.Receipt, polled []bool, firstPoll time.Duration) error {
+	if len(rs) == 0 {
+		return nil
+	}
+	rows := make([][]any, len(rs))
+	var params []river.InsertManyParams
+	for i, r := range rs {
+		rows[i] = []any{r.AttemptID, r.WorkspaceID, r.RequestID, r.ProviderAccountID, r.ProviderKind, r.ProviderMessageID,
+			r.Recipient, string(r.Channel), r.FallbackStep, r.Status, r.Code, r.Text, msPtr(r.ReportedAt), r.Polls,
+			ms(r.CreatedAt), ms(r.Deadline), r.FellBack}
+		if polled[i] && r.Status == notify.ReceiptPending {
+			// The queue keeps real time whatever the service clock says.
+			params = append(params, river.InsertManyParams{
+				Args: jobs.ReceiptPoll{WorkspaceID: r.WorkspaceID, AttemptID: r.AttemptID},
+				InsertOpts: &river.InsertOpts{Queue: jobs.QueueReceipts, MaxAttempts: jobs.ReceiptPollMaxAttempts,
+					ScheduledAt: time.Now().Add(firstPoll)},
+			})
+		}
+	}
+	cols := strings.Split(strings.Join(strings.Fields(receiptCols), ""), ",")
+	if err := t.insertRows(ctx, "delivery_receipts", cols, rows, 500); err != nil {
+		return err
+	}
+	if len(params) == 0 {
+		return nil
+	}
+	_, err := t.c.InsertJobs(ctx, params)
+	return err
+}
+
+func scanReceipt(r Row) (*notify.Receipt, error) {
+	var rc notify.Receipt
+	var ch string
+	var reported *int64
+	var created, deadline int64
+	if err := r.Scan(&rc.AttemptID, &rc.WorkspaceID, &rc.RequestID, &rc.ProviderAccountID, &rc.ProviderKind, &rc.ProviderMessageID,
+		&rc.Recipient, &ch, &rc.FallbackStep, &rc.Status, &rc.Code, &rc.Text, &reported, &rc.Polls, &created, &deadline, &rc.FellBack); err != nil {
+		return nil, err
+	}
+	rc.Channel, rc.ReportedAt, rc.CreatedAt, rc.Deadline = notify.Channel(ch), fromMsPtr(reported), fromMs(created), fromMs(deadline)
+	return &rc, nil
+}
+
+func (t requestTx) FindReceipt(ctx context.Context, workspaceID, attemptID string) (*notify.Receipt, error) {
+	return scanReceipt(t.c.QueryRow(ctx, `SELECT `+receiptCols+` FROM delivery_receipts WHERE workspace_id = ? AND attempt_id = ?`,
+		workspaceID, attemptID))
+}
+
+func (t requestTx) FindReceiptByMessage(ctx context.Context, kind, messageID string) (*notify.Receipt, error) {
+	return scanReceipt(t.c.QueryRow(ctx, `SELECT `+receiptCols+` FROM delivery_receipts WHERE provider_kind = ? AND provider_message_id = ?
+		ORDER BY created_at DESC LIMIT 1`, kind, messageID))
+}
+
+func (t requestTx) FindReceiptsOfRequest(ctx context.Context, workspaceID, requestID string) ([]*notify.Receipt, error) {
+	return queryAll(ctx, t.c, scanReceipt, `SELECT `+receiptCols+` FROM delivery_receipts WHERE workspace_id = ? AND request_id = ?
+		ORDER BY created_at, attempt_id`, workspaceID, requestID)
+}
+
+func (t requestTx) SettleReceipt(ctx context.Context, r *notify.Receipt) (bool, error) {
+	n, err := t.c.Exec(ctx, `UPDATE delivery_receipts SET status = ?, code = ?, text = ?, reported_at = ?
+		WHERE workspace_id = ? AND attempt_id = ? AND status = ?`,
+		r.Status, r.Code, r.Text, msPtr(r.ReportedAt), r.WorkspaceID, r.AttemptID, notify.ReceiptPending)
+	return n == 1, err
+}
+
+func (t requestTx) CountReceiptPoll(ctx context.Context, workspaceID, attemptID string) error {
+	_, err := t.c.Exec(ctx, `UPDATE delivery_receipts SET polls = polls + 1 WHERE workspace_id = ? AND attempt_id = ?`,
+		workspaceID, attemptID)
+	return err
+}
+
+func (t requestTx) MarkReceiptFellBack(ctx context.Context, workspaceID, attemptID string) (bool, error) {
+	n, err := t.c.Exec(ctx, `UPDATE delivery_receipts SET fell_back = ? WHERE workspace_id = ? AND attempt_id = ? AND fell_back = ?`,
+		true, workspaceID, attemptID, false)
+	return n == 1, err
+}
+
+// earlyReportKeep is how long a report about an unknown message is kept:
+// a send's record lands within seconds, so an older one was never ours.
+const earlyReportKeep = 7 * 24 * time.Hour
+
+func (t requestTx) PutEarlyReport(ctx context.Context, kind, messageID string, rep *notify.VendorReport, now time.Time) error {
+	if _, err := t.c.Exec(ctx, `DELETE FROM early_delivery_reports WHERE created_at < ?`, ms(now.Add(-earlyReportKeep))); err != nil {
+		return err
+	}
+	_, err := t.c.Exec(ctx, `INSERT INTO early_delivery_reports (provider_kind, provider_message_id, status, code, text, reported_at, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (provider_kind, provider_message_id, status) DO NOTHING`,
+		kind, messageID, rep.Status, rep.Code, rep.Text, ms(rep.At), ms(now))
+	return err
+}
+
+// earlyChunk bounds the ids of one early-report statement (parameter
+// limits; a write may record thousands of e-mails).
+const earlyChunk = 500
+
+func (t requestTx) TakeEarlyReports(ctx context.Context, kind string, messageIDs []string) (map[string]*notify.VendorReport, error) {
+	out := map[string]*notify.VendorReport{}
+	for len(messageIDs) > 0 {
+		part := messageIDs[:min(len(messageIDs), earlyChunk)]
+		messageIDs = messageIDs[len(part):]
+		if err := t.takeEarly(ctx, kind, part, out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+type earlyRow struct {
+	id  string
+	rep notify.VendorReport
+}
+
+func (t requestTx) takeEarly(ctx context.Context, kind string, messageIDs []string, out map[string]*notify.VendorReport) error {
+	args := []any{kind}
+	for _, id := range messageIDs {
+		args = append(args, id)
+	}
+	in := `(?` + strings.Repeat(", ?", len(messageIDs)-1) + `)`
+	list, err := queryAll(ctx, t.c, func(r Row) (earlyRow, error) {
+		var e earlyRow
+		var at int64
+		err := r.Scan(&e.id, &e.rep.Status, &e.rep.Code, &e.rep.Text, &at)
+		e.rep.At = fromMs(at)
+		return e, err
+	}, `SELECT provider_message_id, status, code, text, reported_at FROM early_delivery_reports
+		WHERE provider_kind = ? AND provider_message_id IN `+in+` ORDER BY reported_at`, args...)
+	if err != nil || len(list) == 0 {
+		return err
+	}
+	if _, err := t.c.Exec(ctx, `DELETE FROM early_delivery_reports WHERE provider_kind = ? AND provider_message_id IN `+in, args...); err != nil {
+		return err
+	}
+	for _, e := range list {
+		// A final report wins over an intermediate one; the first final
+		// one (by the vendor's time) is the one applied.
+		if prev, ok := out[e.id]; ok && prev.Status != notify.ReceiptPending {
+			continue
+		}
+		rep := e.rep
+		out[e.id] = &rep
+	}
+	return nil
+}

@@ -1,0 +1,133 @@
+package storetest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/store"
+)
+
+// Delivery receipts (issue 35): created with their poll jobs, settled once,
+// found by request and by vendor message id, and the early reports of a
+// message whose send is not recorded yet.
+
+func testReceipts(t *testing.T, open Opener) {
+	runVerbs(t, open, []verb{
+		{"CreateReceipts", testCreateReceipts, perWorkspace},
+		{"FindReceipt", testCreateReceipts, perWorkspace},
+		{"FindReceiptsOfRequest", testCreateReceipts, perWorkspace},
+		{"FindReceiptByMessage", testCreateReceipts, perWorkspace},
+		{"SettleReceipt", testSettleReceipt, perWorkspace},
+		{"CountReceiptPoll", testSettleReceipt, perWorkspace},
+		{"MarkReceiptFellBack", testSettleReceipt, perWorkspace},
+		{"PutEarlyReport", testEarlyReports, perWorkspace},
+		{"TakeEarlyReports", testEarlyReports, perWorkspace},
+	})
+}
+
+func newReceipt(ws, req, msgID string) *notify.Receipt {
+	return &notify.Receipt{AttemptID: id(), WorkspaceID: ws, RequestID: req, ProviderAccountID: id(), ProviderKind: "vendorb_sms",
+		ProviderMessageID: msgID, Recipient: "01012345678", Channel: notify.ChannelSMS, FallbackStep: 0,
+		Status: notify.ReceiptPending, CreatedAt: t0, Deadline: t0.Add(72 * time.Hour)}
+}
+
+func testCreateReceipts(t *testing.T, db *store.DB) {
+	ws1, ws2 := Workspace(t, db), Workspace(t, db)
+	req := id()
+	a, b := newReceipt(ws1, req, "M-"+id()), newReceipt(ws1, req, "M-"+id())
+	b.CreatedAt = t0.Add(time.Second)
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		return tx.CreateReceipts(ctx, []*notify.Receipt{a, b}, []bool{true, false}, time.Hour)
+	})
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		got, err := tx.FindReceipt(ctx, ws1, a.AttemptID)
+		require.NoError(t, err)
+		require.Equal(t, a, got)
+		_, err = tx.FindReceipt(ctx, ws2, a.AttemptID)
+		require.ErrorIs(t, err, notify.ErrNotFound, "another workspace")
+		list, err := tx.FindReceiptsOfRequest(ctx, ws1, req)
+		require.NoError(t, err)
+		require.Equal(t, []*notify.Receipt{a, b}, list)
+		list, err = tx.FindReceiptsOfRequest(ctx, ws2, req)
+		require.NoError(t, err)
+		require.Empty(t, list)
+		got, err = tx.FindReceiptByMessage(ctx, "vendorb_sms", b.ProviderMessageID)
+		require.NoError(t, err)
+		require.Equal(t, b, got)
+		_, err = tx.FindReceiptByMessage(ctx, "vendora_sms", b.ProviderMessageID)
+		require.ErrorIs(t, err, notify.ErrNotFound, "another kind")
+		return nil
+	})
+}
+
+func testSettleReceipt(t *testing.T, db *store.DB) {
+	ws := Workspace(t, db)
+	rc := newReceipt(ws, id(), "M-"+id())
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		return tx.CreateReceipts(ctx, []*notify.Receipt{rc}, []bool{false}, 0)
+	})
+	at := t0.Add(3 * time.Second)
+	done := *rc
+	done.Status, done.Code, done.Text, done.ReportedAt = notify.ReceiptDelivered, "4000", "ok", &at
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		require.NoError(t, tx.CountReceiptPoll(ctx, ws, rc.AttemptID))
+		ok, err := tx.SettleReceipt(ctx, &done)
+		require.NoError(t, err)
+		require.True(t, ok)
+		// Once final, a later report (out of order) changes nothing.
+		late := done
+		late.Status, late.Code = notify.ReceiptUndelivered, "3059"
+		ok, err = tx.SettleReceipt(ctx, &late)
+		require.NoError(t, err)
+		require.False(t, ok)
+		marked, err := tx.MarkReceiptFellBack(ctx, ws, rc.AttemptID)
+		require.NoError(t, err)
+		require.True(t, marked)
+		marked, err = tx.MarkReceiptFellBack(ctx, ws, rc.AttemptID)
+		require.NoError(t, err)
+		require.False(t, marked, "once")
+		return nil
+	})
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		got, err := tx.FindReceipt(ctx, ws, rc.AttemptID)
+		require.NoError(t, err)
+		done.Polls, done.FellBack = 1, true
+		require.Equal(t, &done, got)
+		return nil
+	})
+}
+
+func testEarlyReports(t *testing.T, db *store.DB) {
+	m1, m2 := "E-"+id(), "E-"+id()
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		for _, rep := range []*notify.VendorReport{
+			{Status: notify.ReceiptDelivered, Code: "delivered", At: t0.Add(2 * time.Second)},
+			{Status: notify.ReceiptDelivered, Code: "again", At: t0.Add(3 * time.Second)}, // the same report twice: kept once
+			{Status: notify.ReceiptUndelivered, Code: "bounce", At: t0.Add(time.Second)},
+		} {
+			require.NoError(t, tx.PutEarlyReport(ctx, "mailx_email", m1, rep, t0))
+		}
+		return tx.PutEarlyReport(ctx, "mailx_email", m2, &notify.VendorReport{Status: notify.ReceiptDelivered, At: t0}, t0)
+	})
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		got, err := tx.TakeEarlyReports(ctx, "mailx_email", []string{m1})
+		require.NoError(t, err)
+		require.Len(t, got, 1)
+		require.Equal(t, &notify.VendorReport{Status: notify.ReceiptUndelivered, Code: "bounce", At: t0.Add(time.Second)}, got[m1],
+			"the first final report by the vendor's time")
+		got, err = tx.TakeEarlyReports(ctx, "mailx_email", []string{m1})
+		require.NoError(t, err)
+		require.Empty(t, got, "taken")
+		got, err = tx.TakeEarlyReports(ctx, "maily_email", []string{m2})
+		require.NoError(t, err)
+		require.Empty(t, got, "another kind")
+		got, err = tx.TakeEarlyReports(ctx, "mailx_email", []string{m2})
+		require.NoError(t, err)
+		require.Len(t, got, 1)
+		return nil
+	})
+}
