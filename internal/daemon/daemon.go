@@ -54,6 +54,7 @@ import (
 	"github.com/notifyd/notifyd/internal/webhooks"
 	"github.com/notifyd/notifyd/internal/windows"
 	"github.com/notifyd/notifyd/internal/worker"
+	"github.com/notifyd/notifyd/internal/workflows"
 	"github.com/notifyd/notifyd/openapi"
 )
 
@@ -295,6 +296,7 @@ func (d *Daemon) configureWorkers(cfg *river.Config) {
 	river.AddWorker(workers, &worker.DispatchBatch{Engine: d.Delivery, Backoff: d.Config.QueueBackoff, JobTimeout: jobTimeout})
 	river.AddWorker(workers, &worker.WebhookDelivery{Service: d.Rooms.Webhooks, TryTimeout: cmp.Or(d.Config.WebhookTimeout, 10*time.Second), MaxTimeout: jobTimeout})
 	river.AddWorker(workers, &worker.Fanout{Service: d.Rooms.Newsletter, Backoff: d.Config.QueueBackoff, JobTimeout: jobTimeout})
+	river.AddWorker(workers, &worker.WorkflowStep{Service: d.Rooms.Workflows, Backoff: d.Config.QueueBackoff})
 	cfg.Workers = workers
 	cfg.Queues = map[string]river.QueueConfig{
 		jobs.QueueDefault: {MaxWorkers: dispatchMaxWorkers},
@@ -306,6 +308,9 @@ func (d *Daemon) configureWorkers(cfg *river.Config) {
 		jobs.QueueMaintenance: {MaxWorkers: 2, FetchPollInterval: idlePollInterval},
 		jobs.QueueWebhooks:    {MaxWorkers: 20, FetchPollInterval: idlePollInterval},
 		jobs.QueueCampaign:    {MaxWorkers: 2, FetchPollInterval: idlePollInterval},
+		// Workflow steps decide and write rows; a send step waits for
+		// its acceptance's group commit.
+		jobs.QueueWorkflows: {MaxWorkers: 50, FetchPollInterval: 50 * time.Millisecond},
 		// Bulk work (campaign deliveries) has slots of its own, so a
 		// campaign's backlog never delays a transactional send's start;
 		// a job held by a dispatch limit waits in the queue, not in a
@@ -438,6 +443,7 @@ func (d *Daemon) buildRooms(box *secret.Box, master, otpSecret []byte, allowPriv
 		Templates:    templates.New(templates.Options{Store: db, Now: now, Logger: log}),
 		Verification: verification.New(verification.Options{Store: db, Now: now, Logger: log, Secret: otpSecret,
 			CodeKey: secret.Derive(master, verification.CodeLabel), BaseURL: d.Config.BaseURL, Engine: eng}),
+		Workflows: workflows.New(workflows.Options{Store: db, Now: now, Logger: log, Accept: workflowAcceptor{snd}}),
 		Webhooks: webhooks.New(webhooks.Options{Store: db, Box: box, Now: now, Logger: log, Poster: eng,
 			AllowPrivate: allowPrivate, Schedule: d.Config.WebhookRetrySchedule, SecretOverlap: d.Config.WebhookSecretOverlap,
 			Metrics: d.Metrics.Webhooks}),

@@ -120,6 +120,7 @@ type Tx interface {
 	OTPFraudGuardTx
 	InboundHookTx
 	InboxTx
+	WorkflowTx
 }
 
 // PipelineTx holds the verbs of the send pipeline.

@@ -131,7 +131,8 @@ func (s *Service) validateWebhookInput(in WebhookInput, create bool) error {
 			return notify.Invalid("events must hold at least one event")
 		}
 		for _, e := range *in.Events {
-			if !slices.Contains(notify.EventTypes, e) && !slices.Contains(notify.InboxEventTypes, e) {
+			if !slices.Contains(notify.EventTypes, e) && !slices.Contains(notify.InboxEventTypes, e) &&
+				!slices.Contains(notify.WorkflowEventTypes, e) {
 				return notify.Invalid("events must be among %s", strings.Join(notify.EventTypes, ", "))
 			}
 		}
