@@ -127,7 +127,7 @@ type WorkflowRun struct {
 	UpdatedAt time.Time
 	EndedAt   *time.Time
 	// Steps are the run's step rows, in the order they were reached (set
-	// by FindWorkflowRun).
+	// by the verbs that read runs).
 	Steps []*WorkflowRunStep
 }
 

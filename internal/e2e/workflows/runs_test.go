@@ -98,11 +98,13 @@ func TestThrottle(t *testing.T) {
 	require.Len(t, env.Sim.Messages("vendora_sms", "+15550000001", 10), 1)
 }
 
-// TestDigest: 50 triggers for one recipient within a second give exactly
-// one digest message carrying 50 items; the other runs end digested.
+// TestDigest: 50 triggers for one recipient within a second, with two
+// worker processes taking the steps, give exactly one digest message
+// carrying 50 items; the other runs end digested.
 func TestDigest(t *testing.T) {
 	t.Parallel()
 	env, k := setup(t)
+	env.StartPeer(t, nil, notifytest.WithRole("worker"))
 	define(t, env.Owner, "comments", map[string]any{"key": "collect", "type": "digest", "window": "5s"}, send("sms", "sms", "digest"))
 	const n = 50
 	ids := make([]string, n)

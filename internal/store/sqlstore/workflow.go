@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -247,7 +248,22 @@ func (t workflowTx) FindWorkflowRuns(ctx context.Context, workspaceID string, f 
 		args = append(args, ms(f.Before.At), ms(f.Before.At), f.Before.ID)
 	}
 	q += ` ORDER BY created_at DESC, id DESC LIMIT ` + strconv.Itoa(max(f.Limit, 1))
-	return queryAll(ctx, t.c, scanWorkflowRun, q, args...)
+	runs, err := queryAll(ctx, t.c, scanWorkflowRun, q, args...)
+	if err != nil || len(runs) == 0 {
+		return runs, err
+	}
+	// The page's steps in one statement.
+	byID := make(map[string]*notify.WorkflowRun, len(runs))
+	ids := make([]any, len(runs))
+	for i, r := range runs {
+		byID[r.ID], ids[i] = r, r.ID
+	}
+	steps, err := queryAll(ctx, t.c, scanWorkflowStep, `SELECT `+workflowStepCols+` FROM workflow_run_steps WHERE run_id IN (?`+
+		strings.Repeat(", ?", len(ids)-1)+`) ORDER BY run_id, step_index`, ids...)
+	for _, st := range steps {
+		byID[st.RunID].Steps = append(byID[st.RunID].Steps, st)
+	}
+	return runs, err
 }
 
 func (t workflowTx) UpdateWorkflowRun(ctx context.Context, r *notify.WorkflowRun) error {

@@ -106,6 +106,9 @@ func testWorkflows(t *testing.T, db *store.DB) {
 		page, err := tx.FindWorkflowRuns(ctx, ws1, notify.WorkflowRunFilter{WorkflowID: w.ID, Limit: 10})
 		require.NoError(t, err)
 		require.Len(t, page, 4)
+		for _, r := range page {
+			require.NotEmpty(t, r.Steps, "a page's runs come with their steps")
+		}
 		mine, err := tx.FindWorkflowRuns(ctx, ws1, notify.WorkflowRunFilter{RecipientID: "u-3", Limit: 10})
 		require.NoError(t, err)
 		require.Len(t, mine, 2)
