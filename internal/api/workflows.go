@@ -30,6 +30,9 @@ func (a workflowsAPI) routes() []Route {
 		{Method: "POST", Path: "/v1/workflows/{key}/cancel", auth: authSigned, Scope: send, rateLimited: true, h: a.handleCancel},
 		{Method: "GET", Path: "/v1/workflow-runs", auth: authEither, Roles: all, Scope: read, h: a.handleRunList},
 		{Method: "GET", Path: "/v1/workflow-runs/{id}", auth: authEither, Roles: all, Scope: read, h: a.handleRunGet},
+		{Method: "GET", Path: "/v1/topics/{topic}/subscribers", auth: authEither, Roles: all, Scope: notify.ScopeRecipientsRead, h: a.handleSubscribers},
+		{Method: "PUT", Path: "/v1/topics/{topic}/subscribers/{externalId}", auth: authEither, Roles: op, Scope: notify.ScopeRecipientsWrite, h: a.handleSubscribe},
+		{Method: "DELETE", Path: "/v1/topics/{topic}/subscribers/{externalId}", auth: authEither, Roles: op, Scope: notify.ScopeRecipientsWrite, h: a.handleUnsubscribe},
 	}
 }
 
@@ -139,6 +142,7 @@ func (a workflowsAPI) handlePublish(c *call) error {
 func (a workflowsAPI) handleTrigger(c *call) error {
 	var in struct {
 		Recipients      *[]string      `json:"recipients"`
+		Topic           string         `json:"topic"`
 		Payload         map[string]any `json:"payload"`
 		IdempotencyKey  string         `json:"idempotencyKey"`
 		CancellationKey string         `json:"cancellationKey"`
@@ -146,11 +150,15 @@ func (a workflowsAPI) handleTrigger(c *call) error {
 	if err := c.decode(&in); err != nil {
 		return err
 	}
-	if in.Recipients == nil {
-		return notify.Invalid("recipients is required")
+	if in.Recipients == nil && in.Topic == "" {
+		return notify.Invalid("recipients or topic is required")
 	}
-	started, err := a.room.Trigger(c.ctx, c.key.WorkspaceID, c.r.PathValue("key"), workflows.TriggerInput{Recipients: *in.Recipients,
-		Payload: in.Payload, IdempotencyKey: in.IdempotencyKey, CancellationKey: in.CancellationKey})
+	var recipients []string
+	if in.Recipients != nil {
+		recipients = *in.Recipients
+	}
+	started, err := a.room.Trigger(c.ctx, c.key.WorkspaceID, c.r.PathValue("key"), workflows.TriggerInput{Recipients: recipients,
+		Topic: in.Topic, Payload: in.Payload, IdempotencyKey: in.IdempotencyKey, CancellationKey: in.CancellationKey})
 	if err != nil {
 		return err
 	}
@@ -247,4 +255,36 @@ func (a workflowsAPI) handleRunList(c *call) error {
 		out[i] = workflowRunBody(r)
 	}
 	return c.ok(http.StatusOK, map[string]any{"runs": out, "cursor": encodeCursor(p.Cursor), "hasNext": p.HasNext})
+}
+
+func (a workflowsAPI) handleSubscribe(c *call) error {
+	created, err := a.room.Subscribe(c.ctx, c.caller(), c.r.PathValue("topic"), c.r.PathValue("externalId"))
+	if err != nil {
+		return err
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	return c.ok(status, map[string]any{"topic": c.r.PathValue("topic"), "recipientId": c.r.PathValue("externalId")})
+}
+
+func (a workflowsAPI) handleUnsubscribe(c *call) error {
+	if err := a.room.Unsubscribe(c.ctx, c.caller(), c.r.PathValue("topic"), c.r.PathValue("externalId")); err != nil {
+		return err
+	}
+	return c.noContent()
+}
+
+func (a workflowsAPI) handleSubscribers(c *call) error {
+	q := c.r.URL.Query()
+	limit, err := intParam(q.Get("limit"), "limit")
+	if err != nil {
+		return err
+	}
+	p, err := a.room.Subscribers(c.ctx, c.workspace(), c.r.PathValue("topic"), q.Get("cursor"), limit)
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusOK, map[string]any{"subscribers": p.Subscribers, "cursor": strOrNil(p.Next), "hasNext": p.Next != ""})
 }

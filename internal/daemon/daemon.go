@@ -349,7 +349,8 @@ func (d *Daemon) configureWorkers(cfg *river.Config) {
 	cfg.ID = d.Delivery.WorkerID()
 	d.tracker = worker.NewTracker()
 	cfg.Middleware = append(cfg.Middleware, d.tracker,
-		&worker.CrashGuard{Engine: d.Delivery, Fanout: d.Rooms.Newsletter, Webhooks: d.Rooms.Webhooks, Logger: d.Logger})
+		&worker.CrashGuard{Engine: d.Delivery, Fanout: d.Rooms.Newsletter, Webhooks: d.Rooms.Webhooks,
+			Workflows: d.Rooms.Workflows, Logger: d.Logger})
 }
 
 // dispatchMaxWorkers is the default queue's River MaxWorkers. Sends that

@@ -232,4 +232,13 @@ type WorkflowTx interface {
 	// with its first maxItems items; released false when it was released
 	// before.
 	ReleaseWorkflowDigest(ctx context.Context, workspaceID, runID string, maxItems int) (*WorkflowDigest, []map[string]any, bool, error)
+
+	// PutTopicSubscription subscribes a profile (external id) to a topic
+	// and reports whether it was not subscribed before.
+	PutTopicSubscription(ctx context.Context, workspaceID, topic, recipientID string, at time.Time) (bool, error)
+	// DeleteTopicSubscription ends one; ErrNotFound when there was none.
+	DeleteTopicSubscription(ctx context.Context, workspaceID, topic, recipientID string) error
+	// FindTopicSubscribers lists a topic's subscribers by external id,
+	// after after ("" from the first), limit at most.
+	FindTopicSubscribers(ctx context.Context, workspaceID, topic, after string, limit int) ([]string, error)
 }

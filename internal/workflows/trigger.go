@@ -18,7 +18,9 @@ const (
 
 // TriggerInput is the body of a trigger.
 type TriggerInput struct {
-	Recipients      []string
+	Recipients []string
+	// Topic, in place of Recipients, starts one run per subscriber.
+	Topic           string
 	Payload         map[string]any
 	IdempotencyKey  string
 	CancellationKey string
@@ -44,9 +46,60 @@ const (
 // transaction. A recipient whose run with the same idempotency key exists
 // starts nothing and answers that run.
 func (s *Service) Trigger(ctx context.Context, ws, key string, in TriggerInput) ([]Started, error) {
+	if in.Topic != "" {
+		return s.triggerTopic(ctx, ws, key, in)
+	}
 	if err := checkTrigger(&in); err != nil {
 		return nil, err
 	}
+	return s.start(ctx, ws, key, in, true)
+}
+
+// triggerTopic starts a run per subscriber of the topic, a transaction
+// per page of MaxRecipients subscribers: a topic's trigger is atomic up
+// to that many, and an idempotency key makes a retried one start only
+// the runs that are missing.
+func (s *Service) triggerTopic(ctx context.Context, ws, key string, in TriggerInput) ([]Started, error) {
+	if len(in.Recipients) > 0 {
+		return nil, notify.Invalid("recipients and topic are exclusive: a trigger names its recipients or a topic")
+	}
+	if err := CheckKey("topic", in.Topic); err != nil {
+		return nil, err
+	}
+	in.Recipients = []string{"-"} // checked apart from the subscribers
+	if err := checkTrigger(&in); err != nil {
+		return nil, err
+	}
+	out := []Started{}
+	after := ""
+	for {
+		var page []string
+		err := s.Store.View(ctx, func(tx notify.Tx) (err error) {
+			if _, err := findWorkflow(ctx, tx, ws, key); err != nil {
+				return err
+			}
+			page, err = tx.FindTopicSubscribers(ctx, ws, in.Topic, after, MaxRecipients)
+			return err
+		})
+		if err != nil || len(page) == 0 {
+			return out, err
+		}
+		in.Recipients = page
+		started, err := s.start(ctx, ws, key, in, false)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, started...)
+		if len(page) < MaxRecipients {
+			return out, nil
+		}
+		after = page[len(page)-1]
+	}
+}
+
+// start starts the runs of in.Recipients in one transaction; check
+// requires each to be a profile (a topic's subscribers are).
+func (s *Service) start(ctx context.Context, ws, key string, in TriggerInput, check bool) ([]Started, error) {
 	var out []Started
 	err := s.Store.Update(ctx, func(tx notify.Tx) error {
 		w, err := findWorkflow(ctx, tx, ws, key)
@@ -61,6 +114,9 @@ func (s *Service) Trigger(ctx context.Context, ws, key string, in TriggerInput) 
 			return err
 		}
 		for i, id := range in.Recipients {
+			if !check {
+				break
+			}
 			if _, err := tx.FindRecipient(ctx, ws, id); err != nil {
 				if notify.IsNotFound(err) {
 					return notify.Invalid("recipients[%d]: no recipient profile %q", i, id)

@@ -59,7 +59,7 @@ func setup(t *testing.T) (*notifytest.Env, *client.Client) {
 	template(t, env.Owner, "note", "inapp", "{{title}}")
 	template(t, env.Owner, "note", "sms", "Still unread: {{title}}")
 	template(t, env.Owner, "digest", "sms", "{{digestCount}} new: {{item1_title}}")
-	key, _ := env.APIKey(t, "app", "notifications:send", "notifications:read", "recipients:write")
+	key, _ := env.APIKey(t, "app", "notifications:send", "notifications:read", "recipients:read", "recipients:write")
 	return env, key
 }
 

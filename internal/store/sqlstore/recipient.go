@@ -113,6 +113,10 @@ func (t recipientTx) FindRecipients(ctx context.Context, workspaceID string, f n
 }
 
 func (t recipientTx) DeleteRecipient(ctx context.Context, workspaceID, externalID string) error {
+	// An erased profile's topic subscriptions go with it (issue 34).
+	if _, err := t.c.Exec(ctx, `DELETE FROM topic_subscriptions WHERE workspace_id = ? AND recipient_id = ?`, workspaceID, externalID); err != nil {
+		return err
+	}
 	return expectOne(t.c.Exec(ctx, `DELETE FROM recipients WHERE workspace_id = ? AND external_id = ?`, workspaceID, externalID))
 }
 

@@ -368,3 +368,22 @@ func (t workflowTx) ReleaseWorkflowDigest(ctx context.Context, workspaceID, runI
 	}, `SELECT payload FROM workflow_digest_items WHERE digest_id = ? ORDER BY seq LIMIT `+strconv.Itoa(max(maxItems, 1)), d.ID)
 	return &d, items, true, err
 }
+
+func (t workflowTx) PutTopicSubscription(ctx context.Context, workspaceID, topic, recipientID string, at time.Time) (bool, error) {
+	n, err := t.c.Exec(ctx, `INSERT INTO topic_subscriptions (workspace_id, topic_key, recipient_id, created_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT DO NOTHING`, workspaceID, topic, recipientID, ms(at))
+	return n == 1, err
+}
+
+func (t workflowTx) DeleteTopicSubscription(ctx context.Context, workspaceID, topic, recipientID string) error {
+	return expectOne(t.c.Exec(ctx, `DELETE FROM topic_subscriptions WHERE workspace_id = ? AND topic_key = ? AND recipient_id = ?`,
+		workspaceID, topic, recipientID))
+}
+
+func (t workflowTx) FindTopicSubscribers(ctx context.Context, workspaceID, topic, after string, limit int) ([]string, error) {
+	return queryAll(ctx, t.c, func(row Row) (string, error) {
+		var s string
+		return s, row.Scan(&s)
+	}, `SELECT recipient_id FROM topic_subscriptions WHERE workspace_id = ? AND topic_key = ? AND recipient_id > ?
+		ORDER BY recipient_id LIMIT `+strconv.Itoa(max(limit, 1)), workspaceID, topic, after)
+}

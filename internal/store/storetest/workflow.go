@@ -166,6 +166,30 @@ func testWorkflows(t *testing.T, db *store.DB) {
 		require.True(t, opened, "after a release the next join opens a new window")
 		return nil
 	})
+
+	// Topic subscriptions, scoped by workspace, in id order.
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		for _, r := range []string{"u-2", "u-1", "u-3"} {
+			created, err := tx.PutTopicSubscription(ctx, ws1, "news", r, t0)
+			require.NoError(t, err)
+			require.True(t, created)
+		}
+		created, err := tx.PutTopicSubscription(ctx, ws1, "news", "u-1", t0)
+		require.NoError(t, err)
+		require.False(t, created)
+		ids, err := tx.FindTopicSubscribers(ctx, ws1, "news", "u-1", 10)
+		require.NoError(t, err)
+		require.Equal(t, []string{"u-2", "u-3"}, ids)
+		ids, err = tx.FindTopicSubscribers(ctx, ws2, "news", "", 10)
+		require.NoError(t, err)
+		require.Empty(t, ids)
+		require.NoError(t, tx.DeleteTopicSubscription(ctx, ws1, "news", "u-2"))
+		require.ErrorIs(t, tx.DeleteTopicSubscription(ctx, ws2, "news", "u-1"), notify.ErrNotFound)
+		ids, err = tx.FindTopicSubscribers(ctx, ws1, "news", "", 10)
+		require.NoError(t, err)
+		require.Equal(t, []string{"u-1", "u-3"}, ids)
+		return nil
+	})
 }
 
 // testWorkflowDigestConcurrent: joins from concurrent transactions (on
