@@ -191,6 +191,9 @@ func (s *Service) Cancel(ctx context.Context, ws, key, cancellationKey string) (
 	if err := usecase.MaxLen("cancellationKey", cancellationKey, MaxTriggerKey); err != nil {
 		return 0, err
 	}
+	if !usecase.Storable(cancellationKey) || usecase.HasControl(cancellationKey) {
+		return 0, notify.Invalid("cancellationKey must be printable text")
+	}
 	n := 0
 	err := s.Store.Update(ctx, func(tx notify.Tx) error {
 		w, err := findWorkflow(ctx, tx, ws, key)
