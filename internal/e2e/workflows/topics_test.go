@@ -54,8 +54,15 @@ func TestTopics(t *testing.T) {
 		"recipients": []string{"u-1"}}), http.StatusBadRequest, "SVC-40000")
 	empty := trigger(t, k, "news", map[string]any{"topic": "nobody-here"})
 	require.Empty(t, empty)
-	// Erasing a profile ends its subscriptions.
+	// Erasing a profile ends its subscriptions and erases its runs.
+	var u1Run string
+	for _, s := range runs {
+		if s.RecipientID == "u-1" {
+			u1Run = s.RunID
+		}
+	}
 	notifytest.DashboardCall(t, env.Owner, "DELETE", "/v1/recipients/u-1", nil, http.StatusNoContent)
+	notifytest.RequireProblem(t, notifytest.Signed(t, k, "GET", "/v1/workflow-runs/"+u1Run, nil), http.StatusNotFound, "SVC-40400")
 	p = notifytest.Data[page](t, notifytest.Signed(t, k, "GET", "/v1/topics/releases/subscribers", nil), http.StatusOK)
 	require.Equal(t, []string{"u-2"}, p.Subscribers)
 	notifytest.Audit(t, env.Owner, "topic.subscribe")
