@@ -23,6 +23,7 @@ func (a *API) routes() []Route {
 		windowsAPI{a, r.Windows}.routes(),
 		inboundHooksAPI{a, r.InboundHooks}.routes(),
 		inboxAPI{a, r.Inbox}.routes(),
+		workflowsAPI{a, r.Workflows}.routes(),
 	} {
 		all = append(all, group...)
 	}

@@ -58,6 +58,7 @@ import (
 	"github.com/notifyd/notifyd/internal/webhooks"
 	"github.com/notifyd/notifyd/internal/windows"
 	"github.com/notifyd/notifyd/internal/worker"
+	"github.com/notifyd/notifyd/internal/workflows"
 	"github.com/notifyd/notifyd/openapi"
 )
 
@@ -331,6 +332,7 @@ func (d *Daemon) configureWorkers(cfg *river.Config) {
 	river.AddWorker(workers, &worker.WebhookDelivery{Service: d.Rooms.Webhooks, TryTimeout: cmp.Or(d.Config.WebhookTimeout, 10*time.Second), MaxTimeout: jobTimeout})
 	river.AddWorker(workers, &worker.Fanout{Service: d.Rooms.Newsletter, Backoff: d.Config.QueueBackoff, JobTimeout: jobTimeout})
 	river.AddWorker(workers, &worker.ReceiptPoll{Service: d.Rooms.Receipts})
+	river.AddWorker(workers, &worker.WorkflowStep{Service: d.Rooms.Workflows, Backoff: d.Config.QueueBackoff})
 	cfg.Workers = workers
 	cfg.Queues = map[string]river.QueueConfig{
 		jobs.QueueDefault: {MaxWorkers: dispatchMaxWorkers},
@@ -344,6 +346,9 @@ func (d *Daemon) configureWorkers(cfg *river.Config) {
 		jobs.QueueCampaign:    {MaxWorkers: 2, FetchPollInterval: idlePollInterval},
 		// Delivery-report lookups wait on vendors; a few at a time.
 		jobs.QueueReceipts: {MaxWorkers: 10, FetchPollInterval: idlePollInterval},
+		// Workflow steps decide and write rows; a send step waits for
+		// its acceptance's group commit.
+		jobs.QueueWorkflows: {MaxWorkers: 50, FetchPollInterval: 50 * time.Millisecond},
 		// Bulk work (campaign deliveries) has slots of its own, so a
 		// campaign's backlog never delays a transactional send's start;
 		// a job held by a dispatch limit waits in the queue, not in a
@@ -382,7 +387,8 @@ func (d *Daemon) configureWorkers(cfg *river.Config) {
 	cfg.ID = d.Delivery.WorkerID()
 	d.tracker = worker.NewTracker()
 	cfg.Middleware = append(cfg.Middleware, d.tracker,
-		&worker.CrashGuard{Engine: d.Delivery, Fanout: d.Rooms.Newsletter, Webhooks: d.Rooms.Webhooks, Logger: d.Logger})
+		&worker.CrashGuard{Engine: d.Delivery, Fanout: d.Rooms.Newsletter, Webhooks: d.Rooms.Webhooks,
+			Workflows: d.Rooms.Workflows, Logger: d.Logger})
 }
 
 // dispatchMaxWorkers is the default queue's River MaxWorkers. Sends that
@@ -479,6 +485,7 @@ func (d *Daemon) buildRooms(box *secret.Box, master, otpSecret []byte, allowPriv
 		Templates:    templates.New(templates.Options{Store: db, Now: now, Logger: log}),
 		Verification: verification.New(verification.Options{Store: db, Now: now, Logger: log, Secret: otpSecret,
 			CodeKey: secret.Derive(master, verification.CodeLabel), BaseURL: d.Config.BaseURL, Engine: eng}),
+		Workflows: workflows.New(workflows.Options{Store: db, Now: now, Logger: log, Accept: workflowAcceptor{snd}}),
 		Webhooks: webhooks.New(webhooks.Options{Store: db, Box: box, Now: now, Logger: log, Poster: eng,
 			AllowPrivate: allowPrivate, Schedule: d.Config.WebhookRetrySchedule, SecretOverlap: d.Config.WebhookSecretOverlap,
 			Metrics: d.Metrics.Webhooks}),

@@ -121,6 +121,7 @@ type Tx interface {
 	InboundHookTx
 	InboxTx
 	ReceiptTx
+	WorkflowTx
 }
 
 // PipelineTx holds the verbs of the send pipeline.

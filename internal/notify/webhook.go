@@ -18,8 +18,8 @@ var EventTypes = []string{EventDelivered, EventFailed, EventCanceled}
 
 // WebhookEventTypes are every event a webhook may subscribe to: SPEC's,
 // then those the later rooms added (the inbox's states, the delivery
-// receipts).
-var WebhookEventTypes = slices.Concat(EventTypes, InboxEventTypes, ReceiptEventTypes)
+// receipts, the workflows' runs).
+var WebhookEventTypes = slices.Concat(EventTypes, InboxEventTypes, ReceiptEventTypes, WorkflowEventTypes)
 
 // Webhook is a registered endpoint. Secrets are stored sealed; the
 // previous secret keeps signing until PreviousExpiresAt after a rotation.

@@ -21,6 +21,7 @@ import (
 	"github.com/notifyd/notifyd/internal/verification"
 	"github.com/notifyd/notifyd/internal/webhooks"
 	"github.com/notifyd/notifyd/internal/windows"
+	"github.com/notifyd/notifyd/internal/workflows"
 )
 
 // Set is one of each room.
@@ -42,4 +43,5 @@ type Set struct {
 	Templates    *templates.Service    // templates, versions, preview, layouts
 	Verification *verification.Service // OTP and its fraud guard
 	Webhooks     *webhooks.Service     // outbound webhooks
+	Workflows    *workflows.Service    // workflows: definitions, triggers, runs
 }

@@ -24,6 +24,25 @@ func (s *Service) AcceptInbound(ctx context.Context, ws string, items []*SendInp
 	if len(items) == 0 {
 		return nil, notify.Invalid("the hook has no recipient")
 	}
+	return s.acceptFrom(ctx, ws, notify.SourceHook, items)
+}
+
+// AcceptWorkflow accepts the send of a workflow's send step (issue 34) on
+// the same path as AcceptInbound: no key, no nonce, no request limits (the
+// trigger was counted), the send's idempotency key (of the run and the
+// step) answering the request a run of the step made before a crash.
+// Its request is transactional traffic (issue 31's default lane).
+func (s *Service) AcceptWorkflow(ctx context.Context, ws string, in *SendInput) (*SendResult, error) {
+	res, err := s.acceptFrom(ctx, ws, notify.SourceWorkflow, []*SendInput{in})
+	if err != nil {
+		return nil, err
+	}
+	return &res.Items[0], nil
+}
+
+// acceptFrom accepts items of a caller without an API key as requests of
+// source.
+func (s *Service) acceptFrom(ctx context.Context, ws, source string, items []*SendInput) (*BulkResult, error) {
 	c := &acceptCall{ctx: ctx}
 	now := s.Now()
 	scheds := make([]*time.Time, len(items))
@@ -49,7 +68,7 @@ func (s *Service) AcceptInbound(ctx context.Context, ws string, items []*SendInp
 			}
 			continue
 		}
-		b.req.Source = notify.SourceHook
+		b.req.Source = source
 		c.accepts = append(c.accepts, &notify.Accept{Request: b.req, MaxAttempts: s.jobAttempts, Final: b.req.Status.Terminal()})
 	}
 	if len(c.accepts) == 0 {

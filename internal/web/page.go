@@ -37,6 +37,7 @@ var Sections = []Section{
 	{"Recipients", "/recipients"},
 	{"Categories", "/categories"},
 	{"Inbox", "/inbox"},
+	{"Workflows", "/workflows"},
 	{"Audit log", "/audit-log"},
 }
 

@@ -11,7 +11,7 @@ func (c *Console) routes() []Route {
 		overviewPages{c}.routes(), messagePages{c}.routes(), providerPages{c}.routes(), identityPages{c}.routes(),
 		templatePages{c}.routes(), apiKeyPages{c}.routes(), memberPages{c}.routes(), limitPages{c}.routes(),
 		webhookPages{c}.routes(), suppressionPages{c}.routes(), jobPages{c}.routes(),
-		subscriberPages{c}.routes(), campaignPages{c}.routes(), auditPages{c}.routes(),
+		subscriberPages{c}.routes(), campaignPages{c}.routes(), workflowPages{c}.routes(), auditPages{c}.routes(),
 	} {
 		all = append(all, group...)
 	}

@@ -535,6 +535,16 @@ type webhookData struct {
 // eventBody renders {type, timestamp, data} from the outbox row, whose
 // payload was captured with the state change.
 func eventBody(e *notify.OutboxEvent) (string, error) {
+	if slices.Contains(notify.WorkflowEventTypes, e.Type) {
+		// A workflow event is about a run, not a request: its data is
+		// the payload the workflows room wrote, as it is.
+		b, err := json.Marshal(struct {
+			Type      string          `json:"type"`
+			Timestamp string          `json:"timestamp"`
+			Data      json.RawMessage `json:"data"`
+		}{e.Type, e.CreatedAt.UTC().Format("2006-01-02T15:04:05.000Z"), json.RawMessage(e.PayloadJSON)})
+		return string(b), err
+	}
 	var d webhookData
 	if err := json.Unmarshal([]byte(e.PayloadJSON), &d); err != nil {
 		return "", usecase.Wrap(err, "event %s payload", e.ID)

@@ -52,7 +52,10 @@ type CrashGuard struct {
 	Engine   GuardEngine
 	Fanout   FanoutService
 	Webhooks WebhookQuarantine
-	Logger   *slog.Logger
+	// Workflows fails the run of a workflow step that kept crashing; nil
+	// only cancels the job.
+	Workflows WorkflowService
+	Logger    *slog.Logger
 }
 
 // isolatedWait bounds how long an isolated job waits for the end of the
@@ -127,6 +130,12 @@ func (g *CrashGuard) quarantine(ctx context.Context, job *rivertype.JobRow, n in
 		var a jobs.WebhookDelivery
 		if err = json.Unmarshal(job.EncodedArgs, &a); err == nil {
 			err = g.Webhooks.FailWebhookDelivery(ctx, a.WorkspaceID, a.DeliveryID, job.ID, reason)
+		}
+	case jobs.WorkflowStep{}.Kind():
+		reason = QuarantineReason(n, "workflow step")
+		var a jobs.WorkflowStep
+		if err = json.Unmarshal(job.EncodedArgs, &a); err == nil && g.Workflows != nil {
+			err = g.Workflows.FailStep(ctx, a.WorkspaceID, a.RunID, a.Step, errors.New(reason))
 		}
 	default:
 		reason = QuarantineReason(n, "job") // maintenance: the next period runs it again

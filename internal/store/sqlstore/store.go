@@ -148,6 +148,7 @@ type Tx struct {
 	preferenceTx
 	hookTx
 	inboxTx
+	workflowTx
 }
 
 // newTx is a transaction on c with its verb views.
@@ -167,6 +168,7 @@ func newTx(c Conn) *Tx {
 	t.preferenceTx = preferenceTx{t}
 	t.hookTx = hookTx{t}
 	t.inboxTx = inboxTx{t}
+	t.workflowTx = workflowTx{t}
 	return t
 }
 

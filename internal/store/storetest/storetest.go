@@ -111,6 +111,10 @@ var tests = map[string]func(t *testing.T, open Opener){
 	// inboundhook.go
 	"InboundHooks": oneDB(testInboundHooks),
 
+	// workflow.go
+	"Workflows":                oneDB(testWorkflows),
+	"WorkflowDigestConcurrent": oneDB(testWorkflowDigestConcurrent),
+
 	// invitation.go
 	"Invitations": testInvitations,
 

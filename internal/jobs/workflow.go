@@ -1,0 +1,22 @@
+package jobs
+
+// QueueWorkflows holds the steps of workflow runs (issue 34) apart from
+// dispatch: a step decides and writes rows, and a send step's message is
+// then a dispatch job of the transactional lane like any API send's.
+const QueueWorkflows = "workflows"
+
+// WorkflowStep runs one reached step of a workflow run. The step's row
+// (workflow_run_steps) is the truth: a job whose step has ended does
+// nothing, so a job run again after a crash never repeats a step.
+type WorkflowStep struct {
+	WorkspaceID string `json:"wid"`
+	RunID       string `json:"run"`
+	Step        int    `json:"step"`
+}
+
+// Kind implements river.JobArgs.
+func (WorkflowStep) Kind() string { return "workflow_step" }
+
+// WorkflowStepMaxAttempts bounds River's retries of a step that keeps
+// failing (a database outage); the run is failed after the last.
+const WorkflowStepMaxAttempts = 10

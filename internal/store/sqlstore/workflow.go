@@ -1,0 +1,389 @@
+package sqlstore
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/notifyd/notifyd/internal/jobs"
+	"github.com/notifyd/notifyd/internal/notify"
+)
+
+// workflowTx holds the verbs of workflows, their runs and steps (issue 34).
+type workflowTx struct{ *Tx }
+
+const workflowCols = `id, workspace_id, key, name, published_version, created_at, updated_at`
+
+func scanWorkflow(row Row) (*notify.Workflow, error) {
+	var w notify.Workflow
+	var cr, up int64
+	if err := row.Scan(&w.ID, &w.WorkspaceID, &w.Key, &w.Name, &w.PublishedVersion, &cr, &up); err != nil {
+		return nil, err
+	}
+	w.CreatedAt, w.UpdatedAt = fromMs(cr), fromMs(up)
+	return &w, nil
+}
+
+// CreateWorkflow uses DO NOTHING so a taken key answers ErrConflict
+// without aborting the PostgreSQL transaction.
+func (t workflowTx) CreateWorkflow(ctx context.Context, w *notify.Workflow) error {
+	n, err := t.c.Exec(ctx, `INSERT INTO workflows (`+workflowCols+`) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+		w.ID, w.WorkspaceID, w.Key, w.Name, w.PublishedVersion, ms(w.CreatedAt), ms(w.UpdatedAt))
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return notify.ErrConflict
+	}
+	return nil
+}
+
+func (t workflowTx) FindWorkflowByKey(ctx context.Context, workspaceID, key string) (*notify.Workflow, error) {
+	return scanWorkflow(t.c.QueryRow(ctx, `SELECT `+workflowCols+` FROM workflows WHERE workspace_id = ? AND key = ?`, workspaceID, key))
+}
+
+func (t workflowTx) FindWorkflows(ctx context.Context, workspaceID string) ([]*notify.Workflow, error) {
+	return queryAll(ctx, t.c, scanWorkflow, `SELECT `+workflowCols+` FROM workflows WHERE workspace_id = ? ORDER BY key`, workspaceID)
+}
+
+const workflowVersionCols = `workflow_id, workspace_id, version, steps, created_at, published_at`
+
+func scanWorkflowVersion(row Row) (*notify.WorkflowVersion, error) {
+	var v notify.WorkflowVersion
+	var steps string
+	var cr int64
+	var pub *int64
+	if err := row.Scan(&v.WorkflowID, &v.WorkspaceID, &v.Version, &steps, &cr, &pub); err != nil {
+		return nil, err
+	}
+	if err := fromJSON(steps, &v.Steps); err != nil {
+		return nil, err
+	}
+	v.CreatedAt, v.PublishedAt = fromMs(cr), fromMsPtr(pub)
+	return &v, nil
+}
+
+func (t workflowTx) CreateWorkflowVersion(ctx context.Context, v *notify.WorkflowVersion) error {
+	_, err := t.c.Exec(ctx, `INSERT INTO workflow_versions (`+workflowVersionCols+`) VALUES (?, ?, ?, ?, ?, ?)`,
+		v.WorkflowID, v.WorkspaceID, v.Version, toJSON(v.Steps), ms(v.CreatedAt), msPtr(v.PublishedAt))
+	return err
+}
+
+func (t workflowTx) FindWorkflowVersion(ctx context.Context, workspaceID, workflowID string, version int) (*notify.WorkflowVersion, error) {
+	return scanWorkflowVersion(t.c.QueryRow(ctx, `SELECT `+workflowVersionCols+` FROM workflow_versions
+		WHERE workspace_id = ? AND workflow_id = ? AND version = ?`, workspaceID, workflowID, version))
+}
+
+func (t workflowTx) FindWorkflowVersions(ctx context.Context, workspaceID, workflowID string) ([]*notify.WorkflowVersion, error) {
+	return queryAll(ctx, t.c, scanWorkflowVersion, `SELECT `+workflowVersionCols+` FROM workflow_versions
+		WHERE workspace_id = ? AND workflow_id = ? ORDER BY version DESC`, workspaceID, workflowID)
+}
+
+func (t workflowTx) PublishWorkflowVersion(ctx context.Context, workspaceID, workflowID string, version int, at time.Time) error {
+	if err := expectOne(t.c.Exec(ctx, `UPDATE workflow_versions SET published_at = COALESCE(published_at, ?)
+		WHERE workspace_id = ? AND workflow_id = ? AND version = ?`, ms(at), workspaceID, workflowID, version)); err != nil {
+		return err
+	}
+	return expectOne(t.c.Exec(ctx, `UPDATE workflows SET published_version = ?, updated_at = ? WHERE workspace_id = ? AND id = ?`,
+		version, ms(at), workspaceID, workflowID))
+}
+
+const workflowRunCols = `id, workspace_id, workflow_id, workflow_key, version, recipient_id, payload, idempotency_key,
+	cancellation_key, status, digest, created_at, updated_at, ended_at`
+
+func scanWorkflowRun(row Row) (*notify.WorkflowRun, error) {
+	var r notify.WorkflowRun
+	var payload string
+	var idem, digest *string
+	var cr, up int64
+	var end *int64
+	if err := row.Scan(&r.ID, &r.WorkspaceID, &r.WorkflowID, &r.WorkflowKey, &r.Version, &r.RecipientID, &payload, &idem,
+		&r.CancellationKey, &r.Status, &digest, &cr, &up, &end); err != nil {
+		return nil, err
+	}
+	if err := fromJSON(payload, &r.Payload); err != nil {
+		return nil, err
+	}
+	if idem != nil {
+		r.IdempotencyKey = *idem
+	}
+	if digest != nil {
+		r.Digest = &notify.WorkflowDigestResult{}
+		if err := fromJSON(*digest, r.Digest); err != nil {
+			return nil, err
+		}
+	}
+	r.CreatedAt, r.UpdatedAt, r.EndedAt = fromMs(cr), fromMs(up), fromMsPtr(end)
+	return &r, nil
+}
+
+const workflowStepCols = `run_id, workspace_id, step_index, step_key, step_type, status, outcome, request_id, due_at,
+	queue_job_id, created_at, ended_at`
+
+func scanWorkflowStep(row Row) (*notify.WorkflowRunStep, error) {
+	var s notify.WorkflowRunStep
+	var due, cr int64
+	var job, end *int64
+	if err := row.Scan(&s.RunID, &s.WorkspaceID, &s.Index, &s.Key, &s.Type, &s.Status, &s.Outcome, &s.RequestID, &due,
+		&job, &cr, &end); err != nil {
+		return nil, err
+	}
+	if job != nil {
+		s.QueueJobID = *job
+	}
+	s.DueAt, s.CreatedAt, s.EndedAt = fromMs(due), fromMs(cr), fromMsPtr(end)
+	return &s, nil
+}
+
+func digestJSON(d *notify.WorkflowDigestResult) *string {
+	if d == nil {
+		return nil
+	}
+	s := toJSON(d)
+	return &s
+}
+
+// stepJob is the queue job of a pending step: due at its time (a delay's
+// end, a digest's window) or at once.
+func stepJob(s *notify.WorkflowRunStep) river.InsertManyParams {
+	opts := &river.InsertOpts{Queue: jobs.QueueWorkflows, MaxAttempts: jobs.WorkflowStepMaxAttempts}
+	if !s.DueAt.IsZero() && s.DueAt.After(time.Now()) {
+		opts.ScheduledAt = s.DueAt
+	}
+	return river.InsertManyParams{Args: jobs.WorkflowStep{WorkspaceID: s.WorkspaceID, RunID: s.RunID, Step: s.Index}, InsertOpts: opts}
+}
+
+func (t workflowTx) insertStep(ctx context.Context, s *notify.WorkflowRunStep) error {
+	_, err := t.c.Exec(ctx, `INSERT INTO workflow_run_steps (`+workflowStepCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		s.RunID, s.WorkspaceID, s.Index, s.Key, s.Type, s.Status, s.Outcome, s.RequestID, ms(s.DueAt), int64OrNil(s.QueueJobID),
+		ms(s.CreatedAt), msPtr(s.EndedAt))
+	return err
+}
+
+func (t workflowTx) StartWorkflowRuns(ctx context.Context, starts []*notify.WorkflowRunStart) ([]bool, error) {
+	created := make([]bool, len(starts))
+	var fresh []*notify.WorkflowRunStart
+	for i, st := range starts {
+		r := st.Run
+		n, err := t.c.Exec(ctx, `INSERT INTO workflow_runs (`+workflowRunCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (workspace_id, workflow_id, recipient_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING`,
+			r.ID, r.WorkspaceID, r.WorkflowID, r.WorkflowKey, r.Version, r.RecipientID, toJSON(r.Payload), nullable(r.IdempotencyKey),
+			r.CancellationKey, r.Status, digestJSON(r.Digest), ms(r.CreatedAt), ms(r.UpdatedAt), msPtr(r.EndedAt))
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			existing, err := scanWorkflowRun(t.c.QueryRow(ctx, `SELECT `+workflowRunCols+` FROM workflow_runs
+				WHERE workspace_id = ? AND workflow_id = ? AND recipient_id = ? AND idempotency_key = ?`,
+				r.WorkspaceID, r.WorkflowID, r.RecipientID, r.IdempotencyKey))
+			if err != nil {
+				return nil, err
+			}
+			*r = *existing
+			continue
+		}
+		created[i] = true
+		fresh = append(fresh, st)
+	}
+	if len(fresh) == 0 {
+		return created, nil
+	}
+	params := make([]river.InsertManyParams, len(fresh))
+	for i, st := range fresh {
+		params[i] = stepJob(st.First)
+	}
+	ids, err := t.c.InsertJobs(ctx, params)
+	if err != nil {
+		return nil, err
+	}
+	for i, st := range fresh {
+		st.First.QueueJobID = ids[i]
+		if err := t.insertStep(ctx, st.First); err != nil {
+			return nil, err
+		}
+	}
+	return created, nil
+}
+
+// findRun reads a run and its steps; with lock, through a no-op UPDATE
+// that holds the row's write lock on both dialects.
+func (t workflowTx) findRun(ctx context.Context, workspaceID, id string, lock bool) (*notify.WorkflowRun, error) {
+	q := `SELECT ` + workflowRunCols + ` FROM workflow_runs WHERE workspace_id = ? AND id = ?`
+	if lock {
+		q = `UPDATE workflow_runs SET updated_at = updated_at WHERE workspace_id = ? AND id = ? RETURNING ` + workflowRunCols
+	}
+	r, err := scanWorkflowRun(t.c.QueryRow(ctx, q, workspaceID, id))
+	if err != nil {
+		return nil, err
+	}
+	r.Steps, err = queryAll(ctx, t.c, scanWorkflowStep, `SELECT `+workflowStepCols+` FROM workflow_run_steps
+		WHERE run_id = ? ORDER BY step_index`, r.ID)
+	return r, err
+}
+
+func (t workflowTx) LockWorkflowRun(ctx context.Context, workspaceID, id string) (*notify.WorkflowRun, error) {
+	return t.findRun(ctx, workspaceID, id, true)
+}
+
+func (t workflowTx) FindWorkflowRun(ctx context.Context, workspaceID, id string) (*notify.WorkflowRun, error) {
+	return t.findRun(ctx, workspaceID, id, false)
+}
+
+func (t workflowTx) FindWorkflowRuns(ctx context.Context, workspaceID string, f notify.WorkflowRunFilter) ([]*notify.WorkflowRun, error) {
+	q, args := `SELECT `+workflowRunCols+` FROM workflow_runs WHERE workspace_id = ?`, []any{workspaceID}
+	if f.WorkflowID != "" {
+		q += ` AND workflow_id = ?`
+		args = append(args, f.WorkflowID)
+	}
+	if f.RecipientID != "" {
+		q += ` AND recipient_id = ?`
+		args = append(args, f.RecipientID)
+	}
+	if f.Before != nil {
+		q += ` AND (created_at < ? OR (created_at = ? AND id < ?))`
+		args = append(args, ms(f.Before.At), ms(f.Before.At), f.Before.ID)
+	}
+	q += ` ORDER BY created_at DESC, id DESC LIMIT ` + strconv.Itoa(max(f.Limit, 1))
+	runs, err := queryAll(ctx, t.c, scanWorkflowRun, q, args...)
+	if err != nil || len(runs) == 0 {
+		return runs, err
+	}
+	// The page's steps in one statement.
+	byID := make(map[string]*notify.WorkflowRun, len(runs))
+	ids := make([]any, len(runs))
+	for i, r := range runs {
+		byID[r.ID], ids[i] = r, r.ID
+	}
+	steps, err := queryAll(ctx, t.c, scanWorkflowStep, `SELECT `+workflowStepCols+` FROM workflow_run_steps WHERE run_id IN (?`+
+		strings.Repeat(", ?", len(ids)-1)+`) ORDER BY run_id, step_index`, ids...)
+	for _, st := range steps {
+		byID[st.RunID].Steps = append(byID[st.RunID].Steps, st)
+	}
+	return runs, err
+}
+
+func (t workflowTx) UpdateWorkflowRun(ctx context.Context, r *notify.WorkflowRun) error {
+	return expectOne(t.c.Exec(ctx, `UPDATE workflow_runs SET status = ?, digest = ?, updated_at = ?, ended_at = ?
+		WHERE workspace_id = ? AND id = ?`, r.Status, digestJSON(r.Digest), ms(r.UpdatedAt), msPtr(r.EndedAt), r.WorkspaceID, r.ID))
+}
+
+func (t workflowTx) EndWorkflowRunStep(ctx context.Context, s *notify.WorkflowRunStep) error {
+	return expectOne(t.c.Exec(ctx, `UPDATE workflow_run_steps SET status = ?, outcome = ?, request_id = ?, due_at = ?, ended_at = ?
+		WHERE workspace_id = ? AND run_id = ? AND step_index = ?`, s.Status, s.Outcome, s.RequestID, ms(s.DueAt), msPtr(s.EndedAt),
+		s.WorkspaceID, s.RunID, s.Index))
+}
+
+func (t workflowTx) AddWorkflowRunStep(ctx context.Context, s *notify.WorkflowRunStep) error {
+	ids, err := t.c.InsertJobs(ctx, []river.InsertManyParams{stepJob(s)})
+	if err != nil {
+		return err
+	}
+	s.QueueJobID = ids[0]
+	return t.insertStep(ctx, s)
+}
+
+func (t workflowTx) FindRunningWorkflowRuns(ctx context.Context, workspaceID, workflowID, cancellationKey string) ([]*notify.WorkflowRun, error) {
+	return queryAll(ctx, t.c, scanWorkflowRun, `SELECT `+workflowRunCols+` FROM workflow_runs
+		WHERE workspace_id = ? AND workflow_id = ? AND cancellation_key = ? AND status = 'running' ORDER BY id`,
+		workspaceID, workflowID, cancellationKey)
+}
+
+func (t workflowTx) CountWorkflowThrottle(ctx context.Context, workspaceID, workflowID, recipientKey string, since time.Time) (int, error) {
+	var n int
+	err := t.c.QueryRow(ctx, `SELECT COUNT(*) FROM workflow_throttles WHERE workspace_id = ? AND workflow_id = ? AND recipient_key = ? AND at > ?`,
+		workspaceID, workflowID, recipientKey, ms(since)).Scan(&n)
+	return n, err
+}
+
+func (t workflowTx) AddWorkflowThrottle(ctx context.Context, workspaceID, workflowID, recipientKey, runID string, at time.Time) error {
+	_, err := t.c.Exec(ctx, `INSERT INTO workflow_throttles (workspace_id, workflow_id, recipient_key, run_id, at) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT DO NOTHING`, workspaceID, workflowID, recipientKey, runID, ms(at))
+	return err
+}
+
+// JoinWorkflowDigest counts the item on the open window first (the
+// UPDATE takes the row's lock, so a release waits for this transaction);
+// with none open it opens d, and an insert another process won meanwhile
+// sends it back to the count.
+func (t workflowTx) JoinWorkflowDigest(ctx context.Context, d *notify.WorkflowDigest, runID string, item map[string]any, at time.Time) (*notify.WorkflowDigest, bool, error) {
+	for try := 0; try < 5; try++ {
+		var open notify.WorkflowDigest
+		var end int64
+		err := t.c.QueryRow(ctx, `UPDATE workflow_digests SET count = count + 1
+			WHERE workspace_id = ? AND workflow_id = ? AND recipient_id = ? AND digest_key = ? AND released = false
+			RETURNING id, run_id, count, window_end`, d.WorkspaceID, d.WorkflowID, d.RecipientID, d.DigestKey).
+			Scan(&open.ID, &open.RunID, &open.Count, &end)
+		if err == nil {
+			open.WorkspaceID, open.WorkflowID, open.RecipientID, open.DigestKey, open.WindowEnd = d.WorkspaceID, d.WorkflowID, d.RecipientID, d.DigestKey, fromMs(end)
+			return &open, false, t.addDigestItem(ctx, open.ID, open.Count, runID, item)
+		}
+		if !errors.Is(err, notify.ErrNotFound) {
+			return nil, false, err
+		}
+		n, err := t.c.Exec(ctx, `INSERT INTO workflow_digests (id, workspace_id, workflow_id, recipient_id, digest_key, run_id, count,
+			window_end, released, created_at) VALUES (?, ?, ?, ?, ?, ?, 1, ?, false, ?)
+			ON CONFLICT (workflow_id, recipient_id, digest_key) WHERE released = false DO NOTHING`,
+			d.ID, d.WorkspaceID, d.WorkflowID, d.RecipientID, d.DigestKey, d.RunID, ms(d.WindowEnd), ms(at))
+		if err != nil {
+			return nil, false, err
+		}
+		if n == 1 {
+			d.Count = 1
+			return d, true, t.addDigestItem(ctx, d.ID, 1, runID, item)
+		}
+	}
+	return nil, false, errors.New("workflow digest: no open window after 5 tries")
+}
+
+func (t workflowTx) addDigestItem(ctx context.Context, digestID string, seq int, runID string, item map[string]any) error {
+	_, err := t.c.Exec(ctx, `INSERT INTO workflow_digest_items (digest_id, seq, run_id, payload) VALUES (?, ?, ?, ?)`,
+		digestID, seq, runID, toJSON(item))
+	return err
+}
+
+func (t workflowTx) ReleaseWorkflowDigest(ctx context.Context, workspaceID, runID string, maxItems int) (*notify.WorkflowDigest, []map[string]any, bool, error) {
+	var d notify.WorkflowDigest
+	var end int64
+	err := t.c.QueryRow(ctx, `UPDATE workflow_digests SET released = true WHERE workspace_id = ? AND run_id = ? AND released = false
+		RETURNING id, workflow_id, recipient_id, digest_key, count, window_end`, workspaceID, runID).
+		Scan(&d.ID, &d.WorkflowID, &d.RecipientID, &d.DigestKey, &d.Count, &end)
+	if errors.Is(err, notify.ErrNotFound) {
+		return nil, nil, false, nil
+	}
+	if err != nil {
+		return nil, nil, false, err
+	}
+	d.WorkspaceID, d.RunID, d.WindowEnd, d.Released = workspaceID, runID, fromMs(end), true
+	items, err := queryAll(ctx, t.c, func(row Row) (map[string]any, error) {
+		var s string
+		if err := row.Scan(&s); err != nil {
+			return nil, err
+		}
+		var m map[string]any
+		return m, fromJSON(s, &m)
+	}, `SELECT payload FROM workflow_digest_items WHERE digest_id = ? ORDER BY seq LIMIT `+strconv.Itoa(max(maxItems, 1)), d.ID)
+	return &d, items, true, err
+}
+
+func (t workflowTx) PutTopicSubscription(ctx context.Context, workspaceID, topic, recipientID string, at time.Time) (bool, error) {
+	n, err := t.c.Exec(ctx, `INSERT INTO topic_subscriptions (workspace_id, topic_key, recipient_id, created_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT DO NOTHING`, workspaceID, topic, recipientID, ms(at))
+	return n == 1, err
+}
+
+func (t workflowTx) DeleteTopicSubscription(ctx context.Context, workspaceID, topic, recipientID string) error {
+	return expectOne(t.c.Exec(ctx, `DELETE FROM topic_subscriptions WHERE workspace_id = ? AND topic_key = ? AND recipient_id = ?`,
+		workspaceID, topic, recipientID))
+}
+
+func (t workflowTx) FindTopicSubscribers(ctx context.Context, workspaceID, topic, after string, limit int) ([]string, error) {
+	return queryAll(ctx, t.c, func(row Row) (string, error) {
+		var s string
+		return s, row.Scan(&s)
+	}, `SELECT recipient_id FROM topic_subscriptions WHERE workspace_id = ? AND topic_key = ? AND recipient_id > ?
+		ORDER BY recipient_id LIMIT `+strconv.Itoa(max(limit, 1)), workspaceID, topic, after)
+}

@@ -1,0 +1,52 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/notifyd/notifyd/internal/dispatch"
+	"github.com/notifyd/notifyd/internal/jobs"
+)
+
+// WorkflowService is the use case of workflow step jobs.
+type WorkflowService interface {
+	RunStep(ctx context.Context, ws, runID string, idx int) error
+	FailStep(ctx context.Context, ws, runID string, idx int, cause error) error
+}
+
+// WorkflowStep runs one step of a workflow run (issue 34). A step not due
+// yet (a delay reached early, a digest's open window) snoozes, which River
+// does not count as an attempt; after the last attempt the run fails.
+type WorkflowStep struct {
+	river.WorkerDefaults[jobs.WorkflowStep]
+	Service WorkflowService
+	// Backoff is the first retry delay, doubled per attempt.
+	Backoff time.Duration
+}
+
+// Work implements river.Worker.
+func (w *WorkflowStep) Work(ctx context.Context, job *river.Job[jobs.WorkflowStep]) error {
+	a := job.Args
+	err := w.Service.RunStep(ctx, a.WorkspaceID, a.RunID, a.Step)
+	var snooze interface{ SnoozeFor() time.Duration }
+	if errors.As(err, &snooze) {
+		return river.JobSnooze(snooze.SnoozeFor())
+	}
+	if err != nil && errors.Is(ctx.Err(), context.Canceled) {
+		return river.JobSnooze(0) // shutdown: the step's row is the truth
+	}
+	if err != nil && job.Attempt >= job.MaxAttempts {
+		if ferr := w.Service.FailStep(context.WithoutCancel(ctx), a.WorkspaceID, a.RunID, a.Step, err); ferr != nil {
+			return ferr
+		}
+	}
+	return err
+}
+
+// NextRetry backs off from SVC_QUEUE_BACKOFF_MS like dispatch jobs.
+func (w *WorkflowStep) NextRetry(job *river.Job[jobs.WorkflowStep]) time.Time {
+	return time.Now().Add(dispatch.Backoff(w.Backoff, job.Attempt))
+}

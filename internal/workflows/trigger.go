@@ -1,0 +1,280 @@
+package workflows
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/usecase"
+)
+
+// Bounds of a trigger.
+const (
+	MaxRecipients = 1_000
+	MaxPayload    = 64 << 10
+	MaxTriggerKey = 120
+)
+
+// TriggerInput is the body of a trigger.
+type TriggerInput struct {
+	Recipients []string
+	// Topic, in place of Recipients, starts one run per subscriber.
+	Topic           string
+	Payload         map[string]any
+	IdempotencyKey  string
+	CancellationKey string
+}
+
+// Started is one run a trigger answers: started now, or the run an
+// earlier trigger with the same idempotency key started.
+type Started struct {
+	RunID       string
+	RecipientID string
+	Created     bool
+}
+
+// The outbound events of runs (notify/workflow.go).
+const (
+	EventRunStarted = notify.EventWorkflowRunStarted
+	EventRunEnded   = notify.EventWorkflowRunEnded
+	EventStepEnded  = notify.EventWorkflowStepEnded
+)
+
+// Trigger starts one run of the workflow's published version per
+// recipient profile, each with its first step's queue job, all in one
+// transaction. A recipient whose run with the same idempotency key exists
+// starts nothing and answers that run.
+func (s *Service) Trigger(ctx context.Context, ws, key string, in TriggerInput) ([]Started, error) {
+	if in.Topic != "" {
+		return s.triggerTopic(ctx, ws, key, in)
+	}
+	if err := checkTrigger(&in); err != nil {
+		return nil, err
+	}
+	return s.start(ctx, ws, key, in, true)
+}
+
+// triggerTopic starts a run per subscriber of the topic, a transaction
+// per page of MaxRecipients subscribers: a topic's trigger is atomic up
+// to that many, and an idempotency key makes a retried one start only
+// the runs that are missing.
+func (s *Service) triggerTopic(ctx context.Context, ws, key string, in TriggerInput) ([]Started, error) {
+	if len(in.Recipients) > 0 {
+		return nil, notify.Invalid("recipients and topic are exclusive: a trigger names its recipients or a topic")
+	}
+	if err := CheckKey("topic", in.Topic); err != nil {
+		return nil, err
+	}
+	in.Recipients = []string{"-"} // checked apart from the subscribers
+	if err := checkTrigger(&in); err != nil {
+		return nil, err
+	}
+	out := []Started{}
+	after := ""
+	for {
+		var page []string
+		err := s.Store.View(ctx, func(tx notify.Tx) (err error) {
+			if _, err := findWorkflow(ctx, tx, ws, key); err != nil {
+				return err
+			}
+			page, err = tx.FindTopicSubscribers(ctx, ws, in.Topic, after, MaxRecipients)
+			return err
+		})
+		if err != nil || len(page) == 0 {
+			return out, err
+		}
+		in.Recipients = page
+		started, err := s.start(ctx, ws, key, in, false)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, started...)
+		if len(page) < MaxRecipients {
+			return out, nil
+		}
+		after = page[len(page)-1]
+	}
+}
+
+// start starts the runs of in.Recipients in one transaction; check
+// requires each to be a profile (a topic's subscribers are).
+func (s *Service) start(ctx context.Context, ws, key string, in TriggerInput, check bool) ([]Started, error) {
+	var out []Started
+	err := s.Store.Update(ctx, func(tx notify.Tx) error {
+		w, err := findWorkflow(ctx, tx, ws, key)
+		if err != nil {
+			return err
+		}
+		if w.PublishedVersion == 0 {
+			return notify.Conflict("Workflow %s has no published version", w.Key)
+		}
+		v, err := tx.FindWorkflowVersion(ctx, ws, w.ID, w.PublishedVersion)
+		if err != nil {
+			return err
+		}
+		for i, id := range in.Recipients {
+			if !check {
+				break
+			}
+			if _, err := tx.FindRecipient(ctx, ws, id); err != nil {
+				if notify.IsNotFound(err) {
+					return notify.Invalid("recipients[%d]: no recipient profile %q", i, id)
+				}
+				return err
+			}
+		}
+		now := s.Now()
+		starts := make([]*notify.WorkflowRunStart, len(in.Recipients))
+		for i, id := range in.Recipients {
+			r := &notify.WorkflowRun{ID: usecase.NewID(), WorkspaceID: ws, WorkflowID: w.ID, WorkflowKey: w.Key, Version: v.Version,
+				RecipientID: id, Payload: in.Payload, IdempotencyKey: in.IdempotencyKey, CancellationKey: in.CancellationKey,
+				Status: notify.RunRunning, CreatedAt: now, UpdatedAt: now}
+			first, err := s.reach(ctx, tx, r, v.Steps, 0, now)
+			if err != nil {
+				return err
+			}
+			starts[i] = &notify.WorkflowRunStart{Run: r, First: first}
+		}
+		created, err := tx.StartWorkflowRuns(ctx, starts)
+		if err != nil {
+			return err
+		}
+		var events []*notify.Event
+		out = make([]Started, len(starts))
+		for i, st := range starts {
+			out[i] = Started{RunID: st.Run.ID, RecipientID: st.Run.RecipientID, Created: created[i]}
+			if created[i] {
+				events = append(events, runEvent(EventRunStarted, st.Run, now))
+			}
+		}
+		return emit(ctx, tx, events)
+	})
+	return out, err
+}
+
+// checkTrigger holds a trigger to its bounds, its recipients deduplicated.
+func checkTrigger(in *TriggerInput) error {
+	in.Recipients = usecase.Dedupe(in.Recipients)
+	if len(in.Recipients) == 0 || len(in.Recipients) > MaxRecipients {
+		return notify.Invalid("recipients must hold 1 to %d recipient ids", MaxRecipients)
+	}
+	for i, id := range in.Recipients {
+		if err := notify.CheckExternalID("recipients["+itoa(i)+"]", id); err != nil {
+			return err
+		}
+	}
+	if in.Payload == nil {
+		in.Payload = map[string]any{}
+	}
+	if b, _ := json.Marshal(in.Payload); len(b) > MaxPayload {
+		return notify.Invalid("payload must be at most %d bytes of JSON", MaxPayload)
+	}
+	for _, f := range []struct{ name, v string }{{"idempotencyKey", in.IdempotencyKey}, {"cancellationKey", in.CancellationKey}} {
+		if err := usecase.MaxLen(f.name, f.v, MaxTriggerKey); err != nil {
+			return err
+		}
+		if !usecase.Storable(f.v) || usecase.HasControl(f.v) {
+			return notify.Invalid("%s must be printable text", f.name)
+		}
+	}
+	return nil
+}
+
+// Cancel stops every running run of the workflow with the cancellation
+// key: their pending steps' jobs are withdrawn and the runs end canceled.
+// It answers how many runs it stopped.
+func (s *Service) Cancel(ctx context.Context, ws, key, cancellationKey string) (int, error) {
+	if cancellationKey == "" {
+		return 0, notify.Invalid("cancellationKey is required")
+	}
+	if err := usecase.MaxLen("cancellationKey", cancellationKey, MaxTriggerKey); err != nil {
+		return 0, err
+	}
+	if !usecase.Storable(cancellationKey) || usecase.HasControl(cancellationKey) {
+		return 0, notify.Invalid("cancellationKey must be printable text")
+	}
+	n := 0
+	err := s.Store.Update(ctx, func(tx notify.Tx) error {
+		w, err := findWorkflow(ctx, tx, ws, key)
+		if err != nil {
+			return err
+		}
+		runs, err := tx.FindRunningWorkflowRuns(ctx, ws, w.ID, cancellationKey)
+		if err != nil {
+			return err
+		}
+		now := s.Now()
+		var events []*notify.Event
+		for _, found := range runs {
+			r, err := tx.LockWorkflowRun(ctx, ws, found.ID)
+			if err != nil {
+				return err
+			}
+			if r.Status != notify.RunRunning {
+				continue
+			}
+			for _, st := range r.Steps {
+				if st.Status != notify.StepPending {
+					continue
+				}
+				if st.QueueJobID != 0 {
+					if err := tx.CancelScheduledWork(ctx, st.QueueJobID); err != nil {
+						return err
+					}
+				}
+				st.Status, st.Outcome, st.EndedAt = notify.StepCanceled, "canceled", &now
+				if err := tx.EndWorkflowRunStep(ctx, st); err != nil {
+					return err
+				}
+				events = append(events, stepEvent(r, st, now))
+			}
+			events = append(events, endRun(r, notify.RunCanceled, now))
+			if err := tx.UpdateWorkflowRun(ctx, r); err != nil {
+				return err
+			}
+			n++
+		}
+		return emit(ctx, tx, events)
+	})
+	return n, err
+}
+
+// endRun ends r with status and answers its event.
+func endRun(r *notify.WorkflowRun, status string, now time.Time) *notify.Event {
+	r.Status, r.UpdatedAt, r.EndedAt = status, now, &now
+	return runEvent(EventRunEnded, r, now)
+}
+
+func runEvent(typ string, r *notify.WorkflowRun, now time.Time) *notify.Event {
+	return &notify.Event{ID: usecase.NewID(), WorkspaceID: r.WorkspaceID, Type: typ, CreatedAt: now, Payload: map[string]any{
+		"runId": r.ID, "workspaceId": r.WorkspaceID, "workflowKey": r.WorkflowKey, "version": r.Version,
+		"recipientId": r.RecipientID, "status": r.Status}}
+}
+
+func stepEvent(r *notify.WorkflowRun, st *notify.WorkflowRunStep, now time.Time) *notify.Event {
+	e := runEvent(EventStepEnded, r, now)
+	e.RequestID = st.RequestID
+	e.Payload["step"] = map[string]any{"key": st.Key, "type": st.Type, "status": st.Status, "outcome": st.Outcome,
+		"requestId": nilIfEmpty(st.RequestID)}
+	return e
+}
+
+func nilIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// emit writes the events some webhook of their workspace subscribes to.
+func emit(ctx context.Context, tx notify.Tx, events []*notify.Event) error {
+	if len(events) == 0 {
+		return nil
+	}
+	events, err := notify.Subscribed(ctx, tx, events)
+	if err != nil || len(events) == 0 {
+		return err
+	}
+	return tx.CreateEvents(ctx, events)
+}
