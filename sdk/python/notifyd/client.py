@@ -11,7 +11,7 @@ import urllib.parse
 import urllib.request
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, Literal, cast
+from typing import Any, Literal, TypeVar, cast
 
 from .errors import NotifydConnectionError, NotifydError, ProblemError, WaitTimeoutError
 from .models import (
@@ -34,6 +34,14 @@ from .models import (
     RecipientProfile,
     SendRequest,
     SendResult,
+    SubscribeResult,
+    TopicSubscriberPage,
+    TopicSubscription,
+    WorkflowCancelResult,
+    WorkflowRun,
+    WorkflowRunPage,
+    WorkflowTriggerRequest,
+    WorkflowTriggerResult,
 )
 from .signing import sign_headers
 
@@ -53,8 +61,9 @@ class Notifyd:
 
     ``max_retries`` (default 2) is the number of further tries after a
     network error or a timeout, for the calls that are safe to repeat:
-    sends (with their idempotency key), reads, cancel and the recipient
-    and preference writes. OTP send, resend and verify are never repeated:
+    sends and workflow triggers (with their idempotency key), reads,
+    cancels, the recipient and preference writes and topic subscriptions.
+    OTP send, resend and verify are never repeated:
     the server has no idempotency key for them, and a repeat could send a
     second code or spend an attempt. An answer of the server, error or
     not, is never retried. ``retry_delay`` (seconds, default 0.5) doubles
@@ -205,6 +214,49 @@ class Notifyd:
     def get_category(self, key: str) -> Category:
         return cast(Category, self._data("GET", f"/v1/categories/{_seg(key)}", retry=True)["category"])
 
+    # -- workflows and topics -------------------------------------------------------
+
+    def trigger_workflow(self, key: str, request: WorkflowTriggerRequest) -> WorkflowTriggerResult:
+        """Starts the published version of workflow ``key``, one run per
+        recipient (or per subscriber of ``topic``), answering the runs
+        (``POST /v1/workflows/{key}/trigger``). Without an ``idempotencyKey``
+        one is generated, so retries cannot start the runs twice."""
+        path = f"/v1/workflows/{_seg(key)}/trigger"
+        return cast(WorkflowTriggerResult, self._data("POST", path, body=_with_key(request), retry=True))
+
+    def cancel_workflow(self, key: str, cancellation_key: str) -> WorkflowCancelResult:
+        """Stops every running run of workflow ``key`` triggered with ``cancellation_key``."""
+        path = f"/v1/workflows/{_seg(key)}/cancel"
+        return cast(WorkflowCancelResult, self._data("POST", path, body={"cancellationKey": cancellation_key},
+                                                     retry=True))
+
+    def get_workflow_run(self, run_id: str) -> WorkflowRun:
+        """The run with its reached steps and the requests it created."""
+        return cast(WorkflowRun, self._data("GET", f"/v1/workflow-runs/{_seg(run_id)}", retry=True)["run"])
+
+    def list_workflow_runs(self, *, workflow: str | None = None, recipient_id: str | None = None,
+                           limit: int | None = None, cursor: str | None = None) -> WorkflowRunPage:
+        """One page of runs, newest first, of a workflow (its key), of a recipient, or both."""
+        query = {"workflow": workflow, "recipientId": recipient_id, "limit": limit, "cursor": cursor}
+        return cast(WorkflowRunPage, self._data("GET", "/v1/workflow-runs", query=query, retry=True))
+
+    def subscribe_to_topic(self, topic: str, external_id: str) -> SubscribeResult:
+        """Subscribes a profile to a topic; ``created`` is False when it already was."""
+        path = f"/v1/topics/{_seg(topic)}/subscribers/{_seg(external_id)}"
+        status, data = self._request("PUT", path, retry=True)
+        return {"subscription": cast(TopicSubscription, data), "created": status == 201}
+
+    def unsubscribe_from_topic(self, topic: str, external_id: str) -> None:
+        """Unsubscribes a profile (404 when it was not subscribed)."""
+        self._request("DELETE", f"/v1/topics/{_seg(topic)}/subscribers/{_seg(external_id)}", retry=True)
+
+    def list_topic_subscribers(self, topic: str, *, limit: int | None = None,
+                               cursor: str | None = None) -> TopicSubscriberPage:
+        """One page of a topic's subscribers (external ids, in order)."""
+        query = {"limit": limit, "cursor": cursor}
+        path = f"/v1/topics/{_seg(topic)}/subscribers"
+        return cast(TopicSubscriberPage, self._data("GET", path, query=query, retry=True))
+
     # -- the wire --------------------------------------------------------------------
 
     def _data(self, method: str, path: str, **kw: Any) -> Any:
@@ -267,7 +319,10 @@ def _unwrap(raw: bytes) -> Any:
     return v
 
 
-def _with_key(request: SendRequest) -> SendRequest:
+_Keyed = TypeVar("_Keyed", SendRequest, WorkflowTriggerRequest)
+
+
+def _with_key(request: _Keyed) -> _Keyed:
     if request.get("idempotencyKey"):
         return request
-    return cast(SendRequest, {**request, "idempotencyKey": str(uuid.uuid4())})
+    return cast(_Keyed, {**request, "idempotencyKey": str(uuid.uuid4())})
