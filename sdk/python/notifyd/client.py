@@ -10,7 +10,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Literal, TypeVar, cast
 
 from .errors import NotifydConnectionError, NotifydError, ProblemError, WaitTimeoutError
@@ -126,14 +126,8 @@ class Notifyd:
         """Polls the status lookup until the request's status is in ``until``
         (the final ones by default). Raises WaitTimeoutError."""
         wanted = set(until)
-        deadline = time.monotonic() + timeout
-        while True:
-            r = self.get_notification(request_id)
-            if r["status"] in wanted:
-                return r
-            if time.monotonic() >= deadline:
-                raise WaitTimeoutError(f"notifyd: request {request_id} still {r['status']}")
-            time.sleep(interval)
+        return _poll(lambda: self.get_notification(request_id), lambda r: r["status"] in wanted,
+                     f"request {request_id}", timeout, interval)
 
     # -- OTP -------------------------------------------------------------------
 
@@ -234,6 +228,12 @@ class Notifyd:
         """The run with its reached steps and the requests it created."""
         return cast(WorkflowRun, self._data("GET", f"/v1/workflow-runs/{_seg(run_id)}", retry=True)["run"])
 
+    def wait_for_workflow_run(self, run_id: str, *, timeout: float = 60.0, interval: float = 0.5) -> WorkflowRun:
+        """Polls the run until it has ended (its status is no longer
+        ``running``). Raises WaitTimeoutError."""
+        return _poll(lambda: self.get_workflow_run(run_id), lambda r: r["status"] != "running",
+                     f"workflow run {run_id}", timeout, interval)
+
     def list_workflow_runs(self, *, workflow: str | None = None, recipient_id: str | None = None,
                            limit: int | None = None, cursor: str | None = None) -> WorkflowRunPage:
         """One page of runs, newest first, of a workflow (its key), of a recipient, or both."""
@@ -298,6 +298,22 @@ class Notifyd:
                     raise NotifydConnectionError(
                         f"notifyd: {method} {target}: {err} ({attempt} tries)", attempt) from err
                 time.sleep(self.retry_delay * 2 ** (attempt - 1))
+
+
+_Polled = TypeVar("_Polled", NotificationRequest, WorkflowRun)
+
+
+def _poll(get: Callable[[], _Polled], done: Callable[[_Polled], bool], what: str, timeout: float,
+          interval: float) -> _Polled:
+    """Reads with ``get`` until ``done`` holds, every ``interval`` seconds, for ``timeout`` at most."""
+    deadline = time.monotonic() + timeout
+    while True:
+        r = get()
+        if done(r):
+            return r
+        if time.monotonic() >= deadline:
+            raise WaitTimeoutError(f"notifyd: {what} still {r['status']}")
+        time.sleep(interval)
 
 
 def _read_error(err: urllib.error.HTTPError) -> str:

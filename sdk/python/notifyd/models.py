@@ -347,7 +347,7 @@ class WorkflowRun(TypedDict):
     createdAt: str
     updatedAt: str
     endedAt: str | None
-    steps: NotRequired[list[WorkflowRunStep]]  # the reached steps (a run read by id has them)
+    steps: NotRequired[list[WorkflowRunStep]]  # the reached steps (absent before the first)
     requestIds: list[str]  # the notification requests its send steps created
 
 

@@ -322,6 +322,15 @@ class ClientTest(unittest.TestCase):
         with self.assertRaises(WaitTimeoutError):
             self.client().wait_for_notification("r-1", interval=0.005, timeout=0.03)
 
+    def test_wait_for_workflow_run(self) -> None:
+        statuses = ["running", "running", "canceled"]
+        self.answer(lambda h, s, n: h.envelope(200, {"run": {"id": "run-1", "status": statuses[min(n - 1, 2)]}}))
+        self.assertEqual(self.client().wait_for_workflow_run("run-1", interval=0.005)["status"], "canceled")
+        self.assertEqual([s.path for s in self.seen], ["/v1/workflow-runs/run-1"] * 3)
+        self.answer(lambda h, s, n: h.envelope(200, {"run": {"id": "run-1", "status": "running"}}))
+        with self.assertRaises(WaitTimeoutError):
+            self.client().wait_for_workflow_run("run-1", interval=0.005, timeout=0.03)
+
     def test_from_env(self) -> None:
         c = Notifyd.from_env({"NOTIFYD_URL": "http://h:1/", "NOTIFYD_API_KEY": "k", "NOTIFYD_HMAC_SECRET": "s"})
         self.assertEqual(c.base_url, "http://h:1")

@@ -239,7 +239,7 @@ class Live(unittest.TestCase):
         self.assertEqual(r["requestIds"], [step["requestId"]])
         sent = self.wait_sent(step["requestId"])
         self.assertEqual((sent["recipientId"], sent["recipientAddress"]), (rid, to))
-        self.assertEqual(self.wait_run(run_id, "the end", lambda x: x["status"] != "running")["status"], "completed")
+        self.assertEqual(c.wait_for_workflow_run(run_id, timeout=WAIT)["status"], "completed")
 
         again = c.trigger_workflow(hello, {"recipients": [rid], "payload": {"name": "Kim"}, "idempotencyKey": idem})
         self.assertEqual(again["runs"], [{"runId": run_id, "recipientId": rid, "deduplicated": True}])
@@ -268,7 +268,7 @@ class Live(unittest.TestCase):
         self.assertEqual(c.list_topic_subscribers(topic), {"subscribers": [rid], "cursor": None, "hasNext": False})
         by_topic = c.trigger_workflow(hello, {"topic": topic, "payload": {"name": "subscriber"}})["runs"]
         self.assertEqual([(x["recipientId"], x["deduplicated"]) for x in by_topic], [(rid, False)])
-        topic_run = self.wait_run(by_topic[0]["runId"], "the end", lambda x: x["status"] != "running")
+        topic_run = c.wait_for_workflow_run(by_topic[0]["runId"], timeout=WAIT)
         self.assertEqual(topic_run["status"], "completed", topic_run)
         self.wait_sent(topic_run["requestIds"][0])
         c.unsubscribe_from_topic(topic, rid)

@@ -60,11 +60,14 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
-export interface WaitOptions extends CallOptions {
+export interface PollOptions extends CallOptions {
   /** Give up after this long (default 60000 ms). */
   timeoutMs?: number;
   /** Poll interval (default 500 ms). */
   intervalMs?: number;
+}
+
+export interface WaitOptions extends PollOptions {
   /** The statuses to wait for (default the final ones: sent, failed, canceled). */
   until?: NotificationStatus[];
 }
@@ -96,6 +99,26 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 }
 
 const seg = encodeURIComponent;
+
+/** Reads with get until done holds, every intervalMs, for timeoutMs at most. */
+async function poll<T extends { status: string }>(
+  get: () => Promise<T>,
+  done: (t: T) => boolean,
+  what: string,
+  options: PollOptions,
+): Promise<T> {
+  const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+  for (;;) {
+    const r = await get();
+    if (done(r)) {
+      return r;
+    }
+    if (Date.now() >= deadline) {
+      throw new WaitTimeoutError(`notifyd: ${what} still ${r.status}`);
+    }
+    await sleep(options.intervalMs ?? 500, options.signal);
+  }
+}
 
 export class Notifyd {
   readonly baseUrl: string;
@@ -175,19 +198,9 @@ export class Notifyd {
   }
 
   /** Polls the status lookup until the request is final (or in `until`). Throws WaitTimeoutError. */
-  async waitForNotification(requestId: string, options: WaitOptions = {}): Promise<NotificationRequest> {
+  waitForNotification(requestId: string, options: WaitOptions = {}): Promise<NotificationRequest> {
     const until = options.until ?? finalStatuses;
-    const deadline = Date.now() + (options.timeoutMs ?? 60_000);
-    for (;;) {
-      const r = await this.getNotification(requestId, options);
-      if (until.includes(r.status)) {
-        return r;
-      }
-      if (Date.now() >= deadline) {
-        throw new WaitTimeoutError(`notifyd: request ${requestId} still ${r.status}`);
-      }
-      await sleep(options.intervalMs ?? 500, options.signal);
-    }
+    return poll(() => this.getNotification(requestId, options), (r) => until.includes(r.status), `request ${requestId}`, options);
   }
 
   // -- OTP ------------------------------------------------------------------
@@ -323,6 +336,11 @@ export class Notifyd {
   async getWorkflowRun(runId: string, options: CallOptions = {}): Promise<WorkflowRun> {
     const path = `/v1/workflow-runs/${seg(runId)}`;
     return (await this.data<{ run: WorkflowRun }>("GET", path, { ...options, retry: true })).run;
+  }
+
+  /** Polls the run until it has ended (its status is no longer `running`). Throws WaitTimeoutError. */
+  waitForWorkflowRun(runId: string, options: PollOptions = {}): Promise<WorkflowRun> {
+    return poll(() => this.getWorkflowRun(runId, options), (r) => r.status !== "running", `workflow run ${runId}`, options);
   }
 
   /** One page of runs, newest first, of a workflow (its key), of a recipient, or both. */

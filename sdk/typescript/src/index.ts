@@ -3,7 +3,7 @@
 // verification. No runtime dependencies.
 
 export { Notifyd } from "./client.js";
-export type { CallOptions, NotifydOptions, WaitOptions } from "./client.js";
+export type { CallOptions, NotifydOptions, PollOptions, WaitOptions } from "./client.js";
 export {
   ConnectionError,
   NotifydError,

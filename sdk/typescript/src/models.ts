@@ -407,7 +407,7 @@ export interface WorkflowRun {
   createdAt: string;
   updatedAt: string;
   endedAt: string | null;
-  /** The reached steps (a run read by id has them). */
+  /** The reached steps in step order (absent before the first is reached). */
   steps?: WorkflowRunStep[];
   /** The notification requests the run's send steps created. */
   requestIds: string[];

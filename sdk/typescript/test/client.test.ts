@@ -338,6 +338,18 @@ test("waitForNotification polls until a final status, or gives up", async () => 
   await assert.rejects(client().waitForNotification("r-1", { intervalMs: 5, timeoutMs: 30 }), WaitTimeoutError);
 });
 
+test("waitForWorkflowRun polls until the run has ended, or gives up", async () => {
+  seen = [];
+  const statuses = ["running", "running", "canceled"];
+  handler = (_s, res, n) => envelope(res, 200, { run: { id: "run-1", status: statuses[Math.min(n - 1, 2)] } });
+  assert.equal((await client().waitForWorkflowRun("run-1", { intervalMs: 5 })).status, "canceled");
+  assert.equal(seen.length, 3);
+  assert.equal(seen[2].url, "/v1/workflow-runs/run-1");
+
+  handler = (_s, res) => envelope(res, 200, { run: { id: "run-1", status: "running" } });
+  await assert.rejects(client().waitForWorkflowRun("run-1", { intervalMs: 5, timeoutMs: 30 }), WaitTimeoutError);
+});
+
 test("fromEnv reads the variables serve --demo prints", () => {
   const c = Notifyd.fromEnv({ NOTIFYD_URL: "http://h:1/", NOTIFYD_API_KEY: "k", NOTIFYD_HMAC_SECRET: "s" });
   assert.equal(c.baseUrl, "http://h:1");

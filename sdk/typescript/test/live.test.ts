@@ -286,7 +286,7 @@ test("live: workflows: trigger, the run and its send, an idempotent repeat, canc
   const sent = await c.waitForNotification(step.requestId!, { timeoutMs: 30_000 });
   assert.equal(sent.status, "sent", JSON.stringify(sent));
   assert.deepEqual([sent.recipientId, sent.recipientAddress], [id, to]);
-  assert.equal((await waitRun(c, runId, "the end", (x) => x.status !== "running")).status, "completed");
+  assert.equal((await c.waitForWorkflowRun(runId, { timeoutMs: 30_000 })).status, "completed");
 
   const again = await c.triggerWorkflow(hello, { recipients: [id], payload: { name: "Kim" }, idempotencyKey: idem });
   assert.deepEqual(again.runs, [{ runId, recipientId: id, deduplicated: true }]);
@@ -315,7 +315,7 @@ test("live: workflows: trigger, the run and its send, an idempotent repeat, canc
   const byTopic = await c.triggerWorkflow(hello, { topic, payload: { name: "subscriber" } });
   assert.equal(byTopic.runs.length, 1);
   assert.deepEqual([byTopic.runs[0].recipientId, byTopic.runs[0].deduplicated], [id, false]);
-  const topicRun = await waitRun(c, byTopic.runs[0].runId, "the end", (x) => x.status !== "running");
+  const topicRun = await c.waitForWorkflowRun(byTopic.runs[0].runId, { timeoutMs: 30_000 });
   assert.equal(topicRun.status, "completed", JSON.stringify(topicRun));
   assert.equal((await c.waitForNotification(topicRun.requestIds[0], { timeoutMs: 30_000 })).status, "sent");
   await c.unsubscribeFromTopic(topic, id);
