@@ -63,10 +63,10 @@ class Notifyd:
     network error or a timeout, for the calls that are safe to repeat:
     sends and workflow triggers (with their idempotency key), reads,
     cancels, the recipient and preference writes and topic subscriptions.
-    OTP send, resend and verify are never repeated:
-    the server has no idempotency key for them, and a repeat could send a
-    second code or spend an attempt. An answer of the server, error or
-    not, is never retried. ``retry_delay`` (seconds, default 0.5) doubles
+    OTP send, resend and verify are never repeated: the server has no
+    idempotency key for them, and a repeat could send a second code or
+    spend an attempt. An answer of the server, error or not, is never
+    retried. ``retry_delay`` (seconds, default 0.5) doubles
     for each next retry; ``timeout`` (seconds, default 30) bounds one try.
     """
 
