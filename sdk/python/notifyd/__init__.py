@@ -1,5 +1,6 @@
 """notifyd's Python SDK: signed Notification API calls, recipients and
-preferences, OTP, and webhook verification. Standard library only."""
+preferences, OTP, workflow triggers and topics, and webhook verification.
+Standard library only."""
 
 from .client import FINAL_STATUSES, Notifyd
 from .errors import (

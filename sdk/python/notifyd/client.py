@@ -10,8 +10,8 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import uuid
-from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, Literal, cast
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, Literal, TypeVar, cast
 
 from .errors import NotifydConnectionError, NotifydError, ProblemError, WaitTimeoutError
 from .models import (
@@ -34,6 +34,14 @@ from .models import (
     RecipientProfile,
     SendRequest,
     SendResult,
+    SubscribeResult,
+    TopicSubscriberPage,
+    TopicSubscription,
+    WorkflowCancelResult,
+    WorkflowRun,
+    WorkflowRunPage,
+    WorkflowTriggerRequest,
+    WorkflowTriggerResult,
 )
 from .signing import sign_headers
 
@@ -53,11 +61,12 @@ class Notifyd:
 
     ``max_retries`` (default 2) is the number of further tries after a
     network error or a timeout, for the calls that are safe to repeat:
-    sends (with their idempotency key), reads, cancel and the recipient
-    and preference writes. OTP send, resend and verify are never repeated:
-    the server has no idempotency key for them, and a repeat could send a
-    second code or spend an attempt. An answer of the server, error or
-    not, is never retried. ``retry_delay`` (seconds, default 0.5) doubles
+    sends and workflow triggers (with their idempotency key), reads,
+    cancels, the recipient and preference writes and topic subscriptions.
+    OTP send, resend and verify are never repeated: the server has no
+    idempotency key for them, and a repeat could send a second code or
+    spend an attempt. An answer of the server, error or not, is never
+    retried. ``retry_delay`` (seconds, default 0.5) doubles
     for each next retry; ``timeout`` (seconds, default 30) bounds one try.
     """
 
@@ -117,14 +126,8 @@ class Notifyd:
         """Polls the status lookup until the request's status is in ``until``
         (the final ones by default). Raises WaitTimeoutError."""
         wanted = set(until)
-        deadline = time.monotonic() + timeout
-        while True:
-            r = self.get_notification(request_id)
-            if r["status"] in wanted:
-                return r
-            if time.monotonic() >= deadline:
-                raise WaitTimeoutError(f"notifyd: request {request_id} still {r['status']}")
-            time.sleep(interval)
+        return _poll(lambda: self.get_notification(request_id), lambda r: r["status"] in wanted,
+                     f"request {request_id}", timeout, interval)
 
     # -- OTP -------------------------------------------------------------------
 
@@ -205,6 +208,55 @@ class Notifyd:
     def get_category(self, key: str) -> Category:
         return cast(Category, self._data("GET", f"/v1/categories/{_seg(key)}", retry=True)["category"])
 
+    # -- workflows and topics -------------------------------------------------------
+
+    def trigger_workflow(self, key: str, request: WorkflowTriggerRequest) -> WorkflowTriggerResult:
+        """Starts the published version of workflow ``key``, one run per
+        recipient (or per subscriber of ``topic``), answering the runs
+        (``POST /v1/workflows/{key}/trigger``). Without an ``idempotencyKey``
+        one is generated, so retries cannot start the runs twice."""
+        path = f"/v1/workflows/{_seg(key)}/trigger"
+        return cast(WorkflowTriggerResult, self._data("POST", path, body=_with_key(request), retry=True))
+
+    def cancel_workflow(self, key: str, cancellation_key: str) -> WorkflowCancelResult:
+        """Stops every running run of workflow ``key`` triggered with ``cancellation_key``."""
+        path = f"/v1/workflows/{_seg(key)}/cancel"
+        return cast(WorkflowCancelResult, self._data("POST", path, body={"cancellationKey": cancellation_key},
+                                                     retry=True))
+
+    def get_workflow_run(self, run_id: str) -> WorkflowRun:
+        """The run with its reached steps and the requests it created."""
+        return cast(WorkflowRun, self._data("GET", f"/v1/workflow-runs/{_seg(run_id)}", retry=True)["run"])
+
+    def wait_for_workflow_run(self, run_id: str, *, timeout: float = 60.0, interval: float = 0.5) -> WorkflowRun:
+        """Polls the run until it has ended (its status is no longer
+        ``running``). Raises WaitTimeoutError."""
+        return _poll(lambda: self.get_workflow_run(run_id), lambda r: r["status"] != "running",
+                     f"workflow run {run_id}", timeout, interval)
+
+    def list_workflow_runs(self, *, workflow: str | None = None, recipient_id: str | None = None,
+                           limit: int | None = None, cursor: str | None = None) -> WorkflowRunPage:
+        """One page of runs, newest first, of a workflow (its key), of a recipient, or both."""
+        query = {"workflow": workflow, "recipientId": recipient_id, "limit": limit, "cursor": cursor}
+        return cast(WorkflowRunPage, self._data("GET", "/v1/workflow-runs", query=query, retry=True))
+
+    def subscribe_to_topic(self, topic: str, external_id: str) -> SubscribeResult:
+        """Subscribes a profile to a topic; ``created`` is False when it already was."""
+        path = f"/v1/topics/{_seg(topic)}/subscribers/{_seg(external_id)}"
+        status, data = self._request("PUT", path, retry=True)
+        return {"subscription": cast(TopicSubscription, data), "created": status == 201}
+
+    def unsubscribe_from_topic(self, topic: str, external_id: str) -> None:
+        """Unsubscribes a profile (404 when it was not subscribed)."""
+        self._request("DELETE", f"/v1/topics/{_seg(topic)}/subscribers/{_seg(external_id)}", retry=True)
+
+    def list_topic_subscribers(self, topic: str, *, limit: int | None = None,
+                               cursor: str | None = None) -> TopicSubscriberPage:
+        """One page of a topic's subscribers (external ids, in order)."""
+        query = {"limit": limit, "cursor": cursor}
+        path = f"/v1/topics/{_seg(topic)}/subscribers"
+        return cast(TopicSubscriberPage, self._data("GET", path, query=query, retry=True))
+
     # -- the wire --------------------------------------------------------------------
 
     def _data(self, method: str, path: str, **kw: Any) -> Any:
@@ -248,6 +300,22 @@ class Notifyd:
                 time.sleep(self.retry_delay * 2 ** (attempt - 1))
 
 
+_Polled = TypeVar("_Polled", NotificationRequest, WorkflowRun)
+
+
+def _poll(get: Callable[[], _Polled], done: Callable[[_Polled], bool], what: str, timeout: float,
+          interval: float) -> _Polled:
+    """Reads with ``get`` until ``done`` holds, every ``interval`` seconds, for ``timeout`` at most."""
+    deadline = time.monotonic() + timeout
+    while True:
+        r = get()
+        if done(r):
+            return r
+        if time.monotonic() >= deadline:
+            raise WaitTimeoutError(f"notifyd: {what} still {r['status']}")
+        time.sleep(interval)
+
+
 def _read_error(err: urllib.error.HTTPError) -> str:
     try:
         return err.read().decode("utf-8", "replace")
@@ -267,7 +335,10 @@ def _unwrap(raw: bytes) -> Any:
     return v
 
 
-def _with_key(request: SendRequest) -> SendRequest:
+_Keyed = TypeVar("_Keyed", SendRequest, WorkflowTriggerRequest)
+
+
+def _with_key(request: _Keyed) -> _Keyed:
     if request.get("idempotencyKey"):
         return request
-    return cast(SendRequest, {**request, "idempotencyKey": str(uuid.uuid4())})
+    return cast(_Keyed, {**request, "idempotencyKey": str(uuid.uuid4())})

@@ -11,7 +11,7 @@ models, checked against the golden vectors (sdk/testdata/vectors.json).
 # No `from __future__ import annotations` here: TypedDict reads
 # NotRequired from the evaluated annotations.
 
-from typing import Literal, NotRequired, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 Channel = Literal["sms", "msgr_alimtalk", "email", "push_mobile", "chata_webhook", "chatb_webhook",
                   "chata_bot", "chatb_bot"]
@@ -284,6 +284,98 @@ class Category(TypedDict):
     updatedAt: str
 
 
+class WorkflowTriggerRequest(TypedDict, total=False):
+    """The body of ``POST /v1/workflows/{key}/trigger``: ``recipients`` (1 to
+    1,000 external ids of existing profiles) or ``topic`` (one run per
+    subscriber). The payload's fields are the send steps' template
+    variables. Without ``idempotencyKey`` the SDK generates one, so a retry
+    after a network error cannot start the runs twice."""
+    recipients: list[str]
+    topic: str
+    payload: dict[str, Any]
+    idempotencyKey: str
+    cancellationKey: str
+
+
+class WorkflowTriggeredRun(TypedDict):
+    """One run a trigger started; ``deduplicated`` when the recipient
+    already had a run of the workflow with the trigger's idempotency key."""
+    runId: str
+    recipientId: str
+    deduplicated: bool
+
+
+class WorkflowTriggerResult(TypedDict):
+    runs: list[WorkflowTriggeredRun]
+
+
+class WorkflowCancelResult(TypedDict):
+    canceledRuns: int  # how many running runs the call stopped
+
+
+WorkflowRunStatus = Literal["running", "completed", "canceled", "throttled", "digested", "failed"]
+
+
+class WorkflowRunStep(TypedDict):
+    """A reached step of a run; a send step's ``requestId`` is its
+    notification request (see get_notification)."""
+    index: int
+    key: str
+    type: Literal["send", "delay", "branch", "throttle", "digest"]
+    status: Literal["pending", "done", "failed", "canceled"]
+    outcome: str | None
+    requestId: str | None
+    dueAt: str
+    createdAt: str
+    endedAt: str | None
+
+
+class WorkflowDigest(TypedDict):
+    count: int
+    items: list[dict[str, Any]]
+
+
+class WorkflowRun(TypedDict):
+    id: str
+    workflowKey: str
+    version: int
+    recipientId: str
+    status: WorkflowRunStatus
+    payload: dict[str, Any]
+    cancellationKey: str | None
+    digest: WorkflowDigest | None
+    createdAt: str
+    updatedAt: str
+    endedAt: str | None
+    steps: NotRequired[list[WorkflowRunStep]]  # the reached steps (absent before the first)
+    requestIds: list[str]  # the notification requests its send steps created
+
+
+class WorkflowRunPage(TypedDict):
+    runs: list[WorkflowRun]
+    cursor: str | None
+    hasNext: bool
+
+
+class TopicSubscription(TypedDict):
+    topic: str
+    recipientId: str
+
+
+class SubscribeResult(TypedDict):
+    """What subscribe_to_topic answers: the subscription, and whether the
+    call created it (201; False when the profile already was subscribed)."""
+    subscription: TopicSubscription
+    created: bool
+
+
+class TopicSubscriberPage(TypedDict):
+    """Subscribers' external ids, in order."""
+    subscribers: list[str]
+    cursor: str | None
+    hasNext: bool
+
+
 class Problem(TypedDict):
     """An application/problem+json error body (ProblemError carries it)."""
     type: str
@@ -333,13 +425,20 @@ SCHEMAS: dict[type, str] = {
     RecipientBulkResult: "RecipientBulkResult", Preferences: "Preferences",
     PreferenceLink: "PreferenceLinkBody", FrequencyCap: "FrequencyCap", Category: "Category",
     Problem: "Problem",
+    # Inline objects of the document, by their dotted names (sdk/openapifields).
+    WorkflowTriggerRequest: "triggerWorkflow.request", WorkflowTriggeredRun: "triggerWorkflow.202.data.runs[]",
+    WorkflowTriggerResult: "triggerWorkflow.202.data", WorkflowCancelResult: "cancelWorkflowRuns.200.data",
+    WorkflowRunStep: "WorkflowRun.steps[]", WorkflowDigest: "WorkflowRun.digest", WorkflowRun: "WorkflowRun",
+    WorkflowRunPage: "listWorkflowRuns.200", TopicSubscription: "subscribeToTopic.201",
+    TopicSubscriberPage: "listTopicSubscribers.200",
 }
 
 # The webhook delivery's models: the body and its data.
 EVENTS: dict[type, str] = {WebhookEvent: "body", WebhookEventData: "data"}
 
 # Models of the SDK's own answers, in no schema.
-SDK_ONLY: tuple[type, ...] = (PutRecipientResult,)
+SDK_ONLY: tuple[type, ...] = (PutRecipientResult, SubscribeResult)
 
 __all__ = [t.__name__ for t in (*SCHEMAS, *EVENTS, *SDK_ONLY)] + [
-    "Channel", "NotificationStatus", "JobStatus", "OtpChannel", "OtpMode", "SCHEMAS", "EVENTS", "SDK_ONLY"]
+    "Channel", "NotificationStatus", "JobStatus", "OtpChannel", "OtpMode", "WorkflowRunStatus", "SCHEMAS", "EVENTS",
+    "SDK_ONLY"]

@@ -266,6 +266,53 @@ class ClientTest(unittest.TestCase):
             "GET /v1/categories/orders ",
         ])
 
+    def test_a_workflow_trigger_gets_an_idempotency_key_that_survives_a_retry(self) -> None:
+        runs = {"runs": [{"runId": "run-1", "recipientId": "u 1", "deduplicated": False}]}
+        self.answer(lambda h, s, n: h.drop() if n == 1 else h.envelope(202, runs))
+        c = self.client()
+        self.assertEqual(c.trigger_workflow("wel come", {"recipients": ["u 1"], "payload": {"n": 1},
+                                                         "cancellationKey": "c-1"}), runs)
+        self.assertEqual(len(self.seen), 2)
+        self.assertEqual(self.seen[0].body, self.seen[1].body)
+        self.assertEqual(self.seen[1].path, "/v1/workflows/wel%20come/trigger")
+        body = self.seen[1].json()
+        self.assertRegex(body["idempotencyKey"], r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
+        self.assertEqual((body["recipients"], body["payload"], body["cancellationKey"]), (["u 1"], {"n": 1}, "c-1"))
+        c.trigger_workflow("w", {"topic": "news", "idempotencyKey": "mine"})
+        self.assertEqual(self.seen[2].json(), {"topic": "news", "idempotencyKey": "mine"})
+
+    def test_the_workflow_run_and_topic_calls_use_the_routes_of_the_api(self) -> None:
+        def answer(h: Handler, s: Seen, n: int) -> None:
+            if s.method == "DELETE":
+                h.answer(204, "text/plain", b"")
+            elif s.method == "PUT":
+                h.envelope(200 if s.path.endswith("/u2") else 201, {"topic": "news", "recipientId": "u1"})
+            elif s.path.startswith("/v1/workflow-runs/"):
+                h.envelope(200, {"run": {"id": "run-1"}})
+            elif "/cancel" in s.path:
+                h.envelope(200, {"canceledRuns": 2})
+            else:
+                h.envelope(200, {"page": s.path})
+        self.answer(answer)
+        c = self.client()
+        self.assertEqual(c.cancel_workflow("w", "c 1"), {"canceledRuns": 2})
+        self.assertEqual(c.get_workflow_run("run 1")["id"], "run-1")
+        c.list_workflow_runs(workflow="w", recipient_id="u 1", limit=5)
+        self.assertEqual(c.subscribe_to_topic("news", "u1"),
+                         {"subscription": {"topic": "news", "recipientId": "u1"}, "created": True})
+        self.assertFalse(c.subscribe_to_topic("news", "u2")["created"])
+        self.assertIsNone(c.unsubscribe_from_topic("news", "u/1"))
+        c.list_topic_subscribers("news", cursor="u1")
+        self.assertEqual([f"{s.method} {s.path} {s.body.decode()}" for s in self.seen], [
+            'POST /v1/workflows/w/cancel {"cancellationKey":"c 1"}',
+            "GET /v1/workflow-runs/run%201 ",
+            "GET /v1/workflow-runs?workflow=w&recipientId=u+1&limit=5 ",
+            "PUT /v1/topics/news/subscribers/u1 ",
+            "PUT /v1/topics/news/subscribers/u2 ",
+            "DELETE /v1/topics/news/subscribers/u%2F1 ",
+            "GET /v1/topics/news/subscribers?cursor=u1 ",
+        ])
+
     def test_wait_for_notification(self) -> None:
         statuses = ["queued", "processing", "sent"]
         self.answer(lambda h, s, n: h.envelope(200, {"requestId": "r-1", "status": statuses[min(n - 1, 2)]}))
@@ -274,6 +321,15 @@ class ClientTest(unittest.TestCase):
         self.answer(lambda h, s, n: h.envelope(200, {"requestId": "r-1", "status": "queued"}))
         with self.assertRaises(WaitTimeoutError):
             self.client().wait_for_notification("r-1", interval=0.005, timeout=0.03)
+
+    def test_wait_for_workflow_run(self) -> None:
+        statuses = ["running", "running", "canceled"]
+        self.answer(lambda h, s, n: h.envelope(200, {"run": {"id": "run-1", "status": statuses[min(n - 1, 2)]}}))
+        self.assertEqual(self.client().wait_for_workflow_run("run-1", interval=0.005)["status"], "canceled")
+        self.assertEqual([s.path for s in self.seen], ["/v1/workflow-runs/run-1"] * 3)
+        self.answer(lambda h, s, n: h.envelope(200, {"run": {"id": "run-1", "status": "running"}}))
+        with self.assertRaises(WaitTimeoutError):
+            self.client().wait_for_workflow_run("run-1", interval=0.005, timeout=0.03)
 
     def test_from_env(self) -> None:
         c = Notifyd.from_env({"NOTIFYD_URL": "http://h:1/", "NOTIFYD_API_KEY": "k", "NOTIFYD_HMAC_SECRET": "s"})

@@ -2,7 +2,8 @@
 starts one): NOTIFYD_URL, NOTIFYD_API_KEY and NOTIFYD_HMAC_SECRET as the
 demo prints them. Optional: NOTIFYD_SIM_URL (the demo's simulator, to read
 the OTP code) and NOTIFYD_DEMO_EMAIL / NOTIFYD_DEMO_PASSWORD (the demo's
-dashboard login, to create a category and a real webhook). Without
+dashboard login, to create a category, a real webhook, and the template
+and workflows the workflow test triggers). Without
 NOTIFYD_URL every test here skips; NOTIFYD_REQUIRE_LIVE=1 makes anything
 missing a failure."""
 
@@ -19,11 +20,12 @@ import threading
 import time
 import unittest
 import urllib.request
+from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from notifyd import Notifyd, ProblemError, WebhookVerificationError, verify_webhook
+from notifyd import Notifyd, ProblemError, WebhookVerificationError, WorkflowRun, verify_webhook
 
 from .helpers import read_json, skip_or_fail
 
@@ -192,6 +194,92 @@ class Live(unittest.TestCase):
         with self.assertRaises(ProblemError) as ctx:
             c.get_recipient(rid)
         self.assertEqual(ctx.exception.status, 404)
+
+    def wait_run(self, run_id: str, what: str, done: Callable[[WorkflowRun], bool]) -> WorkflowRun:
+        """Polls run run_id until ``done`` holds for it (WAIT seconds at most)."""
+        deadline = time.monotonic() + WAIT
+        while True:
+            r = self.c.get_workflow_run(run_id)
+            if done(r):
+                return r
+            self.assertLess(time.monotonic(), deadline, f"run {run_id}: {what} not within {WAIT} s: {r}")
+            time.sleep(0.2)
+
+    def test_workflows_trigger_run_idempotent_repeat_cancel_and_topic(self) -> None:
+        if not HAS_DASHBOARD:
+            skip_or_fail(self, "NOTIFYD_DEMO_EMAIL/NOTIFYD_DEMO_PASSWORD are not set: no workflow can be defined")
+        c, dash = self.c, Dashboard(self.c.base_url)
+        # An SMS template, a one-step workflow that sends it, and one that waits an hour first.
+        code = hello = f"{RUN}-hello"
+        later = f"{RUN}-later"
+        tpl = dash("POST", "/v1/templates", {"code": code, "channel": "sms", "name": code})["template"]
+        dash("POST", f"/v1/templates/{tpl['id']}/versions", {"text": "Hello {{name}} from a workflow"})
+        dash("POST", f"/v1/templates/{tpl['id']}/versions/1/publish")
+        send = {"key": "sms", "type": "send", "channel": "sms", "templateCode": code}
+        dash("POST", "/v1/workflows", {"key": hello, "name": "SDK hello", "publish": True, "steps": [send]})
+        dash("POST", "/v1/workflows", {"key": later, "name": "SDK later", "publish": True,
+                                       "steps": [{"key": "wait", "type": "delay", "duration": "1h"}, send]})
+        rid, to = f"{RUN}-wf.1", phone()
+        c.put_recipient(rid, {"name": "Kim", "phone": to})
+
+        idem = f"{RUN}-wf-once"
+        first = c.trigger_workflow(hello, {"recipients": [rid], "payload": {"name": "Kim"}, "idempotencyKey": idem})
+        self.assertEqual(len(first["runs"]), 1)
+        self.assertEqual((first["runs"][0]["recipientId"], first["runs"][0]["deduplicated"]), (rid, False))
+        run_id = first["runs"][0]["runId"]
+
+        def send_step(r: WorkflowRun) -> dict[str, Any] | None:
+            return next((dict(s) for s in r.get("steps", []) if s["key"] == "sms" and s["requestId"]), None)
+
+        r = self.wait_run(run_id, "the send step's request", lambda x: send_step(x) is not None)
+        self.assertEqual((r["workflowKey"], r["version"], r["recipientId"], r["payload"]), (hello, 1, rid, {"name": "Kim"}))
+        step = send_step(r)
+        assert step is not None
+        self.assertEqual(step["type"], "send")
+        self.assertEqual(r["requestIds"], [step["requestId"]])
+        sent = self.wait_sent(step["requestId"])
+        self.assertEqual((sent["recipientId"], sent["recipientAddress"]), (rid, to))
+        self.assertEqual(c.wait_for_workflow_run(run_id, timeout=WAIT)["status"], "completed")
+
+        again = c.trigger_workflow(hello, {"recipients": [rid], "payload": {"name": "Kim"}, "idempotencyKey": idem})
+        self.assertEqual(again["runs"], [{"runId": run_id, "recipientId": rid, "deduplicated": True}])
+        runs = c.list_workflow_runs(workflow=hello, recipient_id=rid)
+        self.assertEqual([x["id"] for x in runs["runs"]], [run_id], "the repeat started no run")
+        self.assertFalse(runs["hasNext"])
+
+        # Cancel by cancellation key: the run waiting an hour ends canceled, with no send.
+        cancel_key = f"{RUN}-thread"
+        waiting = c.trigger_workflow(later, {"recipients": [rid], "payload": {"name": "Kim"},
+                                             "cancellationKey": cancel_key})["runs"][0]
+        self.assertFalse(waiting["deduplicated"])
+        pending = self.wait_run(waiting["runId"], "the delay step",
+                                lambda x: any(s["key"] == "wait" for s in x.get("steps", [])))
+        self.assertEqual((pending["status"], pending["cancellationKey"]), ("running", cancel_key))
+        self.assertEqual(c.cancel_workflow(later, cancel_key), {"canceledRuns": 1})
+        canceled = c.get_workflow_run(waiting["runId"])
+        self.assertEqual((canceled["status"], canceled["requestIds"]), ("canceled", []))
+        self.assertEqual(c.cancel_workflow(later, cancel_key), {"canceledRuns": 0})
+
+        # A topic: subscribe, trigger by topic, unsubscribe.
+        topic = f"{RUN}-news"
+        self.assertEqual(c.subscribe_to_topic(topic, rid),
+                         {"subscription": {"topic": topic, "recipientId": rid}, "created": True})
+        self.assertFalse(c.subscribe_to_topic(topic, rid)["created"])
+        self.assertEqual(c.list_topic_subscribers(topic), {"subscribers": [rid], "cursor": None, "hasNext": False})
+        by_topic = c.trigger_workflow(hello, {"topic": topic, "payload": {"name": "subscriber"}})["runs"]
+        self.assertEqual([(x["recipientId"], x["deduplicated"]) for x in by_topic], [(rid, False)])
+        topic_run = c.wait_for_workflow_run(by_topic[0]["runId"], timeout=WAIT)
+        self.assertEqual(topic_run["status"], "completed", topic_run)
+        self.wait_sent(topic_run["requestIds"][0])
+        c.unsubscribe_from_topic(topic, rid)
+        self.assertEqual(c.list_topic_subscribers(topic)["subscribers"], [])
+        with self.assertRaises(ProblemError) as ctx:
+            c.unsubscribe_from_topic(topic, rid)
+        self.assertEqual(ctx.exception.status, 404)
+        with self.assertRaises(ProblemError) as ctx:
+            c.trigger_workflow(f"{RUN}-nope", {"recipients": [rid]})
+        self.assertEqual(ctx.exception.status, 404)
+        c.delete_recipient(rid)
 
     def test_a_webhook_delivery_verifies(self) -> None:
         if not HAS_DASHBOARD:

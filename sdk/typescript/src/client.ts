@@ -21,6 +21,13 @@ import type {
   RecipientProfile,
   SendRequest,
   SendResult,
+  TopicSubscriberPage,
+  TopicSubscription,
+  WorkflowCancelResult,
+  WorkflowRun,
+  WorkflowRunPage,
+  WorkflowTriggerRequest,
+  WorkflowTriggerResult,
 } from "./models.js";
 import { signHeaders } from "./signing.js";
 
@@ -32,11 +39,12 @@ export interface NotifydOptions {
   hmacSecret: string;
   /**
    * Further tries after a network error or a timeout (default 2), for the
-   * calls that are safe to repeat: sends (with their idempotency key),
-   * reads, cancel and the recipient and preference writes. OTP send,
-   * resend and verify are never repeated: the server has no idempotency
-   * key for them, and a repeat could send a second code or spend an
-   * attempt. An answer of the server, error or not, is never retried.
+   * calls that are safe to repeat: sends and workflow triggers (with their
+   * idempotency key), reads, cancels, the recipient and preference writes
+   * and topic subscriptions. OTP send, resend and verify are never
+   * repeated: the server has no idempotency key for them, and a repeat
+   * could send a second code or spend an attempt. An answer of the server,
+   * error or not, is never retried.
    */
   maxRetries?: number;
   /** Wait before the first retry in milliseconds, doubled for each next one (default 500). */
@@ -52,11 +60,14 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
-export interface WaitOptions extends CallOptions {
+export interface PollOptions extends CallOptions {
   /** Give up after this long (default 60000 ms). */
   timeoutMs?: number;
   /** Poll interval (default 500 ms). */
   intervalMs?: number;
+}
+
+export interface WaitOptions extends PollOptions {
   /** The statuses to wait for (default the final ones: sent, failed, canceled). */
   until?: NotificationStatus[];
 }
@@ -88,6 +99,26 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 }
 
 const seg = encodeURIComponent;
+
+/** Reads with get until done holds, every intervalMs, for timeoutMs at most. */
+async function poll<T extends { status: string }>(
+  get: () => Promise<T>,
+  done: (t: T) => boolean,
+  what: string,
+  options: PollOptions,
+): Promise<T> {
+  const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+  for (;;) {
+    const r = await get();
+    if (done(r)) {
+      return r;
+    }
+    if (Date.now() >= deadline) {
+      throw new WaitTimeoutError(`notifyd: ${what} still ${r.status}`);
+    }
+    await sleep(options.intervalMs ?? 500, options.signal);
+  }
+}
 
 export class Notifyd {
   readonly baseUrl: string;
@@ -167,19 +198,9 @@ export class Notifyd {
   }
 
   /** Polls the status lookup until the request is final (or in `until`). Throws WaitTimeoutError. */
-  async waitForNotification(requestId: string, options: WaitOptions = {}): Promise<NotificationRequest> {
+  waitForNotification(requestId: string, options: WaitOptions = {}): Promise<NotificationRequest> {
     const until = options.until ?? finalStatuses;
-    const deadline = Date.now() + (options.timeoutMs ?? 60_000);
-    for (;;) {
-      const r = await this.getNotification(requestId, options);
-      if (until.includes(r.status)) {
-        return r;
-      }
-      if (Date.now() >= deadline) {
-        throw new WaitTimeoutError(`notifyd: request ${requestId} still ${r.status}`);
-      }
-      await sleep(options.intervalMs ?? 500, options.signal);
-    }
+    return poll(() => this.getNotification(requestId, options), (r) => until.includes(r.status), `request ${requestId}`, options);
   }
 
   // -- OTP ------------------------------------------------------------------
@@ -292,6 +313,69 @@ export class Notifyd {
       .category;
   }
 
+  // -- workflows and topics -------------------------------------------------
+
+  /**
+   * Starts the published version of workflow `key`, one run per recipient
+   * (or per subscriber of `topic`), answering 202 with the runs
+   * (`POST /v1/workflows/{key}/trigger`). Without an `idempotencyKey` one is
+   * generated, so retries cannot start the runs twice.
+   */
+  async triggerWorkflow(key: string, request: WorkflowTriggerRequest, options: CallOptions = {}): Promise<WorkflowTriggerResult> {
+    const body = await withIdempotencyKey(request);
+    return this.data("POST", `/v1/workflows/${seg(key)}/trigger`, { ...options, body, retry: true });
+  }
+
+  /** Stops every running run of workflow `key` triggered with `cancellationKey`. */
+  cancelWorkflow(key: string, cancellationKey: string, options: CallOptions = {}): Promise<WorkflowCancelResult> {
+    const path = `/v1/workflows/${seg(key)}/cancel`;
+    return this.data("POST", path, { ...options, body: { cancellationKey }, retry: true });
+  }
+
+  /** The run with its reached steps and the requests it created (`GET /v1/workflow-runs/{id}`). */
+  async getWorkflowRun(runId: string, options: CallOptions = {}): Promise<WorkflowRun> {
+    const path = `/v1/workflow-runs/${seg(runId)}`;
+    return (await this.data<{ run: WorkflowRun }>("GET", path, { ...options, retry: true })).run;
+  }
+
+  /** Polls the run until it has ended (its status is no longer `running`). Throws WaitTimeoutError. */
+  waitForWorkflowRun(runId: string, options: PollOptions = {}): Promise<WorkflowRun> {
+    return poll(() => this.getWorkflowRun(runId, options), (r) => r.status !== "running", `workflow run ${runId}`, options);
+  }
+
+  /** One page of runs, newest first, of a workflow (its key), of a recipient, or both. */
+  listWorkflowRuns(
+    params: { workflow?: string; recipientId?: string; limit?: number; cursor?: string } = {},
+    options: CallOptions = {},
+  ): Promise<WorkflowRunPage> {
+    return this.data("GET", "/v1/workflow-runs", { ...options, query: params, retry: true });
+  }
+
+  /** Subscribes a profile to a topic; `created` is false when it already was. */
+  async subscribeToTopic(
+    topic: string,
+    externalId: string,
+    options: CallOptions = {},
+  ): Promise<{ subscription: TopicSubscription; created: boolean }> {
+    const path = `/v1/topics/${seg(topic)}/subscribers/${seg(externalId)}`;
+    const r = await this.request<TopicSubscription>("PUT", path, { ...options, retry: true });
+    return { subscription: r.data, created: r.status === 201 };
+  }
+
+  /** Unsubscribes a profile (404 when it was not subscribed). */
+  async unsubscribeFromTopic(topic: string, externalId: string, options: CallOptions = {}): Promise<void> {
+    await this.request("DELETE", `/v1/topics/${seg(topic)}/subscribers/${seg(externalId)}`, { ...options, retry: true });
+  }
+
+  /** One page of a topic's subscribers (external ids, in order). */
+  listTopicSubscribers(
+    topic: string,
+    params: { limit?: number; cursor?: string } = {},
+    options: CallOptions = {},
+  ): Promise<TopicSubscriberPage> {
+    return this.data("GET", `/v1/topics/${seg(topic)}/subscribers`, { ...options, query: params, retry: true });
+  }
+
   // -- the wire -------------------------------------------------------------
 
   private async data<T>(method: string, path: string, call: Call): Promise<T> {
@@ -370,6 +454,6 @@ function unwrap(text: string): unknown {
   return v;
 }
 
-async function withIdempotencyKey(r: SendRequest): Promise<SendRequest> {
+async function withIdempotencyKey<T extends { idempotencyKey?: string }>(r: T): Promise<T> {
   return r.idempotencyKey ? r : { ...r, idempotencyKey: await uuid4() };
 }

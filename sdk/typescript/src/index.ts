@@ -1,8 +1,9 @@
 // notifyd's TypeScript SDK: signed Notification API calls, recipients and
-// preferences, OTP, and webhook verification. No runtime dependencies.
+// preferences, OTP, workflow triggers and topics, and webhook
+// verification. No runtime dependencies.
 
 export { Notifyd } from "./client.js";
-export type { CallOptions, NotifydOptions, WaitOptions } from "./client.js";
+export type { CallOptions, NotifydOptions, PollOptions, WaitOptions } from "./client.js";
 export {
   ConnectionError,
   NotifydError,

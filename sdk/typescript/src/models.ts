@@ -332,6 +332,111 @@ export interface Category {
 }
 
 /**
+ * The body of `POST /v1/workflows/{key}/trigger`: `recipients` (1 to 1,000
+ * external ids of existing profiles) or `topic` (one run per subscriber).
+ * The payload's fields are the send steps' template variables. Without an
+ * `idempotencyKey` the SDK generates one, so that a retry after a network
+ * error cannot start the runs twice.
+ * @schema triggerWorkflow.request
+ */
+export interface WorkflowTriggerRequest {
+  recipients?: string[];
+  topic?: string;
+  payload?: Record<string, unknown>;
+  idempotencyKey?: string;
+  cancellationKey?: string;
+}
+
+/**
+ * One run a trigger started; `deduplicated` when the recipient already had
+ * a run of the workflow with the trigger's idempotency key.
+ * @schema triggerWorkflow.202.data.runs[]
+ */
+export interface WorkflowTriggeredRun {
+  runId: string;
+  recipientId: string;
+  deduplicated: boolean;
+}
+
+/** @schema triggerWorkflow.202.data */
+export interface WorkflowTriggerResult {
+  runs: WorkflowTriggeredRun[];
+}
+
+/** @schema cancelWorkflowRuns.200.data */
+export interface WorkflowCancelResult {
+  /** How many running runs this call stopped. */
+  canceledRuns: number;
+}
+
+export type WorkflowRunStatus = "running" | "completed" | "canceled" | "throttled" | "digested" | "failed";
+
+/**
+ * A reached step of a run; a send step's `requestId` is its notification
+ * request (see getNotification).
+ * @schema WorkflowRun.steps[]
+ */
+export interface WorkflowRunStep {
+  index: number;
+  key: string;
+  type: "send" | "delay" | "branch" | "throttle" | "digest";
+  status: "pending" | "done" | "failed" | "canceled";
+  outcome: string | null;
+  requestId: string | null;
+  dueAt: string;
+  createdAt: string;
+  endedAt: string | null;
+}
+
+/** @schema WorkflowRun.digest */
+export interface WorkflowDigest {
+  count: number;
+  items: Array<Record<string, unknown>>;
+}
+
+/** @schema WorkflowRun */
+export interface WorkflowRun {
+  id: string;
+  workflowKey: string;
+  version: number;
+  recipientId: string;
+  status: WorkflowRunStatus;
+  payload: Record<string, unknown>;
+  cancellationKey: string | null;
+  digest: WorkflowDigest | null;
+  createdAt: string;
+  updatedAt: string;
+  endedAt: string | null;
+  /** The reached steps in step order (absent before the first is reached). */
+  steps?: WorkflowRunStep[];
+  /** The notification requests the run's send steps created. */
+  requestIds: string[];
+}
+
+/** @schema listWorkflowRuns.200 */
+export interface WorkflowRunPage {
+  runs: WorkflowRun[];
+  cursor: string | null;
+  hasNext: boolean;
+}
+
+/** @schema subscribeToTopic.201 */
+export interface TopicSubscription {
+  topic: string;
+  recipientId: string;
+}
+
+/**
+ * Subscribers' external ids, in order.
+ * @schema listTopicSubscribers.200
+ */
+export interface TopicSubscriberPage {
+  subscribers: string[];
+  cursor: string | null;
+  hasNext: boolean;
+}
+
+/**
  * An `application/problem+json` error body.
  * @schema Problem
  */

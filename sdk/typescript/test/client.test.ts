@@ -276,6 +276,57 @@ test("the other calls use the routes of the API", async () => {
   );
 });
 
+test("a workflow trigger gets an idempotency key that survives a retry", async () => {
+  const runs = { runs: [{ runId: "run-1", recipientId: "u 1", deduplicated: false }] };
+  handler = (_s, res, n) => (n === 1 ? res.socket?.destroy() : envelope(res, 202, runs));
+  const c = client();
+  assert.deepEqual(await c.triggerWorkflow("wel come", { recipients: ["u 1"], payload: { n: 1 }, cancellationKey: "c-1" }), runs);
+  assert.equal(seen.length, 2);
+  assert.equal(seen[0].body, seen[1].body);
+  assert.equal(seen[1].url, "/v1/workflows/wel%20come/trigger");
+  const body = JSON.parse(seen[1].body);
+  assert.match(body.idempotencyKey, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  assert.deepEqual([body.recipients, body.payload, body.cancellationKey], [["u 1"], { n: 1 }, "c-1"]);
+  await c.triggerWorkflow("w", { topic: "news", idempotencyKey: "mine" });
+  assert.deepEqual(JSON.parse(seen[2].body), { topic: "news", idempotencyKey: "mine" });
+});
+
+test("the workflow run and topic calls use the routes of the API", async () => {
+  handler = (s, res) => {
+    if (s.method === "DELETE") {
+      res.writeHead(204).end();
+    } else if (s.method === "PUT") {
+      envelope(res, s.url.endsWith("/u2") ? 200 : 201, { topic: "news", recipientId: "u1" });
+    } else if (s.url.startsWith("/v1/workflow-runs/")) {
+      envelope(res, 200, { run: { id: "run-1" } });
+    } else if (s.url.includes("/cancel")) {
+      envelope(res, 200, { canceledRuns: 2 });
+    } else {
+      envelope(res, 200, { page: s.url });
+    }
+  };
+  const c = client();
+  assert.deepEqual(await c.cancelWorkflow("w", "c 1"), { canceledRuns: 2 });
+  assert.equal((await c.getWorkflowRun("run 1")).id, "run-1");
+  await c.listWorkflowRuns({ workflow: "w", recipientId: "u 1", limit: 5 });
+  assert.deepEqual(await c.subscribeToTopic("news", "u1"), { subscription: { topic: "news", recipientId: "u1" }, created: true });
+  assert.equal((await c.subscribeToTopic("news", "u2")).created, false);
+  assert.equal(await c.unsubscribeFromTopic("news", "u/1"), undefined);
+  await c.listTopicSubscribers("news", { cursor: "u1" });
+  assert.deepEqual(
+    seen.map((s) => `${s.method} ${s.url} ${s.body}`),
+    [
+      'POST /v1/workflows/w/cancel {"cancellationKey":"c 1"}',
+      "GET /v1/workflow-runs/run%201 ",
+      "GET /v1/workflow-runs?workflow=w&recipientId=u+1&limit=5 ",
+      "PUT /v1/topics/news/subscribers/u1 ",
+      "PUT /v1/topics/news/subscribers/u2 ",
+      "DELETE /v1/topics/news/subscribers/u%2F1 ",
+      "GET /v1/topics/news/subscribers?cursor=u1 ",
+    ],
+  );
+});
+
 test("waitForNotification polls until a final status, or gives up", async () => {
   const statuses = ["queued", "processing", "sent"];
   handler = (_s, res, n) => envelope(res, 200, { requestId: "r-1", status: statuses[Math.min(n - 1, 2)] });
@@ -285,6 +336,18 @@ test("waitForNotification polls until a final status, or gives up", async () => 
 
   handler = (_s, res) => envelope(res, 200, { requestId: "r-1", status: "queued" });
   await assert.rejects(client().waitForNotification("r-1", { intervalMs: 5, timeoutMs: 30 }), WaitTimeoutError);
+});
+
+test("waitForWorkflowRun polls until the run has ended, or gives up", async () => {
+  seen = [];
+  const statuses = ["running", "running", "canceled"];
+  handler = (_s, res, n) => envelope(res, 200, { run: { id: "run-1", status: statuses[Math.min(n - 1, 2)] } });
+  assert.equal((await client().waitForWorkflowRun("run-1", { intervalMs: 5 })).status, "canceled");
+  assert.equal(seen.length, 3);
+  assert.equal(seen[2].url, "/v1/workflow-runs/run-1");
+
+  handler = (_s, res) => envelope(res, 200, { run: { id: "run-1", status: "running" } });
+  await assert.rejects(client().waitForWorkflowRun("run-1", { intervalMs: 5, timeoutMs: 30 }), WaitTimeoutError);
 });
 
 test("fromEnv reads the variables serve --demo prints", () => {

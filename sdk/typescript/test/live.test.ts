@@ -2,7 +2,8 @@
 // starts one): NOTIFYD_URL, NOTIFYD_API_KEY and NOTIFYD_HMAC_SECRET as the
 // demo prints them. Optional: NOTIFYD_SIM_URL (the demo's simulator, to
 // read the OTP code) and NOTIFYD_DEMO_EMAIL / NOTIFYD_DEMO_PASSWORD (the
-// demo's dashboard login, to create a category and a real webhook).
+// demo's dashboard login, to create a category, a real webhook, and the
+// template and workflows the workflow test triggers).
 // Without NOTIFYD_URL every test here skips; NOTIFYD_REQUIRE_LIVE=1 makes
 // anything missing a failure.
 
@@ -13,6 +14,7 @@ import type { AddressInfo } from "node:net";
 import { test } from "node:test";
 
 import { Notifyd, ProblemError, WebhookVerificationError, verifyWebhook } from "../dist/index.js";
+import type { WorkflowRun } from "../dist/index.js";
 import { readJSON, skipOrFail } from "./helpers.js";
 
 const env = process.env;
@@ -237,4 +239,88 @@ test("live: a webhook delivery verifies", async (t) => {
     await dashboard("DELETE", `/v1/webhooks/${hook.webhook.id}`);
     receiver.close();
   }
+});
+
+/** Polls run id until `done` holds for it (30 s at most). */
+async function waitRun(c: Notifyd, id: string, what: string, done: (r: WorkflowRun) => boolean): Promise<WorkflowRun> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const r = await c.getWorkflowRun(id);
+    if (done(r)) return r;
+    assert.ok(Date.now() < deadline, `run ${id}: ${what} not within 30 s: ${JSON.stringify(r)}`);
+    await new Promise((res) => setTimeout(res, 200));
+  }
+}
+
+test("live: workflows: trigger, the run and its send, an idempotent repeat, cancel, and a topic", async (t) => {
+  const c = client(t);
+  if (!c) return;
+  if (!hasDashboard) {
+    skipOrFail(t, "NOTIFYD_DEMO_EMAIL/NOTIFYD_DEMO_PASSWORD are not set: no workflow can be defined");
+    return;
+  }
+  // An SMS template, a one-step workflow that sends it, and one that waits an hour first.
+  const code = `${run}-hello`;
+  const tpl = await dashboard<{ template: { id: string } }>("POST", "/v1/templates", { code, channel: "sms", name: code });
+  await dashboard("POST", `/v1/templates/${tpl.template.id}/versions`, { text: "Hello {{name}} from a workflow" });
+  await dashboard("POST", `/v1/templates/${tpl.template.id}/versions/1/publish`);
+  const hello = `${run}-hello`;
+  const later = `${run}-later`;
+  const send = { key: "sms", type: "send", channel: "sms", templateCode: code };
+  await dashboard("POST", "/v1/workflows", { key: hello, name: "SDK hello", publish: true, steps: [send] });
+  await dashboard("POST", "/v1/workflows", { key: later, name: "SDK later", publish: true, steps: [{ key: "wait", type: "delay", duration: "1h" }, send] });
+  const id = `${run}-wf.1`;
+  const to = phone();
+  await c.putRecipient(id, { name: "Kim", phone: to });
+
+  const idem = `${run}-wf-once`;
+  const first = await c.triggerWorkflow(hello, { recipients: [id], payload: { name: "Kim" }, idempotencyKey: idem });
+  assert.equal(first.runs.length, 1);
+  assert.deepEqual([first.runs[0].recipientId, first.runs[0].deduplicated], [id, false]);
+  const runId = first.runs[0].runId;
+  const r = await waitRun(c, runId, "the send step's request", (x) => Boolean(x.steps?.find((s) => s.key === "sms")?.requestId));
+  assert.deepEqual([r.workflowKey, r.version, r.recipientId, r.payload], [hello, 1, id, { name: "Kim" }]);
+  const step = r.steps!.find((s) => s.key === "sms")!;
+  assert.equal(step.type, "send");
+  assert.deepEqual(r.requestIds, [step.requestId]);
+  const sent = await c.waitForNotification(step.requestId!, { timeoutMs: 30_000 });
+  assert.equal(sent.status, "sent", JSON.stringify(sent));
+  assert.deepEqual([sent.recipientId, sent.recipientAddress], [id, to]);
+  assert.equal((await c.waitForWorkflowRun(runId, { timeoutMs: 30_000 })).status, "completed");
+
+  const again = await c.triggerWorkflow(hello, { recipients: [id], payload: { name: "Kim" }, idempotencyKey: idem });
+  assert.deepEqual(again.runs, [{ runId, recipientId: id, deduplicated: true }]);
+  const runs = await c.listWorkflowRuns({ workflow: hello, recipientId: id });
+  assert.deepEqual(runs.runs.map((x) => x.id), [runId], "the repeat started no run");
+  assert.equal(runs.hasNext, false);
+
+  // Cancel by cancellation key: the run waiting an hour ends canceled, with no send.
+  const cancelKey = `${run}-thread`;
+  const waiting = await c.triggerWorkflow(later, { recipients: [id], payload: { name: "Kim" }, cancellationKey: cancelKey });
+  assert.equal(waiting.runs[0].deduplicated, false);
+  const pending = await waitRun(c, waiting.runs[0].runId, "the delay step", (x) => Boolean(x.steps?.some((s) => s.key === "wait")));
+  assert.equal(pending.status, "running");
+  assert.equal(pending.cancellationKey, cancelKey);
+  assert.deepEqual(await c.cancelWorkflow(later, cancelKey), { canceledRuns: 1 });
+  const canceled = await c.getWorkflowRun(waiting.runs[0].runId);
+  assert.equal(canceled.status, "canceled");
+  assert.deepEqual(canceled.requestIds, []);
+  assert.deepEqual(await c.cancelWorkflow(later, cancelKey), { canceledRuns: 0 });
+
+  // A topic: subscribe, trigger by topic, unsubscribe.
+  const topic = `${run}-news`;
+  assert.deepEqual(await c.subscribeToTopic(topic, id), { subscription: { topic, recipientId: id }, created: true });
+  assert.equal((await c.subscribeToTopic(topic, id)).created, false);
+  assert.deepEqual(await c.listTopicSubscribers(topic), { subscribers: [id], cursor: null, hasNext: false });
+  const byTopic = await c.triggerWorkflow(hello, { topic, payload: { name: "subscriber" } });
+  assert.equal(byTopic.runs.length, 1);
+  assert.deepEqual([byTopic.runs[0].recipientId, byTopic.runs[0].deduplicated], [id, false]);
+  const topicRun = await c.waitForWorkflowRun(byTopic.runs[0].runId, { timeoutMs: 30_000 });
+  assert.equal(topicRun.status, "completed", JSON.stringify(topicRun));
+  assert.equal((await c.waitForNotification(topicRun.requestIds[0], { timeoutMs: 30_000 })).status, "sent");
+  await c.unsubscribeFromTopic(topic, id);
+  assert.deepEqual((await c.listTopicSubscribers(topic)).subscribers, []);
+  await assert.rejects(c.unsubscribeFromTopic(topic, id), (err: unknown) => err instanceof ProblemError && err.status === 404);
+  await assert.rejects(c.triggerWorkflow(`${run}-nope`, { recipients: [id] }), (err: unknown) => err instanceof ProblemError && err.status === 404);
+  await c.deleteRecipient(id);
 });
