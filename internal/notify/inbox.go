@@ -200,6 +200,12 @@ type InboxTx interface {
 	// (as they were, for a delete). A message that is not the
 	// recipient's is ErrNotFound.
 	ChangeInbox(ctx context.Context, workspaceID, recipientID string, c InboxChange) ([]*InboxMessage, error)
+	// FollowInbox reads what a stream sends next: up to limit events of
+	// the log after sequence number after, oldest first, with their
+	// messages, and the inbox's counts. The two need no common snapshot
+	// (counts a commit ahead are sent again with the events it added), so
+	// PostgreSQL gets them in one round trip outside a transaction.
+	FollowInbox(ctx context.Context, workspaceID, recipientID string, after int64, limit int) ([]*InboxEvent, InboxCounts, error)
 	// FindInboxEvents reads the log after sequence number after, oldest
 	// first (limit entries at most), and the numbers the log holds.
 	FindInboxEvents(ctx context.Context, workspaceID, recipientID string, after int64, limit int) ([]*InboxEvent, InboxLog, error)

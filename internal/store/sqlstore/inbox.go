@@ -157,10 +157,7 @@ func (t inboxTx) FindInboxMessages(ctx context.Context, workspaceID, recipientID
 
 func (t inboxTx) CountInbox(ctx context.Context, workspaceID, recipientID string) (notify.InboxCounts, error) {
 	var c notify.InboxCounts
-	err := t.c.QueryRow(ctx, `SELECT COALESCE(SUM(CASE WHEN read_at IS NULL THEN 1 ELSE 0 END), 0),
-		COALESCE(SUM(CASE WHEN seen_at IS NULL THEN 1 ELSE 0 END), 0)
-		FROM inbox_messages WHERE workspace_id = ? AND recipient_id = ? AND archived_at IS NULL`,
-		workspaceID, recipientID).Scan(&c.Unread, &c.Unseen)
+	err := t.c.QueryRow(ctx, inboxCountsOf, workspaceID, recipientID).Scan(&c.Unread, &c.Unseen)
 	return c, err
 }
 
@@ -215,6 +212,57 @@ func (t inboxTx) ChangeInbox(ctx context.Context, workspaceID, recipientID strin
 	return out, t.appendInbox(ctx, workspaceID, recipientID, []inboxEntry{{c.Op.EventType(all), c.MessageID, c.At}})
 }
 
+// inboxEventsAfter reads a profile's log after a sequence number, each
+// event with its message (none for an event of all messages, or of one
+// deleted since).
+var inboxEventsAfter = `SELECT e.seq, e.type, e.message_id, e.created_at, ` + qualified("m", inboxCols) + `
+	FROM inbox_events e LEFT JOIN inbox_messages m ON m.id = e.message_id AND m.recipient_id = e.recipient_id
+	WHERE e.recipient_id = ? AND e.workspace_id = ? AND e.seq > ? ORDER BY e.seq LIMIT ?`
+
+// inboxCountsOf counts a profile's unread and unseen messages.
+const inboxCountsOf = `SELECT COALESCE(SUM(CASE WHEN read_at IS NULL THEN 1 ELSE 0 END), 0),
+	COALESCE(SUM(CASE WHEN seen_at IS NULL THEN 1 ELSE 0 END), 0)
+	FROM inbox_messages WHERE workspace_id = ? AND recipient_id = ? AND archived_at IS NULL`
+
+func scanInboxEvent(row Row) (*notify.InboxEvent, error) {
+	var e notify.InboxEvent
+	var at int64
+	var id, ws, rid, req, cat, title, body, url, data *string
+	var created, read, seen, arch *int64
+	if err := row.Scan(&e.Seq, &e.Type, &e.MessageID, &at, &id, &ws, &rid, &req, &cat, &title, &body, &url, &data,
+		&created, &read, &seen, &arch); err != nil {
+		return nil, err
+	}
+	e.At = fromMs(at)
+	if id != nil {
+		m := &notify.InboxMessage{ID: *id, WorkspaceID: *ws, RecipientID: *rid, RequestID: *req, Category: *cat, Title: *title,
+			Body: *body, ActionURL: *url, CreatedAt: fromMs(*created), ReadAt: fromMsPtr(read), SeenAt: fromMsPtr(seen),
+			ArchivedAt: fromMsPtr(arch)}
+		if data != nil {
+			if err := fromJSON(*data, &m.Data); err != nil {
+				return nil, err
+			}
+		}
+		e.Message = m
+	}
+	return &e, nil
+}
+
+func (t inboxTx) FollowInbox(ctx context.Context, workspaceID, recipientID string, after int64, limit int) ([]*notify.InboxEvent, notify.InboxCounts, error) {
+	var es []*notify.InboxEvent
+	var c notify.InboxCounts
+	err := pipeline(ctx, t.c, []Read{
+		{SQL: inboxEventsAfter, Args: []any{recipientID, workspaceID, after, limit}, Scan: collect(&es, scanInboxEvent)},
+		{SQL: inboxCountsOf, Args: []any{workspaceID, recipientID}, Scan: func(rows Rows) error {
+			if rows.Next() {
+				return rows.Scan(&c.Unread, &c.Unseen)
+			}
+			return nil
+		}},
+	})
+	return es, c, err
+}
+
 func (t inboxTx) FindInboxEvents(ctx context.Context, workspaceID, recipientID string, after int64, limit int) ([]*notify.InboxEvent, notify.InboxLog, error) {
 	var lg notify.InboxLog
 	if err := t.c.QueryRow(ctx, `SELECT COALESCE((SELECT MIN(seq) FROM inbox_events WHERE recipient_id = ? AND workspace_id = ?), 0),
@@ -225,32 +273,7 @@ func (t inboxTx) FindInboxEvents(ctx context.Context, workspaceID, recipientID s
 	if limit == 0 {
 		return nil, lg, nil
 	}
-	es, err := queryAll(ctx, t.c, func(row Row) (*notify.InboxEvent, error) {
-		var e notify.InboxEvent
-		var at int64
-		var id, ws, rid, req, cat, title, body, url, data *string
-		var created, read, seen, arch *int64
-		if err := row.Scan(&e.Seq, &e.Type, &e.MessageID, &at, &id, &ws, &rid, &req, &cat, &title, &body, &url, &data,
-			&created, &read, &seen, &arch); err != nil {
-			return nil, err
-		}
-		e.At = fromMs(at)
-		if id != nil {
-			m := &notify.InboxMessage{ID: *id, WorkspaceID: *ws, RecipientID: *rid, RequestID: *req, Category: *cat, Title: *title,
-				Body: *body, ActionURL: *url, CreatedAt: fromMs(*created), ReadAt: fromMsPtr(read), SeenAt: fromMsPtr(seen),
-				ArchivedAt: fromMsPtr(arch)}
-			if data != nil {
-				if err := fromJSON(*data, &m.Data); err != nil {
-					return nil, err
-				}
-			}
-			e.Message = m
-		}
-		return &e, nil
-	}, `SELECT e.seq, e.type, e.message_id, e.created_at, `+qualified("m", inboxCols)+`
-		FROM inbox_events e LEFT JOIN inbox_messages m ON m.id = e.message_id AND m.recipient_id = e.recipient_id
-		WHERE e.recipient_id = ? AND e.workspace_id = ? AND e.seq > ? ORDER BY e.seq LIMIT ?`,
-		recipientID, workspaceID, after, limit)
+	es, err := queryAll(ctx, t.c, scanInboxEvent, inboxEventsAfter, recipientID, workspaceID, after, limit)
 	return es, lg, err
 }
 

@@ -28,6 +28,35 @@ func testInbox(t *testing.T, open Opener) {
 		{"FindInboxSettings", testInboxSettings, perWorkspace},
 		{"PutInboxSettings", testInboxSettings, perWorkspace},
 		{"HoldRecipientRows", testHoldRecipientRows, perWorkspace},
+		{"FollowInbox", testFollowInbox, perWorkspace},
+	})
+}
+
+// testFollowInbox reads the events after a number with their messages,
+// and the counts, of one profile of one workspace.
+func testFollowInbox(t *testing.T, db *store.DB) {
+	f := newInboxFixture(t, db, 3)
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		_, err := tx.ChangeInbox(ctx, f.ws1, f.p.ID, notify.InboxChange{Op: notify.InboxRead, MessageID: f.ms[0].ID, At: t0})
+		return err
+	})
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		es, c, err := tx.FollowInbox(ctx, f.ws1, f.p.ID, 1, 2)
+		require.NoError(t, err)
+		require.Len(t, es, 2, "events 2 and 3 of 4, at most 2")
+		require.Equal(t, []int64{2, 3}, []int64{es[0].Seq, es[1].Seq})
+		require.Equal(t, notify.InboxEventCreated, es[0].Type)
+		require.Equal(t, f.ms[1].ID, es[0].Message.ID)
+		require.Equal(t, notify.InboxCounts{Unread: 2, Unseen: 2}, c)
+		es, _, err = tx.FollowInbox(ctx, f.ws1, f.p.ID, 3, 10)
+		require.NoError(t, err)
+		require.Len(t, es, 1)
+		require.Equal(t, notify.InboxEventRead, es[0].Type)
+		es, c, err = tx.FollowInbox(ctx, f.ws2, f.p.ID, 0, 10)
+		require.NoError(t, err)
+		require.Empty(t, es, "another workspace")
+		require.Zero(t, c)
+		return nil
 	})
 }
 
