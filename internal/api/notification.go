@@ -313,6 +313,9 @@ func requestBody(d *sends.RequestDetail) map[string]any {
 		"finalErrorCode": strOrNil(r.FinalErrorCode), "finalErrorMessage": strOrNil(r.FinalErrorMessage),
 		"job": job, "attempts": attempts,
 		"deliveredChannel": strOrNil(string(r.DeliveredChannel())), "channelFallback": fallbackBody(r),
+		// Signed with a test-mode key (issue 36): delivered to the built-in
+		// simulator only.
+		"test": r.Test,
 	}
 	// A request delivered to the inbox (issue 33) shows its message's
 	// states; null once the recipient deleted it. Other answers are SPEC's.

@@ -34,7 +34,7 @@ func requestItem(r *notify.Request) map[string]any {
 	return map[string]any{"requestId": r.ID, "channel": r.Channel, "status": r.Status, "source": r.Source,
 		"recipientAddress": r.RecipientAddress, "recipientName": strOrNil(r.RecipientName), "recipientId": strOrNil(r.RecipientID), "templateCode": strOrNil(r.TemplateCode),
 		"requestedAt": Timestamp(r.RequestedAt), "updatedAt": Timestamp(r.UpdatedAt),
-		"finalErrorCode": strOrNil(r.FinalErrorCode), "finalErrorMessage": strOrNil(r.FinalErrorMessage)}
+		"finalErrorCode": strOrNil(r.FinalErrorCode), "finalErrorMessage": strOrNil(r.FinalErrorMessage), "test": r.Test}
 }
 
 func requestItems(rs []*notify.Request) []map[string]any {

@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"strconv"
 	"sync"
 	"time"
@@ -77,6 +78,14 @@ type Options struct {
 	// under the worker lock): a request left processing by another
 	// process is an orphan and is taken over at once.
 	SoleWorker bool
+	// TestHTTP is the client of test requests' vendor calls (issue 36):
+	// the daemon's in-process simulator behind an in-memory transport,
+	// which dials nothing. Nil: test requests fail (temporary_unavailable)
+	// rather than reach a vendor.
+	TestHTTP *http.Client
+	// Attempts counts provider attempts (live and test); nil counts
+	// nothing.
+	Attempts *metrics.Attempts
 }
 
 // Engine delivers requests. One lives in each worker process.
@@ -129,6 +138,10 @@ type Engine struct {
 	notes    *notes                         // outcome notes (notes.go)
 
 	takeovers *metrics.Takeovers
+
+	// testDeps are the adapters' facilities for test requests (TestHTTP).
+	testDeps provider.Deps
+	attempts *metrics.Attempts
 }
 
 // New builds an Engine.
@@ -157,6 +170,7 @@ func New(o Options) *Engine {
 	e.recorder = e.newRecorder()
 	e.notes = e.newNotes()
 	e.takeovers = o.Takeovers
+	e.testDeps, e.attempts = provider.Deps{HTTP: o.TestHTTP, Now: o.Deps.Now}, o.Attempts
 	return e
 }
 
@@ -206,7 +220,12 @@ func configKey(p *notify.ProviderAccount) string {
 // client returns the provider for an account, built once per config version
 // (adapters cache vendor tokens).
 func (e *Engine) client(p *notify.ProviderAccount) (provider.Provider, *provider.Error) {
-	key := configKey(p)
+	return e.clientWith(p, configKey(p), e.deps)
+}
+
+// clientWith returns the provider for an account built with deps, cached
+// under key.
+func (e *Engine) clientWith(p *notify.ProviderAccount, key string, deps provider.Deps) (provider.Provider, *provider.Error) {
 	e.mu.Lock()
 	c, ok := e.clients[key]
 	e.mu.Unlock()
@@ -221,7 +240,7 @@ func (e *Engine) client(p *notify.ProviderAccount) (provider.Provider, *provider
 	if err != nil {
 		return nil, provider.Errorf(notify.FailureInvalidRequest, "provider configuration cannot be read")
 	}
-	c, err = k.New(cfg, e.deps)
+	c, err = k.New(cfg, deps)
 	if err != nil {
 		var pe *provider.Error
 		if errors.As(err, &pe) {

@@ -57,6 +57,9 @@ type Request struct {
 	// channel); fallback.go.
 	Fallback     *ChannelFallback
 	FallbackStep int
+	// Test: signed with a test-mode key (issue 36): delivered to the
+	// in-process simulator only, out of live traffic's limits.
+	Test bool
 }
 
 // Job is the service's record of a request's queue job.
@@ -244,6 +247,9 @@ func RequestEvent(id, typ string, r *Request, now time.Time) *Event {
 	}
 	if r.Category != "" {
 		e.Payload["category"] = r.Category
+	}
+	if r.Test {
+		e.Payload["test"] = true
 	}
 	return e
 }
