@@ -275,3 +275,23 @@ func TestTestTrafficOutOfLiveLimits(t *testing.T) {
 	}
 	require.NotZero(t, notifytest.HistogramCount(t, e.Daemon.Metrics.Registry, "notifyd_dispatch_limit_wait_seconds"))
 }
+
+// An OTP signed with a test key goes to the simulator too (the caller
+// waits: no retry), and its magic recipients answer as documented.
+func TestTestKeyOTP(t *testing.T) {
+	t.Parallel()
+	e := notifytest.StartDaemon(t)
+	tw := newTripwire(t)
+	sms := e.SimProvider(t, "vendorb_sms", "sms", map[string]string{"base_url": tw.addr})
+	notifytest.PutRoutes(t, e.Owner, notifytest.Route{Channel: "sms", ProviderAccountID: sms, Priority: 1})
+	tk, _ := e.TestKey(t, "staging", "otp:send", "otp:verify")
+	r := notifytest.Signed(t, tk, "POST", "/v1/otp", map[string]any{"channel": "sms", "to": "010-0000-0001"})
+	require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
+	got := e.Daemon.TestSimulator.Messages("vendorb_sms", "", 0)
+	require.Len(t, got, 1)
+	require.Regexp(t, `\d{6}`, got[0].Text, "the code, in Solapi's format")
+	r = notifytest.Signed(t, tk, "POST", "/v1/otp", map[string]any{"channel": "sms", "to": "010-0000-0003"})
+	require.Equal(t, http.StatusBadGateway, r.Status, string(r.Body))
+	require.Contains(t, r.Problem().Detail, "invalid_request")
+	require.Zero(t, tw.conns.Load())
+}
