@@ -154,6 +154,7 @@ class NotificationRequest(TypedDict):
     attempts: list[Attempt]
     deliveredChannel: NotRequired[Channel | None]
     channelFallback: NotRequired[ChannelFallbackProgress | None]
+    test: NotRequired[bool]  # signed with a test-mode key: the built-in simulator answered, no vendor
 
 
 class OtpSendRequest(TypedDict):
@@ -266,6 +267,12 @@ class PreferenceLink(TypedDict):
     expiresAt: str
 
 
+class InboxToken(TypedDict):
+    """A recipient token of the in-app inbox, for the person's browser or app."""
+    token: str
+    expiresAt: str
+
+
 class FrequencyCap(TypedDict):
     max: int
     windowSeconds: int
@@ -331,7 +338,7 @@ SCHEMAS: dict[type, str] = {
     OtpSession: "OtpSession", RecipientInput: "RecipientInput", RecipientBulkItem: "RecipientBulkItem",
     RecipientProfile: "RecipientProfile", RecipientPage: "RecipientPage",
     RecipientBulkResult: "RecipientBulkResult", Preferences: "Preferences",
-    PreferenceLink: "PreferenceLinkBody", FrequencyCap: "FrequencyCap", Category: "Category",
+    PreferenceLink: "PreferenceLinkBody", InboxToken: "InboxToken", FrequencyCap: "FrequencyCap", Category: "Category",
     Problem: "Problem",
 }
 

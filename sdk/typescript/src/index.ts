@@ -1,5 +1,5 @@
 // notifyd's TypeScript SDK: signed Notification API calls, recipients and
-// preferences, OTP, and webhook verification. No runtime dependencies.
+// preferences, OTP, inbox recipient tokens, and webhook verification. No runtime dependencies.
 
 export { Notifyd } from "./client.js";
 export type { CallOptions, NotifydOptions, WaitOptions } from "./client.js";
@@ -15,4 +15,5 @@ export * from "./models.js";
 export { bodySha256, newNonce, sign, signHeaders, stringToSign } from "./signing.js";
 export type { SignInput } from "./signing.js";
 export { verifyWebhook, verifyWebhookSignature } from "./webhook.js";
+export { maxInboxTokenTtlSeconds, mintInboxToken } from "./inbox.js";
 export type { HeadersLike, VerifyWebhookOptions } from "./webhook.js";
