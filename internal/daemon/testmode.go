@@ -26,9 +26,16 @@ func (t faultTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return t.next.RoundTrip(r)
 }
 
+// testSimulatorMessages is how many messages the test-mode simulator
+// keeps for tests to read.
+const testSimulatorMessages = 10_000
+
 // newTestSimulator is the process's test-mode simulator and the client
 // that reaches it.
 func newTestSimulator() (*simulator.Simulator, *http.Client) {
 	sim := simulator.New()
+	// What it received is read only by tests: a long-running process
+	// keeps the newest few, not every test message's body.
+	sim.SetMaxMessages(testSimulatorMessages)
 	return sim, &http.Client{Transport: faultTransport{next: sim.Transport()}, Timeout: 30 * time.Second}
 }
