@@ -217,6 +217,11 @@ type Counts struct {
 	TotalAttempts   int
 	SuccessAttempts int
 	FailedAttempts  int
+	// TestRequests and TestByStatus are the part of the request counts
+	// signed with test-mode keys (issue 36); purged requests (hourly
+	// rollups) count as live.
+	TestRequests int
+	TestByStatus map[string]int
 }
 
 // OpenJob is a non-terminal job with what the dashboard list shows.

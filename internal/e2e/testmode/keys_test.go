@@ -94,6 +94,18 @@ func TestConsoleTestMode(t *testing.T) {
 	liveID := notifytest.Send(t, live, notifytest.SMS("010-1234-5678", "hi")).RequestID
 	require.Equal(t, "sent", notifytest.Wait(t, live, liveID).Status)
 
+	// The dashboard's metrics tell test traffic apart within the totals.
+	m := notifytest.Decode[struct {
+		TotalRequests int `json:"totalRequests"`
+		TestRequests  struct {
+			Total    int            `json:"total"`
+			ByStatus map[string]int `json:"byStatus"`
+		} `json:"testRequests"`
+	}](t, notifytest.Dash(t, e.Owner, "GET", "/v1/metrics", nil), http.StatusOK)
+	require.Equal(t, 2, m.TotalRequests)
+	require.Equal(t, 1, m.TestRequests.Total)
+	require.Equal(t, 1, m.TestRequests.ByStatus["sent"])
+
 	_, body = c.Get(t, "/messages/"+id)
 	require.Contains(t, body, `id="test-badge"`)
 	_, body = c.Get(t, "/messages/"+liveID)
