@@ -27,7 +27,7 @@ func RequestQuery(r *http.Request) (sends.RequestQuery, error) {
 	q := r.URL.Query()
 	limit, err := intParam(q.Get("limit"), "limit")
 	return sends.RequestQuery{Status: q.Get("status"), Channel: q.Get("channel"), From: q.Get("from"), To: q.Get("to"),
-		Recipient: q.Get("recipient"), RequestID: q.Get("requestId"), Cursor: q.Get("cursor"), Limit: limit}, err
+		Recipient: q.Get("recipient"), RequestID: q.Get("requestId"), Cursor: q.Get("cursor"), Limit: limit, Test: q.Get("test")}, err
 }
 
 func requestItem(r *notify.Request) map[string]any {

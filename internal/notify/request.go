@@ -203,8 +203,10 @@ type RequestFilter struct {
 	From, To  *time.Time
 	Recipient string // exact recipient address
 	RequestID string
-	Limit     int
-	Before    *Cursor
+	// Test: only test requests (true) or only live ones (false), issue 36.
+	Test   *bool
+	Limit  int
+	Before *Cursor
 }
 
 // Counts are the metrics aggregates of a time range.

@@ -112,4 +112,22 @@ func TestConsoleTestMode(t *testing.T) {
 	require.NotContains(t, body, `id="test-badge"`)
 	_, body = c.Get(t, "/messages")
 	require.Equal(t, 1, strings.Count(body, `<span class="test-badge">test</span>`), body)
+	require.Contains(t, body, liveID)
+
+	// Either kind of traffic alone, in the Dashboard API and the console.
+	type item struct {
+		RequestID string `json:"requestId"`
+		Test      bool   `json:"test"`
+	}
+	for filter, want := range map[string]item{"true": {id, true}, "false": {liveID, false}} {
+		list := notifytest.Decode[struct {
+			Requests []item `json:"requests"`
+		}](t, notifytest.Dash(t, e.Owner, "GET", "/v1/requests?test="+filter, nil), http.StatusOK)
+		require.Equal(t, []item{want}, list.Requests, filter)
+	}
+	notifytest.DashboardProblem(t, e.Owner, "GET", "/v1/requests?test=maybe", nil, http.StatusBadRequest)
+	_, body = c.Get(t, "/messages?test=true")
+	require.Contains(t, body, id)
+	require.NotContains(t, body, liveID)
+	require.Contains(t, body, `<option value="true" selected>test only</option>`)
 }

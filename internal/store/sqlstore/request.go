@@ -379,6 +379,9 @@ func (t requestTx) FindRequests(ctx context.Context, workspaceID string, f notif
 	if f.RequestID != "" {
 		add(`id = ?`, f.RequestID)
 	}
+	if f.Test != nil {
+		add(`test = ?`, *f.Test)
+	}
 	if f.Before != nil {
 		where.WriteString(` AND (requested_at < ? OR (requested_at = ? AND id < ?))`)
 		args = append(args, ms(f.Before.At), ms(f.Before.At), f.Before.ID)

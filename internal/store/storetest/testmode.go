@@ -45,6 +45,14 @@ func testTestMode(t *testing.T, db *store.DB) {
 		require.Equal(t, 3, c.TotalRequests, "test traffic is in the totals")
 		require.Equal(t, 2, c.TestRequests)
 		require.Equal(t, map[string]int{string(notify.StatusQueued): 2}, c.TestByStatus)
+		for _, want := range []bool{true, false} {
+			rs, err := tx.FindRequests(ctx, ws, notify.RequestFilter{Test: &want, Limit: 10})
+			require.NoError(t, err)
+			require.Len(t, rs, map[bool]int{true: 2, false: 1}[want])
+			for _, r := range rs {
+				require.Equal(t, want, r.Test)
+			}
+		}
 		return nil
 	})
 	// The claim hands the flag to the worker.
