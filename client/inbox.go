@@ -15,7 +15,13 @@ import (
 // recipient profile (its external id) of the workspace and expires at
 // exp, at most 24 hours ahead; it stops working once the secret rotates.
 func MintInboxToken(secret, workspaceID, externalID string, exp time.Time) string {
-	payload, _ := json.Marshal(map[string]any{"ws": workspaceID, "sub": externalID, "exp": exp.Unix()})
+	// The server's field order, so the token is byte for byte the one the
+	// signed call answers (sdk/testdata/vectors.json, inboxTokens).
+	payload, _ := json.Marshal(struct {
+		WS  string `json:"ws"`
+		Sub string `json:"sub"`
+		Exp int64  `json:"exp"`
+	}{workspaceID, externalID, exp.Unix()})
 	head := "v1." + base64.RawURLEncoding.EncodeToString(payload)
 	mac := hmac.New(sha256.New, []byte(secret))
 	mac.Write([]byte(head))

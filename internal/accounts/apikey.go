@@ -15,6 +15,9 @@ type APIKeyInput struct {
 	Scopes               *[]string
 	AllowedTemplateCodes *[]string // nil pointer: unchanged; pointer to nil: every template
 	SetTemplates         bool
+	// Test asks for a test-mode key at create (issue 36); a key's mode
+	// never changes afterwards (its key id says it).
+	Test bool
 }
 
 // NewAPIKey is a created or rotated key with its secrets, shown once.
@@ -78,8 +81,12 @@ func (s *Service) CreateAPIKey(ctx context.Context, a *usecase.Actor, in APIKeyI
 		return nil, err
 	}
 	now := s.Now()
-	k := &notify.APIKey{ID: usecase.NewID(), WorkspaceID: a.WorkspaceID, KeyID: "nk_" + secret.RandomHex(12), Name: strings.TrimSpace(*in.Name),
-		Scopes: usecase.Dedupe(*in.Scopes), Status: notify.APIKeyActive, CreatedAt: now, UpdatedAt: now}
+	prefix := "nk_"
+	if in.Test {
+		prefix = notify.TestKeyPrefix
+	}
+	k := &notify.APIKey{ID: usecase.NewID(), WorkspaceID: a.WorkspaceID, KeyID: prefix + secret.RandomHex(12), Name: strings.TrimSpace(*in.Name),
+		Scopes: usecase.Dedupe(*in.Scopes), Status: notify.APIKeyActive, CreatedAt: now, UpdatedAt: now, Test: in.Test}
 	if in.AllowedTemplateCodes != nil {
 		k.AllowedTemplateCodes = *in.AllowedTemplateCodes
 	}
@@ -91,7 +98,7 @@ func (s *Service) CreateAPIKey(ctx context.Context, a *usecase.Actor, in APIKeyI
 		if err := tx.CreateAPIKey(ctx, k); err != nil {
 			return err
 		}
-		return s.Audit(ctx, tx, a, a.WorkspaceID, "api_key.create", "api_key", k.ID, map[string]any{"name": k.Name, "scopes": k.Scopes})
+		return s.Audit(ctx, tx, a, a.WorkspaceID, "api_key.create", "api_key", k.ID, map[string]any{"name": k.Name, "scopes": k.Scopes, "test": k.Test})
 	})
 	if err != nil {
 		return nil, err

@@ -16,21 +16,35 @@ type apiKeyJSON struct {
 	Status               string   `json:"status"`
 	CreatedAt            string   `json:"createdAt"`
 	LastUsedAt           *string  `json:"lastUsedAt"`
+	// Test: a test-mode key (issue 36), whose requests reach only the
+	// built-in simulator.
+	Test bool `json:"test"`
 }
 
 func apiKeyBody(k *notify.APIKey) apiKeyJSON {
 	return apiKeyJSON{ID: k.ID, KeyID: k.KeyID, Name: k.Name, Scopes: k.Scopes, AllowedTemplateCodes: k.AllowedTemplateCodes,
-		Status: k.Status, CreatedAt: Timestamp(k.CreatedAt), LastUsedAt: TimestampPtr(k.LastUsedAt)}
+		Status: k.Status, CreatedAt: Timestamp(k.CreatedAt), LastUsedAt: TimestampPtr(k.LastUsedAt), Test: k.Test}
 }
 
 type apiKeyIn struct {
 	Name                 Optional[string]   `json:"name"`
 	Scopes               Optional[[]string] `json:"scopes"`
 	AllowedTemplateCodes Optional[[]string] `json:"allowedTemplateCodes"`
+	Test                 Optional[bool]     `json:"test"`
 }
 
-func (in apiKeyIn) input() (accounts.APIKeyInput, error) {
+func (in apiKeyIn) input(create bool) (accounts.APIKeyInput, error) {
 	var out accounts.APIKeyInput
+	if in.Test.Set {
+		// A key's mode is fixed at create: its key id says it.
+		if !create {
+			return out, notify.Invalid("test cannot change: create a new key instead")
+		}
+		if in.Test.Null {
+			return out, notify.Invalid("test must be a boolean")
+		}
+		out.Test = in.Test.Value
+	}
 	if in.Name.Set {
 		if in.Name.Null {
 			return out, notify.Invalid("name must be a string")
@@ -58,7 +72,7 @@ func (a accountsAPI) handleAPIKeyCreate(c *call) error {
 	if err := c.decode(&in); err != nil {
 		return err
 	}
-	input, err := in.input()
+	input, err := in.input(true)
 	if err != nil {
 		return err
 	}
@@ -86,7 +100,7 @@ func (a accountsAPI) handleAPIKeyUpdate(c *call) error {
 	if err := c.decode(&in); err != nil {
 		return err
 	}
-	input, err := in.input()
+	input, err := in.input(false)
 	if err != nil {
 		return err
 	}

@@ -111,13 +111,16 @@ func (a sendsAPI) handleMetrics(c *call) error {
 	if err != nil {
 		return err
 	}
-	byStatus := map[string]int{}
+	byStatus, testByStatus := map[string]int{}, map[string]int{}
 	for _, s := range notify.RequestStatuses {
 		byStatus[string(s)] = counts.ByStatus[string(s)]
+		testByStatus[string(s)] = counts.TestByStatus[string(s)]
 	}
 	return c.ok(http.StatusOK, map[string]any{"from": Timestamp(from), "to": Timestamp(to), "totalRequests": counts.TotalRequests,
 		"byStatus": byStatus, "byChannel": counts.ByChannel, "totalAttempts": counts.TotalAttempts,
-		"successAttempts": counts.SuccessAttempts, "failedAttempts": counts.FailedAttempts})
+		"successAttempts": counts.SuccessAttempts, "failedAttempts": counts.FailedAttempts,
+		// The part of the request counts that is test traffic (issue 36).
+		"testRequests": map[string]any{"total": counts.TestRequests, "byStatus": testByStatus}})
 }
 
 func (a sendsAPI) handleDeadLetterReplay(c *call) error {

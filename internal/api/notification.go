@@ -320,6 +320,9 @@ func requestBody(d *sends.RequestDetail) map[string]any {
 		"deliveredChannel": strOrNil(string(r.DeliveredChannel())), "channelFallback": fallbackBody(r),
 		// The vendor's delivery report, beside SPEC's status (issue 35).
 		"deliveryStatus": d.DeliveryStatus,
+		// Signed with a test-mode key (issue 36): delivered to the built-in
+		// simulator only.
+		"test": r.Test,
 	}
 	// A request delivered to the inbox (issue 33) shows its message's
 	// states; null once the recipient deleted it. Other answers are SPEC's.

@@ -27,14 +27,14 @@ func RequestQuery(r *http.Request) (sends.RequestQuery, error) {
 	q := r.URL.Query()
 	limit, err := intParam(q.Get("limit"), "limit")
 	return sends.RequestQuery{Status: q.Get("status"), Channel: q.Get("channel"), From: q.Get("from"), To: q.Get("to"),
-		Recipient: q.Get("recipient"), RequestID: q.Get("requestId"), Cursor: q.Get("cursor"), Limit: limit}, err
+		Recipient: q.Get("recipient"), RequestID: q.Get("requestId"), Cursor: q.Get("cursor"), Limit: limit, Test: q.Get("test")}, err
 }
 
 func requestItem(r *notify.Request) map[string]any {
 	return map[string]any{"requestId": r.ID, "channel": r.Channel, "status": r.Status, "source": r.Source,
 		"recipientAddress": r.RecipientAddress, "recipientName": strOrNil(r.RecipientName), "recipientId": strOrNil(r.RecipientID), "templateCode": strOrNil(r.TemplateCode),
 		"requestedAt": Timestamp(r.RequestedAt), "updatedAt": Timestamp(r.UpdatedAt),
-		"finalErrorCode": strOrNil(r.FinalErrorCode), "finalErrorMessage": strOrNil(r.FinalErrorMessage)}
+		"finalErrorCode": strOrNil(r.FinalErrorCode), "finalErrorMessage": strOrNil(r.FinalErrorMessage), "test": r.Test}
 }
 
 func requestItems(rs []*notify.Request) []map[string]any {

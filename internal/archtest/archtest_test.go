@@ -67,7 +67,7 @@ var (
 		"internal/verification", "internal/webhooks", "internal/windows", "internal/workflows"}
 	// pure are policies and primitives without I/O of their own.
 	pure = []string{"internal/render", "internal/otp", "internal/secret", "internal/mailcheck", "internal/groupcommit",
-		"internal/dispatch", "internal/bounce", "internal/sendwindow", "internal/redact", "internal/tracing"}
+		"internal/dispatch", "internal/bounce", "internal/sendwindow", "internal/redact", "internal/tracing", "internal/testmode"}
 	// adapters are the engine and every technology: HTTP, storage, the
 	// queue, vendors, metrics, configuration, the composition root.
 	adapters = []string{"internal/api", "internal/web", "internal/server", "internal/daemon", "internal/config",
@@ -198,9 +198,11 @@ var rules = []rule{
 	{name: "handlers reach storage only through the rooms", from: is("internal/api", "internal/web"), direct: true,
 		forbidden: ourUnder("internal/store", "internal/delivery", "internal/worker", "internal/jobs")},
 	{name: "rooms call no vendor adapter", from: ofKind("room"), forbidden: ourUnder("internal/provider")},
-	{name: "only commands (and the e2e test kit) run the provider simulator",
+	// The daemon runs one in process for test-mode requests (issue 36),
+	// served through an in-memory transport, never on a port.
+	{name: "only commands, the composition root (test mode) and the e2e test kit run the provider simulator",
 		from: func(p string) bool {
-			return !in([]string{"cmd", "bench", "internal/simulator", "internal/notifytest"}, p)
+			return !in([]string{"cmd", "bench", "internal/simulator", "internal/notifytest", "internal/daemon"}, p)
 		}, direct: true, forbidden: ourUnder("internal/simulator")},
 	{name: "storage knows no use case", from: func(p string) bool { return in([]string{"internal/store"}, p) },
 		direct: true, forbidden: any(ourKind("room", "ground"), ourUnder("internal/api", "internal/web",

@@ -48,6 +48,7 @@ import (
 	"github.com/notifyd/notifyd/internal/secret"
 	"github.com/notifyd/notifyd/internal/sends"
 	"github.com/notifyd/notifyd/internal/server"
+	"github.com/notifyd/notifyd/internal/simulator"
 	"github.com/notifyd/notifyd/internal/store"
 	"github.com/notifyd/notifyd/internal/suppressions"
 	"github.com/notifyd/notifyd/internal/templates"
@@ -78,6 +79,9 @@ type Daemon struct {
 	// Delivery is the delivery engine the workers drive.
 	Delivery *delivery.Engine
 	Metrics  *metrics.Metrics
+	// TestSimulator answers the vendor calls of test requests in memory
+	// (testmode.go); tests read what it received.
+	TestSimulator *simulator.Simulator
 	// Stdout receives the first-start login notice.
 	Stdout io.Writer
 	// Now, when set before Open, is the service clock (tests move it to
@@ -204,12 +208,14 @@ func (d *Daemon) Open(ctx context.Context) error {
 	}
 	allowPrivate := d.Config.AllowPrivateTargets || d.Config.Demo
 	providerDeps := provider.Deps{HTTP: provider.NewHTTPClient(provider.HTTPOptions{AllowPrivate: allowPrivate}), Now: time.Now}
+	var testHTTP *http.Client
+	d.TestSimulator, testHTTP = newTestSimulator()
 	d.Delivery = delivery.New(delivery.Options{Store: d.DB, Box: box, Kinds: kinds.All(), Deps: providerDeps, Now: d.Now, Logger: d.Logger,
 		Backoff: d.Config.QueueBackoff, Metrics: d.Metrics.Limits, Takeovers: d.Metrics.Takeovers, MaxWaiters: dispatchMaxWorkers / 2, TransactionalShare: float64(d.Config.TransactionalShare) / 100, RunBound: d.dispatchJobTimeout(),
 		BatchObserver: d.Metrics.Batch, WebhookAllowPrivate: allowPrivate, WebhookTimeout: d.Config.WebhookTimeout,
 		SoleWorker: d.lockWorkers(), Tracer: d.tracer,
 		Receipts:       delivery.ReceiptPolicy{FirstPoll: d.receiptFirstPoll(), Deadline: d.Config.ReceiptDeadline},
-		ReceiptMetrics: d.Metrics.Receipts})
+		ReceiptMetrics: d.Metrics.Receipts, TestHTTP: testHTTP, Attempts: d.Metrics.ProviderAttempt})
 	d.Gate = gate.New(gate.Options{Store: d.DB, Box: box, Now: d.Now, Logger: d.Logger, Tolerance: d.Config.HMACTolerance})
 	// SNS certificates and subscription URLs are fetched with the
 	// SSRF-guarded client, from sns.<region>.amazonaws.com and the hosts

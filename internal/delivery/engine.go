@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"strconv"
 	"sync"
 	"time"
@@ -86,6 +87,14 @@ type Options struct {
 	// made final at once (nil counts nothing).
 	Receipts       ReceiptPolicy
 	ReceiptMetrics *metrics.Receipts
+	// TestHTTP is the client of test requests' vendor calls (issue 36):
+	// the daemon's in-process simulator behind an in-memory transport,
+	// which dials nothing. Nil: test requests fail (temporary_unavailable)
+	// rather than reach a vendor.
+	TestHTTP *http.Client
+	// Attempts counts provider attempts (live and test); nil counts
+	// nothing.
+	Attempts *metrics.Attempts
 }
 
 // Engine delivers requests. One lives in each worker process.
@@ -141,6 +150,10 @@ type Engine struct {
 	takeovers      *metrics.Takeovers
 	receipts       ReceiptPolicy
 	receiptMetrics *metrics.Receipts
+
+	// testDeps are the adapters' facilities for test requests (TestHTTP).
+	testDeps provider.Deps
+	attempts *metrics.Attempts
 }
 
 // New builds an Engine.
@@ -173,6 +186,7 @@ func New(o Options) *Engine {
 	e.receipts = ReceiptPolicy{FirstPoll: cmp.Or(o.Receipts.FirstPoll, DefaultReceiptFirstPoll),
 		Deadline: cmp.Or(o.Receipts.Deadline, DefaultReceiptDeadline)}
 	e.receiptMetrics = o.ReceiptMetrics
+	e.testDeps, e.attempts = provider.Deps{HTTP: o.TestHTTP, Now: o.Deps.Now}, o.Attempts
 	return e
 }
 
@@ -222,7 +236,12 @@ func configKey(p *notify.ProviderAccount) string {
 // client returns the provider for an account, built once per config version
 // (adapters cache vendor tokens).
 func (e *Engine) client(p *notify.ProviderAccount) (provider.Provider, *provider.Error) {
-	key := configKey(p)
+	return e.clientWith(p, configKey(p), e.deps)
+}
+
+// clientWith returns the provider for an account built with deps, cached
+// under key.
+func (e *Engine) clientWith(p *notify.ProviderAccount, key string, deps provider.Deps) (provider.Provider, *provider.Error) {
 	e.mu.Lock()
 	c, ok := e.clients[key]
 	e.mu.Unlock()
@@ -237,7 +256,7 @@ func (e *Engine) client(p *notify.ProviderAccount) (provider.Provider, *provider
 	if err != nil {
 		return nil, provider.Errorf(notify.FailureInvalidRequest, "provider configuration cannot be read")
 	}
-	c, err = k.New(cfg, e.deps)
+	c, err = k.New(cfg, deps)
 	if err != nil {
 		var pe *provider.Error
 		if errors.As(err, &pe) {

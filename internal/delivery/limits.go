@@ -238,8 +238,8 @@ func (e *Engine) admitBulk(ctx context.Context, tx notify.Tx, runs []*run) error
 	byKey := map[string]pacing.Limit{}
 	count := map[string]float64{}
 	for _, rn := range runs {
-		if rn.decided || len(rn.cands) == 0 {
-			continue
+		if rn.decided || len(rn.cands) == 0 || rn.req.Test {
+			continue // test requests take no dispatch-limit tokens (testmode.go)
 		}
 		list, err := e.limitsIn(ctx, tx, rn.req.WorkspaceID)
 		if err != nil {

@@ -75,6 +75,9 @@ func (d *direct) Record(ctx context.Context, tx notify.Tx) error {
 	if err := tx.CreateAttempts(ctx, d.rn.attempts); err != nil {
 		return err
 	}
+	if err := recordTestBounces(ctx, tx, []*run{d.rn}, now); err != nil {
+		return err
+	}
 	if err := d.circuits.save(ctx, tx, d.e.breaker, now); err != nil {
 		return err
 	}

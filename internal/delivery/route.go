@@ -111,6 +111,9 @@ func (e *Engine) tryRoutes(ctx context.Context, rn *run, bs *breakers) outcome {
 }
 
 func (e *Engine) tryOne(ctx context.Context, rn *run, bs *breakers, c candidate) (outcome, bool) {
+	if rn.req.Test {
+		return e.tryTest(ctx, rn, c)
+	}
 	id := c.account.ID
 	start := e.now()
 	allowed, claimed := bs.allow(e.breaker, id, start)
@@ -212,9 +215,12 @@ func (e *Engine) attempt(rn *run, c candidate, start, end time.Time, res provide
 	a := &notify.Attempt{ID: newID(), WorkspaceID: rn.req.WorkspaceID, RequestID: rn.req.ID, JobID: rn.job.ID,
 		ProviderAccountID: c.account.ID, ProviderKind: c.account.ProviderKind, ProviderDisplayName: c.account.DisplayName,
 		Channel: rn.msg.Channel, Success: res.Err == nil, ProviderMessageID: res.MessageID, StartedAt: start, FinishedAt: end}
+	result := "success"
 	if res.Err != nil {
 		a.FailureCode, a.FailureMessage = string(res.Err.Code), res.Err.Message
+		result = a.FailureCode
 	}
+	e.attempts.Observe(a.ProviderKind, result, rn.req.Test)
 	respJSON, _ := json.Marshal(res.Exchange.Response)
 	a.RequestJSON, a.ResponseJSON = string(providerCall(res)), string(respJSON)
 	for _, p := range rn.secrets {

@@ -556,6 +556,9 @@ func (e *Engine) write(ctx context.Context, runs []*run, sets []settlement, atte
 		if err := tx.CreateAttempts(ctx, attempts); err != nil {
 			return err
 		}
+		if err := recordTestBounces(ctx, tx, runs, now); err != nil {
+			return err
+		}
 		if err := circuits.save(ctx, tx, e.breaker, now); err != nil {
 			return err
 		}

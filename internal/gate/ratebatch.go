@@ -152,7 +152,14 @@ func (g *Gate) planAdmission(ctx context.Context, tx notify.Tx, keys []*notify.A
 		if err != nil {
 			return nil, err
 		}
-		a.pairs[i] = &[2]*rateCounter{counter("w:"+k.WorkspaceID, ws), counter("k:"+k.ID, kl)}
+		// Test-mode keys (issue 36) count in a workspace counter of their
+		// own, under the same limit: test traffic never spends the live
+		// traffic's workspace window, nor live traffic the test's.
+		wsScope := "w:"
+		if k.Test {
+			wsScope = "wt:"
+		}
+		a.pairs[i] = &[2]*rateCounter{counter(wsScope+k.WorkspaceID, ws), counter("k:"+k.ID, kl)}
 	}
 	// One global order, so batches of several processes that lock never
 	// wait on each other in a cycle.

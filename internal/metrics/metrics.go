@@ -9,10 +9,11 @@ import (
 
 // Metrics holds every collector of one process.
 type Metrics struct {
-	Registry        *prometheus.Registry
-	HTTPRequests    *prometheus.CounterVec
-	HTTPDuration    *prometheus.HistogramVec
-	ProviderAttempt *prometheus.CounterVec
+	Registry     *prometheus.Registry
+	HTTPRequests *prometheus.CounterVec
+	HTTPDuration *prometheus.HistogramVec
+	// ProviderAttempt counts provider attempts (attempts.go).
+	ProviderAttempt *Attempts
 	// Dispatch limits and request limits (limits.go).
 	Limits   *Limits
 	Batch    *Batch    // adapter batching (batch.go)
@@ -36,12 +37,10 @@ func New() *Metrics {
 			Name: "notifyd_http_request_duration_seconds", Help: "HTTP request latency by route pattern.",
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
 		}, []string{"route", "method"}),
-		ProviderAttempt: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "notifyd_provider_attempts_total", Help: "Provider attempts by kind and result (success or failure code).",
-		}, []string{"kind", "result"}),
+		ProviderAttempt: newAttempts(),
 	}
 	m.Limits = newLimits(m.Registry)
-	m.Registry.MustRegister(m.HTTPRequests, m.HTTPDuration, m.ProviderAttempt,
+	m.Registry.MustRegister(m.HTTPRequests, m.HTTPDuration, m.ProviderAttempt.v,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.Batch = newBatch(m.Registry)
 	m.Webhooks = newWebhooks(m.Registry)

@@ -63,6 +63,9 @@ type APIKey struct {
 	CreatedAt            time.Time
 	UpdatedAt            time.Time
 	LastUsedAt           *time.Time
+	// Test: a test-mode key (issue 36); its key id starts TestKeyPrefix
+	// and every request it signs is a test request (Request.Test).
+	Test bool
 }
 
 // HasScope reports whether the key carries scope.

@@ -62,6 +62,9 @@ type Request struct {
 	// channel); fallback.go.
 	Fallback     *ChannelFallback
 	FallbackStep int
+	// Test: signed with a test-mode key (issue 36): delivered to the
+	// in-process simulator only, out of live traffic's limits.
+	Test bool
 }
 
 // Job is the service's record of a request's queue job.
@@ -214,8 +217,10 @@ type RequestFilter struct {
 	From, To  *time.Time
 	Recipient string // exact recipient address
 	RequestID string
-	Limit     int
-	Before    *Cursor
+	// Test: only test requests (true) or only live ones (false), issue 36.
+	Test   *bool
+	Limit  int
+	Before *Cursor
 }
 
 // Counts are the metrics aggregates of a time range.
@@ -228,6 +233,11 @@ type Counts struct {
 	TotalAttempts   int
 	SuccessAttempts int
 	FailedAttempts  int
+	// TestRequests and TestByStatus are the part of the request counts
+	// signed with test-mode keys (issue 36); purged requests (hourly
+	// rollups) count as live.
+	TestRequests int
+	TestByStatus map[string]int
 }
 
 // OpenJob is a non-terminal job with what the dashboard list shows.
@@ -258,6 +268,9 @@ func RequestEvent(id, typ string, r *Request, now time.Time) *Event {
 	}
 	if r.Category != "" {
 		e.Payload["category"] = r.Category
+	}
+	if r.Test {
+		e.Payload["test"] = true
 	}
 	return e
 }

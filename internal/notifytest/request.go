@@ -72,6 +72,8 @@ type Request struct {
 	ChannelFallback           *ChannelFallback `json:"channelFallback"`
 	// Job is the request's job (zero when the answer has none).
 	Job Job `json:"job"`
+	// Test: signed with a test-mode key (issue 36).
+	Test bool `json:"test"`
 	// DeliveryStatus is the vendor's delivery report (issue 35).
 	DeliveryStatus *DeliveryStatus `json:"deliveryStatus"`
 }

@@ -14,6 +14,8 @@ import (
 type RequestQuery struct {
 	Status, Channel, From, To, Recipient, RequestID, Cursor string
 	Limit                                                   int
+	// Test is "true" (test traffic only), "false" (live only) or "" (both).
+	Test string
 }
 
 // RequestPage is one page of requests, newest first.
@@ -61,6 +63,14 @@ func (q RequestQuery) filter() (notify.RequestFilter, error) {
 	}
 	if f.RequestID != "" && !usecase.IsUUID(f.RequestID) {
 		return f, notify.Invalid("requestId must be a UUID")
+	}
+	switch q.Test {
+	case "":
+	case "true", "false":
+		b := q.Test == "true"
+		f.Test = &b
+	default:
+		return f, notify.Invalid("test must be true or false")
 	}
 	if len(f.Recipient) > 320 || !usecase.Storable(f.Recipient) {
 		return f, notify.Invalid("recipient must be at most 320 characters of text")

@@ -183,7 +183,7 @@ func (s *Service) buildRequest(ctx context.Context, tx notify.Tx, ws string, key
 		TemplateVariables: in.TemplateVariables, Metadata: in.Metadata, PreferredProviderIDs: in.PreferredProviderAccountIDs,
 		IdempotencyKey: in.IdempotencyKey, RequestedAt: now, ScheduledAt: sched, UpdatedAt: now}
 	if key != nil {
-		r.APIKeyID = key.ID
+		r.APIKeyID, r.Test = key.ID, key.Test
 	}
 	if prof != nil {
 		r.RecipientID = prof.ExternalID

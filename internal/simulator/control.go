@@ -2,6 +2,7 @@ package simulator
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"math"
 	"net/http"
@@ -126,6 +127,9 @@ func (fq *faultQueue) list() []fault {
 // answer. aborted is true when the client went away during the sleep; the
 // handler then writes nothing.
 func (s *core) takeFault(r *http.Request, op string, kinds ...string) (f *fault, aborted bool) {
+	if cf, ok := r.Context().Value(callFaultKey{}).(fault); ok && op == opSend {
+		return &cf, false
+	}
 	for _, k := range kinds {
 		if f = s.faults.take(k, op); f != nil {
 			break
@@ -147,6 +151,19 @@ func (s *core) takeFault(r *http.Request, op string, kinds ...string) (f *fault,
 		return nil, false
 	}
 	return f, false
+}
+
+// callFaultKey carries a fault for one call in its request's context
+// (WithFault).
+type callFaultKey struct{}
+
+// WithFault returns ctx carrying a fault for the send call made under it,
+// for a caller that serves the simulator in process (the daemon's test
+// mode): the call answers that HTTP status or vendor error code, in the
+// vendor's format, exactly as a queued fault of its kind would, without
+// touching the fault queue other callers share.
+func WithFault(ctx context.Context, status int, vendorCode string) context.Context {
+	return context.WithValue(ctx, callFaultKey{}, fault{Op: opSend, Status: status, VendorCode: vendorCode, Count: 1})
 }
 
 // balances are per vendor, not per kind: both kinds of a vendor draw on one

@@ -25,6 +25,9 @@ type idemAnswer struct {
 // idemTTL is how long Resend keeps a key.
 const idemTTL = 24 * time.Hour
 
+// maxIdemKeys bounds the keys kept.
+const maxIdemKeys = 100_000
+
 // lookup answers the email id of an earlier request with key and the same
 // body (ok), or conflict when the key was used with another body.
 func (m *idempotency) lookup(scope, key string, body []byte, now time.Time) (id string, ok, conflict bool) {
@@ -46,6 +49,19 @@ func (m *idempotency) store(scope, key string, body []byte, id string, now time.
 	defer m.mu.Unlock()
 	if m.seen == nil {
 		m.seen = map[string]idemAnswer{}
+	}
+	if len(m.seen) >= maxIdemKeys {
+		// A simulator that runs as long as its process (the daemon's test
+		// mode) must not grow without end: expired keys go, and when that
+		// is not enough, all of them (a simulator, not Resend).
+		for k, a := range m.seen {
+			if now.Sub(a.at) > idemTTL {
+				delete(m.seen, k)
+			}
+		}
+		if len(m.seen) >= maxIdemKeys {
+			clear(m.seen)
+		}
 	}
 	m.seen[scope+"\x00"+key] = idemAnswer{body: sha256.Sum256(body), id: id, at: now}
 }

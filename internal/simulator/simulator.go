@@ -257,22 +257,40 @@ type store struct {
 	mu   sync.Mutex
 	buf  []Message
 	head int // next slot to overwrite once buf is full
+	max  int // 0: maxMessages (SetMaxMessages)
 }
 
 func (st *store) add(ms []Message) {
 	st.mu.Lock()
+	limit := st.max
+	if limit <= 0 {
+		limit = maxMessages
+	}
 	for _, m := range ms {
-		if len(st.buf) < maxMessages {
+		if len(st.buf) < limit {
 			st.buf = append(st.buf, m)
 			continue
 		}
 		st.buf[st.head] = m
 		st.head++
-		if st.head == maxMessages {
+		if st.head >= limit {
 			st.head = 0
 		}
 	}
 	st.mu.Unlock()
+}
+
+// SetMaxMessages keeps only the newest n recorded messages from now on
+// (default 200,000), for a simulator that runs as long as its process:
+// the daemon's test mode keeps a few, not gigabytes of mail bodies. Call
+// it before the first message is recorded.
+func (s *Simulator) SetMaxMessages(n int) {
+	s.store.mu.Lock()
+	s.store.max = n
+	if n > 0 && len(s.store.buf) > n {
+		s.store.buf, s.store.head = nil, 0
+	}
+	s.store.mu.Unlock()
 }
 
 func (st *store) reset() {

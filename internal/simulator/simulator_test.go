@@ -327,3 +327,39 @@ func BenchmarkSlackWebhook(b *testing.B) {
 		}
 	})
 }
+
+// SetMaxMessages bounds what a long-running simulator keeps (the
+// daemon's test mode).
+func TestSetMaxMessages(t *testing.T) {
+	t.Parallel()
+	s := New()
+	s.SetMaxMessages(3)
+	for i := 0; i < 5; i++ {
+		s.store.add([]Message{{ID: strconv.Itoa(i)}})
+	}
+	all := s.Messages("", "", 0)
+	require.Len(t, all, 3)
+	require.Equal(t, []string{"2", "3", "4"}, []string{all[0].ID, all[1].ID, all[2].ID})
+}
+
+// The Resend idempotency keys are bounded: expired ones go first, then all.
+func TestIdempotencyKeysBounded(t *testing.T) {
+	t.Parallel()
+	var m idempotency
+	old := time.Unix(0, 0)
+	now := old.Add(48 * time.Hour)
+	for i := 0; i < maxIdemKeys; i++ {
+		at := now
+		if i%2 == 0 {
+			at = old
+		}
+		m.store("s", strconv.Itoa(i), nil, "id", at)
+	}
+	m.store("s", "new", nil, "id", now)
+	require.Len(t, m.seen, maxIdemKeys/2+1, "the expired half went")
+	for i := 0; len(m.seen) < maxIdemKeys; i++ {
+		m.store("t", strconv.Itoa(i), nil, "id", now)
+	}
+	m.store("s", "newer", nil, "id", now)
+	require.Len(t, m.seen, 1, "none expired: all went")
+}

@@ -247,7 +247,7 @@ func (s *Service) prepareOTP(ctx context.Context, tx notify.Tx, key *notify.APIK
 	req := &notify.Request{ID: usecase.NewID(), WorkspaceID: sess.WorkspaceID, APIKeyID: key.ID, Source: notify.SourceOTP, Channel: sess.Channel,
 		Status: notify.StatusProcessing, RecipientAddress: sess.Recipient, RecipientName: in.RecipientName, TemplateCode: in.TemplateCode,
 		TemplateVariables: vars, PreferredProviderIDs: in.PreferredProviderAccountIDs, RequestedAt: now, UpdatedAt: now,
-		Metadata: map[string]string{"otpVerificationId": sess.ID}}
+		Metadata: map[string]string{"otpVerificationId": sess.ID}, Test: key.Test}
 	if in.TemplateCode != "" {
 		t, v, err := compose.ResolveTemplate(ctx, tx, sess.WorkspaceID, key, in.TemplateCode, sess.Channel, "")
 		if err != nil {

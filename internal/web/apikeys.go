@@ -35,6 +35,7 @@ type apiKeysData struct {
 	Name      string
 	Checked   map[string]bool
 	Templates string
+	Test      bool
 }
 
 func (c apiKeyPages) renderAPIKeys(x *Ctx, status int, problem *notify.Error, d *apiKeysData) error {
@@ -62,7 +63,7 @@ func (c apiKeyPages) createAPIKey(x *Ctx) error {
 	if scopes == nil {
 		scopes = []string{}
 	}
-	in := accounts.APIKeyInput{Name: &name, Scopes: &scopes}
+	in := accounts.APIKeyInput{Name: &name, Scopes: &scopes, Test: f.Get("test") != ""}
 	if t := strings.TrimSpace(f.Get("templates")); t != "" {
 		codes := strings.FieldsFunc(t, func(r rune) bool { return r == ',' || r == '\n' || r == '\r' || r == ' ' })
 		in.AllowedTemplateCodes = &codes
@@ -77,7 +78,7 @@ func (c apiKeyPages) createAPIKey(x *Ctx) error {
 		for _, s := range scopes {
 			checked[s] = true
 		}
-		return c.renderAPIKeys(x, e.Status(), e, &apiKeysData{Name: name, Checked: checked, Templates: f.Get("templates")})
+		return c.renderAPIKeys(x, e.Status(), e, &apiKeysData{Name: name, Checked: checked, Templates: f.Get("templates"), Test: in.Test})
 	}
 	return c.renderAPIKeys(x, http.StatusOK, nil, &apiKeysData{New: k})
 }

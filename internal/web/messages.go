@@ -45,7 +45,7 @@ func formTime(v string) string {
 func (c messagePages) messagesPage(x *Ctx) error {
 	p := NewPager(x.R)
 	q := sends.RequestQuery{Status: p.Get("status"), Channel: p.Get("channel"), From: formTime(p.Get("from")), To: formTime(p.Get("to")),
-		Recipient: p.Get("recipient"), RequestID: p.Get("requestId"), Cursor: p.Get("cursor")}
+		Recipient: p.Get("recipient"), RequestID: p.Get("requestId"), Cursor: p.Get("cursor"), Test: p.Get("test")}
 	d := messagesData{Pager: p, Statuses: notify.RequestStatuses, Channels: notify.AllChannels}
 	page, err := c.rooms.Sends.ListRequests(x.Context(), x.Actor, q)
 	if err != nil {

@@ -530,6 +530,9 @@ type webhookData struct {
 	// absent otherwise, so SPEC's body is unchanged.
 	RecipientID *string `json:"recipientId,omitempty"`
 	Category    *string `json:"category,omitempty"`
+	// Test: the request was signed with a test-mode key (issue 36);
+	// absent for live traffic, so SPEC's body is unchanged.
+	Test bool `json:"test,omitempty"`
 }
 
 // eventBody renders {type, timestamp, data} from the outbox row, whose

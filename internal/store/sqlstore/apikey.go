@@ -9,12 +9,12 @@ import (
 	"github.com/notifyd/notifyd/internal/notify"
 )
 
-const apiKeyCols = `id, workspace_id, key_id, name, scopes, allowed_template_codes, status, secret_hash, hmac_secret_enc, created_at, updated_at, last_used_at`
+const apiKeyCols = `id, workspace_id, key_id, name, scopes, allowed_template_codes, status, secret_hash, hmac_secret_enc, created_at, updated_at, last_used_at, test`
 
 func (t accountTx) CreateAPIKey(ctx context.Context, k *notify.APIKey) error {
-	_, err := t.c.Exec(ctx, `INSERT INTO api_keys (`+apiKeyCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err := t.c.Exec(ctx, `INSERT INTO api_keys (`+apiKeyCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		k.ID, k.WorkspaceID, k.KeyID, k.Name, toJSON(k.Scopes), templatesJSON(k.AllowedTemplateCodes), k.Status,
-		k.SecretHash, k.HMACSecretEnc, ms(k.CreatedAt), ms(k.UpdatedAt), msPtr(k.LastUsedAt))
+		k.SecretHash, k.HMACSecretEnc, ms(k.CreatedAt), ms(k.UpdatedAt), msPtr(k.LastUsedAt), k.Test)
 	return err
 }
 
@@ -33,7 +33,7 @@ func scanAPIKey(r Row) (*notify.APIKey, error) {
 	var c, u int64
 	var used *int64
 	if err := r.Scan(&k.ID, &k.WorkspaceID, &k.KeyID, &k.Name, &scopes, &tpl, &k.Status, &k.SecretHash,
-		&k.HMACSecretEnc, &c, &u, &used); err != nil {
+		&k.HMACSecretEnc, &c, &u, &used, &k.Test); err != nil {
 		return nil, err
 	}
 	if err := fromJSON(scopes, &k.Scopes); err != nil {

@@ -139,20 +139,26 @@ func (t requestTx) FindDeadLetters(ctx context.Context, workspaceID string, limi
 
 // CountActivity aggregates requests accepted and attempts started in [from, to].
 func (t requestTx) CountActivity(ctx context.Context, workspaceID string, from, to time.Time) (*notify.Counts, error) {
-	c := &notify.Counts{ByStatus: map[string]int{}, ByChannel: map[string]int{}, ByChannelStatus: map[string]map[string]int{}}
-	rows, err := t.c.Query(ctx, `SELECT status, channel, COUNT(*) FROM notification_requests
-		WHERE workspace_id = ? AND requested_at >= ? AND requested_at <= ? GROUP BY status, channel`, workspaceID, ms(from), ms(to))
+	c := &notify.Counts{ByStatus: map[string]int{}, ByChannel: map[string]int{}, ByChannelStatus: map[string]map[string]int{},
+		TestByStatus: map[string]int{}}
+	rows, err := t.c.Query(ctx, `SELECT status, channel, test, COUNT(*) FROM notification_requests
+		WHERE workspace_id = ? AND requested_at >= ? AND requested_at <= ? GROUP BY status, channel, test`, workspaceID, ms(from), ms(to))
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var status, ch string
+		var test bool
 		var n int
-		if err := rows.Scan(&status, &ch, &n); err != nil {
+		if err := rows.Scan(&status, &ch, &test, &n); err != nil {
 			return nil, err
 		}
 		c.AddRequests(ch, status, n)
+		if test {
+			c.TestRequests += n
+			c.TestByStatus[status] += n
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err

@@ -14,7 +14,7 @@ import (
 const requestCols = `id, workspace_id, api_key_id, source, channel, status, recipient_address, recipient_name, title, text, html,
 	template_code, template_variables, vendor_template_id, sender_profile_key, headers, metadata, preferred_provider_ids,
 	idempotency_key, campaign_id, requested_at, scheduled_at, updated_at, selected_provider_account_id,
-	selected_provider_message_id, final_error_code, final_error_message, fallback, fallback_step, lane, recipient_id, category, decisions, inapp`
+	selected_provider_message_id, final_error_code, final_error_message, fallback, fallback_step, lane, recipient_id, category, decisions, inapp, test`
 
 func nullable(s string) *string {
 	if s == "" {
@@ -46,7 +46,7 @@ func requestArgs(r *notify.Request) []any {
 		jsonOrNil(r.PreferredProviderIDs, len(r.PreferredProviderIDs) == 0), nullable(r.IdempotencyKey), nullable(r.CampaignID),
 		ms(r.RequestedAt), msPtr(r.ScheduledAt), ms(r.UpdatedAt), nullable(r.SelectedProviderID), nullable(r.SelectedMessageID),
 		nullable(r.FinalErrorCode), nullable(r.FinalErrorMessage), jsonOrNil(r.StoredFallback(), r.Fallback == nil), r.FallbackStep, nullable(string(r.MarkedLane)),
-		nullable(r.RecipientID), nullable(r.Category), jsonOrNil(r.Decisions, len(r.Decisions) == 0), jsonOrNil(r.InApp, r.InApp == nil)}
+		nullable(r.RecipientID), nullable(r.Category), jsonOrNil(r.Decisions, len(r.Decisions) == 0), jsonOrNil(r.InApp, r.InApp == nil), r.Test}
 }
 
 func scanRequest(row Row) (*notify.Request, error) {
@@ -58,7 +58,7 @@ func scanRequest(row Row) (*notify.Request, error) {
 	var sched *int64
 	if err := row.Scan(&r.ID, &r.WorkspaceID, &apiKey, &r.Source, &ch, &r.Status, &r.RecipientAddress, &name, &title, &text, &html,
 		&tcode, &tvars, &vtid, &spk, &headers, &meta, &pref, &idem, &camp, &req, &sched, &upd, &sel, &selMsg, &fcode, &fmsg,
-		&fallback, &r.FallbackStep, &lane, &rid, &cat, &decisions, &inapp); err != nil {
+		&fallback, &r.FallbackStep, &lane, &rid, &cat, &decisions, &inapp, &r.Test); err != nil {
 		return nil, err
 	}
 	r.APIKeyID, r.Channel, r.RecipientName, r.Title, r.Text, r.HTML = str(apiKey), notify.Channel(ch), str(name), str(title), str(text), str(html)
@@ -123,10 +123,10 @@ func (t requestTx) AcceptRequests(ctx context.Context, accepts []*notify.Accept,
 
 var requestColList = splitCols(requestCols)
 
-// requestValues is one row of requestCols; requestChunk rows of 34
+// requestValues is one row of requestCols; requestChunk rows of 35
 // parameters stay below SQLite's (32766) and PostgreSQL's (65535) limits.
 const (
-	requestValues = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	requestValues = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	requestChunk  = 500
 )
 
@@ -387,6 +387,9 @@ func (t requestTx) FindRequests(ctx context.Context, workspaceID string, f notif
 	}
 	if f.RequestID != "" {
 		add(`id = ?`, f.RequestID)
+	}
+	if f.Test != nil {
+		add(`test = ?`, *f.Test)
 	}
 	if f.Before != nil {
 		where.WriteString(` AND (requested_at < ? OR (requested_at = ? AND id < ?))`)

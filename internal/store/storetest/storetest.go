@@ -148,8 +148,11 @@ var tests = map[string]func(t *testing.T, open Opener){
 	"DeadLetters":   oneDB(testDeadLetters),
 	"Breakers":      oneDB(testBreakers),
 	"CountActivity": oneDB(testCountActivity),
-	"Templates":     oneDB(testTemplates),
-	"LockRequest":   oneDB(testLockRequest),
+
+	// testmode.go
+	"TestMode":    oneDB(testTestMode),
+	"Templates":   oneDB(testTemplates),
+	"LockRequest": oneDB(testLockRequest),
 
 	// recipient.go
 	"Recipients": testRecipients,

@@ -18,6 +18,7 @@ from .models import (
     BulkSendResult,
     CancelResult,
     Category,
+    InboxToken,
     NotificationRequest,
     NotificationStatus,
     OtpSendRequest,
@@ -201,6 +202,15 @@ class Notifyd:
         """A signed link to the recipient's preference page."""
         path = f"/v1/recipients/{_seg(external_id)}/preference-link"
         return cast(PreferenceLink, self._data("POST", path, retry=True))
+
+    def create_inbox_token(self, external_id: str, ttl_seconds: int | None = None) -> InboxToken:
+        """Mints a recipient token of the in-app inbox for the profile (the key
+        needs recipients:write; 404 when there is no such profile). It lives
+        ``ttl_seconds`` (60 to 86400, default 3600). ``mint_inbox_token``
+        makes the same token offline with the workspace's inbox secret."""
+        path = f"/v1/recipients/{_seg(external_id)}/inbox-token"
+        body = None if ttl_seconds is None else {"ttlSeconds": ttl_seconds}
+        return cast(InboxToken, self._data("POST", path, body=body, retry=True))
 
     def list_categories(self) -> list[Category]:
         return cast(list[Category], self._data("GET", "/v1/categories", retry=True)["categories"])

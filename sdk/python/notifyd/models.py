@@ -154,6 +154,7 @@ class NotificationRequest(TypedDict):
     attempts: list[Attempt]
     deliveredChannel: NotRequired[Channel | None]
     channelFallback: NotRequired[ChannelFallbackProgress | None]
+    test: NotRequired[bool]  # signed with a test-mode key: the built-in simulator answered, no vendor
 
 
 class OtpSendRequest(TypedDict):
@@ -263,6 +264,12 @@ class Preferences(TypedDict, total=False):
 
 class PreferenceLink(TypedDict):
     url: str
+    expiresAt: str
+
+
+class InboxToken(TypedDict):
+    """A recipient token of the in-app inbox, for the person's browser or app."""
+    token: str
     expiresAt: str
 
 
@@ -423,7 +430,7 @@ SCHEMAS: dict[type, str] = {
     OtpSession: "OtpSession", RecipientInput: "RecipientInput", RecipientBulkItem: "RecipientBulkItem",
     RecipientProfile: "RecipientProfile", RecipientPage: "RecipientPage",
     RecipientBulkResult: "RecipientBulkResult", Preferences: "Preferences",
-    PreferenceLink: "PreferenceLinkBody", FrequencyCap: "FrequencyCap", Category: "Category",
+    PreferenceLink: "PreferenceLinkBody", InboxToken: "InboxToken", FrequencyCap: "FrequencyCap", Category: "Category",
     Problem: "Problem",
     # Inline objects of the document, by their dotted names (sdk/openapifields).
     WorkflowTriggerRequest: "triggerWorkflow.request", WorkflowTriggeredRun: "triggerWorkflow.202.data.runs[]",

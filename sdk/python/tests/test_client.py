@@ -248,6 +248,8 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(c.put_preferences("u1", {"channels": {"sms": False}}), {"channels": {"sms": False}})
         self.assertEqual(c.get_preferences("u1"), {"channels": {"sms": False}})
         c.create_preference_link("u1")
+        c.create_inbox_token("u 1")
+        c.create_inbox_token("u1", ttl_seconds=600)
         c.upsert_recipients([{"externalId": "u1", "email": "a@example.com"}])
         self.assertEqual(c.patch_recipient("u1", {"email": None}), {"externalId": "u1"})
         self.assertEqual(c.list_categories(), [])
@@ -260,6 +262,8 @@ class ClientTest(unittest.TestCase):
             'PUT /v1/recipients/u1/preferences {"channels":{"sms":false}}',
             "GET /v1/recipients/u1/preferences ",
             "POST /v1/recipients/u1/preference-link ",
+            "POST /v1/recipients/u%201/inbox-token ",
+            'POST /v1/recipients/u1/inbox-token {"ttlSeconds":600}',
             'POST /v1/recipients/bulk {"items":[{"externalId":"u1","email":"a@example.com"}]}',
             'PATCH /v1/recipients/u1 {"email":null}',
             "GET /v1/categories ",

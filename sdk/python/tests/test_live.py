@@ -19,13 +19,14 @@ import secrets
 import threading
 import time
 import unittest
+import urllib.error
 import urllib.request
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from notifyd import Notifyd, ProblemError, WebhookVerificationError, WorkflowRun, verify_webhook
+from notifyd import Notifyd, ProblemError, WebhookVerificationError, WorkflowRun, mint_inbox_token, verify_webhook
 
 from .helpers import read_json, skip_or_fail
 
@@ -172,6 +173,24 @@ class Live(unittest.TestCase):
         self.assertEqual(c.put_preferences(rid, {"channels": {"email": False}})["channels"], {"email": False})
         self.assertEqual(c.get_preferences(rid)["channels"], {"email": False})
         self.assertRegex(c.create_preference_link(rid)["url"], r"/v1/preferences/page\?token=")
+
+        # Inbox recipient tokens: minted by the signed call, they open the
+        # person's inbox; minted offline with the inbox secret, too.
+        minted = c.create_inbox_token(rid, ttl_seconds=600)
+        self.assertTrue(minted["token"].startswith("v1."))
+        counts = f"{c.base_url}/v1/inbox/counts"
+        self.assertIn("counts", fetch_json("GET", counts, token=minted["token"]))
+        if HAS_DASHBOARD:
+            dash = Dashboard(c.base_url)
+            secret = dash("POST", "/v1/inbox-settings/rotate-secret")["secret"]
+            ws = dash("GET", "/v1/workspace")["workspace"]["id"]
+            offline = mint_inbox_token(secret, ws, rid, datetime.now(timezone.utc) + timedelta(minutes=10))
+            self.assertIn("counts", fetch_json("GET", counts, token=offline))
+            with self.assertRaises(urllib.error.HTTPError) as refused:
+                fetch_json("GET", counts, token=minted["token"])
+            self.assertEqual(refused.exception.code, 401, "the rotation refuses tokens of the old secret")
+        else:
+            self.partly_skipped("NOTIFYD_DEMO_EMAIL/NOTIFYD_DEMO_PASSWORD are not set: no offline inbox token")
 
         if HAS_DASHBOARD:
             key = f"{RUN}-orders"

@@ -11,6 +11,7 @@ from email.message import Message
 from notifyd import (
     WebhookVerificationError,
     body_sha256,
+    mint_inbox_token,
     sign,
     sign_headers,
     string_to_sign,
@@ -74,3 +75,18 @@ class WebhookVectors(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class InboxTokenVectors(unittest.TestCase):
+    def test_minted_as_the_server_mints(self) -> None:
+        self.assertGreaterEqual(len(VECTORS["inboxTokens"]), 2)
+        for v in VECTORS["inboxTokens"]:
+            with self.subTest(v["name"]):
+                args = (v["secret"], v["workspaceId"], v["externalId"])
+                self.assertEqual(mint_inbox_token(*args, v["exp"]), v["token"])
+                at = datetime.fromtimestamp(v["exp"] + 0.5, tz=timezone.utc)
+                self.assertEqual(mint_inbox_token(*args, at), v["token"], "a datetime, to the second")
+
+    def test_naive_datetime_refused(self) -> None:
+        with self.assertRaises(ValueError):
+            mint_inbox_token("s", "w", "u", datetime(2030, 1, 1))

@@ -6,6 +6,7 @@ import type {
   BulkSendResult,
   CancelResult,
   Category,
+  InboxToken,
   NotificationRequest,
   NotificationStatus,
   OtpSendRequest,
@@ -302,6 +303,18 @@ export class Notifyd {
   /** A signed link to the recipient's preference page. */
   createPreferenceLink(externalId: string, options: CallOptions = {}): Promise<PreferenceLink> {
     return this.data("POST", `/v1/recipients/${seg(externalId)}/preference-link`, { ...options, retry: true });
+  }
+
+  /**
+   * Mints a recipient token of the in-app inbox for the profile (the key
+   * needs recipients:write; 404 when there is no such profile). It lives
+   * `ttlSeconds` (60 to 86400, default 3600). mintInboxToken makes the same
+   * token offline with the workspace's inbox secret.
+   */
+  createInboxToken(externalId: string, options: CallOptions & { ttlSeconds?: number } = {}): Promise<InboxToken> {
+    const { ttlSeconds, ...call } = options;
+    const body = ttlSeconds === undefined ? undefined : { ttlSeconds };
+    return this.data("POST", `/v1/recipients/${seg(externalId)}/inbox-token`, { ...call, body, retry: true });
   }
 
   async listCategories(options: CallOptions = {}): Promise<Category[]> {

@@ -183,6 +183,8 @@ export interface NotificationRequest {
   attempts: Attempt[];
   deliveredChannel?: Channel | null;
   channelFallback?: ChannelFallbackProgress | null;
+  /** Signed with a test-mode key: answered by the built-in simulator, no vendor called. */
+  test?: boolean;
 }
 
 /** @schema OtpSendRequest */
@@ -308,6 +310,15 @@ export interface Preferences {
 /** @schema PreferenceLinkBody */
 export interface PreferenceLink {
   url: string;
+  expiresAt: string;
+}
+
+/**
+ * A recipient token of the in-app inbox, for the person's browser or app.
+ * @schema InboxToken
+ */
+export interface InboxToken {
+  token: string;
   expiresAt: string;
 }
 

@@ -254,6 +254,8 @@ test("the other calls use the routes of the API", async () => {
   assert.deepEqual(await c.putPreferences("u1", { channels: { sms: false } }), { channels: { sms: false } });
   assert.deepEqual(await c.getPreferences("u1"), { channels: { sms: false } });
   await c.createPreferenceLink("u1");
+  await c.createInboxToken("u 1");
+  await c.createInboxToken("u1", { ttlSeconds: 600 });
   await c.upsertRecipients([{ externalId: "u1", email: "a@example.com" }]);
   assert.deepEqual(await c.patchRecipient("u1", { email: null }), { externalId: "u1" });
   assert.deepEqual(await c.listCategories(), []);
@@ -268,6 +270,8 @@ test("the other calls use the routes of the API", async () => {
       'PUT /v1/recipients/u1/preferences {"channels":{"sms":false}}',
       "GET /v1/recipients/u1/preferences ",
       "POST /v1/recipients/u1/preference-link ",
+      "POST /v1/recipients/u%201/inbox-token ",
+      'POST /v1/recipients/u1/inbox-token {"ttlSeconds":600}',
       'POST /v1/recipients/bulk {"items":[{"externalId":"u1","email":"a@example.com"}]}',
       'PATCH /v1/recipients/u1 {"email":null}',
       "GET /v1/categories ",

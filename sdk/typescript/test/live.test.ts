@@ -13,7 +13,7 @@ import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import { test } from "node:test";
 
-import { Notifyd, ProblemError, WebhookVerificationError, verifyWebhook } from "../dist/index.js";
+import { Notifyd, ProblemError, WebhookVerificationError, mintInboxToken, verifyWebhook } from "../dist/index.js";
 import type { WorkflowRun } from "../dist/index.js";
 import { readJSON, skipOrFail } from "./helpers.js";
 
@@ -172,6 +172,24 @@ test("live: recipients, preferences, and sends by recipient id and category", as
   assert.deepEqual(prefs.channels, { email: false });
   assert.deepEqual((await c.getPreferences(id)).channels, { email: false });
   assert.match((await c.createPreferenceLink(id)).url, /\/v1\/preferences\/page\?token=/);
+
+  // Inbox recipient tokens: minted by the signed call, they open the
+  // person's inbox; minted offline with the inbox secret, too.
+  const minted = await c.createInboxToken(id, { ttlSeconds: 600 });
+  assert.match(minted.token, /^v1\./);
+  assert.ok(Date.parse(minted.expiresAt) > Date.now() + 500_000);
+  const counts = async (tok: string) => fetch(`${c.baseUrl}/v1/inbox/counts`, { headers: { Authorization: `Bearer ${tok}` } });
+  assert.equal((await counts(minted.token)).status, 200);
+  if (hasDashboard) {
+    const { secret } = await dashboard<{ secret: string }>("POST", "/v1/inbox-settings/rotate-secret");
+    const ws = (await dashboard<{ workspace: { id: string } }>("GET", "/v1/workspace")).workspace.id;
+    const offline = await mintInboxToken(secret, ws, id, new Date(Date.now() + 600_000));
+    const r = await counts(offline);
+    assert.equal(r.status, 200, await r.text());
+    assert.equal((await counts(minted.token)).status, 401, "the rotation refuses tokens of the old secret");
+  } else if (env.NOTIFYD_REQUIRE_LIVE === "1") {
+    assert.fail("NOTIFYD_DEMO_EMAIL and NOTIFYD_DEMO_PASSWORD are not set");
+  }
 
   if (hasDashboard) {
     const key = `${run}-orders`;

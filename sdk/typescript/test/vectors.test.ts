@@ -7,6 +7,7 @@ import { test } from "node:test";
 import {
   WebhookVerificationError,
   bodySha256,
+  mintInboxToken,
   sign,
   signHeaders,
   stringToSign,
@@ -42,15 +43,24 @@ interface Vectors {
       error: string;
     }>;
   };
+  inboxTokens: Array<{ name: string; secret: string; workspaceId: string; externalId: string; exp: number; token: string }>;
 }
 
 const v = readJSON<Vectors>("testdata/vectors.json");
+
+for (const c of v.inboxTokens) {
+  test(`inbox token: ${c.name}`, async () => {
+    assert.equal(await mintInboxToken(c.secret, c.workspaceId, c.externalId, c.exp), c.token);
+    assert.equal(await mintInboxToken(c.secret, c.workspaceId, c.externalId, new Date(c.exp * 1000 + 999)), c.token, "a Date, to the second");
+  });
+}
 
 test("the vectors file has cases of every kind", () => {
   assert.ok(v.signing.length >= 5);
   assert.ok(v.webhooks.sign.length >= 2);
   assert.ok(v.webhooks.verify.filter((c) => c.valid).length >= 3);
   assert.ok(v.webhooks.verify.filter((c) => !c.valid).length >= 10);
+  assert.ok(v.inboxTokens.length >= 2);
 });
 
 for (const s of v.signing) {
