@@ -9,6 +9,7 @@ package testmode
 import (
 	"context"
 	"strings"
+	"time"
 
 	"github.com/notifyd/notifyd/internal/notify"
 )
@@ -33,10 +34,18 @@ const (
 	// magic address is not put on the suppression list, so the test can
 	// be repeated. On the other channels the bounce address is accepted.
 	Bounce Outcome = "bounce"
-	// LateReport: a delivery report arrives later. Delivery reports do
-	// not exist in this version: the message is accepted (as Delivered).
+	// LateReport: the vendor accepts the message and its delivery report
+	// (SMS and AlimTalk kinds, issue 35) says delivered only
+	// LateReportDelay later, where others take the simulator's default
+	// half second: the receipt stays pending through the first polls.
+	// On the other channels, which give no report, it is accepted.
 	LateReport Outcome = "late_delivery_report"
 )
+
+// LateReportDelay is how long after the send the LateReport address's
+// delivery report becomes final: past the receipt poller's first two
+// polls (10 s and 20 s after the send by default).
+const LateReportDelay = 25 * time.Second
 
 // EmailDomain is the domain of the magic email addresses: .test is
 // reserved (RFC 2606), so no real mailbox can have them.

@@ -19,6 +19,8 @@ import (
 
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/notifytest"
+	"github.com/notifyd/notifyd/internal/simulator"
+	"github.com/notifyd/notifyd/internal/testmode"
 )
 
 // tripwire listens where a route points and counts the connections made
@@ -146,7 +148,7 @@ func TestMagicRecipients(t *testing.T) {
 		{notifytest.SMS("010-0000-0002", "t"), outcome{status: "sent", failures: []string{"temporary_unavailable", ""}}},
 		{notifytest.SMS("01000000003", "t"), outcome{status: "failed", failures: []string{"invalid_request"}}},
 		{notifytest.SMS("010-0000-0004", "t"), delivered}, // no bounce on SMS
-		{notifytest.SMS("010-0000-0005", "t"), delivered}, // late report: accepted (no delivery reports yet)
+		{notifytest.SMS("010-0000-0005", "t"), delivered}, // late report: accepted, its report below
 		{notifytest.Email("delivered@notifyd.test", "s", "t"), delivered},
 		{notifytest.Email("TempFail@notifyd.test", "s", "t"), outcome{status: "sent", failures: []string{"temporary_unavailable", ""}}},
 		{notifytest.Email("permfail@notifyd.test", "s", "t"), outcome{status: "failed", failures: []string{"invalid_request"}}},
@@ -184,6 +186,19 @@ func TestMagicRecipients(t *testing.T) {
 			require.Empty(t, last.DeliveryFeedback, to)
 		}
 	}
+	// The late-report number's delivery report is final only
+	// LateReportDelay after the send (any other number's after half a
+	// second), so its receipt is still pending when the send is over.
+	readyIn := map[string]time.Duration{}
+	for _, r := range e.Daemon.TestSimulator.Reports("vendora_sms", "") {
+		readyIn[strings.ReplaceAll(r.To, "-", "")] = r.ReadyAt.Sub(r.SentAt)
+	}
+	require.Equal(t, testmode.LateReportDelay, readyIn["01000000005"])
+	require.Equal(t, simulator.DefaultReportDelay, readyIn["01000000001"])
+	late := notifytest.Lookup(t, tk, ids[4])
+	require.NotNil(t, late.DeliveryStatus)
+	require.Equal(t, "pending", late.DeliveryStatus.Status)
+
 	// The bounce address stays off the suppression list: the test can be
 	// repeated, and gives the same outcome.
 	supp := notifytest.Decode[map[string]any](t, notifytest.Dash(t, e.Owner, "GET", "/v1/suppressions?address=bounce@notifyd.test", nil), http.StatusOK)
