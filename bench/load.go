@@ -34,6 +34,22 @@ func (r result) String() string {
 
 // run calls op from conns goroutines for d and collects latencies.
 func run(name string, conns int, d time.Duration, op func(ctx context.Context, worker int) error) result {
+	return load(name, conns, 0, d, op)
+}
+
+// runPaced calls op at rate a second in all, from conns goroutines each
+// keeping its own pace, for d: the latency of a send at a load the server
+// carries, where run's latency at saturation is mostly the queue of its
+// callers. A caller that falls behind its pace starts its next call at
+// once rather than making the calls up.
+func runPaced(name string, conns, rate int, d time.Duration, op func(ctx context.Context, worker int) error) result {
+	return load(name, conns, time.Duration(float64(time.Second)*float64(conns)/float64(max(rate, 1))), d, op)
+}
+
+// load calls op from conns goroutines for d, each starting a call every
+// interval at most (0: as soon as the last answered), and collects
+// latencies.
+func load(name string, conns int, interval, d time.Duration, op func(ctx context.Context, worker int) error) result {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	var ok, fail atomic.Int64
@@ -44,8 +60,21 @@ func run(name string, conns int, d time.Duration, op func(ctx context.Context, w
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for ctx.Err() == nil {
+			// Paced callers spread their first calls over one interval.
+			next := start.Add(interval * time.Duration(w) / time.Duration(conns))
+			for {
+				if wait := time.Until(next); wait > 0 {
+					select {
+					case <-ctx.Done():
+						return
+					case <-time.After(wait):
+					}
+				}
+				if ctx.Err() != nil {
+					return
+				}
 				t := time.Now()
+				next = t.Add(interval)
 				if err := op(context.Background(), w); err != nil {
 					fail.Add(1)
 					continue

@@ -32,7 +32,7 @@ func main() {
 	conns := flag.Int("conns", 64, "concurrent HTTP connections (steady: 4, chaos: 6, recipientserve: 16 unless given)")
 	n := flag.Int("n", 20000, "messages for the deliver scenario; subscribers of fanout, campaign and campaignserve when above 20000 (else 100000)")
 	role := flag.String("role", "all", "serve scenario: the role of notifyd serve (all or api)")
-	rate := flag.Int("rate", 100, "chaos scenario: signed sends a second")
+	rate := flag.Int("rate", 100, "chaos: signed sends a second; inbox: paced sends a second; recipientserve: the paced phases' rate (default 60% of the slower A)")
 	serverProfile := flag.String("serverprofile", "", "serve scenarios: write a CPU profile of the notifyd process to this file")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	flag.Parse()

@@ -53,7 +53,7 @@ func (b *batcher) run(calls []*batchCall) {
 		return
 	}
 	errs := make([]error, len(live))
-	tx := newTx(conn)
+	tx := b.s.newTx(conn)
 	for i, c := range live {
 		if len(live) == 1 {
 			errs[i] = safeCall(c.fn, tx)

@@ -59,7 +59,7 @@ func (t categoryTx) CreateCategory(ctx context.Context, c *notify.Category) erro
 	if n == 0 {
 		return notify.ErrConflict
 	}
-	return nil
+	return t.bumpConfig(ctx, c.WorkspaceID)
 }
 
 func (t categoryTx) FindCategory(ctx context.Context, workspaceID, key string) (*notify.Category, error) {
@@ -73,14 +73,20 @@ func (t categoryTx) FindCategories(ctx context.Context, workspaceID string) ([]*
 }
 
 func (t categoryTx) UpdateCategory(ctx context.Context, c *notify.Category) error {
-	return expectOne(t.c.Exec(ctx, `UPDATE categories SET name = ?, description = ?, required = ?, default_channels = ?,
+	if err := expectOne(t.c.Exec(ctx, `UPDATE categories SET name = ?, description = ?, required = ?, default_channels = ?,
 		advertising = ?, updated_at = ?, frequency_cap = ? WHERE workspace_id = ? AND key = ?`, c.Name, c.Description,
-		c.Required, defaultChannels(c), c.Advertising, ms(c.UpdatedAt), frequencyCap(c), c.WorkspaceID, c.Key))
+		c.Required, defaultChannels(c), c.Advertising, ms(c.UpdatedAt), frequencyCap(c), c.WorkspaceID, c.Key)); err != nil {
+		return err
+	}
+	return t.bumpConfig(ctx, c.WorkspaceID)
 }
 
 // DeleteCategory: the category's preferences go by the cascade.
 func (t categoryTx) DeleteCategory(ctx context.Context, workspaceID, key string) error {
-	return expectOne(t.c.Exec(ctx, `DELETE FROM categories WHERE workspace_id = ? AND key = ?`, workspaceID, key))
+	if err := expectOne(t.c.Exec(ctx, `DELETE FROM categories WHERE workspace_id = ? AND key = ?`, workspaceID, key)); err != nil {
+		return err
+	}
+	return t.bumpConfig(ctx, workspaceID)
 }
 
 // ownerWhere selects the preferences of a recipient, or with recipientID
@@ -96,24 +102,6 @@ func ownerWhere(alias, workspaceID, recipientID string) (string, []any) {
 
 func emptyPreferences() *notify.Preferences {
 	return &notify.Preferences{Channels: map[notify.Channel]bool{}, Categories: map[string]map[notify.Channel]bool{}}
-}
-
-// scanChoices adds each row (owner, category key or NULL, channel,
-// allowed) to the preferences of its owner; of answers nil for an owner
-// that is not wanted (a profile that came between pipelined reads).
-func scanChoices(rows Rows, of func(owner string) *notify.Preferences) error {
-	for rows.Next() {
-		var owner, ch string
-		var key *string
-		var allowed bool
-		if err := rows.Scan(&owner, &key, &ch, &allowed); err != nil {
-			return err
-		}
-		if p := of(owner); p != nil {
-			addPreference(p, key, ch, allowed)
-		}
-	}
-	return nil
 }
 
 // add puts one stored choice into p: key nil is the channel's switch.
@@ -205,66 +193,73 @@ func (t preferenceTx) ReplacePreferences(ctx context.Context, workspaceID, recip
 			return err
 		}
 	}
+	if recipientID == "" {
+		return t.bumpConfig(ctx, workspaceID)
+	}
 	return nil
 }
 
-// FindSendPreferencesMany answers qs with three statements whatever their
-// number, pipelined (one round trip on PostgreSQL): the categories named,
-// the profiles named, and every choice of the default and of those
-// profiles (found by external id) on those channels.
+// FindSendPreferencesMany answers qs with one statement whatever their
+// number: the profiles named, each with its choices on those channels,
+// and the workspace's configuration version (the categories and the
+// default's choices come from the configuration cache at that version).
 func (t preferenceTx) FindSendPreferencesMany(ctx context.Context, workspaceID string, qs []notify.PreferenceQuery) ([]*notify.SendPreferences, error) {
-	keys, exts, chans := distinct(qs, func(q notify.PreferenceQuery) string { return q.CategoryKey }),
-		distinct(qs, func(q notify.PreferenceQuery) string { return q.RecipientExternalID }),
+	exts, chanArgs := distinct(qs, func(q notify.PreferenceQuery) string { return q.RecipientExternalID }),
 		distinct(qs, func(q notify.PreferenceQuery) string { return string(q.Channel) })
-	cats := map[string]*notify.Category{}
+	chans := make([]string, len(chanArgs))
+	for i, c := range chanArgs {
+		chans[i] = c.(string)
+	}
 	rowOf := map[string]string{}
-	byOwner := map[string]*notify.Preferences{"": emptyPreferences()}
-	var reads []Read
-	if len(keys) > 0 {
-		reads = append(reads, Read{SQL: `SELECT ` + categoryCols + ` FROM categories WHERE workspace_id = ? AND key IN (` +
-			placeholders(len(keys)) + `)`, Args: append([]any{workspaceID}, keys...), Scan: func(rows Rows) error {
-			for rows.Next() {
-				c, err := scanCategory(rows)
-				if err != nil {
-					return err
-				}
-				cats[c.Key] = c
+	own := map[string][]choice{}
+	var version int64
+	found := false
+	if len(exts) > 0 && len(chans) > 0 {
+		rows, err := t.c.Query(ctx, `SELECT r.id, r.external_id, `+configVersionOf+`, c.key, p.channel, p.allowed
+			FROM recipients r LEFT JOIN preferences p ON p.recipient_id = r.id AND p.channel IN (`+placeholders(len(chans))+`)
+			LEFT JOIN categories c ON c.id = p.category_id
+			WHERE r.workspace_id = ? AND r.external_id IN (`+placeholders(len(exts))+`)`,
+			append(append(append([]any{workspaceID}, chanArgs...), workspaceID), exts...)...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var id, ext string
+			var key, ch *string
+			var allowed *bool
+			if err := rows.Scan(&id, &ext, &version, &key, &ch, &allowed); err != nil {
+				rows.Close()
+				return nil, err
 			}
-			return nil
-		}})
+			found, rowOf[ext] = true, id
+			if ch != nil {
+				own[id] = append(own[id], choice{key: key, channel: *ch, allowed: *allowed})
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
 	}
-	const choices = `SELECT COALESCE(p.recipient_id, ''), c.key, p.channel, p.allowed FROM preferences p
-		LEFT JOIN categories c ON c.id = p.category_id WHERE `
-	inChans := ` AND p.channel IN (` + placeholders(len(chans)) + `)`
-	sql := choices + `p.workspace_id = ? AND COALESCE(p.recipient_id, '') = ''` + inChans
-	args := append([]any{workspaceID}, chans...)
-	if len(exts) > 0 {
-		inExts := `(` + placeholders(len(exts)) + `)`
-		reads = append(reads, Read{SQL: `SELECT id, external_id FROM recipients WHERE workspace_id = ? AND external_id IN ` + inExts,
-			Args: append([]any{workspaceID}, exts...), Scan: func(rows Rows) error {
-				for rows.Next() {
-					var id, ext string
-					if err := rows.Scan(&id, &ext); err != nil {
-						return err
-					}
-					rowOf[ext], byOwner[id] = id, emptyPreferences()
-				}
-				return nil
-			}})
-		sql += ` UNION ALL ` + choices + `p.recipient_id IN (SELECT id FROM recipients WHERE workspace_id = ? AND external_id IN ` +
-			inExts + `) AND p.workspace_id = ?` + inChans
-		args = append(append(append(append(args, workspaceID), exts...), workspaceID), chans...)
+	if !found {
+		err := t.c.QueryRow(ctx, `SELECT config_version FROM workspaces WHERE id = ?`, workspaceID).Scan(&version)
+		if err != nil && !notify.IsNotFound(err) {
+			return nil, err
+		}
 	}
-	reads = append(reads, Read{SQL: sql, Args: args, Scan: func(rows Rows) error {
-		return scanChoices(rows, func(owner string) *notify.Preferences { return byOwner[owner] })
-	}})
-	if err := pipeline(ctx, t.c, reads); err != nil {
+	cfg, err := t.sendConfig(ctx, workspaceID, version)
+	if err != nil {
 		return nil, err
 	}
+	def := pick(cfg.defaults, chans, "", false)
+	byOwner := map[string]*notify.Preferences{}
 	out := make([]*notify.SendPreferences, len(qs))
 	for i, q := range qs {
-		sp := &notify.SendPreferences{Category: cats[q.CategoryKey], Default: byOwner[""]}
+		sp := &notify.SendPreferences{Category: cfg.categories[q.CategoryKey], Default: def}
 		if id := rowOf[q.RecipientExternalID]; id != "" {
+			if byOwner[id] == nil {
+				byOwner[id] = pick(own[id], chans, "", false)
+			}
 			sp.Recipient, sp.RecipientRow = byOwner[id], id
 		}
 		out[i] = sp

@@ -6,74 +6,92 @@ import (
 	"github.com/notifyd/notifyd/internal/notify"
 )
 
-// The acceptance read of a send by recipient id or category, as one
-// pipeline: each statement names the profile by external id and the
-// category by key (subqueries where it needs their row ids), so none waits
-// for another's answer and PostgreSQL gets them in one round trip.
-const (
-	profileRowOf  = `(SELECT id FROM recipients WHERE workspace_id = ? AND external_id = ?)`
-	categoryRowOf = `(SELECT id FROM categories WHERE workspace_id = ? AND key = ?)`
-)
+// The acceptance read of a send by recipient id or category is one
+// statement (and the consents, pipelined with it, when a phone channel
+// may carry advertising): the profile with its own choices on the
+// channels asked and its workspace's configuration version. The
+// category, the default's choices and the windows come from the
+// configuration cache at that version (configcache.go).
+const profileRowOf = `(SELECT id FROM recipients WHERE workspace_id = ? AND external_id = ?)`
 
 func (t preferenceTx) FindSendContext(ctx context.Context, ws string, q notify.SendContextQuery) (*notify.SendContext, error) {
-	out := &notify.SendContext{Preferences: &notify.SendPreferences{Default: emptyPreferences()}}
+	out := &notify.SendContext{Preferences: &notify.SendPreferences{}}
 	ext, key := q.RecipientExternalID, q.CategoryKey
+	chans := make([]string, len(q.Channels))
+	for i, ch := range q.Channels {
+		chans[i] = string(ch)
+	}
+	var version int64
+	var own []choice
 	var reads []Read
 	if ext != "" {
-		reads = append(reads, Read{SQL: `SELECT ` + profileCols + ` FROM recipients WHERE workspace_id = ? AND external_id = ?`,
-			Args: []any{ws, ext}, Scan: func(rows Rows) (err error) {
-				if rows.Next() {
-					if out.Recipient, err = scanRecipient(rows); err != nil {
+		// One row per choice of the profile on the channels (one row with
+		// NULLs when it has none); the profile's columns repeat.
+		args := []any{ws}
+		for _, ch := range chans {
+			args = append(args, ch)
+		}
+		reads = append(reads, Read{SQL: `SELECT ` + prefixCols("r.", profileCols) + `, ` + configVersionOf + `, c.key, p.channel, p.allowed
+			FROM recipients r LEFT JOIN preferences p ON p.recipient_id = r.id AND p.channel IN (` + placeholders(len(chans)) + `)
+			LEFT JOIN categories c ON c.id = p.category_id WHERE r.workspace_id = ? AND r.external_id = ?`,
+			Args: append(args, ws, ext), Scan: func(rows Rows) error {
+				for rows.Next() {
+					var ch struct {
+						key, channel *string
+						allowed      *bool
+					}
+					row := extraRow{rows, []any{&version, &ch.key, &ch.channel, &ch.allowed}}
+					r, err := scanRecipient(row)
+					if err != nil {
 						return err
 					}
-					out.Preferences.Recipient, out.Preferences.RecipientRow = emptyPreferences(), out.Recipient.ID
+					if out.Recipient == nil {
+						out.Recipient = r
+					}
+					if ch.channel != nil {
+						own = append(own, choice{key: ch.key, channel: *ch.channel, allowed: *ch.allowed})
+					}
 				}
 				return nil
 			}})
-	}
-	if key != "" {
-		reads = append(reads, Read{SQL: `SELECT ` + categoryCols + ` FROM categories WHERE workspace_id = ? AND key = ?`,
-			Args: []any{ws, key}, Scan: func(rows Rows) (err error) {
-				if rows.Next() {
-					out.Category, err = scanCategory(rows)
-					out.Preferences.Category = out.Category
-				}
-				return err
-			}})
-	}
-	if len(q.Channels) > 0 {
-		chans := make([]any, len(q.Channels))
-		for i, ch := range q.Channels {
-			chans[i] = string(ch)
+		if q.Consents {
+			reads = append(reads, Read{SQL: `SELECT ` + consentCols + ` FROM recipient_consents WHERE workspace_id = ? AND recipient_id = ` +
+				profileRowOf + ` ORDER BY kind`, Args: []any{ws, ws, ext}, Scan: collect(&out.Consents, scanConsent)})
 		}
-		// The choices on the channels: their switches, and the category's
-		// (a key of none matches no row: category_id = NULL is never true).
-		on := ` AND p.channel IN (` + placeholders(len(chans)) + `) AND (p.category_id IS NULL OR p.category_id = ` + categoryRowOf + `)`
-		sql := `SELECT 'd', c.key, p.channel, p.allowed FROM preferences p LEFT JOIN categories c ON c.id = p.category_id
-			WHERE p.workspace_id = ? AND COALESCE(p.recipient_id, '') = ''` + on
-		args := append(append([]any{ws}, chans...), ws, key)
-		if ext != "" {
-			sql += ` UNION ALL SELECT 'r', c.key, p.channel, p.allowed FROM preferences p LEFT JOIN categories c ON c.id = p.category_id
-				WHERE p.recipient_id = ` + profileRowOf + ` AND p.workspace_id = ?` + on
-			args = append(append(append(args, ws, ext, ws), chans...), ws, key)
+		if err := pipeline(ctx, t.c, reads); err != nil {
+			return nil, err
 		}
-		reads = append(reads, Read{SQL: sql, Args: args, Scan: func(rows Rows) error {
-			return scanChoices(rows, func(owner string) *notify.Preferences {
-				if owner == "r" {
-					return out.Preferences.Recipient // nil: the profile went between the reads
-				}
-				return out.Preferences.Default
-			})
-		}})
 	}
-	reads = append(reads, Read{SQL: windowSelect + ` WHERE w.workspace_id = ? AND w.scope IN ('', ` + categoryRowOf + `) ORDER BY w.scope`,
-		Args: []any{ws, ws, key}, Scan: collect(&out.Windows, scanWindow)})
-	if q.Consents && ext != "" {
-		reads = append(reads, Read{SQL: `SELECT ` + consentCols + ` FROM recipient_consents WHERE workspace_id = ? AND recipient_id = ` +
-			profileRowOf + ` ORDER BY kind`, Args: []any{ws, ws, ext}, Scan: collect(&out.Consents, scanConsent)})
+	if out.Recipient == nil {
+		// No profile named, or none of that name: the version alone.
+		err := t.c.QueryRow(ctx, `SELECT config_version FROM workspaces WHERE id = ?`, ws).Scan(&version)
+		if err != nil && !notify.IsNotFound(err) {
+			return nil, err
+		}
 	}
-	if err := pipeline(ctx, t.c, reads); err != nil {
+	cfg, err := t.sendConfig(ctx, ws, version)
+	if err != nil {
 		return nil, err
 	}
+	out.Category = cfg.categories[key]
+	out.Preferences.Category = out.Category
+	out.Preferences.Default = pick(cfg.defaults, chans, key, true)
+	if out.Recipient != nil {
+		out.Preferences.Recipient, out.Preferences.RecipientRow = pick(own, chans, key, true), out.Recipient.ID
+	}
+	catID := ""
+	if out.Category != nil {
+		catID = out.Category.ID
+	}
+	out.Windows = cfg.windowsOf(catID)
 	return out, nil
 }
+
+// extraRow scans a row holding a type's columns and then extra ones: the
+// type's scan function fills its own, extra gets the rest.
+type extraRow struct {
+	Row
+	extra []any
+}
+
+func (r extraRow) Scan(dest ...any) error { return r.Row.Scan(append(dest, r.extra...)...) }

@@ -26,6 +26,8 @@ type Store struct {
 	// feed wakes this process's inbox listeners when the backend carries
 	// no wake-ups of its own (SQLite; inboxfeed.go).
 	feed localFeed
+	// cfg holds the workspaces' send configuration (configcache.go).
+	cfg configCache
 }
 
 var _ notify.Store = (*Store)(nil)
@@ -63,7 +65,7 @@ func (s *Store) Lookup(ctx context.Context, fn func(notify.Tx) error) error {
 	if !ok {
 		return s.View(ctx, fn)
 	}
-	return s.unavailable(fn(newTx(d.Direct())))
+	return s.unavailable(fn(s.newTx(d.Direct())))
 }
 
 // Unavailable is an optional part of a Backend: it tells the errors of a
@@ -104,7 +106,7 @@ func (s *Store) run(ctx context.Context, write bool, fn func(notify.Tx) error) (
 			panic(p)
 		}
 	}()
-	tx := newTx(c)
+	tx := s.newTx(c)
 	if err := fn(tx); err != nil {
 		return err
 	}
@@ -127,7 +129,9 @@ func (s *Store) Close() error { return s.b.Close() }
 
 // Tx implements notify.Tx on one backend transaction.
 type Tx struct {
-	c       Conn
+	c Conn
+	// cfg is the store's configuration cache (nil: read every time).
+	cfg     *configCache
 	pending []pendingJob
 	// woken are the profiles whose inbox logs this transaction appended
 	// to: their streams are woken when it commits.
@@ -149,6 +153,13 @@ type Tx struct {
 	hookTx
 	inboxTx
 	workflowTx
+}
+
+// newTx is newTx with the store's configuration cache.
+func (s *Store) newTx(c Conn) *Tx {
+	t := newTx(c)
+	t.cfg = &s.cfg
+	return t
 }
 
 // newTx is a transaction on c with its verb views.

@@ -15,11 +15,17 @@ func (t recipientTx) PutSendWindow(ctx context.Context, w *notify.SendWindow) er
 		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (workspace_id, scope) DO UPDATE SET hours = excluded.hours, days = excluded.days,
 		time_zone = excluded.time_zone, updated_at = excluded.updated_at`,
 		w.WorkspaceID, w.CategoryID, nullable(w.CategoryID), w.Hours, toJSON(days), w.TimeZone, ms(w.UpdatedAt))
-	return err
+	if err != nil {
+		return err
+	}
+	return t.bumpConfig(ctx, w.WorkspaceID)
 }
 
 func (t recipientTx) DeleteSendWindow(ctx context.Context, workspaceID, categoryID string) error {
-	return expectOne(t.c.Exec(ctx, `DELETE FROM send_windows WHERE workspace_id = ? AND scope = ?`, workspaceID, categoryID))
+	if err := expectOne(t.c.Exec(ctx, `DELETE FROM send_windows WHERE workspace_id = ? AND scope = ?`, workspaceID, categoryID)); err != nil {
+		return err
+	}
+	return t.bumpConfig(ctx, workspaceID)
 }
 
 // windowSelect reads send windows with their category's key.

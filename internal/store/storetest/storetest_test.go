@@ -7,3 +7,5 @@ import (
 )
 
 func TestConformance(t *testing.T) { storetest.RunAll(t) }
+
+func TestConfigCacheAcrossStores(t *testing.T) { storetest.ConfigCacheAcrossStores(t) }

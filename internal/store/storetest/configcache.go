@@ -1,0 +1,106 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/notifyd/notifyd/internal/notify"
+	"github.com/notifyd/notifyd/internal/store"
+	"github.com/notifyd/notifyd/internal/store/testdb"
+)
+
+// ConfigCacheAcrossStores: two stores on one database, as two processes
+// hold them. What one changes of a workspace's send configuration
+// (categories, default preferences, windows) the other's next send read
+// sees, though it keeps that configuration in memory; a change rolled back
+// leaves nothing behind in the memory of the store that made it.
+func ConfigCacheAcrossStores(t *testing.T) {
+	for name, url := range testdb.Backends(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			u := url(t)
+			a, b := testdb.OpenDB(t, u), testdb.OpenDB(t, u)
+			s := categoryFixture(t, a)
+			sms := notify.ChannelSMS
+			q := notify.SendContextQuery{RecipientExternalID: "user-1", CategoryKey: "marketing", Channels: []notify.Channel{sms}}
+			read := func(db *store.DB, lookup bool) *notify.SendContext {
+				t.Helper()
+				var sc *notify.SendContext
+				do := db.View
+				if lookup {
+					do = db.Lookup
+				}
+				require.NoError(t, do(context.Background(), func(tx notify.Tx) (err error) {
+					sc, err = tx.FindSendContext(context.Background(), s.ws1, q)
+					return err
+				}))
+				return sc
+			}
+			many := func(db *store.DB) *notify.SendPreferences {
+				t.Helper()
+				var got []*notify.SendPreferences
+				view(t, db, func(ctx context.Context, tx notify.Tx) (err error) {
+					got, err = tx.FindSendPreferencesMany(ctx, s.ws1, []notify.PreferenceQuery{{RecipientExternalID: "user-1",
+						CategoryKey: "marketing", Channel: sms}})
+					return err
+				})
+				return got[0]
+			}
+			// a reads (and keeps) the configuration.
+			sc := read(a, true)
+			require.False(t, sc.Category.Required)
+			require.Equal(t, map[string]map[notify.Channel]bool{"marketing": {sms: false}}, sc.Preferences.Default.Categories)
+			require.Empty(t, sc.Windows)
+			require.False(t, many(a).Category.Required)
+
+			// b changes all three.
+			update(t, b, func(ctx context.Context, tx notify.Tx) error {
+				c := *s.mkt
+				c.Required = true
+				require.NoError(t, tx.UpdateCategory(ctx, &c))
+				require.NoError(t, tx.ReplacePreferences(ctx, s.ws1, "", &notify.Preferences{Channels: map[notify.Channel]bool{},
+					Categories: map[string]map[notify.Channel]bool{"marketing": {sms: true}}}))
+				return tx.PutSendWindow(ctx, &notify.SendWindow{WorkspaceID: s.ws1, Hours: "09:00-21:00", Days: []string{}, UpdatedAt: t0})
+			})
+			for _, lookup := range []bool{true, false} {
+				sc = read(a, lookup)
+				require.True(t, sc.Category.Required)
+				require.Equal(t, map[string]map[notify.Channel]bool{"marketing": {sms: true}}, sc.Preferences.Default.Categories)
+				require.Len(t, sc.Windows, 1)
+			}
+			require.True(t, many(a).Category.Required)
+			require.Equal(t, notify.PreferenceDecision{Allowed: true, Rule: notify.RuleRequired}, many(a).Decide(sms))
+
+			// a change read inside its own transaction and rolled back.
+			undo := errors.New("undo")
+			err := a.Update(context.Background(), func(tx notify.Tx) error {
+				c := *s.mkt
+				c.Required = false
+				require.NoError(t, tx.UpdateCategory(context.Background(), &c))
+				sc, err := tx.FindSendContext(context.Background(), s.ws1, q)
+				require.NoError(t, err)
+				require.False(t, sc.Category.Required, "the transaction reads its own change")
+				return undo
+			})
+			require.ErrorIs(t, err, undo)
+			require.True(t, read(a, true).Category.Required, "the rolled-back change is not kept")
+
+			// A category's removal (its window and choices go by cascade).
+			update(t, b, func(ctx context.Context, tx notify.Tx) error {
+				require.NoError(t, tx.PutSendWindow(ctx, &notify.SendWindow{WorkspaceID: s.ws1, CategoryID: s.mkt.ID, Hours: "10:00-11:00",
+					Days: []string{}, UpdatedAt: t0}))
+				return nil
+			})
+			require.Len(t, read(a, true).Windows, 2)
+			update(t, b, func(ctx context.Context, tx notify.Tx) error { return tx.DeleteCategory(ctx, s.ws1, "marketing") })
+			sc = read(a, true)
+			require.Nil(t, sc.Category)
+			require.Len(t, sc.Windows, 1)
+			require.Empty(t, sc.Preferences.Default.Categories)
+			require.Nil(t, many(a).Category)
+		})
+	}
+}
