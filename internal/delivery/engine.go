@@ -79,6 +79,12 @@ type Options struct {
 	// under the worker lock): a request left processing by another
 	// process is an orphan and is taken over at once.
 	SoleWorker bool
+	// ShareClaims lets the claims of concurrent job runs share one
+	// transaction (the store's group commit), for a backend with one writer
+	// (SQLite), where every commit waits for it: under load the claims were
+	// a commit per accepted batch. Not on PostgreSQL, whose several group
+	// commits at once could then lock circuits in crossing orders.
+	ShareClaims bool
 	// Tracer traces job runs, deliveries, vendor calls and webhook tries
 	// (tracing.go); nil: tracing off.
 	Tracer *tracing.Tracer
@@ -108,8 +114,9 @@ type Engine struct {
 	backoff time.Duration
 	breaker dispatch.BreakerPolicy
 	// runLease is how long a started run may still be live.
-	runLease   time.Duration
-	soleWorker bool
+	runLease    time.Duration
+	soleWorker  bool
+	shareClaims bool
 	// runs holds a slot per job run in progress (RunJob); a job waits
 	// runWait for one before it snoozes.
 	runs chan struct{}
@@ -169,6 +176,7 @@ func New(o Options) *Engine {
 		clients: map[string]provider.Provider{}}
 	e.runLease = cmp.Or(o.RunBound, 2*time.Minute) + recordGrace
 	e.soleWorker = o.SoleWorker
+	e.shareClaims = o.ShareClaims
 	e.runs, e.runWait = make(chan struct{}, cmp.Or(o.MaxRuns, DefaultMaxRuns)), runSlotWait
 	e.bulkRuns = make(chan struct{}, cmp.Or(o.MaxRuns, DefaultMaxRuns))
 	e.sends = make(chan struct{}, maxSends)

@@ -58,7 +58,7 @@ func (e *Engine) RunJob(ctx context.Context, queueJobID int64) error {
 	_, hinted := e.paused.Load(queueJobID)
 	var err error
 	for {
-		err = e.store.Update(ctx, func(tx notify.Tx) error {
+		err = e.claimTx(ctx, func(tx notify.Tx) error {
 			return e.claim(ctx, tx, queueJobID, now, hinted, held, &runs, &bs, &liveUntil)
 		})
 		if !errors.Is(err, errHeld) {
@@ -633,4 +633,16 @@ func (e *Engine) write(ctx context.Context, runs []*run, sets []settlement, atte
 		}
 	}
 	return err
+}
+
+// claimTx runs a claim in a write transaction of its own, or, with
+// ShareClaims, in one it shares with the claims of other job runs. A
+// shared claim is waited for even when ctx ends first: its function fills
+// the caller's variables, and a claim committed for nobody would hold its
+// requests until the run bound.
+func (e *Engine) claimTx(ctx context.Context, fn func(tx notify.Tx) error) error {
+	if !e.shareClaims {
+		return e.store.Update(ctx, fn)
+	}
+	return e.store.Batch(context.WithoutCancel(ctx), fn)
 }
