@@ -21,7 +21,7 @@ import (
 // Batched kinds are left alone: one vendor call carries many messages
 // (bounding messages would shrink their batches), and keyed kinds drop
 // their repeats.
-const unkeyedPerJob = 4
+const unkeyedPerJob = 2
 
 // unkeyedSlot takes a slot of rn's job before an unkeyed call through
 // account a, unless rn holds one already (a fallback's second call); the
