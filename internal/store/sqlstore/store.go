@@ -149,6 +149,7 @@ type Tx struct {
 	hookTx
 	inboxTx
 	workflowTx
+	engagementTx
 }
 
 // newTx is a transaction on c with its verb views.
@@ -169,6 +170,7 @@ func newTx(c Conn) *Tx {
 	t.hookTx = hookTx{t}
 	t.inboxTx = inboxTx{t}
 	t.workflowTx = workflowTx{t}
+	t.engagementTx = engagementTx{t}
 	return t
 }
 
