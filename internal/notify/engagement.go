@@ -107,15 +107,18 @@ type EngagementTx interface {
 }
 
 // EngagementEvent is the event of a request's first open or click by a
-// person; url is the clicked link's (clicks only).
+// person: the request's fields as every event carries them, and an
+// engagement object with the time, the campaign, and for a click the
+// link's URL.
 func EngagementEvent(id, typ string, r *Request, at time.Time, url string, now time.Time) *Event {
 	e := RequestEvent(id, typ, r, now)
-	e.Payload["at"] = at.UTC().Format("2006-01-02T15:04:05.000Z")
+	en := map[string]any{"at": at.UTC().Format("2006-01-02T15:04:05.000Z")}
 	if r.CampaignID != "" {
-		e.Payload["campaignId"] = r.CampaignID
+		en["campaignId"] = r.CampaignID
 	}
 	if typ == EventClicked {
-		e.Payload["url"] = url
+		en["url"] = url
 	}
+	e.Payload["engagement"] = en
 	return e
 }
