@@ -299,6 +299,15 @@ func TestCampaignStatistics(t *testing.T) {
 	require.Equal(t, "https://shop.example/about", st.Links[1].URL)
 	require.Equal(t, 1, st.Links[1].Clicks)
 
+	// The console's campaign page shows the same figures.
+	con := b.env.ConsoleLogin(t, b.env.Email, b.env.Password)
+	res, page := con.Get(t, "/newsletter/campaigns/"+c.ID)
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	for _, want := range []string{`id="stat-delivered">3<`, `id="stat-bounced">1<`, `id="stat-opened">3<`, `id="stat-clicked">2<`,
+		"clicked (50.0%; 66.7% of opens)", "https://shop.example/sale?x=1&amp;y=2", "Only likely scanners: 0 opened, 1 clicked"} {
+		require.Contains(t, page, want)
+	}
+
 	// The setting goes; the campaign inherits the workspace's (off).
 	notifytest.DashboardCall(t, owner, "DELETE", "/v1/tracking/campaigns/"+c.ID, nil, http.StatusNoContent)
 	require.False(t, stats().Tracking.Opens)
