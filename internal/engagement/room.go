@@ -70,7 +70,8 @@ type Service struct {
 	mu    sync.Mutex
 	cache map[string]*cachedSettings // by workspace
 
-	rec *recorder
+	rec  *recorder
+	macs sync.Pool // of hash.Hash: HMACs of key (token.go)
 }
 
 // New builds the room.

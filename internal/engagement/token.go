@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
+	"hash"
 	"time"
 )
 
@@ -44,9 +45,10 @@ func (s *Service) sign(l link) string {
 	b = binary.AppendUvarint(b, uint64(l.index))
 	b = binary.AppendVarint(b, l.sentAt.Unix())
 	b = append(b, l.url...)
-	m := hmac.New(sha256.New, s.key)
+	m := s.mac()
 	m.Write(b)
 	b = m.Sum(b)[:len(b)+macLen]
+	s.macs.Put(m)
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
@@ -61,9 +63,12 @@ func (s *Service) verify(tok string, kind byte) (l link, ok bool) {
 		return l, false
 	}
 	body, mac := b[:len(b)-macLen], b[len(b)-macLen:]
-	m := hmac.New(sha256.New, s.key)
+	m := s.mac()
 	m.Write(body)
-	if !hmac.Equal(m.Sum(nil)[:macLen], mac) {
+	var sum [sha256.Size]byte
+	good := hmac.Equal(m.Sum(sum[:0])[:macLen], mac)
+	s.macs.Put(m)
+	if !good {
 		return l, false
 	}
 	if body[0] != tokenVersion || body[1] != kind {
@@ -91,6 +96,16 @@ func (s *Service) verify(tok string, kind byte) (l link, ok bool) {
 	}
 	l.index, l.sentAt, l.url = int(idx), time.Unix(sent, 0).UTC(), string(rest[n:])
 	return l, l.workspaceID != "" && l.requestID != ""
+}
+
+// mac is a reset HMAC of the token key from the pool (a campaign signs
+// several per mail, the redirect one per click).
+func (s *Service) mac() hash.Hash {
+	if m, ok := s.macs.Get().(hash.Hash); ok {
+		m.Reset()
+		return m
+	}
+	return hmac.New(sha256.New, s.key)
 }
 
 // putID appends an id: a canonical UUID as 0xFF and its 16 bytes (ids
