@@ -93,6 +93,10 @@ type recorder struct {
 const (
 	recorderQueue = 1 << 16
 	recorderBatch = 2000
+	// recorderLinger is how long a batch gathers after its first hit:
+	// invisible to readers (they were answered already), and it bounds
+	// the commits to about 100 a second however many clicks come.
+	recorderLinger = 10 * time.Millisecond
 )
 
 func newRecorder(s *Service) *recorder {
@@ -123,6 +127,12 @@ func (r *recorder) loop() {
 		case h := <-r.in:
 			batch = append(batch[:0], h)
 			batch = r.drain(batch)
+			if len(batch) < recorderBatch {
+				// Under load, a moment's wait makes one commit of what
+				// would be many (each commit is a sync to disk).
+				time.Sleep(recorderLinger)
+				batch = r.drain(batch)
+			}
 			r.write(batch)
 		case <-r.quit:
 			r.write(r.drain(batch[:0]))
