@@ -271,32 +271,11 @@ func (b *bench) campaignServe(ctx context.Context) error {
 		n = b.n
 	}
 	fmt.Printf("# campaign of %d subscribers mailed end to end by default notifyd serve on %s, GOMAXPROCS %d, %s\n", n, b.db, runtime.GOMAXPROCS(0), time.Now().UTC().Format(time.RFC3339))
-	dbURL, err := b.databaseURL()
-	if err != nil {
-		return err
-	}
-	if b.db == "postgres" {
-		base := os.Getenv("NOTIFYD_BENCH_DATABASE_URL")
-		if base == "" {
-			base = "postgres://postgres@127.0.0.1:5432/test"
-		}
-		fmt.Printf("database: %s (fresh schema), %s\n", redactURL(base), pgSettings(ctx, dbURL))
-	}
-	fake, err := newResendFake()
-	if err != nil {
-		return err
-	}
-	b.cleanups = append(b.cleanups, func() { fake.srv.Close() })
-	p, err := b.startServe(ctx, dbURL, "all", 8)
+	p, fake, err := b.mailServe(ctx)
 	if err != nil {
 		return err
 	}
 	pid := p.cmd.Process.Pid
-	if err := route(ctx, p.owner, "mailx_email", "email", map[string]string{"mailx_api_key": "re_bench", "mailx_from_email": "from@example.com",
-		"base_url": fake.url, "dispatch_max_requests_per_second": "0"}); err != nil {
-		return err
-	}
-
 	want, err := importSubscribers(ctx, p.owner, n)
 	if err != nil {
 		return err

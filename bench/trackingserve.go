@@ -80,7 +80,7 @@ func (b *bench) trackingServe(ctx context.Context) error {
 	}
 	fmt.Printf("# campaign of %d subscribers (HTML, 3 links) with tracking off and on, default notifyd serve on %s, GOMAXPROCS %d, %s\n",
 		n, b.db, runtime.GOMAXPROCS(0), time.Now().UTC().Format(time.RFC3339))
-	p, fake, err := b.trackingSetup(ctx)
+	p, fake, err := b.mailServe(ctx)
 	if err != nil {
 		return err
 	}
@@ -139,9 +139,9 @@ func (b *bench) trackingServe(ctx context.Context) error {
 	return nil
 }
 
-// trackingSetup starts the server with its mail route to a fresh Resend
-// fake.
-func (b *bench) trackingSetup(ctx context.Context) (*notifydProc, *resendFake, error) {
+// mailServe starts the default server (campaignserve and the tracking
+// scenarios) with its mail route to a fresh Resend fake.
+func (b *bench) mailServe(ctx context.Context) (*notifydProc, *resendFake, error) {
 	dbURL, err := b.databaseURL()
 	if err != nil {
 		return nil, nil, err
@@ -179,7 +179,7 @@ func (b *bench) clickServe(ctx context.Context) error {
 	dur := b.duration
 	fmt.Printf("# click redirect paced at %d/s for %s over the tracked links of a %d-recipient campaign, default notifyd serve on %s, GOMAXPROCS %d, %s\n",
 		rate, dur, recipients, b.db, runtime.GOMAXPROCS(0), time.Now().UTC().Format(time.RFC3339))
-	p, fake, err := b.trackingSetup(ctx)
+	p, fake, err := b.mailServe(ctx)
 	if err != nil {
 		return err
 	}

@@ -27,9 +27,7 @@ func TestClickRedirectsToTheMessagesURL(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	b.track(t, true, true)
-	rc := notifytest.NewReceiver(t, nil)
-	notifytest.DashboardCall(t, b.env.Owner, "POST", "/v1/webhooks", map[string]any{"url": rc.URL,
-		"events": []string{notify.EventOpened, notify.EventClicked}}, http.StatusCreated)
+	rc := b.webhook(t)
 
 	id := b.sendHTML(t, "reader@example.com", "Sale: https://shop.example/sale", pageHTML)
 	m := b.mail(t, "reader@example.com")
@@ -153,9 +151,7 @@ func TestScannerHitsAreFlagged(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	b.track(t, true, true)
-	rc := notifytest.NewReceiver(t, nil)
-	notifytest.DashboardCall(t, b.env.Owner, "POST", "/v1/webhooks", map[string]any{"url": rc.URL,
-		"events": []string{notify.EventOpened, notify.EventClicked}}, http.StatusCreated)
+	rc := b.webhook(t)
 	id := b.sendHTML(t, "scanned@example.com", "text", pageHTML)
 	clicks, pixel := links(b.mail(t, "scanned@example.com").HTML)
 

@@ -20,6 +20,7 @@ import (
 
 	"github.com/notifyd/notifyd/client"
 	"github.com/notifyd/notifyd/internal/config"
+	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/notifytest"
 	"github.com/notifyd/notifyd/internal/simulator"
 )
@@ -66,6 +67,15 @@ func trackingOff(c *config.Config) { c.TrackingOff = true }
 func (b *bundle) track(t *testing.T, opens, clicks bool) {
 	t.Helper()
 	notifytest.DashboardCall(t, b.env.Owner, "PUT", "/v1/tracking/workspace", map[string]any{"opens": opens, "clicks": clicks}, http.StatusOK)
+}
+
+// webhook registers an endpoint for the engagement events.
+func (b *bundle) webhook(t *testing.T) *notifytest.Receiver {
+	t.Helper()
+	rc := notifytest.NewReceiver(t, nil)
+	notifytest.DashboardCall(t, b.env.Owner, "POST", "/v1/webhooks", map[string]any{"url": rc.URL,
+		"events": []string{notify.EventOpened, notify.EventClicked}}, http.StatusCreated)
+	return rc
 }
 
 // sendHTML sends an e-mail with an HTML part and waits until it is sent.
