@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/notifyd/notifyd/internal/notify"
 )
 
 func testService() *Service {
@@ -73,4 +75,28 @@ func TestLikelyScanner(t *testing.T) {
 	require.True(t, s.likelyScanner(l, "", sent.Add(time.Minute)))
 	require.False(t, s.likelyScanner(l, "Mozilla/5.0 (Windows NT 5.1; rv:11.0) Gecko Firefox/11.0 (via ggpht.com GoogleImageProxy)",
 		sent.Add(time.Minute)), "Gmail's image proxy fetches when a person opens")
+}
+
+func TestEffectiveScopes(t *testing.T) {
+	on, off := true, false
+	rows := []*notify.TrackingSetting{
+		{Scope: notify.TrackingWorkspace, Opens: &on, Clicks: &off},
+		{Scope: notify.TrackingCategory, Key: "news", Clicks: &on},
+		{Scope: notify.TrackingCampaign, Key: "c1", Opens: &off},
+	}
+	for _, tc := range []struct {
+		category, campaign string
+		opens, clicks      bool
+	}{
+		{"", "", true, false},
+		{"news", "", true, true},
+		{"other", "", true, false},
+		{"", "c1", false, false},
+		{"news", "c1", false, true},
+	} {
+		o, c := effective(rows, tc.category, tc.campaign)
+		require.Equal(t, []bool{tc.opens, tc.clicks}, []bool{o, c}, "%+v", tc)
+	}
+	o, c := effective(nil, "news", "c1")
+	require.False(t, o || c, "nothing without a setting")
 }

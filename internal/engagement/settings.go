@@ -8,10 +8,16 @@ import (
 	"github.com/notifyd/notifyd/internal/usecase"
 )
 
-// cachedSettings is a process's copy of a workspace's settings.
+// cachedSettings is a process's copy of a workspace's settings. One
+// caller reads them again when they are stale; the others go on with the
+// stale copy meanwhile (or, before the first read, wait for it), so a
+// campaign's hundreds of sends in flight never read them all at once.
 type cachedSettings struct {
-	at   time.Time
-	rows []*notify.TrackingSetting
+	at      time.Time
+	rows    []*notify.TrackingSetting
+	loaded  bool
+	loading chan struct{} // closed when the read in progress ends; nil: none
+	err     error
 }
 
 // Decide answers whether opens and clicks of a message of the workspace,
@@ -59,23 +65,43 @@ func (s *Service) settings(ctx context.Context, ws string) ([]*notify.TrackingSe
 	now := time.Now()
 	s.mu.Lock()
 	c := s.cache[ws]
-	s.mu.Unlock()
-	if c != nil && now.Sub(c.at) < settingsTTL {
-		return c.rows, nil
+	if c == nil {
+		c = &cachedSettings{}
+		s.cache[ws] = c
 	}
+	if c.loaded && (now.Sub(c.at) < settingsTTL || c.loading != nil) {
+		rows := c.rows
+		s.mu.Unlock()
+		return rows, nil
+	}
+	if wait := c.loading; wait != nil {
+		s.mu.Unlock()
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return c.rows, c.err
+	}
+	done := make(chan struct{})
+	c.loading = done
+	s.mu.Unlock()
 	var rows []*notify.TrackingSetting
 	err := s.Store.Lookup(ctx, func(tx notify.Tx) error {
 		var err error
 		rows, err = tx.FindTrackingSettings(ctx, ws)
 		return err
 	})
-	if err != nil {
-		return nil, err
-	}
 	s.mu.Lock()
-	s.cache[ws] = &cachedSettings{at: now, rows: rows}
+	c.loading, c.err = nil, err
+	if err == nil {
+		c.rows, c.at, c.loaded = rows, now, true
+	}
+	close(done)
 	s.mu.Unlock()
-	return rows, nil
+	return rows, err
 }
 
 // forget drops a workspace's cached settings after a change here.
