@@ -50,6 +50,20 @@ type resendFake struct {
 	// onMail, when set before the first mail, is told each address and
 	// when it arrived.
 	onMail func(addr string, at time.Time)
+	// onHTML, when set before the first mail, is told each mail's HTML
+	// part (the tracking scenarios).
+	onHTML func(to []string, html string)
+}
+
+// reset forgets every mail received, for another campaign to the same
+// addresses.
+func (f *resendFake) reset() {
+	f.mu.Lock()
+	f.seen = map[string]int{}
+	f.mu.Unlock()
+	for _, c := range []*atomic.Int64{&f.mails, &f.dups, &f.calls, &f.single, &f.bad, &f.first, &f.last} {
+		c.Store(0)
+	}
 }
 
 type fakeEmail struct {
@@ -99,6 +113,9 @@ func newResendFake() (*resendFake, error) {
 			return
 		}
 		f.single.Add(1)
+		if f.onHTML != nil {
+			f.onHTML(to, e.HTML)
+		}
 		f.record(to)
 		writeResend(w, map[string]string{"id": resendID()})
 	})
@@ -122,6 +139,9 @@ func newResendFake() (*resendFake, error) {
 		}
 		data := make([]map[string]string, len(es))
 		for i := range es {
+			if f.onHTML != nil {
+				f.onHTML(tos[i], es[i].HTML)
+			}
 			f.record(tos[i])
 			data[i] = map[string]string{"id": resendID()}
 		}
@@ -251,82 +271,27 @@ func (b *bench) campaignServe(ctx context.Context) error {
 		n = b.n
 	}
 	fmt.Printf("# campaign of %d subscribers mailed end to end by default notifyd serve on %s, GOMAXPROCS %d, %s\n", n, b.db, runtime.GOMAXPROCS(0), time.Now().UTC().Format(time.RFC3339))
-	dbURL, err := b.databaseURL()
-	if err != nil {
-		return err
-	}
-	if b.db == "postgres" {
-		base := os.Getenv("NOTIFYD_BENCH_DATABASE_URL")
-		if base == "" {
-			base = "postgres://postgres@127.0.0.1:5432/test"
-		}
-		fmt.Printf("database: %s (fresh schema), %s\n", redactURL(base), pgSettings(ctx, dbURL))
-	}
-	fake, err := newResendFake()
-	if err != nil {
-		return err
-	}
-	b.cleanups = append(b.cleanups, func() { fake.srv.Close() })
-	p, err := b.startServe(ctx, dbURL, "all", 8)
+	p, fake, err := b.mailServe(ctx)
 	if err != nil {
 		return err
 	}
 	pid := p.cmd.Process.Pid
-	if err := route(ctx, p.owner, "mailx_email", "email", map[string]string{"mailx_api_key": "re_bench", "mailx_from_email": "from@example.com",
-		"base_url": fake.url, "dispatch_max_requests_per_second": "0"}); err != nil {
+	want, err := importSubscribers(ctx, p.owner, n)
+	if err != nil {
 		return err
 	}
-
-	// Subscribers through the Dashboard API, 5,000 per import.
-	want := make([]string, n)
-	t0 := time.Now()
-	for start := 0; start < n; start += 5000 {
-		items := make([]map[string]any, 0, 5000)
-		for i := start; i < min(n, start+5000); i++ {
-			want[i] = fmt.Sprintf("user%06d@example.com", i+1)
-			items = append(items, map[string]any{"channel": "email", "address": want[i], "name": fmt.Sprintf("User %d", i+1),
-				"attributes": map[string]string{"name": fmt.Sprintf("User %d", i+1), "plan": "pro"}})
-		}
-		r, err := p.owner.Dashboard(ctx, "POST", "/v1/newsletter/subscribers/import", map[string]any{
-			"subscribers": items, "consentStatus": "subscribed", "consentSource": "bench"})
-		if err != nil {
-			return err
-		}
-		if r.Status != 200 {
-			return fmt.Errorf("import: %d %s", r.Status, r.Body)
-		}
-		var res struct{ Total, Created, Updated, Skipped int }
-		if err := r.Decode(&res); err != nil {
-			return err
-		}
-		if res.Created != len(items) {
-			return fmt.Errorf("import created %d of %d: %s", res.Created, len(items), r.Body)
-		}
-	}
-	fmt.Printf("%-44s %9.0f/s  (%d in %s)\n", "setup: subscribers imported via the API", float64(n)/time.Since(t0).Seconds(), n, time.Since(t0).Round(time.Millisecond))
-
-	r, err := p.owner.Dashboard(ctx, "POST", "/v1/newsletter/campaigns", map[string]any{
+	id, err := createCampaign(ctx, p.owner, map[string]any{
 		"name": "bench", "channel": "email", "subject": "Weekly news for {{name}}", "contentText": fanoutText,
 		"isAdvertisement": false, "includeUnsubscribe": false})
 	if err != nil {
 		return err
 	}
-	if r.Status != 201 {
-		return fmt.Errorf("create campaign: %d %s", r.Status, r.Body)
-	}
-	var created struct {
-		Campaign struct{ ID string } `json:"campaign"`
-	}
-	if err := r.Decode(&created); err != nil {
-		return err
-	}
-	id := created.Campaign.ID
 
 	// Peak RSS from here on: reset the server's high-water mark.
 	rssOK := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0) == nil
 	cpu0 := p.cpu()
 	start := time.Now()
-	r, err = p.owner.Dashboard(ctx, "POST", "/v1/newsletter/campaigns/"+id+"/send", nil)
+	r, err := p.owner.Dashboard(ctx, "POST", "/v1/newsletter/campaigns/"+id+"/send", nil)
 	if err != nil {
 		return err
 	}
@@ -462,4 +427,55 @@ func procStatusOf(pid int, field string) int64 {
 		}
 	}
 	return 0
+}
+
+// importSubscribers imports n subscribers user000001@example.com ... through
+// the Dashboard API, 5,000 per import, and answers their addresses.
+func importSubscribers(ctx context.Context, owner *client.Client, n int) ([]string, error) {
+	want := make([]string, n)
+	t0 := time.Now()
+	for start := 0; start < n; start += 5000 {
+		items := make([]map[string]any, 0, 5000)
+		for i := start; i < min(n, start+5000); i++ {
+			want[i] = fmt.Sprintf("user%06d@example.com", i+1)
+			items = append(items, map[string]any{"channel": "email", "address": want[i], "name": fmt.Sprintf("User %d", i+1),
+				"attributes": map[string]string{"name": fmt.Sprintf("User %d", i+1), "plan": "pro"}})
+		}
+		r, err := owner.Dashboard(ctx, "POST", "/v1/newsletter/subscribers/import", map[string]any{
+			"subscribers": items, "consentStatus": "subscribed", "consentSource": "bench"})
+		if err != nil {
+			return nil, err
+		}
+		if r.Status != 200 {
+			return nil, fmt.Errorf("import: %d %s", r.Status, r.Body)
+		}
+		var res struct{ Total, Created, Updated, Skipped int }
+		if err := r.Decode(&res); err != nil {
+			return nil, err
+		}
+		if res.Created != len(items) {
+			return nil, fmt.Errorf("import created %d of %d: %s", res.Created, len(items), r.Body)
+		}
+	}
+	fmt.Printf("%-44s %9.0f/s  (%d in %s)\n", "setup: subscribers imported via the API", float64(n)/time.Since(t0).Seconds(), n, time.Since(t0).Round(time.Millisecond))
+	return want, nil
+}
+
+// createCampaign creates a campaign through the Dashboard API and answers
+// its id.
+func createCampaign(ctx context.Context, owner *client.Client, body map[string]any) (string, error) {
+	r, err := owner.Dashboard(ctx, "POST", "/v1/newsletter/campaigns", body)
+	if err != nil {
+		return "", err
+	}
+	if r.Status != 201 {
+		return "", fmt.Errorf("create campaign: %d %s", r.Status, r.Body)
+	}
+	var created struct {
+		Campaign struct{ ID string } `json:"campaign"`
+	}
+	if err := r.Decode(&created); err != nil {
+		return "", err
+	}
+	return created.Campaign.ID, nil
 }

@@ -1,7 +1,7 @@
 // Command bench measures notifyd against baselines taken in the same run
 // (PERFORMANCE.md: machines are noisy, so every figure is a ratio).
 //
-//	go run ./bench -scenario serve|signed|accept|bulk|deliver|dispatchrate|batching|fanout|campaign|failover|steady|campaignserve|lanes|chaos|recipients|recipientserve|inbox|workflowserve -db sqlite|postgres [-duration 5s]
+//	go run ./bench -scenario serve|signed|accept|bulk|deliver|dispatchrate|batching|fanout|campaign|failover|steady|campaignserve|trackingserve|clickserve|lanes|chaos|recipients|recipientserve|inbox|workflowserve -db sqlite|postgres [-duration 5s]
 //
 // With -db postgres the database is NOTIFYD_BENCH_DATABASE_URL (default
 // postgres://postgres@127.0.0.1:5432/test); each run uses a fresh schema.
@@ -26,13 +26,13 @@ import (
 )
 
 func main() {
-	scenario := flag.String("scenario", "accept", "serve | signed | accept | bulk | deliver | dispatchrate | batching | fanout | campaign | failover | steady | campaignserve | lanes | chaos | recipients | recipientserve | inbox | workflowserve")
+	scenario := flag.String("scenario", "accept", "serve | signed | accept | bulk | deliver | dispatchrate | batching | fanout | campaign | failover | steady | campaignserve | trackingserve | clickserve | lanes | chaos | recipients | recipientserve | inbox | workflowserve")
 	dbKind := flag.String("db", "sqlite", "sqlite | postgres")
 	duration := flag.Duration("duration", 5*time.Second, "how long each load phase runs (steady: 5m, chaos: 3m unless given)")
 	conns := flag.Int("conns", 64, "concurrent HTTP connections (steady: 4, chaos: 6, recipientserve: 16 unless given)")
-	n := flag.Int("n", 20000, "messages for the deliver scenario; subscribers of fanout, campaign and campaignserve when above 20000 (else 100000)")
+	n := flag.Int("n", 20000, "messages for the deliver scenario; subscribers of fanout, campaign, campaignserve and trackingserve when above 20000 (else 100000)")
 	role := flag.String("role", "all", "serve scenario: the role of notifyd serve (all or api)")
-	rate := flag.Int("rate", 100, "chaos: signed sends a second; inbox: paced sends a second; recipientserve: the paced phases' rate (default 60% of the slower A)")
+	rate := flag.Int("rate", 0, "chaos: signed sends a second (default 100); inbox: paced sends a second (default 1000); clickserve: clicks a second (default 5000); recipientserve: the paced phases' rate (default 60% of the slower A)")
 	serverProfile := flag.String("serverprofile", "", "serve scenarios: write a CPU profile of the notifyd process to this file")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	flag.Parse()
@@ -43,6 +43,9 @@ func main() {
 		}
 	}
 	ctx := context.Background()
+	if *rate == 0 && *scenario != "clickserve" {
+		*rate = 100
+	}
 	b := &bench{db: *dbKind, duration: *duration, conns: *conns, n: *n, role: *role, rate: *rate, serverProfile: *serverProfile}
 	defer b.cleanup()
 	var err error
@@ -81,6 +84,10 @@ func main() {
 		err = b.recipientServe(ctx)
 	case "campaignserve":
 		err = b.campaignServe(ctx)
+	case "trackingserve":
+		err = b.trackingServe(ctx)
+	case "clickserve":
+		err = b.clickServe(ctx)
 	case "chaos":
 		err = b.chaos(ctx)
 	case "bareserve": // the serve scenario's baselines, run as children

@@ -324,6 +324,11 @@ func requestBody(d *sends.RequestDetail) map[string]any {
 		// simulator only.
 		"test": r.Test,
 	}
+	// An e-mail request shows its opens and clicks (issue 35, item 4):
+	// null when tracking recorded none.
+	if r.Channel == notify.ChannelEmail || r.DeliveredChannel() == notify.ChannelEmail {
+		out["engagement"] = engagementBody(d.Engagement)
+	}
 	// A request delivered to the inbox (issue 33) shows its message's
 	// states; null once the recipient deleted it. Other answers are SPEC's.
 	if r.DeliveredChannel() == notify.ChannelInApp {
@@ -355,4 +360,15 @@ func fallbackBody(r *notify.Request) any {
 func itoa(n int64) string {
 	b, _ := json.Marshal(n)
 	return string(b)
+}
+
+// engagementBody is a request's engagement as lookups show it; nil when
+// none was recorded.
+func engagementBody(e *notify.RequestEngagement) any {
+	if e == nil {
+		return nil
+	}
+	return map[string]any{"opens": e.Opens, "clicks": e.Clicks, "firstOpenedAt": TimestampPtr(e.FirstOpenedAt),
+		"firstClickedAt": TimestampPtr(e.FirstClickedAt), "likelyScannerOpens": e.ScannerOpens,
+		"likelyScannerClicks": e.ScannerClicks, "lastAt": Timestamp(e.LastAt)}
 }

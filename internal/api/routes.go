@@ -24,6 +24,7 @@ func (a *API) routes() []Route {
 		inboundHooksAPI{a, r.InboundHooks}.routes(),
 		inboxAPI{a, r.Inbox}.routes(),
 		workflowsAPI{a, r.Workflows}.routes(),
+		engagementAPI{a, r.Engagement}.routes(),
 	} {
 		all = append(all, group...)
 	}

@@ -63,7 +63,7 @@ var (
 	// domain and the store, never import each other, and reach no HTTP,
 	// SQL, queue or vendor adapter.
 	rooms = []string{"internal/accounts", "internal/categories", "internal/identities", "internal/inboundhooks", "internal/inbox", "internal/limits", "internal/newsletter",
-		"internal/providers", "internal/receipts", "internal/recipients", "internal/retention", "internal/sends", "internal/suppressions", "internal/templates",
+		"internal/engagement", "internal/providers", "internal/receipts", "internal/recipients", "internal/retention", "internal/sends", "internal/suppressions", "internal/templates",
 		"internal/verification", "internal/webhooks", "internal/windows", "internal/workflows"}
 	// pure are policies and primitives without I/O of their own.
 	pure = []string{"internal/render", "internal/otp", "internal/secret", "internal/mailcheck", "internal/groupcommit",

@@ -74,6 +74,9 @@ type Config struct {
 	ReceiptDeadline       time.Duration   // NOTIFYD_RECEIPT_DEADLINE: how long a receipt waits for a final report; 0: the default (72h)
 	ReceiptFallbackWindow time.Duration   // NOTIFYD_RECEIPT_FALLBACK_WINDOW: how long after the send an undelivered report may fall back; 0: the default (1h)
 	SNSCertHosts          []string        // NOTIFYD_SNS_CERT_HOSTS: trusted SNS certificate hosts beside sns.<region>.amazonaws.com
+	// TrackingOff is NOTIFYD_TRACKING=off (issue 35, item 4): no open or
+	// click tracking anywhere, whatever the workspaces' settings say.
+	TrackingOff bool
 }
 
 // Accepted values, kept here so Validate and its messages share them.

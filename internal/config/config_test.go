@@ -513,6 +513,7 @@ func TestEnvAndFlagAgree(t *testing.T) {
 		"webhook-retry-schedule":  "1s,2m",
 		"receipt-poll-schedule":   "1s,5s",
 		"receipt-deadline":        "2h",
+		"tracking":                "off",
 		"receipt-fallback-window": "10m",
 		"webhook-secret-overlap":  "1h",
 		"sns-cert-hosts":          "127.0.0.1:9090",

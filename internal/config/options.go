@@ -274,6 +274,27 @@ var options = []option{
 		get: func(c Config) string { return c.ReceiptFallbackWindow.String() },
 	},
 	{
+		Option: Option{Env: "NOTIFYD_TRACKING", Flag: "tracking", Default: "on",
+			Help: "on: e-mail open and click tracking follows each workspace's opt-in settings (off unless a workspace, category or campaign turns it on); off: no tracking anywhere, whatever the settings"},
+		set: func(c *Config, v string) error {
+			switch strings.ToLower(strings.TrimSpace(v)) {
+			case "on":
+				c.TrackingOff = false
+			case "off":
+				c.TrackingOff = true
+			default:
+				return fmt.Errorf("must be on or off")
+			}
+			return nil
+		},
+		get: func(c Config) string {
+			if c.TrackingOff {
+				return "off"
+			}
+			return "on"
+		},
+	},
+	{
 		Option: Option{Env: "NOTIFYD_WEBHOOK_SECRET_OVERLAP", Flag: "webhook-secret-overlap", Default: "24h",
 			Help: "how long a rotated-out webhook secret keeps signing beside the new one, e.g. 24h"},
 		set: func(c *Config, v string) error {

@@ -28,6 +28,7 @@ import (
 	"github.com/notifyd/notifyd/internal/categories"
 	"github.com/notifyd/notifyd/internal/config"
 	"github.com/notifyd/notifyd/internal/delivery"
+	"github.com/notifyd/notifyd/internal/engagement"
 	"github.com/notifyd/notifyd/internal/gate"
 	"github.com/notifyd/notifyd/internal/identities"
 	"github.com/notifyd/notifyd/internal/inboundhooks"
@@ -78,7 +79,9 @@ type Daemon struct {
 	Gate *gate.Gate
 	// Delivery is the delivery engine the workers drive.
 	Delivery *delivery.Engine
-	Metrics  *metrics.Metrics
+	// engagement is the tracking room, built before the engine (Open).
+	engagement *engagement.Service
+	Metrics    *metrics.Metrics
 	// TestSimulator answers the vendor calls of test requests in memory
 	// (testmode.go); tests read what it received.
 	TestSimulator *simulator.Simulator
@@ -210,12 +213,16 @@ func (d *Daemon) Open(ctx context.Context) error {
 	providerDeps := provider.Deps{HTTP: provider.NewHTTPClient(provider.HTTPOptions{AllowPrivate: allowPrivate}), Now: time.Now}
 	var testHTTP *http.Client
 	d.TestSimulator, testHTTP = newTestSimulator()
+	// The engagement room is built first: the engine hands it each
+	// outgoing e-mail (open and click tracking, issue 35).
+	d.engagement = engagement.New(engagement.Options{Store: d.DB, Now: d.Now, Logger: d.Logger,
+		Key: secret.Derive(master, engagement.SigningLabel), BaseURL: d.Config.BaseURL, Off: d.Config.TrackingOff})
 	d.Delivery = delivery.New(delivery.Options{Store: d.DB, Box: box, Kinds: kinds.All(), Deps: providerDeps, Now: d.Now, Logger: d.Logger,
 		Backoff: d.Config.QueueBackoff, Metrics: d.Metrics.Limits, Takeovers: d.Metrics.Takeovers, MaxWaiters: dispatchMaxWorkers / 2, TransactionalShare: float64(d.Config.TransactionalShare) / 100, RunBound: d.dispatchJobTimeout(),
 		BatchObserver: d.Metrics.Batch, WebhookAllowPrivate: allowPrivate, WebhookTimeout: d.Config.WebhookTimeout,
 		SoleWorker: d.lockWorkers(), ShareClaims: d.DB.Dialect == "sqlite", Tracer: d.tracer,
 		Receipts:       delivery.ReceiptPolicy{FirstPoll: d.receiptFirstPoll(), Deadline: d.Config.ReceiptDeadline},
-		ReceiptMetrics: d.Metrics.Receipts, TestHTTP: testHTTP, Attempts: d.Metrics.ProviderAttempt})
+		ReceiptMetrics: d.Metrics.Receipts, TestHTTP: testHTTP, Attempts: d.Metrics.ProviderAttempt, Tracker: d.engagement})
 	d.Gate = gate.New(gate.Options{Store: d.DB, Box: box, Now: d.Now, Logger: d.Logger, Tolerance: d.Config.HMACTolerance})
 	// SNS certificates and subscription URLs are fetched with the
 	// SSRF-guarded client, from sns.<region>.amazonaws.com and the hosts
@@ -486,6 +493,7 @@ func (d *Daemon) buildRooms(box *secret.Box, master, otpSecret []byte, allowPriv
 		Inbox:        inbox.New(inbox.Options{Store: db, Now: now, Logger: log, Box: box}),
 		Sends:        snd,
 		Receipts:     rcpt,
+		Engagement:   d.engagement,
 		InboundHooks: inboundhooks.New(inboundhooks.Options{Store: db, Now: now, Logger: log, Accept: hookAcceptor{snd}, Gate: d.Gate}),
 		Suppressions: suppressions.New(suppressions.Options{Store: db, Box: box, Now: now, Logger: log, SNS: d.SNS, Receipts: rcpt}),
 		Templates:    templates.New(templates.Options{Store: db, Now: now, Logger: log}),
@@ -634,6 +642,9 @@ func (d *Daemon) Close(ctx context.Context) error {
 		if err := d.queue.Stop(ctx); err != nil {
 			errs = append(errs, d.queue.StopAndCancel(context.WithoutCancel(ctx)))
 		}
+	}
+	if d.engagement != nil {
+		d.engagement.Close() // the clicks and opens still queued
 	}
 	if d.stopRelay != nil {
 		d.stopRelay()

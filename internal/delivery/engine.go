@@ -14,6 +14,7 @@ package delivery
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -101,6 +102,15 @@ type Options struct {
 	// Attempts counts provider attempts (live and test); nil counts
 	// nothing.
 	Attempts *metrics.Attempts
+	// Tracker adds open and click tracking to outgoing e-mail HTML (the
+	// engagement room; nil: none).
+	Tracker Tracker
+}
+
+// Tracker is the engagement room's port: the HTML of r's message on
+// channel ch as it leaves at sentAt, tracked when r's settings say so.
+type Tracker interface {
+	Instrument(ctx context.Context, r *notify.Request, ch notify.Channel, html string, sentAt time.Time) string
 }
 
 // Engine delivers requests. One lives in each worker process.
@@ -161,6 +171,7 @@ type Engine struct {
 	// testDeps are the adapters' facilities for test requests (TestHTTP).
 	testDeps provider.Deps
 	attempts *metrics.Attempts
+	tracker  Tracker
 }
 
 // New builds an Engine.
@@ -195,6 +206,7 @@ func New(o Options) *Engine {
 		Deadline: cmp.Or(o.Receipts.Deadline, DefaultReceiptDeadline)}
 	e.receiptMetrics = o.ReceiptMetrics
 	e.testDeps, e.attempts = provider.Deps{HTTP: o.TestHTTP, Now: o.Deps.Now}, o.Attempts
+	e.tracker = o.Tracker
 	return e
 }
 

@@ -181,7 +181,7 @@ func (e *Engine) send(ctx context.Context, rn *run, a *notify.ProviderAccount) (
 	if perr != nil {
 		return provider.Result{Err: perr}, nil
 	}
-	m := message(rn.msg)
+	m := e.outgoing(ctx, rn)
 	if !rn.sync && rn.job != nil {
 		// A run taken over after a crash keeps the attempt number
 		// (ClaimRequests), so its repeat carries the same key.
@@ -202,6 +202,16 @@ func (e *Engine) send(ctx context.Context, rn *run, a *notify.ProviderAccount) (
 // password reset leaves within this, with the messages that joined its
 // batch so far, when the vendor's call budget allows.
 const TransactionalBatchWait = 200 * time.Millisecond
+
+// outgoing is the run's message as it leaves: with open and click
+// tracking when the engagement settings say so (issue 35).
+func (e *Engine) outgoing(ctx context.Context, rn *run) provider.Message {
+	m := message(rn.msg)
+	if e.tracker != nil && m.HTML != "" {
+		m.HTML = e.tracker.Instrument(ctx, rn.req, m.Channel, m.HTML, e.now())
+	}
+	return m
+}
 
 func message(r *notify.Request) provider.Message {
 	return provider.Message{ID: r.ID, Channel: r.Channel, To: r.RecipientAddress, ToName: r.RecipientName, Title: r.Title,

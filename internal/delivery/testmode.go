@@ -47,7 +47,7 @@ func (e *Engine) sendTest(ctx context.Context, rn *run, a *notify.ProviderAccoun
 	if perr != nil {
 		return provider.Result{Err: perr}
 	}
-	m := message(rn.msg)
+	m := e.outgoing(ctx, rn)
 	if !rn.sync && rn.job != nil {
 		m.IdempotencyKey = rn.req.ID + "/" + strconv.Itoa(rn.job.AttemptsMade) + "/" + a.ID
 	}

@@ -316,6 +316,14 @@ func TestRoles(t *testing.T) {
 		{"PATCH", "/v1/inbound-hooks/" + id, map[string]any{"name": "x"}, "admin"}, // 404
 		{"DELETE", "/v1/inbound-hooks/" + id, nil, "admin"},                        // 404
 		{"POST", "/v1/inbound-hooks/" + id + "/rotate-token", nil, "admin"},        // 404
+		// E-mail engagement (issue 35, items 4 and 5): nothing is written.
+		{"GET", "/v1/tracking", nil, "viewer"},
+		{"PUT", "/v1/tracking/workspace", map[string]any{"opens": true}, "admin"},         // 400: clicks missing
+		{"PUT", "/v1/tracking/categories/nope", map[string]any{"opens": true}, "admin"},   // 404
+		{"DELETE", "/v1/tracking/categories/nope", nil, "admin"},                          // 404
+		{"PUT", "/v1/tracking/campaigns/" + id, map[string]any{"clicks": false}, "admin"}, // 404
+		{"DELETE", "/v1/tracking/campaigns/" + id, nil, "admin"},                          // 404
+		{"GET", "/v1/newsletter/campaigns/" + id + "/stats", nil, "viewer"},               // 404
 	}
 	rank := map[string]int{"viewer": 0, "operator": 1, "admin": 2, "owner": 3}
 	clients := map[string]*client.Client{"viewer": viewer, "operator": operator, "admin": admin, "owner": e.Owner}

@@ -121,6 +121,7 @@ type Tx interface {
 	InboundHookTx
 	InboxTx
 	ReceiptTx
+	EngagementTx
 	WorkflowTx
 }
 

@@ -19,7 +19,7 @@ var EventTypes = []string{EventDelivered, EventFailed, EventCanceled}
 // WebhookEventTypes are every event a webhook may subscribe to: SPEC's,
 // then those the later rooms added (the inbox's states, the delivery
 // receipts, the workflows' runs).
-var WebhookEventTypes = slices.Concat(EventTypes, InboxEventTypes, ReceiptEventTypes, WorkflowEventTypes)
+var WebhookEventTypes = slices.Concat(EventTypes, InboxEventTypes, ReceiptEventTypes, WorkflowEventTypes, EngagementEventTypes)
 
 // Webhook is a registered endpoint. Secrets are stored sealed; the
 // previous secret keeps signing until PreviousExpiresAt after a rotation.

@@ -25,6 +25,10 @@ var tokenPaths = []struct {
 	// Apprise API's layout /v1/hooks/notify/{token}.
 	{"/v1/hooks/notify/", nil},
 	{"/v1/hooks/", []string{"notify"}},
+	// Tracked links and open pixels (issue 35): the token names a
+	// request and carries the link's URL, which may be personal.
+	{"/t/c/", nil},
+	{"/t/o/", nil},
 }
 
 // Path is p with the secret segment of a token path replaced by Mask.

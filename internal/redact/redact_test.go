@@ -19,6 +19,8 @@ func TestPath(t *testing.T) {
 		"/v1/hooks/hk_secret":                    "/v1/hooks/[redacted]",
 		"/v1/hooks/hk_secret/backups":            "/v1/hooks/[redacted]/backups",
 		"/v1/hooks/notify/hk_secret":             "/v1/hooks/notify/[redacted]",
+		"/t/c/AQFj_token":                        "/t/c/[redacted]",
+		"/t/o/AQFv_token":                        "/t/o/[redacted]",
 		"/v1/hooks/notify":                       "/v1/hooks/notify",
 		"/v1/hooks/":                             "/v1/hooks/",
 		"/v1/inbound-hooks/0190-id/rotate-token": "/v1/inbound-hooks/0190-id/rotate-token",

@@ -6,6 +6,7 @@ package rooms
 import (
 	"github.com/notifyd/notifyd/internal/accounts"
 	"github.com/notifyd/notifyd/internal/categories"
+	"github.com/notifyd/notifyd/internal/engagement"
 	"github.com/notifyd/notifyd/internal/identities"
 	"github.com/notifyd/notifyd/internal/inboundhooks"
 	"github.com/notifyd/notifyd/internal/inbox"
@@ -28,6 +29,7 @@ import (
 type Set struct {
 	Accounts     *accounts.Service     // workspaces, logins, sessions, members, API keys
 	Categories   *categories.Service   // message categories and recipients' preferences
+	Engagement   *engagement.Service   // e-mail open and click tracking, campaign statistics
 	Windows      *windows.Service      // send windows
 	Identities   *identities.Service   // sending identities and their DNS check
 	InboundHooks *inboundhooks.Service // inbound hooks: other tools' payloads as sends

@@ -481,6 +481,9 @@ type RequestDetail struct {
 	// Receipts are the receipts themselves, oldest first (the console's
 	// timeline).
 	Receipts []*notify.Receipt
+	// Engagement is an e-mail request's opens and clicks when tracked
+	// (issue 35); nil when none were recorded.
+	Engagement *notify.RequestEngagement
 }
 
 // GetRequest is the status lookup.
@@ -502,6 +505,13 @@ func (s *Service) GetRequest(ctx context.Context, ws, id string) (*RequestDetail
 		}
 		if err := s.readReceipts(ctx, tx, d); err != nil {
 			return err
+		}
+		if d.Request.Channel == notify.ChannelEmail || d.Request.DeliveredChannel() == notify.ChannelEmail {
+			e, err := tx.FindRequestEngagement(ctx, ws, id)
+			if err != nil && !notify.IsNotFound(err) {
+				return err
+			}
+			d.Engagement = e
 		}
 		if d.Request.DeliveredChannel() == notify.ChannelInApp {
 			ms, err := tx.FindInboxMessagesOfRequest(ctx, ws, id)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/notifyd/notifyd/internal/engagement"
 	"github.com/notifyd/notifyd/internal/newsletter"
 	"github.com/notifyd/notifyd/internal/notify"
 )
@@ -153,6 +154,30 @@ type campaignData struct {
 	Live bool
 	// Done is how many recipients have a final outcome (the progress bar).
 	Done int
+	// Stats are the campaign's engagement figures (issue 35); nil for a
+	// draft.
+	Stats *campaignStatsView
+}
+
+// campaignStatsView is a campaign's statistics with its rates as the page
+// writes them.
+type campaignStatsView struct {
+	*engagement.CampaignStats
+	Delivered, Bounced, Opened, Clicked, ClickToOpen string
+}
+
+// statsView reads the campaign's statistics for its page.
+func (c campaignPages) statsView(x *Ctx, cp *notify.Campaign) (*campaignStatsView, error) {
+	if cp.Status == notify.CampaignDraft {
+		return nil, nil
+	}
+	st, err := c.rooms.Engagement.Stats(x.Context(), x.Actor, cp.ID)
+	if err != nil {
+		return nil, err
+	}
+	pct := func(r float64) string { return strconv.FormatFloat(r*100, 'f', 1, 64) + "%" }
+	return &campaignStatsView{CampaignStats: st, Delivered: pct(st.Rates.Delivered), Bounced: pct(st.Rates.Bounced),
+		Opened: pct(st.Rates.Opened), Clicked: pct(st.Rates.Clicked), ClickToOpen: pct(st.Rates.ClickToOpen)}, nil
 }
 
 func (c campaignPages) campaignPage(x *Ctx) error {
@@ -174,6 +199,10 @@ func (c campaignPages) renderCampaign(x *Ctx, status int, d *newsletter.Campaign
 	data := campaignData{Detail: true, CampaignDetail: d, Form: form,
 		Live: !d.Campaign.Status.Terminal() && d.Campaign.Status != notify.CampaignDraft,
 		Done: s[string(notify.StatusSent)] + s[string(notify.StatusFailed)] + s[string(notify.StatusCanceled)]}
+	var err error
+	if data.Stats, err = c.statsView(x, d.Campaign); err != nil {
+		return err
+	}
 	return x.Render(status, "campaigns.html", &Page{Title: "Campaign " + d.Campaign.Name, Section: "/newsletter", Problem: problem, Data: data})
 }
 

@@ -7,7 +7,7 @@ package web
 func (c *Console) routes() []Route {
 	var all []Route
 	for _, group := range [][]Route{
-		staticRoutes(), publicPages{c}.routes(), confirmPages{c}.routes(), preferencePages{c}.routes(), recipientPages{c}.routes(), inboxPages{c}.routes(), sessionPages{c}.routes(),
+		staticRoutes(), publicPages{c}.routes(), trackingPages{c}.routes(), confirmPages{c}.routes(), preferencePages{c}.routes(), recipientPages{c}.routes(), inboxPages{c}.routes(), sessionPages{c}.routes(),
 		overviewPages{c}.routes(), messagePages{c}.routes(), providerPages{c}.routes(), identityPages{c}.routes(),
 		templatePages{c}.routes(), apiKeyPages{c}.routes(), memberPages{c}.routes(), limitPages{c}.routes(),
 		webhookPages{c}.routes(), suppressionPages{c}.routes(), jobPages{c}.routes(),

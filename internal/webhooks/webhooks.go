@@ -533,6 +533,9 @@ type webhookData struct {
 	// Test: the request was signed with a test-mode key (issue 36);
 	// absent for live traffic, so SPEC's body is unchanged.
 	Test bool `json:"test,omitempty"`
+	// Engagement is the first open or click of notification.opened and
+	// .clicked (issue 35): its time, campaign and clicked URL.
+	Engagement map[string]any `json:"engagement,omitempty"`
 }
 
 // eventBody renders {type, timestamp, data} from the outbox row, whose

@@ -69,6 +69,11 @@ func (t deliveryTx) PurgeRequests(ctx context.Context, workspaceID string, befor
 	if _, err := t.c.Exec(ctx, `DELETE FROM delivery_receipts WHERE request_id IN `+in, ids...); err != nil {
 		return p, err
 	}
+	// Engagement (issue 35) goes with its requests, except a campaign's,
+	// which its statistics keep counting after the requests are gone.
+	if _, err := t.c.Exec(ctx, `DELETE FROM request_engagement WHERE campaign_id = '' AND request_id IN `+in, ids...); err != nil {
+		return p, err
+	}
 	n, err := t.c.Exec(ctx, `DELETE FROM attempts WHERE request_id IN `+in, ids...)
 	if err != nil {
 		return p, err

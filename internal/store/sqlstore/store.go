@@ -153,6 +153,7 @@ type Tx struct {
 	hookTx
 	inboxTx
 	workflowTx
+	engagementTx
 }
 
 // newTx is newTx with the store's configuration cache.
@@ -180,6 +181,7 @@ func newTx(c Conn) *Tx {
 	t.hookTx = hookTx{t}
 	t.inboxTx = inboxTx{t}
 	t.workflowTx = workflowTx{t}
+	t.engagementTx = engagementTx{t}
 	return t
 }
 

@@ -158,6 +158,7 @@ var tests = map[string]func(t *testing.T, open Opener){
 	"Recipients": testRecipients,
 	"Inbox":      testInbox,
 	"Receipts":   testReceipts,
+	"Engagement": testEngagement,
 	// category.go
 	"Categories": testCategories,
 
