@@ -36,6 +36,11 @@ func (r result) String() string {
 func run(name string, conns int, d time.Duration, op func(ctx context.Context, worker int) error) result {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
+	return runUntil(ctx, name, conns, op)
+}
+
+// runUntil calls op from conns goroutines until ctx ends.
+func runUntil(ctx context.Context, name string, conns int, op func(ctx context.Context, worker int) error) result {
 	var ok, fail atomic.Int64
 	lats := make([][]time.Duration, conns)
 	var wg sync.WaitGroup
