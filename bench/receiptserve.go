@@ -37,24 +37,12 @@ const (
 )
 
 func (b *bench) receiptServe(ctx context.Context) error {
-	if !flagSet("conns") {
-		b.conns = 16
-	}
-	header("default notifyd serve: signed sends while delivery reports are ingested (2 x 50,000 unless -n), A B A B", b)
-	dbURL, err := b.databaseURL()
-	if err != nil {
-		return err
-	}
-	sk, err := newSink()
+	p, sk, err := b.serveWithSink(ctx, "default notifyd serve: signed sends while delivery reports are ingested (2 x 50,000 unless -n), A B A B")
 	if err != nil {
 		return err
 	}
 	defer sk.srv.Close()
 	sim, simURL := b.sim()
-	p, err := b.startServe(ctx, dbURL, "all", b.conns)
-	if err != nil {
-		return err
-	}
 	chat, err := provider(ctx, p.owner, "chata_webhook", map[string]string{"chata_webhook_url": sk.url})
 	if err != nil {
 		return err
@@ -143,18 +131,7 @@ func (b *bench) receiptServe(ctx context.Context) error {
 			}
 			ingest = append(ingest, rep.rate())
 		}
-		fmt.Println(res)
-		if res.fail > 0 {
-			fmt.Printf("server log:\n%s\n", p.logTail())
-		}
-		start := time.Now()
-		for int64(sk.unique())-before < res.ok && time.Since(start) < 5*time.Minute {
-			time.Sleep(20 * time.Millisecond)
-		}
-		fmt.Printf("%-44s %9d  (drained %s after the load)\n", fmt.Sprintf("phase %d delivered", phase+1), int64(sk.unique())-before,
-			time.Since(start).Round(time.Millisecond))
-		fmt.Printf("%-44s %9.0f µs\n", "server CPU per send, accepted and delivered",
-			float64((p.cpu()-cpu0).Microseconds())/float64(max(res.ok, 1)))
+		p.drainedCPU(sk, phase, before, cpu0, res)
 		k := 0
 		if reports {
 			k = 1
