@@ -141,6 +141,9 @@ func (b *bench) receiptServe(ctx context.Context) error {
 	for i := range rates[0] {
 		ratio(fmt.Sprintf("sends during reports / without, pair %d", i+1), rates[1][i], rates[0][i])
 	}
+	for i, r := range ingest {
+		fmt.Printf("%-44s %9.0f/s\n", fmt.Sprintf("reports applied, B phase %d", i+1), r)
+	}
 	rc, err := receiptTotals(ctx, p.owner)
 	if err != nil {
 		return err
