@@ -52,6 +52,16 @@ func runPaced(name string, conns, rate int, d time.Duration, op func(ctx context
 func load(name string, conns int, interval, d time.Duration, op func(ctx context.Context, worker int) error) result {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
+	return loadUntil(ctx, name, conns, interval, op)
+}
+
+// runUntil calls op from conns goroutines until ctx ends.
+func runUntil(ctx context.Context, name string, conns int, op func(ctx context.Context, worker int) error) result {
+	return loadUntil(ctx, name, conns, 0, op)
+}
+
+// loadUntil is load until ctx ends.
+func loadUntil(ctx context.Context, name string, conns int, interval time.Duration, op func(ctx context.Context, worker int) error) result {
 	var ok, fail atomic.Int64
 	lats := make([][]time.Duration, conns)
 	var wg sync.WaitGroup

@@ -478,3 +478,51 @@ func backendCPU(dbURL string) map[int]time.Duration {
 	}
 	return out
 }
+
+// serveWithSink starts the default serve (16 connections unless -conns)
+// with a local sink, for the A B A B scenarios; what heads the output.
+// The caller closes the sink's server.
+func (b *bench) serveWithSink(ctx context.Context, what string) (*notifydProc, *sink, error) {
+	if !flagSet("conns") {
+		b.conns = 16
+	}
+	header(what, b)
+	dbURL, err := b.databaseURL()
+	if err != nil {
+		return nil, nil, err
+	}
+	sk, err := newSink()
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := b.startServe(ctx, dbURL, "all", b.conns)
+	if err != nil {
+		sk.srv.Close()
+		return nil, nil, err
+	}
+	return p, sk, nil
+}
+
+// drained prints a phase's result, waits until the sink got every message
+// it accepted (before is the sink's count when the phase began), and
+// prints how long that took.
+func (p *notifydProc) drained(sk *sink, phase int, before int64, res result) {
+	fmt.Println(res)
+	if res.fail > 0 {
+		fmt.Printf("server log:\n%s\n", p.logTail())
+	}
+	start := time.Now()
+	for int64(sk.unique())-before < res.ok && time.Since(start) < 5*time.Minute {
+		time.Sleep(20 * time.Millisecond)
+	}
+	fmt.Printf("%-44s %9d  (drained %s after the load)\n", fmt.Sprintf("phase %d delivered", phase+1), int64(sk.unique())-before,
+		time.Since(start).Round(time.Millisecond))
+}
+
+// drainedCPU is drained, then the server's CPU since cpu0 per message the
+// phase accepted.
+func (p *notifydProc) drainedCPU(sk *sink, phase int, before int64, cpu0 time.Duration, res result) {
+	p.drained(sk, phase, before, res)
+	fmt.Printf("%-44s %9.0f µs\n", "server CPU per message, accepted and delivered",
+		float64((p.cpu()-cpu0).Microseconds())/float64(max(res.ok, 1)))
+}

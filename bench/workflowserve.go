@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"sync/atomic"
-	"time"
 )
 
 // The workflowserve scenario is issue 34's first benchmark: the default
@@ -23,23 +22,11 @@ import (
 const workflowServeProfiles = 10000
 
 func (b *bench) workflowServe(ctx context.Context) error {
-	if !flagSet("conns") {
-		b.conns = 16
-	}
-	header("default notifyd serve: workflow triggers against plain sends of the same template, A B A B", b)
-	dbURL, err := b.databaseURL()
-	if err != nil {
-		return err
-	}
-	sk, err := newSink()
+	p, sk, err := b.serveWithSink(ctx, "default notifyd serve: workflow triggers against plain sends of the same template, A B A B")
 	if err != nil {
 		return err
 	}
 	defer sk.srv.Close()
-	p, err := b.startServe(ctx, dbURL, "all", b.conns)
-	if err != nil {
-		return err
-	}
 	if err := route(ctx, p.owner, "chata_bot", "chata_bot", map[string]string{"chata_bot_token": "xoxb-bench", "base_url": sk.root}); err != nil {
 		return err
 	}
@@ -104,18 +91,7 @@ func (b *bench) workflowServe(ctx context.Context) error {
 			path, body := call(trigger)
 			return post(ctx, p.key, "POST", path, body, want)
 		})
-		fmt.Println(res)
-		if res.fail > 0 {
-			fmt.Printf("server log:\n%s\n", p.logTail())
-		}
-		start := time.Now()
-		for int64(sk.unique())-before < res.ok && time.Since(start) < 5*time.Minute {
-			time.Sleep(20 * time.Millisecond)
-		}
-		fmt.Printf("%-44s %9d  (drained %s after the load)\n", fmt.Sprintf("phase %d delivered", phase+1), int64(sk.unique())-before,
-			time.Since(start).Round(time.Millisecond))
-		fmt.Printf("%-44s %9.0f µs\n", "server CPU per message, accepted and delivered",
-			float64((p.cpu()-cpu0).Microseconds())/float64(max(res.ok, 1)))
+		p.drainedCPU(sk, phase, before, cpu0, res)
 		k := 0
 		if trigger {
 			k = 1

@@ -107,7 +107,15 @@ func (a sendsAPI) handleMetrics(c *call) error {
 	if from.After(to) {
 		return notify.Invalid("from must not be after to")
 	}
+	interval, err := receiptInterval(q.Get("interval"), from, to)
+	if err != nil {
+		return err
+	}
 	counts, err := a.room.Metrics(c.ctx, c.actor, from, to)
+	if err != nil {
+		return err
+	}
+	rates, err := a.room.DeliveryRates(c.ctx, c.actor, from, to, interval)
 	if err != nil {
 		return err
 	}
@@ -120,7 +128,9 @@ func (a sendsAPI) handleMetrics(c *call) error {
 		"byStatus": byStatus, "byChannel": counts.ByChannel, "totalAttempts": counts.TotalAttempts,
 		"successAttempts": counts.SuccessAttempts, "failedAttempts": counts.FailedAttempts,
 		// The part of the request counts that is test traffic (issue 36).
-		"testRequests": map[string]any{"total": counts.TestRequests, "byStatus": testByStatus}})
+		"testRequests": map[string]any{"total": counts.TestRequests, "byStatus": testByStatus},
+		// Delivery rates from the vendors' reports (issue 35).
+		"receipts": receiptStatsBody(rates)})
 }
 
 func (a sendsAPI) handleDeadLetterReplay(c *call) error {

@@ -32,9 +32,10 @@ const (
 
 // saveReceipts writes the receipts of the runs whose request was sent,
 // with their poll jobs, and applies early reports (their events join es;
-// the receipts they made final join finals, counted once committed).
+// the receipts written join created, and those early reports made final
+// join finals, counted once committed).
 func (e *Engine) saveReceipts(ctx context.Context, tx notify.Tx, runs []*run, sets []settlement, settled []bool, now time.Time,
-	es []*notify.Event, finals *[]*notify.Receipt) ([]*notify.Event, error) {
+	es []*notify.Event, created, finals *[]*notify.Receipt) ([]*notify.Event, error) {
 	var rs []*notify.Receipt
 	var polled []bool
 	pushed := map[string][]string{}
@@ -81,6 +82,7 @@ func (e *Engine) saveReceipts(ctx context.Context, tx notify.Tx, runs []*run, se
 	if err := tx.CreateReceipts(ctx, rs, polled, e.receipts.FirstPoll); err != nil {
 		return nil, err
 	}
+	*created = append(*created, rs...)
 	return es, nil
 }
 

@@ -550,9 +550,9 @@ const recordTries = 5
 
 // write is one attempt to record runs.
 func (e *Engine) write(ctx context.Context, runs []*run, sets []settlement, attempts []*notify.Attempt, circuits outcomes, now time.Time) error {
-	var finals []*notify.Receipt
+	var finals, created []*notify.Receipt
 	err := e.store.Update(ctx, func(tx notify.Tx) error {
-		finals = nil
+		finals, created = nil, nil
 		if err := tx.CreateAttempts(ctx, attempts); err != nil {
 			return err
 		}
@@ -607,7 +607,7 @@ func (e *Engine) write(ctx context.Context, runs []*run, sets []settlement, atte
 		if err := storeInbox(ctx, tx, runs, sets, settled, now); err != nil {
 			return err
 		}
-		if events, err = e.saveReceipts(ctx, tx, runs, sets, settled, now, events, &finals); err != nil {
+		if events, err = e.saveReceipts(ctx, tx, runs, sets, settled, now, events, &created, &finals); err != nil {
 			return err
 		}
 		if len(moved) > 0 {
@@ -628,8 +628,11 @@ func (e *Engine) write(ctx context.Context, runs []*run, sets []settlement, atte
 		return tx.CreateEvents(ctx, events)
 	})
 	if err == nil {
+		for _, rc := range created {
+			e.receiptMetrics.Created(string(rc.Channel), rc.ProviderKind, 1)
+		}
 		for _, rc := range finals {
-			e.receiptMetrics.Final(rc.ProviderKind, rc.Status)
+			e.receiptMetrics.Final(string(rc.Channel), rc.ProviderKind, rc.Status)
 		}
 	}
 	return err

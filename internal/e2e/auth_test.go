@@ -265,6 +265,7 @@ func TestRoles(t *testing.T) {
 		{"GET", "/v1/requests/" + id, nil, "viewer"},                // 404
 		{"POST", "/v1/requests/" + id + "/cancel", nil, "operator"}, // 404
 		{"GET", "/v1/overview", nil, "viewer"},
+		{"GET", "/v1/metrics?interval=day", nil, "viewer"}, // with the delivery rates (issue 35)
 		// Template preview and layouts (issue 21).
 		{"POST", "/v1/templates/" + id + "/preview", map[string]any{}, "viewer"},            // 404: no such template
 		{"POST", "/v1/newsletter/campaigns/" + id + "/preview", map[string]any{}, "viewer"}, // 404: no such campaign

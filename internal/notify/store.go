@@ -26,6 +26,10 @@ type Store interface {
 	// error undoes only that fn's writes. fn may run after the caller's ctx
 	// is done; it must not assume it is the transaction's only writer.
 	Batch(ctx context.Context, fn func(Tx) error) error
+	// BatchUrgent is Batch for callers that answer a client now (a
+	// vendor's delivery callback): on a backend with one writer its
+	// shared transaction ranks as UpdateUrgent's.
+	BatchUrgent(ctx context.Context, fn func(Tx) error) error
 	OutcomeNotes
 	// Ping reports whether the database answers and the schema is current.
 	Ping(ctx context.Context) error
@@ -122,6 +126,7 @@ type Tx interface {
 	InboxTx
 	ReceiptTx
 	EngagementTx
+	ReceiptStatsTx
 	WorkflowTx
 }
 

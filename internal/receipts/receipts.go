@@ -47,7 +47,7 @@ func (s *Service) Poll(ctx context.Context, workspaceID, attemptID string) (time
 	} else if rep.Status != notify.ReceiptPending {
 		return 0, s.settle(ctx, rc, rep)
 	}
-	if err := s.Store.Update(ctx, func(tx notify.Tx) error {
+	if err := s.Store.Batch(ctx, func(tx notify.Tx) error {
 		return tx.CountReceiptPoll(ctx, workspaceID, attemptID)
 	}); err != nil {
 		return 0, err
@@ -74,50 +74,64 @@ func (s *Service) lookup(ctx context.Context, acct *notify.ProviderAccount, rc *
 	return api.Report(ctx, rc.ProviderMessageID, rc.Recipient)
 }
 
-// settle applies a final report to rc in one transaction: the receipt
-// (only if still pending, so a report applied twice or a later one after
-// a final state changes nothing), its event, and the channel fallback of
-// an undelivered report.
+// settle applies a final report to rc in one transaction, shared with
+// other reports (group commit: under load a report is one statement group
+// of a shared commit, not a commit of its own).
 func (s *Service) settle(ctx context.Context, rc *notify.Receipt, rep *notify.VendorReport) error {
-	now := s.Now()
-	final := ""
-	err := s.Store.Update(ctx, func(tx notify.Tx) error {
-		final = ""
-		r, err := tx.LockRequest(ctx, rc.WorkspaceID, rc.RequestID)
-		if errors.Is(err, notify.ErrNotFound) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		c := *rc
-		c.Status = notify.ReceiptPending
-		if rep.Status == notify.ReceiptUnknown {
-			at := rep.At
-			c.Status, c.ReportedAt = notify.ReceiptUnknown, &at
-		} else if !notify.ApplyReport(&c, rep, now) {
-			return nil
-		}
-		applied, err := tx.SettleReceipt(ctx, &c)
-		if err != nil || !applied {
-			return err
-		}
-		final = c.Status
-		if typ := notify.ReceiptEventType(&c); typ != "" {
-			es, err := notify.Subscribed(ctx, tx, []*notify.Event{notify.ReceiptEvent(usecase.NewID(), typ, r, &c, now)})
-			if err != nil {
-				return err
-			}
-			if err := tx.CreateEvents(ctx, es); err != nil {
-				return err
-			}
-		}
-		return s.fallBack(ctx, tx, r, &c, now)
+	var final string
+	err := s.Store.Batch(ctx, func(tx notify.Tx) (err error) {
+		final, err = s.settleTx(ctx, tx, rc, rep)
+		return err
 	})
 	if err == nil && final != "" {
-		s.metrics.Final(rc.ProviderKind, final)
+		s.metrics.Final(string(rc.Channel), rc.ProviderKind, final)
 	}
 	return err
+}
+
+// settleTx applies a final report to rc in tx: the receipt (only if still
+// pending, so a report applied twice or a later one after a final state
+// changes nothing), its event, and the channel fallback of an undelivered
+// report. It answers the status rc became, "" when nothing changed. It
+// may share tx with other reports (Store.Batch): the conditional update
+// makes the first of two reports about one receipt the only one applied.
+func (s *Service) settleTx(ctx context.Context, tx notify.Tx, rc *notify.Receipt, rep *notify.VendorReport) (string, error) {
+	now := s.Now()
+	c := *rc
+	c.Status = notify.ReceiptPending
+	if rep.Status == notify.ReceiptUnknown {
+		at := rep.At
+		c.Status, c.ReportedAt = notify.ReceiptUnknown, &at
+	} else if !notify.ApplyReport(&c, rep, now) {
+		return "", nil
+	}
+	// The request row is locked only when the report may move it along
+	// its fallback; the event needs no lock.
+	find := tx.FindRequest
+	if c.Status == notify.ReceiptUndelivered && s.window >= 0 {
+		find = tx.LockRequest
+	}
+	r, err := find(ctx, rc.WorkspaceID, rc.RequestID)
+	if errors.Is(err, notify.ErrNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	applied, err := tx.SettleReceipt(ctx, &c)
+	if err != nil || !applied {
+		return "", err
+	}
+	if typ := notify.ReceiptEventType(&c); typ != "" {
+		es, err := notify.Subscribed(ctx, tx, []*notify.Event{notify.ReceiptEvent(usecase.NewID(), typ, r, &c, now)})
+		if err != nil {
+			return "", err
+		}
+		if err := tx.CreateEvents(ctx, es); err != nil {
+			return "", err
+		}
+	}
+	return c.Status, s.fallBack(ctx, tx, r, &c, now)
 }
 
 // fallBack moves r along its channel fallback when c, its receipt that
@@ -152,25 +166,50 @@ func (s *Service) fallBack(ctx context.Context, tx notify.Tx, r *notify.Request,
 // Apply applies a report a vendor pushed (a delivery callback) about its
 // message messageID of kind: to its receipt, once; a report about a
 // message whose send is not recorded yet is kept and applied when it is.
-// It reports whether the report changed a receipt now.
+// It reports whether the report changed a receipt now. Finding the
+// receipt and settling it are one function of a shared transaction
+// (Store.Batch), so a burst of callbacks commits together.
 func (s *Service) Apply(ctx context.Context, kind, messageID string, rep *notify.VendorReport) (bool, error) {
 	if messageID == "" || rep == nil || rep.Status == notify.ReceiptPending {
 		return false, nil
 	}
-	rc, err := s.findOrKeep(ctx, kind, messageID, rep)
+	var rc *notify.Receipt
+	var final string
+	// The vendor waits for the answer: the shared transaction goes before
+	// background writers (delivery runs), as a send's does.
+	err := s.Store.BatchUrgent(ctx, func(tx notify.Tx) error {
+		rc, final = nil, ""
+		found, err := tx.FindReceiptByMessage(ctx, kind, messageID)
+		if errors.Is(err, notify.ErrNotFound) {
+			return tx.PutEarlyReport(ctx, kind, messageID, rep, s.Now())
+		}
+		if err != nil {
+			return err
+		}
+		rc = found
+		if rc.Final() {
+			return nil
+		}
+		final, err = s.settleTx(ctx, tx, rc, rep)
+		return err
+	})
 	if err != nil {
 		return false, err
 	}
-	if rc == nil {
-		// Kept as early. The send's record takes it when it commits; one
-		// that was committing while it was kept (PostgreSQL: neither saw
-		// the other) is caught by looking once more a moment later.
-		if err := sleep(ctx, earlyRecheck); err != nil {
-			return false, nil
+	if rc != nil {
+		if final != "" {
+			s.metrics.Final(string(rc.Channel), rc.ProviderKind, final)
 		}
-		if rc, err = s.takeEarly(ctx, kind, messageID); err != nil || rc == nil {
-			return false, err
-		}
+		return final != "", nil
+	}
+	// Kept as early. The send's record takes it when it commits; one that
+	// was committing while it was kept (PostgreSQL: neither saw the other)
+	// is caught by looking once more a moment later.
+	if err := sleep(ctx, earlyRecheck); err != nil {
+		return false, nil
+	}
+	if rc, err = s.takeEarly(ctx, kind, messageID); err != nil || rc == nil {
+		return false, err
 	}
 	if rc.Final() {
 		return false, nil
@@ -184,22 +223,6 @@ func (s *Service) Apply(ctx context.Context, kind, messageID string, rep *notify
 // earlyRecheck is how long after keeping an early report Apply looks for
 // its receipt again: longer than a send's record transaction takes.
 const earlyRecheck = 200 * time.Millisecond
-
-// findOrKeep finds the receipt of messageID, or keeps rep as an early
-// report (nil receipt).
-func (s *Service) findOrKeep(ctx context.Context, kind, messageID string, rep *notify.VendorReport) (*notify.Receipt, error) {
-	var rc *notify.Receipt
-	err := s.Store.Update(ctx, func(tx notify.Tx) error {
-		var err error
-		rc, err = tx.FindReceiptByMessage(ctx, kind, messageID)
-		if errors.Is(err, notify.ErrNotFound) {
-			rc = nil
-			return tx.PutEarlyReport(ctx, kind, messageID, rep, s.Now())
-		}
-		return err
-	})
-	return rc, err
-}
 
 // takeEarly answers the receipt of messageID when it exists now and its
 // early report was still kept (no record took it), which it removes; nil

@@ -51,7 +51,7 @@ type Options struct {
 // Counter counts receipts that became final (the daemon's
 // metrics.Receipts).
 type Counter interface {
-	Final(kind, status string)
+	Final(channel, kind, status string)
 }
 
 // Service is the receipts room.
@@ -82,4 +82,4 @@ func New(o Options) *Service {
 // noCounter counts nothing.
 type noCounter struct{}
 
-func (noCounter) Final(string, string) {}
+func (noCounter) Final(string, string, string) {}

@@ -93,3 +93,17 @@ func (s *Service) Metrics(ctx context.Context, a *usecase.Actor, from, to time.T
 	})
 	return c, err
 }
+
+// DeliveryRates counts the receipts of the sends in [from, to] (issue 35):
+// per channel, per provider account, and per bucket of interval.
+func (s *Service) DeliveryRates(ctx context.Context, a *usecase.Actor, from, to time.Time, interval time.Duration) (*notify.ReceiptStats, error) {
+	var rows []notify.ReceiptCount
+	err := s.Store.View(ctx, func(tx notify.Tx) (err error) {
+		rows, err = tx.CountReceipts(ctx, a.WorkspaceID, from, to, s.Now(), interval)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return notify.NewReceiptStats(rows, from, to, interval), nil
+}

@@ -117,6 +117,12 @@ func (s *Service) CancelRequestOf(ctx context.Context, a *usecase.Actor, id stri
 // Overview is the console's first page and GET /v1/overview.
 type Overview struct {
 	Day, Week *notify.Counts
+	// DayReceipts (hourly) and WeekReceipts (daily) are the delivery
+	// rates of the same ranges (issue 35).
+	DayReceipts, WeekReceipts *notify.ReceiptStats
+	// ProviderNames are the display names of the workspace's provider
+	// accounts, by id.
+	ProviderNames map[string]string
 	// QueueDepth counts the open (not terminal) jobs, at most 1000.
 	QueueDepth     int
 	OpenBreakers   []*notify.ProviderAccount
@@ -140,6 +146,16 @@ func (s *Service) Overview(ctx context.Context, a *usecase.Actor) (*Overview, er
 		if o.Week, err = tx.CountActivity(ctx, ws, now.Add(-7*24*time.Hour), now); err != nil {
 			return err
 		}
+		for _, r := range []struct {
+			to       **notify.ReceiptStats
+			span, by time.Duration
+		}{{&o.DayReceipts, 24 * time.Hour, time.Hour}, {&o.WeekReceipts, 7 * 24 * time.Hour, 24 * time.Hour}} {
+			rows, err := tx.CountReceipts(ctx, ws, now.Add(-r.span), now, now, r.by)
+			if err != nil {
+				return err
+			}
+			*r.to = notify.NewReceiptStats(rows, now.Add(-r.span), now, r.by)
+		}
 		jobs, err := tx.FindOpenJobs(ctx, ws, overviewQueueCap)
 		if err != nil {
 			return err
@@ -156,8 +172,10 @@ func (s *Service) Overview(ctx context.Context, a *usecase.Actor) (*Overview, er
 			return err
 		}
 		ids := make([]string, len(ps))
+		o.ProviderNames = make(map[string]string, len(ps))
 		for i, p := range ps {
 			ids[i] = p.ID
+			o.ProviderNames[p.ID] = p.DisplayName
 		}
 		bs, err := tx.FindBreakers(ctx, ids)
 		for _, p := range ps {

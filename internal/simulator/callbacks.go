@@ -295,6 +295,22 @@ func (s *Simulator) PostCallback(ctx context.Context, req CallbackRequest) (*Cal
 	return res, err
 }
 
+// CallbackBody builds the callback PostCallback would post (the vendor's
+// body and headers, signature included) without posting it, for a caller
+// that posts many over its own connections (the receipts benchmark).
+func (s *Simulator) CallbackBody(req CallbackRequest) ([]byte, http.Header, error) {
+	cs := callbackSender{s.core}
+	if err := checkCallback(&req); err != nil {
+		return nil, nil, err
+	}
+	if err := cs.findMessageID(&req); err != nil {
+		return nil, nil, err
+	}
+	header := http.Header{"Content-Type": {"application/json"}}
+	body, err := cs.callbackBody(req, s.now().UTC(), header)
+	return body, header, err
+}
+
 // postCallback checks req, builds the vendor's body and posts it; the int
 // is the control API's status when it fails.
 func (s callbackSender) postCallback(ctx context.Context, req CallbackRequest) (*CallbackResult, int, error) {

@@ -87,6 +87,8 @@ func newChart(title string, cs *notify.Counts) Chart {
 type overviewData struct {
 	*sends.Overview
 	Charts []Chart
+	// Rates are the delivery rates of the same ranges (issue 35).
+	Rates []RateChart
 }
 
 func (c overviewPages) overviewPage(x *Ctx) error {
@@ -95,5 +97,7 @@ func (c overviewPages) overviewPage(x *Ctx) error {
 		return err
 	}
 	return x.Render(http.StatusOK, "overview.html", &Page{Title: "Overview", Data: overviewData{Overview: o,
-		Charts: []Chart{newChart("Last 24 hours", o.Day), newChart("Last 7 days", o.Week)}}})
+		Charts: []Chart{newChart("Last 24 hours", o.Day), newChart("Last 7 days", o.Week)},
+		Rates: []RateChart{newRateChart("Delivery rate, last 24 hours (hourly)", o.DayReceipts, o.ProviderNames),
+			newRateChart("Delivery rate, last 7 days (daily)", o.WeekReceipts, o.ProviderNames)}}})
 }

@@ -27,6 +27,9 @@ func (c *batchCall) Answer(err error)         { c.done <- err }
 type batcher struct {
 	s *Store
 	q *groupcommit.Queue[*batchCall]
+	// urgent: the batch's transaction goes before waiting background
+	// writers (UpdateUrgent's rank).
+	urgent bool
 }
 
 // Batch runs fn in a write transaction that it may share with concurrent
@@ -41,8 +44,20 @@ func (s *Store) Batch(ctx context.Context, fn func(notify.Tx) error) error {
 	return groupcommit.Wait(ctx, s.batch.q, c, c.done)
 }
 
+// BatchUrgent is Batch whose shared transaction ranks as UpdateUrgent's.
+func (s *Store) BatchUrgent(ctx context.Context, fn func(notify.Tx) error) error {
+	if s.writers == 0 {
+		return s.UpdateUrgent(ctx, fn)
+	}
+	c := &batchCall{ctx: ctx, fn: fn, done: make(chan error, 1)}
+	return groupcommit.Wait(ctx, s.urgentBatch.q, c, c.done)
+}
+
 func (b *batcher) run(calls []*batchCall) {
 	ctx := context.Background()
+	if u, ok := b.s.b.(Urgent); ok && b.urgent {
+		ctx = u.Urgent(ctx)
+	}
 	live := groupcommit.Live(calls)
 	if len(live) == 0 {
 		return

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"time"
 
@@ -156,4 +157,36 @@ func (t requestTx) takeEarly(ctx context.Context, kind string, messageIDs []stri
 		out[e.id] = &rep
 	}
 	return nil
+}
+
+// receiptStatus is a receipt's status as counts see it: pending past its
+// deadline (the first ? is now) is unknown, as lookups show it.
+const receiptStatus = `CASE WHEN status = 'pending' AND deadline <= ? THEN 'unknown' ELSE status END`
+
+func (t requestTx) CountReceipts(ctx context.Context, workspaceID string, from, to, now time.Time, interval time.Duration) ([]notify.ReceiptCount, error) {
+	// The bucket width is written as an integer literal (a whole number
+	// of hours from the caller, never input), so both dialects compute
+	// it in integers.
+	width := strconv.FormatInt(interval.Milliseconds(), 10)
+	scan := func(r Row) (notify.ReceiptCount, error) {
+		var c notify.ReceiptCount
+		var bucket int64
+		var ch string
+		err := r.Scan(&bucket, &ch, &c.ProviderAccountID, &c.ProviderKind, &c.Status, &c.N)
+		c.Bucket, c.Channel = fromMs(bucket), notify.Channel(ch)
+		return c, err
+	}
+	live, err := queryAll(ctx, t.c, scan, `SELECT created_at - created_at % `+width+`, channel, provider_account_id, provider_kind,
+		`+receiptStatus+`, COUNT(*) FROM delivery_receipts WHERE workspace_id = ? AND created_at >= ? AND created_at <= ?
+		GROUP BY 1, 2, 3, 4, 5`, ms(now), workspaceID, ms(from), ms(to))
+	if err != nil {
+		return nil, err
+	}
+	// Purged receipts, the hours wholly inside [from, to] (as the
+	// activity rollup).
+	purged, err := queryAll(ctx, t.c, scan, `SELECT bucket - bucket % `+width+`, channel, provider_account_id, provider_kind, status, SUM(n)
+		FROM receipt_rollup WHERE workspace_id = ? AND bucket >= ? AND bucket <= ?
+		GROUP BY 1, 2, 3, 4, 5`,
+		workspaceID, ms(from), ms(to)-(hourMs-1))
+	return append(live, purged...), err
 }

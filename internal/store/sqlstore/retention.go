@@ -65,7 +65,16 @@ func (t deliveryTx) PurgeRequests(ctx context.Context, workspaceID string, befor
 		ON CONFLICT (campaign_id, status) DO UPDATE SET n = campaign_rollup.n + excluded.n`, ids...); err != nil {
 		return p, err
 	}
-	// Delivery receipts (issue 35) go with their requests.
+	// Delivery receipts (issue 35) go with their requests, their figures
+	// to the rollup the delivery rates read.
+	if _, err := t.c.Exec(ctx, `INSERT INTO receipt_rollup (workspace_id, bucket, channel, provider_account_id, provider_kind, status, n)
+		SELECT workspace_id, created_at - created_at % 3600000, channel, provider_account_id, provider_kind, `+receiptStatus+`, COUNT(*)
+		FROM delivery_receipts WHERE request_id IN `+in+`
+		GROUP BY 1, 2, 3, 4, 5, 6
+		ON CONFLICT (workspace_id, bucket, channel, provider_account_id, provider_kind, status) DO UPDATE SET n = receipt_rollup.n + excluded.n`,
+		append([]any{ms(time.Now())}, ids...)...); err != nil {
+		return p, err
+	}
 	if _, err := t.c.Exec(ctx, `DELETE FROM delivery_receipts WHERE request_id IN `+in, ids...); err != nil {
 		return p, err
 	}

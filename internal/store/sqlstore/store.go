@@ -19,6 +19,9 @@ type Store struct {
 	writers int
 	b       Backend
 	batch   batcher
+	// urgentBatch is Batch for callers that answer a client now
+	// (BatchUrgent).
+	urgentBatch batcher
 	// ms are the backend dialect's migrations (msErr when they do not
 	// load), for Migrate and Ping.
 	ms    []migrate.Migration
@@ -40,6 +43,8 @@ func New(b Backend) *Store {
 	}
 	s.batch.s = s
 	s.batch.q = groupcommit.New(s.writers, maxBatch, s.batch.run)
+	s.urgentBatch.s, s.urgentBatch.urgent = s, true
+	s.urgentBatch.q = groupcommit.New(s.writers, maxBatch, s.urgentBatch.run)
 	s.ms, s.msErr = Migrations(b.Dialect())
 	return s
 }

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"sort"
 	"testing"
 	"time"
 
@@ -26,6 +27,7 @@ func testReceipts(t *testing.T, open Opener) {
 		{"MarkReceiptFellBack", testSettleReceipt, perWorkspace},
 		{"PutEarlyReport", testEarlyReports, perWorkspace},
 		{"TakeEarlyReports", testEarlyReports, perWorkspace},
+		{"CountReceipts", testCountReceipts, perWorkspace},
 	})
 }
 
@@ -130,4 +132,67 @@ func testEarlyReports(t *testing.T, db *store.DB) {
 		require.Len(t, got, 1)
 		return nil
 	})
+}
+
+// testCountReceipts: the receipts of a workspace's sends in a range, by
+// bucket, channel, account and status (pending past its deadline counting
+// as unknown), the same after retention purged them (hourly rollup).
+func testCountReceipts(t *testing.T, db *store.DB) {
+	s := purgeFixture(t, db)
+	ws := s.ws
+	acct := id()
+	mk := func(a *notify.Accept, status string, at time.Time) *notify.Receipt {
+		rc := newReceipt(a.Request.WorkspaceID, a.Request.ID, "M-"+id())
+		rc.ProviderAccountID, rc.Status, rc.CreatedAt, rc.Deadline = acct, status, at, at.Add(72*time.Hour)
+		if status != notify.ReceiptPending {
+			rc.ReportedAt = &at
+		}
+		return rc
+	}
+	hour := t0.Truncate(time.Hour)
+	rs := []*notify.Receipt{
+		mk(s.gone[0], notify.ReceiptDelivered, t0),                // purged
+		mk(s.gone[1], notify.ReceiptUndelivered, t0),              // purged
+		mk(s.gone[2], notify.ReceiptPending, t0),                  // purged, past its deadline: unknown
+		mk(s.kept[0], notify.ReceiptDelivered, t0.Add(time.Hour)), // the next hour
+		mk(s.kept[4], notify.ReceiptDelivered, t0),                // another workspace
+	}
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		return tx.CreateReceipts(ctx, rs, make([]bool, len(rs)), 0)
+	})
+	from, to := hour, hour.Add(48*time.Hour-time.Millisecond)
+	now := t0.Add(100 * time.Hour) // past every deadline
+	count := func(interval time.Duration) []notify.ReceiptCount {
+		var out []notify.ReceiptCount
+		view(t, db, func(ctx context.Context, tx notify.Tx) (err error) {
+			out, err = tx.CountReceipts(ctx, ws, from, to, now, interval)
+			return err
+		})
+		sort.Slice(out, func(i, j int) bool {
+			if !out[i].Bucket.Equal(out[j].Bucket) {
+				return out[i].Bucket.Before(out[j].Bucket)
+			}
+			return out[i].Status < out[j].Status
+		})
+		return out
+	}
+	row := func(at time.Time, status string, n int) notify.ReceiptCount {
+		return notify.ReceiptCount{Bucket: at, Channel: notify.ChannelSMS, ProviderAccountID: acct, ProviderKind: "vendorb_sms", Status: status, N: n}
+	}
+	want := []notify.ReceiptCount{row(hour, notify.ReceiptDelivered, 1), row(hour, notify.ReceiptUndelivered, 1),
+		row(hour, notify.ReceiptUnknown, 1), row(hour.Add(time.Hour), notify.ReceiptDelivered, 1)}
+	require.Equal(t, want, count(time.Hour))
+	day := t0.Truncate(24 * time.Hour)
+	require.Equal(t, []notify.ReceiptCount{row(day, notify.ReceiptDelivered, 2), row(day, notify.ReceiptUndelivered, 1),
+		row(day, notify.ReceiptUnknown, 1)}, count(24*time.Hour))
+	var none []notify.ReceiptCount
+	view(t, db, func(ctx context.Context, tx notify.Tx) (err error) {
+		none, err = tx.CountReceipts(ctx, ws, t0.Add(-48*time.Hour), t0.Add(-time.Hour), now, time.Hour)
+		return err
+	})
+	require.Empty(t, none, "a range before the sends")
+
+	// Retention purges three of them: the whole hours count the same.
+	purgeAll(t, db, ws, purgeCutoff, 1000)
+	require.Equal(t, want, count(time.Hour), "purged receipts count through the rollup")
 }

@@ -582,7 +582,7 @@ func testRollback(t *testing.T, db *store.DB) {
 	})
 }
 
-// testBatch runs many concurrent Batch calls: every successful call is
+// testBatch runs many concurrent Batch and BatchUrgent calls: every successful call is
 // committed, and a failing one (a unique violation, which aborts the
 // transaction on PostgreSQL, or a plain error) undoes only its own writes.
 func testBatch(t *testing.T, db *store.DB) {
@@ -595,7 +595,13 @@ func testBatch(t *testing.T, db *store.DB) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = db.Batch(ctx, func(tx notify.Tx) error {
+			// Half go through BatchUrgent (the urgent group commit, issue
+			// 35): the same semantics, its own queue beside Batch's.
+			batch := db.Batch
+			if i%2 == 0 {
+				batch = db.BatchUrgent
+			}
+			errs[i] = batch(ctx, func(tx notify.Tx) error {
 				id := fmt.Sprintf("u-%d", i)
 				email := fmt.Sprintf("u%d@example.com", i)
 				if i%10 == 3 {
