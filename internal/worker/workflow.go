@@ -9,12 +9,15 @@ import (
 
 	"github.com/notifyd/notifyd/internal/dispatch"
 	"github.com/notifyd/notifyd/internal/jobs"
+	"github.com/notifyd/notifyd/internal/workflows"
 )
 
 // WorkflowService is the use case of workflow step jobs.
 type WorkflowService interface {
 	RunStep(ctx context.Context, ws, runID string, idx int) error
 	FailStep(ctx context.Context, ws, runID string, idx int, cause error) error
+	RunSteps(ctx context.Context, ws string, refs []workflows.StepRef) error
+	FailSteps(ctx context.Context, ws string, refs []workflows.StepRef, cause error) error
 }
 
 // WorkflowStep runs one step of a workflow run (issue 34). A step not due
@@ -48,5 +51,47 @@ func (w *WorkflowStep) Work(ctx context.Context, job *river.Job[jobs.WorkflowSte
 
 // NextRetry backs off from SVC_QUEUE_BACKOFF_MS like dispatch jobs.
 func (w *WorkflowStep) NextRetry(job *river.Job[jobs.WorkflowStep]) time.Time {
+	return time.Now().Add(dispatch.Backoff(w.Backoff, job.Attempt))
+}
+
+// WorkflowSteps runs a batch of delay and send steps due at the same
+// instant (issue 34): one transaction for all of them, as WorkflowStep's
+// rules otherwise.
+type WorkflowSteps struct {
+	river.WorkerDefaults[jobs.WorkflowSteps]
+	Service WorkflowService
+	Backoff time.Duration
+}
+
+// StepRefs are a batch job's steps as the room names them.
+func StepRefs(a jobs.WorkflowSteps) []workflows.StepRef {
+	refs := make([]workflows.StepRef, len(a.Steps))
+	for i, r := range a.Steps {
+		refs[i] = workflows.StepRef{RunID: r.RunID, Step: r.Step}
+	}
+	return refs
+}
+
+// Work implements river.Worker.
+func (w *WorkflowSteps) Work(ctx context.Context, job *river.Job[jobs.WorkflowSteps]) error {
+	refs := StepRefs(job.Args)
+	err := w.Service.RunSteps(ctx, job.Args.WorkspaceID, refs)
+	var snooze interface{ SnoozeFor() time.Duration }
+	if errors.As(err, &snooze) {
+		return river.JobSnooze(snooze.SnoozeFor())
+	}
+	if err != nil && errors.Is(ctx.Err(), context.Canceled) {
+		return river.JobSnooze(0)
+	}
+	if err != nil && job.Attempt >= job.MaxAttempts {
+		if ferr := w.Service.FailSteps(context.WithoutCancel(ctx), job.Args.WorkspaceID, refs, err); ferr != nil {
+			return ferr
+		}
+	}
+	return err
+}
+
+// NextRetry backs off like WorkflowStep's.
+func (w *WorkflowSteps) NextRetry(job *river.Job[jobs.WorkflowSteps]) time.Time {
 	return time.Now().Add(dispatch.Backoff(w.Backoff, job.Attempt))
 }
