@@ -27,53 +27,14 @@ func (b *bench) workflowServe(ctx context.Context) error {
 		b.conns = 16
 	}
 	header("default notifyd serve: workflow triggers against plain sends of the same template, A B A B", b)
-	dbURL, err := b.databaseURL()
-	if err != nil {
-		return err
-	}
-	sk, err := newSink()
+	p, sk, _, err := b.chatServe(ctx, workflowServeProfiles, nil)
 	if err != nil {
 		return err
 	}
 	defer sk.srv.Close()
-	p, err := b.startServe(ctx, dbURL, "all", b.conns)
-	if err != nil {
-		return err
-	}
-	if err := route(ctx, p.owner, "chata_bot", "chata_bot", map[string]string{"chata_bot_token": "xoxb-bench", "base_url": sk.root}); err != nil {
-		return err
-	}
-	for c := 0; c < workflowServeProfiles/1000; c++ {
-		items := make([]map[string]any, 1000)
-		for i := range items {
-			n := c*1000 + i
-			items[i] = map[string]any{"externalId": fmt.Sprintf("user-%05d", n), "chatTargets": map[string]string{"chata_bot": fmt.Sprintf("C%05d", n)}}
-		}
-		if r, err := p.owner.Dashboard(ctx, "POST", "/v1/recipients/bulk", map[string]any{"items": items}); err != nil || r.Status != http.StatusOK {
-			return fmt.Errorf("profiles: %v %s", err, r.Body)
-		}
-	}
-	var tpl struct {
-		Template struct {
-			ID string `json:"id"`
-		} `json:"template"`
-	}
-	r, err := p.owner.Dashboard(ctx, "POST", "/v1/templates", map[string]any{"code": "wfb", "channel": "chata_bot", "name": "Bench"})
-	if err != nil || r.Status != http.StatusCreated || r.Decode(&tpl) != nil {
-		return fmt.Errorf("template: %v %s", err, r.Body)
-	}
 	// The first word of the text is the call's id: the sink counts by it.
-	text := "{{id}} " + chatText(0)[len("m000000000 "):]
-	for _, c := range []struct{ path, status string }{
-		{"/v1/templates/" + tpl.Template.ID + "/versions", "201"}, {"/v1/templates/" + tpl.Template.ID + "/versions/1/publish", "200"},
-	} {
-		var body any
-		if c.status == "201" {
-			body = map[string]any{"text": text}
-		}
-		if r, err := p.owner.Dashboard(ctx, "POST", c.path, body); err != nil || fmt.Sprint(r.Status) != c.status {
-			return fmt.Errorf("template %s: %v %s", c.path, err, r.Body)
-		}
+	if err := chatTemplate(ctx, p.owner, "wfb", "{{id}} "+chatText(0)[len("m000000000 "):]); err != nil {
+		return err
 	}
 	wf := map[string]any{"key": "bench", "name": "Bench", "publish": true,
 		"steps": []map[string]any{{"key": "send", "type": "send", "channel": "chata_bot", "templateCode": "wfb"}}}
