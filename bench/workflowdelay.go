@@ -116,7 +116,7 @@ func (b *bench) workflowDelay(ctx context.Context) error {
 			WHERE step_type = 'send' AND ended_at IS NOT NULL`).Scan(&steps, &runs, &first, &lastEnd); err != nil {
 			return err
 		}
-		if err := conn.QueryRow(ctx, `SELECT COUNT(*), COUNT(DISTINCT idempotency_key) FROM requests WHERE source = 'workflow'`).Scan(&requests, &keys); err != nil {
+		if err := conn.QueryRow(ctx, `SELECT COUNT(*), COUNT(DISTINCT idempotency_key) FROM notification_requests WHERE source = 'workflow'`).Scan(&requests, &keys); err != nil {
 			return err
 		}
 		fmt.Printf("%-44s %9d  (of %d runs; first %s, last %s after the instant)\n", "send steps ended", steps, runs,

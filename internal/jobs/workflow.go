@@ -45,3 +45,10 @@ func (WorkflowSteps) Kind() string { return "workflow_steps" }
 // enough to amortize a transaction, few enough that several workers
 // share a large batch.
 const WorkflowStepsMax = 500
+
+// WorkflowStepsEarly is how long before its steps' instant a
+// WorkflowSteps job is scheduled: River's scheduler makes a scheduled job
+// runnable at its first pass after its time (SchedulerInterval), so a job
+// scheduled for the instant itself would start up to that much late. Its
+// worker waits for the instant.
+const WorkflowStepsEarly = SchedulerInterval

@@ -222,6 +222,12 @@ type WorkflowTx interface {
 	// queue job, due at s.DueAt, and sets s.QueueJobID. Delay and send
 	// steps due at the same instant may share a job (jobs.WorkflowSteps).
 	AddWorkflowRunStep(ctx context.Context, s *WorkflowRunStep) error
+	// SaveWorkflowRunSteps writes many step rows at once (a batch of
+	// step runs): each row is updated when its run and index exist, else
+	// inserted with, when pending, its queue job (sets QueueJobID).
+	SaveWorkflowRunSteps(ctx context.Context, steps []*WorkflowRunStep) error
+	// SaveWorkflowRuns is UpdateWorkflowRun for many runs at once.
+	SaveWorkflowRuns(ctx context.Context, runs []*WorkflowRun) error
 	// FindRunningWorkflowRuns lists the running runs of a workflow with a
 	// cancellation key.
 	FindRunningWorkflowRuns(ctx context.Context, workspaceID, workflowID, cancellationKey string) ([]*WorkflowRun, error)

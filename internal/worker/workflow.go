@@ -77,6 +77,19 @@ func (w *WorkflowSteps) Work(ctx context.Context, job *river.Job[jobs.WorkflowSt
 	refs := StepRefs(job.Args)
 	err := w.Service.RunSteps(ctx, job.Args.WorkspaceID, refs)
 	var snooze interface{ SnoozeFor() time.Duration }
+	if errors.As(err, &snooze) && snooze.SnoozeFor() <= jobs.WorkflowStepsEarly+time.Second {
+		// The job was made runnable early (a scheduled job waits for
+		// River's scheduler, up to SchedulerInterval late): wait here for
+		// the steps' instant instead.
+		t := time.NewTimer(snooze.SnoozeFor())
+		select {
+		case <-t.C:
+			err = w.Service.RunSteps(ctx, job.Args.WorkspaceID, refs)
+		case <-ctx.Done():
+			t.Stop()
+			return river.JobSnooze(0)
+		}
+	}
 	if errors.As(err, &snooze) {
 		return river.JobSnooze(snooze.SnoozeFor())
 	}

@@ -111,6 +111,9 @@ func (s *Service) RunSteps(ctx context.Context, ws string, refs []StepRef) error
 				held[r.ID] = r
 			}
 			now := s.Now()
+			var steps []*notify.WorkflowRunStep
+			var saved []*notify.WorkflowRun
+			var events []*notify.Event
 			for _, d := range todo {
 				r := held[d.ref.RunID]
 				if r == nil {
@@ -120,7 +123,6 @@ func (s *Service) RunSteps(ctx context.Context, ws string, refs []StepRef) error
 				if r.Status != notify.RunRunning || row == nil || row.Status != notify.StepPending {
 					continue // ended meanwhile: its send is not written
 				}
-				x := &exec{s: s, ctx: ctx, tx: tx, run: r, steps: d.steps, row: row, now: now}
 				var then *sentStep
 				if d.send >= 0 {
 					keep[d.send] = true
@@ -130,11 +132,23 @@ func (s *Service) RunSteps(ctx context.Context, ws string, refs []StepRef) error
 					sent(row, then.requestID, then.refusal, now)
 					then = nil
 				} else {
-					row.Outcome = OutcomeWaited
+					row.Status, row.Outcome, row.EndedAt = notify.RunStepDone, OutcomeWaited, &now
 				}
-				if err := x.nextSending("", then); err != nil {
+				out, evs, err := s.advance(ctx, tx, r, d.steps, row, then, now)
+				if err != nil {
 					return nil, err
 				}
+				steps, events = append(steps, out...), append(events, evs...)
+				saved = append(saved, r)
+			}
+			if err := tx.SaveWorkflowRunSteps(ctx, steps); err != nil {
+				return nil, err
+			}
+			if err := tx.SaveWorkflowRuns(ctx, saved); err != nil {
+				return nil, err
+			}
+			if err := emit(ctx, tx, events); err != nil {
+				return nil, err
 			}
 			return keep, nil
 		})
@@ -146,6 +160,36 @@ func (s *Service) RunSteps(ctx context.Context, ws string, refs []StepRef) error
 		return &Snooze{After: wait}
 	}
 	return nil
+}
+
+// advance is next for a batch, in memory: row has ended; the run goes
+// on to the step after it (with then, a send step ending at once with
+// its request, and the step after that), or ends. It answers the step
+// rows to save (row and the reached ones) and the events; r is updated
+// for saving.
+func (s *Service) advance(ctx context.Context, tx notify.Tx, r *notify.WorkflowRun, steps []notify.WorkflowStep, row *notify.WorkflowRunStep,
+	then *sentStep, now time.Time) ([]*notify.WorkflowRunStep, []*notify.Event, error) {
+	out := []*notify.WorkflowRunStep{row}
+	events := []*notify.Event{stepEvent(r, row, now)}
+	idx := row.Index + 1
+	if idx < len(steps) && then != nil && steps[idx].Type == notify.StepSend {
+		st, err := s.reach(ctx, tx, r, steps, idx, now)
+		if err != nil {
+			return nil, nil, err
+		}
+		sent(st, then.requestID, then.refusal, now)
+		out, events = append(out, st), append(events, stepEvent(r, st, now))
+		idx++
+	}
+	if idx >= len(steps) {
+		return out, append(events, endRun(r, notify.RunCompleted, now)), nil
+	}
+	st, err := s.reach(ctx, tx, r, steps, idx, now)
+	if err != nil {
+		return nil, nil, err
+	}
+	r.UpdatedAt = now
+	return append(out, st), events, nil
 }
 
 // FailSteps ends the runs whose batch job spent its attempts.

@@ -234,12 +234,7 @@ type exec struct {
 
 // next ends the step (done unless it failed) and goes to target: the
 // next step (""), a later step's key, or the end.
-func (x *exec) next(target string) error { return x.nextSending(target, nil) }
-
-// nextSending is next; with then, the step it reaches is a send whose
-// request this transaction accepts: that step ends at once with it and
-// the run goes on to the step after.
-func (x *exec) nextSending(target string, then *sentStep) error {
+func (x *exec) next(target string) error {
 	if x.row.Status == notify.StepPending {
 		x.row.Status = notify.RunStepDone
 	}
@@ -259,18 +254,6 @@ func (x *exec) nextSending(target string, then *sentStep) error {
 				idx = i
 			}
 		}
-	}
-	if idx < len(x.steps) && then != nil && x.steps[idx].Type == notify.StepSend {
-		step, err := x.s.reach(x.ctx, x.tx, x.run, x.steps, idx, x.now)
-		if err != nil {
-			return err
-		}
-		sent(step, then.requestID, then.refusal, x.now)
-		if err := x.tx.AddWorkflowRunStep(x.ctx, step); err != nil {
-			return err
-		}
-		events = append(events, stepEvent(x.run, step, x.now))
-		idx++
 	}
 	if idx >= len(x.steps) {
 		return x.end(notify.RunCompleted, events)

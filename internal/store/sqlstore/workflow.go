@@ -162,7 +162,12 @@ func stepJobs(steps []*notify.WorkflowRunStep) (params []river.InsertManyParams,
 			opts.ScheduledAt = s.DueAt
 		}
 		ref := jobs.StepRef{RunID: s.RunID, Step: s.Index}
-		if s.Type != notify.StepDelay && s.Type != notify.StepSend {
+		if s.Type == notify.StepDelay || s.Type == notify.StepSend {
+			opts.ScheduledAt = time.Time{}
+			if early := s.DueAt.Add(-jobs.WorkflowStepsEarly); early.After(now) {
+				opts.ScheduledAt = early
+			}
+		} else {
 			job[i] = len(params)
 			params = append(params, river.InsertManyParams{Args: jobs.WorkflowStep{WorkspaceID: s.WorkspaceID, RunID: s.RunID, Step: s.Index}, InsertOpts: opts})
 			continue
@@ -358,6 +363,64 @@ func (t workflowTx) EndWorkflowRunStep(ctx context.Context, s *notify.WorkflowRu
 
 func (t workflowTx) AddWorkflowRunStep(ctx context.Context, s *notify.WorkflowRunStep) error {
 	return t.insertSteps(ctx, []*notify.WorkflowRunStep{s})
+}
+
+// SaveWorkflowRunSteps writes step rows in multi-row upserts (a batch
+// of step runs): a row of its run and index exists is updated, else
+// inserted; a pending row without a job gets one (stepJobs).
+func (t workflowTx) SaveWorkflowRunSteps(ctx context.Context, steps []*notify.WorkflowRunStep) error {
+	var pending []*notify.WorkflowRunStep
+	for _, s := range steps {
+		if s.Status == notify.StepPending && s.QueueJobID == 0 {
+			pending = append(pending, s)
+		}
+	}
+	if len(pending) > 0 {
+		params, job := stepJobs(pending)
+		ids, err := t.c.InsertJobs(ctx, params)
+		if err != nil {
+			return err
+		}
+		for i, s := range pending {
+			s.QueueJobID = ids[job[i]]
+		}
+	}
+	const one = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	for start := 0; start < len(steps); start += 500 {
+		part := steps[start:min(start+500, len(steps))]
+		args := make([]any, 0, 12*len(part))
+		for _, s := range part {
+			args = append(args, s.RunID, s.WorkspaceID, s.Index, s.Key, s.Type, s.Status, s.Outcome, s.RequestID, ms(s.DueAt),
+				int64OrNil(s.QueueJobID), ms(s.CreatedAt), msPtr(s.EndedAt))
+		}
+		if _, err := t.c.Exec(ctx, `INSERT INTO workflow_run_steps (`+workflowStepCols+`) VALUES `+one+strings.Repeat(", "+one, len(part)-1)+`
+			ON CONFLICT (run_id, step_index) DO UPDATE SET status = excluded.status, outcome = excluded.outcome,
+			request_id = excluded.request_id, due_at = excluded.due_at, queue_job_id = excluded.queue_job_id, ended_at = excluded.ended_at
+			WHERE workflow_run_steps.workspace_id = excluded.workspace_id`, args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SaveWorkflowRuns saves runs' status, digest and times in multi-row
+// statements (UpdateWorkflowRun for a batch).
+func (t workflowTx) SaveWorkflowRuns(ctx context.Context, runs []*notify.WorkflowRun) error {
+	const one = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	for start := 0; start < len(runs); start += 500 {
+		part := runs[start:min(start+500, len(runs))]
+		args := make([]any, 0, 14*len(part))
+		for _, r := range part {
+			args = append(args, r.ID, r.WorkspaceID, r.WorkflowID, r.WorkflowKey, r.Version, r.RecipientID, toJSON(r.Payload),
+				nullable(r.IdempotencyKey), r.CancellationKey, r.Status, digestJSON(r.Digest), ms(r.CreatedAt), ms(r.UpdatedAt), msPtr(r.EndedAt))
+		}
+		if _, err := t.c.Exec(ctx, `INSERT INTO workflow_runs (`+workflowRunCols+`) VALUES `+one+strings.Repeat(", "+one, len(part)-1)+`
+			ON CONFLICT (id) DO UPDATE SET status = excluded.status, digest = excluded.digest, updated_at = excluded.updated_at,
+			ended_at = excluded.ended_at WHERE workflow_runs.workspace_id = excluded.workspace_id`, args...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (t workflowTx) FindRunningWorkflowRuns(ctx context.Context, workspaceID, workflowID, cancellationKey string) ([]*notify.WorkflowRun, error) {
