@@ -90,6 +90,34 @@ func testWorkflows(t *testing.T, db *store.DB) {
 		require.NotZero(t, led.Then.QueueJobID)
 		return nil
 	})
+	// A batch of step runs saves rows and runs at once: the pending delay
+	// ends, a send row is inserted ended, the run completes.
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		runs, err := tx.ReadWorkflowRuns(ctx, ws1, []string{led.Run.ID}, true)
+		require.NoError(t, err)
+		r := runs[0]
+		wait := r.Steps[1]
+		wait.Status, wait.Outcome, wait.EndedAt = notify.RunStepDone, "waited", &end
+		sent := &notify.WorkflowRunStep{RunID: r.ID, WorkspaceID: ws1, Index: 2, Key: "c", Type: notify.StepSend, Status: notify.RunStepDone,
+			Outcome: "sent", RequestID: "req-2", DueAt: end, CreatedAt: end, EndedAt: &end}
+		require.NoError(t, tx.SaveWorkflowRunSteps(ctx, []*notify.WorkflowRunStep{wait, sent}))
+		r.Status, r.EndedAt, r.UpdatedAt = notify.RunCompleted, &end, end
+		require.NoError(t, tx.SaveWorkflowRuns(ctx, []*notify.WorkflowRun{r}))
+		// Another workspace's run is not touched.
+		other := *r
+		other.WorkspaceID, other.Status = ws2, notify.RunFailed
+		require.NoError(t, tx.SaveWorkflowRuns(ctx, []*notify.WorkflowRun{&other}))
+		return nil
+	})
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		r, err := tx.FindWorkflowRun(ctx, ws1, led.Run.ID)
+		require.NoError(t, err)
+		require.Equal(t, notify.RunCompleted, r.Status)
+		require.Len(t, r.Steps, 3)
+		require.Equal(t, "waited", r.Steps[1].Outcome)
+		require.Equal(t, "req-2", r.Steps[2].RequestID)
+		return nil
+	})
 	ids := []string{first[0].Run.ID, first[1].Run.ID, led.Run.ID, "no-such-run"}
 	for _, lock := range []bool{false, true} {
 		update(t, db, func(ctx context.Context, tx notify.Tx) error {
@@ -98,9 +126,8 @@ func testWorkflows(t *testing.T, db *store.DB) {
 			require.Len(t, runs, 3, "the runs that exist")
 			for _, r := range runs {
 				if r.ID == led.Run.ID {
-					require.Len(t, r.Steps, 2)
+					require.Len(t, r.Steps, 3)
 					require.Equal(t, "req-0", r.Steps[0].RequestID)
-					require.Equal(t, notify.StepPending, r.Steps[1].Status)
 				}
 			}
 			other, err := tx.ReadWorkflowRuns(ctx, ws2, ids, lock)
@@ -150,7 +177,7 @@ func testWorkflows(t *testing.T, db *store.DB) {
 		require.Len(t, mine, 2)
 		running, err := tx.FindRunningWorkflowRuns(ctx, ws1, w.ID, "c1")
 		require.NoError(t, err)
-		require.Len(t, running, 4, "the completed run is not running")
+		require.Len(t, running, 3, "the completed runs are not running")
 		none, err := tx.FindWorkflowRuns(ctx, ws2, notify.WorkflowRunFilter{Limit: 10})
 		require.NoError(t, err)
 		require.Empty(t, none)
