@@ -86,10 +86,10 @@ func (s *Service) RunSteps(ctx context.Context, ws string, refs []StepRef) error
 		switch st := v.Steps[ref.Step]; {
 		case st.Type == notify.StepSend:
 			d.send = len(sends)
-			sends = append(sends, sendOf(r, st, ref.Step))
+			sends = append(sends, inTx(sendOf(r, st, ref.Step)))
 		case st.Type == notify.StepDelay && ref.Step+1 < len(v.Steps) && v.Steps[ref.Step+1].Type == notify.StepSend:
 			d.send = len(sends)
-			sends = append(sends, sendOf(r, v.Steps[ref.Step+1], ref.Step+1))
+			sends = append(sends, inTx(sendOf(r, v.Steps[ref.Step+1], ref.Step+1)))
 		case st.Type != notify.StepDelay:
 			// Not a batch's kind of step (a job of an older build): alone.
 			if err := s.RunStep(ctx, ws, ref.RunID, ref.Step); err != nil {

@@ -153,7 +153,7 @@ func (s *Service) start(ctx context.Context, ws, key string, door *Door, in Trig
 	if v.Steps[0].Type == notify.StepSend {
 		sends = make([]Send, len(ids))
 		for i := range ids {
-			sends[i] = sendOf(newRun(i), v.Steps[0], 0)
+			sends[i] = inTx(sendOf(newRun(i), v.Steps[0], 0))
 		}
 	}
 	var out []Started
@@ -201,6 +201,14 @@ func (s *Service) start(ctx context.Context, ws, key string, door *Door, in Trig
 		return created, emit(ctx, tx, events)
 	})
 	return out, err
+}
+
+// inTx is a send accepted in the transaction that ends its step: the
+// step row, written there, makes it once, so it needs no idempotency
+// key (a keyed request is written a statement each; these go in bulk).
+func inTx(x Send) Send {
+	x.IdempotencyKey = ""
+	return x
 }
 
 // sent ends a send step row with the request accepted in the same
