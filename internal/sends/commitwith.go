@@ -54,7 +54,16 @@ func (s *Service) CommitWith(ctx context.Context, ws string, key *notify.APIKey,
 	if err := prepare(c); err != nil {
 		return err
 	}
-	return s.accept.do(c)
+	if len(items) <= 1 {
+		return s.accept.do(c)
+	}
+	// A batch of its own (workflow steps due together) is its own
+	// transaction: queued, fifty of them became one transaction of 25,000
+	// runs on one connection, where apart they run side by side.
+	if err := s.accept.commit(context.WithoutCancel(ctx), []*acceptCall{c}, false); err != nil {
+		return err
+	}
+	return c.Err
 }
 
 // buildFrom builds the requests of items of source: an item refused at
