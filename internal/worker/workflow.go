@@ -1,8 +1,10 @@
 package worker
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -61,7 +63,16 @@ type WorkflowSteps struct {
 	river.WorkerDefaults[jobs.WorkflowSteps]
 	Service WorkflowService
 	Backoff time.Duration
+	// Running bounds the batches run at once (default 4): fifty batches
+	// of 500 at once on a busy machine shared its CPU fifty ways, each
+	// outlived its job's timeout and all were retried, none done.
+	Running int
+	once    sync.Once
+	slots   chan struct{}
 }
+
+// Timeout lets a batch wait for its slot and run: ten minutes.
+func (w *WorkflowSteps) Timeout(*river.Job[jobs.WorkflowSteps]) time.Duration { return 10 * time.Minute }
 
 // StepRefs are a batch job's steps as the room names them.
 func StepRefs(a jobs.WorkflowSteps) []workflows.StepRef {
@@ -74,6 +85,13 @@ func StepRefs(a jobs.WorkflowSteps) []workflows.StepRef {
 
 // Work implements river.Worker.
 func (w *WorkflowSteps) Work(ctx context.Context, job *river.Job[jobs.WorkflowSteps]) error {
+	w.once.Do(func() { w.slots = make(chan struct{}, cmp.Or(w.Running, 4)) })
+	select {
+	case w.slots <- struct{}{}:
+		defer func() { <-w.slots }()
+	case <-ctx.Done():
+		return river.JobSnooze(0)
+	}
 	refs := StepRefs(job.Args)
 	err := w.Service.RunSteps(ctx, job.Args.WorkspaceID, refs)
 	var snooze interface{ SnoozeFor() time.Duration }
