@@ -72,7 +72,9 @@ type WorkflowSteps struct {
 }
 
 // Timeout lets a batch wait for its slot and run: ten minutes.
-func (w *WorkflowSteps) Timeout(*river.Job[jobs.WorkflowSteps]) time.Duration { return 10 * time.Minute }
+func (w *WorkflowSteps) Timeout(*river.Job[jobs.WorkflowSteps]) time.Duration {
+	return 10 * time.Minute
+}
 
 // StepRefs are a batch job's steps as the room names them.
 func StepRefs(a jobs.WorkflowSteps) []workflows.StepRef {
