@@ -1,7 +1,7 @@
 // Command bench measures notifyd against baselines taken in the same run
 // (PERFORMANCE.md: machines are noisy, so every figure is a ratio).
 //
-//	go run ./bench -scenario serve|signed|accept|bulk|deliver|dispatchrate|batching|fanout|campaign|failover|steady|campaignserve|trackingserve|clickserve|lanes|chaos|recipients|recipientserve|inbox|workflowserve|receiptserve -db sqlite|postgres [-duration 5s]
+//	go run ./bench -scenario serve|signed|accept|bulk|deliver|dispatchrate|batching|fanout|campaign|failover|steady|campaignserve|trackingserve|clickserve|lanes|chaos|recipients|recipientserve|inbox|workflowserve|receiptserve|workflowdelay -db sqlite|postgres [-duration 5s]
 //
 // With -db postgres the database is NOTIFYD_BENCH_DATABASE_URL (default
 // postgres://postgres@127.0.0.1:5432/test); each run uses a fresh schema.
@@ -26,7 +26,7 @@ import (
 )
 
 func main() {
-	scenario := flag.String("scenario", "accept", "serve | signed | accept | bulk | deliver | dispatchrate | batching | fanout | campaign | failover | steady | campaignserve | trackingserve | clickserve | lanes | chaos | recipients | recipientserve | inbox | workflowserve | receiptserve")
+	scenario := flag.String("scenario", "accept", "serve | signed | accept | bulk | deliver | dispatchrate | batching | fanout | campaign | failover | steady | campaignserve | trackingserve | clickserve | lanes | chaos | recipients | recipientserve | inbox | workflowserve | receiptserve | workflowdelay")
 	dbKind := flag.String("db", "sqlite", "sqlite | postgres")
 	duration := flag.Duration("duration", 5*time.Second, "how long each load phase runs (steady: 5m, chaos: 3m unless given)")
 	conns := flag.Int("conns", 64, "concurrent HTTP connections (steady: 4, chaos: 6, recipientserve: 16 unless given)")
@@ -80,6 +80,8 @@ func main() {
 		err = b.workflowServe(ctx)
 	case "receiptserve":
 		err = b.receiptServe(ctx)
+	case "workflowdelay":
+		err = b.workflowDelay(ctx)
 	case "inbox":
 		err = b.inbox(ctx)
 	case "recipientserve":

@@ -32,34 +32,13 @@ func (b *bench) recipientServe(ctx context.Context) error {
 		b.conns = 16
 	}
 	header("default notifyd serve: sends by recipient id against sends by address, A B A B", b)
-	dbURL, err := b.databaseURL()
-	if err != nil {
-		return err
-	}
-	sk, err := newSink()
+	p, sk, dbURL, err := b.chatServe(ctx, recipientServeProfiles, func(n int, item map[string]any) {
+		item["name"], item["timeZone"], item["locale"] = fmt.Sprintf("Person %d", n), "Asia/Seoul", "ko-KR"
+	})
 	if err != nil {
 		return err
 	}
 	defer sk.srv.Close()
-	p, err := b.startServe(ctx, dbURL, "all", b.conns)
-	if err != nil {
-		return err
-	}
-	if err := route(ctx, p.owner, "chata_bot", "chata_bot", map[string]string{"chata_bot_token": "xoxb-bench", "base_url": sk.root}); err != nil {
-		return err
-	}
-	for c := 0; c < recipientServeProfiles/1000; c++ {
-		items := make([]map[string]any, 1000)
-		for i := range items {
-			n := c*1000 + i
-			items[i] = map[string]any{"externalId": fmt.Sprintf("user-%05d", n), "name": fmt.Sprintf("Person %d", n),
-				"chatTargets": map[string]string{"chata_bot": fmt.Sprintf("C%05d", n)}, "timeZone": "Asia/Seoul", "locale": "ko-KR"}
-		}
-		r, err := p.owner.Dashboard(ctx, "POST", "/v1/recipients/bulk", map[string]any{"items": items})
-		if err != nil || r.Status != http.StatusOK {
-			return fmt.Errorf("profiles: %v %s", err, r.Body)
-		}
-	}
 	if r, err := p.owner.Dashboard(ctx, "POST", "/v1/categories", map[string]any{"key": "updates", "name": "Updates"}); err != nil || r.Status != http.StatusCreated {
 		return fmt.Errorf("category: %v %s", err, r.Body)
 	}

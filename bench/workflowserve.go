@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync/atomic"
+	"time"
 )
 
 // The workflowserve scenario is issue 34's first benchmark: the default
@@ -22,45 +23,18 @@ import (
 const workflowServeProfiles = 10000
 
 func (b *bench) workflowServe(ctx context.Context) error {
-	p, sk, err := b.serveWithSink(ctx, "default notifyd serve: workflow triggers against plain sends of the same template, A B A B")
+	if !flagSet("conns") {
+		b.conns = 16
+	}
+	header("default notifyd serve: workflow triggers against plain sends of the same template, A B A B", b)
+	p, sk, _, err := b.chatServe(ctx, workflowServeProfiles, nil)
 	if err != nil {
 		return err
 	}
 	defer sk.srv.Close()
-	if err := route(ctx, p.owner, "chata_bot", "chata_bot", map[string]string{"chata_bot_token": "xoxb-bench", "base_url": sk.root}); err != nil {
-		return err
-	}
-	for c := 0; c < workflowServeProfiles/1000; c++ {
-		items := make([]map[string]any, 1000)
-		for i := range items {
-			n := c*1000 + i
-			items[i] = map[string]any{"externalId": fmt.Sprintf("user-%05d", n), "chatTargets": map[string]string{"chata_bot": fmt.Sprintf("C%05d", n)}}
-		}
-		if r, err := p.owner.Dashboard(ctx, "POST", "/v1/recipients/bulk", map[string]any{"items": items}); err != nil || r.Status != http.StatusOK {
-			return fmt.Errorf("profiles: %v %s", err, r.Body)
-		}
-	}
-	var tpl struct {
-		Template struct {
-			ID string `json:"id"`
-		} `json:"template"`
-	}
-	r, err := p.owner.Dashboard(ctx, "POST", "/v1/templates", map[string]any{"code": "wfb", "channel": "chata_bot", "name": "Bench"})
-	if err != nil || r.Status != http.StatusCreated || r.Decode(&tpl) != nil {
-		return fmt.Errorf("template: %v %s", err, r.Body)
-	}
 	// The first word of the text is the call's id: the sink counts by it.
-	text := "{{id}} " + chatText(0)[len("m000000000 "):]
-	for _, c := range []struct{ path, status string }{
-		{"/v1/templates/" + tpl.Template.ID + "/versions", "201"}, {"/v1/templates/" + tpl.Template.ID + "/versions/1/publish", "200"},
-	} {
-		var body any
-		if c.status == "201" {
-			body = map[string]any{"text": text}
-		}
-		if r, err := p.owner.Dashboard(ctx, "POST", c.path, body); err != nil || fmt.Sprint(r.Status) != c.status {
-			return fmt.Errorf("template %s: %v %s", c.path, err, r.Body)
-		}
+	if err := chatTemplate(ctx, p.owner, "wfb", "{{id}} "+chatText(0)[len("m000000000 "):]); err != nil {
+		return err
 	}
 	wf := map[string]any{"key": "bench", "name": "Bench", "publish": true,
 		"steps": []map[string]any{{"key": "send", "type": "send", "channel": "chata_bot", "templateCode": "wfb"}}}
@@ -91,7 +65,18 @@ func (b *bench) workflowServe(ctx context.Context) error {
 			path, body := call(trigger)
 			return post(ctx, p.key, "POST", path, body, want)
 		})
-		p.drainedCPU(sk, phase, before, cpu0, res)
+		fmt.Println(res)
+		if res.fail > 0 {
+			fmt.Printf("server log:\n%s\n", p.logTail())
+		}
+		start := time.Now()
+		for int64(sk.unique())-before < res.ok && time.Since(start) < 5*time.Minute {
+			time.Sleep(20 * time.Millisecond)
+		}
+		fmt.Printf("%-44s %9d  (drained %s after the load)\n", fmt.Sprintf("phase %d delivered", phase+1), int64(sk.unique())-before,
+			time.Since(start).Round(time.Millisecond))
+		fmt.Printf("%-44s %9.0f µs\n", "server CPU per message, accepted and delivered",
+			float64((p.cpu()-cpu0).Microseconds())/float64(max(res.ok, 1)))
 		k := 0
 		if trigger {
 			k = 1

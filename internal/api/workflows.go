@@ -26,7 +26,7 @@ func (a workflowsAPI) routes() []Route {
 		{Method: "GET", Path: "/v1/workflows/{key}", auth: authDashboard, Roles: all, h: a.handleGet},
 		{Method: "POST", Path: "/v1/workflows/{key}/versions", auth: authDashboard, Roles: op, h: a.handleVersionCreate},
 		{Method: "POST", Path: "/v1/workflows/{key}/versions/{version}/publish", auth: authDashboard, Roles: op, h: a.handlePublish},
-		{Method: "POST", Path: "/v1/workflows/{key}/trigger", auth: authSigned, Scope: send, rateLimited: true, h: a.handleTrigger},
+		{Method: "POST", Path: "/v1/workflows/{key}/trigger", auth: authSigned, Scope: send, ownNonce: true, rateLimited: true, h: a.handleTrigger},
 		{Method: "POST", Path: "/v1/workflows/{key}/cancel", auth: authSigned, Scope: send, rateLimited: true, h: a.handleCancel},
 		{Method: "GET", Path: "/v1/workflow-runs", auth: authEither, Roles: all, Scope: read, h: a.handleRunList},
 		{Method: "GET", Path: "/v1/workflow-runs/{id}", auth: authEither, Roles: all, Scope: read, h: a.handleRunGet},
@@ -157,7 +157,7 @@ func (a workflowsAPI) handleTrigger(c *call) error {
 	if in.Recipients != nil {
 		recipients = *in.Recipients
 	}
-	started, err := a.room.Trigger(c.ctx, c.key.WorkspaceID, c.r.PathValue("key"), workflows.TriggerInput{Recipients: recipients,
+	started, err := a.room.Trigger(c.ctx, c.key.WorkspaceID, c.r.PathValue("key"), &workflows.Door{Key: c.key, Nonce: c.nonce}, workflows.TriggerInput{Recipients: recipients,
 		Topic: in.Topic, Payload: in.Payload, IdempotencyKey: in.IdempotencyKey, CancellationKey: in.CancellationKey})
 	if err != nil {
 		return err

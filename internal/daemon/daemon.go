@@ -346,6 +346,7 @@ func (d *Daemon) configureWorkers(cfg *river.Config) {
 	river.AddWorker(workers, &worker.Fanout{Service: d.Rooms.Newsletter, Backoff: d.Config.QueueBackoff, JobTimeout: jobTimeout})
 	river.AddWorker(workers, &worker.ReceiptPoll{Service: d.Rooms.Receipts})
 	river.AddWorker(workers, &worker.WorkflowStep{Service: d.Rooms.Workflows, Backoff: d.Config.QueueBackoff})
+	river.AddWorker(workers, &worker.WorkflowSteps{Service: d.Rooms.Workflows, Backoff: d.Config.QueueBackoff})
 	cfg.Workers = workers
 	cfg.Queues = map[string]river.QueueConfig{
 		jobs.QueueDefault: {MaxWorkers: dispatchMaxWorkers},

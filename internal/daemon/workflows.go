@@ -13,6 +13,25 @@ import (
 type workflowAcceptor struct{ s *sends.Service }
 
 func (w workflowAcceptor) AcceptWorkflowSend(ctx context.Context, ws string, x workflows.Send) (string, error) {
+	res, err := w.s.AcceptWorkflow(ctx, ws, sendInput(x))
+	if err != nil {
+		return "", err
+	}
+	return res.RequestID, nil
+}
+
+func (w workflowAcceptor) CommitWorkflow(ctx context.Context, ws string, door *workflows.Door, xs []workflows.Send, write workflows.Write) error {
+	items := make([]*sends.SendInput, len(xs))
+	for i, x := range xs {
+		items[i] = sendInput(x)
+	}
+	if door == nil {
+		return w.s.CommitWith(ctx, ws, nil, nil, items, write)
+	}
+	return w.s.CommitWith(ctx, ws, door.Key, door.Nonce, items, write)
+}
+
+func sendInput(x workflows.Send) *sends.SendInput {
 	id := x.RecipientID
 	in := &sends.SendInput{Channel: string(x.Channel), RecipientID: &id, TemplateCode: x.TemplateCode,
 		TemplateVariables: x.Variables, Metadata: x.Metadata, IdempotencyKey: x.IdempotencyKey}
@@ -27,9 +46,5 @@ func (w workflowAcceptor) AcceptWorkflowSend(ctx context.Context, ws string, x w
 		}
 		in.ChannelFallback = &steps
 	}
-	res, err := w.s.AcceptWorkflow(ctx, ws, in)
-	if err != nil {
-		return "", err
-	}
-	return res.RequestID, nil
+	return in
 }

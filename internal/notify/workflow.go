@@ -168,6 +168,10 @@ type WorkflowRunFilter struct {
 type WorkflowRunStart struct {
 	Run   *WorkflowRun
 	First *WorkflowRunStep
+	// Then, when set, is a second step row: First ended at once (a
+	// leading send step whose request the trigger's transaction writes)
+	// and the run went on to Then.
+	Then *WorkflowRunStep
 }
 
 // WorkflowDigest is an open (or released) digest window of one workflow,
@@ -195,8 +199,8 @@ type WorkflowTx interface {
 	FindWorkflowVersions(ctx context.Context, workspaceID, workflowID string) ([]*WorkflowVersion, error)
 	PublishWorkflowVersion(ctx context.Context, workspaceID, workflowID string, version int, at time.Time) error
 
-	// StartWorkflowRuns inserts runs, their first step rows and the
-	// steps' queue jobs. A run whose idempotency key (per workflow and
+	// StartWorkflowRuns inserts runs, their first step rows (and Then)
+	// and the pending steps' queue jobs. A run whose idempotency key (per workflow and
 	// recipient) exists is not inserted: Run.ID is set to the existing
 	// run's id and the answer says false at its place.
 	StartWorkflowRuns(ctx context.Context, starts []*WorkflowRunStart) ([]bool, error)
@@ -204,15 +208,26 @@ type WorkflowTx interface {
 	// write lock until the transaction ends.
 	LockWorkflowRun(ctx context.Context, workspaceID, id string) (*WorkflowRun, error)
 	FindWorkflowRun(ctx context.Context, workspaceID, id string) (*WorkflowRun, error)
+	// ReadWorkflowRuns reads the runs of ids that exist, with their
+	// steps, in no set order; with lock, holding each run row's write
+	// lock until the transaction ends.
+	ReadWorkflowRuns(ctx context.Context, workspaceID string, ids []string, lock bool) ([]*WorkflowRun, error)
 	FindWorkflowRuns(ctx context.Context, workspaceID string, f WorkflowRunFilter) ([]*WorkflowRun, error)
 	// UpdateWorkflowRun saves the run's status, digest and times.
 	UpdateWorkflowRun(ctx context.Context, r *WorkflowRun) error
 	// EndWorkflowRunStep saves a step's status, outcome, request, due
 	// time and end.
 	EndWorkflowRunStep(ctx context.Context, s *WorkflowRunStep) error
-	// AddWorkflowRunStep inserts a pending step row and its queue job, due
-	// at s.DueAt, and sets s.QueueJobID.
+	// AddWorkflowRunStep inserts a step row and, when it is pending, its
+	// queue job, due at s.DueAt, and sets s.QueueJobID. Delay and send
+	// steps due at the same instant may share a job (jobs.WorkflowSteps).
 	AddWorkflowRunStep(ctx context.Context, s *WorkflowRunStep) error
+	// SaveWorkflowRunSteps writes many step rows at once (a batch of
+	// step runs): each row is updated when its run and index exist, else
+	// inserted with, when pending, its queue job (sets QueueJobID).
+	SaveWorkflowRunSteps(ctx context.Context, steps []*WorkflowRunStep) error
+	// SaveWorkflowRuns is UpdateWorkflowRun for many runs at once.
+	SaveWorkflowRuns(ctx context.Context, runs []*WorkflowRun) error
 	// FindRunningWorkflowRuns lists the running runs of a workflow with a
 	// cancellation key.
 	FindRunningWorkflowRuns(ctx context.Context, workspaceID, workflowID, cancellationKey string) ([]*WorkflowRun, error)

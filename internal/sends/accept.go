@@ -33,7 +33,10 @@ type acceptCall struct {
 	// nonce, and answers refuse unless a limit answers 429 first.
 	accepts []*notify.Accept
 	refuse  error
-	done    chan struct{}
+	// write, when set, runs the caller's own writes in the transaction
+	// before the requests are written, and may leave some out (CommitWith).
+	write func(ctx context.Context, tx notify.Tx) error
+	done  chan struct{}
 }
 
 // acceptor runs the send group commit.
@@ -143,6 +146,11 @@ func (a *acceptor) commit(ctx context.Context, calls []*acceptCall, lock bool) e
 			if c.refuse != nil {
 				c.Err = c.refuse
 				continue
+			}
+			if c.write != nil {
+				if err := c.write(ctx, tx); err != nil {
+					return err
+				}
 			}
 			accepts = append(accepts, c.accepts...)
 		}

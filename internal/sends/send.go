@@ -343,6 +343,9 @@ func (s *Service) buildRequests(ctx context.Context, key *notify.APIKey, ins []*
 func (s *Service) buildRequestsOf(ctx context.Context, ws string, key *notify.APIKey, ins []*SendInput, scheds []*time.Time, now time.Time, bulk bool) ([]built, error) {
 	out := make([]built, len(ins))
 	build := func(tx notify.Tx) error {
+		if tx != nil && len(ins) > 1 {
+			tx = newTemplateMemo(tx)
+		}
 		for i, in := range ins {
 			prefix := ""
 			if bulk {

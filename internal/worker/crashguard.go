@@ -137,6 +137,12 @@ func (g *CrashGuard) quarantine(ctx context.Context, job *rivertype.JobRow, n in
 		if err = json.Unmarshal(job.EncodedArgs, &a); err == nil && g.Workflows != nil {
 			err = g.Workflows.FailStep(ctx, a.WorkspaceID, a.RunID, a.Step, errors.New(reason))
 		}
+	case jobs.WorkflowSteps{}.Kind():
+		reason = QuarantineReason(n, "workflow steps")
+		var a jobs.WorkflowSteps
+		if err = json.Unmarshal(job.EncodedArgs, &a); err == nil && g.Workflows != nil {
+			err = g.Workflows.FailSteps(ctx, a.WorkspaceID, StepRefs(a), errors.New(reason))
+		}
 	default:
 		reason = QuarantineReason(n, "job") // maintenance: the next period runs it again
 	}

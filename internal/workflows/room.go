@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/notifyd/notifyd/internal/gate"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/usecase"
 )
@@ -36,7 +37,25 @@ type Send struct {
 // was accepted before.
 type Acceptor interface {
 	AcceptWorkflowSend(ctx context.Context, ws string, s Send) (requestID string, err error)
+	// CommitWorkflow builds the requests of sends outside any transaction,
+	// then runs write and writes the requests write keeps in one
+	// transaction of the send group commit; with door's key, that
+	// transaction records the signed call's nonce and counts it toward the
+	// request limits, as a signed send's does. write may run more than
+	// once (a retried batch), each time on a fresh transaction.
+	CommitWorkflow(ctx context.Context, ws string, door *Door, sends []Send, write Write) error
 }
+
+// Door is the signed call a trigger came through.
+type Door struct {
+	Key   *notify.APIKey
+	Nonce *gate.Nonce
+}
+
+// Write is a transaction's own writes around sends built before it:
+// requestIDs[i] is the request of sends[i], or "" when refusals[i] holds
+// why it was refused; keep[i] false leaves that request unwritten.
+type Write = func(ctx context.Context, tx notify.Tx, requestIDs, refusals []string) (keep []bool, err error)
 
 // Options are what the room is built with.
 type Options struct {

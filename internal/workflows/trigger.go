@@ -45,21 +45,26 @@ const (
 // recipient profile, each with its first step's queue job, all in one
 // transaction. A recipient whose run with the same idempotency key exists
 // starts nothing and answers that run.
-func (s *Service) Trigger(ctx context.Context, ws, key string, in TriggerInput) ([]Started, error) {
+//
+// door, when set, is the signed call: its nonce and request limits are
+// written in the transaction of the runs (the send group commit), as a
+// signed send's are. A run whose first step is a send accepts that send
+// in the same transaction instead of through a step job.
+func (s *Service) Trigger(ctx context.Context, ws, key string, door *Door, in TriggerInput) ([]Started, error) {
 	if in.Topic != "" {
-		return s.triggerTopic(ctx, ws, key, in)
+		return s.triggerTopic(ctx, ws, key, door, in)
 	}
 	if err := checkTrigger(&in); err != nil {
 		return nil, err
 	}
-	return s.start(ctx, ws, key, in, true)
+	return s.start(ctx, ws, key, door, in, true)
 }
 
 // triggerTopic starts a run per subscriber of the topic, a transaction
 // per page of MaxRecipients subscribers: a topic's trigger is atomic up
 // to that many, and an idempotency key makes a retried one start only
 // the runs that are missing.
-func (s *Service) triggerTopic(ctx context.Context, ws, key string, in TriggerInput) ([]Started, error) {
+func (s *Service) triggerTopic(ctx context.Context, ws, key string, door *Door, in TriggerInput) ([]Started, error) {
 	if len(in.Recipients) > 0 {
 		return nil, notify.Invalid("recipients and topic are exclusive: a trigger names its recipients or a topic")
 	}
@@ -81,12 +86,17 @@ func (s *Service) triggerTopic(ctx context.Context, ws, key string, in TriggerIn
 			page, err = tx.FindTopicSubscribers(ctx, ws, in.Topic, after, MaxRecipients)
 			return err
 		})
-		if err != nil || len(page) == 0 {
+		if err != nil {
 			return out, err
 		}
+		if len(page) == 0 && door == nil {
+			return out, nil
+		}
+		// The first page carries the signed call's nonce, even empty.
 		in.Recipients = page
-		started, err := s.start(ctx, ws, key, in, false)
-		if err != nil {
+		started, err := s.start(ctx, ws, key, door, in, false)
+		door = nil
+		if err != nil || len(page) == 0 {
 			return out, err
 		}
 		out = append(out, started...)
@@ -99,18 +109,17 @@ func (s *Service) triggerTopic(ctx context.Context, ws, key string, in TriggerIn
 
 // start starts the runs of in.Recipients in one transaction; check
 // requires each to be a profile (a topic's subscribers are).
-func (s *Service) start(ctx context.Context, ws, key string, in TriggerInput, check bool) ([]Started, error) {
-	var out []Started
-	err := s.Store.Update(ctx, func(tx notify.Tx) error {
-		w, err := findWorkflow(ctx, tx, ws, key)
-		if err != nil {
+func (s *Service) start(ctx context.Context, ws, key string, door *Door, in TriggerInput, check bool) ([]Started, error) {
+	var w *notify.Workflow
+	var v *notify.WorkflowVersion
+	err := s.Store.Lookup(ctx, func(tx notify.Tx) (err error) {
+		if w, err = findWorkflow(ctx, tx, ws, key); err != nil {
 			return err
 		}
 		if w.PublishedVersion == 0 {
 			return notify.Conflict("Workflow %s has no published version", w.Key)
 		}
-		v, err := tx.FindWorkflowVersion(ctx, ws, w.ID, w.PublishedVersion)
-		if err != nil {
+		if v, err = tx.FindWorkflowVersion(ctx, ws, w.ID, w.PublishedVersion); err != nil {
 			return err
 		}
 		for i, id := range in.Recipients {
@@ -124,33 +133,91 @@ func (s *Service) start(ctx context.Context, ws, key string, in TriggerInput, ch
 				return err
 			}
 		}
-		now := s.Now()
-		starts := make([]*notify.WorkflowRunStart, len(in.Recipients))
-		for i, id := range in.Recipients {
-			r := &notify.WorkflowRun{ID: usecase.NewID(), WorkspaceID: ws, WorkflowID: w.ID, WorkflowKey: w.Key, Version: v.Version,
-				RecipientID: id, Payload: in.Payload, IdempotencyKey: in.IdempotencyKey, CancellationKey: in.CancellationKey,
-				Status: notify.RunRunning, CreatedAt: now, UpdatedAt: now}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	now := s.Now()
+	ids := make([]string, len(in.Recipients))
+	for i := range ids {
+		ids[i] = usecase.NewID()
+	}
+	newRun := func(i int) *notify.WorkflowRun {
+		return &notify.WorkflowRun{ID: ids[i], WorkspaceID: ws, WorkflowID: w.ID, WorkflowKey: w.Key, Version: v.Version,
+			RecipientID: in.Recipients[i], Payload: in.Payload, IdempotencyKey: in.IdempotencyKey, CancellationKey: in.CancellationKey,
+			Status: notify.RunRunning, CreatedAt: now, UpdatedAt: now}
+	}
+	// A leading send step is sent by the trigger's own transaction.
+	var sends []Send
+	if v.Steps[0].Type == notify.StepSend {
+		sends = make([]Send, len(ids))
+		for i := range ids {
+			sends[i] = inTx(sendOf(newRun(i), v.Steps[0], 0))
+		}
+	}
+	var out []Started
+	err = s.accept.CommitWorkflow(ctx, ws, door, sends, func(ctx context.Context, tx notify.Tx, requestIDs, refusals []string) ([]bool, error) {
+		starts := make([]*notify.WorkflowRunStart, len(ids))
+		var events []*notify.Event
+		for i := range ids {
+			r := newRun(i)
 			first, err := s.reach(ctx, tx, r, v.Steps, 0, now)
 			if err != nil {
-				return err
+				return nil, err
 			}
-			starts[i] = &notify.WorkflowRunStart{Run: r, First: first}
+			st := &notify.WorkflowRunStart{Run: r, First: first}
+			starts[i] = st
+			if sends == nil {
+				continue
+			}
+			sent(first, requestIDs[i], refusals[i], now)
+			if len(v.Steps) == 1 {
+				r.Status, r.EndedAt = notify.RunCompleted, &now
+			} else if st.Then, err = s.reach(ctx, tx, r, v.Steps, 1, now); err != nil {
+				return nil, err
+			}
 		}
 		created, err := tx.StartWorkflowRuns(ctx, starts)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		var events []*notify.Event
 		out = make([]Started, len(starts))
 		for i, st := range starts {
 			out[i] = Started{RunID: st.Run.ID, RecipientID: st.Run.RecipientID, Created: created[i]}
-			if created[i] {
-				events = append(events, runEvent(EventRunStarted, st.Run, now))
+			if !created[i] {
+				continue
+			}
+			running := *st.Run // the events of its start see it running
+			running.Status, running.EndedAt = notify.RunRunning, nil
+			events = append(events, runEvent(EventRunStarted, &running, now))
+			if sends != nil {
+				events = append(events, stepEvent(&running, st.First, now))
+				if st.Run.Status == notify.RunCompleted {
+					events = append(events, runEvent(EventRunEnded, st.Run, now))
+				}
 			}
 		}
-		return emit(ctx, tx, events)
+		return created, emit(ctx, tx, events)
 	})
 	return out, err
+}
+
+// inTx is a send accepted in the transaction that ends its step: the
+// step row, written there, makes it once, so it needs no idempotency
+// key (a keyed request is written a statement each; these go in bulk).
+func inTx(x Send) Send {
+	x.IdempotencyKey = ""
+	return x
+}
+
+// sent ends a send step row with the request accepted in the same
+// transaction, or as not sent when its send was refused.
+func sent(row *notify.WorkflowRunStep, requestID, refusal string, now time.Time) {
+	row.Status, row.Outcome, row.RequestID, row.EndedAt = notify.RunStepDone, OutcomeSent, requestID, &now
+	if refusal != "" {
+		row.Status, row.Outcome = notify.StepFailed, OutcomeNotSent+": "+refusal
+	}
 }
 
 // checkTrigger holds a trigger to its bounds, its recipients deduplicated.
@@ -218,7 +285,10 @@ func (s *Service) Cancel(ctx context.Context, ws, key, cancellationKey string) (
 				if st.Status != notify.StepPending {
 					continue
 				}
-				if st.QueueJobID != 0 {
+				// A delay's or a send's job may be shared with other runs'
+				// steps (jobs.WorkflowSteps): it stays, and passes over
+				// this step as ended.
+				if st.QueueJobID != 0 && st.Type != notify.StepDelay && st.Type != notify.StepSend {
 					if err := tx.CancelScheduledWork(ctx, st.QueueJobID); err != nil {
 						return err
 					}

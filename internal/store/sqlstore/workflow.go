@@ -147,14 +147,44 @@ func digestJSON(d *notify.WorkflowDigestResult) *string {
 	return &s
 }
 
-// stepJob is the queue job of a pending step: due at its time (a delay's
-// end, a digest's window) or at once.
-func stepJob(s *notify.WorkflowRunStep) river.InsertManyParams {
-	opts := &river.InsertOpts{Queue: jobs.QueueWorkflows, MaxAttempts: jobs.WorkflowStepMaxAttempts}
-	if !s.DueAt.IsZero() && s.DueAt.After(time.Now()) {
-		opts.ScheduledAt = s.DueAt
+// stepJobs are the queue jobs of pending steps, each due at its time (a
+// delay's end, a digest's window) or at once. Delay and send steps due
+// at the same instant share WorkflowSteps jobs of up to WorkflowStepsMax
+// (one run decides them together); other steps get a job each. job[i]
+// is the index in the answer of steps[i]'s job.
+func stepJobs(steps []*notify.WorkflowRunStep) (params []river.InsertManyParams, job []int) {
+	job = make([]int, len(steps))
+	shared := map[string]int{} // workspace and due ms: its open job
+	now := time.Now()
+	for i, s := range steps {
+		opts := &river.InsertOpts{Queue: jobs.QueueWorkflows, MaxAttempts: jobs.WorkflowStepMaxAttempts}
+		if !s.DueAt.IsZero() && s.DueAt.After(now) {
+			opts.ScheduledAt = s.DueAt
+		}
+		ref := jobs.StepRef{RunID: s.RunID, Step: s.Index}
+		if s.Type == notify.StepDelay || s.Type == notify.StepSend {
+			opts.ScheduledAt = time.Time{}
+			if early := s.DueAt.Add(-jobs.WorkflowStepsEarly); early.After(now) {
+				opts.ScheduledAt = early
+			}
+		} else {
+			job[i] = len(params)
+			params = append(params, river.InsertManyParams{Args: jobs.WorkflowStep{WorkspaceID: s.WorkspaceID, RunID: s.RunID, Step: s.Index}, InsertOpts: opts})
+			continue
+		}
+		k := s.WorkspaceID + "\x00" + strconv.FormatInt(ms(s.DueAt), 10)
+		if j, ok := shared[k]; ok {
+			a := params[j].Args.(jobs.WorkflowSteps)
+			if len(a.Steps) < jobs.WorkflowStepsMax {
+				a.Steps = append(a.Steps, ref)
+				params[j].Args, job[i] = a, j
+				continue
+			}
+		}
+		shared[k], job[i] = len(params), len(params)
+		params = append(params, river.InsertManyParams{Args: jobs.WorkflowSteps{WorkspaceID: s.WorkspaceID, Steps: []jobs.StepRef{ref}}, InsertOpts: opts})
 	}
-	return river.InsertManyParams{Args: jobs.WorkflowStep{WorkspaceID: s.WorkspaceID, RunID: s.RunID, Step: s.Index}, InsertOpts: opts}
+	return params, job
 }
 
 func (t workflowTx) insertStep(ctx context.Context, s *notify.WorkflowRunStep) error {
@@ -164,9 +194,35 @@ func (t workflowTx) insertStep(ctx context.Context, s *notify.WorkflowRunStep) e
 	return err
 }
 
+// insertSteps inserts step rows, with the queue jobs of the pending ones.
+func (t workflowTx) insertSteps(ctx context.Context, steps []*notify.WorkflowRunStep) error {
+	var pending []*notify.WorkflowRunStep
+	for _, s := range steps {
+		if s.Status == notify.StepPending {
+			pending = append(pending, s)
+		}
+	}
+	if len(pending) > 0 {
+		params, job := stepJobs(pending)
+		ids, err := t.c.InsertJobs(ctx, params)
+		if err != nil {
+			return err
+		}
+		for i, s := range pending {
+			s.QueueJobID = ids[job[i]]
+		}
+	}
+	for _, s := range steps {
+		if err := t.insertStep(ctx, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (t workflowTx) StartWorkflowRuns(ctx context.Context, starts []*notify.WorkflowRunStart) ([]bool, error) {
 	created := make([]bool, len(starts))
-	var fresh []*notify.WorkflowRunStart
+	var steps []*notify.WorkflowRunStep
 	for i, st := range starts {
 		r := st.Run
 		n, err := t.c.Exec(ctx, `INSERT INTO workflow_runs (`+workflowRunCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -187,26 +243,12 @@ func (t workflowTx) StartWorkflowRuns(ctx context.Context, starts []*notify.Work
 			continue
 		}
 		created[i] = true
-		fresh = append(fresh, st)
-	}
-	if len(fresh) == 0 {
-		return created, nil
-	}
-	params := make([]river.InsertManyParams, len(fresh))
-	for i, st := range fresh {
-		params[i] = stepJob(st.First)
-	}
-	ids, err := t.c.InsertJobs(ctx, params)
-	if err != nil {
-		return nil, err
-	}
-	for i, st := range fresh {
-		st.First.QueueJobID = ids[i]
-		if err := t.insertStep(ctx, st.First); err != nil {
-			return nil, err
+		steps = append(steps, st.First)
+		if st.Then != nil {
+			steps = append(steps, st.Then)
 		}
 	}
-	return created, nil
+	return created, t.insertSteps(ctx, steps)
 }
 
 // findRun reads a run and its steps; with lock, through a no-op UPDATE
@@ -223,6 +265,48 @@ func (t workflowTx) findRun(ctx context.Context, workspaceID, id string, lock bo
 	r.Steps, err = queryAll(ctx, t.c, scanWorkflowStep, `SELECT `+workflowStepCols+` FROM workflow_run_steps
 		WHERE run_id = ? ORDER BY step_index`, r.ID)
 	return r, err
+}
+
+// ReadWorkflowRuns reads runs by id with their steps, in statements of
+// up to 500 ids; with lock, holding each run row's write lock.
+func (t workflowTx) ReadWorkflowRuns(ctx context.Context, workspaceID string, ids []string, lock bool) ([]*notify.WorkflowRun, error) {
+	var out []*notify.WorkflowRun
+	for start := 0; start < len(ids); start += 500 {
+		part := ids[start:min(start+500, len(ids))]
+		args := make([]any, 0, len(part)+1)
+		args = append(args, workspaceID)
+		for _, id := range part {
+			args = append(args, id)
+		}
+		in := `(?` + strings.Repeat(", ?", len(part)-1) + `)`
+		q := `SELECT ` + workflowRunCols + ` FROM workflow_runs WHERE workspace_id = ? AND id IN ` + in
+		if lock {
+			q = `UPDATE workflow_runs SET updated_at = updated_at WHERE workspace_id = ? AND id IN ` + in + ` RETURNING ` + workflowRunCols
+		}
+		runs, err := queryAll(ctx, t.c, scanWorkflowRun, q, args...)
+		if err != nil || len(runs) == 0 {
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
+		byID := make(map[string]*notify.WorkflowRun, len(runs))
+		for _, r := range runs {
+			byID[r.ID] = r
+		}
+		steps, err := queryAll(ctx, t.c, scanWorkflowStep, `SELECT `+workflowStepCols+` FROM workflow_run_steps WHERE workspace_id = ? AND run_id IN `+in+
+			` ORDER BY run_id, step_index`, args...)
+		if err != nil {
+			return nil, err
+		}
+		for _, st := range steps {
+			if r := byID[st.RunID]; r != nil {
+				r.Steps = append(r.Steps, st)
+			}
+		}
+		out = append(out, runs...)
+	}
+	return out, nil
 }
 
 func (t workflowTx) LockWorkflowRun(ctx context.Context, workspaceID, id string) (*notify.WorkflowRun, error) {
@@ -278,12 +362,65 @@ func (t workflowTx) EndWorkflowRunStep(ctx context.Context, s *notify.WorkflowRu
 }
 
 func (t workflowTx) AddWorkflowRunStep(ctx context.Context, s *notify.WorkflowRunStep) error {
-	ids, err := t.c.InsertJobs(ctx, []river.InsertManyParams{stepJob(s)})
-	if err != nil {
-		return err
+	return t.insertSteps(ctx, []*notify.WorkflowRunStep{s})
+}
+
+// SaveWorkflowRunSteps writes step rows in multi-row upserts (a batch
+// of step runs): a row of its run and index exists is updated, else
+// inserted; a pending row without a job gets one (stepJobs).
+func (t workflowTx) SaveWorkflowRunSteps(ctx context.Context, steps []*notify.WorkflowRunStep) error {
+	var pending []*notify.WorkflowRunStep
+	for _, s := range steps {
+		if s.Status == notify.StepPending && s.QueueJobID == 0 {
+			pending = append(pending, s)
+		}
 	}
-	s.QueueJobID = ids[0]
-	return t.insertStep(ctx, s)
+	if len(pending) > 0 {
+		params, job := stepJobs(pending)
+		ids, err := t.c.InsertJobs(ctx, params)
+		if err != nil {
+			return err
+		}
+		for i, s := range pending {
+			s.QueueJobID = ids[job[i]]
+		}
+	}
+	const one = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	for start := 0; start < len(steps); start += 500 {
+		part := steps[start:min(start+500, len(steps))]
+		args := make([]any, 0, 12*len(part))
+		for _, s := range part {
+			args = append(args, s.RunID, s.WorkspaceID, s.Index, s.Key, s.Type, s.Status, s.Outcome, s.RequestID, ms(s.DueAt),
+				int64OrNil(s.QueueJobID), ms(s.CreatedAt), msPtr(s.EndedAt))
+		}
+		if _, err := t.c.Exec(ctx, `INSERT INTO workflow_run_steps (`+workflowStepCols+`) VALUES `+one+strings.Repeat(", "+one, len(part)-1)+`
+			ON CONFLICT (run_id, step_index) DO UPDATE SET status = excluded.status, outcome = excluded.outcome,
+			request_id = excluded.request_id, due_at = excluded.due_at, queue_job_id = excluded.queue_job_id, ended_at = excluded.ended_at
+			WHERE workflow_run_steps.workspace_id = excluded.workspace_id`, args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SaveWorkflowRuns saves runs' status, digest and times in multi-row
+// statements (UpdateWorkflowRun for a batch).
+func (t workflowTx) SaveWorkflowRuns(ctx context.Context, runs []*notify.WorkflowRun) error {
+	const one = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	for start := 0; start < len(runs); start += 500 {
+		part := runs[start:min(start+500, len(runs))]
+		args := make([]any, 0, 14*len(part))
+		for _, r := range part {
+			args = append(args, r.ID, r.WorkspaceID, r.WorkflowID, r.WorkflowKey, r.Version, r.RecipientID, toJSON(r.Payload),
+				nullable(r.IdempotencyKey), r.CancellationKey, r.Status, digestJSON(r.Digest), ms(r.CreatedAt), ms(r.UpdatedAt), msPtr(r.EndedAt))
+		}
+		if _, err := t.c.Exec(ctx, `INSERT INTO workflow_runs (`+workflowRunCols+`) VALUES `+one+strings.Repeat(", "+one, len(part)-1)+`
+			ON CONFLICT (id) DO UPDATE SET status = excluded.status, digest = excluded.digest, updated_at = excluded.updated_at,
+			ended_at = excluded.ended_at WHERE workflow_runs.workspace_id = excluded.workspace_id`, args...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (t workflowTx) FindRunningWorkflowRuns(ctx context.Context, workspaceID, workflowID, cancellationKey string) ([]*notify.WorkflowRun, error) {

@@ -71,8 +71,71 @@ func testWorkflows(t *testing.T, db *store.DB) {
 		require.NoError(t, err)
 		require.Equal(t, []bool{false, true}, created, "a repeated key starts nothing; no key always starts")
 		require.Equal(t, first[0].Run.ID, again[0].Run.ID, "the existing run answers")
+		require.Equal(t, first[0].First.QueueJobID, first[1].First.QueueJobID, "send steps due at once share a job")
 		return nil
 	})
+	// A run whose leading send ended in the transaction that started it,
+	// gone on to a pending delay: no job for the ended step, one for the
+	// delay.
+	led := newRun("u-4", "")
+	end := t0.Add(time.Second)
+	led.First.Status, led.First.Outcome, led.First.RequestID, led.First.EndedAt = notify.RunStepDone, "sent", "req-0", &end
+	led.Then = &notify.WorkflowRunStep{RunID: led.Run.ID, WorkspaceID: ws1, Index: 1, Key: "b", Type: notify.StepDelay,
+		Status: notify.StepPending, DueAt: t0.Add(time.Hour), CreatedAt: t0}
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		created, err := tx.StartWorkflowRuns(ctx, []*notify.WorkflowRunStart{led})
+		require.NoError(t, err)
+		require.Equal(t, []bool{true}, created)
+		require.Zero(t, led.First.QueueJobID, "an ended step has no job")
+		require.NotZero(t, led.Then.QueueJobID)
+		return nil
+	})
+	// A batch of step runs saves rows and runs at once: the pending delay
+	// ends, a send row is inserted ended, the run completes.
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		runs, err := tx.ReadWorkflowRuns(ctx, ws1, []string{led.Run.ID}, true)
+		require.NoError(t, err)
+		r := runs[0]
+		wait := r.Steps[1]
+		wait.Status, wait.Outcome, wait.EndedAt = notify.RunStepDone, "waited", &end
+		sent := &notify.WorkflowRunStep{RunID: r.ID, WorkspaceID: ws1, Index: 2, Key: "c", Type: notify.StepSend, Status: notify.RunStepDone,
+			Outcome: "sent", RequestID: "req-2", DueAt: end, CreatedAt: end, EndedAt: &end}
+		require.NoError(t, tx.SaveWorkflowRunSteps(ctx, []*notify.WorkflowRunStep{wait, sent}))
+		r.Status, r.EndedAt, r.UpdatedAt = notify.RunCompleted, &end, end
+		require.NoError(t, tx.SaveWorkflowRuns(ctx, []*notify.WorkflowRun{r}))
+		// Another workspace's run is not touched.
+		other := *r
+		other.WorkspaceID, other.Status = ws2, notify.RunFailed
+		require.NoError(t, tx.SaveWorkflowRuns(ctx, []*notify.WorkflowRun{&other}))
+		return nil
+	})
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		r, err := tx.FindWorkflowRun(ctx, ws1, led.Run.ID)
+		require.NoError(t, err)
+		require.Equal(t, notify.RunCompleted, r.Status)
+		require.Len(t, r.Steps, 3)
+		require.Equal(t, "waited", r.Steps[1].Outcome)
+		require.Equal(t, "req-2", r.Steps[2].RequestID)
+		return nil
+	})
+	ids := []string{first[0].Run.ID, first[1].Run.ID, led.Run.ID, "no-such-run"}
+	for _, lock := range []bool{false, true} {
+		update(t, db, func(ctx context.Context, tx notify.Tx) error {
+			runs, err := tx.ReadWorkflowRuns(ctx, ws1, ids, lock)
+			require.NoError(t, err)
+			require.Len(t, runs, 3, "the runs that exist")
+			for _, r := range runs {
+				if r.ID == led.Run.ID {
+					require.Len(t, r.Steps, 3)
+					require.Equal(t, "req-0", r.Steps[0].RequestID)
+				}
+			}
+			other, err := tx.ReadWorkflowRuns(ctx, ws2, ids, lock)
+			require.NoError(t, err)
+			require.Empty(t, other, "another workspace's runs")
+			return nil
+		})
+	}
 	run := first[0].Run
 	update(t, db, func(ctx context.Context, tx notify.Tx) error {
 		r, err := tx.LockWorkflowRun(ctx, ws1, run.ID)
@@ -105,7 +168,7 @@ func testWorkflows(t *testing.T, db *store.DB) {
 		require.ErrorIs(t, err, notify.ErrNotFound)
 		page, err := tx.FindWorkflowRuns(ctx, ws1, notify.WorkflowRunFilter{WorkflowID: w.ID, Limit: 10})
 		require.NoError(t, err)
-		require.Len(t, page, 4)
+		require.Len(t, page, 5)
 		for _, r := range page {
 			require.NotEmpty(t, r.Steps, "a page's runs come with their steps")
 		}
@@ -114,7 +177,7 @@ func testWorkflows(t *testing.T, db *store.DB) {
 		require.Len(t, mine, 2)
 		running, err := tx.FindRunningWorkflowRuns(ctx, ws1, w.ID, "c1")
 		require.NoError(t, err)
-		require.Len(t, running, 3, "the completed run is not running")
+		require.Len(t, running, 3, "the completed runs are not running")
 		none, err := tx.FindWorkflowRuns(ctx, ws2, notify.WorkflowRunFilter{Limit: 10})
 		require.NoError(t, err)
 		require.Empty(t, none)
