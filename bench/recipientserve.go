@@ -94,16 +94,7 @@ func (b *bench) recipientServe(ctx context.Context) error {
 		} else {
 			res = run(name, b.conns, b.duration, op)
 		}
-		fmt.Println(res)
-		if res.fail > 0 {
-			fmt.Printf("server log:\n%s\n", p.logTail())
-		}
-		start := time.Now()
-		for int64(sk.unique())-before < res.ok && time.Since(start) < 5*time.Minute {
-			time.Sleep(20 * time.Millisecond)
-		}
-		fmt.Printf("%-44s %9d  (drained %s after the load)\n", fmt.Sprintf("phase %d delivered", n), int64(sk.unique())-before,
-			time.Since(start).Round(time.Millisecond))
+		p.drained(sk, n-1, before, res)
 		srvCPU, dbCPU := p.cpu()-cpu0, cpuSince(db0, dbc.snapshot(ctx))
 		perMsg := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(max(res.ok, 1)) }
 		fmt.Printf("%-44s %9.0f µs  (server %.0f µs, database %.0f µs)\n", "CPU per message, accepted and delivered",

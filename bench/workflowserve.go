@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"sync/atomic"
-	"time"
 )
 
 // The workflowserve scenario is issue 34's first benchmark: the default
@@ -65,16 +64,7 @@ func (b *bench) workflowServe(ctx context.Context) error {
 			path, body := call(trigger)
 			return post(ctx, p.key, "POST", path, body, want)
 		})
-		fmt.Println(res)
-		if res.fail > 0 {
-			fmt.Printf("server log:\n%s\n", p.logTail())
-		}
-		start := time.Now()
-		for int64(sk.unique())-before < res.ok && time.Since(start) < 5*time.Minute {
-			time.Sleep(20 * time.Millisecond)
-		}
-		fmt.Printf("%-44s %9d  (drained %s after the load)\n", fmt.Sprintf("phase %d delivered", phase+1), int64(sk.unique())-before,
-			time.Since(start).Round(time.Millisecond))
+		p.drained(sk, phase, before, res)
 		fmt.Printf("%-44s %9.0f µs\n", "server CPU per message, accepted and delivered",
 			float64((p.cpu()-cpu0).Microseconds())/float64(max(res.ok, 1)))
 		k := 0

@@ -196,21 +196,8 @@ func (t workflowTx) insertStep(ctx context.Context, s *notify.WorkflowRunStep) e
 
 // insertSteps inserts step rows, with the queue jobs of the pending ones.
 func (t workflowTx) insertSteps(ctx context.Context, steps []*notify.WorkflowRunStep) error {
-	var pending []*notify.WorkflowRunStep
-	for _, s := range steps {
-		if s.Status == notify.StepPending {
-			pending = append(pending, s)
-		}
-	}
-	if len(pending) > 0 {
-		params, job := stepJobs(pending)
-		ids, err := t.c.InsertJobs(ctx, params)
-		if err != nil {
-			return err
-		}
-		for i, s := range pending {
-			s.QueueJobID = ids[job[i]]
-		}
+	if err := t.scheduleSteps(ctx, steps, func(s *notify.WorkflowRunStep) bool { return s.Status == notify.StepPending }); err != nil {
+		return err
 	}
 	for _, s := range steps {
 		if err := t.insertStep(ctx, s); err != nil {
@@ -369,21 +356,10 @@ func (t workflowTx) AddWorkflowRunStep(ctx context.Context, s *notify.WorkflowRu
 // of step runs): a row of its run and index exists is updated, else
 // inserted; a pending row without a job gets one (stepJobs).
 func (t workflowTx) SaveWorkflowRunSteps(ctx context.Context, steps []*notify.WorkflowRunStep) error {
-	var pending []*notify.WorkflowRunStep
-	for _, s := range steps {
-		if s.Status == notify.StepPending && s.QueueJobID == 0 {
-			pending = append(pending, s)
-		}
-	}
-	if len(pending) > 0 {
-		params, job := stepJobs(pending)
-		ids, err := t.c.InsertJobs(ctx, params)
-		if err != nil {
-			return err
-		}
-		for i, s := range pending {
-			s.QueueJobID = ids[job[i]]
-		}
+	if err := t.scheduleSteps(ctx, steps, func(s *notify.WorkflowRunStep) bool {
+		return s.Status == notify.StepPending && s.QueueJobID == 0
+	}); err != nil {
+		return err
 	}
 	const one = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 	for start := 0; start < len(steps); start += 500 {
@@ -523,4 +499,27 @@ func (t workflowTx) FindTopicSubscribers(ctx context.Context, workspaceID, topic
 		return s, row.Scan(&s)
 	}, `SELECT recipient_id FROM topic_subscriptions WHERE workspace_id = ? AND topic_key = ? AND recipient_id > ?
 		ORDER BY recipient_id LIMIT `+strconv.Itoa(max(limit, 1)), workspaceID, topic, after)
+}
+
+// scheduleSteps gives the steps of steps that need one (need) their queue
+// jobs, inserted in one call (stepJobs), and sets their QueueJobID.
+func (t workflowTx) scheduleSteps(ctx context.Context, steps []*notify.WorkflowRunStep, need func(*notify.WorkflowRunStep) bool) error {
+	var pending []*notify.WorkflowRunStep
+	for _, s := range steps {
+		if need(s) {
+			pending = append(pending, s)
+		}
+	}
+	if len(pending) == 0 {
+		return nil
+	}
+	params, job := stepJobs(pending)
+	ids, err := t.c.InsertJobs(ctx, params)
+	if err != nil {
+		return err
+	}
+	for i, s := range pending {
+		s.QueueJobID = ids[job[i]]
+	}
+	return nil
 }
