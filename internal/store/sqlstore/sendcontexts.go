@@ -48,7 +48,7 @@ func (t preferenceTx) FindSendContexts(ctx context.Context, ws string, qs []noti
 		rows, err := t.c.Query(ctx, `SELECT `+prefixCols("r.", profileCols)+`, `+configVersionOf+`, c.key, p.channel, p.allowed
 			FROM recipients r LEFT JOIN preferences p ON p.recipient_id = r.id AND p.channel IN (`+placeholders(len(chans))+`)
 			LEFT JOIN categories c ON c.id = p.category_id WHERE r.workspace_id = ? AND r.external_id IN (`+placeholders(len(part))+`)`,
-			args...)
+			uncached(len(part), args)...)
 		if err != nil {
 			return nil, err
 		}

@@ -147,6 +147,19 @@ func digestJSON(d *notify.WorkflowDigestResult) *string {
 	return &s
 }
 
+// uncached marks a statement of rows rows (or ids) of a batch, when more
+// than one, to run without a cached prepared statement (FreshPlan): on
+// PostgreSQL each distinct row count is a statement text of its own, up
+// to tens of kilobytes with thousands of parameters, and every pooled
+// connection kept its own prepared copy of each, a heap the collector
+// scanned again and again under serve's memory limit.
+func uncached(rows int, args []any) []any {
+	if rows < 2 {
+		return args
+	}
+	return append([]any{FreshPlan}, args...)
+}
+
 // stepJobs are the queue jobs of pending steps, each due at its time (a
 // delay's end, a digest's window) or at once. Delay and send steps due
 // at the same instant share WorkflowSteps jobs of up to WorkflowStepsMax
@@ -208,7 +221,7 @@ func (t workflowTx) writeSteps(ctx context.Context, steps []*notify.WorkflowRunS
 				int64OrNil(s.QueueJobID), ms(s.CreatedAt), msPtr(s.EndedAt))
 		}
 		if _, err := t.c.Exec(ctx, `INSERT INTO workflow_run_steps (`+workflowStepCols+`) VALUES `+one+strings.Repeat(", "+one, len(part)-1)+tail,
-			args...); err != nil {
+			uncached(len(part), args)...); err != nil {
 			return err
 		}
 	}
@@ -235,7 +248,7 @@ func (t workflowTx) StartWorkflowRuns(ctx context.Context, starts []*notify.Work
 			return id, row.Scan(&id)
 		}, `INSERT INTO workflow_runs (`+workflowRunCols+`) VALUES `+one+strings.Repeat(", "+one, len(part)-1)+`
 			ON CONFLICT (workspace_id, workflow_id, recipient_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-			RETURNING id`, args...)
+			RETURNING id`, uncached(len(part), args)...)
 		if err != nil {
 			return nil, err
 		}
@@ -339,7 +352,7 @@ func (t workflowTx) ReadWorkflowRuns(ctx context.Context, workspaceID string, id
 		if lock {
 			q = `UPDATE workflow_runs SET updated_at = updated_at WHERE workspace_id = ? AND id IN ` + in + ` RETURNING ` + workflowRunCols
 		}
-		runs, err := queryAll(ctx, t.c, scanWorkflowRun, q, args...)
+		runs, err := queryAll(ctx, t.c, scanWorkflowRun, q, uncached(len(part), args)...)
 		if err != nil || len(runs) == 0 {
 			if err != nil {
 				return nil, err
@@ -351,7 +364,7 @@ func (t workflowTx) ReadWorkflowRuns(ctx context.Context, workspaceID string, id
 			byID[r.ID] = r
 		}
 		steps, err := queryAll(ctx, t.c, scanWorkflowStep, `SELECT `+workflowStepCols+` FROM workflow_run_steps WHERE workspace_id = ? AND run_id IN `+in+
-			` ORDER BY run_id, step_index`, args...)
+			` ORDER BY run_id, step_index`, uncached(len(part), args)...)
 		if err != nil {
 			return nil, err
 		}
@@ -449,7 +462,7 @@ func (t workflowTx) SaveWorkflowRuns(ctx context.Context, runs []*notify.Workflo
 		}
 		if _, err := t.c.Exec(ctx, `INSERT INTO workflow_runs (`+workflowRunCols+`) VALUES `+one+strings.Repeat(", "+one, len(part)-1)+`
 			ON CONFLICT (id) DO UPDATE SET status = excluded.status, digest = excluded.digest, updated_at = excluded.updated_at,
-			ended_at = excluded.ended_at WHERE workflow_runs.workspace_id = excluded.workspace_id`, args...); err != nil {
+			ended_at = excluded.ended_at WHERE workflow_runs.workspace_id = excluded.workspace_id`, uncached(len(part), args)...); err != nil {
 			return err
 		}
 	}
