@@ -147,14 +147,15 @@ func digestJSON(d *notify.WorkflowDigestResult) *string {
 	return &s
 }
 
-// uncached marks a statement of rows rows (or ids) of a batch, when more
-// than one, to run without a cached prepared statement (FreshPlan): on
+// uncached marks a statement of rows rows (or ids) of a batch, when
+// many, to run without a cached prepared statement (FreshPlan): on
 // PostgreSQL each distinct row count is a statement text of its own, up
 // to tens of kilobytes with thousands of parameters, and every pooled
 // connection kept its own prepared copy of each, a heap the collector
-// scanned again and again under serve's memory limit.
+// scanned again and again under serve's memory limit. A few rows (the
+// triggers of one group commit) keep their cached plans.
 func uncached(rows int, args []any) []any {
-	if rows < 2 {
+	if rows < 32 {
 		return args
 	}
 	return append([]any{FreshPlan}, args...)
