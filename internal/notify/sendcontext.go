@@ -34,4 +34,8 @@ type SendContextTx interface {
 	// depend on one another, so a backend that can sends them in one round
 	// trip.
 	FindSendContext(ctx context.Context, workspaceID string, q SendContextQuery) (*SendContext, error)
+	// FindSendContexts is FindSendContext for many queries (a batch of
+	// sends by recipient id), answered in their order, in as few round
+	// trips as the backend can.
+	FindSendContexts(ctx context.Context, workspaceID string, qs []SendContextQuery) ([]*SendContext, error)
 }

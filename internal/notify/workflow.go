@@ -198,6 +198,11 @@ type WorkflowTx interface {
 	FindWorkflowVersion(ctx context.Context, workspaceID, workflowID string, version int) (*WorkflowVersion, error)
 	FindWorkflowVersions(ctx context.Context, workspaceID, workflowID string) ([]*WorkflowVersion, error)
 	PublishWorkflowVersion(ctx context.Context, workspaceID, workflowID string, version int, at time.Time) error
+	// FindTriggerWorkflow reads, in one statement, the workflow of key
+	// (ErrNotFound when none), its published version (nil when none is
+	// published) and how many of recipients (distinct external ids) are
+	// profiles of the workspace.
+	FindTriggerWorkflow(ctx context.Context, workspaceID, key string, recipients []string) (*Workflow, *WorkflowVersion, int, error)
 
 	// StartWorkflowRuns inserts runs, their first step rows (and Then)
 	// and the pending steps' queue jobs. A run whose idempotency key (per workflow and

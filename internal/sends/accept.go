@@ -36,7 +36,10 @@ type acceptCall struct {
 	// write, when set, runs the caller's own writes in the transaction
 	// before the requests are written, and may leave some out (CommitWith).
 	write func(ctx context.Context, tx notify.Tx) error
-	done  chan struct{}
+	// settle, when the write sets it, runs after every call's write and
+	// the transaction's shared work, and sets accepts.
+	settle func()
+	done   chan struct{}
 }
 
 // acceptor runs the send group commit.
@@ -138,7 +141,12 @@ func (a *acceptor) commit(ctx context.Context, calls []*acceptCall, lock bool) e
 		if adm, err = s.gate.Admit(ctx, tx, gcs, now, lock); err != nil {
 			return err
 		}
-		var accepts []*notify.Accept
+		// The calls' own writes share what they leave for after them all
+		// (usecase.TxShare); then each call settles which of its requests
+		// to write.
+		share := &usecase.TxShare{}
+		wctx := usecase.WithTxShare(ctx, share)
+		var written []*acceptCall
 		for _, c := range calls {
 			if c.Err != nil {
 				continue
@@ -148,9 +156,19 @@ func (a *acceptor) commit(ctx context.Context, calls []*acceptCall, lock bool) e
 				continue
 			}
 			if c.write != nil {
-				if err := c.write(ctx, tx); err != nil {
+				if err := c.write(wctx, tx); err != nil {
 					return err
 				}
+			}
+			written = append(written, c)
+		}
+		if err := share.Flush(ctx, tx); err != nil {
+			return err
+		}
+		var accepts []*notify.Accept
+		for _, c := range written {
+			if c.settle != nil {
+				c.settle()
 			}
 			accepts = append(accepts, c.accepts...)
 		}

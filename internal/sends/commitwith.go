@@ -14,7 +14,9 @@ import (
 // runs). requestIDs[i] is the request built for items[i], or "" when
 // refusals[i] holds the 4xx detail that refused it at build; keep[i]
 // false leaves items[i]'s request out (its run was not started, its step
-// had ended). It runs again, from scratch, when its batch is retried.
+// had ended). keep is read after every write of the transaction and the
+// work they share (usecase.TxShareOf(ctx)) ran, so work left there may
+// still fill it. It runs again, from scratch, when its batch is retried.
 type WriteWith func(ctx context.Context, tx notify.Tx, requestIDs, refusals []string) (keep []bool, err error)
 
 // CommitWith builds the requests of items (workflow sends by recipient
@@ -34,13 +36,17 @@ func (s *Service) CommitWith(ctx context.Context, ws string, key *notify.APIKey,
 			if err != nil {
 				return err
 			}
-			c.accepts = c.accepts[:0]
-			for i, a := range all {
-				if a != nil {
-					a.Existing, a.ExistingJob, a.Job = nil, nil, nil
-				}
-				if a != nil && keep[i] {
-					c.accepts = append(c.accepts, a)
+			// keep is read once the transaction's shared work has run: a
+			// write that left its rows to it learns there what to keep.
+			c.settle = func() {
+				c.accepts = c.accepts[:0]
+				for i, a := range all {
+					if a != nil {
+						a.Existing, a.ExistingJob, a.Job = nil, nil, nil
+					}
+					if a != nil && keep[i] {
+						c.accepts = append(c.accepts, a)
+					}
 				}
 			}
 			return nil

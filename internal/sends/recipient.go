@@ -39,8 +39,18 @@ func checkRecipientChoice(f func(string) string, addr, id *string) (string, erro
 // on every channel it may use, the windows and, when it may reach a
 // phone, the profile's consents.
 func sendContext(ctx context.Context, tx notify.Tx, ws string, in *SendInput) (*notify.SendContext, error) {
-	if in.RecipientID == nil && in.Category == nil && in.SendWindow == nil {
+	q, ok := sendContextQuery(in)
+	if !ok {
 		return nil, nil
+	}
+	return tx.FindSendContext(ctx, ws, q)
+}
+
+// sendContextQuery is the acceptance read in needs; false when it needs
+// none.
+func sendContextQuery(in *SendInput) (notify.SendContextQuery, bool) {
+	if in.RecipientID == nil && in.Category == nil && in.SendWindow == nil {
+		return notify.SendContextQuery{}, false
 	}
 	q := notify.SendContextQuery{Channels: []notify.Channel{notify.Channel(in.Channel)}}
 	if in.RecipientID != nil {
@@ -59,7 +69,7 @@ func sendContext(ctx context.Context, tx notify.Tx, ws string, in *SendInput) (*
 	for _, ch := range q.Channels {
 		q.Consents = q.Consents || (q.RecipientExternalID != "" && phoneChannel(ch))
 	}
-	return tx.FindSendContext(ctx, ws, q)
+	return q, true
 }
 
 // findProfile answers the send's profile from sc; a missing one is the

@@ -344,7 +344,11 @@ func (s *Service) buildRequestsOf(ctx context.Context, ws string, key *notify.AP
 	out := make([]built, len(ins))
 	build := func(tx notify.Tx) error {
 		if tx != nil && len(ins) > 1 {
-			tx = newTemplateMemo(tx)
+			m := newTemplateMemo(tx)
+			if err := m.prefetch(ctx, ws, ins); err != nil {
+				return err
+			}
+			tx = m
 		}
 		for i, in := range ins {
 			prefix := ""

@@ -113,19 +113,25 @@ func (s *Service) start(ctx context.Context, ws, key string, door *Door, in Trig
 	var w *notify.Workflow
 	var v *notify.WorkflowVersion
 	err := s.Store.Lookup(ctx, func(tx notify.Tx) (err error) {
-		if w, err = findWorkflow(ctx, tx, ws, key); err != nil {
-			return err
+		if CheckKey("key", key) != nil {
+			return notify.NotFound("Workflow")
 		}
-		if w.PublishedVersion == 0 {
+		var known []string
+		if check {
+			known = in.Recipients
+		}
+		var n int
+		if w, v, n, err = tx.FindTriggerWorkflow(ctx, ws, key, known); err != nil {
+			return usecase.NotFound(err, "Workflow")
+		}
+		if w.PublishedVersion == 0 || v == nil {
 			return notify.Conflict("Workflow %s has no published version", w.Key)
 		}
-		if v, err = tx.FindWorkflowVersion(ctx, ws, w.ID, w.PublishedVersion); err != nil {
-			return err
+		if n == len(known) {
+			return nil
 		}
-		for i, id := range in.Recipients {
-			if !check {
-				break
-			}
+		// Some recipient is no profile: name the first.
+		for i, id := range known {
 			if _, err := tx.FindRecipient(ctx, ws, id); err != nil {
 				if notify.IsNotFound(err) {
 					return notify.Invalid("recipients[%d]: no recipient profile %q", i, id)
@@ -159,7 +165,6 @@ func (s *Service) start(ctx context.Context, ws, key string, door *Door, in Trig
 	var out []Started
 	err = s.accept.CommitWorkflow(ctx, ws, door, sends, func(ctx context.Context, tx notify.Tx, requestIDs, refusals []string) ([]bool, error) {
 		starts := make([]*notify.WorkflowRunStart, len(ids))
-		var events []*notify.Event
 		for i := range ids {
 			r := newRun(i)
 			first, err := s.reach(ctx, tx, r, v.Steps, 0, now)
@@ -178,29 +183,70 @@ func (s *Service) start(ctx context.Context, ws, key string, door *Door, in Trig
 				return nil, err
 			}
 		}
-		created, err := tx.StartWorkflowRuns(ctx, starts)
+		// The runs' rows and events are written with those of the other
+		// triggers of the transaction (startBatch), or at once.
+		created := make([]bool, len(starts))
+		settle := func(got []bool) []*notify.Event {
+			copy(created, got)
+			out = make([]Started, len(starts))
+			var events []*notify.Event
+			for i, st := range starts {
+				out[i] = Started{RunID: st.Run.ID, RecipientID: st.Run.RecipientID, Created: created[i]}
+				if !created[i] {
+					continue
+				}
+				running := *st.Run // the events of its start see it running
+				running.Status, running.EndedAt = notify.RunRunning, nil
+				events = append(events, runEvent(EventRunStarted, &running, now))
+				if sends != nil {
+					events = append(events, stepEvent(&running, st.First, now))
+					if st.Run.Status == notify.RunCompleted {
+						events = append(events, runEvent(EventRunEnded, st.Run, now))
+					}
+				}
+			}
+			return events
+		}
+		if share := usecase.TxShareOf(ctx); share != nil {
+			b := share.Shared("workflows.start", func() (any, func(context.Context, notify.Tx) error) {
+				b := &startBatch{}
+				return b, b.flush
+			}).(*startBatch)
+			b.starts, b.settles, b.counts = append(b.starts, starts...), append(b.settles, settle), append(b.counts, len(starts))
+			return created, nil // filled by b.flush before it is read
+		}
+		got, err := tx.StartWorkflowRuns(ctx, starts)
 		if err != nil {
 			return nil, err
 		}
-		out = make([]Started, len(starts))
-		for i, st := range starts {
-			out[i] = Started{RunID: st.Run.ID, RecipientID: st.Run.RecipientID, Created: created[i]}
-			if !created[i] {
-				continue
-			}
-			running := *st.Run // the events of its start see it running
-			running.Status, running.EndedAt = notify.RunRunning, nil
-			events = append(events, runEvent(EventRunStarted, &running, now))
-			if sends != nil {
-				events = append(events, stepEvent(&running, st.First, now))
-				if st.Run.Status == notify.RunCompleted {
-					events = append(events, runEvent(EventRunEnded, st.Run, now))
-				}
-			}
-		}
-		return created, emit(ctx, tx, events)
+		return created, emit(ctx, tx, settle(got))
 	})
 	return out, err
+}
+
+// startBatch is the runs of every trigger of one group-commit
+// transaction, started together: one multi-row insert of the runs, one
+// of their steps, one read of the workspace's webhooks for the events.
+type startBatch struct {
+	starts []*notify.WorkflowRunStart
+	// settles[i] takes which of its trigger's starts were created and
+	// answers their events, in the order the triggers wrote.
+	settles []func(created []bool) []*notify.Event
+	counts  []int
+}
+
+func (b *startBatch) flush(ctx context.Context, tx notify.Tx) error {
+	created, err := tx.StartWorkflowRuns(ctx, b.starts)
+	if err != nil {
+		return err
+	}
+	var events []*notify.Event
+	off := 0
+	for i, settle := range b.settles {
+		events = append(events, settle(created[off:off+b.counts[i]])...)
+		off += b.counts[i]
+	}
+	return emit(ctx, tx, events)
 }
 
 // inTx is a send accepted in the transaction that ends its step: the

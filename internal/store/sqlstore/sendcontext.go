@@ -68,9 +68,20 @@ func (t preferenceTx) FindSendContext(ctx context.Context, ws string, q notify.S
 			return nil, err
 		}
 	}
+	if err := t.fillSendContext(ctx, ws, out, version, own, chans, key); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// fillSendContext completes out, whose profile (if any) and its own
+// choices own were read at the configuration's version, from the
+// configuration cache: the category, the default's choices, the windows.
+func (t preferenceTx) fillSendContext(ctx context.Context, ws string, out *notify.SendContext, version int64, own []choice,
+	chans []string, key string) error {
 	cfg, err := t.sendConfig(ctx, ws, version)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	out.Category = cfg.categories[key]
 	out.Preferences.Category = out.Category
@@ -83,7 +94,7 @@ func (t preferenceTx) FindSendContext(ctx context.Context, ws string, q notify.S
 		catID = out.Category.ID
 	}
 	out.Windows = cfg.windowsOf(catID)
-	return out, nil
+	return nil
 }
 
 // sendContextSQL is the profile read of FindSendContext for n channels,

@@ -147,6 +147,20 @@ func digestJSON(d *notify.WorkflowDigestResult) *string {
 	return &s
 }
 
+// uncached marks a statement of rows rows (or ids) of a batch, when
+// many, to run without a cached prepared statement (FreshPlan): on
+// PostgreSQL each distinct row count is a statement text of its own, up
+// to tens of kilobytes with thousands of parameters, and every pooled
+// connection kept its own prepared copy of each, a heap the collector
+// scanned again and again under serve's memory limit. A few rows (the
+// triggers of one group commit) keep their cached plans.
+func uncached(rows int, args []any) []any {
+	if rows < 32 {
+		return args
+	}
+	return append([]any{FreshPlan}, args...)
+}
+
 // stepJobs are the queue jobs of pending steps, each due at its time (a
 // delay's end, a digest's window) or at once. Delay and send steps due
 // at the same instant share WorkflowSteps jobs of up to WorkflowStepsMax
@@ -187,39 +201,70 @@ func stepJobs(steps []*notify.WorkflowRunStep) (params []river.InsertManyParams,
 	return params, job
 }
 
-func (t workflowTx) insertStep(ctx context.Context, s *notify.WorkflowRunStep) error {
-	_, err := t.c.Exec(ctx, `INSERT INTO workflow_run_steps (`+workflowStepCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		s.RunID, s.WorkspaceID, s.Index, s.Key, s.Type, s.Status, s.Outcome, s.RequestID, ms(s.DueAt), int64OrNil(s.QueueJobID),
-		ms(s.CreatedAt), msPtr(s.EndedAt))
-	return err
-}
-
-// insertSteps inserts step rows, with the queue jobs of the pending ones.
+// insertSteps inserts step rows, with the queue jobs of the pending
+// ones, in multi-row statements.
 func (t workflowTx) insertSteps(ctx context.Context, steps []*notify.WorkflowRunStep) error {
 	if err := t.scheduleSteps(ctx, steps, func(s *notify.WorkflowRunStep) bool { return s.Status == notify.StepPending }); err != nil {
 		return err
 	}
-	for _, s := range steps {
-		if err := t.insertStep(ctx, s); err != nil {
+	return t.writeSteps(ctx, steps, "")
+}
+
+// writeSteps inserts step rows in multi-row statements of up to 500,
+// each followed by tail (an ON CONFLICT clause, or none).
+func (t workflowTx) writeSteps(ctx context.Context, steps []*notify.WorkflowRunStep, tail string) error {
+	const one = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	for start := 0; start < len(steps); start += 500 {
+		part := steps[start:min(start+500, len(steps))]
+		args := make([]any, 0, 12*len(part))
+		for _, s := range part {
+			args = append(args, s.RunID, s.WorkspaceID, s.Index, s.Key, s.Type, s.Status, s.Outcome, s.RequestID, ms(s.DueAt),
+				int64OrNil(s.QueueJobID), ms(s.CreatedAt), msPtr(s.EndedAt))
+		}
+		if _, err := t.c.Exec(ctx, `INSERT INTO workflow_run_steps (`+workflowStepCols+`) VALUES `+one+strings.Repeat(", "+one, len(part)-1)+tail,
+			uncached(len(part), args)...); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// StartWorkflowRuns inserts the runs in multi-row statements that skip
+// the ones whose idempotency key was taken (by an earlier trigger, or by
+// an earlier start of the same call), then reads those existing runs,
+// then inserts the created runs' step rows.
 func (t workflowTx) StartWorkflowRuns(ctx context.Context, starts []*notify.WorkflowRunStart) ([]bool, error) {
 	created := make([]bool, len(starts))
-	var steps []*notify.WorkflowRunStep
-	for i, st := range starts {
-		r := st.Run
-		n, err := t.c.Exec(ctx, `INSERT INTO workflow_runs (`+workflowRunCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT (workspace_id, workflow_id, recipient_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING`,
-			r.ID, r.WorkspaceID, r.WorkflowID, r.WorkflowKey, r.Version, r.RecipientID, toJSON(r.Payload), nullable(r.IdempotencyKey),
-			r.CancellationKey, r.Status, digestJSON(r.Digest), ms(r.CreatedAt), ms(r.UpdatedAt), msPtr(r.EndedAt))
+	const one = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	for start := 0; start < len(starts); start += 500 {
+		part := starts[start:min(start+500, len(starts))]
+		args := make([]any, 0, 14*len(part))
+		for _, st := range part {
+			r := st.Run
+			args = append(args, r.ID, r.WorkspaceID, r.WorkflowID, r.WorkflowKey, r.Version, r.RecipientID, toJSON(r.Payload),
+				nullable(r.IdempotencyKey), r.CancellationKey, r.Status, digestJSON(r.Digest), ms(r.CreatedAt), ms(r.UpdatedAt), msPtr(r.EndedAt))
+		}
+		ids, err := queryAll(ctx, t.c, func(row Row) (string, error) {
+			var id string
+			return id, row.Scan(&id)
+		}, `INSERT INTO workflow_runs (`+workflowRunCols+`) VALUES `+one+strings.Repeat(", "+one, len(part)-1)+`
+			ON CONFLICT (workspace_id, workflow_id, recipient_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+			RETURNING id`, uncached(len(part), args)...)
 		if err != nil {
 			return nil, err
 		}
-		if n == 0 {
+		inserted := make(map[string]bool, len(ids))
+		for _, id := range ids {
+			inserted[id] = true
+		}
+		for i, st := range part {
+			created[start+i] = inserted[st.Run.ID]
+		}
+	}
+	var steps []*notify.WorkflowRunStep
+	for i, st := range starts {
+		r := st.Run
+		if !created[i] {
 			existing, err := scanWorkflowRun(t.c.QueryRow(ctx, `SELECT `+workflowRunCols+` FROM workflow_runs
 				WHERE workspace_id = ? AND workflow_id = ? AND recipient_id = ? AND idempotency_key = ?`,
 				r.WorkspaceID, r.WorkflowID, r.RecipientID, r.IdempotencyKey))
@@ -229,13 +274,51 @@ func (t workflowTx) StartWorkflowRuns(ctx context.Context, starts []*notify.Work
 			*r = *existing
 			continue
 		}
-		created[i] = true
 		steps = append(steps, st.First)
 		if st.Then != nil {
 			steps = append(steps, st.Then)
 		}
 	}
 	return created, t.insertSteps(ctx, steps)
+}
+
+// FindTriggerWorkflow reads the workflow of key, its published version
+// and how many of recipients are profiles of the workspace, in one
+// statement (a trigger's reads before its transaction).
+func (t workflowTx) FindTriggerWorkflow(ctx context.Context, workspaceID, key string, recipients []string) (*notify.Workflow, *notify.WorkflowVersion, int, error) {
+	known, args := `0`, make([]any, 0, len(recipients)+2)
+	if len(recipients) > 0 {
+		known = `(SELECT COUNT(*) FROM recipients p WHERE p.workspace_id = w.workspace_id AND p.external_id IN (?` +
+			strings.Repeat(", ?", len(recipients)-1) + `))`
+		for _, id := range recipients {
+			args = append(args, id)
+		}
+	}
+	args = append(args, workspaceID, key)
+	var w notify.Workflow
+	var cr, up int64
+	var steps *string
+	var vcr, pub *int64
+	var n int
+	err := t.c.QueryRow(ctx, `SELECT w.id, w.workspace_id, w.key, w.name, w.published_version, w.created_at, w.updated_at,
+		v.steps, v.created_at, v.published_at, `+known+`
+		FROM workflows w LEFT JOIN workflow_versions v
+			ON v.workspace_id = w.workspace_id AND v.workflow_id = w.id AND v.version = w.published_version
+		WHERE w.workspace_id = ? AND w.key = ?`, args...).
+		Scan(&w.ID, &w.WorkspaceID, &w.Key, &w.Name, &w.PublishedVersion, &cr, &up, &steps, &vcr, &pub, &n)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	w.CreatedAt, w.UpdatedAt = fromMs(cr), fromMs(up)
+	if steps == nil || vcr == nil {
+		return &w, nil, n, nil
+	}
+	v := &notify.WorkflowVersion{WorkflowID: w.ID, WorkspaceID: w.WorkspaceID, Version: w.PublishedVersion, CreatedAt: fromMs(*vcr),
+		PublishedAt: fromMsPtr(pub)}
+	if err := fromJSON(*steps, &v.Steps); err != nil {
+		return nil, nil, 0, err
+	}
+	return &w, v, n, nil
 }
 
 // findRun reads a run and its steps; with lock, through a no-op UPDATE
@@ -270,7 +353,7 @@ func (t workflowTx) ReadWorkflowRuns(ctx context.Context, workspaceID string, id
 		if lock {
 			q = `UPDATE workflow_runs SET updated_at = updated_at WHERE workspace_id = ? AND id IN ` + in + ` RETURNING ` + workflowRunCols
 		}
-		runs, err := queryAll(ctx, t.c, scanWorkflowRun, q, args...)
+		runs, err := queryAll(ctx, t.c, scanWorkflowRun, q, uncached(len(part), args)...)
 		if err != nil || len(runs) == 0 {
 			if err != nil {
 				return nil, err
@@ -282,7 +365,7 @@ func (t workflowTx) ReadWorkflowRuns(ctx context.Context, workspaceID string, id
 			byID[r.ID] = r
 		}
 		steps, err := queryAll(ctx, t.c, scanWorkflowStep, `SELECT `+workflowStepCols+` FROM workflow_run_steps WHERE workspace_id = ? AND run_id IN `+in+
-			` ORDER BY run_id, step_index`, args...)
+			` ORDER BY run_id, step_index`, uncached(len(part), args)...)
 		if err != nil {
 			return nil, err
 		}
@@ -361,22 +444,10 @@ func (t workflowTx) SaveWorkflowRunSteps(ctx context.Context, steps []*notify.Wo
 	}); err != nil {
 		return err
 	}
-	const one = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-	for start := 0; start < len(steps); start += 500 {
-		part := steps[start:min(start+500, len(steps))]
-		args := make([]any, 0, 12*len(part))
-		for _, s := range part {
-			args = append(args, s.RunID, s.WorkspaceID, s.Index, s.Key, s.Type, s.Status, s.Outcome, s.RequestID, ms(s.DueAt),
-				int64OrNil(s.QueueJobID), ms(s.CreatedAt), msPtr(s.EndedAt))
-		}
-		if _, err := t.c.Exec(ctx, `INSERT INTO workflow_run_steps (`+workflowStepCols+`) VALUES `+one+strings.Repeat(", "+one, len(part)-1)+`
-			ON CONFLICT (run_id, step_index) DO UPDATE SET status = excluded.status, outcome = excluded.outcome,
-			request_id = excluded.request_id, due_at = excluded.due_at, queue_job_id = excluded.queue_job_id, ended_at = excluded.ended_at
-			WHERE workflow_run_steps.workspace_id = excluded.workspace_id`, args...); err != nil {
-			return err
-		}
-	}
-	return nil
+	return t.writeSteps(ctx, steps, `
+		ON CONFLICT (run_id, step_index) DO UPDATE SET status = excluded.status, outcome = excluded.outcome,
+		request_id = excluded.request_id, due_at = excluded.due_at, queue_job_id = excluded.queue_job_id, ended_at = excluded.ended_at
+		WHERE workflow_run_steps.workspace_id = excluded.workspace_id`)
 }
 
 // SaveWorkflowRuns saves runs' status, digest and times in multi-row
@@ -392,7 +463,7 @@ func (t workflowTx) SaveWorkflowRuns(ctx context.Context, runs []*notify.Workflo
 		}
 		if _, err := t.c.Exec(ctx, `INSERT INTO workflow_runs (`+workflowRunCols+`) VALUES `+one+strings.Repeat(", "+one, len(part)-1)+`
 			ON CONFLICT (id) DO UPDATE SET status = excluded.status, digest = excluded.digest, updated_at = excluded.updated_at,
-			ended_at = excluded.ended_at WHERE workflow_runs.workspace_id = excluded.workspace_id`, args...); err != nil {
+			ended_at = excluded.ended_at WHERE workflow_runs.workspace_id = excluded.workspace_id`, uncached(len(part), args)...); err != nil {
 			return err
 		}
 	}

@@ -336,6 +336,28 @@ func testFindSendContext(t *testing.T, db *store.DB) {
 		require.Equal(t, "01:00-02:00", sc.Windows[0].Hours)
 		require.Len(t, sc.Consents, 1)
 		require.Equal(t, s.r2.ID, sc.Consents[0].RecipientID)
+
+		// Many at once answer each as it reads alone, in their order.
+		qs := []notify.SendContextQuery{
+			{RecipientExternalID: "user-1", CategoryKey: "security", Channels: []notify.Channel{email, push}},
+			{RecipientExternalID: "user-1", CategoryKey: "marketing", Channels: []notify.Channel{sms}},
+			{RecipientExternalID: "nobody", Channels: []notify.Channel{sms}},
+			{RecipientExternalID: "user-1", CategoryKey: "marketing", Channels: []notify.Channel{sms}, Consents: true},
+			{Channels: []notify.Channel{push}},
+		}
+		many, err := tx.FindSendContexts(ctx, s.ws1, qs)
+		require.NoError(t, err)
+		require.Len(t, many, len(qs))
+		for i, q := range qs {
+			alone, err := tx.FindSendContext(ctx, s.ws1, q)
+			require.NoError(t, err)
+			require.Equal(t, alone, many[i], "query %d", i)
+		}
+		many, err = tx.FindSendContexts(ctx, s.ws2, qs[:2])
+		require.NoError(t, err)
+		require.Equal(t, s.r2.ID, many[0].Recipient.ID, "ws2's own profile")
+		require.Nil(t, many[0].Category, "ws2 has no security category")
+		require.Equal(t, s.ws2, many[1].Category.WorkspaceID, "ws2's own marketing category")
 		return nil
 	})
 }

@@ -53,6 +53,44 @@ func testWorkflows(t *testing.T, db *store.DB) {
 		require.Len(t, vs, 1)
 		return nil
 	})
+	// A trigger's read: the workflow, its published version and how many
+	// of the named recipients are profiles of the workspace.
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		for _, r := range []*notify.Recipient{newRecipient(ws1, "p-1", t0), newRecipient(ws1, "p-2", t0), newRecipient(ws2, "p-3", t0)} {
+			if _, err := tx.PutRecipient(ctx, r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		got, v, n, err := tx.FindTriggerWorkflow(ctx, ws1, "comment", []string{"p-1", "p-2", "p-3", "nobody"})
+		require.NoError(t, err)
+		require.Equal(t, w.ID, got.ID)
+		require.Equal(t, steps, v.Steps)
+		require.Equal(t, 1, v.Version)
+		require.Equal(t, t0.Add(time.Second), *v.PublishedAt)
+		require.Equal(t, 2, n, "p-3 is another workspace's profile")
+		_, _, n, err = tx.FindTriggerWorkflow(ctx, ws1, "comment", nil)
+		require.NoError(t, err)
+		require.Zero(t, n)
+		_, _, _, err = tx.FindTriggerWorkflow(ctx, ws2, "comment", []string{"p-3"})
+		require.ErrorIs(t, err, notify.ErrNotFound, "another workspace's workflow")
+		return nil
+	})
+	draft := &notify.Workflow{ID: id(), WorkspaceID: ws1, Key: "draft", Name: "Draft", CreatedAt: t0, UpdatedAt: t0}
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		require.NoError(t, tx.CreateWorkflow(ctx, draft))
+		return tx.CreateWorkflowVersion(ctx, &notify.WorkflowVersion{WorkflowID: draft.ID, WorkspaceID: ws1, Version: 1, Steps: steps, CreatedAt: t0})
+	})
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		got, v, n, err := tx.FindTriggerWorkflow(ctx, ws1, "draft", []string{"p-1"})
+		require.NoError(t, err)
+		require.Equal(t, draft.ID, got.ID)
+		require.Nil(t, v, "no published version")
+		require.Equal(t, 1, n)
+		return nil
+	})
 
 	newRun := func(recipient, idem string) *notify.WorkflowRunStart {
 		r := &notify.WorkflowRun{ID: id(), WorkspaceID: ws1, WorkflowID: w.ID, WorkflowKey: w.Key, Version: 1, RecipientID: recipient,
