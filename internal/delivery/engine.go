@@ -172,6 +172,8 @@ type Engine struct {
 	testDeps provider.Deps
 	attempts *metrics.Attempts
 	tracker  Tracker
+
+	unkeyedAccounts unkeyedSlots // unkeyed.go
 }
 
 // New builds an Engine.

@@ -49,9 +49,11 @@ type run struct {
 	admitted bool
 	// unkeyed holds a slot per run of the job with an unkeyed call
 	// (unkeyed.go) not yet noted; nil for a run no job carries (OTP,
-	// test-send). unkeyedHeld: this run holds one.
-	unkeyed     chan struct{}
-	unkeyedHeld bool
+	// test-send). unkeyedHeld: this run holds one, and one of
+	// unkeyedAccount, its account's slots.
+	unkeyed        chan struct{}
+	unkeyedHeld    bool
+	unkeyedAccount chan struct{}
 	// cat and profile are the request's category (nil: none, or deleted)
 	// and its profile's row id ("" when none or erased), as
 	// checkPreferences read them; checkCaps counts on them.

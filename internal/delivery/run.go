@@ -147,7 +147,7 @@ func (e *Engine) sendAndRecord(ctx context.Context, runs []*run, bs *breakers) e
 				if noted != nil {
 					<-noted
 				}
-				<-unkeyed
+				unkeyedRelease(rn)
 			}
 		}()
 	}

@@ -2,6 +2,7 @@ package delivery
 
 import (
 	"context"
+	"sync"
 
 	"github.com/notifyd/notifyd/internal/notify"
 )
@@ -23,22 +24,68 @@ import (
 // their repeats.
 const unkeyedPerJob = 2
 
-// unkeyedSlot takes a slot of rn's job before an unkeyed call through
-// account a, unless rn holds one already (a fallback's second call); the
-// run's goroutine gives it back once the run's outcome is noted
-// (sendAndRecord). ctx's error when the job ends first: the call is then
-// not made.
+// unkeyedPerAccount bounds the same across the process's job runs, for
+// each provider account: with many jobs sending at once (claims share a
+// group commit on SQLite), 2 per job still let a kill find 6-8 unkeyed
+// calls out (1.2% of the crash test's accepted messages). Per account, so
+// a slow webhook of one workspace never holds another's calls back; the
+// chat vendors such accounts reach allow a few messages a second per
+// webhook anyway (docs/DECISIONS.md "Duplicates after a crash").
+const unkeyedPerAccount = 4
+
+// unkeyedSlots are the per-account slots (unkeyedPerAccount each), made on
+// an account's first unkeyed call.
+type unkeyedSlots struct {
+	mu sync.Mutex
+	by map[string]chan struct{}
+}
+
+func (u *unkeyedSlots) of(accountID string) chan struct{} {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.by == nil {
+		u.by = map[string]chan struct{}{}
+	}
+	c, ok := u.by[accountID]
+	if !ok {
+		c = make(chan struct{}, unkeyedPerAccount)
+		u.by[accountID] = c
+	}
+	return c
+}
+
+// unkeyedSlot takes a slot of rn's job, then one of account a, before an
+// unkeyed call through a, unless rn holds them already (a fallback's
+// second call); the run's goroutine gives them back once the run's
+// outcome is noted (sendAndRecord, unkeyedRelease). ctx's error when the
+// job ends first: the call is then not made. The job's slot is taken
+// first and the account's is never held while waiting for a job's, so
+// waits cannot cross.
 func (e *Engine) unkeyedSlot(ctx context.Context, rn *run, a *notify.ProviderAccount) error {
 	if rn.unkeyed == nil || rn.unkeyedHeld || !e.unkeyed(a) {
 		return nil
 	}
 	select {
 	case rn.unkeyed <- struct{}{}:
-		rn.unkeyedHeld = true
-		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	acct := e.unkeyedAccounts.of(a.ID)
+	select {
+	case acct <- struct{}{}:
+		rn.unkeyedHeld, rn.unkeyedAccount = true, acct
+		return nil
+	case <-ctx.Done():
+		<-rn.unkeyed
+		return ctx.Err()
+	}
+}
+
+// unkeyedRelease gives back the slots rn took in unkeyedSlot.
+func unkeyedRelease(rn *run) {
+	<-rn.unkeyedAccount
+	<-rn.unkeyed
+	rn.unkeyedHeld, rn.unkeyedAccount = false, nil
 }
 
 // unkeyed reports whether a call through account a is unkeyed: its kind's

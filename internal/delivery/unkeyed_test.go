@@ -50,11 +50,41 @@ func TestUnkeyedSlots(t *testing.T) {
 	require.ErrorIs(t, e.unkeyedSlot(short, last, webhook), context.DeadlineExceeded)
 	require.False(t, last.unkeyedHeld)
 	require.NoError(t, e.unkeyedSlot(ctx, last, &notify.ProviderAccount{ID: "k", ProviderKind: keyed.ID}), "a keyed call never waits")
-	<-job // one run's outcome noted
+	unkeyedRelease(runs[0]) // one run's outcome noted
+	require.False(t, runs[0].unkeyedHeld)
 	require.NoError(t, e.unkeyedSlot(ctx, last, webhook))
 	require.True(t, last.unkeyedHeld)
 
 	sync := &run{}
 	require.NoError(t, e.unkeyedSlot(ctx, sync, webhook))
 	require.False(t, sync.unkeyedHeld, "OTP and test-sends are not bounded")
+}
+
+// TestUnkeyedSlotsPerAccount: across jobs, at most unkeyedPerAccount runs
+// hold a slot for an unkeyed call through one account; another account's
+// calls do not wait for them, and a released slot lets the next through.
+func TestUnkeyedSlotsPerAccount(t *testing.T) {
+	t.Parallel()
+	box, err := secret.NewBox(bytes.Repeat([]byte{7}, secret.KeySize))
+	require.NoError(t, err)
+	e := New(Options{Kinds: kinds.All(), Box: box})
+	webhook := &notify.ProviderAccount{ID: "w", ProviderKind: "chata_webhook"}
+	other := &notify.ProviderAccount{ID: "o", ProviderKind: "chata_webhook"}
+	ctx := context.Background()
+	newRun := func() *run { return &run{unkeyed: make(chan struct{}, unkeyedPerJob)} } // a job each
+	held := make([]*run, unkeyedPerAccount)
+	for i := range held {
+		held[i] = newRun()
+		require.NoError(t, e.unkeyedSlot(ctx, held[i], webhook))
+	}
+	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	defer cancel()
+	waiting := newRun()
+	require.ErrorIs(t, e.unkeyedSlot(short, waiting, webhook), context.DeadlineExceeded)
+	require.False(t, waiting.unkeyedHeld)
+	require.Empty(t, waiting.unkeyed, "a wait that ends gives its job's slot back")
+	require.NoError(t, e.unkeyedSlot(ctx, newRun(), other), "another account does not wait")
+	unkeyedRelease(held[0])
+	require.NoError(t, e.unkeyedSlot(ctx, waiting, webhook))
+	require.True(t, waiting.unkeyedHeld)
 }

@@ -176,15 +176,32 @@ func (b *Backend) Begin(ctx context.Context, write bool) (sqlstore.Conn, error) 
 		}
 		return nil, err
 	}
-	c := &conn{tx: tx, b: b, db: db, stmts: &b.rstmts, write: write}
+	c := &conn{tx: tx, q: tx, b: b, db: db, stmts: &b.rstmts, write: write}
 	if write {
 		c.stmts = &b.wstmts
 	}
 	return c, nil
 }
 
+// Direct answers a connection of the read pool without a transaction:
+// each statement is a read of its own. Store.Lookup's one-statement reads
+// (the signed API's key, a send's recipient context) thus skip a BEGIN and
+// a COMMIT, as they do on PostgreSQL.
+func (b *Backend) Direct() sqlstore.Conn {
+	return &conn{b: b, db: b.read, q: b.read, stmts: &b.rstmts}
+}
+
+// querier is what a conn runs its statements on: its transaction, or the
+// read pool itself for a Direct one.
+type querier interface {
+	ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row
+}
+
 type conn struct {
-	tx    *sql.Tx
+	tx    *sql.Tx // nil for a Direct conn
+	q     querier // tx, or the read pool
 	b     *Backend
 	db    *sql.DB
 	stmts *sync.Map
@@ -246,6 +263,9 @@ func (c *conn) stmt(ctx context.Context, q string) *sql.Stmt {
 	if st == nil {
 		return nil // being prepared
 	}
+	if c.tx == nil {
+		return st // Direct: the pool's statement, prepared on each connection once
+	}
 	return c.tx.StmtContext(ctx, st)
 }
 
@@ -261,7 +281,7 @@ func (c *conn) Exec(ctx context.Context, q string, args ...any) (int64, error) {
 	if st != nil {
 		res, err = st.ExecContext(ctx, args...)
 	} else {
-		res, err = c.tx.ExecContext(ctx, q, args...)
+		res, err = c.q.ExecContext(ctx, q, args...)
 	}
 	if err != nil {
 		return 0, translate(err)
@@ -277,7 +297,7 @@ func (c *conn) Query(ctx context.Context, q string, args ...any) (sqlstore.Rows,
 	if st != nil {
 		rows, err = st.QueryContext(ctx, args...)
 	} else {
-		rows, err = c.tx.QueryContext(ctx, q, args...)
+		rows, err = c.q.QueryContext(ctx, q, args...)
 	}
 	if err != nil {
 		return nil, translate(err)
@@ -290,22 +310,31 @@ func (c *conn) QueryRow(ctx context.Context, q string, args ...any) sqlstore.Row
 	if st := c.stmt(ctx, q); st != nil {
 		return sqlRow{st.QueryRowContext(ctx, args...)}
 	}
-	return sqlRow{c.tx.QueryRowContext(ctx, q, args...)}
+	return sqlRow{c.q.QueryRowContext(ctx, q, args...)}
 }
 
 func (c *conn) Commit(context.Context) error {
 	defer c.end()
+	if c.tx == nil {
+		return nil
+	}
 	return translate(c.tx.Commit())
 }
 
 func (c *conn) Rollback(context.Context) error {
 	defer c.end()
+	if c.tx == nil {
+		return nil
+	}
 	return c.tx.Rollback()
 }
 
 func (c *conn) InsertJobs(ctx context.Context, params []river.InsertManyParams) ([]int64, error) {
 	if c.b.river == nil {
 		return nil, errors.New("queue client not started")
+	}
+	if c.tx == nil {
+		return nil, errNoTx
 	}
 	res, err := c.b.river.InsertManyTx(ctx, c.tx, params)
 	if err != nil {
@@ -322,12 +351,18 @@ func (c *conn) CancelJob(ctx context.Context, id int64) error {
 	if c.b.river == nil {
 		return errors.New("queue client not started")
 	}
+	if c.tx == nil {
+		return errNoTx
+	}
 	_, err := c.b.river.JobCancelTx(ctx, c.tx, id)
 	if err != nil && errors.Is(err, rivertype.ErrNotFound) {
 		return nil
 	}
 	return err
 }
+
+// errNoTx refuses a queue write on a Direct conn (a read of its own).
+var errNoTx = errors.New("sqlite: queue write outside a transaction")
 
 // Tx returns the underlying *sql.Tx of a store transaction, for River
 // calls that must share it.

@@ -110,7 +110,7 @@ func (t deliveryTx) SettleRequests(ctx context.Context, rs []*notify.Request) ([
 	rows := make([][]any, len(rs))
 	for i, r := range rs {
 		rows[i] = []any{r.ID, r.WorkspaceID, r.Status, ms(r.UpdatedAt), nullable(r.SelectedProviderID), nullable(r.SelectedMessageID),
-			nullable(r.FinalErrorCode), nullable(r.FinalErrorMessage), jsonOrNil(r.Decisions, len(r.Decisions) == 0)}
+			nullable(r.FinalErrorCode), nullable(r.FinalErrorMessage), encodeDecisions(r.Decisions, r.Category, r.RecipientID)}
 	}
 	err := t.updateFromValues(ctx, `UPDATE notification_requests SET status = v.column3, updated_at = CAST(v.column4 AS BIGINT),
 		selected_provider_account_id = v.column5, selected_provider_message_id = v.column6, final_error_code = v.column7,
@@ -132,7 +132,7 @@ func (t deliveryTx) SettleRequests(ctx context.Context, rs []*notify.Request) ([
 func (t deliveryTx) SaveDecisions(ctx context.Context, rs []*notify.Request) error {
 	rows := make([][]any, len(rs))
 	for i, r := range rs {
-		rows[i] = []any{r.ID, r.WorkspaceID, jsonOrNil(r.Decisions, len(r.Decisions) == 0)}
+		rows[i] = []any{r.ID, r.WorkspaceID, encodeDecisions(r.Decisions, r.Category, r.RecipientID)}
 	}
 	return t.updateFromValues(ctx, `UPDATE notification_requests SET decisions = v.column3 FROM `, rows,
 		` AS v WHERE notification_requests.id = v.column1 AND notification_requests.workspace_id = v.column2`, nil)

@@ -46,7 +46,7 @@ func requestArgs(r *notify.Request) []any {
 		jsonOrNil(r.PreferredProviderIDs, len(r.PreferredProviderIDs) == 0), nullable(r.IdempotencyKey), nullable(r.CampaignID),
 		ms(r.RequestedAt), msPtr(r.ScheduledAt), ms(r.UpdatedAt), nullable(r.SelectedProviderID), nullable(r.SelectedMessageID),
 		nullable(r.FinalErrorCode), nullable(r.FinalErrorMessage), jsonOrNil(r.StoredFallback(), r.Fallback == nil), r.FallbackStep, nullable(string(r.MarkedLane)),
-		nullable(r.RecipientID), nullable(r.Category), jsonOrNil(r.Decisions, len(r.Decisions) == 0), jsonOrNil(r.InApp, r.InApp == nil), r.Test}
+		nullable(r.RecipientID), nullable(r.Category), encodeDecisions(r.Decisions, r.Category, r.RecipientID), jsonOrNil(r.InApp, r.InApp == nil), r.Test}
 }
 
 func scanRequest(row Row) (*notify.Request, error) {
@@ -70,12 +70,19 @@ func scanRequest(row Row) (*notify.Request, error) {
 	for _, f := range []struct {
 		src *string
 		dst any
-	}{{tvars, &r.TemplateVariables}, {headers, &r.Headers}, {meta, &r.Metadata}, {pref, &r.PreferredProviderIDs}, {fallback, &r.Fallback}, {decisions, &r.Decisions}, {inapp, &r.InApp}} {
+	}{{tvars, &r.TemplateVariables}, {headers, &r.Headers}, {meta, &r.Metadata}, {pref, &r.PreferredProviderIDs}, {fallback, &r.Fallback}, {inapp, &r.InApp}} {
 		if f.src != nil {
 			if err := fromJSON(*f.src, f.dst); err != nil {
 				return nil, err
 			}
 		}
+	}
+	if decisions != nil {
+		ds, err := decodeDecisions(*decisions, r.Category, r.RecipientID)
+		if err != nil {
+			return nil, err
+		}
+		r.Decisions = ds
 	}
 	r.ExpandFallback()
 	return &r, nil

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"sync/atomic"
 
 	"github.com/notifyd/notifyd/internal/notify"
 )
@@ -31,9 +32,7 @@ func (t preferenceTx) FindSendContext(ctx context.Context, ws string, q notify.S
 		for _, ch := range chans {
 			args = append(args, ch)
 		}
-		reads = append(reads, Read{SQL: `SELECT ` + prefixCols("r.", profileCols) + `, ` + configVersionOf + `, c.key, p.channel, p.allowed
-			FROM recipients r LEFT JOIN preferences p ON p.recipient_id = r.id AND p.channel IN (` + placeholders(len(chans)) + `)
-			LEFT JOIN categories c ON c.id = p.category_id WHERE r.workspace_id = ? AND r.external_id = ?`,
+		reads = append(reads, Read{SQL: sendContextSQL(len(chans)),
 			Args: append(args, ws, ext), Scan: func(rows Rows) error {
 				for rows.Next() {
 					var ch struct {
@@ -86,6 +85,26 @@ func (t preferenceTx) FindSendContext(ctx context.Context, ws string, q notify.S
 	out.Windows = cfg.windowsOf(catID)
 	return out, nil
 }
+
+// sendContextSQL is the profile read of FindSendContext for n channels,
+// built once per n (a send names one channel and at most a few fallback
+// steps).
+func sendContextSQL(n int) string {
+	if n < len(sendContextSQLs) {
+		if q := sendContextSQLs[n].Load(); q != nil {
+			return *q
+		}
+	}
+	q := `SELECT ` + prefixCols("r.", profileCols) + `, ` + configVersionOf + `, c.key, p.channel, p.allowed
+			FROM recipients r LEFT JOIN preferences p ON p.recipient_id = r.id AND p.channel IN (` + placeholders(n) + `)
+			LEFT JOIN categories c ON c.id = p.category_id WHERE r.workspace_id = ? AND r.external_id = ?`
+	if n < len(sendContextSQLs) {
+		sendContextSQLs[n].Store(&q)
+	}
+	return q
+}
+
+var sendContextSQLs [8]atomic.Pointer[string]
 
 // extraRow scans a row holding a type's columns and then extra ones: the
 // type's scan function fills its own, extra gets the rest.
