@@ -23,6 +23,7 @@ import (
 	"github.com/notifyd/notifyd/internal/config"
 	"github.com/notifyd/notifyd/internal/daemon"
 	"github.com/notifyd/notifyd/internal/secret"
+	"github.com/notifyd/notifyd/internal/server"
 	"github.com/notifyd/notifyd/internal/simulator"
 )
 
@@ -114,13 +115,30 @@ func loadConfig(args []string, stderr io.Writer) (config.Config, error) {
 }
 
 func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
+	return slog.New(newLogHandler(cfg, w))
+}
+
+func newLogHandler(cfg config.Config, w io.Writer) slog.Handler {
 	var lvl slog.Level
 	_ = lvl.UnmarshalText([]byte(cfg.LogLevel))
 	opts := &slog.HandlerOptions{Level: lvl}
 	if cfg.LogFormat == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
+		return slog.NewJSONHandler(w, opts)
 	}
-	return slog.New(slog.NewTextHandler(w, opts))
+	return slog.NewTextHandler(w, opts)
+}
+
+// serveLogger is serve's logger. On a file (the process's own stderr)
+// the lines are written behind the requests by a server.LogWriter,
+// warnings and errors before their call returns; the returned function
+// writes the rest.
+func serveLogger(cfg config.Config, w io.Writer) (*slog.Logger, func()) {
+	f, ok := w.(*os.File)
+	if !ok {
+		return newLogger(cfg, w), func() {}
+	}
+	lw := server.NewLogWriter(f)
+	return slog.New(lw.Handler(newLogHandler(cfg, lw))), func() { _ = lw.Close() }
 }
 
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -128,7 +146,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	logger := newLogger(cfg, stderr)
+	logger, closeLog := serveLogger(cfg, stderr)
+	defer closeLog()
 	logger.Debug("configuration", "config", cfg.Redacted())
 	if path := os.Getenv("NOTIFYD_CPU_PROFILE"); path != "" {
 		// A CPU profile of the whole run, for benchmarks (docs/BENCHMARKS.md).

@@ -469,10 +469,11 @@ func (d *Daemon) buildRooms(box *secret.Box, master, otpSecret []byte, allowPriv
 	db, now, log, eng := d.DB, d.Now, d.Logger, d.Delivery
 	cats := categories.New(categories.Options{Store: db, Now: now, Logger: log,
 		PageKey: secret.Derive(master, categories.PageSigningLabel), BaseURL: d.Config.BaseURL})
-	rcpt := receipts.New(receipts.Options{Store: db, Now: now, Logger: log, Reporters: eng,
-		Schedule: d.receiptSchedule(), FallbackWindow: d.Config.ReceiptFallbackWindow, Metrics: d.Metrics.Receipts})
 	snd := sends.New(sends.Options{Store: db, Now: now, Logger: log, JobAttempts: d.Config.QueueJobAttempts, Gate: d.Gate,
 		PreferenceLink: cats.Link, Tracer: d.tracer})
+	rcpt := receipts.New(receipts.Options{Store: db, Now: now, Logger: log, Reporters: eng,
+		Schedule: d.receiptSchedule(), FallbackWindow: d.Config.ReceiptFallbackWindow, Metrics: d.Metrics.Receipts,
+		Commit: reportCommitter(db.Dialect, snd)})
 	return rooms.Set{
 		Accounts: accounts.New(accounts.Options{Store: db, Box: box, Now: now, Logger: log, Keys: d.Gate}),
 		// Sending-domain DNS checks are asked for explicitly, so they use

@@ -168,7 +168,8 @@ func (s *Service) fallBack(ctx context.Context, tx notify.Tx, r *notify.Request,
 // message whose send is not recorded yet is kept and applied when it is.
 // It reports whether the report changed a receipt now. Finding the
 // receipt and settling it are one function of a shared transaction
-// (Store.Batch), so a burst of callbacks commits together.
+// (Committer), so a burst of callbacks commits together, and with the
+// sends of the moment.
 func (s *Service) Apply(ctx context.Context, kind, messageID string, rep *notify.VendorReport) (bool, error) {
 	if messageID == "" || rep == nil || rep.Status == notify.ReceiptPending {
 		return false, nil
@@ -176,8 +177,10 @@ func (s *Service) Apply(ctx context.Context, kind, messageID string, rep *notify
 	var rc *notify.Receipt
 	var final string
 	// The vendor waits for the answer: the shared transaction goes before
-	// background writers (delivery runs), as a send's does.
-	err := s.Store.BatchUrgent(ctx, func(tx notify.Tx) error {
+	// background writers (delivery runs), as a send's does; the daemon's
+	// is the send group commit's own (docs/DECISIONS.md "Reports ride in
+	// the send group commit").
+	err := s.commit.CommitShared(ctx, func(tx notify.Tx) error {
 		rc, final = nil, ""
 		found, err := tx.FindReceiptByMessage(ctx, kind, messageID)
 		if errors.Is(err, notify.ErrNotFound) {

@@ -8,6 +8,7 @@
 package receipts
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
@@ -46,6 +47,19 @@ type Options struct {
 	FallbackWindow time.Duration
 	// Metrics counts the receipts that become final; nil counts nothing.
 	Metrics Counter
+	// Commit, when set, runs a pushed report's writes (Apply) in a
+	// transaction shared with other writers; nil uses the store's urgent
+	// group commit (Store.BatchUrgent).
+	Commit Committer
+}
+
+// Committer runs fn in a write transaction shared with concurrent
+// callers, answering once it committed (the daemon wires the send group
+// commit: a report then rides in a commit the sends make anyway instead
+// of taking the one writer for a commit of its own). fn may run again,
+// from scratch, when its transaction is retried.
+type Committer interface {
+	CommitShared(ctx context.Context, fn func(tx notify.Tx) error) error
 }
 
 // Counter counts receipts that became final (the daemon's
@@ -61,12 +75,13 @@ type Service struct {
 	schedule  []time.Duration
 	window    time.Duration
 	metrics   Counter
+	commit    Committer
 }
 
 // New builds the room.
 func New(o Options) *Service {
 	s := &Service{Kit: usecase.NewKit(o.Store, o.Now, o.Logger), reporters: o.Reporters, schedule: o.Schedule, window: o.FallbackWindow,
-		metrics: o.Metrics}
+		metrics: o.Metrics, commit: o.Commit}
 	if len(s.schedule) == 0 {
 		s.schedule = DefaultSchedule
 	}
@@ -76,7 +91,17 @@ func New(o Options) *Service {
 	if s.metrics == nil {
 		s.metrics = noCounter{}
 	}
+	if s.commit == nil {
+		s.commit = urgentBatch{o.Store}
+	}
 	return s
+}
+
+// urgentBatch is the store's urgent group commit as a Committer.
+type urgentBatch struct{ store notify.Store }
+
+func (u urgentBatch) CommitShared(ctx context.Context, fn func(tx notify.Tx) error) error {
+	return u.store.BatchUrgent(ctx, fn)
 }
 
 // noCounter counts nothing.
