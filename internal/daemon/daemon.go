@@ -220,7 +220,7 @@ func (d *Daemon) Open(ctx context.Context) error {
 	d.Delivery = delivery.New(delivery.Options{Store: d.DB, Box: box, Kinds: kinds.All(), Deps: providerDeps, Now: d.Now, Logger: d.Logger,
 		Backoff: d.Config.QueueBackoff, Metrics: d.Metrics.Limits, Takeovers: d.Metrics.Takeovers, MaxWaiters: dispatchMaxWorkers / 2, TransactionalShare: float64(d.Config.TransactionalShare) / 100, RunBound: d.dispatchJobTimeout(),
 		BatchObserver: d.Metrics.Batch, WebhookAllowPrivate: allowPrivate, WebhookTimeout: d.Config.WebhookTimeout,
-		SoleWorker: d.lockWorkers(), ShareClaims: d.DB.Dialect == "sqlite", Tracer: d.tracer,
+		SoleWorker: d.lockWorkers(), ShareClaims: d.DB.Dialect == "sqlite", UnkeyedPerAccount: d.unkeyedPerAccount(), Tracer: d.tracer,
 		Receipts:       delivery.ReceiptPolicy{FirstPoll: d.receiptFirstPoll(), Deadline: d.Config.ReceiptDeadline},
 		ReceiptMetrics: d.Metrics.Receipts, TestHTTP: testHTTP, Attempts: d.Metrics.ProviderAttempt, Tracker: d.engagement})
 	d.Gate = gate.New(gate.Options{Store: d.DB, Box: box, Now: d.Now, Logger: d.Logger, Tolerance: d.Config.HMACTolerance})

@@ -72,3 +72,15 @@ func (d *Daemon) listenHealth() error {
 
 // HealthAddr is the address of the probes-only listener, if any.
 func (d *Daemon) HealthAddr() string { return d.healthAddr }
+
+// unkeyedPerAccount is the delivery engine's bound on one provider
+// account's unkeyed calls not yet noted (delivery/unkeyed.go): 8 on
+// PostgreSQL, whose outcome notes commit in about 1 ms, so that one chat
+// webhook still delivers as fast as serve accepts; the engine's 4
+// elsewhere (docs/DECISIONS.md "Duplicates after a crash").
+func (d *Daemon) unkeyedPerAccount() int {
+	if d.DB.Dialect == "postgres" {
+		return 8
+	}
+	return 0
+}

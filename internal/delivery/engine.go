@@ -86,6 +86,13 @@ type Options struct {
 	// a commit per accepted batch. Not on PostgreSQL, whose several group
 	// commits at once could then lock circuits in crossing orders.
 	ShareClaims bool
+	// UnkeyedPerAccount is how many unkeyed calls of one provider account
+	// may be out and not yet noted across the process (unkeyed.go); 0:
+	// 4. Each slot is busy for a vendor call and a note's commit, so the
+	// bound caps one account at about UnkeyedPerAccount ÷ (vendor
+	// latency + note commit): the daemon gives PostgreSQL, whose notes
+	// take about 1 ms against SQLite's 0.2 ms, twice as many.
+	UnkeyedPerAccount int
 	// Tracer traces job runs, deliveries, vendor calls and webhook tries
 	// (tracing.go); nil: tracing off.
 	Tracer *tracing.Tracer
@@ -190,6 +197,7 @@ func New(o Options) *Engine {
 	e.runLease = cmp.Or(o.RunBound, 2*time.Minute) + recordGrace
 	e.soleWorker = o.SoleWorker
 	e.shareClaims = o.ShareClaims
+	e.unkeyedAccounts.size = cmp.Or(o.UnkeyedPerAccount, unkeyedPerAccount)
 	e.runs, e.runWait = make(chan struct{}, cmp.Or(o.MaxRuns, DefaultMaxRuns)), runSlotWait
 	e.bulkRuns = make(chan struct{}, cmp.Or(o.MaxRuns, DefaultMaxRuns))
 	e.sends = make(chan struct{}, maxSends)

@@ -25,7 +25,8 @@ import (
 const unkeyedPerJob = 2
 
 // unkeyedPerAccount bounds the same across the process's job runs, for
-// each provider account: with many jobs sending at once (claims share a
+// each provider account (Options.UnkeyedPerAccount: the daemon gives
+// PostgreSQL 8): with many jobs sending at once (claims share a
 // group commit on SQLite), 2 per job still let a kill find 6-8 unkeyed
 // calls out (1.2% of the crash test's accepted messages). Per account, so
 // a slow webhook of one workspace never holds another's calls back; the
@@ -33,11 +34,12 @@ const unkeyedPerJob = 2
 // webhook anyway (docs/DECISIONS.md "Duplicates after a crash").
 const unkeyedPerAccount = 4
 
-// unkeyedSlots are the per-account slots (unkeyedPerAccount each), made on
-// an account's first unkeyed call.
+// unkeyedSlots are the per-account slots (size each), made on an
+// account's first unkeyed call.
 type unkeyedSlots struct {
-	mu sync.Mutex
-	by map[string]chan struct{}
+	size int
+	mu   sync.Mutex
+	by   map[string]chan struct{}
 }
 
 func (u *unkeyedSlots) of(accountID string) chan struct{} {
@@ -48,7 +50,7 @@ func (u *unkeyedSlots) of(accountID string) chan struct{} {
 	}
 	c, ok := u.by[accountID]
 	if !ok {
-		c = make(chan struct{}, unkeyedPerAccount)
+		c = make(chan struct{}, u.size)
 		u.by[accountID] = c
 	}
 	return c
