@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -82,14 +83,28 @@ func TestCampaignPauseResume(t *testing.T) {
 	// 10 s (delivery.admitBulk), so up to 10 s of the limit is in flight:
 	// at 150/s that leaves most of the 5,000 queued at the pause.
 	holdFault(t, env, `{"kind":"mailx_email","latencyMs":300,"count":100000}`)
+	// The fan-out waits after its 6th batch (3,000 made) until the pause
+	// is posted, so the pause lands mid fan-out however fast this machine
+	// writes (on a quick one all 5,000 were made first; CI, stop 44).
+	release := make(chan struct{})
+	var releaseOnce sync.Once
+	open := func() { releaseOnce.Do(func() { close(release) }) }
+	t.Cleanup(open)
+	env.Daemon.Rooms.Newsletter.SetFanoutFault(func(_ string, batch int) error {
+		if batch == 6 {
+			<-release
+		}
+		return nil
+	})
 	o := env.Owner
 	subDo(t, o, "PUT", "/v1/limits/dispatch", map[string]any{"scope": "workspace", "ratePerSecond": 150}, http.StatusOK)
 	c := campCreate(t, o, map[string]any{"name": "n", "channel": "email", "subject": "s", "contentText": "t"})
 	campSendIt(t, o, c.ID, nil)
 	// Mid fan-out, with more requests made than the slow vendor takes.
-	campWait(t, o, c.ID, time.Minute, func(x campJSON) bool { return x.QueuedCount >= 2000 })
+	campWait(t, o, c.ID, time.Minute, func(x campJSON) bool { return x.QueuedCount >= 3000 })
 
 	p := holdPost[holdAnswer](t, o, c.ID, "pause")
+	open()
 	t.Logf("pause: %+v", p)
 	require.Positive(t, p.QueuedRequests, "requests are held")
 	require.Equal(t, holdAnswer{CampaignID: c.ID, Status: "paused", QueuedRequests: p.QueuedRequests,
