@@ -22,7 +22,7 @@ import (
 // dispatch, the workspace's send window, open all day, evaluated; 200 of
 // the profiles hold preferences of their own, all allowing chata_bot). Each phase
 // waits until the sink got every message it accepted before the next
-// begins. A warm-up of each kind (half a phase, not counted) runs first:
+// begins. A warm-up of each kind (a phase each, not counted) runs first:
 // on a fresh database the first phase ran up to 30% faster than the
 // third, whatever its kind, which made the first pair's ratio a
 // measurement of the phase's place. The fifth phase (A) brackets each B
@@ -111,7 +111,7 @@ func (b *bench) recipientServe(ctx context.Context) error {
 	// Same connections, same client, same text sizes for both kinds; a B
 	// body is longer by the category and the id's name.
 	fmt.Printf("%-44s %9d bytes (B %d bytes)\n", "body of a send, A", len(body(false)), len(body(true)))
-	warm := max(b.duration/2, time.Second)
+	warm := b.duration
 	for _, byID := range []bool{false, true} {
 		name := "warm-up A (not counted)"
 		if byID {
