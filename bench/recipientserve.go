@@ -146,6 +146,9 @@ func (b *bench) recipientServe(ctx context.Context) error {
 	// The rate a CPU-bound machine would reach, from CPU per message: the
 	// steadier figure when other work shares the machine.
 	for i := range costs[1] {
+		ratio(fmt.Sprintf("by id / by address from CPU, pair %d", i+1), costs[0][i], costs[1][i])
+	}
+	for i := range costs[1] {
 		ratio(fmt.Sprintf("by id / by address from CPU, bracketed %d", i+1), (costs[0][i]+costs[0][i+1])/2, costs[1][i])
 	}
 	fmt.Printf("%-44s %v, %v (by address %v, %v, %v)\n", "p99 by id at saturation", p99s[1][0].Round(time.Millisecond/10), p99s[1][1].Round(time.Millisecond/10),
