@@ -46,7 +46,7 @@ func TestRewriteLinks(t *testing.T) {
 		`<a href="mailto:x@example.com">m</a><a href="https://n.example/v1/newsletter/unsubscribe?token=t">u</a>` +
 		`<a data-notrack href="https://c.example/">c</a><a name=x>n</a><abbr href="https://d.example/">d</abbr>` +
 		`<a href=https://e.example/plain>e</a></p></body></html>`
-	out := s.rewriteLinks(body, link{workspaceID: "w", requestID: "r"})
+	out := s.rewriteLinks(body, link{workspaceID: "w", requestID: "r"}, "")
 	require.Contains(t, out, `href="mailto:x@example.com"`)
 	require.Contains(t, out, `href="https://n.example/v1/newsletter/unsubscribe?token=t"`, "own pages untouched")
 	require.Contains(t, out, `data-notrack href="https://c.example/"`)
@@ -60,8 +60,8 @@ func TestRewriteLinks(t *testing.T) {
 		urls = append(urls, l.url)
 	}
 	require.Equal(t, []string{"https://a.example/x?y=1&z=2", "http://b.example/", "https://e.example/plain"}, urls)
-	require.Equal(t, "<p>no links</p>", s.rewriteLinks("<p>no links</p>", link{}))
-	require.Equal(t, `<a href="https://x`, s.rewriteLinks(`<a href="https://x`, link{}), "unterminated")
+	require.Equal(t, "<p>no links</p>", s.rewriteLinks("<p>no links</p>", link{}, ""))
+	require.Equal(t, `<a href="https://x`, s.rewriteLinks(`<a href="https://x`, link{}, ""), "unterminated")
 }
 
 func TestLikelyScanner(t *testing.T) {
@@ -99,4 +99,23 @@ func TestEffectiveScopes(t *testing.T) {
 	}
 	o, c := effective(nil, "news", "c1")
 	require.False(t, o || c, "nothing without a setting")
+}
+
+// TestPixelPlace: the pixel goes before the last </body> (any case), or at
+// the end without one, whether links were rewritten or not.
+func TestPixelPlace(t *testing.T) {
+	s := testService()
+	for _, c := range []struct{ body, want string }{
+		{`<body><a href="https://a.example/">A</a></BODY></html>`, `</a>PIX</BODY></html>`},
+		{`<body><a href="https://a.example/">A</a></body><p></body></p>`, `<p>PIX</body></p>`},
+		{`<p><a href="https://a.example/">A</a></p>`, `</a></p>PIX`},
+		{`<body><p>x</p></body>`, `<body><p>x</p>PIX</body>`},
+		{`<p>x</p>`, `<p>x</p>PIX`},
+		{`<body></body><a href="https://a.example/">A</a>`, `<body>PIX</body><a href="https://n.example/t/c/`},
+	} {
+		out := s.rewriteLinks(c.body, link{workspaceID: "w", requestID: "r"}, "PIX")
+		require.Equal(t, 1, strings.Count(out, "PIX"), c.body)
+		require.Contains(t, out, c.want, c.body)
+		require.Equal(t, withPixel(s.rewriteLinks(c.body, link{workspaceID: "w", requestID: "r"}, ""), "PIX"), out, c.body)
+	}
 }
