@@ -173,6 +173,10 @@ func (b *bench) trackingServe(ctx context.Context) error {
 		fmt.Printf("%-44s %8.3f  (%.1f s / %.1f s; target <= 1.1)\n", "ratio tracking on / off (means)",
 			on/float64(len(took[true]))/(off/float64(len(took[false]))), on, off)
 	}
+	// The server's soft memory limit (96 MiB unless GOMEMLIMIT says
+	// otherwise) is what its live heap is measured against: above it the
+	// collector runs back to back (docs/BENCHMARKS.md, session 20).
+	fmt.Printf("%-44s %9.1f MB\n", "peak RSS of notifyd serve (VmHWM, whole run)", float64(procStatusOf(p.cmd.Process.Pid, "VmHWM"))/1024)
 	if t := p.logTail(); t != "" {
 		fmt.Printf("server log (tail):\n%s\n", t)
 	}

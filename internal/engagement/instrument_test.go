@@ -119,3 +119,24 @@ func TestPixelPlace(t *testing.T) {
 		require.Equal(t, withPixel(s.rewriteLinks(c.body, link{workspaceID: "w", requestID: "r"}, ""), "PIX"), out, c.body)
 	}
 }
+
+// BenchmarkInstrumentMail: a campaign mail's HTML (three links and an
+// unsubscribe footer under the base URL) with opens and clicks tracked.
+func BenchmarkInstrumentMail(b *testing.B) {
+	s := testService()
+	body := `<html><body><h1>Weekly news for Kim</h1><p>` + strings.Repeat("News and offers. ", 40) +
+		`</p><p><a href="https://shop.example.com/sale?utm_source=news&amp;utm_medium=email">This week's sale</a> · ` +
+		`<a href="https://shop.example.com/new">New arrivals</a> · <a href="https://blog.example.com/2026/11/story">Our story</a></p>` +
+		`<p>Your plan: pro.</p><hr><p><a href="https://n.example/v1/newsletter/unsubscribe?token=t">Unsubscribe</a></p></body></html>`
+	l := link{workspaceID: "0190a8e2-7d2e-7a39-9c1b-2f1e5b6c7d8e", requestID: "0190a8e2-7d2e-7a39-9c1b-2f1e5b6c7d8f",
+		campaignID: "0190a8e2-7d2e-7a39-9c1b-2f1e5b6c7d90", sentAt: time.Unix(1700000000, 0)}
+	b.ReportAllocs()
+	for b.Loop() {
+		o := l
+		o.kind = 'o'
+		pixel := `<img src="` + s.baseURL + OpenPath + s.sign(o) + `">`
+		if out := s.rewriteLinks(body, l, pixel); len(out) <= len(body) {
+			b.Fatal("nothing rewritten")
+		}
+	}
+}
