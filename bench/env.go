@@ -37,7 +37,12 @@ type bench struct {
 	binary   string // the notifyd binary built for this run
 	// serverProfile: a CPU profile of the notifyd process goes here.
 	serverProfile string
-	cleanups      []func()
+	// trackingserve: the campaign's subscribers (0: the default), its
+	// rounds ("off,on,..."), and a VACUUM ANALYZE between rounds.
+	subscribers int
+	rounds      string
+	vacuum      bool
+	cleanups    []func()
 }
 
 func (b *bench) cleanup() {

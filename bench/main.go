@@ -35,6 +35,9 @@ func main() {
 	rate := flag.Int("rate", 0, "chaos: signed sends a second (default 100); inbox: paced sends a second (default 1000); clickserve: clicks a second (default 5000); recipientserve: the paced phases' rate (default 60% of the slower A)")
 	serverProfile := flag.String("serverprofile", "", "serve scenarios: write a CPU profile of the notifyd process to this file")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
+	subscribers := flag.Int("subscribers", 0, "trackingserve: subscribers of the campaign (default 100000, or -n when above 20000)")
+	rounds := flag.String("rounds", "off,on,off,on,on,off", "trackingserve: the rounds' tracking, in order (e.g. on for one tracked round to profile)")
+	vacuum := flag.Bool("vacuum", false, "trackingserve on postgres: VACUUM ANALYZE the schema between rounds")
 	flag.Parse()
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
@@ -46,7 +49,8 @@ func main() {
 	if *rate == 0 && *scenario != "clickserve" {
 		*rate = 100
 	}
-	b := &bench{db: *dbKind, duration: *duration, conns: *conns, n: *n, role: *role, rate: *rate, serverProfile: *serverProfile}
+	b := &bench{db: *dbKind, duration: *duration, conns: *conns, n: *n, role: *role, rate: *rate, serverProfile: *serverProfile,
+		subscribers: *subscribers, rounds: *rounds, vacuum: *vacuum}
 	defer b.cleanup()
 	var err error
 	switch *scenario {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/notifyd/notifyd/internal/groupcommit"
 	"github.com/notifyd/notifyd/internal/notify"
@@ -148,34 +149,60 @@ func (e *Engine) note(rn *run) <-chan struct{} {
 }
 
 // noteOf encodes a run's note body; false when there is nothing to note.
+// The provider calls and answers are spliced in as they are (checked
+// once to be JSON, not compacted again by json.Marshal): a mail's call
+// carries its whole HTML body, so each pass over it is a pass over a few
+// kilobytes per send (docs/DECISIONS.md "A tracked mail's cost on
+// PostgreSQL").
 func noteOf(rn *run) ([]byte, bool) {
 	if len(rn.attempts) == 0 || rn.job.StartedAt == nil {
 		return nil, false
 	}
 	o := rn.out
-	b := noteBody{Success: o.success, AccountID: o.accountID, MessageID: o.messageID, Code: o.code, Msg: o.msg, Final: o.final,
-		Attempts: make([]noteAttempt, len(rn.attempts))}
-	for i, a := range rn.attempts {
-		b.Attempts[i] = noteAttempt{ID: a.ID, ProviderAccountID: a.ProviderAccountID, ProviderKind: a.ProviderKind,
-			ProviderDisplayName: a.ProviderDisplayName, Success: a.Success, FailureCode: a.FailureCode, FailureMessage: a.FailureMessage,
-			ProviderMessageID: a.ProviderMessageID, StartedAt: a.StartedAt, FinishedAt: a.FinishedAt,
-			Request: rawJSON(a.RequestJSON), Response: rawJSON(a.ResponseJSON)}
+	head, err := json.Marshal(noteBody{Success: o.success, AccountID: o.accountID, MessageID: o.messageID, Code: o.code, Msg: o.msg,
+		Final: o.final})
+	if err != nil {
+		return nil, false
 	}
-	body, err := json.Marshal(b)
-	return body, err == nil
+	size := len(head) + 16
+	for _, a := range rn.attempts {
+		size += len(a.RequestJSON) + len(a.ResponseJSON) + 512
+	}
+	// head ends with `"attempts":null}`: the attempts go in its place.
+	out := make([]byte, 0, size)
+	out = append(out, head[:len(head)-len(`null}`)]...)
+	out = append(out, '[')
+	for i, a := range rn.attempts {
+		at, err := json.Marshal(noteAttempt{ID: a.ID, ProviderAccountID: a.ProviderAccountID, ProviderKind: a.ProviderKind,
+			ProviderDisplayName: a.ProviderDisplayName, Success: a.Success, FailureCode: a.FailureCode, FailureMessage: a.FailureMessage,
+			ProviderMessageID: a.ProviderMessageID, StartedAt: a.StartedAt, FinishedAt: a.FinishedAt})
+		if err != nil {
+			return nil, false
+		}
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, at[:len(at)-1]...)
+		out = appendRaw(out, `,"request":`, a.RequestJSON)
+		out = appendRaw(out, `,"response":`, a.ResponseJSON)
+		out = append(out, '}')
+	}
+	return append(out, "]}"...), true
 }
 
-// rawJSON is s as raw JSON when it is some (a provider call or answer
-// always is), else as a JSON string.
-func rawJSON(s string) json.RawMessage {
+// appendRaw appends key and s as raw JSON when it is some (a provider
+// call or answer always is), else as a JSON string; nothing when s is
+// empty.
+func appendRaw(out []byte, key, s string) []byte {
 	if s == "" {
-		return nil
+		return out
 	}
-	if json.Valid([]byte(s)) {
-		return json.RawMessage(s)
+	out = append(out, key...)
+	if json.Valid(unsafe.Slice(unsafe.StringData(s), len(s))) { // read only
+		return append(out, s...)
 	}
 	q, _ := json.Marshal(s)
-	return q
+	return append(out, q...)
 }
 
 // attempts rebuilds a noted run's attempt records.

@@ -29,27 +29,36 @@ func (s *Service) Instrument(ctx context.Context, r *notify.Request, ch notify.C
 		return body
 	}
 	l := link{workspaceID: r.WorkspaceID, requestID: r.ID, campaignID: r.CampaignID, sentAt: sentAt}
-	if clicks {
-		body = s.rewriteLinks(body, l)
-	}
+	pixel := ""
 	if opens {
-		l.kind = 'o'
-		pixel := `<img src="` + s.baseURL + OpenPath + s.sign(l) + `" width="1" height="1" alt="" style="display:block;width:1px;height:1px;border:0">`
-		if i := lastBodyClose(body); i >= 0 {
-			body = body[:i] + pixel + body[i:]
-		} else {
-			body += pixel
-		}
+		o := l
+		o.kind = 'o'
+		pixel = `<img src="` + s.baseURL + OpenPath + s.sign(o) + `" width="1" height="1" alt="" style="display:block;width:1px;height:1px;border:0">`
 	}
-	return body
+	if clicks {
+		return s.rewriteLinks(body, l, pixel)
+	}
+	return withPixel(body, pixel)
+}
+
+// withPixel puts pixel before the body's last </body>, or at its end.
+func withPixel(body, pixel string) string {
+	if pixel == "" {
+		return body
+	}
+	if i := lastBodyClose(body); i >= 0 {
+		return body[:i] + pixel + body[i:]
+	}
+	return body + pixel
 }
 
 // rewriteLinks rewrites the href of every <a> tag whose URL is http(s)
-// to a click link naming its index among the rewritten ones. Left alone:
-// other schemes (mailto:, tel:, anchors), the service's own pages
-// (unsubscribe, preferences: under the base URL), links marked
+// to a click link naming its index among the rewritten ones, and adds
+// pixel (when not "") as withPixel does, in the same pass when it can.
+// Left alone: other schemes (mailto:, tel:, anchors), the service's own
+// pages (unsubscribe, preferences: under the base URL), links marked
 // data-notrack, and URLs over maxLinkURL.
-func (s *Service) rewriteLinks(body string, l link) string {
+func (s *Service) rewriteLinks(body string, l link, pixel string) string {
 	var out strings.Builder
 	last, index := 0, 0
 	for i := 0; i < len(body); {
@@ -67,7 +76,9 @@ func (s *Service) rewriteLinks(body string, l link) string {
 			u := strings.TrimSpace(html.UnescapeString(body[hs:he]))
 			if s.trackable(u) {
 				if out.Len() == 0 {
-					out.Grow(len(body) + 512)
+					// Room for a few tokens and the pixel: a token is
+					// about 150 bytes and the link's URL.
+					out.Grow(len(body) + len(pixel) + 1024)
 				}
 				l.kind, l.index, l.url = 'c', index, u
 				index++
@@ -79,10 +90,19 @@ func (s *Service) rewriteLinks(body string, l link) string {
 		i = end
 	}
 	if last == 0 {
-		return body
+		return withPixel(body, pixel)
+	}
+	// The tail from the last rewritten link is copied as it is; when the
+	// last </body> is in it, it is the output's last too (a token holds
+	// none), so the pixel goes in while copying.
+	if k := lastBodyClose(body); pixel != "" && k >= last {
+		out.WriteString(body[last:k])
+		out.WriteString(pixel)
+		out.WriteString(body[k:])
+		return out.String()
 	}
 	out.WriteString(body[last:])
-	return out.String()
+	return withPixel(out.String(), pixel)
 }
 
 // trackable reports whether u is a link to rewrite.

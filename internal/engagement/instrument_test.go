@@ -46,7 +46,7 @@ func TestRewriteLinks(t *testing.T) {
 		`<a href="mailto:x@example.com">m</a><a href="https://n.example/v1/newsletter/unsubscribe?token=t">u</a>` +
 		`<a data-notrack href="https://c.example/">c</a><a name=x>n</a><abbr href="https://d.example/">d</abbr>` +
 		`<a href=https://e.example/plain>e</a></p></body></html>`
-	out := s.rewriteLinks(body, link{workspaceID: "w", requestID: "r"})
+	out := s.rewriteLinks(body, link{workspaceID: "w", requestID: "r"}, "")
 	require.Contains(t, out, `href="mailto:x@example.com"`)
 	require.Contains(t, out, `href="https://n.example/v1/newsletter/unsubscribe?token=t"`, "own pages untouched")
 	require.Contains(t, out, `data-notrack href="https://c.example/"`)
@@ -60,8 +60,8 @@ func TestRewriteLinks(t *testing.T) {
 		urls = append(urls, l.url)
 	}
 	require.Equal(t, []string{"https://a.example/x?y=1&z=2", "http://b.example/", "https://e.example/plain"}, urls)
-	require.Equal(t, "<p>no links</p>", s.rewriteLinks("<p>no links</p>", link{}))
-	require.Equal(t, `<a href="https://x`, s.rewriteLinks(`<a href="https://x`, link{}), "unterminated")
+	require.Equal(t, "<p>no links</p>", s.rewriteLinks("<p>no links</p>", link{}, ""))
+	require.Equal(t, `<a href="https://x`, s.rewriteLinks(`<a href="https://x`, link{}, ""), "unterminated")
 }
 
 func TestLikelyScanner(t *testing.T) {
@@ -99,4 +99,44 @@ func TestEffectiveScopes(t *testing.T) {
 	}
 	o, c := effective(nil, "news", "c1")
 	require.False(t, o || c, "nothing without a setting")
+}
+
+// TestPixelPlace: the pixel goes before the last </body> (any case), or at
+// the end without one, whether links were rewritten or not.
+func TestPixelPlace(t *testing.T) {
+	s := testService()
+	for _, c := range []struct{ body, want string }{
+		{`<body><a href="https://a.example/">A</a></BODY></html>`, `</a>PIX</BODY></html>`},
+		{`<body><a href="https://a.example/">A</a></body><p></body></p>`, `<p>PIX</body></p>`},
+		{`<p><a href="https://a.example/">A</a></p>`, `</a></p>PIX`},
+		{`<body><p>x</p></body>`, `<body><p>x</p>PIX</body>`},
+		{`<p>x</p>`, `<p>x</p>PIX`},
+		{`<body></body><a href="https://a.example/">A</a>`, `<body>PIX</body><a href="https://n.example/t/c/`},
+	} {
+		out := s.rewriteLinks(c.body, link{workspaceID: "w", requestID: "r"}, "PIX")
+		require.Equal(t, 1, strings.Count(out, "PIX"), c.body)
+		require.Contains(t, out, c.want, c.body)
+		require.Equal(t, withPixel(s.rewriteLinks(c.body, link{workspaceID: "w", requestID: "r"}, ""), "PIX"), out, c.body)
+	}
+}
+
+// BenchmarkInstrumentMail: a campaign mail's HTML (three links and an
+// unsubscribe footer under the base URL) with opens and clicks tracked.
+func BenchmarkInstrumentMail(b *testing.B) {
+	s := testService()
+	body := `<html><body><h1>Weekly news for Kim</h1><p>` + strings.Repeat("News and offers. ", 40) +
+		`</p><p><a href="https://shop.example.com/sale?utm_source=news&amp;utm_medium=email">This week's sale</a> · ` +
+		`<a href="https://shop.example.com/new">New arrivals</a> · <a href="https://blog.example.com/2026/11/story">Our story</a></p>` +
+		`<p>Your plan: pro.</p><hr><p><a href="https://n.example/v1/newsletter/unsubscribe?token=t">Unsubscribe</a></p></body></html>`
+	l := link{workspaceID: "0190a8e2-7d2e-7a39-9c1b-2f1e5b6c7d8e", requestID: "0190a8e2-7d2e-7a39-9c1b-2f1e5b6c7d8f",
+		campaignID: "0190a8e2-7d2e-7a39-9c1b-2f1e5b6c7d90", sentAt: time.Unix(1700000000, 0)}
+	b.ReportAllocs()
+	for b.Loop() {
+		o := l
+		o.kind = 'o'
+		pixel := `<img src="` + s.baseURL + OpenPath + s.sign(o) + `">`
+		if out := s.rewriteLinks(body, l, pixel); len(out) <= len(body) {
+			b.Fatal("nothing rewritten")
+		}
+	}
 }
