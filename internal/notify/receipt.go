@@ -89,6 +89,15 @@ type ReportAPI interface {
 	Report(ctx context.Context, messageID, to string) (*VendorReport, error)
 }
 
+// SettledReceipt is a receipt SettleReceiptOfMessage settled, as written,
+// with its request and the event lists of its workspace's webhooks (what
+// Subscribed reads).
+type SettledReceipt struct {
+	Receipt *Receipt
+	Request *Request
+	Hooks   [][]string
+}
+
 // ReceiptTx holds the verbs of delivery receipts.
 type ReceiptTx interface {
 	// CreateReceipts inserts receipts in this transaction; each of polled
@@ -104,6 +113,14 @@ type ReceiptTx interface {
 	// still pending, and reports whether it was: a report applied twice,
 	// or a later one after a final state, changes nothing.
 	SettleReceipt(ctx context.Context, r *Receipt) (bool, error)
+	// SettleReceiptOfMessage writes c's final state (Status, Code, Text,
+	// ReportedAt) to the newest receipt of a vendor message id of kind
+	// (FindReceiptByMessage's), only if that receipt is still pending and
+	// its request exists, and answers what an event of it needs; nil
+	// when it wrote nothing (no receipt, a final one, or no request). One
+	// statement on PostgreSQL: a pushed report's find, reads and write in
+	// one round trip.
+	SettleReceiptOfMessage(ctx context.Context, kind, messageID string, c *Receipt) (*SettledReceipt, error)
 	// CountReceiptPoll records one more lookup of a pending receipt.
 	CountReceiptPoll(ctx context.Context, workspaceID, attemptID string) error
 	// MarkReceiptFellBack sets FellBack unless it was set already, and

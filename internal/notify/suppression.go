@@ -90,6 +90,10 @@ type SuppressionTx interface {
 	// vendor callback names the account, and its secret proves the caller.
 	FindProviderAccountAnyWorkspace(ctx context.Context, id string) (*ProviderAccount, error)
 	FindCallbackSecret(ctx context.Context, providerAccountID string) (*CallbackSecret, error)
+	// FindCallbackSender loads an account by id alone with its callback
+	// secret, in one statement (a vendor callback's proof); ErrNotFound
+	// when either is missing.
+	FindCallbackSender(ctx context.Context, id string) (*ProviderAccount, *CallbackSecret, error)
 	PutCallbackSecret(ctx context.Context, s *CallbackSecret) error
 
 	// FindAttemptByMessageID finds the newest attempt of the account that

@@ -169,3 +169,18 @@ func Subscribed(ctx context.Context, tx Tx, es []*Event) ([]*Event, error) {
 	}
 	return out, nil
 }
+
+// SubscribedBy is Subscribed for events of one workspace whose webhooks'
+// event lists are hooks (read with the write that made the events).
+func SubscribedBy(hooks [][]string, es []*Event) []*Event {
+	out := es[:0:0]
+	for _, e := range es {
+		for _, h := range hooks {
+			if slices.Contains(h, e.Type) {
+				out = append(out, e)
+				break
+			}
+		}
+	}
+	return out
+}

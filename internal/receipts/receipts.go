@@ -134,6 +134,35 @@ func (s *Service) settleTx(ctx context.Context, tx notify.Tx, rc *notify.Receipt
 	return c.Status, s.fallBack(ctx, tx, r, &c, now)
 }
 
+// settlePushed applies a pushed report that moves no request (delivered,
+// or undelivered with the fallback off) to the newest receipt of the
+// message in one store call (SettleReceiptOfMessage: one statement on
+// PostgreSQL), with its event. It answers the receipt as settled, nil
+// when it changed nothing (no receipt, a final one, or no request) or the
+// report needs the request's lock: Apply then takes the general path,
+// which tells these apart.
+func (s *Service) settlePushed(ctx context.Context, tx notify.Tx, kind, messageID string, rep *notify.VendorReport) (*notify.Receipt, error) {
+	if rep.Status != notify.ReceiptDelivered && (rep.Status != notify.ReceiptUndelivered || s.window >= 0) {
+		return nil, nil
+	}
+	now := s.Now()
+	c := notify.Receipt{Status: notify.ReceiptPending}
+	if !notify.ApplyReport(&c, rep, now) {
+		return nil, nil
+	}
+	st, err := tx.SettleReceiptOfMessage(ctx, kind, messageID, &c)
+	if err != nil || st == nil {
+		return nil, err
+	}
+	if typ := notify.ReceiptEventType(st.Receipt); typ != "" {
+		es := notify.SubscribedBy(st.Hooks, []*notify.Event{notify.ReceiptEvent(usecase.NewID(), typ, st.Request, st.Receipt, now)})
+		if err := tx.CreateEvents(ctx, es); err != nil {
+			return nil, err
+		}
+	}
+	return st.Receipt, nil
+}
+
 // fallBack moves r along its channel fallback when c, its receipt that
 // just became final, says undelivered (once: the receipt is marked).
 func (s *Service) fallBack(ctx context.Context, tx notify.Tx, r *notify.Request, c *notify.Receipt, now time.Time) error {
@@ -182,6 +211,14 @@ func (s *Service) Apply(ctx context.Context, kind, messageID string, rep *notify
 	// the send group commit").
 	err := s.commit.CommitShared(ctx, func(tx notify.Tx) error {
 		rc, final = nil, ""
+		settled, err := s.settlePushed(ctx, tx, kind, messageID, rep)
+		if err != nil {
+			return err
+		}
+		if settled != nil {
+			rc, final = settled, settled.Status
+			return nil
+		}
 		found, err := tx.FindReceiptByMessage(ctx, kind, messageID)
 		if errors.Is(err, notify.ErrNotFound) {
 			return tx.PutEarlyReport(ctx, kind, messageID, rep, s.Now())

@@ -237,35 +237,28 @@ func (s *Service) applyReceipts(ctx context.Context, p *notify.ProviderAccount, 
 // callback secret is proven (the current one or, during a rotation, the
 // previous one); errCallbackAuth otherwise.
 func (s *Service) callbackSender(ctx context.Context, in CallbackInput) (*notify.ProviderAccount, error) {
-	if !usecase.IsUUID(in.ProviderAccountID) {
+	if !usecase.IsUUID(in.ProviderAccountID) || in.Token == "" || len(in.Token) > 200 {
 		return nil, errCallbackAuth
 	}
 	var p *notify.ProviderAccount
-	err := s.Store.View(ctx, func(tx notify.Tx) error {
+	var cs *notify.CallbackSecret
+	// One statement, no transaction (Lookup): the account and its secret.
+	err := s.Store.Lookup(ctx, func(tx notify.Tx) error {
 		var err error
-		if p, err = tx.FindProviderAccountAnyWorkspace(ctx, in.ProviderAccountID); err != nil {
-			return err
-		}
-		if in.Token == "" || len(in.Token) > 200 {
-			return errCallbackAuth
-		}
-		cs, err := tx.FindCallbackSecret(ctx, p.ID)
-		if err != nil {
-			return err
-		}
-		h := secret.HashToken(in.Token)
-		cur := subtle.ConstantTimeCompare([]byte(h), []byte(cs.CurrentHash))
-		prev := subtle.ConstantTimeCompare([]byte(h), []byte(cs.PreviousHash))
-		if cur|prev != 1 || !callbackKind(p.ProviderKind) {
-			return errCallbackAuth
-		}
-		return nil
+		p, cs, err = tx.FindCallbackSender(ctx, in.ProviderAccountID)
+		return err
 	})
 	if errors.Is(err, notify.ErrNotFound) {
 		return nil, errCallbackAuth
 	}
 	if err != nil {
 		return nil, err
+	}
+	h := secret.HashToken(in.Token)
+	cur := subtle.ConstantTimeCompare([]byte(h), []byte(cs.CurrentHash))
+	prev := subtle.ConstantTimeCompare([]byte(h), []byte(cs.PreviousHash))
+	if cur|prev != 1 || !callbackKind(p.ProviderKind) {
+		return nil, errCallbackAuth
 	}
 	return p, nil
 }

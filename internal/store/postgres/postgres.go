@@ -95,6 +95,14 @@ func (b *Backend) BeginJournal(ctx context.Context, _ bool) (sqlstore.Conn, erro
 // (with a savepoint per caller) was slower than a transaction per caller.
 func (b *Backend) Writers() int { return 0 }
 
+// UrgentWriters is 1: Store.BatchUrgent (a vendor's delivery reports,
+// issue 35) is a group commit here, one shared transaction at a time. A
+// burst of callbacks then costs one commit per batch, not one per report,
+// and takes one connection's turns on the cores the sends share instead
+// of one per callback (docs/DECISIONS.md "Delivery reports in a group
+// commit of their own on PostgreSQL").
+func (b *Backend) UrgentWriters() int { return 1 }
+
 // Pool exposes the pool to tests and benchmarks of this backend.
 func (b *Backend) Pool() *pgxpool.Pool { return b.pool }
 
@@ -186,6 +194,11 @@ func mode(args []any) []any {
 // LocksRows says PostgreSQL takes row locks (sqlstore's SELECT ... FOR
 // UPDATE).
 func (c *conn) LocksRows() bool { return true }
+
+// MultiStatement says an Exec without arguments may hold several
+// statements: pgx sends it by the simple protocol, one round trip
+// (sqlstore's group commit joins a savepoint's release to the next).
+func (c *conn) MultiStatement() bool { return true }
 
 func (c *conn) Exec(ctx context.Context, q string, args ...any) (int64, error) {
 	tag, err := c.tx.Exec(ctx, rebind(q), mode(args)...)

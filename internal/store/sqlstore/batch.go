@@ -45,8 +45,10 @@ func (s *Store) Batch(ctx context.Context, fn func(notify.Tx) error) error {
 }
 
 // BatchUrgent is Batch whose shared transaction ranks as UpdateUrgent's.
+// Its group commit is the backend's UrgentWriters when it says (on
+// PostgreSQL, where Batch has none, the delivery reports' own).
 func (s *Store) BatchUrgent(ctx context.Context, fn func(notify.Tx) error) error {
-	if s.writers == 0 {
+	if s.urgentWriters == 0 {
 		return s.UpdateUrgent(ctx, fn)
 	}
 	c := &batchCall{ctx: ctx, fn: fn, done: make(chan error, 1)}
@@ -69,15 +71,27 @@ func (b *batcher) run(calls []*batchCall) {
 	}
 	errs := make([]error, len(live))
 	tx := b.s.newTx(conn)
+	// On a backend that runs several statements in one Exec, a call's
+	// release goes with the next call's savepoint: one round trip less a
+	// call (PostgreSQL; the savepoint stack stays one deep).
+	joined := multiStatement(conn)
+	released := true
 	for i, c := range live {
 		if len(live) == 1 {
 			errs[i] = safeCall(c.fn, tx)
 			continue
 		}
-		if _, err := conn.Exec(ctx, `SAVEPOINT batch_call`); err != nil {
+		if !released {
+			if _, err := conn.Exec(ctx, `RELEASE SAVEPOINT batch_call; SAVEPOINT batch_call`); err != nil {
+				_ = conn.Rollback(ctx)
+				groupcommit.Fail(live, fmt.Errorf("release savepoint: %w", err))
+				return
+			}
+		} else if _, err := conn.Exec(ctx, `SAVEPOINT batch_call`); err != nil {
 			errs[i] = err
 			continue
 		}
+		released = false
 		mark := len(tx.pending)
 		if errs[i] = safeCall(c.fn, tx); errs[i] != nil {
 			tx.pending = tx.pending[:mark] // its jobs go with its writes
@@ -87,11 +101,15 @@ func (b *batcher) run(calls []*batchCall) {
 				return
 			}
 		}
+		if joined && i < len(live)-1 {
+			continue // released with the next call's savepoint
+		}
 		if _, err := conn.Exec(ctx, `RELEASE SAVEPOINT batch_call`); err != nil {
 			_ = conn.Rollback(ctx)
 			groupcommit.Fail(live, fmt.Errorf("release savepoint: %w", err))
 			return
 		}
+		released = true
 	}
 	if len(live) == 1 && errs[0] != nil {
 		_ = conn.Rollback(ctx)
@@ -127,4 +145,11 @@ func safeCall(fn func(notify.Tx) error, tx *Tx) (err error) {
 		}
 	}()
 	return fn(tx)
+}
+
+// multiStatement says whether c runs several statements (without
+// arguments) in one Exec.
+func multiStatement(c Conn) bool {
+	m, ok := c.(interface{ MultiStatement() bool })
+	return ok && m.MultiStatement()
 }

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -46,16 +47,32 @@ func (t requestTx) CreateReceipts(ctx context.Context, rs []*notify.Receipt, pol
 }
 
 func scanReceipt(r Row) (*notify.Receipt, error) {
-	var rc notify.Receipt
-	var ch string
-	var reported *int64
-	var created, deadline int64
-	if err := r.Scan(&rc.AttemptID, &rc.WorkspaceID, &rc.RequestID, &rc.ProviderAccountID, &rc.ProviderKind, &rc.ProviderMessageID,
-		&rc.Recipient, &ch, &rc.FallbackStep, &rc.Status, &rc.Code, &rc.Text, &reported, &rc.Polls, &created, &deadline, &rc.FellBack); err != nil {
+	var s receiptScan
+	if err := r.Scan(s.dests()...); err != nil {
 		return nil, err
 	}
-	rc.Channel, rc.ReportedAt, rc.CreatedAt, rc.Deadline = notify.Channel(ch), fromMsPtr(reported), fromMs(created), fromMs(deadline)
-	return &rc, nil
+	return s.receipt(), nil
+}
+
+// receiptScan holds the columns of receiptCols as scanned (dests, then
+// receipt), so a row may carry other columns after them.
+type receiptScan struct {
+	rc                notify.Receipt
+	ch                string
+	reported          *int64
+	created, deadline int64
+}
+
+func (s *receiptScan) dests() []any {
+	rc := &s.rc
+	return []any{&rc.AttemptID, &rc.WorkspaceID, &rc.RequestID, &rc.ProviderAccountID, &rc.ProviderKind, &rc.ProviderMessageID,
+		&rc.Recipient, &s.ch, &rc.FallbackStep, &rc.Status, &rc.Code, &rc.Text, &s.reported, &rc.Polls, &s.created, &s.deadline, &rc.FellBack}
+}
+
+func (s *receiptScan) receipt() *notify.Receipt {
+	rc := s.rc
+	rc.Channel, rc.ReportedAt, rc.CreatedAt, rc.Deadline = notify.Channel(s.ch), fromMsPtr(s.reported), fromMs(s.created), fromMs(s.deadline)
+	return &rc
 }
 
 func (t requestTx) FindReceipt(ctx context.Context, workspaceID, attemptID string) (*notify.Receipt, error) {
@@ -78,6 +95,79 @@ func (t requestTx) SettleReceipt(ctx context.Context, r *notify.Receipt) (bool, 
 		WHERE workspace_id = ? AND attempt_id = ? AND status = ?`,
 		r.Status, r.Code, r.Text, msPtr(r.ReportedAt), r.WorkspaceID, r.AttemptID, notify.ReceiptPending)
 	return n == 1, err
+}
+
+// settleByMessagePG is SettleReceiptOfMessage in one statement: the
+// newest receipt of the message, updated only while pending and while its
+// request exists, returned with its request's row and the event lists of
+// its workspace's webhooks.
+var settleByMessagePG = `WITH rc AS (SELECT workspace_id, attempt_id FROM delivery_receipts
+		WHERE provider_kind = ? AND provider_message_id = ? ORDER BY created_at DESC LIMIT 1),
+	s AS (UPDATE delivery_receipts d SET status = ?, code = ?, text = ?, reported_at = ?
+		FROM rc WHERE d.workspace_id = rc.workspace_id AND d.attempt_id = rc.attempt_id AND d.status = ?
+		AND EXISTS (SELECT 1 FROM notification_requests q WHERE q.workspace_id = d.workspace_id AND q.id = d.request_id)
+		RETURNING ` + prefixCols("d.", receiptCols) + `)
+	SELECT s.*, ` + prefixCols("r.", requestCols) + `,
+		ARRAY(SELECT w.events FROM webhooks w WHERE w.workspace_id = s.workspace_id ORDER BY w.created_at, w.id) FROM s
+		JOIN notification_requests r ON r.workspace_id = s.workspace_id AND r.id = s.request_id`
+
+func (t requestTx) SettleReceiptOfMessage(ctx context.Context, kind, messageID string, c *notify.Receipt) (*notify.SettledReceipt, error) {
+	if !locksRows(t.c) {
+		return t.settleOfMessage(ctx, kind, messageID, c)
+	}
+	var rs receiptScan
+	var qs requestScan
+	var hooks []string
+	err := t.c.QueryRow(ctx, settleByMessagePG, kind, messageID, c.Status, c.Code, c.Text, msPtr(c.ReportedAt), notify.ReceiptPending).
+		Scan(append(append(rs.dests(), qs.dests()...), &hooks)...)
+	if errors.Is(err, notify.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := &notify.SettledReceipt{Receipt: rs.receipt(), Hooks: make([][]string, len(hooks))}
+	if out.Request, err = qs.request(); err != nil {
+		return nil, err
+	}
+	for i, h := range hooks {
+		if err := fromJSON(h, &out.Hooks[i]); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// settleOfMessage is SettleReceiptOfMessage on SQLite (one writer): the
+// same steps as statements of their own.
+func (t requestTx) settleOfMessage(ctx context.Context, kind, messageID string, c *notify.Receipt) (*notify.SettledReceipt, error) {
+	rc, err := t.FindReceiptByMessage(ctx, kind, messageID)
+	if errors.Is(err, notify.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil || rc.Final() {
+		return nil, err
+	}
+	r, err := t.FindRequest(ctx, rc.WorkspaceID, rc.RequestID)
+	if errors.Is(err, notify.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	rc.Status, rc.Code, rc.Text, rc.ReportedAt = c.Status, c.Code, c.Text, c.ReportedAt
+	if ok, err := t.SettleReceipt(ctx, rc); err != nil || !ok {
+		return nil, err
+	}
+	ws, err := webhookTx(t).FindWebhooks(ctx, rc.WorkspaceID)
+	if err != nil {
+		return nil, err
+	}
+	out := &notify.SettledReceipt{Receipt: rc, Request: r, Hooks: make([][]string, len(ws))}
+	for i, w := range ws {
+		out.Hooks[i] = w.Events
+	}
+	return out, nil
 }
 
 func (t requestTx) CountReceiptPoll(ctx context.Context, workspaceID, attemptID string) error {

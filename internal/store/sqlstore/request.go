@@ -50,35 +50,54 @@ func requestArgs(r *notify.Request) []any {
 }
 
 func scanRequest(row Row) (*notify.Request, error) {
-	var r notify.Request
-	var apiKey, name, title, text, html, tcode, tvars, vtid, spk, headers, meta, pref, idem, camp *string
-	var sel, selMsg, fcode, fmsg, fallback, lane, rid, cat, decisions, inapp *string
-	var ch string
-	var req, upd int64
-	var sched *int64
-	if err := row.Scan(&r.ID, &r.WorkspaceID, &apiKey, &r.Source, &ch, &r.Status, &r.RecipientAddress, &name, &title, &text, &html,
-		&tcode, &tvars, &vtid, &spk, &headers, &meta, &pref, &idem, &camp, &req, &sched, &upd, &sel, &selMsg, &fcode, &fmsg,
-		&fallback, &r.FallbackStep, &lane, &rid, &cat, &decisions, &inapp, &r.Test); err != nil {
+	var s requestScan
+	if err := row.Scan(s.dests()...); err != nil {
 		return nil, err
 	}
-	r.APIKeyID, r.Channel, r.RecipientName, r.Title, r.Text, r.HTML = str(apiKey), notify.Channel(ch), str(name), str(title), str(text), str(html)
-	r.TemplateCode, r.VendorTemplateID, r.SenderProfileKey, r.IdempotencyKey, r.CampaignID = str(tcode), str(vtid), str(spk), str(idem), str(camp)
-	r.RequestedAt, r.ScheduledAt, r.UpdatedAt = fromMs(req), fromMsPtr(sched), fromMs(upd)
-	r.MarkedLane = notify.Lane(str(lane))
-	r.RecipientID, r.Category = str(rid), str(cat)
-	r.SelectedProviderID, r.SelectedMessageID, r.FinalErrorCode, r.FinalErrorMessage = str(sel), str(selMsg), str(fcode), str(fmsg)
+	return s.request()
+}
+
+// requestScan holds the columns of requestCols as scanned, so a row that
+// carries them after other columns can be scanned in one call (dests,
+// then request).
+type requestScan struct {
+	r                                                                             notify.Request
+	apiKey, name, title, text, html, tcode, tvars, vtid, spk, headers, meta, pref *string
+	idem, camp, sel, selMsg, fcode, fmsg, fallback, lane, rid, cat, decisions     *string
+	inapp                                                                         *string
+	ch                                                                            string
+	req, upd                                                                      int64
+	sched                                                                         *int64
+}
+
+func (s *requestScan) dests() []any {
+	r := &s.r
+	return []any{&r.ID, &r.WorkspaceID, &s.apiKey, &r.Source, &s.ch, &r.Status, &r.RecipientAddress, &s.name, &s.title, &s.text, &s.html,
+		&s.tcode, &s.tvars, &s.vtid, &s.spk, &s.headers, &s.meta, &s.pref, &s.idem, &s.camp, &s.req, &s.sched, &s.upd, &s.sel, &s.selMsg,
+		&s.fcode, &s.fmsg, &s.fallback, &r.FallbackStep, &s.lane, &s.rid, &s.cat, &s.decisions, &s.inapp, &r.Test}
+}
+
+// request is the scanned request.
+func (s *requestScan) request() (*notify.Request, error) {
+	r := s.r
+	r.APIKeyID, r.Channel, r.RecipientName, r.Title, r.Text, r.HTML = str(s.apiKey), notify.Channel(s.ch), str(s.name), str(s.title), str(s.text), str(s.html)
+	r.TemplateCode, r.VendorTemplateID, r.SenderProfileKey, r.IdempotencyKey, r.CampaignID = str(s.tcode), str(s.vtid), str(s.spk), str(s.idem), str(s.camp)
+	r.RequestedAt, r.ScheduledAt, r.UpdatedAt = fromMs(s.req), fromMsPtr(s.sched), fromMs(s.upd)
+	r.MarkedLane = notify.Lane(str(s.lane))
+	r.RecipientID, r.Category = str(s.rid), str(s.cat)
+	r.SelectedProviderID, r.SelectedMessageID, r.FinalErrorCode, r.FinalErrorMessage = str(s.sel), str(s.selMsg), str(s.fcode), str(s.fmsg)
 	for _, f := range []struct {
 		src *string
 		dst any
-	}{{tvars, &r.TemplateVariables}, {headers, &r.Headers}, {meta, &r.Metadata}, {pref, &r.PreferredProviderIDs}, {fallback, &r.Fallback}, {inapp, &r.InApp}} {
+	}{{s.tvars, &r.TemplateVariables}, {s.headers, &r.Headers}, {s.meta, &r.Metadata}, {s.pref, &r.PreferredProviderIDs}, {s.fallback, &r.Fallback}, {s.inapp, &r.InApp}} {
 		if f.src != nil {
 			if err := fromJSON(*f.src, f.dst); err != nil {
 				return nil, err
 			}
 		}
 	}
-	if decisions != nil {
-		ds, err := decodeDecisions(*decisions, r.Category, r.RecipientID)
+	if s.decisions != nil {
+		ds, err := decodeDecisions(*s.decisions, r.Category, r.RecipientID)
 		if err != nil {
 			return nil, err
 		}

@@ -20,8 +20,10 @@ type Store struct {
 	b       Backend
 	batch   batcher
 	// urgentBatch is Batch for callers that answer a client now
-	// (BatchUrgent).
-	urgentBatch batcher
+	// (BatchUrgent), with urgentWriters transactions at once (0: a
+	// transaction per caller).
+	urgentBatch   batcher
+	urgentWriters int
 	// ms are the backend dialect's migrations (msErr when they do not
 	// load), for Migrate and Ping.
 	ms    []migrate.Migration
@@ -43,8 +45,12 @@ func New(b Backend) *Store {
 	}
 	s.batch.s = s
 	s.batch.q = groupcommit.New(s.writers, maxBatch, s.batch.run)
+	s.urgentWriters = s.writers
+	if w, ok := b.(interface{ UrgentWriters() int }); ok {
+		s.urgentWriters = w.UrgentWriters()
+	}
 	s.urgentBatch.s, s.urgentBatch.urgent = s, true
-	s.urgentBatch.q = groupcommit.New(s.writers, maxBatch, s.urgentBatch.run)
+	s.urgentBatch.q = groupcommit.New(s.urgentWriters, maxBatch, s.urgentBatch.run)
 	s.ms, s.msErr = Migrations(b.Dialect())
 	return s
 }

@@ -62,6 +62,24 @@ func (t newsletterTx) FindCallbackSecret(ctx context.Context, providerAccountID 
 	return &s, nil
 }
 
+func (t newsletterTx) FindCallbackSender(ctx context.Context, id string) (*notify.ProviderAccount, *notify.CallbackSecret, error) {
+	var p notify.ProviderAccount
+	var s notify.CallbackSecret
+	var ch string
+	var c, u, at int64
+	var prev *string
+	err := t.c.QueryRow(ctx, `SELECT `+prefixCols("p.", providerCols)+`, s.provider_account_id, s.workspace_id, s.current_hash,
+		s.previous_hash, s.rotated_at FROM provider_accounts p JOIN callback_secrets s ON s.provider_account_id = p.id WHERE p.id = ?`, id).
+		Scan(&p.ID, &p.WorkspaceID, &p.ProviderKind, &ch, &p.DisplayName, &p.Enabled, &p.ConfigEnc, &c, &u,
+			&s.ProviderAccountID, &s.WorkspaceID, &s.CurrentHash, &prev, &at)
+	if err != nil {
+		return nil, nil, err
+	}
+	p.Channel, p.CreatedAt, p.UpdatedAt = notify.Channel(ch), fromMs(c), fromMs(u)
+	s.PreviousHash, s.RotatedAt = str(prev), fromMs(at)
+	return &p, &s, nil
+}
+
 func (t newsletterTx) PutCallbackSecret(ctx context.Context, s *notify.CallbackSecret) error {
 	_, err := t.c.Exec(ctx, `INSERT INTO callback_secrets (provider_account_id, workspace_id, current_hash, previous_hash, rotated_at)
 		VALUES (?, ?, ?, ?, ?) ON CONFLICT (provider_account_id) DO UPDATE SET current_hash = excluded.current_hash,

@@ -23,6 +23,7 @@ func testReceipts(t *testing.T, open Opener) {
 		{"FindReceiptsOfRequest", testCreateReceipts, perWorkspace},
 		{"FindReceiptByMessage", testCreateReceipts, perWorkspace},
 		{"SettleReceipt", testSettleReceipt, perWorkspace},
+		{"SettleReceiptOfMessage", testSettleReceiptOfMessage, perWorkspace},
 		{"CountReceiptPoll", testSettleReceipt, perWorkspace},
 		{"MarkReceiptFellBack", testSettleReceipt, perWorkspace},
 		{"PutEarlyReport", testEarlyReports, perWorkspace},
@@ -195,4 +196,64 @@ func testCountReceipts(t *testing.T, db *store.DB) {
 	// Retention purges three of them: the whole hours count the same.
 	purgeAll(t, db, ws, purgeCutoff, 1000)
 	require.Equal(t, want, count(time.Hour), "purged receipts count through the rollup")
+}
+
+// testSettleReceiptOfMessage: the newest receipt of a message is settled
+// once, only while pending and while its request exists, and comes back
+// with its request; nothing is written otherwise.
+func testSettleReceiptOfMessage(t *testing.T, db *store.DB) {
+	ws := Workspace(t, db)
+	a := &notify.Accept{Request: newRequest(ws, ""), MaxAttempts: 3}
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		return tx.AcceptRequests(ctx, []*notify.Accept{a}, t0)
+	})
+	msg := "M-" + id()
+	old, rc := newReceipt(ws, a.Request.ID, msg), newReceipt(ws, a.Request.ID, msg)
+	rc.CreatedAt = t0.Add(time.Second)
+	orphan := newReceipt(ws, id(), "M-"+id()) // its request is gone
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		return tx.CreateReceipts(ctx, []*notify.Receipt{old, rc, orphan}, []bool{false, false, false}, 0)
+	})
+	hooks := [][]string{{notify.EventArrived}, {"notification.failed", notify.EventUndelivered}}
+	for i, ev := range hooks {
+		w := &notify.Webhook{ID: id(), WorkspaceID: ws, URL: "https://a.example/hook", Events: ev, Enabled: i == 0, SecretEnc: "sealed",
+			CreatedAt: t0.Add(time.Duration(i) * time.Second), UpdatedAt: t0}
+		update(t, db, func(ctx context.Context, tx notify.Tx) error { return tx.CreateWebhook(ctx, w) })
+	}
+	at := t0.Add(3 * time.Second)
+	c := &notify.Receipt{Status: notify.ReceiptDelivered, Code: "delivered", Text: "ok", ReportedAt: &at}
+	want := *rc
+	want.Status, want.Code, want.Text, want.ReportedAt = c.Status, c.Code, c.Text, c.ReportedAt
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		st, err := tx.SettleReceiptOfMessage(ctx, "vendorb_sms", msg, c)
+		require.NoError(t, err)
+		require.NotNil(t, st)
+		require.Equal(t, &want, st.Receipt, "the newest receipt of the message")
+		r := st.Request
+		require.NotNil(t, r)
+		require.Equal(t, a.Request.ID, r.ID)
+		require.Equal(t, a.Request.Metadata, r.Metadata)
+		require.Equal(t, notify.ChannelSMS, r.Channel)
+		require.Equal(t, hooks, st.Hooks, "every webhook of the workspace, oldest first")
+		// Settled already, another kind, an unknown message, no request:
+		// nothing.
+		for _, k := range [][2]string{{"vendorb_sms", msg}, {"vendora_sms", msg}, {"vendorb_sms", "M-" + id()},
+			{"vendorb_sms", orphan.ProviderMessageID}} {
+			st, err = tx.SettleReceiptOfMessage(ctx, k[0], k[1], c)
+			require.NoError(t, err)
+			require.Nil(t, st, k)
+		}
+		return nil
+	})
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		got, err := tx.FindReceipt(ctx, ws, rc.AttemptID)
+		require.NoError(t, err)
+		require.Equal(t, &want, got)
+		for _, p := range []*notify.Receipt{old, orphan} {
+			got, err = tx.FindReceipt(ctx, ws, p.AttemptID)
+			require.NoError(t, err)
+			require.Equal(t, notify.ReceiptPending, got.Status, "only the newest receipt of a message with a request")
+		}
+		return nil
+	})
 }

@@ -84,6 +84,8 @@ func testCallbackSecrets(t *testing.T, db *store.DB) {
 		require.Equal(t, ws, got.WorkspaceID)
 		_, err = tx.FindProviderAccountAnyWorkspace(ctx, id())
 		require.ErrorIs(t, err, notify.ErrNotFound)
+		_, _, err = tx.FindCallbackSender(ctx, p.ID)
+		require.ErrorIs(t, err, notify.ErrNotFound, "no secret yet")
 		return nil
 	})
 	update(t, db, func(ctx context.Context, tx notify.Tx) error {
@@ -98,6 +100,12 @@ func testCallbackSecrets(t *testing.T, db *store.DB) {
 		require.NoError(t, err)
 		require.Equal(t, notify.CallbackSecret{ProviderAccountID: p.ID, WorkspaceID: ws, CurrentHash: "h2", PreviousHash: "h1",
 			RotatedAt: t0.Add(time.Second)}, *s)
+		acct, s2, err := tx.FindCallbackSender(ctx, p.ID)
+		require.NoError(t, err)
+		require.Equal(t, p, acct)
+		require.Equal(t, s, s2)
+		_, _, err = tx.FindCallbackSender(ctx, id())
+		require.ErrorIs(t, err, notify.ErrNotFound)
 		return nil
 	})
 	update(t, db, func(ctx context.Context, tx notify.Tx) error {
