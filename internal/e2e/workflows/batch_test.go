@@ -65,9 +65,7 @@ func TestLeadingSendRefused(t *testing.T) {
 func TestBatchEvents(t *testing.T) {
 	t.Parallel()
 	env, k := setup(t)
-	rc := notifytest.NewReceiver(t, nil)
-	notifytest.DashboardCall(t, env.Owner, "POST", "/v1/webhooks", map[string]any{"url": rc.URL,
-		"events": []string{"workflow.step.ended"}}, http.StatusCreated)
+	rc := webhook(t, env, "workflow.step.ended")
 	define(t, env.Owner, "later", map[string]any{"key": "wait", "type": "delay", "until": "at"}, send("sms", "sms", "note"))
 	at := time.Now().Add(2 * time.Second).UTC().Format(time.RFC3339)
 	runs := trigger(t, k, "later", map[string]any{"recipients": []string{"u-1", "u-2"}, "payload": map[string]any{"title": "x", "at": at}})

@@ -483,7 +483,7 @@ func (t workflowTx) SaveWorkflowRunSteps(ctx context.Context, steps []*notify.Wo
 		rows[i] = []any{s.RunID, s.WorkspaceID, s.Index, s.Status, s.Outcome, s.RequestID, ms(s.DueAt), int64OrNil(s.QueueJobID), msPtr(s.EndedAt)}
 	}
 	saved := make(map[key]bool, len(steps))
-	err := deliveryTx{t.Tx}.updateFromValues(ctx, `UPDATE workflow_run_steps SET status = v.column4, outcome = v.column5,
+	err := deliveryTx(t).updateFromValues(ctx, `UPDATE workflow_run_steps SET status = v.column4, outcome = v.column5,
 		request_id = v.column6, due_at = CAST(v.column7 AS BIGINT), queue_job_id = CAST(v.column8 AS BIGINT),
 		ended_at = CAST(v.column9 AS BIGINT) FROM `, rows, ` AS v WHERE workflow_run_steps.run_id = v.column1
 		AND workflow_run_steps.step_index = CAST(v.column3 AS INTEGER) AND workflow_run_steps.workspace_id = v.column2
@@ -505,7 +505,7 @@ func (t workflowTx) SaveWorkflowRunSteps(ctx context.Context, steps []*notify.Wo
 				int64OrNil(s.QueueJobID), ms(s.CreatedAt), msPtr(s.EndedAt)})
 		}
 	}
-	return requestTx{t.Tx}.insertRows(ctx, "workflow_run_steps", workflowStepColList, added, 500)
+	return requestTx(t).insertRows(ctx, "workflow_run_steps", workflowStepColList, added, 500)
 }
 
 var workflowStepColList = []string{"run_id", "workspace_id", "step_index", "step_key", "step_type", "status", "outcome", "request_id",
@@ -520,7 +520,7 @@ func (t workflowTx) SaveWorkflowRuns(ctx context.Context, runs []*notify.Workflo
 	for i, r := range runs {
 		rows[i] = []any{r.ID, r.WorkspaceID, r.Status, digestJSON(r.Digest), ms(r.UpdatedAt), msPtr(r.EndedAt)}
 	}
-	return deliveryTx{t.Tx}.updateFromValues(ctx, `UPDATE workflow_runs SET status = v.column3, digest = v.column4,
+	return deliveryTx(t).updateFromValues(ctx, `UPDATE workflow_runs SET status = v.column3, digest = v.column4,
 		updated_at = CAST(v.column5 AS BIGINT), ended_at = CAST(v.column6 AS BIGINT) FROM `, rows,
 		` AS v WHERE workflow_runs.id = v.column1 AND workflow_runs.workspace_id = v.column2`, nil)
 }
