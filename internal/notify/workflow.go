@@ -217,6 +217,12 @@ type WorkflowTx interface {
 	// steps, in no set order; with lock, holding each run row's write
 	// lock until the transaction ends.
 	ReadWorkflowRuns(ctx context.Context, workspaceID string, ids []string, lock bool) ([]*WorkflowRun, error)
+	// LockWorkflowRunStates is ReadWorkflowRuns with lock for a caller
+	// that read the runs before its transaction: it holds each run row's
+	// write lock until the transaction ends and reads the run's id,
+	// workspace, status and times with its steps, not its payload nor
+	// digest (left empty).
+	LockWorkflowRunStates(ctx context.Context, workspaceID string, ids []string) ([]*WorkflowRun, error)
 	FindWorkflowRuns(ctx context.Context, workspaceID string, f WorkflowRunFilter) ([]*WorkflowRun, error)
 	// UpdateWorkflowRun saves the run's status, digest and times.
 	UpdateWorkflowRun(ctx context.Context, r *WorkflowRun) error

@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/notifyd/notifyd/internal/notify"
@@ -102,13 +103,33 @@ func (s *Service) RunSteps(ctx context.Context, ws string, refs []StepRef) error
 	if len(todo) > 0 {
 		err := s.accept.CommitWorkflow(ctx, ws, nil, sends, func(ctx context.Context, tx notify.Tx, requestIDs, refusals []string) ([]bool, error) {
 			keep := make([]bool, len(sends))
-			locked, err := tx.ReadWorkflowRuns(ctx, ws, ids, true)
+			// The runs read above, with their state as it is under the
+			// lock (a cancellation, or a run of this job before, may have
+			// ended a step since): payloads are not read again.
+			locked, err := tx.LockWorkflowRunStates(ctx, ws, ids)
 			if err != nil {
 				return nil, err
 			}
 			held := make(map[string]*notify.WorkflowRun, len(locked))
-			for _, r := range locked {
-				held[r.ID] = r
+			for _, l := range locked {
+				if r := byID[l.ID]; r != nil {
+					r.Status, r.UpdatedAt, r.EndedAt, r.Steps = l.Status, l.UpdatedAt, l.EndedAt, l.Steps
+					held[r.ID] = r
+				}
+			}
+			// The events of the batch are built only when a webhook of
+			// the workspace takes their type (emit's filter, read once).
+			hooks, err := tx.FindWebhooks(ctx, ws)
+			if err != nil {
+				return nil, err
+			}
+			wants := func(typ string) bool {
+				for _, w := range hooks {
+					if slices.Contains(w.Events, typ) {
+						return true
+					}
+				}
+				return false
 			}
 			now := s.Now()
 			var steps []*notify.WorkflowRunStep
@@ -134,7 +155,7 @@ func (s *Service) RunSteps(ctx context.Context, ws string, refs []StepRef) error
 				} else {
 					row.Status, row.Outcome, row.EndedAt = notify.RunStepDone, OutcomeWaited, &now
 				}
-				out, evs, err := s.advance(ctx, tx, r, d.steps, row, then, now)
+				out, evs, err := s.advance(ctx, tx, r, d.steps, row, then, now, wants)
 				if err != nil {
 					return nil, err
 				}
@@ -147,8 +168,10 @@ func (s *Service) RunSteps(ctx context.Context, ws string, refs []StepRef) error
 			if err := tx.SaveWorkflowRuns(ctx, saved); err != nil {
 				return nil, err
 			}
-			if err := emit(ctx, tx, events); err != nil {
-				return nil, err
+			if len(events) > 0 {
+				if err := tx.CreateEvents(ctx, events); err != nil {
+					return nil, err
+				}
 			}
 			return keep, nil
 		})
@@ -165,12 +188,16 @@ func (s *Service) RunSteps(ctx context.Context, ws string, refs []StepRef) error
 // advance is next for a batch, in memory: row has ended; the run goes
 // on to the step after it (with then, a send step ending at once with
 // its request, and the step after that), or ends. It answers the step
-// rows to save (row and the reached ones) and the events; r is updated
-// for saving.
+// rows to save (row and the reached ones) and the events of the types
+// wants takes; r is updated for saving.
 func (s *Service) advance(ctx context.Context, tx notify.Tx, r *notify.WorkflowRun, steps []notify.WorkflowStep, row *notify.WorkflowRunStep,
-	then *sentStep, now time.Time) ([]*notify.WorkflowRunStep, []*notify.Event, error) {
+	then *sentStep, now time.Time, wants func(typ string) bool) ([]*notify.WorkflowRunStep, []*notify.Event, error) {
 	out := []*notify.WorkflowRunStep{row}
-	events := []*notify.Event{stepEvent(r, row, now)}
+	var events []*notify.Event
+	stepEnded := wants(EventStepEnded)
+	if stepEnded {
+		events = append(events, stepEvent(r, row, now))
+	}
 	idx := row.Index + 1
 	if idx < len(steps) && then != nil && steps[idx].Type == notify.StepSend {
 		st, err := s.reach(ctx, tx, r, steps, idx, now)
@@ -178,11 +205,18 @@ func (s *Service) advance(ctx context.Context, tx notify.Tx, r *notify.WorkflowR
 			return nil, nil, err
 		}
 		sent(st, then.requestID, then.refusal, now)
-		out, events = append(out, st), append(events, stepEvent(r, st, now))
+		out = append(out, st)
+		if stepEnded {
+			events = append(events, stepEvent(r, st, now))
+		}
 		idx++
 	}
 	if idx >= len(steps) {
-		return out, append(events, endRun(r, notify.RunCompleted, now)), nil
+		r.Status, r.UpdatedAt, r.EndedAt = notify.RunCompleted, now, &now // endRun's
+		if wants(EventRunEnded) {
+			events = append(events, runEvent(EventRunEnded, r, now))
+		}
+		return out, events, nil
 	}
 	st, err := s.reach(ctx, tx, r, steps, idx, now)
 	if err != nil {

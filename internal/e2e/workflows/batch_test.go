@@ -1,6 +1,7 @@
 package workflows_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"testing"
 	"time"
@@ -55,5 +56,52 @@ func TestLeadingSendRefused(t *testing.T) {
 		r := waitRun(t, k, s.RunID)
 		require.Equal(t, "completed", r.Status)
 		require.Equal(t, "done", step(r, "inapp").Status)
+	}
+}
+
+// TestBatchEvents: a batch of delays ending together sends the events of
+// the types a webhook takes, and only those: each run's delay and send
+// step ends, no run end when no webhook takes it.
+func TestBatchEvents(t *testing.T) {
+	t.Parallel()
+	env, k := setup(t)
+	rc := webhook(t, env, "workflow.step.ended")
+	define(t, env.Owner, "later", map[string]any{"key": "wait", "type": "delay", "until": "at"}, send("sms", "sms", "note"))
+	at := time.Now().Add(2 * time.Second).UTC().Format(time.RFC3339)
+	runs := trigger(t, k, "later", map[string]any{"recipients": []string{"u-1", "u-2"}, "payload": map[string]any{"title": "x", "at": at}})
+	require.Len(t, runs, 2)
+	want := map[string]bool{}
+	for _, s := range runs {
+		r := waitRun(t, k, s.RunID)
+		require.Equal(t, "completed", r.Status)
+		want[s.RunID+" wait waited"], want[s.RunID+" sms sent"] = true, true
+	}
+	type event struct {
+		Type string `json:"type"`
+		Data struct {
+			RunID string `json:"runId"`
+			Step  struct {
+				Key     string `json:"key"`
+				Outcome string `json:"outcome"`
+			} `json:"step"`
+		} `json:"data"`
+	}
+	var got map[string]bool
+	var types []string
+	require.Eventually(t, func() bool {
+		got, types = map[string]bool{}, nil
+		for _, r := range rc.Requests() {
+			var e event
+			if json.Unmarshal(r.Body, &e) != nil {
+				return false
+			}
+			types = append(types, e.Type)
+			got[e.Data.RunID+" "+e.Data.Step.Key+" "+e.Data.Step.Outcome] = true
+		}
+		return len(got) == len(want)
+	}, 30*time.Second, 50*time.Millisecond)
+	require.Equal(t, want, got)
+	for _, typ := range types {
+		require.Equal(t, "workflow.step.ended", typ, "only the types the webhook takes")
 	}
 }

@@ -143,9 +143,7 @@ func TestDigest(t *testing.T) {
 func TestRunEvents(t *testing.T) {
 	t.Parallel()
 	env, k := setup(t)
-	rc := notifytest.NewReceiver(t, nil)
-	notifytest.DashboardCall(t, env.Owner, "POST", "/v1/webhooks", map[string]any{"url": rc.URL,
-		"events": []string{"workflow.run.started", "workflow.run.ended", "workflow.step.ended"}}, http.StatusCreated)
+	rc := webhook(t, env, "workflow.run.started", "workflow.run.ended", "workflow.step.ended")
 	define(t, env.Owner, "note", send("inapp", "inapp", "note"))
 	s := trigger(t, k, "note", map[string]any{"recipients": []string{"u-1"}})
 	waitRun(t, k, s[0].RunID)

@@ -149,3 +149,10 @@ func step(r run, key string) runStep {
 func send(key, channel, template string) map[string]any {
 	return map[string]any{"key": key, "type": "send", "channel": channel, "templateCode": template}
 }
+
+// webhook registers a receiver for the event types.
+func webhook(t *testing.T, env *notifytest.Env, types ...string) *notifytest.Receiver {
+	rc := notifytest.NewReceiver(t, nil)
+	notifytest.DashboardCall(t, env.Owner, "POST", "/v1/webhooks", map[string]any{"url": rc.URL, "events": types}, http.StatusCreated)
+	return rc
+}

@@ -207,12 +207,11 @@ func (t workflowTx) insertSteps(ctx context.Context, steps []*notify.WorkflowRun
 	if err := t.scheduleSteps(ctx, steps, func(s *notify.WorkflowRunStep) bool { return s.Status == notify.StepPending }); err != nil {
 		return err
 	}
-	return t.writeSteps(ctx, steps, "")
+	return t.writeSteps(ctx, steps)
 }
 
-// writeSteps inserts step rows in multi-row statements of up to 500,
-// each followed by tail (an ON CONFLICT clause, or none).
-func (t workflowTx) writeSteps(ctx context.Context, steps []*notify.WorkflowRunStep, tail string) error {
+// writeSteps inserts step rows in multi-row statements of up to 500.
+func (t workflowTx) writeSteps(ctx context.Context, steps []*notify.WorkflowRunStep) error {
 	const one = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 	for start := 0; start < len(steps); start += 500 {
 		part := steps[start:min(start+500, len(steps))]
@@ -221,7 +220,7 @@ func (t workflowTx) writeSteps(ctx context.Context, steps []*notify.WorkflowRunS
 			args = append(args, s.RunID, s.WorkspaceID, s.Index, s.Key, s.Type, s.Status, s.Outcome, s.RequestID, ms(s.DueAt),
 				int64OrNil(s.QueueJobID), ms(s.CreatedAt), msPtr(s.EndedAt))
 		}
-		if _, err := t.c.Exec(ctx, `INSERT INTO workflow_run_steps (`+workflowStepCols+`) VALUES `+one+strings.Repeat(", "+one, len(part)-1)+tail,
+		if _, err := t.c.Exec(ctx, `INSERT INTO workflow_run_steps (`+workflowStepCols+`) VALUES `+one+strings.Repeat(", "+one, len(part)-1),
 			uncached(len(part), args)...); err != nil {
 			return err
 		}
@@ -340,6 +339,35 @@ func (t workflowTx) findRun(ctx context.Context, workspaceID, id string, lock bo
 // ReadWorkflowRuns reads runs by id with their steps, in statements of
 // up to 500 ids; with lock, holding each run row's write lock.
 func (t workflowTx) ReadWorkflowRuns(ctx context.Context, workspaceID string, ids []string, lock bool) ([]*notify.WorkflowRun, error) {
+	return t.readRuns(ctx, workspaceID, ids, lock, workflowRunCols, scanWorkflowRun)
+}
+
+// workflowRunStateCols are the columns of a run that LockWorkflowRunStates
+// reads.
+const workflowRunStateCols = `id, workspace_id, status, updated_at, ended_at`
+
+func scanWorkflowRunState(row Row) (*notify.WorkflowRun, error) {
+	var r notify.WorkflowRun
+	var up int64
+	var end *int64
+	if err := row.Scan(&r.ID, &r.WorkspaceID, &r.Status, &up, &end); err != nil {
+		return nil, err
+	}
+	r.UpdatedAt, r.EndedAt = fromMs(up), fromMsPtr(end)
+	return &r, nil
+}
+
+// LockWorkflowRunStates holds the write lock of the runs of ids and reads
+// their status, times and steps, not their payload nor digest.
+func (t workflowTx) LockWorkflowRunStates(ctx context.Context, workspaceID string, ids []string) ([]*notify.WorkflowRun, error) {
+	return t.readRuns(ctx, workspaceID, ids, true, workflowRunStateCols, scanWorkflowRunState)
+}
+
+// readRuns reads the cols of runs by id (scan reads a row of them) with
+// their steps, in statements of up to 500 ids; with lock, holding each
+// run row's write lock.
+func (t workflowTx) readRuns(ctx context.Context, workspaceID string, ids []string, lock bool, cols string,
+	scan func(Row) (*notify.WorkflowRun, error)) ([]*notify.WorkflowRun, error) {
 	var out []*notify.WorkflowRun
 	for start := 0; start < len(ids); start += 500 {
 		part := ids[start:min(start+500, len(ids))]
@@ -349,11 +377,11 @@ func (t workflowTx) ReadWorkflowRuns(ctx context.Context, workspaceID string, id
 			args = append(args, id)
 		}
 		in := `(?` + strings.Repeat(", ?", len(part)-1) + `)`
-		q := `SELECT ` + workflowRunCols + ` FROM workflow_runs WHERE workspace_id = ? AND id IN ` + in
+		q := `SELECT ` + cols + ` FROM workflow_runs WHERE workspace_id = ? AND id IN ` + in
 		if lock {
-			q = `UPDATE workflow_runs SET updated_at = updated_at WHERE workspace_id = ? AND id IN ` + in + ` RETURNING ` + workflowRunCols
+			q = `UPDATE workflow_runs SET updated_at = updated_at WHERE workspace_id = ? AND id IN ` + in + ` RETURNING ` + cols
 		}
-		runs, err := queryAll(ctx, t.c, scanWorkflowRun, q, uncached(len(part), args)...)
+		runs, err := queryAll(ctx, t.c, scan, q, uncached(len(part), args)...)
 		if err != nil || len(runs) == 0 {
 			if err != nil {
 				return nil, err
@@ -435,39 +463,66 @@ func (t workflowTx) AddWorkflowRunStep(ctx context.Context, s *notify.WorkflowRu
 	return t.insertSteps(ctx, []*notify.WorkflowRunStep{s})
 }
 
-// SaveWorkflowRunSteps writes step rows in multi-row upserts (a batch
-// of step runs): a row of its run and index exists is updated, else
-// inserted; a pending row without a job gets one (stepJobs).
+// SaveWorkflowRunSteps writes step rows of a batch of step runs: the
+// rows of their run and index that exist are updated (an UPDATE … FROM
+// (VALUES …) of the columns a step's end changes), the others inserted
+// in bulk (COPY on PostgreSQL); a pending row without a job gets one
+// first (stepJobs).
 func (t workflowTx) SaveWorkflowRunSteps(ctx context.Context, steps []*notify.WorkflowRunStep) error {
 	if err := t.scheduleSteps(ctx, steps, func(s *notify.WorkflowRunStep) bool {
 		return s.Status == notify.StepPending && s.QueueJobID == 0
 	}); err != nil {
 		return err
 	}
-	return t.writeSteps(ctx, steps, `
-		ON CONFLICT (run_id, step_index) DO UPDATE SET status = excluded.status, outcome = excluded.outcome,
-		request_id = excluded.request_id, due_at = excluded.due_at, queue_job_id = excluded.queue_job_id, ended_at = excluded.ended_at
-		WHERE workflow_run_steps.workspace_id = excluded.workspace_id`)
-}
-
-// SaveWorkflowRuns saves runs' status, digest and times in multi-row
-// statements (UpdateWorkflowRun for a batch).
-func (t workflowTx) SaveWorkflowRuns(ctx context.Context, runs []*notify.WorkflowRun) error {
-	const one = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-	for start := 0; start < len(runs); start += 500 {
-		part := runs[start:min(start+500, len(runs))]
-		args := make([]any, 0, 14*len(part))
-		for _, r := range part {
-			args = append(args, r.ID, r.WorkspaceID, r.WorkflowID, r.WorkflowKey, r.Version, r.RecipientID, toJSON(r.Payload),
-				nullable(r.IdempotencyKey), r.CancellationKey, r.Status, digestJSON(r.Digest), ms(r.CreatedAt), ms(r.UpdatedAt), msPtr(r.EndedAt))
-		}
-		if _, err := t.c.Exec(ctx, `INSERT INTO workflow_runs (`+workflowRunCols+`) VALUES `+one+strings.Repeat(", "+one, len(part)-1)+`
-			ON CONFLICT (id) DO UPDATE SET status = excluded.status, digest = excluded.digest, updated_at = excluded.updated_at,
-			ended_at = excluded.ended_at WHERE workflow_runs.workspace_id = excluded.workspace_id`, uncached(len(part), args)...); err != nil {
+	type key struct {
+		run string
+		idx int
+	}
+	rows := make([][]any, len(steps))
+	for i, s := range steps {
+		rows[i] = []any{s.RunID, s.WorkspaceID, s.Index, s.Status, s.Outcome, s.RequestID, ms(s.DueAt), int64OrNil(s.QueueJobID), msPtr(s.EndedAt)}
+	}
+	saved := make(map[key]bool, len(steps))
+	err := deliveryTx(t).updateFromValues(ctx, `UPDATE workflow_run_steps SET status = v.column4, outcome = v.column5,
+		request_id = v.column6, due_at = CAST(v.column7 AS BIGINT), queue_job_id = CAST(v.column8 AS BIGINT),
+		ended_at = CAST(v.column9 AS BIGINT) FROM `, rows, ` AS v WHERE workflow_run_steps.run_id = v.column1
+		AND workflow_run_steps.step_index = CAST(v.column3 AS INTEGER) AND workflow_run_steps.workspace_id = v.column2
+		RETURNING workflow_run_steps.run_id, workflow_run_steps.step_index`, func(rs Rows) error {
+		var k key
+		if err := rs.Scan(&k.run, &k.idx); err != nil {
 			return err
 		}
+		saved[k] = true
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	return nil
+	var added [][]any
+	for _, s := range steps {
+		if !saved[key{s.RunID, s.Index}] {
+			added = append(added, []any{s.RunID, s.WorkspaceID, s.Index, s.Key, s.Type, s.Status, s.Outcome, s.RequestID, ms(s.DueAt),
+				int64OrNil(s.QueueJobID), ms(s.CreatedAt), msPtr(s.EndedAt)})
+		}
+	}
+	return requestTx(t).insertRows(ctx, "workflow_run_steps", workflowStepColList, added, 500)
+}
+
+var workflowStepColList = []string{"run_id", "workspace_id", "step_index", "step_key", "step_type", "status", "outcome", "request_id",
+	"due_at", "queue_job_id", "created_at", "ended_at"}
+
+// SaveWorkflowRuns saves runs' status, digest and times (UpdateWorkflowRun
+// for a batch) in UPDATE … FROM (VALUES …) statements of the changed
+// columns only: the rows exist, and their payload, written when they
+// started, is neither encoded nor sent again.
+func (t workflowTx) SaveWorkflowRuns(ctx context.Context, runs []*notify.WorkflowRun) error {
+	rows := make([][]any, len(runs))
+	for i, r := range runs {
+		rows[i] = []any{r.ID, r.WorkspaceID, r.Status, digestJSON(r.Digest), ms(r.UpdatedAt), msPtr(r.EndedAt)}
+	}
+	return deliveryTx(t).updateFromValues(ctx, `UPDATE workflow_runs SET status = v.column3, digest = v.column4,
+		updated_at = CAST(v.column5 AS BIGINT), ended_at = CAST(v.column6 AS BIGINT) FROM `, rows,
+		` AS v WHERE workflow_runs.id = v.column1 AND workflow_runs.workspace_id = v.column2`, nil)
 }
 
 func (t workflowTx) FindRunningWorkflowRuns(ctx context.Context, workspaceID, workflowID, cancellationKey string) ([]*notify.WorkflowRun, error) {

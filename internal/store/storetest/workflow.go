@@ -154,6 +154,8 @@ func testWorkflows(t *testing.T, db *store.DB) {
 		require.Len(t, r.Steps, 3)
 		require.Equal(t, "waited", r.Steps[1].Outcome)
 		require.Equal(t, "req-2", r.Steps[2].RequestID)
+		require.Equal(t, end.UnixMilli(), r.EndedAt.UnixMilli())
+		require.Equal(t, map[string]any{"title": "hi"}, r.Payload, "a batch's save leaves the payload")
 		return nil
 	})
 	ids := []string{first[0].Run.ID, first[1].Run.ID, led.Run.ID, "no-such-run"}
@@ -174,6 +176,28 @@ func testWorkflows(t *testing.T, db *store.DB) {
 			return nil
 		})
 	}
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		runs, err := tx.LockWorkflowRunStates(ctx, ws1, ids)
+		require.NoError(t, err)
+		require.Len(t, runs, 3, "the runs that exist")
+		for _, r := range runs {
+			require.Nil(t, r.Payload, "the state only")
+			if r.ID == led.Run.ID {
+				require.Equal(t, notify.RunCompleted, r.Status)
+				require.Equal(t, end.UnixMilli(), r.EndedAt.UnixMilli())
+				require.Len(t, r.Steps, 3)
+				require.Equal(t, "req-2", r.Steps[2].RequestID)
+			} else {
+				require.Equal(t, notify.RunRunning, r.Status)
+				require.Nil(t, r.EndedAt)
+				require.Len(t, r.Steps, 1)
+			}
+		}
+		other, err := tx.LockWorkflowRunStates(ctx, ws2, ids)
+		require.NoError(t, err)
+		require.Empty(t, other, "another workspace's runs")
+		return nil
+	})
 	run := first[0].Run
 	update(t, db, func(ctx context.Context, tx notify.Tx) error {
 		r, err := tx.LockWorkflowRun(ctx, ws1, run.ID)
