@@ -3,6 +3,8 @@ package main
 import (
 	"os"
 	"runtime/debug"
+
+	"github.com/notifyd/notifyd/internal/gctune"
 )
 
 // Garbage-collector defaults for serve, applied only where the operator
@@ -12,7 +14,9 @@ import (
 // heap spent a tenth of the CPU of a loaded serve in the collector;
 // collecting at three times it costs about 12% less server CPU per
 // accepted message (docs/BENCHMARKS.md, issue 15 step 10). The soft
-// limit keeps a large fan-out's heap from tripling all the same.
+// limit keeps a large fan-out's heap from tripling all the same; it
+// follows the live heap when that passes half of it (gctune), so a
+// heap that outgrows it is collected at twice its size, not back to back.
 const (
 	defaultGCPercent   = 200
 	defaultMemoryLimit = 96 << 20
@@ -23,6 +27,6 @@ func tuneGC() {
 		debug.SetGCPercent(defaultGCPercent)
 	}
 	if _, ok := os.LookupEnv("GOMEMLIMIT"); !ok {
-		debug.SetMemoryLimit(defaultMemoryLimit)
+		go gctune.Follow(defaultMemoryLimit)
 	}
 }
