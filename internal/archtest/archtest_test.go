@@ -69,11 +69,12 @@ var (
 	pure = []string{"internal/render", "internal/otp", "internal/secret", "internal/mailcheck", "internal/groupcommit",
 		"internal/dispatch", "internal/bounce", "internal/sendwindow", "internal/redact", "internal/tracing", "internal/testmode"}
 	// adapters are the engine and every technology: HTTP, storage, the
-	// queue, vendors, metrics, configuration, the composition root.
+	// queue, vendors, metrics, configuration, the composition root, the
+	// Go runtime's tuning.
 	adapters = []string{"internal/api", "internal/web", "internal/server", "internal/daemon", "internal/config",
 		"internal/delivery", "internal/worker", "internal/jobs", "internal/metrics", "internal/store",
 		"internal/provider", "internal/simulator", "internal/crashfault", "internal/rooms", "internal/bounce/snshttp",
-		"internal/tracing/otlp"}
+		"internal/tracing/otlp", "internal/gctune"}
 	// kits are test kits: only tests and other kits may import them.
 	kits = []string{"internal/notifytest", "internal/provider/providertest", "internal/store/storetest",
 		"internal/store/testdb", "internal/mailcheck/dnstest"}
