@@ -201,7 +201,9 @@ type WorkflowTx interface {
 	// FindTriggerWorkflow reads, in one statement, the workflow of key
 	// (ErrNotFound when none), its published version (nil when none is
 	// published) and how many of recipients (distinct external ids) are
-	// profiles of the workspace.
+	// profiles of the workspace. The workflow and version answered may be
+	// shared with other callers (a store may keep them in memory while
+	// they are current): they are not to be changed.
 	FindTriggerWorkflow(ctx context.Context, workspaceID, key string, recipients []string) (*Workflow, *WorkflowVersion, int, error)
 
 	// StartWorkflowRuns inserts runs, their first step rows (and Then)

@@ -23,9 +23,42 @@ import (
 // sees the configuration committed with it. A version is never reused, so
 // an entry filled inside a transaction that later rolled back is labelled
 // with a value no committed row holds, and is never matched.
+//
+// The same version labels the workflows triggers read (their published
+// version with them; FindTriggerWorkflow): every write of a workflow, its
+// versions or which one is published renews it too.
 type configCache struct {
 	mu sync.Mutex
 	m  map[string]*wsConfig
+	// wf holds trigger workflows by workspace id and key (wfKey).
+	wf map[string]*wsWorkflow
+}
+
+// wsWorkflow is a workflow and its published version (nil: none) as read
+// at version. Its values are shared by every reader and never changed.
+type wsWorkflow struct {
+	version int64
+	w       *notify.Workflow
+	v       *notify.WorkflowVersion
+}
+
+func wfKey(ws, key string) string { return ws + "\x00" + key }
+
+// workflow answers the kept workflow of ws and key, whatever its version
+// (the caller checks it), or nil.
+func (c *configCache) workflow(ws, key string) *wsWorkflow {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.wf[wfKey(ws, key)]
+}
+
+func (c *configCache) putWorkflow(ws, key string, e *wsWorkflow) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.wf == nil || len(c.wf) >= configCacheMax {
+		c.wf = map[string]*wsWorkflow{}
+	}
+	c.wf[wfKey(ws, key)] = e
 }
 
 // configCacheMax bounds the workspaces kept; past it the cache starts
@@ -67,8 +100,8 @@ func (c *configCache) put(ws string, e *wsConfig) {
 }
 
 // bumpConfig gives the workspace a new configuration version; every
-// writer of categories, default preferences and send windows calls it in
-// the transaction of its write.
+// writer of categories, default preferences, send windows and workflows
+// calls it in the transaction of its write.
 func (t *Tx) bumpConfig(ctx context.Context, workspaceID string) error {
 	_, err := t.c.Exec(ctx, `UPDATE workspaces SET config_version = ? WHERE id = ?`, rand.Int64(), workspaceID)
 	return err

@@ -39,7 +39,7 @@ func (t workflowTx) CreateWorkflow(ctx context.Context, w *notify.Workflow) erro
 	if n == 0 {
 		return notify.ErrConflict
 	}
-	return nil
+	return t.bumpConfig(ctx, w.WorkspaceID)
 }
 
 func (t workflowTx) FindWorkflowByKey(ctx context.Context, workspaceID, key string) (*notify.Workflow, error) {
@@ -70,7 +70,10 @@ func scanWorkflowVersion(row Row) (*notify.WorkflowVersion, error) {
 func (t workflowTx) CreateWorkflowVersion(ctx context.Context, v *notify.WorkflowVersion) error {
 	_, err := t.c.Exec(ctx, `INSERT INTO workflow_versions (`+workflowVersionCols+`) VALUES (?, ?, ?, ?, ?, ?)`,
 		v.WorkflowID, v.WorkspaceID, v.Version, toJSON(v.Steps), ms(v.CreatedAt), msPtr(v.PublishedAt))
-	return err
+	if err != nil {
+		return err
+	}
+	return t.bumpConfig(ctx, v.WorkspaceID)
 }
 
 func (t workflowTx) FindWorkflowVersion(ctx context.Context, workspaceID, workflowID string, version int) (*notify.WorkflowVersion, error) {
@@ -88,8 +91,11 @@ func (t workflowTx) PublishWorkflowVersion(ctx context.Context, workspaceID, wor
 		WHERE workspace_id = ? AND workflow_id = ? AND version = ?`, ms(at), workspaceID, workflowID, version)); err != nil {
 		return err
 	}
-	return expectOne(t.c.Exec(ctx, `UPDATE workflows SET published_version = ?, updated_at = ? WHERE workspace_id = ? AND id = ?`,
-		version, ms(at), workspaceID, workflowID))
+	if err := expectOne(t.c.Exec(ctx, `UPDATE workflows SET published_version = ?, updated_at = ? WHERE workspace_id = ? AND id = ?`,
+		version, ms(at), workspaceID, workflowID)); err != nil {
+		return err
+	}
+	return t.bumpConfig(ctx, workspaceID)
 }
 
 const workflowRunCols = `id, workspace_id, workflow_id, workflow_key, version, recipient_id, payload, idempotency_key,
@@ -282,40 +288,61 @@ func (t workflowTx) StartWorkflowRuns(ctx context.Context, starts []*notify.Work
 }
 
 // FindTriggerWorkflow reads the workflow of key, its published version
-// and how many of recipients are profiles of the workspace, in one
-// statement (a trigger's reads before its transaction).
+// and how many of recipients are profiles of the workspace. The workflow
+// and its version are kept in process (configcache.go), labelled with the
+// workspace's config_version read in the same statement: with one kept,
+// a trigger reads one statement of the version and the count, and reads
+// the workflow again only when the version moved. Every write of a
+// workflow renews the version in its transaction, so a workflow published
+// through another process is seen by the next trigger.
 func (t workflowTx) FindTriggerWorkflow(ctx context.Context, workspaceID, key string, recipients []string) (*notify.Workflow, *notify.WorkflowVersion, int, error) {
-	known, args := `0`, make([]any, 0, len(recipients)+2)
+	known, args := `0`, make([]any, 0, len(recipients)+3)
 	if len(recipients) > 0 {
-		known = `(SELECT COUNT(*) FROM recipients p WHERE p.workspace_id = w.workspace_id AND p.external_id IN (?` +
+		known = `(SELECT COUNT(*) FROM recipients p WHERE p.workspace_id = ? AND p.external_id IN (?` +
 			strings.Repeat(", ?", len(recipients)-1) + `))`
+		args = append(args, workspaceID)
 		for _, id := range recipients {
 			args = append(args, id)
 		}
 	}
-	args = append(args, workspaceID, key)
+	var version int64
+	var n int
+	if t.cfg != nil {
+		if e := t.cfg.workflow(workspaceID, key); e != nil {
+			err := t.c.QueryRow(ctx, `SELECT config_version, `+known+` FROM workspaces WHERE id = ?`,
+				append(args, workspaceID)...).Scan(&version, &n)
+			if err != nil {
+				return nil, nil, 0, err
+			}
+			if version == e.version {
+				return e.w, e.v, n, nil
+			}
+		}
+	}
 	var w notify.Workflow
 	var cr, up int64
 	var steps *string
 	var vcr, pub *int64
-	var n int
 	err := t.c.QueryRow(ctx, `SELECT w.id, w.workspace_id, w.key, w.name, w.published_version, w.created_at, w.updated_at,
-		v.steps, v.created_at, v.published_at, `+known+`
+		v.steps, v.created_at, v.published_at, `+known+`, `+configVersionOf+`
 		FROM workflows w LEFT JOIN workflow_versions v
 			ON v.workspace_id = w.workspace_id AND v.workflow_id = w.id AND v.version = w.published_version
-		WHERE w.workspace_id = ? AND w.key = ?`, args...).
-		Scan(&w.ID, &w.WorkspaceID, &w.Key, &w.Name, &w.PublishedVersion, &cr, &up, &steps, &vcr, &pub, &n)
+		WHERE w.workspace_id = ? AND w.key = ?`, append(args, workspaceID, workspaceID, key)...).
+		Scan(&w.ID, &w.WorkspaceID, &w.Key, &w.Name, &w.PublishedVersion, &cr, &up, &steps, &vcr, &pub, &n, &version)
 	if err != nil {
 		return nil, nil, 0, err
 	}
 	w.CreatedAt, w.UpdatedAt = fromMs(cr), fromMs(up)
-	if steps == nil || vcr == nil {
-		return &w, nil, n, nil
+	var v *notify.WorkflowVersion
+	if steps != nil && vcr != nil {
+		v = &notify.WorkflowVersion{WorkflowID: w.ID, WorkspaceID: w.WorkspaceID, Version: w.PublishedVersion, CreatedAt: fromMs(*vcr),
+			PublishedAt: fromMsPtr(pub)}
+		if err := fromJSON(*steps, &v.Steps); err != nil {
+			return nil, nil, 0, err
+		}
 	}
-	v := &notify.WorkflowVersion{WorkflowID: w.ID, WorkspaceID: w.WorkspaceID, Version: w.PublishedVersion, CreatedAt: fromMs(*vcr),
-		PublishedAt: fromMsPtr(pub)}
-	if err := fromJSON(*steps, &v.Steps); err != nil {
-		return nil, nil, 0, err
+	if t.cfg != nil {
+		t.cfg.putWorkflow(workspaceID, key, &wsWorkflow{version: version, w: &w, v: v})
 	}
 	return &w, v, n, nil
 }

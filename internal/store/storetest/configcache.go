@@ -104,3 +104,93 @@ func ConfigCacheAcrossStores(t *testing.T) {
 		})
 	}
 }
+
+// WorkflowCacheAcrossStores: two stores on one database, as two processes
+// hold them. A trigger's read of a workflow and its published version,
+// kept in memory by the store that read it, follows what the other store
+// publishes on its next read; the count of profiles is read every time;
+// a publication rolled back leaves nothing behind in the memory of the
+// store that made it.
+func WorkflowCacheAcrossStores(t *testing.T) {
+	for name, url := range testdb.Backends(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			u := url(t)
+			a, b := testdb.OpenDB(t, u), testdb.OpenDB(t, u)
+			ws := Workspace(t, a)
+			w := &notify.Workflow{ID: id(), WorkspaceID: ws, Key: "comment", Name: "Comment", CreatedAt: t0, UpdatedAt: t0}
+			step := func(code string) []notify.WorkflowStep {
+				return []notify.WorkflowStep{{Key: "a", Type: notify.StepSend, Channel: "sms", TemplateCode: code}}
+			}
+			version := func(n int, code string) *notify.WorkflowVersion {
+				return &notify.WorkflowVersion{WorkflowID: w.ID, WorkspaceID: ws, Version: n, Steps: step(code), CreatedAt: t0}
+			}
+			update(t, b, func(ctx context.Context, tx notify.Tx) error {
+				require.NoError(t, tx.CreateWorkflow(ctx, w))
+				_, err := tx.PutRecipient(ctx, newRecipient(ws, "p-1", t0))
+				return err
+			})
+			read := func(db *store.DB, lookup bool) (*notify.WorkflowVersion, int) {
+				t.Helper()
+				var v *notify.WorkflowVersion
+				var n int
+				do := db.View
+				if lookup {
+					do = db.Lookup
+				}
+				require.NoError(t, do(context.Background(), func(tx notify.Tx) (err error) {
+					_, v, n, err = tx.FindTriggerWorkflow(context.Background(), ws, "comment", []string{"p-1", "p-2"})
+					return err
+				}))
+				return v, n
+			}
+			// a reads (and keeps) the workflow with nothing published.
+			v, n := read(a, true)
+			require.Nil(t, v)
+			require.Equal(t, 1, n)
+
+			// b adds a version and publishes it, and a second profile.
+			update(t, b, func(ctx context.Context, tx notify.Tx) error {
+				require.NoError(t, tx.CreateWorkflowVersion(ctx, version(1, "one")))
+				require.NoError(t, tx.PublishWorkflowVersion(ctx, ws, w.ID, 1, t0))
+				_, err := tx.PutRecipient(ctx, newRecipient(ws, "p-2", t0))
+				return err
+			})
+			for _, lookup := range []bool{true, false} {
+				v, n = read(a, lookup)
+				require.Equal(t, 1, v.Version)
+				require.Equal(t, "one", v.Steps[0].TemplateCode)
+				require.Equal(t, 2, n)
+			}
+			// b publishes a second version; a's next read has it.
+			update(t, b, func(ctx context.Context, tx notify.Tx) error {
+				require.NoError(t, tx.CreateWorkflowVersion(ctx, version(2, "two")))
+				return tx.PublishWorkflowVersion(ctx, ws, w.ID, 2, t0)
+			})
+			v, _ = read(a, true)
+			require.Equal(t, 2, v.Version)
+			require.Equal(t, "two", v.Steps[0].TemplateCode)
+			// b publishes the first again.
+			update(t, b, func(ctx context.Context, tx notify.Tx) error { return tx.PublishWorkflowVersion(ctx, ws, w.ID, 1, t0) })
+			v, _ = read(a, true)
+			require.Equal(t, 1, v.Version)
+
+			// a publication read inside its own transaction and rolled back.
+			undo := errors.New("undo")
+			err := a.Update(context.Background(), func(tx notify.Tx) error {
+				ctx := context.Background()
+				require.NoError(t, tx.CreateWorkflowVersion(ctx, version(3, "three")))
+				require.NoError(t, tx.PublishWorkflowVersion(ctx, ws, w.ID, 3, t0))
+				_, v, _, err := tx.FindTriggerWorkflow(ctx, ws, "comment", nil)
+				require.NoError(t, err)
+				require.Equal(t, 3, v.Version, "the transaction reads its own change")
+				return undo
+			})
+			require.ErrorIs(t, err, undo)
+			v, _ = read(a, true)
+			require.Equal(t, 1, v.Version, "the rolled-back publication is not kept")
+			v, _ = read(b, true)
+			require.Equal(t, 1, v.Version)
+		})
+	}
+}

@@ -8,4 +8,5 @@ import (
 
 func TestConformance(t *testing.T) { storetest.RunAll(t) }
 
-func TestConfigCacheAcrossStores(t *testing.T) { storetest.ConfigCacheAcrossStores(t) }
+func TestConfigCacheAcrossStores(t *testing.T)   { storetest.ConfigCacheAcrossStores(t) }
+func TestWorkflowCacheAcrossStores(t *testing.T) { storetest.WorkflowCacheAcrossStores(t) }
