@@ -244,15 +244,29 @@ func (t workflowTx) StartWorkflowRuns(ctx context.Context, starts []*notify.Work
 	for start := 0; start < len(starts); start += 500 {
 		part := starts[start:min(start+500, len(starts))]
 		args := make([]any, 0, 14*len(part))
+		keyed := false
 		for _, st := range part {
 			r := st.Run
+			keyed = keyed || r.IdempotencyKey != ""
 			args = append(args, r.ID, r.WorkspaceID, r.WorkflowID, r.WorkflowKey, r.Version, r.RecipientID, toJSON(r.Payload),
 				nullable(r.IdempotencyKey), r.CancellationKey, r.Status, digestJSON(r.Digest), ms(r.CreatedAt), ms(r.UpdatedAt), msPtr(r.EndedAt))
+		}
+		insert := `INSERT INTO workflow_runs (` + workflowRunCols + `) VALUES ` + one + strings.Repeat(", "+one, len(part)-1)
+		if !keyed {
+			// No idempotency key, no conflict to skip: every run is new,
+			// and no id comes back to be scanned.
+			if _, err := t.c.Exec(ctx, insert, uncached(len(part), args)...); err != nil {
+				return nil, err
+			}
+			for i := range part {
+				created[start+i] = true
+			}
+			continue
 		}
 		ids, err := queryAll(ctx, t.c, func(row Row) (string, error) {
 			var id string
 			return id, row.Scan(&id)
-		}, `INSERT INTO workflow_runs (`+workflowRunCols+`) VALUES `+one+strings.Repeat(", "+one, len(part)-1)+`
+		}, insert+`
 			ON CONFLICT (workspace_id, workflow_id, recipient_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
 			RETURNING id`, uncached(len(part), args)...)
 		if err != nil {
