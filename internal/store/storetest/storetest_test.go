@@ -9,3 +9,5 @@ import (
 func TestConformance(t *testing.T) { storetest.RunAll(t) }
 
 func TestConfigCacheAcrossStores(t *testing.T) { storetest.ConfigCacheAcrossStores(t) }
+
+func TestProfileCacheAcrossStores(t *testing.T) { storetest.ProfileCacheAcrossStores(t) }
