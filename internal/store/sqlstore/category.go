@@ -218,7 +218,18 @@ func (t preferenceTx) FindSendPreferencesMany(ctx context.Context, workspaceID s
 	if len(chans) == 0 {
 		exts = nil // no channel: no choice of a profile's to read
 	}
-	ps, v, err := t.cachedProfiles(ctx, workspaceID, exts)
+	var ps map[string]*cachedProfile
+	var v wsVersions
+	var err error
+	if len(exts) == 1 {
+		// One profile: one statement, hit or miss.
+		var p *cachedProfile
+		if p, v, err = t.cachedProfile(ctx, workspaceID, exts[0]); p != nil {
+			ps = map[string]*cachedProfile{exts[0]: p}
+		}
+	} else {
+		ps, v, err = t.cachedProfiles(ctx, workspaceID, exts)
+	}
 	if err != nil {
 		return nil, err
 	}

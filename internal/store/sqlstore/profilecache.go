@@ -61,7 +61,24 @@ func (c *profileCache) get(ws string, v wsVersions, ext string) *cachedProfile {
 	return nil
 }
 
+// held answers the profile kept for ext and the versions it is kept at
+// (nil when none).
+func (c *profileCache) held(ws, ext string) (*cachedProfile, wsVersions) {
+	if c == nil {
+		return nil, wsVersions{}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e := c.m[ws]; e != nil && e.m[ext] != nil {
+		return e.m[ext], wsVersions{e.config, e.recipients}
+	}
+	return nil, wsVersions{}
+}
+
 func (c *profileCache) put(ws string, v wsVersions, ext string, p *cachedProfile) {
+	if c == nil {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil || c.n >= profileCacheMax {
@@ -172,9 +189,72 @@ func (t *Tx) cachedProfiles(ctx context.Context, ws string, exts []string) (map[
 	// PostgreSQL each as current as the statement that read it.
 	for ext, p := range read {
 		out[ext] = p
-		if t.profiles != nil {
-			t.profiles.put(ws, rv, ext, p)
-		}
+		t.profiles.put(ws, rv, ext, p)
 	}
 	return out, v, nil
+}
+
+// oneProfileSQL reads the workspace's two versions and, unless they are
+// those a kept profile was read at (the flag, then the two kept), the
+// profile by external id with every choice of its own: one statement
+// either way, a row of empty profile columns when it was not read (or
+// does not exist).
+const oneProfileSQL = `SELECT COALESCE(r.id, ''), COALESCE(r.workspace_id, ''), COALESCE(r.external_id, ''), COALESCE(r.name, ''),
+	COALESCE(r.phone, ''), COALESCE(r.email, ''), COALESCE(r.push_tokens, '[]'), COALESCE(r.chat_targets, '{}'),
+	COALESCE(r.time_zone, ''), COALESCE(r.locale, ''), COALESCE(r.attributes, '{}'), COALESCE(r.created_at, 0),
+	COALESCE(r.updated_at, 0), w.config_version, w.recipients_version, c.key, p.channel, p.allowed
+	FROM workspaces w LEFT JOIN recipients r ON r.workspace_id = w.id AND r.external_id = ?
+		AND NOT (? = 1 AND w.config_version = ? AND w.recipients_version = ?)
+	LEFT JOIN preferences p ON p.recipient_id = r.id LEFT JOIN categories c ON c.id = p.category_id
+	WHERE w.id = ?`
+
+// cachedProfile answers the profile of ext (nil when it does not exist)
+// with all its own choices, and the workspace's versions, in one
+// statement: the kept profile when the versions are still those it was
+// read at, else the one the statement read (and keeps).
+func (t *Tx) cachedProfile(ctx context.Context, ws, ext string) (*cachedProfile, wsVersions, error) {
+	held, hv := t.profiles.held(ws, ext)
+	flag := 0
+	if held != nil {
+		flag = 1
+	}
+	rows, err := t.c.Query(ctx, oneProfileSQL, ext, flag, hv.config, hv.recipients, ws)
+	if err != nil {
+		return nil, wsVersions{}, err
+	}
+	var v wsVersions
+	var read *cachedProfile
+	for rows.Next() {
+		var ch struct {
+			key, channel *string
+			allowed      *bool
+		}
+		r, err := scanRecipient(extraRow{rows, []any{&v.config, &v.recipients, &ch.key, &ch.channel, &ch.allowed}})
+		if err != nil {
+			rows.Close()
+			return nil, v, err
+		}
+		if r.ID == "" {
+			continue // not read
+		}
+		if read == nil {
+			read = &cachedProfile{r: r}
+		}
+		if ch.channel != nil {
+			read.own = append(read.own, choice{key: ch.key, channel: *ch.channel, allowed: *ch.allowed})
+		}
+	}
+	err = rows.Err()
+	rows.Close()
+	if err != nil {
+		return nil, v, err
+	}
+	switch {
+	case read != nil:
+		t.profiles.put(ws, v, ext, read)
+		return read, v, nil
+	case held != nil && v == hv:
+		return held, v, nil
+	}
+	return nil, v, nil
 }

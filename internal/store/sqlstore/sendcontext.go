@@ -27,12 +27,12 @@ func (t preferenceTx) FindSendContext(ctx context.Context, ws string, q notify.S
 	var reads []Read
 	if ext != "" && !q.Consents {
 		// The profile from the cache, at the versions read now.
-		ps, v, err := t.cachedProfiles(ctx, ws, []string{ext})
+		p, v, err := t.cachedProfile(ctx, ws, ext)
 		if err != nil {
 			return nil, err
 		}
 		version = v.config
-		if p := ps[ext]; p != nil {
+		if p != nil {
 			r := *p.r
 			out.Recipient, own = &r, p.own
 		}
