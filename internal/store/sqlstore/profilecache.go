@@ -229,15 +229,20 @@ func (t *Tx) cachedProfile(ctx context.Context, ws, ext string) (*cachedProfile,
 			key, channel *string
 			allowed      *bool
 		}
-		r, err := scanRecipient(extraRow{rows, []any{&v.config, &v.recipients, &ch.key, &ch.channel, &ch.allowed}})
-		if err != nil {
+		var f recipientFields
+		if err := f.scan(extraRow{rows, []any{&v.config, &v.recipients, &ch.key, &ch.channel, &ch.allowed}}); err != nil {
 			rows.Close()
 			return nil, v, err
 		}
-		if r.ID == "" {
+		if f.r.ID == "" {
 			continue // not read
 		}
 		if read == nil {
+			r, err := f.recipient()
+			if err != nil {
+				rows.Close()
+				return nil, v, err
+			}
 			read = &cachedProfile{r: r}
 		}
 		if ch.channel != nil {
