@@ -126,6 +126,9 @@ func profilesSQL(n int) string {
 		WHERE r.workspace_id = ? AND r.external_id IN (` + placeholders(n) + `)`
 }
 
+// profileSQL is profilesSQL(1), built once.
+var profileSQL = profilesSQL(1)
+
 // cachedProfiles answers the profiles of exts (those that exist) with all
 // their own choices, and the versions they were read at: from the cache
 // when it holds them at the workspace's current versions, else read (and
@@ -194,31 +197,19 @@ func (t *Tx) cachedProfiles(ctx context.Context, ws string, exts []string) (map[
 	return out, v, nil
 }
 
-// oneProfileSQL reads the workspace's two versions and, unless they are
-// those a kept profile was read at (the flag, then the two kept), the
-// profile by external id with every choice of its own: one statement
-// either way, a row of empty profile columns when it was not read (or
-// does not exist).
-const oneProfileSQL = `SELECT COALESCE(r.id, ''), COALESCE(r.workspace_id, ''), COALESCE(r.external_id, ''), COALESCE(r.name, ''),
-	COALESCE(r.phone, ''), COALESCE(r.email, ''), COALESCE(r.push_tokens, '[]'), COALESCE(r.chat_targets, '{}'),
-	COALESCE(r.time_zone, ''), COALESCE(r.locale, ''), COALESCE(r.attributes, '{}'), COALESCE(r.created_at, 0),
-	COALESCE(r.updated_at, 0), w.config_version, w.recipients_version, c.key, p.channel, p.allowed
-	FROM workspaces w LEFT JOIN recipients r ON r.workspace_id = w.id AND r.external_id = ?
-		AND NOT (? = 1 AND w.config_version = ? AND w.recipients_version = ?)
-	LEFT JOIN preferences p ON p.recipient_id = r.id LEFT JOIN categories c ON c.id = p.category_id
-	WHERE w.id = ?`
-
 // cachedProfile answers the profile of ext (nil when it does not exist)
-// with all its own choices, and the workspace's versions, in one
-// statement: the kept profile when the versions are still those it was
-// read at, else the one the statement read (and keeps).
+// with all its own choices, and the workspace's versions: the kept
+// profile when the versions (one small statement) are still those it was
+// read at, else the profile read with the versions (one statement, the
+// only one when nothing is kept for ext), and kept.
 func (t *Tx) cachedProfile(ctx context.Context, ws, ext string) (*cachedProfile, wsVersions, error) {
-	held, hv := t.profiles.held(ws, ext)
-	flag := 0
-	if held != nil {
-		flag = 1
+	if held, hv := t.profiles.held(ws, ext); held != nil {
+		v, err := t.readVersions(ctx, ws)
+		if err != nil || v == hv {
+			return held, v, err
+		}
 	}
-	rows, err := t.c.Query(ctx, oneProfileSQL, ext, flag, hv.config, hv.recipients, ws)
+	rows, err := t.c.Query(ctx, profileSQL, ws, ext)
 	if err != nil {
 		return nil, wsVersions{}, err
 	}
@@ -229,20 +220,12 @@ func (t *Tx) cachedProfile(ctx context.Context, ws, ext string) (*cachedProfile,
 			key, channel *string
 			allowed      *bool
 		}
-		var f recipientFields
-		if err := f.scan(extraRow{rows, []any{&v.config, &v.recipients, &ch.key, &ch.channel, &ch.allowed}}); err != nil {
+		r, err := scanRecipient(extraRow{rows, []any{&v.config, &v.recipients, &ch.key, &ch.channel, &ch.allowed}})
+		if err != nil {
 			rows.Close()
 			return nil, v, err
 		}
-		if f.r.ID == "" {
-			continue // not read
-		}
 		if read == nil {
-			r, err := f.recipient()
-			if err != nil {
-				rows.Close()
-				return nil, v, err
-			}
 			read = &cachedProfile{r: r}
 		}
 		if ch.channel != nil {
@@ -254,12 +237,11 @@ func (t *Tx) cachedProfile(ctx context.Context, ws, ext string) (*cachedProfile,
 	if err != nil {
 		return nil, v, err
 	}
-	switch {
-	case read != nil:
-		t.profiles.put(ws, v, ext, read)
-		return read, v, nil
-	case held != nil && v == hv:
-		return held, v, nil
+	if read == nil {
+		// No such profile: the versions alone.
+		v, err = t.readVersions(ctx, ws)
+		return nil, v, err
 	}
-	return nil, v, nil
+	t.profiles.put(ws, v, ext, read)
+	return read, v, nil
 }

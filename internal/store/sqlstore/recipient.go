@@ -27,30 +27,13 @@ const profileUpsert = ` ON CONFLICT (workspace_id, external_id) DO UPDATE SET na
 const profileChunk = 1000
 
 func scanRecipient(row Row) (*notify.Recipient, error) {
-	var f recipientFields
-	if err := f.scan(row); err != nil {
+	var r notify.Recipient
+	var push, chat, attrs string
+	var c, u int64
+	if err := row.Scan(&r.ID, &r.WorkspaceID, &r.ExternalID, &r.Name, &r.Phone, &r.Email, &push, &chat, &r.TimeZone,
+		&r.Locale, &attrs, &c, &u); err != nil {
 		return nil, err
 	}
-	return f.recipient()
-}
-
-// recipientFields are a profile's columns as stored.
-type recipientFields struct {
-	r                  notify.Recipient
-	push, chat, attrs  string
-	created, updatedAt int64
-}
-
-func (f *recipientFields) scan(row Row) error {
-	r := &f.r
-	return row.Scan(&r.ID, &r.WorkspaceID, &r.ExternalID, &r.Name, &r.Phone, &r.Email, &f.push, &f.chat, &r.TimeZone,
-		&r.Locale, &f.attrs, &f.created, &f.updatedAt)
-}
-
-// recipient decodes the fields into a profile.
-func (f *recipientFields) recipient() (*notify.Recipient, error) {
-	r := f.r
-	push, chat, attrs, c, u := f.push, f.chat, f.attrs, f.created, f.updatedAt
 	if err := fromJSON(push, &r.PushTokens); err != nil {
 		return nil, err
 	}
