@@ -196,58 +196,44 @@ func (t preferenceTx) ReplacePreferences(ctx context.Context, workspaceID, recip
 	if recipientID == "" {
 		return t.bumpConfig(ctx, workspaceID)
 	}
-	return nil
+	return t.bumpRecipients(ctx, workspaceID)
 }
 
-// FindSendPreferencesMany answers qs with one statement whatever their
-// number: the profiles named, each with its choices on those channels,
-// and the workspace's configuration version (the categories and the
-// default's choices come from the configuration cache at that version).
+// FindSendPreferencesMany answers qs with the profiles named, each with
+// its own choices on those channels, from the profile cache at the
+// workspace's versions read now (one small statement; the profiles the
+// cache lacks in one more), and the categories and the default's choices
+// from the configuration cache at that version.
 func (t preferenceTx) FindSendPreferencesMany(ctx context.Context, workspaceID string, qs []notify.PreferenceQuery) ([]*notify.SendPreferences, error) {
-	exts, chanArgs := distinct(qs, func(q notify.PreferenceQuery) string { return q.RecipientExternalID }),
+	extArgs, chanArgs := distinct(qs, func(q notify.PreferenceQuery) string { return q.RecipientExternalID }),
 		distinct(qs, func(q notify.PreferenceQuery) string { return string(q.Channel) })
 	chans := make([]string, len(chanArgs))
 	for i, c := range chanArgs {
 		chans[i] = c.(string)
 	}
-	rowOf := map[string]string{}
-	own := map[string][]choice{}
-	var version int64
-	found := false
-	if len(exts) > 0 && len(chans) > 0 {
-		rows, err := t.c.Query(ctx, `SELECT r.id, r.external_id, `+configVersionOf+`, c.key, p.channel, p.allowed
-			FROM recipients r LEFT JOIN preferences p ON p.recipient_id = r.id AND p.channel IN (`+placeholders(len(chans))+`)
-			LEFT JOIN categories c ON c.id = p.category_id
-			WHERE r.workspace_id = ? AND r.external_id IN (`+placeholders(len(exts))+`)`,
-			append(append(append([]any{workspaceID}, chanArgs...), workspaceID), exts...)...)
-		if err != nil {
-			return nil, err
-		}
-		for rows.Next() {
-			var id, ext string
-			var key, ch *string
-			var allowed *bool
-			if err := rows.Scan(&id, &ext, &version, &key, &ch, &allowed); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			found, rowOf[ext] = true, id
-			if ch != nil {
-				own[id] = append(own[id], choice{key: key, channel: *ch, allowed: *allowed})
-			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, err
-		}
+	exts := make([]string, len(extArgs))
+	for i, e := range extArgs {
+		exts[i] = e.(string)
 	}
-	if !found {
-		err := t.c.QueryRow(ctx, `SELECT config_version FROM workspaces WHERE id = ?`, workspaceID).Scan(&version)
-		if err != nil && !notify.IsNotFound(err) {
-			return nil, err
-		}
+	if len(chans) == 0 {
+		exts = nil // no channel: no choice of a profile's to read
 	}
-	cfg, err := t.sendConfig(ctx, workspaceID, version)
+	var ps map[string]*cachedProfile
+	var v wsVersions
+	var err error
+	if len(exts) == 1 {
+		// One profile: one statement, hit or miss.
+		var p *cachedProfile
+		if p, v, err = t.cachedProfile(ctx, workspaceID, exts[0]); p != nil {
+			ps = map[string]*cachedProfile{exts[0]: p}
+		}
+	} else {
+		ps, v, err = t.cachedProfiles(ctx, workspaceID, exts)
+	}
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := t.sendConfig(ctx, workspaceID, v.config)
 	if err != nil {
 		return nil, err
 	}
@@ -256,9 +242,10 @@ func (t preferenceTx) FindSendPreferencesMany(ctx context.Context, workspaceID s
 	out := make([]*notify.SendPreferences, len(qs))
 	for i, q := range qs {
 		sp := &notify.SendPreferences{Category: cfg.categories[q.CategoryKey], Default: def}
-		if id := rowOf[q.RecipientExternalID]; id != "" {
+		if p := ps[q.RecipientExternalID]; p != nil {
+			id := p.r.ID
 			if byOwner[id] == nil {
-				byOwner[id] = pick(own[id], chans, "", false)
+				byOwner[id] = pick(p.own, chans, "", false)
 			}
 			sp.Recipient, sp.RecipientRow = byOwner[id], id
 		}

@@ -79,7 +79,7 @@ func (t recipientTx) PutRecipient(ctx context.Context, r *notify.Recipient) (boo
 		return false, err
 	}
 	r.CreatedAt = fromMs(c)
-	return r.ID == newID, nil
+	return r.ID == newID, t.bumpRecipients(ctx, r.WorkspaceID)
 }
 
 func (t recipientTx) FindRecipient(ctx context.Context, workspaceID, externalID string) (*notify.Recipient, error) {
@@ -123,7 +123,10 @@ func (t recipientTx) DeleteRecipient(ctx context.Context, workspaceID, externalI
 			return err
 		}
 	}
-	return expectOne(t.c.Exec(ctx, `DELETE FROM recipients WHERE workspace_id = ? AND external_id = ?`, workspaceID, externalID))
+	if err := expectOne(t.c.Exec(ctx, `DELETE FROM recipients WHERE workspace_id = ? AND external_id = ?`, workspaceID, externalID)); err != nil {
+		return err
+	}
+	return t.bumpRecipients(ctx, workspaceID)
 }
 
 // UpsertRecipients writes statements of profileChunk rows: a bulk call
@@ -157,6 +160,15 @@ func (t recipientTx) UpsertRecipients(ctx context.Context, rs []*notify.Recipien
 		rows.Close()
 		if err := rows.Err(); err != nil {
 			return 0, err
+		}
+	}
+	bumped := map[string]bool{}
+	for _, r := range rs {
+		if !bumped[r.WorkspaceID] {
+			bumped[r.WorkspaceID] = true
+			if err := t.bumpRecipients(ctx, r.WorkspaceID); err != nil {
+				return 0, err
+			}
 		}
 	}
 	return created, nil

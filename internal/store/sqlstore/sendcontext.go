@@ -25,7 +25,18 @@ func (t preferenceTx) FindSendContext(ctx context.Context, ws string, q notify.S
 	var version int64
 	var own []choice
 	var reads []Read
-	if ext != "" {
+	if ext != "" && !q.Consents {
+		// The profile from the cache, at the versions read now.
+		p, v, err := t.cachedProfile(ctx, ws, ext)
+		if err != nil {
+			return nil, err
+		}
+		version = v.config
+		if p != nil {
+			r := *p.r
+			out.Recipient, own = &r, p.own
+		}
+	} else if ext != "" {
 		// One row per choice of the profile on the channels (one row with
 		// NULLs when it has none); the profile's columns repeat.
 		args := []any{ws}
@@ -61,7 +72,7 @@ func (t preferenceTx) FindSendContext(ctx context.Context, ws string, q notify.S
 			return nil, err
 		}
 	}
-	if out.Recipient == nil {
+	if out.Recipient == nil && (ext == "" || q.Consents) {
 		// No profile named, or none of that name: the version alone.
 		err := t.c.QueryRow(ctx, `SELECT config_version FROM workspaces WHERE id = ?`, ws).Scan(&version)
 		if err != nil && !notify.IsNotFound(err) {

@@ -33,6 +33,9 @@ type Store struct {
 	feed localFeed
 	// cfg holds the workspaces' send configuration (configcache.go).
 	cfg configCache
+	// profiles holds the profiles sends by recipient id read
+	// (profilecache.go).
+	profiles profileCache
 }
 
 var _ notify.Store = (*Store)(nil)
@@ -142,8 +145,10 @@ func (s *Store) Close() error { return s.b.Close() }
 type Tx struct {
 	c Conn
 	// cfg is the store's configuration cache (nil: read every time).
-	cfg     *configCache
-	pending []pendingJob
+	cfg *configCache
+	// profiles is the store's profile cache (nil: read every time).
+	profiles *profileCache
+	pending  []pendingJob
 	// woken are the profiles whose inbox logs this transaction appended
 	// to: their streams are woken when it commits.
 	woken []string
@@ -170,7 +175,7 @@ type Tx struct {
 // newTx is newTx with the store's configuration cache.
 func (s *Store) newTx(c Conn) *Tx {
 	t := newTx(c)
-	t.cfg = &s.cfg
+	t.cfg, t.profiles = &s.cfg, &s.profiles
 	return t
 }
 

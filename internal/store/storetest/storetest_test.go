@@ -10,3 +10,4 @@ func TestConformance(t *testing.T) { storetest.RunAll(t) }
 
 func TestConfigCacheAcrossStores(t *testing.T)   { storetest.ConfigCacheAcrossStores(t) }
 func TestWorkflowCacheAcrossStores(t *testing.T) { storetest.WorkflowCacheAcrossStores(t) }
+func TestProfileCacheAcrossStores(t *testing.T)  { storetest.ProfileCacheAcrossStores(t) }

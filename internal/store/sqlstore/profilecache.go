@@ -1,0 +1,247 @@
+package sqlstore
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync"
+
+	"github.com/notifyd/notifyd/internal/notify"
+)
+
+// profileCache keeps the recipient profiles that sends by recipient id
+// read, with all their own preference choices, per workspace (issue 32's
+// serve target: the acceptance read of a send by id was its largest extra
+// cost, and the dispatch read the same choices again in the claim).
+//
+// A workspace's entries are good while its recipients_version and
+// config_version are the values they were read at. Every write of a
+// profile or of a profile's preferences stores a fresh random
+// recipients_version in its own transaction (bumpRecipients), every write
+// of the configuration (categories: a choice names its category by key) a
+// fresh config_version, so the check is exact across processes and
+// transactions, as the configuration cache's is: a send reads both
+// versions (one small statement) and uses what is kept only at exactly
+// those versions. A workspace seen at other versions drops all it kept, so
+// an erased profile leaves the memory at the workspace's next send.
+// Profiles read with their consents (a phone channel) are not kept.
+type profileCache struct {
+	mu sync.Mutex
+	m  map[string]*wsProfiles
+	n  int // profiles kept, over every workspace
+}
+
+// profileCacheMax bounds the profiles kept; past it the cache starts over.
+const profileCacheMax = 20000
+
+// wsProfiles are one workspace's profiles at its versions.
+type wsProfiles struct {
+	config, recipients int64
+	m                  map[string]*cachedProfile // by external id
+}
+
+// cachedProfile is a profile and every choice of its own. Its values are
+// shared by every reader and never changed.
+type cachedProfile struct {
+	r   *notify.Recipient
+	own []choice
+}
+
+// wsVersions are a workspace's two versions as one statement read them.
+type wsVersions struct{ config, recipients int64 }
+
+func (c *profileCache) get(ws string, v wsVersions, ext string) *cachedProfile {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e := c.m[ws]; e != nil && e.config == v.config && e.recipients == v.recipients {
+		return e.m[ext]
+	}
+	return nil
+}
+
+// held answers the profile kept for ext and the versions it is kept at
+// (nil when none).
+func (c *profileCache) held(ws, ext string) (*cachedProfile, wsVersions) {
+	if c == nil {
+		return nil, wsVersions{}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e := c.m[ws]; e != nil && e.m[ext] != nil {
+		return e.m[ext], wsVersions{e.config, e.recipients}
+	}
+	return nil, wsVersions{}
+}
+
+func (c *profileCache) put(ws string, v wsVersions, ext string, p *cachedProfile) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || c.n >= profileCacheMax {
+		c.m, c.n = map[string]*wsProfiles{}, 0
+	}
+	e := c.m[ws]
+	if e == nil || e.config != v.config || e.recipients != v.recipients {
+		if e != nil {
+			c.n -= len(e.m)
+		}
+		e = &wsProfiles{config: v.config, recipients: v.recipients, m: map[string]*cachedProfile{}}
+		c.m[ws] = e
+	}
+	if e.m[ext] == nil {
+		c.n++
+	}
+	e.m[ext] = p
+}
+
+// bumpRecipients gives the workspace a new recipients version; every
+// writer of profiles and of a profile's preferences calls it in the
+// transaction of its write.
+func (t *Tx) bumpRecipients(ctx context.Context, workspaceID string) error {
+	_, err := t.c.Exec(ctx, `UPDATE workspaces SET recipients_version = ? WHERE id = ?`, rand.Int64(), workspaceID)
+	return err
+}
+
+// readVersions reads the workspace's two versions (zero for none).
+func (t *Tx) readVersions(ctx context.Context, ws string) (wsVersions, error) {
+	var v wsVersions
+	err := t.c.QueryRow(ctx, `SELECT config_version, recipients_version FROM workspaces WHERE id = ?`, ws).Scan(&v.config, &v.recipients)
+	if err != nil && !notify.IsNotFound(err) {
+		return v, err
+	}
+	return v, nil
+}
+
+// profilesSQL reads profiles by external id with every choice of their
+// own and the workspace's two versions, in one statement (one snapshot),
+// for n external ids.
+func profilesSQL(n int) string {
+	return `SELECT ` + prefixCols("r.", profileCols) + `, w.config_version, w.recipients_version, c.key, p.channel, p.allowed
+		FROM recipients r JOIN workspaces w ON w.id = r.workspace_id
+		LEFT JOIN preferences p ON p.recipient_id = r.id LEFT JOIN categories c ON c.id = p.category_id
+		WHERE r.workspace_id = ? AND r.external_id IN (` + placeholders(n) + `)`
+}
+
+// profileSQL is profilesSQL(1), built once.
+var profileSQL = profilesSQL(1)
+
+// cachedProfiles answers the profiles of exts (those that exist) with all
+// their own choices, and the versions they were read at: from the cache
+// when it holds them at the workspace's current versions, else read (and
+// kept). The versions answered are those read first (the configuration's
+// for the categories).
+func (t *Tx) cachedProfiles(ctx context.Context, ws string, exts []string) (map[string]*cachedProfile, wsVersions, error) {
+	out := make(map[string]*cachedProfile, len(exts))
+	v, err := t.readVersions(ctx, ws)
+	if err != nil {
+		return nil, v, err
+	}
+	var miss []string
+	for _, ext := range exts {
+		if p := t.profiles.get(ws, v, ext); p != nil {
+			out[ext] = p
+		} else {
+			miss = append(miss, ext)
+		}
+	}
+	if len(miss) == 0 {
+		return out, v, nil
+	}
+	args := make([]any, 0, len(miss)+1)
+	args = append(args, ws)
+	for _, e := range miss {
+		args = append(args, e)
+	}
+	rows, err := t.c.Query(ctx, profilesSQL(len(miss)), uncached(len(miss), args)...)
+	if err != nil {
+		return nil, v, err
+	}
+	read := map[string]*cachedProfile{}
+	var rv wsVersions
+	for rows.Next() {
+		var ch struct {
+			key, channel *string
+			allowed      *bool
+		}
+		r, err := scanRecipient(extraRow{rows, []any{&rv.config, &rv.recipients, &ch.key, &ch.channel, &ch.allowed}})
+		if err != nil {
+			rows.Close()
+			return nil, v, err
+		}
+		p := read[r.ExternalID]
+		if p == nil {
+			p = &cachedProfile{r: r}
+			read[r.ExternalID] = p
+		}
+		if ch.channel != nil {
+			p.own = append(p.own, choice{key: ch.key, channel: *ch.channel, allowed: *ch.allowed})
+		}
+	}
+	err = rows.Err()
+	rows.Close()
+	if err != nil {
+		return nil, v, err
+	}
+	// Each profile read is kept at the versions of its own statement's
+	// snapshot (rv), those given by the cache at the versions read before
+	// it (v): on SQLite one transaction's snapshot, so the same; on
+	// PostgreSQL each as current as the statement that read it.
+	for ext, p := range read {
+		out[ext] = p
+		t.profiles.put(ws, rv, ext, p)
+	}
+	return out, v, nil
+}
+
+// cachedProfile answers the profile of ext (nil when it does not exist)
+// with all its own choices, and the workspace's versions: the kept
+// profile when the versions (one small statement) are still those it was
+// read at, else the profile read with the versions (one statement, the
+// only one when nothing is kept for ext), and kept.
+func (t *Tx) cachedProfile(ctx context.Context, ws, ext string) (*cachedProfile, wsVersions, error) {
+	if held, hv := t.profiles.held(ws, ext); held != nil {
+		v, err := t.readVersions(ctx, ws)
+		if err != nil || v == hv {
+			return held, v, err
+		}
+	}
+	rows, err := t.c.Query(ctx, profileSQL, ws, ext)
+	if err != nil {
+		return nil, wsVersions{}, err
+	}
+	var v wsVersions
+	var read *cachedProfile
+	for rows.Next() {
+		var ch struct {
+			key, channel *string
+			allowed      *bool
+		}
+		r, err := scanRecipient(extraRow{rows, []any{&v.config, &v.recipients, &ch.key, &ch.channel, &ch.allowed}})
+		if err != nil {
+			rows.Close()
+			return nil, v, err
+		}
+		if read == nil {
+			read = &cachedProfile{r: r}
+		}
+		if ch.channel != nil {
+			read.own = append(read.own, choice{key: ch.key, channel: *ch.channel, allowed: *ch.allowed})
+		}
+	}
+	err = rows.Err()
+	rows.Close()
+	if err != nil {
+		return nil, v, err
+	}
+	if read == nil {
+		// No such profile: the versions alone.
+		v, err = t.readVersions(ctx, ws)
+		return nil, v, err
+	}
+	t.profiles.put(ws, v, ext, read)
+	return read, v, nil
+}
