@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -97,45 +98,82 @@ func (t requestTx) SettleReceipt(ctx context.Context, r *notify.Receipt) (bool, 
 	return n == 1, err
 }
 
-// settleByMessagePG is SettleReceiptOfMessage in one statement: the
-// newest receipt of the message, updated only while pending and while its
-// request exists, returned with its request's row and the event lists of
-// its workspace's webhooks.
-var settleByMessagePG = `WITH rc AS (SELECT workspace_id, attempt_id FROM delivery_receipts
-		WHERE provider_kind = ? AND provider_message_id = ? ORDER BY created_at DESC LIMIT 1),
-	s AS (UPDATE delivery_receipts d SET status = ?, code = ?, text = ?, reported_at = ?
-		FROM rc WHERE d.workspace_id = rc.workspace_id AND d.attempt_id = rc.attempt_id AND d.status = ?
+// settleByMessagesPG is SettleReceiptsOfMessages in one statement: for
+// each report (the arrays' rows, numbered by ordinality), the newest
+// receipt of its message, updated only while pending and while its
+// request exists, returned with the report's number, its request's row
+// and the event lists of its workspace's webhooks. One statement text
+// whatever the batch's size (arrays, not a VALUES list), so it is
+// prepared once.
+var settleByMessagesPG = `WITH v AS (SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::bigint[])
+		WITH ORDINALITY AS v(kind, mid, status, code, text, rat, i)),
+	rc AS (SELECT v.i, n.workspace_id, n.attempt_id FROM v CROSS JOIN LATERAL (SELECT workspace_id, attempt_id FROM delivery_receipts
+		WHERE provider_kind = v.kind AND provider_message_id = v.mid ORDER BY created_at DESC LIMIT 1) n),
+	s AS (UPDATE delivery_receipts d SET status = v.status, code = v.code, text = v.text, reported_at = v.rat
+		FROM rc JOIN v ON v.i = rc.i WHERE d.workspace_id = rc.workspace_id AND d.attempt_id = rc.attempt_id AND d.status = ?
 		AND EXISTS (SELECT 1 FROM notification_requests q WHERE q.workspace_id = d.workspace_id AND q.id = d.request_id)
-		RETURNING ` + prefixCols("d.", receiptCols) + `)
+		RETURNING ` + prefixCols("d.", receiptCols) + `, rc.i)
 	SELECT s.*, ` + prefixCols("r.", requestCols) + `,
 		ARRAY(SELECT w.events FROM webhooks w WHERE w.workspace_id = s.workspace_id ORDER BY w.created_at, w.id) FROM s
 		JOIN notification_requests r ON r.workspace_id = s.workspace_id AND r.id = s.request_id`
 
 func (t requestTx) SettleReceiptOfMessage(ctx context.Context, kind, messageID string, c *notify.Receipt) (*notify.SettledReceipt, error) {
-	if !locksRows(t.c) {
-		return t.settleOfMessage(ctx, kind, messageID, c)
-	}
-	var rs receiptScan
-	var qs requestScan
-	var hooks []string
-	err := t.c.QueryRow(ctx, settleByMessagePG, kind, messageID, c.Status, c.Code, c.Text, msPtr(c.ReportedAt), notify.ReceiptPending).
-		Scan(append(append(rs.dests(), qs.dests()...), &hooks)...)
-	if errors.Is(err, notify.ErrNotFound) {
-		return nil, nil
-	}
+	out, err := t.SettleReceiptsOfMessages(ctx, []notify.MessageReport{{Kind: kind, MessageID: messageID, C: c}})
 	if err != nil {
 		return nil, err
 	}
-	out := &notify.SettledReceipt{Receipt: rs.receipt(), Hooks: make([][]string, len(hooks))}
-	if out.Request, err = qs.request(); err != nil {
+	return out[0], nil
+}
+
+func (t requestTx) SettleReceiptsOfMessages(ctx context.Context, reps []notify.MessageReport) ([]*notify.SettledReceipt, error) {
+	out := make([]*notify.SettledReceipt, len(reps))
+	if len(reps) == 0 {
+		return out, nil
+	}
+	if !locksRows(t.c) {
+		for i, r := range reps {
+			st, err := t.settleOfMessage(ctx, r.Kind, r.MessageID, r.C)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = st
+		}
+		return out, nil
+	}
+	kinds, mids, statuses, codes, texts := make([]string, len(reps)), make([]string, len(reps)), make([]string, len(reps)),
+		make([]string, len(reps)), make([]string, len(reps))
+	ats := make([]*int64, len(reps))
+	for i, r := range reps {
+		kinds[i], mids[i], statuses[i], codes[i], texts[i], ats[i] = r.Kind, r.MessageID, r.C.Status, r.C.Code, r.C.Text, msPtr(r.C.ReportedAt)
+	}
+	rows, err := t.c.Query(ctx, settleByMessagesPG, kinds, mids, statuses, codes, texts, ats, notify.ReceiptPending)
+	if err != nil {
 		return nil, err
 	}
-	for i, h := range hooks {
-		if err := fromJSON(h, &out.Hooks[i]); err != nil {
+	defer rows.Close()
+	for rows.Next() {
+		var rs receiptScan
+		var qs requestScan
+		var i int64
+		var hooks []string
+		if err := rows.Scan(append(append(append(rs.dests(), &i), qs.dests()...), &hooks)...); err != nil {
 			return nil, err
 		}
+		if i < 1 || int(i) > len(reps) {
+			return nil, fmt.Errorf("settle receipts: report number %d of %d", i, len(reps))
+		}
+		st := &notify.SettledReceipt{Receipt: rs.receipt(), Hooks: make([][]string, len(hooks))}
+		if st.Request, err = qs.request(); err != nil {
+			return nil, err
+		}
+		for j, h := range hooks {
+			if err := fromJSON(h, &st.Hooks[j]); err != nil {
+				return nil, err
+			}
+		}
+		out[i-1] = st
 	}
-	return out, nil
+	return out, rows.Err()
 }
 
 // settleOfMessage is SettleReceiptOfMessage on SQLite (one writer): the
