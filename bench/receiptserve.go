@@ -104,11 +104,18 @@ func (b *bench) receiptServe(ctx context.Context) error {
 		return post(ctx, p.key, "POST", "/v1/notifications", chatBody(seq.Add(1)), http.StatusCreated)
 	}
 	cb := httpClient(reportConns)
+	// The database's CPU per send beside the server's: a report's cost is
+	// on both sides of the connection.
+	dbc, err := newDBCPU(ctx, b.db, p.dbURL)
+	if err != nil {
+		return err
+	}
+	defer dbc.close()
 	var rates [2][]float64
 	var ingest []float64
 	for phase, reports := range []bool{false, true, false, true} {
 		before := int64(sk.unique())
-		cpu0 := p.cpu()
+		cpu0, db0 := p.cpu(), dbc.snapshot(ctx)
 		var res result
 		if !reports {
 			res = run("A: signed send, no report traffic", b.conns, b.duration, send)
@@ -132,6 +139,9 @@ func (b *bench) receiptServe(ctx context.Context) error {
 			ingest = append(ingest, rep.rate())
 		}
 		p.drainedCPU(sk, phase, before, cpu0, res)
+		if dbc != nil {
+			fmt.Printf("%-44s %9.0f µs\n", "database CPU per message", float64(cpuSince(db0, dbc.snapshot(ctx)).Microseconds())/float64(max(res.ok, 1)))
+		}
 		k := 0
 		if reports {
 			k = 1

@@ -89,6 +89,14 @@ type ReportAPI interface {
 	Report(ctx context.Context, messageID, to string) (*VendorReport, error)
 }
 
+// MessageReport is a pushed report as SettleReceiptsOfMessages takes it:
+// the final state C (Status, Code, Text, ReportedAt) for the newest
+// receipt of the vendor message MessageID of Kind.
+type MessageReport struct {
+	Kind, MessageID string
+	C               *Receipt
+}
+
 // SettledReceipt is a receipt SettleReceiptOfMessage settled, as written,
 // with its request and the event lists of its workspace's webhooks (what
 // Subscribed reads).
@@ -121,6 +129,11 @@ type ReceiptTx interface {
 	// statement on PostgreSQL: a pushed report's find, reads and write in
 	// one round trip.
 	SettleReceiptOfMessage(ctx context.Context, kind, messageID string, c *Receipt) (*SettledReceipt, error)
+	// SettleReceiptsOfMessages is SettleReceiptOfMessage for many reports
+	// (about distinct messages) at once: one answer a report, in order,
+	// nil where it wrote nothing. One statement on PostgreSQL: a batch of
+	// pushed reports is one round trip.
+	SettleReceiptsOfMessages(ctx context.Context, rs []MessageReport) ([]*SettledReceipt, error)
 	// CountReceiptPoll records one more lookup of a pending receipt.
 	CountReceiptPoll(ctx context.Context, workspaceID, attemptID string) error
 	// MarkReceiptFellBack sets FellBack unless it was set already, and

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/notifyd/notifyd/internal/groupcommit"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/usecase"
 )
@@ -134,33 +135,101 @@ func (s *Service) settleTx(ctx context.Context, tx notify.Tx, rc *notify.Receipt
 	return c.Status, s.fallBack(ctx, tx, r, &c, now)
 }
 
-// settlePushed applies a pushed report that moves no request (delivered,
-// or undelivered with the fallback off) to the newest receipt of the
-// message in one store call (SettleReceiptOfMessage: one statement on
-// PostgreSQL), with its event. It answers the receipt as settled, nil
-// when it changed nothing (no receipt, a final one, or no request) or the
-// report needs the request's lock: Apply then takes the general path,
-// which tells these apart.
-func (s *Service) settlePushed(ctx context.Context, tx notify.Tx, kind, messageID string, rep *notify.VendorReport) (*notify.Receipt, error) {
-	if rep.Status != notify.ReceiptDelivered && (rep.Status != notify.ReceiptUndelivered || s.window >= 0) {
-		return nil, nil
-	}
-	now := s.Now()
+// pushed says whether a pushed report moves no request (delivered, or
+// undelivered with the fallback off): such a report is settled with the
+// others of the moment by settleQueued.
+func (s *Service) pushed(rep *notify.VendorReport) bool {
+	return rep.Status == notify.ReceiptDelivered || (rep.Status == notify.ReceiptUndelivered && s.window < 0)
+}
+
+// pushCall is one pushed report waiting in the reports' queue.
+type pushCall struct {
+	ctx  context.Context
+	rep  notify.MessageReport
+	done chan error
+	// settled is the receipt the batch settled, nil when it changed
+	// nothing; set before done is answered.
+	settled *notify.Receipt
+}
+
+func (c *pushCall) Context() context.Context { return c.ctx }
+func (c *pushCall) Answer(err error)         { c.done <- err }
+
+// settleQueued settles a pushed report that moves no request (pushed) to
+// the newest receipt of its message, with the reports that arrive at the
+// same moment: one store call for all of them (SettleReceiptsOfMessages:
+// one statement on PostgreSQL) and their events, in one shared
+// transaction. It answers the receipt as settled, nil when it changed
+// nothing (no receipt, a final one, or no request): Apply then takes the
+// general path, which tells these apart.
+func (s *Service) settleQueued(ctx context.Context, kind, messageID string, rep *notify.VendorReport) (*notify.Receipt, error) {
 	c := notify.Receipt{Status: notify.ReceiptPending}
-	if !notify.ApplyReport(&c, rep, now) {
+	if !notify.ApplyReport(&c, rep, s.Now()) {
 		return nil, nil
 	}
-	st, err := tx.SettleReceiptOfMessage(ctx, kind, messageID, &c)
-	if err != nil || st == nil {
+	call := &pushCall{ctx: ctx, rep: notify.MessageReport{Kind: kind, MessageID: messageID, C: &c}, done: make(chan error, 1)}
+	if err := groupcommit.Wait(ctx, s.pushq, call, call.done); err != nil {
 		return nil, err
 	}
-	if typ := notify.ReceiptEventType(st.Receipt); typ != "" {
-		es := notify.SubscribedBy(st.Hooks, []*notify.Event{notify.ReceiptEvent(usecase.NewID(), typ, st.Request, st.Receipt, now)})
-		if err := tx.CreateEvents(ctx, es); err != nil {
-			return nil, err
+	return call.settled, nil
+}
+
+// settleBatch settles a batch of pushed reports (the queue's run): the
+// first report about each message in one SettleReceiptsOfMessages and
+// their events with it. A later report about the same message, and every
+// report of a batch whose transaction failed, is answered unsettled and
+// takes Apply's general path on its own.
+func (s *Service) settleBatch(calls []*pushCall) {
+	live := groupcommit.Live(calls)
+	if len(live) == 0 {
+		return
+	}
+	type key struct{ kind, id string }
+	seen := make(map[key]bool, len(live))
+	in := make([]*pushCall, 0, len(live))
+	reps := make([]notify.MessageReport, 0, len(live))
+	for _, c := range live {
+		k := key{c.rep.Kind, c.rep.MessageID}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		in, reps = append(in, c), append(reps, c.rep)
+	}
+	ctx := context.Background()
+	var got []*notify.SettledReceipt
+	err := s.commit.CommitShared(ctx, func(tx notify.Tx) error {
+		var err error
+		if got, err = tx.SettleReceiptsOfMessages(ctx, reps); err != nil {
+			return err
+		}
+		now := s.Now()
+		var es []*notify.Event
+		for _, st := range got {
+			if st == nil {
+				continue
+			}
+			if typ := notify.ReceiptEventType(st.Receipt); typ != "" {
+				es = append(es, notify.SubscribedBy(st.Hooks, []*notify.Event{notify.ReceiptEvent(usecase.NewID(), typ, st.Request, st.Receipt, now)})...)
+			}
+		}
+		if len(es) == 0 {
+			return nil
+		}
+		return tx.CreateEvents(ctx, es)
+	})
+	if err != nil {
+		s.Log.WarnContext(ctx, "delivery reports batch failed; each is applied on its own", "reports", len(reps), "err", err)
+	} else {
+		for i, c := range in {
+			if got[i] != nil {
+				c.settled = got[i].Receipt
+			}
 		}
 	}
-	return st.Receipt, nil
+	for _, c := range live {
+		c.Answer(nil)
+	}
 }
 
 // fallBack moves r along its channel fallback when c, its receipt that
@@ -195,10 +264,12 @@ func (s *Service) fallBack(ctx context.Context, tx notify.Tx, r *notify.Request,
 // Apply applies a report a vendor pushed (a delivery callback) about its
 // message messageID of kind: to its receipt, once; a report about a
 // message whose send is not recorded yet is kept and applied when it is.
-// It reports whether the report changed a receipt now. Finding the
-// receipt and settling it are one function of a shared transaction
-// (Committer), so a burst of callbacks commits together, and with the
-// sends of the moment.
+// It reports whether the report changed a receipt now. A report that
+// moves no request is settled with the others of the moment in one
+// store call (settleQueued); the others, and one that found nothing to
+// settle there, are found and settled by one function of a shared
+// transaction (Committer), so a burst of callbacks commits together, and
+// with the sends of the moment.
 func (s *Service) Apply(ctx context.Context, kind, messageID string, rep *notify.VendorReport) (bool, error) {
 	if messageID == "" || rep == nil || rep.Status == notify.ReceiptPending {
 		return false, nil
@@ -209,16 +280,18 @@ func (s *Service) Apply(ctx context.Context, kind, messageID string, rep *notify
 	// background writers (delivery runs), as a send's does; the daemon's
 	// is the send group commit's own (docs/DECISIONS.md "Reports ride in
 	// the send group commit").
-	err := s.commit.CommitShared(ctx, func(tx notify.Tx) error {
-		rc, final = nil, ""
-		settled, err := s.settlePushed(ctx, tx, kind, messageID, rep)
+	if s.pushed(rep) {
+		settled, err := s.settleQueued(ctx, kind, messageID, rep)
 		if err != nil {
-			return err
+			return false, err
 		}
 		if settled != nil {
-			rc, final = settled, settled.Status
-			return nil
+			s.metrics.Final(string(settled.Channel), settled.ProviderKind, settled.Status)
+			return true, nil
 		}
+	}
+	err := s.commit.CommitShared(ctx, func(tx notify.Tx) error {
+		rc, final = nil, ""
 		found, err := tx.FindReceiptByMessage(ctx, kind, messageID)
 		if errors.Is(err, notify.ErrNotFound) {
 			return tx.PutEarlyReport(ctx, kind, messageID, rep, s.Now())

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/notifyd/notifyd/internal/groupcommit"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/usecase"
 )
@@ -76,6 +77,9 @@ type Service struct {
 	window    time.Duration
 	metrics   Counter
 	commit    Committer
+	// pushq gathers the pushed reports that move no request, settled a
+	// batch at a time (settleBatch).
+	pushq *groupcommit.Queue[*pushCall]
 }
 
 // New builds the room.
@@ -94,8 +98,14 @@ func New(o Options) *Service {
 	if s.commit == nil {
 		s.commit = urgentBatch{o.Store}
 	}
+	// One batch at a time: the reports that arrive while it commits make
+	// the next one.
+	s.pushq = groupcommit.New(1, maxPushBatch, s.settleBatch)
 	return s
 }
+
+// maxPushBatch bounds the pushed reports settled in one statement.
+const maxPushBatch = 256
 
 // urgentBatch is the store's urgent group commit as a Committer.
 type urgentBatch struct{ store notify.Store }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/notifyd/notifyd/internal/bounce"
+	"github.com/notifyd/notifyd/internal/groupcommit"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/secret"
 	"github.com/notifyd/notifyd/internal/usecase"
@@ -240,14 +241,7 @@ func (s *Service) callbackSender(ctx context.Context, in CallbackInput) (*notify
 	if !usecase.IsUUID(in.ProviderAccountID) || in.Token == "" || len(in.Token) > 200 {
 		return nil, errCallbackAuth
 	}
-	var p *notify.ProviderAccount
-	var cs *notify.CallbackSecret
-	// One statement, no transaction (Lookup): the account and its secret.
-	err := s.Store.Lookup(ctx, func(tx notify.Tx) error {
-		var err error
-		p, cs, err = tx.FindCallbackSender(ctx, in.ProviderAccountID)
-		return err
-	})
+	p, cs, err := s.findSender(ctx, in.ProviderAccountID)
 	if errors.Is(err, notify.ErrNotFound) {
 		return nil, errCallbackAuth
 	}
@@ -261,6 +255,72 @@ func (s *Service) callbackSender(ctx context.Context, in CallbackInput) (*notify
 		return nil, errCallbackAuth
 	}
 	return p, nil
+}
+
+// senderReaders is how many account lookups of callbacks run at once
+// (one: the callers that arrive during a lookup share the next);
+// senderBatch bounds the callers one lookup answers.
+const senderReaders, senderBatch = 1, 256
+
+// senderCall is a callback waiting for its account's lookup.
+type senderCall struct {
+	ctx  context.Context
+	id   string
+	p    *notify.ProviderAccount
+	cs   *notify.CallbackSecret
+	done chan error
+}
+
+func (c *senderCall) Context() context.Context { return c.ctx }
+func (c *senderCall) Answer(err error)         { c.done <- err }
+
+// findSender reads provider account id with its callback secret
+// (FindCallbackSender: one statement, no transaction). The callbacks
+// that ask while another lookup runs share the next one: a burst of a
+// vendor's callbacks names the same account, and its lookups are one
+// statement instead of one each. A lookup starts after every caller it
+// answers arrived, so none sees a secret older than its own arrival.
+func (s *Service) findSender(ctx context.Context, id string) (*notify.ProviderAccount, *notify.CallbackSecret, error) {
+	if s.senders == nil {
+		return s.lookupSender(ctx, id)
+	}
+	c := &senderCall{ctx: ctx, id: id, done: make(chan error, 1)}
+	if err := groupcommit.Wait(ctx, s.senders, c, c.done); err != nil {
+		return nil, nil, err
+	}
+	// Each caller gets its own copies: the rows are shared by the batch.
+	p, cs := *c.p, *c.cs
+	return &p, &cs, nil
+}
+
+// lookupSenders answers a batch of findSender's callers, one lookup an
+// account.
+func (s *Service) lookupSenders(calls []*senderCall) {
+	live := groupcommit.Live(calls)
+	byID := map[string][]*senderCall{}
+	var ids []string
+	for _, c := range live {
+		if byID[c.id] == nil {
+			ids = append(ids, c.id)
+		}
+		byID[c.id] = append(byID[c.id], c)
+	}
+	for _, id := range ids {
+		p, cs, err := s.lookupSender(context.Background(), id)
+		for _, c := range byID[id] {
+			c.p, c.cs = p, cs
+			c.Answer(err)
+		}
+	}
+}
+
+func (s *Service) lookupSender(ctx context.Context, id string) (p *notify.ProviderAccount, cs *notify.CallbackSecret, err error) {
+	err = s.Store.Lookup(ctx, func(tx notify.Tx) error {
+		var err error
+		p, cs, err = tx.FindCallbackSender(ctx, id)
+		return err
+	})
+	return p, cs, err
 }
 
 // vendorEvents verifies the vendor's signature of the callback and reads

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/notifyd/notifyd/internal/bounce"
+	"github.com/notifyd/notifyd/internal/groupcommit"
 	"github.com/notifyd/notifyd/internal/notify"
 	"github.com/notifyd/notifyd/internal/secret"
 	"github.com/notifyd/notifyd/internal/usecase"
@@ -58,6 +59,8 @@ type Service struct {
 	box      *secret.Box
 	sns      SNS
 	receipts Receipts
+	// senders gathers the callbacks' account lookups (findSender).
+	senders *groupcommit.Queue[*senderCall]
 }
 
 // New builds the room.
@@ -66,6 +69,7 @@ func New(o Options) *Service {
 	if s.sns == nil {
 		s.sns = noSNS{}
 	}
+	s.senders = groupcommit.New(senderReaders, senderBatch, s.lookupSenders)
 	return s
 }
 

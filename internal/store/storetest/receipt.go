@@ -24,6 +24,7 @@ func testReceipts(t *testing.T, open Opener) {
 		{"FindReceiptByMessage", testCreateReceipts, perWorkspace},
 		{"SettleReceipt", testSettleReceipt, perWorkspace},
 		{"SettleReceiptOfMessage", testSettleReceiptOfMessage, perWorkspace},
+		{"SettleReceiptsOfMessages", testSettleReceiptsOfMessages, perWorkspace},
 		{"CountReceiptPoll", testSettleReceipt, perWorkspace},
 		{"MarkReceiptFellBack", testSettleReceipt, perWorkspace},
 		{"PutEarlyReport", testEarlyReports, perWorkspace},
@@ -253,6 +254,81 @@ func testSettleReceiptOfMessage(t *testing.T, db *store.DB) {
 			got, err = tx.FindReceipt(ctx, ws, p.AttemptID)
 			require.NoError(t, err)
 			require.Equal(t, notify.ReceiptPending, got.Status, "only the newest receipt of a message with a request")
+		}
+		return nil
+	})
+}
+
+// testSettleReceiptsOfMessages: a batch of reports settles each message's
+// newest pending receipt with a request, with its own report's state, and
+// answers in the reports' order, nil where nothing was written; a batch
+// with nothing to settle writes nothing.
+func testSettleReceiptsOfMessages(t *testing.T, db *store.DB) {
+	ws := Workspace(t, db)
+	var reqs []*notify.Accept
+	for range 3 {
+		reqs = append(reqs, &notify.Accept{Request: newRequest(ws, ""), MaxAttempts: 3})
+	}
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		return tx.AcceptRequests(ctx, reqs, t0)
+	})
+	a, b, done := newReceipt(ws, reqs[0].Request.ID, "M-"+id()), newReceipt(ws, reqs[1].Request.ID, "M-"+id()),
+		newReceipt(ws, reqs[2].Request.ID, "M-"+id())
+	old := newReceipt(ws, reqs[1].Request.ID, b.ProviderMessageID)
+	b.CreatedAt = t0.Add(time.Second)
+	at := t0.Add(5 * time.Second)
+	done.Status, done.Code, done.ReportedAt = notify.ReceiptUndelivered, "bounce", &at
+	orphan := newReceipt(ws, id(), "M-"+id())
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		return tx.CreateReceipts(ctx, []*notify.Receipt{a, b, old, done, orphan}, []bool{false, false, false, false, false}, 0)
+	})
+	atA, atB := t0.Add(3*time.Second), t0.Add(4*time.Second)
+	cA := &notify.Receipt{Status: notify.ReceiptDelivered, Code: "delivered", Text: "a", ReportedAt: &atA}
+	cB := &notify.Receipt{Status: notify.ReceiptUndelivered, Code: "bounce", Text: "b", ReportedAt: &atB}
+	reps := []notify.MessageReport{
+		{Kind: "vendorb_sms", MessageID: "M-" + id(), C: cA},              // unknown message
+		{Kind: "vendorb_sms", MessageID: b.ProviderMessageID, C: cB},      // the newer of two
+		{Kind: "vendorb_sms", MessageID: done.ProviderMessageID, C: cA},   // final already
+		{Kind: "vendorb_sms", MessageID: orphan.ProviderMessageID, C: cA}, // no request
+		{Kind: "vendorb_sms", MessageID: a.ProviderMessageID, C: cA},
+		{Kind: "vendora_sms", MessageID: done.ProviderMessageID, C: cA}, // another kind
+	}
+	wantA, wantB := *a, *b
+	wantA.Status, wantA.Code, wantA.Text, wantA.ReportedAt = cA.Status, cA.Code, cA.Text, cA.ReportedAt
+	wantB.Status, wantB.Code, wantB.Text, wantB.ReportedAt = cB.Status, cB.Code, cB.Text, cB.ReportedAt
+	update(t, db, func(ctx context.Context, tx notify.Tx) error {
+		got, err := tx.SettleReceiptsOfMessages(ctx, reps)
+		require.NoError(t, err)
+		require.Len(t, got, len(reps))
+		for _, i := range []int{0, 2, 3, 5} {
+			require.Nil(t, got[i], i)
+		}
+		require.NotNil(t, got[1])
+		require.Equal(t, &wantB, got[1].Receipt)
+		require.Equal(t, reqs[1].Request.ID, got[1].Request.ID)
+		require.NotNil(t, got[4])
+		require.Equal(t, &wantA, got[4].Receipt)
+		require.Equal(t, reqs[0].Request.ID, got[4].Request.ID)
+		require.Equal(t, [][]string{}, got[4].Hooks, "no webhook in the workspace")
+		// The same batch again: everything is final now.
+		got, err = tx.SettleReceiptsOfMessages(ctx, reps)
+		require.NoError(t, err)
+		require.Equal(t, make([]*notify.SettledReceipt, len(reps)), got)
+		got, err = tx.SettleReceiptsOfMessages(ctx, nil)
+		require.NoError(t, err)
+		require.Empty(t, got)
+		return nil
+	})
+	view(t, db, func(ctx context.Context, tx notify.Tx) error {
+		for _, w := range []*notify.Receipt{&wantA, &wantB, done} {
+			got, err := tx.FindReceipt(ctx, ws, w.AttemptID)
+			require.NoError(t, err)
+			require.Equal(t, w, got)
+		}
+		for _, p := range []*notify.Receipt{old, orphan} {
+			got, err := tx.FindReceipt(ctx, ws, p.AttemptID)
+			require.NoError(t, err)
+			require.Equal(t, notify.ReceiptPending, got.Status)
 		}
 		return nil
 	})
