@@ -15,9 +15,10 @@ import (
 // limit, and the collector ran back to back (docs/BENCHMARKS.md, session
 // 20). So bulk runs also share a budget of bytes: a run reserves what
 // recent runs held before it claims, and waits (like a run slot) while
-// the runs in progress hold the budget. Small messages never meet it (a
-// text campaign's 256 runs hold about a third of it); a backlog of large
-// ones claims as fast as the records free bytes, not faster.
+// the runs in progress hold the budget. It binds only while the records
+// fall behind the sends: the runs then claim as fast as the records free
+// bytes, not faster (docs/DECISIONS.md "Bulk runs share a budget of
+// bytes held").
 
 // bulkBudget is the bytes of message content, provider calls and notes
 // the bulk runs of a process may reserve at once; firstRunBytes is a
