@@ -38,7 +38,8 @@ type bench struct {
 	// serverProfile: a CPU profile of the notifyd process goes here.
 	serverProfile string
 	// trackingserve: the campaign's subscribers (0: the default), its
-	// rounds ("off,on,..."), and a VACUUM ANALYZE between rounds.
+	// rounds ("off,on,..."), and a VACUUM ANALYZE and CHECKPOINT before
+	// each round.
 	subscribers int
 	rounds      string
 	vacuum      bool

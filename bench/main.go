@@ -37,7 +37,7 @@ func main() {
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	subscribers := flag.Int("subscribers", 0, "trackingserve: subscribers of the campaign (default 100000, or -n when above 20000)")
 	rounds := flag.String("rounds", "off,on,off,on,on,off", "trackingserve: the rounds' tracking, in order (e.g. on for one tracked round to profile)")
-	vacuum := flag.Bool("vacuum", false, "trackingserve on postgres: VACUUM ANALYZE the schema between rounds")
+	vacuum := flag.Bool("vacuum", true, "trackingserve on postgres: VACUUM ANALYZE and CHECKPOINT before each round, once the server is idle (-vacuum=false: autovacuum alone)")
 	flag.Parse()
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)

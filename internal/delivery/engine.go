@@ -140,7 +140,9 @@ type Engine struct {
 	// bulkRuns are the run slots of bulk work (jobs of the bulk queue,
 	// notify.LaneOf): a campaign's runs never take a transactional run's.
 	bulkRuns chan struct{}
-	runWait  time.Duration
+	// bulkBytes is the bulk runs' budget of bytes held (budget.go).
+	bulkBytes *byteBudget
+	runWait   time.Duration
 	// sends holds a slot per transactional send in flight, bulkSends per
 	// bulk one: a campaign waiting on its dispatch limit never takes the
 	// slots of password resets.
@@ -200,6 +202,7 @@ func New(o Options) *Engine {
 	e.unkeyedAccounts.size = cmp.Or(o.UnkeyedPerAccount, unkeyedPerAccount)
 	e.runs, e.runWait = make(chan struct{}, cmp.Or(o.MaxRuns, DefaultMaxRuns)), runSlotWait
 	e.bulkRuns = make(chan struct{}, cmp.Or(o.MaxRuns, DefaultMaxRuns))
+	e.bulkBytes = newByteBudget(bulkBudget)
 	e.sends = make(chan struct{}, maxSends)
 	e.bulkSends = make(chan struct{}, maxBulkSends)
 	e.lim = newLimits(e.now, o.Metrics, o.MaxWaiters)

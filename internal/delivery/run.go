@@ -43,13 +43,21 @@ func (e *Engine) RunJob(ctx context.Context, queueJobID int64) error {
 		wait.Stop()
 		return ctx.Err()
 	}
+	var reserved int64
+	var runs []*run
+	if slots == e.bulkRuns {
+		var err error
+		if reserved, err = e.reserveBulk(ctx); err != nil {
+			return err
+		}
+		defer func() { e.bulkBytes.release(reserved, runBytes(runs)) }()
+	}
 	if e.tracer.On() {
 		var span trace.Span
 		ctx, span = e.startJob(ctx, queueJobID)
 		defer span.End()
 	}
 	now := e.now()
-	var runs []*run
 	var bs *breakers
 	var liveUntil time.Time
 	// held are the job rows left queued because their campaign is paused;
@@ -98,6 +106,28 @@ func (e *Engine) RunJob(ctx context.Context, queueJobID int64) error {
 		return &dispatch.SnoozeError{After: PausedRecheck, Reason: "a request of this job belongs to a paused campaign"}
 	}
 	return nil
+}
+
+// reserveBulk reserves a bulk run's bytes (budget.go), waiting at most
+// the run slots' wait while the runs in progress hold the budget; then
+// the job snoozes, as for a run slot.
+func (e *Engine) reserveBulk(ctx context.Context) (int64, error) {
+	wait := time.NewTimer(e.runWait)
+	for {
+		n, freed := e.bulkBytes.tryReserve()
+		if freed == nil {
+			wait.Stop()
+			return n, nil
+		}
+		select {
+		case <-freed:
+		case <-wait.C:
+			return 0, &dispatch.SnoozeError{After: time.Second, Reason: "the bulk runs in progress hold as many bytes as the process takes"}
+		case <-ctx.Done():
+			wait.Stop()
+			return 0, ctx.Err()
+		}
+	}
 }
 
 // sendAndRecord sends the claimed requests not decided at the claim, each
