@@ -103,6 +103,7 @@ func (c *configCache) put(ws string, e *wsConfig) {
 // writer of categories, default preferences, send windows and workflows
 // calls it in the transaction of its write.
 func (t *Tx) bumpConfig(ctx context.Context, workspaceID string) error {
+	t.versioned = true
 	_, err := t.c.Exec(ctx, `UPDATE workspaces SET config_version = ? WHERE id = ?`, rand.Int64(), workspaceID)
 	return err
 }

@@ -28,6 +28,11 @@ type profileCache struct {
 	mu sync.Mutex
 	m  map[string]*wsProfiles
 	n  int // profiles kept, over every workspace
+	// direct answers a connection for one-statement reads outside any
+	// transaction (nil when the backend has none); the checks of kept
+	// profiles read the versions on it, shared (versions).
+	direct   func() Conn
+	versions sharedRead[string, wsVersions]
 }
 
 // profileCacheMax bounds the profiles kept; past it the cache starts over.
@@ -102,18 +107,39 @@ func (c *profileCache) put(ws string, v wsVersions, ext string, p *cachedProfile
 // writer of profiles and of a profile's preferences calls it in the
 // transaction of its write.
 func (t *Tx) bumpRecipients(ctx context.Context, workspaceID string) error {
+	t.versioned = true
 	_, err := t.c.Exec(ctx, `UPDATE workspaces SET recipients_version = ? WHERE id = ?`, rand.Int64(), workspaceID)
 	return err
 }
 
 // readVersions reads the workspace's two versions (zero for none).
 func (t *Tx) readVersions(ctx context.Context, ws string) (wsVersions, error) {
+	return readVersionsOn(ctx, t.c, ws)
+}
+
+func readVersionsOn(ctx context.Context, c Conn, ws string) (wsVersions, error) {
 	var v wsVersions
-	err := t.c.QueryRow(ctx, `SELECT config_version, recipients_version FROM workspaces WHERE id = ?`, ws).Scan(&v.config, &v.recipients)
+	err := c.QueryRow(ctx, `SELECT config_version, recipients_version FROM workspaces WHERE id = ?`, ws).Scan(&v.config, &v.recipients)
 	if err != nil && !notify.IsNotFound(err) {
 		return v, err
 	}
 	return v, nil
+}
+
+// checkVersions reads the workspace's versions to check a kept profile
+// against: on a direct connection, one read shared by the sends of the
+// workspace checking at the same moment (sharedread.go: each still reads
+// after it asked, so the check stays exact), when the backend offers one;
+// else, and in a transaction that renewed a version (it must see its own
+// change), in t.
+func (t *Tx) checkVersions(ctx context.Context, ws string) (wsVersions, error) {
+	c := t.profiles
+	if c == nil || c.direct == nil || t.versioned {
+		return t.readVersions(ctx, ws)
+	}
+	return c.versions.do(ctx, ws, func(ctx context.Context) (wsVersions, error) {
+		return readVersionsOn(ctx, c.direct(), ws)
+	})
 }
 
 // profilesSQL reads profiles by external id with every choice of their
@@ -204,7 +230,7 @@ func (t *Tx) cachedProfiles(ctx context.Context, ws string, exts []string) (map[
 // only one when nothing is kept for ext), and kept.
 func (t *Tx) cachedProfile(ctx context.Context, ws, ext string) (*cachedProfile, wsVersions, error) {
 	if held, hv := t.profiles.held(ws, ext); held != nil {
-		v, err := t.readVersions(ctx, ws)
+		v, err := t.checkVersions(ctx, ws)
 		if err != nil || v == hv {
 			return held, v, err
 		}

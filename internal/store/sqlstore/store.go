@@ -55,6 +55,9 @@ func New(b Backend) *Store {
 	s.urgentBatch.s, s.urgentBatch.urgent = s, true
 	s.urgentBatch.q = groupcommit.New(s.urgentWriters, maxBatch, s.urgentBatch.run)
 	s.ms, s.msErr = Migrations(b.Dialect())
+	if d, ok := b.(interface{ Direct() Conn }); ok {
+		s.profiles.direct = d.Direct
+	}
 	return s
 }
 
@@ -152,6 +155,9 @@ type Tx struct {
 	// woken are the profiles whose inbox logs this transaction appended
 	// to: their streams are woken when it commits.
 	woken []string
+	// versioned says this transaction renewed a workspace's version: its
+	// own reads of the versions then see its change (checkVersions).
+	versioned bool
 	// The verbs, one view of this transaction per area, so that Tx has
 	// every verb of notify.Tx while no type holds more than one area's.
 	accountTx
