@@ -186,29 +186,7 @@ func (t *Tx) cachedProfiles(ctx context.Context, ws string, exts []string) (map[
 	if err != nil {
 		return nil, v, err
 	}
-	read := map[string]*cachedProfile{}
-	var rv wsVersions
-	for rows.Next() {
-		var ch struct {
-			key, channel *string
-			allowed      *bool
-		}
-		r, err := scanRecipient(extraRow{rows, []any{&rv.config, &rv.recipients, &ch.key, &ch.channel, &ch.allowed}})
-		if err != nil {
-			rows.Close()
-			return nil, v, err
-		}
-		p := read[r.ExternalID]
-		if p == nil {
-			p = &cachedProfile{r: r}
-			read[r.ExternalID] = p
-		}
-		if ch.channel != nil {
-			p.own = append(p.own, choice{key: ch.key, channel: *ch.channel, allowed: *ch.allowed})
-		}
-	}
-	err = rows.Err()
-	rows.Close()
+	read, rv, err := scanProfiles(rows)
 	if err != nil {
 		return nil, v, err
 	}
@@ -239,30 +217,11 @@ func (t *Tx) cachedProfile(ctx context.Context, ws, ext string) (*cachedProfile,
 	if err != nil {
 		return nil, wsVersions{}, err
 	}
-	var v wsVersions
-	var read *cachedProfile
-	for rows.Next() {
-		var ch struct {
-			key, channel *string
-			allowed      *bool
-		}
-		r, err := scanRecipient(extraRow{rows, []any{&v.config, &v.recipients, &ch.key, &ch.channel, &ch.allowed}})
-		if err != nil {
-			rows.Close()
-			return nil, v, err
-		}
-		if read == nil {
-			read = &cachedProfile{r: r}
-		}
-		if ch.channel != nil {
-			read.own = append(read.own, choice{key: ch.key, channel: *ch.channel, allowed: *ch.allowed})
-		}
-	}
-	err = rows.Err()
-	rows.Close()
+	profiles, v, err := scanProfiles(rows)
 	if err != nil {
 		return nil, v, err
 	}
+	read := profiles[ext]
 	if read == nil {
 		// No such profile: the versions alone.
 		v, err = t.readVersions(ctx, ws)
@@ -270,4 +229,31 @@ func (t *Tx) cachedProfile(ctx context.Context, ws, ext string) (*cachedProfile,
 	}
 	t.profiles.put(ws, v, ext, read)
 	return read, v, nil
+}
+
+// scanProfiles reads the rows of profilesSQL: each profile with its own
+// choices, by external id, and the versions the rows carry.
+func scanProfiles(rows Rows) (map[string]*cachedProfile, wsVersions, error) {
+	defer rows.Close()
+	read := map[string]*cachedProfile{}
+	var v wsVersions
+	for rows.Next() {
+		var ch struct {
+			key, channel *string
+			allowed      *bool
+		}
+		r, err := scanRecipient(extraRow{rows, []any{&v.config, &v.recipients, &ch.key, &ch.channel, &ch.allowed}})
+		if err != nil {
+			return nil, v, err
+		}
+		p := read[r.ExternalID]
+		if p == nil {
+			p = &cachedProfile{r: r}
+			read[r.ExternalID] = p
+		}
+		if ch.channel != nil {
+			p.own = append(p.own, choice{key: ch.key, channel: *ch.channel, allowed: *ch.allowed})
+		}
+	}
+	return read, v, rows.Err()
 }

@@ -21,26 +21,7 @@ func ConfigCacheAcrossStores(t *testing.T) {
 	acrossStores(t, func(t *testing.T, a, b *store.DB) {
 		s := categoryFixture(t, a)
 		sms := notify.ChannelSMS
-		q := notify.SendContextQuery{RecipientExternalID: "user-1", CategoryKey: "marketing", Channels: []notify.Channel{sms}}
-		read := func(db *store.DB, lookup bool) *notify.SendContext {
-			t.Helper()
-			var sc *notify.SendContext
-			require.NoError(t, reader(db, lookup)(context.Background(), func(tx notify.Tx) (err error) {
-				sc, err = tx.FindSendContext(context.Background(), s.ws1, q)
-				return err
-			}))
-			return sc
-		}
-		many := func(db *store.DB) *notify.SendPreferences {
-			t.Helper()
-			var got []*notify.SendPreferences
-			view(t, db, func(ctx context.Context, tx notify.Tx) (err error) {
-				got, err = tx.FindSendPreferencesMany(ctx, s.ws1, []notify.PreferenceQuery{{RecipientExternalID: "user-1",
-					CategoryKey: "marketing", Channel: sms}})
-				return err
-			})
-			return got[0]
-		}
+		q, read, many := marketingReads(t, s.ws1, false)
 		// a reads (and keeps) the configuration.
 		sc := read(a, true)
 		require.False(t, sc.Category.Required)
@@ -106,6 +87,51 @@ func acrossStores(t *testing.T, fn func(t *testing.T, a, b *store.DB)) {
 			fn(t, testdb.OpenDB(t, u), testdb.OpenDB(t, u))
 		})
 	}
+}
+
+// marketingReads are the reads of user-1's sms under "marketing" in ws:
+// the acceptance read's query, the acceptance read by Lookup or View, and
+// the dispatch read in a write transaction or a read one.
+func marketingReads(t *testing.T, ws string, write bool) (notify.SendContextQuery, func(*store.DB, bool) *notify.SendContext,
+	func(*store.DB) *notify.SendPreferences) {
+	sms := notify.ChannelSMS
+	q := notify.SendContextQuery{RecipientExternalID: "user-1", CategoryKey: "marketing", Channels: []notify.Channel{sms}}
+	read := func(db *store.DB, lookup bool) *notify.SendContext {
+		t.Helper()
+		return sendContextOf(t, db, lookup, ws, q)
+	}
+	many := func(db *store.DB) *notify.SendPreferences {
+		t.Helper()
+		return sendPreferencesOf(t, db, write, ws, notify.PreferenceQuery{RecipientExternalID: "user-1", CategoryKey: "marketing", Channel: sms})
+	}
+	return q, read, many
+}
+
+// sendContextOf is a send's acceptance read of ws on db, by Lookup or View.
+func sendContextOf(t *testing.T, db *store.DB, lookup bool, ws string, q notify.SendContextQuery) *notify.SendContext {
+	t.Helper()
+	var sc *notify.SendContext
+	require.NoError(t, reader(db, lookup)(context.Background(), func(tx notify.Tx) (err error) {
+		sc, err = tx.FindSendContext(context.Background(), ws, q)
+		return err
+	}))
+	return sc
+}
+
+// sendPreferencesOf is the dispatch read of one query's preferences, in a
+// write transaction (as a claim runs it) or a read one.
+func sendPreferencesOf(t *testing.T, db *store.DB, write bool, ws string, pq notify.PreferenceQuery) *notify.SendPreferences {
+	t.Helper()
+	var got []*notify.SendPreferences
+	do := view
+	if write {
+		do = update
+	}
+	do(t, db, func(ctx context.Context, tx notify.Tx) (err error) {
+		got, err = tx.FindSendPreferencesMany(ctx, ws, []notify.PreferenceQuery{pq})
+		return err
+	})
+	return got[0]
 }
 
 // reader is db's Lookup (no transaction) or View.
