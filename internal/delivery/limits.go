@@ -250,13 +250,7 @@ func (e *Engine) admitBulk(ctx context.Context, tx notify.Tx, runs []*run) error
 			count[l.Key]++
 		}
 	}
-	var wait time.Duration
-	var binding string
-	for k, l := range byKey {
-		if w := e.lim.limiter.BulkWait(l, count[k]); w > wait {
-			wait, binding = w, k
-		}
-	}
+	wait, binding := e.lim.limiter.AdmitBulk(byKey, count, maxInlineWait)
 	if wait > maxInlineWait {
 		e.lim.metrics.Snoozed(pacing.Scope(binding))
 		after := max(e.lim.limiter.SnoozeSlotN(binding, count[binding], snoozeLead), minSnooze)

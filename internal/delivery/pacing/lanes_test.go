@@ -99,3 +99,40 @@ func TestLimiterBulkWait(t *testing.T) {
 	c.Advance(2 * time.Second)
 	require.Zero(t, l.Debts()[lim.Key])
 }
+
+// AdmitBulk holds an admitted batch's place until its sends reserve:
+// batches admitted before any of them reserved (claims sharing one
+// transaction) are not all let through (the flaky pause test of session
+// 21: 3,000 requests in flight under a 150/s limit).
+func TestLimiterAdmitBulkHoldsTheLine(t *testing.T) {
+	t.Parallel()
+	l, _ := newFakeLimiter()
+	lim := Limit{Key: "workspace:w", Rate: 150}
+	lims := map[string]Limit{lim.Key: lim}
+	n := map[string]float64{lim.Key: 500}
+	admitted := 0
+	for range 6 {
+		if w, _ := l.AdmitBulk(lims, n, 10*time.Second); w <= 10*time.Second {
+			admitted++
+		}
+	}
+	// 150 free, then 10 s at 150/s: 1,650 sends, three batches of 500.
+	require.Equal(t, 3, admitted)
+	w, key := l.AdmitBulk(lims, n, 10*time.Second)
+	require.Equal(t, lim.Key, key)
+	require.InDelta(t, float64(2000-150)/150, w.Seconds(), 0.001, "behind the 1,500 held")
+
+	// The admitted sends reserve: the holds turn into the same debt.
+	for range 1500 {
+		l.ReserveAs(Bulk, lim)
+	}
+	w2, _ := l.AdmitBulk(lims, n, 10*time.Second)
+	require.InDelta(t, w.Seconds(), w2.Seconds(), 0.001, "a reservation takes its hold's place")
+
+	// A hold that no send takes (its claim rolled back) ends.
+	l2, c2 := newFakeLimiter()
+	_, _ = l2.AdmitBulk(lims, n, 10*time.Second)
+	require.InDelta(t, float64(1000-150)/150, l2.BulkWait(lim, 500).Seconds(), 0.001)
+	c2.Advance(BulkHoldFor)
+	require.Zero(t, l2.BulkWait(lim, 100), "the hold ended; the bucket refilled")
+}

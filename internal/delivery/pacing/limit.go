@@ -42,6 +42,47 @@ type Bucket struct {
 	conf float64 // the configured rate the cluster share was taken of
 	// horizon is the turn after the last snoozed send's (SnoozeSlot).
 	horizon time.Time
+	// holds are the places of bulk sends admitted (AdmitBulk) that have
+	// not reserved their tokens yet, oldest first.
+	holds []bulkHold
+}
+
+// bulkHold is n admitted bulk sends' place in the line until they
+// reserve, or until until at the latest (an admission whose claim rolled
+// back must not hold the line for ever).
+type bulkHold struct {
+	n     float64
+	until time.Time
+}
+
+// BulkHoldFor is how long an admission holds its sends' place before they
+// reserve: the claim's commit and the start of its sends come well within.
+const BulkHoldFor = 5 * time.Second
+
+// held is the bulk sends admitted at now and not yet reserved.
+func (b *Bucket) held(now time.Time) float64 {
+	i := 0
+	for i < len(b.holds) && !b.holds[i].until.After(now) {
+		i++
+	}
+	b.holds = b.holds[i:]
+	var n float64
+	for _, h := range b.holds {
+		n += h.n
+	}
+	return n
+}
+
+// unhold takes n reservations made off the oldest holds.
+func (b *Bucket) unhold(n float64) {
+	for n > 0 && len(b.holds) > 0 {
+		x := min(n, b.holds[0].n)
+		b.holds[0].n -= x
+		n -= x
+		if b.holds[0].n <= 0 {
+			b.holds = b.holds[1:]
+		}
+	}
 }
 
 // NewBucket returns a full bucket for rate tokens per second at now. A rate
@@ -75,6 +116,9 @@ func (b *Bucket) ReserveAs(now time.Time, n float64, c Class) time.Duration {
 		return 0
 	}
 	b.refill(now)
+	if c == Bulk {
+		b.unhold(n) // an admitted send takes its place
+	}
 	owedBefore := b.owed(c)
 	b.issued[c] += n
 	free := b.avail
@@ -333,14 +377,19 @@ func (l *Limiter) bucket(lim Limit, now time.Time, count bool) *Bucket {
 
 // BulkWait is how long n more bulk sends under lim would wait for the
 // last of them, reserving nothing: a bulk batch asks before it takes its
-// messages, and waits in the queue instead when the answer is long.
+// messages, and waits in the queue instead when the answer is long. The
+// sends admitted before and not yet reserved count as reserved.
 func (l *Limiter) BulkWait(lim Limit, n float64) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.bulkWait(lim, n, l.now())
+}
+
+// bulkWait is BulkWait with l.mu held.
+func (l *Limiter) bulkWait(lim Limit, n float64, now time.Time) time.Duration {
 	if lim.Rate <= 0 {
 		return 0
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	now := l.now()
 	b := l.bucket(lim, now, false)
 	if b.rate <= 0 {
 		return 0
@@ -350,7 +399,39 @@ func (l *Limiter) BulkWait(lim Limit, n float64) time.Duration {
 	if b.owed(Transactional) > 0 || b.owed(Bulk) > 0 {
 		free = 0
 	}
-	return b.waitTicket(Bulk, b.issued[Bulk]+max(n-free, 0))
+	return b.waitTicket(Bulk, b.issued[Bulk]+max(b.held(now)+n-free, 0))
+}
+
+// AdmitBulk decides, in one step, whether a bulk batch of count[key]
+// sends under each limit of lims may take its messages: it answers the
+// longest BulkWait and its key, and when that wait is at most within it
+// holds the batch's place in every bucket until its sends reserve (at
+// most BulkHoldFor). Without the hold, batches admitted together (claims
+// sharing one transaction, or claims on several goroutines) all saw the
+// line before any of them reserved, and all were let through.
+func (l *Limiter) AdmitBulk(lims map[string]Limit, count map[string]float64, within time.Duration) (time.Duration, string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.now()
+	var wait time.Duration
+	var binding string
+	for k, lim := range lims {
+		if w := l.bulkWait(lim, count[k], now); w > wait || binding == "" {
+			wait, binding = max(w, wait), k
+		}
+	}
+	if wait > within {
+		return wait, binding
+	}
+	for k, lim := range lims {
+		if lim.Rate <= 0 {
+			continue
+		}
+		if b := l.buckets[k]; b != nil && b.rate > 0 {
+			b.holds = append(b.holds, bulkHold{n: count[k], until: now.Add(BulkHoldFor)})
+		}
+	}
+	return wait, binding
 }
 
 // Remaining is how long the reservation must still wait, measured now at
