@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"math/rand/v2"
+	"slices"
 	"sync"
 
 	"github.com/notifyd/notifyd/internal/notify"
@@ -33,6 +34,17 @@ type profileCache struct {
 	// profiles read the versions on it, shared (versions).
 	direct   func() Conn
 	versions sharedRead[string, wsVersions]
+	// misses reads, on direct, the profiles not kept that sends of one
+	// workspace ask for at the same moment, in one statement
+	// (readProfiles).
+	misses batchRead[string, string, map[string]profileAt]
+}
+
+// profileAt is a profile as a read gave it, and the versions its
+// statement read with it.
+type profileAt struct {
+	p *cachedProfile
+	v wsVersions
 }
 
 // profileCacheMax bounds the profiles kept; past it the cache starts over.
@@ -205,13 +217,29 @@ func (t *Tx) cachedProfiles(ctx context.Context, ws string, exts []string) (map[
 // with all its own choices, and the workspace's versions: the kept
 // profile when the versions (one small statement) are still those it was
 // read at, else the profile read with the versions (one statement, the
-// only one when nothing is kept for ext), and kept.
+// only one when nothing is kept for ext), and kept. Outside a transaction
+// that renewed a version, and when the backend has a direct connection,
+// that read is shared with the other sends of the workspace that miss at
+// the same moment (readProfiles): it starts after the call, so the
+// profile and its versions are as fresh as a read of the call's own.
 func (t *Tx) cachedProfile(ctx context.Context, ws, ext string) (*cachedProfile, wsVersions, error) {
 	if held, hv := t.profiles.held(ws, ext); held != nil {
 		v, err := t.checkVersions(ctx, ws)
 		if err != nil || v == hv {
 			return held, v, err
 		}
+	}
+	if c := t.profiles; c != nil && c.direct != nil && !t.versioned {
+		read, err := c.misses.do(ctx, ws, ext, func(ctx context.Context, exts []string) (map[string]profileAt, error) {
+			return c.readProfiles(ctx, ws, exts)
+		})
+		if err != nil {
+			return nil, wsVersions{}, err
+		}
+		if at, ok := read[ext]; ok {
+			return at.p, at.v, nil
+		}
+		// No such profile: read below, with the versions alone.
 	}
 	rows, err := t.c.Query(ctx, profileSQL, ws, ext)
 	if err != nil {
@@ -229,6 +257,44 @@ func (t *Tx) cachedProfile(ctx context.Context, ws, ext string) (*cachedProfile,
 	}
 	t.profiles.put(ws, v, ext, read)
 	return read, v, nil
+}
+
+// profileReadMax bounds the external ids of one statement of
+// readProfiles.
+const profileReadMax = 64
+
+// readProfiles reads the profiles of exts (those that exist) on the direct
+// connection, each with its own choices and the versions its statement
+// read, and keeps them. A statement reads up to profileReadMax of them;
+// its list is padded to a power of two with its last id again, so that
+// few statement texts serve every count.
+func (c *profileCache) readProfiles(ctx context.Context, ws string, exts []string) (map[string]profileAt, error) {
+	exts = slices.Compact(slices.Sorted(slices.Values(exts)))
+	out := make(map[string]profileAt, len(exts))
+	for chunk := range slices.Chunk(exts, profileReadMax) {
+		n := 1
+		for n < len(chunk) {
+			n *= 2
+		}
+		args := make([]any, 0, n+1)
+		args = append(args, ws)
+		for i := range n {
+			args = append(args, chunk[min(i, len(chunk)-1)])
+		}
+		rows, err := c.direct().Query(ctx, profilesSQL(n), uncached(n, args)...)
+		if err != nil {
+			return nil, err
+		}
+		read, v, err := scanProfiles(rows)
+		if err != nil {
+			return nil, err
+		}
+		for ext, p := range read {
+			out[ext] = profileAt{p, v}
+			c.put(ws, v, ext, p)
+		}
+	}
+	return out, nil
 }
 
 // scanProfiles reads the rows of profilesSQL: each profile with its own

@@ -3,6 +3,8 @@ package storetest
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -75,5 +77,84 @@ func ProfileCacheAcrossStores(t *testing.T) {
 		sp := many(a)
 		require.Empty(t, sp.RecipientRow)
 		require.Nil(t, sp.Recipient)
+	})
+}
+
+// ProfileCacheConcurrentMisses: sends of one workspace that name profiles
+// not kept, at the same moment, share their reads; each still gets its
+// own profile with its own choices, a name without a profile gets none,
+// and a change made after the reads is seen by the next ones.
+func ProfileCacheConcurrentMisses(t *testing.T) {
+	acrossStores(t, func(t *testing.T, a, b *store.DB) {
+		s := categoryFixture(t, a)
+		sms := notify.ChannelSMS
+		const n = 40
+		rs := make([]*notify.Recipient, n)
+		update(t, b, func(ctx context.Context, tx notify.Tx) error {
+			for i := range rs {
+				rs[i] = newRecipient(s.ws1, fmt.Sprintf("many-%02d", i), t0)
+				rs[i].Phone = fmt.Sprintf("+8210%08d", i)
+				if _, err := tx.PutRecipient(ctx, rs[i]); err != nil {
+					return err
+				}
+				if i%2 == 0 {
+					if err := tx.ReplacePreferences(ctx, s.ws1, rs[i].ID, &notify.Preferences{Channels: map[notify.Channel]bool{sms: false},
+						Categories: map[string]map[notify.Channel]bool{}}); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+		reads := func(phone func(i int) string) {
+			t.Helper()
+			var wg sync.WaitGroup
+			errs := make(chan error, n+1)
+			for i := range n + 1 {
+				wg.Go(func() {
+					ext := fmt.Sprintf("many-%02d", i)
+					if i == n {
+						ext = "nobody"
+					}
+					q := notify.SendContextQuery{RecipientExternalID: ext, CategoryKey: "marketing", Channels: []notify.Channel{sms}}
+					err := a.Lookup(context.Background(), func(tx notify.Tx) error {
+						sc, err := tx.FindSendContext(context.Background(), s.ws1, q)
+						switch {
+						case err != nil:
+							return err
+						case i == n && sc.Recipient != nil:
+							return fmt.Errorf("nobody: got profile %s", sc.Recipient.ExternalID)
+						case i == n:
+							return nil
+						case sc.Recipient == nil || sc.Recipient.ExternalID != ext || sc.Recipient.Phone != phone(i):
+							return fmt.Errorf("%s: got %+v", ext, sc.Recipient)
+						case (i%2 == 0) != (sc.Preferences.Recipient != nil && !sc.Preferences.Recipient.Channels[sms] &&
+							len(sc.Preferences.Recipient.Channels) == 1):
+							return fmt.Errorf("%s: own choices %+v", ext, sc.Preferences.Recipient)
+						}
+						return nil
+					})
+					errs <- err
+				})
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				require.NoError(t, err)
+			}
+		}
+		reads(func(i int) string { return rs[i].Phone })
+		reads(func(i int) string { return rs[i].Phone }) // kept now
+		// b changes one profile: every read after it sees the workspace's
+		// new version, and the change.
+		r := *rs[3]
+		r.Phone = "+821099999999"
+		update(t, b, func(ctx context.Context, tx notify.Tx) error { _, err := tx.PutRecipient(ctx, &r); return err })
+		reads(func(i int) string {
+			if i == 3 {
+				return r.Phone
+			}
+			return rs[i].Phone
+		})
 	})
 }
