@@ -56,15 +56,18 @@ type Options struct {
 	// reports take while reports keep coming: after a batch that took d,
 	// the next one starts no sooner than d×(1/ReportShare−1) later (at
 	// most maxReportPause), and the reports that arrive meanwhile join
-	// it. Zero: DefaultReportShare; 1 or more: no pause.
+	// it. Zero, or 1 or more: no pause. The daemon sets PostgresReportShare
+	// on PostgreSQL.
 	ReportShare float64
 }
 
-// DefaultReportShare is the share of the time pushed reports' batches
-// take at most while reports keep coming: a burst of vendor callbacks
-// yields three quarters of the writer to the sends, and is applied in
+// PostgresReportShare is the share of the time pushed reports' batches
+// take at most on PostgreSQL while reports keep coming: a burst of vendor
+// callbacks yields three quarters of it to the sends, and is applied in
 // larger batches (docs/DECISIONS.md "Pushed reports yield to the sends").
-const DefaultReportShare = 0.25
+// SQLite's reports ride in the send group commit, where a batch's time is
+// mostly its wait for that commit: a pause there only starved them.
+const PostgresReportShare = 0.25
 
 // maxReportPause bounds the pause after one batch of pushed reports: a
 // report waits at most this long for the previous batch's pause.
@@ -117,11 +120,7 @@ func New(o Options) *Service {
 	if s.commit == nil {
 		s.commit = urgentBatch{o.Store}
 	}
-	share := o.ReportShare
-	if share <= 0 {
-		share = DefaultReportShare
-	}
-	if share < 1 {
+	if share := o.ReportShare; share > 0 && share < 1 {
 		s.pause = 1/share - 1
 	}
 	// One batch at a time: the reports that arrive while it commits make

@@ -5,14 +5,15 @@ import (
 	"time"
 )
 
-// The pause after a batch of pushed reports follows ReportShare: the
-// default yields three quarters of the time, 1 or more does not pause,
+// The pause after a batch of pushed reports follows ReportShare:
+// PostgreSQL's yields three quarters of the time, 0 or 1 or more does not
+// pause,
 // and no pause is longer than maxReportPause.
 func TestReportShare(t *testing.T) {
 	for _, c := range []struct {
 		share float64
 		pause float64
-	}{{0, 3}, {DefaultReportShare, 3}, {0.5, 1}, {1, 0}, {2, 0}} {
+	}{{0, 0}, {PostgresReportShare, 3}, {0.5, 1}, {1, 0}, {2, 0}} {
 		if got := New(Options{ReportShare: c.share}).pause; got != c.pause {
 			t.Errorf("ReportShare %v: pause %v, want %v", c.share, got, c.pause)
 		}
