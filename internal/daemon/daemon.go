@@ -473,7 +473,7 @@ func (d *Daemon) buildRooms(box *secret.Box, master, otpSecret []byte, allowPriv
 		PreferenceLink: cats.Link, Tracer: d.tracer})
 	rcpt := receipts.New(receipts.Options{Store: db, Now: now, Logger: log, Reporters: eng,
 		Schedule: d.receiptSchedule(), FallbackWindow: d.Config.ReceiptFallbackWindow, Metrics: d.Metrics.Receipts,
-		Commit: reportCommitter(db.Dialect, snd)})
+		Commit: reportCommitter(db.Dialect, snd), ReportShare: map[string]float64{"postgres": receipts.PostgresReportShare}[db.Dialect]})
 	return rooms.Set{
 		Accounts: accounts.New(accounts.Options{Store: db, Box: box, Now: now, Logger: log, Keys: d.Gate}),
 		// Sending-domain DNS checks are asked for explicitly, so they use

@@ -197,6 +197,8 @@ func (s *Service) settleBatch(calls []*pushCall) {
 		in, reps = append(in, c), append(reps, c.rep)
 	}
 	ctx := context.Background()
+	start := time.Now()
+	defer func() { s.yield(time.Since(start)) }()
 	var got []*notify.SettledReceipt
 	err := s.commit.CommitShared(ctx, func(tx notify.Tx) error {
 		var err error
@@ -229,6 +231,23 @@ func (s *Service) settleBatch(calls []*pushCall) {
 	}
 	for _, c := range live {
 		c.Answer(nil)
+	}
+}
+
+// yield pauses the reports' queue after a batch that took d (its
+// answers sent), so that pushed reports take at most their share of the
+// time while they keep coming (Options.ReportShare): the reports that
+// arrive meanwhile make the next batch, one statement for all of them.
+// A batch takes longer when the writer or the machine is busy with
+// sends, so the reports then slow down with it. A lone report after a
+// quiet moment does not wait: the pause follows a batch, and only a
+// report arriving during it waits (at most maxReportPause).
+func (s *Service) yield(d time.Duration) {
+	if s.pause <= 0 {
+		return
+	}
+	if p := min(time.Duration(float64(d)*s.pause), maxReportPause); p > 0 {
+		time.Sleep(p)
 	}
 }
 

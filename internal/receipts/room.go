@@ -52,7 +52,26 @@ type Options struct {
 	// transaction shared with other writers; nil uses the store's urgent
 	// group commit (Store.BatchUrgent).
 	Commit Committer
+	// ReportShare bounds the share of the time the batches of pushed
+	// reports take while reports keep coming: after a batch that took d,
+	// the next one starts no sooner than d×(1/ReportShare−1) later (at
+	// most maxReportPause), and the reports that arrive meanwhile join
+	// it. Zero, or 1 or more: no pause. The daemon sets PostgresReportShare
+	// on PostgreSQL.
+	ReportShare float64
 }
+
+// PostgresReportShare is the share of the time pushed reports' batches
+// take at most on PostgreSQL while reports keep coming: a burst of vendor
+// callbacks yields three quarters of it to the sends, and is applied in
+// larger batches (docs/DECISIONS.md "Pushed reports yield to the sends").
+// SQLite's reports ride in the send group commit, where a batch's time is
+// mostly its wait for that commit: a pause there only starved them.
+const PostgresReportShare = 0.25
+
+// maxReportPause bounds the pause after one batch of pushed reports: a
+// report waits at most this long for the previous batch's pause.
+const maxReportPause = 250 * time.Millisecond
 
 // Committer runs fn in a write transaction shared with concurrent
 // callers, answering once it committed (the daemon wires the send group
@@ -80,6 +99,9 @@ type Service struct {
 	// pushq gathers the pushed reports that move no request, settled a
 	// batch at a time (settleBatch).
 	pushq *groupcommit.Queue[*pushCall]
+	// pause is the pause after a batch of pushed reports per unit of the
+	// batch's time (Options.ReportShare).
+	pause float64
 }
 
 // New builds the room.
@@ -97,6 +119,9 @@ func New(o Options) *Service {
 	}
 	if s.commit == nil {
 		s.commit = urgentBatch{o.Store}
+	}
+	if share := o.ReportShare; share > 0 && share < 1 {
+		s.pause = 1/share - 1
 	}
 	// One batch at a time: the reports that arrive while it commits make
 	// the next one.

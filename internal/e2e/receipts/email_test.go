@@ -2,9 +2,11 @@ package receipts_test
 
 import (
 	"encoding/base64"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -125,4 +127,51 @@ func TestEmailBounceAndEarlyDelivery(t *testing.T) {
 		require.Equal(t, n, notifytest.Counter(t, b.env.Daemon.Metrics.Registry, "notifyd_receipts_total",
 			map[string]string{"provider_kind": "mailz_email", "status": status}), status)
 	}
+}
+
+// A burst of delivery callbacks from several connections at once, each
+// report posted twice, is applied in batches that yield to other writers
+// (receipts.Options.ReportShare): every receipt ends delivered and each
+// arrival is announced once.
+func TestEmailDeliveryCallbackBurst(t *testing.T) {
+	t.Parallel()
+	b := mailSetup(t, "mailz_email")
+	rc := b.webhook(t)
+	const n = 24
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = b.send(t, notifytest.Email(fmt.Sprintf("burst%02d@example.com", i), "Hello", "hi"))
+	}
+	for _, id := range ids {
+		require.Equal(t, "sent", notifytest.Wait(t, b.key, id).Status)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*n)
+	for i := range 2 * n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := b.env.Sim.PostCallback(ctx, simulator.CallbackRequest{Kind: "mailz_email", URL: b.cbURL, Type: "delivery",
+				To: fmt.Sprintf("burst%02d@example.com", i%n), Secret: b.secret, CertBase: b.certBase})
+			if err == nil && res.Status != http.StatusOK {
+				err = fmt.Errorf("callback: %d %s", res.Status, res.Body)
+			}
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	for _, id := range ids {
+		b.waitReceipt(t, id, "delivered")
+		rc.AwaitEvent(t, id, notify.EventArrived)
+	}
+	time.Sleep(500 * time.Millisecond)
+	for _, id := range ids {
+		require.Equal(t, 1, count(rc, id, notify.EventArrived), id)
+	}
+	require.Equal(t, float64(n), notifytest.Counter(t, b.env.Daemon.Metrics.Registry, "notifyd_receipts_total",
+		map[string]string{"provider_kind": "mailz_email", "status": "delivered"}))
 }
