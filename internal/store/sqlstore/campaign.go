@@ -164,9 +164,14 @@ func (t newsletterTx) CountAudience(ctx context.Context, workspaceID string, cha
 // every one of them: each page cost more than the one before, and a
 // database's second 100,000-subscriber campaign spent minutes in this
 // statement instead of a second (docs/BENCHMARKS.md, session 22 fan3).
+// LIMIT 1 OFFSET 0 keeps the NOT EXISTS from being turned into a join
+// (PostgreSQL leaves a subquery with an OFFSET as it is): the probe stays
+// one index lookup per subscriber whatever the estimate, which also
+// covers a resumed fan-out, whose cursor starts before the recipients
+// already written. SQLite reads it as before.
 func (t newsletterTx) FindFanoutPage(ctx context.Context, workspaceID, campaignID string, channel notify.Channel, after string, limit int) ([]*notify.Subscriber, error) {
 	return queryAll(ctx, t.c, scanSubscriber, `SELECT `+subscriberColsOf("s")+sendable+`
-		AND NOT EXISTS (SELECT 1 FROM campaign_recipients cr WHERE cr.campaign_id = ? AND cr.subscriber_id = s.id AND cr.subscriber_id > ?)
+		AND NOT EXISTS (SELECT 1 FROM campaign_recipients cr WHERE cr.campaign_id = ? AND cr.subscriber_id = s.id AND cr.subscriber_id > ? LIMIT 1 OFFSET 0)
 		AND s.id > ? ORDER BY s.id LIMIT ?`, workspaceID, string(channel), campaignID, after, after, limit)
 }
 
