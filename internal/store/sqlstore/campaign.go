@@ -154,9 +154,25 @@ func (t newsletterTx) CountAudience(ctx context.Context, workspaceID string, cha
 	return n, rows.Err()
 }
 
+// FindFanoutPage bounds the campaign_recipients probe by the cursor too
+// (cr.subscriber_id > ?, implied by s.id > ? as cr.subscriber_id = s.id),
+// so whatever plan PostgreSQL picks the probe reads only the campaign's
+// recipients past the cursor, which a fan-out has not written yet.
+// Without it, once ANALYZE had seen other campaigns' rows and not this
+// one's (estimated at 1 row), PostgreSQL materialized all of this
+// campaign's recipients and compared each subscriber of the page with
+// every one of them: each page cost more than the one before, and a
+// database's second 100,000-subscriber campaign spent minutes in this
+// statement instead of a second (docs/BENCHMARKS.md, session 22 fan3).
+// LIMIT 1 OFFSET 0 keeps the NOT EXISTS from being turned into a join
+// (PostgreSQL leaves a subquery with an OFFSET as it is): the probe stays
+// one index lookup per subscriber whatever the estimate, which also
+// covers a resumed fan-out, whose cursor starts before the recipients
+// already written. SQLite reads it as before.
 func (t newsletterTx) FindFanoutPage(ctx context.Context, workspaceID, campaignID string, channel notify.Channel, after string, limit int) ([]*notify.Subscriber, error) {
-	return queryAll(ctx, t.c, scanSubscriber, `SELECT `+subscriberColsOf("s")+sendable+notRecipient+` AND s.id > ?
-		ORDER BY s.id LIMIT ?`, workspaceID, string(channel), campaignID, after, limit)
+	return queryAll(ctx, t.c, scanSubscriber, `SELECT `+subscriberColsOf("s")+sendable+`
+		AND NOT EXISTS (SELECT 1 FROM campaign_recipients cr WHERE cr.campaign_id = ? AND cr.subscriber_id = s.id AND cr.subscriber_id > ? LIMIT 1 OFFSET 0)
+		AND s.id > ? ORDER BY s.id LIMIT ?`, workspaceID, string(channel), campaignID, after, after, limit)
 }
 
 var recipientCols = []string{"campaign_id", "subscriber_id", "request_id"}
