@@ -239,7 +239,7 @@ func (t workflowTx) writeSteps(ctx context.Context, steps []*notify.WorkflowRunS
 // an earlier start of the same call), then reads those existing runs,
 // then inserts the created runs' step rows.
 func (t workflowTx) StartWorkflowRuns(ctx context.Context, starts []*notify.WorkflowRunStart) ([]bool, error) {
-	if _, pg := t.c.(Copier); pg && len(starts) <= 500 && !keyedStarts(starts) {
+	if _, pg := t.c.(Copier); pg && len(starts) > 0 && len(starts) <= 500 && !keyedStarts(starts) {
 		return t.startTogether(ctx, starts)
 	}
 	created := make([]bool, len(starts))
@@ -344,7 +344,7 @@ func (t workflowTx) startTogether(ctx context.Context, starts []*notify.Workflow
 	}
 	q := `WITH runs AS (INSERT INTO workflow_runs (` + workflowRunCols + `) VALUES ` + run + strings.Repeat(", "+run, len(starts)-1) +
 		`) INSERT INTO workflow_run_steps (` + workflowStepCols + `) VALUES ` + step + strings.Repeat(", "+step, len(steps)-1)
-	if _, err := t.c.Exec(ctx, q, uncached(len(starts)+len(steps), args)...); err != nil {
+	if _, err := t.c.Exec(ctx, q, uncached(len(starts), args)...); err != nil {
 		return nil, err
 	}
 	created := make([]bool, len(starts))
