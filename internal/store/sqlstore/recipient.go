@@ -117,11 +117,13 @@ func (t recipientTx) DeleteRecipient(ctx context.Context, workspaceID, externalI
 	// steps; a pending step's job then finds no run and does nothing) and
 	// digest windows (with their payloads) go with it (issue 34).
 	for _, q := range []string{`DELETE FROM topic_subscriptions WHERE workspace_id = ? AND recipient_id = ?`,
-		`DELETE FROM workflow_runs WHERE workspace_id = ? AND recipient_id = ?`,
 		`DELETE FROM workflow_digests WHERE workspace_id = ? AND recipient_id = ?`} {
 		if _, err := t.c.Exec(ctx, q, workspaceID, externalID); err != nil {
 			return err
 		}
+	}
+	if err := workflowTx(t).deleteRuns(ctx, workspaceID, externalID); err != nil {
+		return err
 	}
 	if err := expectOne(t.c.Exec(ctx, `DELETE FROM recipients WHERE workspace_id = ? AND external_id = ?`, workspaceID, externalID)); err != nil {
 		return err

@@ -220,5 +220,30 @@ func WorkflowCacheAcrossStores(t *testing.T) {
 		require.Equal(t, 1, v.Version, "the rolled-back publication is not kept")
 		v, _ = read(b, true)
 		require.Equal(t, 1, v.Version)
+
+		// a keeps both profiles (the acceptance reads of sends by id): a
+		// trigger then checks them and its workflow by the versions alone,
+		// and still sees b's erasure of one and b's publication.
+		ctx := context.Background()
+		for _, ext := range []string{"p-1", "p-2"} {
+			require.NoError(t, a.Lookup(ctx, func(tx notify.Tx) error {
+				_, err := tx.FindSendContext(ctx, ws, notify.SendContextQuery{RecipientExternalID: ext})
+				return err
+			}))
+		}
+		v, n = read(a, true)
+		require.Equal(t, 1, v.Version)
+		require.Equal(t, 2, n)
+		update(t, b, func(ctx context.Context, tx notify.Tx) error { return tx.DeleteRecipient(ctx, ws, "p-2") })
+		_, n = read(a, true)
+		require.Equal(t, 1, n, "the erased profile is no longer counted")
+		require.NoError(t, a.Lookup(ctx, func(tx notify.Tx) error {
+			_, err := tx.FindSendContext(ctx, ws, notify.SendContextQuery{RecipientExternalID: "p-1"})
+			return err
+		}))
+		update(t, b, func(ctx context.Context, tx notify.Tx) error { return tx.PublishWorkflowVersion(ctx, ws, w.ID, 2, t0) })
+		v, n = read(a, true)
+		require.Equal(t, 2, v.Version, "b's publication is seen with p-1 kept")
+		require.Equal(t, 1, n)
 	})
 }
