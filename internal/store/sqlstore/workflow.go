@@ -369,11 +369,7 @@ func (t workflowTx) deleteRuns(ctx context.Context, workspaceID, recipientID str
 	}
 	for start := 0; start < len(ids); start += 500 {
 		part := ids[start:min(start+500, len(ids))]
-		args := make([]any, 0, len(part)+1)
-		args = append(args, workspaceID)
-		for _, id := range part {
-			args = append(args, id)
-		}
+		args := workspaceAndIDs(workspaceID, part)
 		if _, err := t.c.Exec(ctx, `DELETE FROM workflow_run_steps WHERE workspace_id = ? AND run_id IN (`+placeholders(len(part))+`)`,
 			uncached(len(part), args)...); err != nil {
 			return err
@@ -525,11 +521,7 @@ func (t workflowTx) readRuns(ctx context.Context, workspaceID string, ids []stri
 	var out []*notify.WorkflowRun
 	for start := 0; start < len(ids); start += 500 {
 		part := ids[start:min(start+500, len(ids))]
-		args := make([]any, 0, len(part)+1)
-		args = append(args, workspaceID)
-		for _, id := range part {
-			args = append(args, id)
-		}
+		args := workspaceAndIDs(workspaceID, part)
 		in := `(?` + strings.Repeat(", ?", len(part)-1) + `)`
 		q := `SELECT ` + cols + ` FROM workflow_runs WHERE workspace_id = ? AND id IN ` + in
 		if lock {
@@ -802,4 +794,15 @@ func (t workflowTx) scheduleSteps(ctx context.Context, steps []*notify.WorkflowR
 		s.QueueJobID = ids[job[i]]
 	}
 	return nil
+}
+
+// workspaceAndIDs is the arguments of a statement scoped by workspace
+// over ids: the workspace, then each id.
+func workspaceAndIDs(workspaceID string, ids []string) []any {
+	args := make([]any, 0, len(ids)+1)
+	args = append(args, workspaceID)
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	return args
 }
